@@ -1,0 +1,26 @@
+# Two entry points: `make run` (main job) and `make test` (the whole check).
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+.PHONY: install run test check bench
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/stratagate demo
+
+check test: $(STAMP)
+	$(BIN)/ruff format --check stratagate_plugin tests benchmarks
+	$(BIN)/ruff check stratagate_plugin tests benchmarks
+	$(BIN)/mypy
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/ingest.py

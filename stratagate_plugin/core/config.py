@@ -1,0 +1,14 @@
+"""Engine configuration (core defaults; the host plugin overrides some, e.g. 6-turn blocks)."""
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .blocks import DEFAULT_DECAY_LAMBDA
+
+CORE_BLOCK_TURN_SIZE = 12
+
+
+class MemoryConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    block_turn_size: int = Field(default=CORE_BLOCK_TURN_SIZE, ge=1)
+    block_decay_lambda: float = Field(default=DEFAULT_DECAY_LAMBDA, ge=0)

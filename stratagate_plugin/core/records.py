@@ -1,0 +1,118 @@
+"""Data shapes shared by the rule modules, the store and the façade."""
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .timeutil import to_utc
+
+Role = Literal["user", "assistant", "tool", "system"]
+ProcessingStatus = Literal["pending", "ready"]
+LiftSource = Literal["user", "agent"]
+JobStatus = Literal["pending", "running", "succeeded", "skipped", "failed"]
+
+
+class ToolTrace(BaseModel):
+    """One tool call attached to a message: name, raw arguments, raw result."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    arguments: Any = None
+    result: Any = None
+
+
+class MessageIn(BaseModel):
+    """A message as a host or an import file hands it to core."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolTrace, ...] = ()
+    at: datetime | None = None
+
+    @field_validator("at")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else to_utc(value)
+
+
+class Message(BaseModel):
+    """A stored L5 message. ``block_id`` is None while it sits in the open tail."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    namespace: str
+    thread_id: str
+    block_id: str | None
+    position: int
+    turn: int
+    role: Role
+    content: str
+    tool_calls: tuple[ToolTrace, ...] = ()
+    created_at: datetime
+
+
+class TurnReceipt(BaseModel):
+    """What ``append_turn`` reports back."""
+
+    receipt_id: str
+    replayed: bool
+    namespace_turn: int
+    thread_turn: int
+    message_ids: list[str]
+    sealed_block_id: str | None = None
+
+
+class Block(BaseModel):
+    """A sealed block: permanent L5 (its messages) plus the derived views."""
+
+    id: str
+    namespace: str
+    thread_id: str
+    sequence: int
+    thread_sequence: int
+    start_turn: int
+    end_turn: int
+    l4_readable: str
+    l3_condensed: str
+    l0_title: str | None = None
+    l0_tags: list[str] | None = None
+    l1_summary: str | None = None
+    l2_keypoints: list[str] | None = None
+    should_extract: bool | None = None
+    processing_status: ProcessingStatus = "pending"
+    ready_position: int | None = None
+    pointer_current_level: int = 5
+    pointer_anchor_level: int = 5
+    pointer_anchor_position: int | None = None
+    last_lifted_at: datetime | None = None
+    last_lifted_by: LiftSource | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class BlockView(BaseModel):
+    """A block as a reader sees it now: its decayed level and the size of every view."""
+
+    block: Block
+    current_level: int
+    age: int
+    view_tokens: dict[str, int] = Field(default_factory=dict)
+    text: str = ""
+
+
+class Job(BaseModel):
+    id: str
+    namespace: str
+    kind: str
+    target_id: str
+    status: JobStatus
+    attempts: int
+    last_error: str | None
+    next_retry_at: datetime | None
+    created_at: datetime
+    updated_at: datetime

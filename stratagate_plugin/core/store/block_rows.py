@@ -1,0 +1,110 @@
+"""Reading blocks and their messages, marking them ready, and re-anchoring on expand."""
+
+import sqlite3
+
+from ..errors import BlockNotReady, NotFound
+from ..records import Block, LiftSource, Message
+from .rows import block_from_row, dump_json, message_from_row
+
+
+def get_block(raw: sqlite3.Connection, block_id: str) -> Block:
+    row = raw.execute("SELECT * FROM blocks WHERE id = ?", (block_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no block with id {block_id!r}")
+    return block_from_row(row)
+
+
+def list_blocks(
+    raw: sqlite3.Connection, namespace: str | None = None, thread_id: str | None = None
+) -> list[Block]:
+    clauses, params = [], []
+    if namespace is not None:
+        clauses.append("namespace = ?")
+        params.append(namespace)
+    if thread_id is not None:
+        clauses.append("thread_id = ?")
+        params.append(thread_id)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    rows = raw.execute(
+        f"SELECT * FROM blocks {where} ORDER BY namespace, thread_id, thread_sequence", params
+    ).fetchall()
+    return [block_from_row(row) for row in rows]
+
+
+def block_messages(raw: sqlite3.Connection, block_id: str) -> list[Message]:
+    rows = raw.execute(
+        "SELECT * FROM messages WHERE block_id = ? ORDER BY position", (block_id,)
+    ).fetchall()
+    return [message_from_row(row) for row in rows]
+
+
+def open_tail(raw: sqlite3.Connection, namespace: str, thread_id: str) -> list[Message]:
+    rows = raw.execute(
+        "SELECT * FROM messages WHERE namespace = ? AND thread_id = ? AND block_id IS NULL "
+        "ORDER BY position",
+        (namespace, thread_id),
+    ).fetchall()
+    return [message_from_row(row) for row in rows]
+
+
+def latest_ready_position(raw: sqlite3.Connection, namespace: str, thread_id: str) -> int:
+    row = raw.execute(
+        "SELECT COALESCE(MAX(ready_position), 0) FROM blocks WHERE namespace = ? "
+        "AND thread_id = ? AND processing_status = 'ready'",
+        (namespace, thread_id),
+    ).fetchone()
+    return int(row[0])
+
+
+def decay_lambda(raw: sqlite3.Connection, namespace: str) -> float:
+    row = raw.execute(
+        "SELECT block_decay_lambda FROM namespaces WHERE namespace = ?", (namespace,)
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no memory space named {namespace!r}")
+    return float(row[0])
+
+
+def mark_ready(
+    raw: sqlite3.Connection,
+    block_id: str,
+    now: str,
+    derived: dict[str, object] | None = None,
+) -> Block:
+    """Ready = may decay and be shown; the pointer starts at L5 at the newest position."""
+    block = get_block(raw, block_id)
+    if block.processing_status == "ready":
+        return block
+    position = latest_ready_position(raw, block.namespace, block.thread_id) + 1
+    fields = derived or {}
+    raw.execute(
+        "UPDATE blocks SET processing_status = 'ready', ready_position = ?, "
+        "pointer_current_level = 5, pointer_anchor_level = 5, pointer_anchor_position = ?, "
+        "l0_title = COALESCE(?, l0_title), l0_tags_json = COALESCE(?, l0_tags_json), "
+        "l1_summary = COALESCE(?, l1_summary), l2_keypoints_json = COALESCE(?, "
+        "l2_keypoints_json), updated_at = ? WHERE id = ?",
+        (position, position, fields.get("l0_title"), _json_or_none(fields.get("l0_tags")),
+         fields.get("l1_summary"), _json_or_none(fields.get("l2_keypoints")), now, block_id),
+    )
+    return get_block(raw, block_id)
+
+
+def _json_or_none(value: object) -> str | None:
+    return None if value is None else dump_json(value)
+
+
+def reanchor(
+    raw: sqlite3.Connection, block_id: str, level: int, source: LiftSource, now: str
+) -> Block:
+    """Expansion: anchor at ``level`` as of the newest ready position, then decay again."""
+    block = get_block(raw, block_id)
+    if block.processing_status != "ready":
+        raise BlockNotReady(f"block {block_id} is still being processed; only ready blocks expand")
+    latest = latest_ready_position(raw, block.namespace, block.thread_id)
+    raw.execute(
+        "UPDATE blocks SET pointer_anchor_level = ?, pointer_anchor_position = ?, "
+        "pointer_current_level = ?, last_lifted_at = ?, last_lifted_by = ?, updated_at = ? "
+        "WHERE id = ?",
+        (level, latest, level, now, source, now, block_id),
+    )
+    return get_block(raw, block_id)

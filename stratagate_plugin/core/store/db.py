@@ -1,0 +1,106 @@
+"""One aiosqlite connection, one serialised writer, whole transactions in one thread hop.
+
+Every write is a plain function over a ``sqlite3.Connection`` run inside
+``BEGIN IMMEDIATE … COMMIT`` on aiosqlite's worker thread; an exception rolls the
+whole unit back. aiosqlite has no public call for "run this function on your thread",
+so ``Connection._execute`` is used here and nowhere else (the version range is pinned
+in pyproject and ``tests/test_store.py`` exercises it).
+"""
+
+import asyncio
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from ..errors import MemoryError_
+from .migrations import migrate
+from .search_index import register_functions
+
+T = TypeVar("T")
+BUSY_TIMEOUT_MS = 10_000
+
+
+def stratagate_home() -> Path:
+    return Path(os.environ.get("STRATAGATE_HOME") or Path.home() / ".stratagate")
+
+
+def default_database_path() -> Path:
+    return stratagate_home() / "memory.db"
+
+
+class Database:
+    """An open StrataGate database file."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._conn: aiosqlite.Connection | None = None
+        self._write_lock = asyncio.Lock()
+
+    async def open(self) -> "Database":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = await aiosqlite.connect(
+            str(self.path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
+        )
+        self._conn = conn
+        try:
+            await self._call(_prepare_connection)
+            await self._call(migrate)
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            await conn.close()
+
+    async def __aenter__(self) -> "Database":
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def write(self, unit: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``unit`` as one ``BEGIN IMMEDIATE`` transaction; the only way to write."""
+        async with self._write_lock:
+            return await self._call(_in_transaction, unit)
+
+    async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
+        """Run a read-only function on the connection's thread."""
+        return await self._call(query)
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        if self._conn is None:
+            raise MemoryError_("database is not open")
+        conn = self._conn
+
+        def on_worker() -> T:
+            return fn(conn._conn, *args)
+
+        result: T = await conn._execute(on_worker)
+        return result
+
+
+def _prepare_connection(raw: sqlite3.Connection) -> None:
+    raw.row_factory = sqlite3.Row
+    raw.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    raw.execute("PRAGMA journal_mode = WAL")
+    raw.execute("PRAGMA synchronous = NORMAL")
+    raw.execute("PRAGMA foreign_keys = ON")
+    register_functions(raw)
+
+
+def _in_transaction(raw: sqlite3.Connection, unit: Callable[[sqlite3.Connection], T]) -> T:
+    raw.execute("BEGIN IMMEDIATE")
+    try:
+        result = unit(raw)
+    except BaseException:
+        raw.execute("ROLLBACK")
+        raise
+    raw.execute("COMMIT")
+    return result

@@ -1,0 +1,179 @@
+"""Numbered schema migrations, each a small function recorded in ``schema_migrations``.
+
+Opening an older database applies the missing steps in order, each in its own
+transaction; opening a database written by newer code is refused.
+"""
+
+import sqlite3
+from collections.abc import Callable
+
+from ..errors import SchemaTooNew
+from ..timeutil import iso, utc_now
+from .search_index import ensure_index
+
+
+def _run_script(raw: sqlite3.Connection, script: str) -> None:
+    """Execute DDL statement by statement (``executescript`` would commit mid-migration)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            raw.execute(statement)
+
+
+def _m001_conversation(raw: sqlite3.Connection) -> None:
+    _run_script(raw, 
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE namespaces (
+            namespace TEXT PRIMARY KEY,
+            current_turn INTEGER NOT NULL DEFAULT 0,
+            block_turn_size INTEGER NOT NULL CHECK (block_turn_size >= 1),
+            block_decay_lambda REAL NOT NULL CHECK (block_decay_lambda >= 0),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE threads (
+            namespace TEXT NOT NULL REFERENCES namespaces(namespace),
+            thread_id TEXT NOT NULL,
+            turn_count INTEGER NOT NULL DEFAULT 0,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            open_user_messages INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, thread_id)
+        );
+        CREATE TABLE blocks (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL REFERENCES namespaces(namespace),
+            thread_id TEXT NOT NULL,
+            sequence INTEGER NOT NULL,
+            thread_sequence INTEGER NOT NULL,
+            start_turn INTEGER NOT NULL,
+            end_turn INTEGER NOT NULL,
+            l4_readable TEXT NOT NULL,
+            l3_condensed TEXT NOT NULL,
+            l0_title TEXT,
+            l0_tags_json TEXT,
+            l1_summary TEXT,
+            l2_keypoints_json TEXT,
+            should_extract INTEGER,
+            processing_status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (processing_status IN ('pending', 'ready')),
+            ready_position INTEGER,
+            pointer_current_level INTEGER NOT NULL DEFAULT 5,
+            pointer_anchor_level INTEGER NOT NULL DEFAULT 5,
+            pointer_anchor_position INTEGER,
+            last_lifted_at TEXT,
+            last_lifted_by TEXT CHECK (last_lifted_by IN ('user', 'agent')),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (namespace, sequence),
+            UNIQUE (namespace, thread_id, thread_sequence)
+        );
+        CREATE TABLE messages (
+            pk INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            namespace TEXT NOT NULL,
+            thread_id TEXT NOT NULL,
+            block_id TEXT REFERENCES blocks(id),
+            position INTEGER NOT NULL,
+            turn INTEGER NOT NULL,
+            namespace_turn INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'system')),
+            content TEXT NOT NULL,
+            tool_calls_json TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL,
+            FOREIGN KEY (namespace, thread_id) REFERENCES threads(namespace, thread_id),
+            UNIQUE (namespace, thread_id, position)
+        );
+        CREATE INDEX messages_open_tail ON messages(namespace, thread_id, block_id, position);
+        CREATE INDEX messages_block ON messages(block_id, position);
+        CREATE TABLE ingestion_receipts (
+            namespace TEXT NOT NULL,
+            receipt_id TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            thread_id TEXT NOT NULL,
+            namespace_turn INTEGER NOT NULL,
+            thread_turn INTEGER NOT NULL,
+            message_ids_json TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, receipt_id)
+        );
+        """
+    )
+
+
+def _m002_jobs(raw: sqlite3.Connection) -> None:
+    _run_script(raw, 
+        """
+        CREATE TABLE jobs (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            target_id TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'running', 'succeeded', 'skipped', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            next_retry_at TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (kind, target_id)
+        );
+        CREATE INDEX jobs_due ON jobs(status, next_retry_at);
+        """
+    )
+
+
+def _m003_block_lookup(raw: sqlite3.Connection) -> None:
+    raw.execute("CREATE INDEX blocks_thread ON blocks(namespace, thread_id, thread_sequence)")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _m001_conversation,
+    _m002_jobs,
+    _m003_block_lookup,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def current_version(raw: sqlite3.Connection) -> int:
+    raw.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    row = raw.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
+    return int(row[0] or 0)
+
+
+def migrate(raw: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
+    """Bring the file up to ``target``; refuse a file newer than this code."""
+    found = current_version(raw)
+    if found > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"database schema version {found} is newer than this StrataGate "
+            f"(supports up to {SCHEMA_VERSION}); upgrade StrataGate to open it"
+        )
+    for version in range(found + 1, target + 1):
+        raw.execute("BEGIN IMMEDIATE")
+        try:
+            MIGRATIONS[version - 1](raw)
+            raw.execute(
+                "INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)",
+                (version, iso(utc_now())),
+            )
+        except BaseException:
+            raw.execute("ROLLBACK")
+            raise
+        raw.execute("COMMIT")
+    if target == SCHEMA_VERSION:
+        _maintain_index(raw)
+    return target
+
+
+def _maintain_index(raw: sqlite3.Connection) -> None:
+    raw.execute("BEGIN IMMEDIATE")
+    try:
+        ensure_index(raw)
+    except BaseException:
+        raw.execute("ROLLBACK")
+        raise
+    raw.execute("COMMIT")

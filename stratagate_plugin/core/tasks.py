@@ -1,0 +1,89 @@
+"""Structured model tasks: their names and output schemas (spec §3, §14).
+
+Temporal fields arrive as a loose dict and are normalised by the event rules, so one
+malformed field never loses an event; ``scope`` is strict so an invalid one triggers
+the bounded retry.
+"""
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SUMMARIZE_BLOCK = "summarize_block"
+EXTRACT_EVENT_CARDS = "extract_event_cards"
+
+Scope = Literal["user", "project", "session"]
+Criticality = Literal["routine", "preference", "identity", "safety"]
+
+
+class BlockSummary(BaseModel):
+    """L0 title + tags, L1 narrative, L2 atomic key points, and the extraction pre-screen."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    title: str = Field(min_length=1, max_length=120)
+    tags: list[str] = Field(default_factory=list, max_length=12)
+    summary: str = Field(min_length=1, max_length=2000)
+    keypoints: list[str] = Field(default_factory=list, max_length=20)
+    should_extract: bool = True
+
+
+class EventCardDraft(BaseModel):
+    """An event card as a model proposes it (spec §3.1); ids are validated against the block."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    title: str = Field(min_length=1, max_length=200)
+    summary: str = Field(min_length=1, max_length=1000)
+    source_message_ids: list[str] = Field(min_length=1)
+    scope: Scope
+    criticality: Criticality = "routine"
+    tags: list[str] = Field(default_factory=list)
+    quotes: list[str] = Field(default_factory=list)
+    catalog_hints: list[str] = Field(default_factory=list)
+    temporal: dict[str, Any] | None = None
+
+
+class EventExtraction(BaseModel):
+    """The extractor's answer for one target block."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    should_extract: bool
+    events: list[EventCardDraft] = Field(default_factory=list)
+
+
+TEMPORAL_FIELDS_DOC = {
+    "mentioned_at": "ISO-8601 with offset: when it was said (the source message time)",
+    "happened_start": "ISO-8601 with offset: when it happened or is planned to start",
+    "happened_end": "ISO-8601 with offset: when it ended or is planned to end",
+    "original_text": "the words that state the time, verbatim",
+    "precision": "instant | day | month | year | range | unknown",
+    "basis": "explicit | relative | inferred | unknown",
+    "status": "occurred | planned | cancelled | ongoing | unknown",
+    "participants": "canonical names of the people/organisations involved",
+    "event_type": "decision | release | task_completed | plan | change | cancellation | "
+    "incident | meeting | collaboration | migration | other",
+    "same_event_id": "timeline id this continues",
+    "before_event_ids": "timeline ids this happened before",
+    "after_event_ids": "timeline ids this happened after",
+    "supersedes_event_ids": "timeline ids this explicitly replaces/corrects",
+    "conflicts_with_event_ids": "timeline ids this contradicts without replacing",
+    "related_event_ids": "other related timeline ids",
+}
+
+
+# Payload shapes (what every model implementation receives in ``StructuredTask.payload``):
+#
+# message  = {"id", "role", "content", "created_at" (ISO-8601 UTC), "thread_id",
+#             "tool_calls": [{"name", "arguments", "result"}]}   (derivation view of L5)
+# SUMMARIZE_BLOCK     payload = {"block": {"id", "sequence", "start_turn", "end_turn",
+#                                          "messages": [message, ...]}}
+# EXTRACT_EVENT_CARDS payload = {"target": {"block_id", "sequence", "start_turn", "end_turn",
+#                                           "created_at", "messages": [message, ...]},
+#                                "neighbors": {"previous": [keypoint, ...], "next": [...]},
+#                                "allowed_source_message_ids": [id, ...],
+#                                "timeline": [{"id", "title", "summary", "scope", "status",
+#                                              "mentioned_at", "happened_start",
+#                                              "happened_end", "participants",
+#                                              "event_type"}, ...]}
