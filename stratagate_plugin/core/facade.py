@@ -15,8 +15,7 @@ from . import blocks as block_rules
 from .config import MemoryConfig
 from .errors import InvalidInput, NotFound
 from .records import Block, BlockView, LiftSource, Message, MessageIn, ToolTrace, TurnReceipt
-from .store import Database, default_database_path
-from .store import block_rows
+from .store import Database, block_rows, default_database_path
 from .store.turns import NamespaceDefaults, record_turn
 from .timeutil import iso, to_utc, utc_now
 
@@ -133,7 +132,9 @@ class StrataGate:
 
     async def view_block(self, block_id: str, level: int | None = None) -> BlockView:
         """One block rendered at ``level`` (default: its current decayed level)."""
-        return await self.db.read(lambda raw: _view_of(raw, block_rows.get_block(raw, block_id), level))
+        return await self.db.read(
+            lambda raw: _view_of(raw, block_rows.get_block(raw, block_id), level)
+        )
 
     async def block_messages(self, block_id: str) -> list[Message]:
         def query(raw: sqlite3.Connection) -> list[Message]:

@@ -19,8 +19,34 @@ ERROR_SUMMARY_CHARS = 140
 REPEATED_PASTE_MARKER = "[repeated paste omitted; original remains in L5]"
 PASTE_MIN_CHARS = 80
 FILLERS = frozenset(
-    "ok|okay|got it|thanks|thank you|yes|correct|sure|好|好的|嗯|嗯嗯|明白|收到|谢谢|感谢"
-    "|辛苦了|是|是的|对|对的|没错|可以|行|同意|就这样".split("|")
+    [
+        "ok",
+        "okay",
+        "got it",
+        "thanks",
+        "thank you",
+        "yes",
+        "correct",
+        "sure",
+        "好",
+        "好的",
+        "嗯",
+        "嗯嗯",
+        "明白",
+        "收到",
+        "谢谢",
+        "感谢",
+        "辛苦了",
+        "是",
+        "是的",
+        "对",
+        "对的",
+        "没错",
+        "可以",
+        "行",
+        "同意",
+        "就这样",
+    ]
 )
 LABELS: dict[str, str] = {"user": "User", "assistant": "Assistant", "tool": "Tool"}
 _IGNORED_ARRAY_KEYS = frozenset({"arguments", "params", "input", "request"})
@@ -116,6 +142,8 @@ def tool_line(name: str, summary: str) -> str:
 def summarize_tool_json(text: str) -> str | None:
     """The summary line of a message that is a tool-call record, else None."""
     body = _strip_json_fence(text.strip())
+    if body[:1] not in ("{", "[") and not _TOOLISH.search(body):
+        return None
     try:
         parsed = json.loads(body)
     except ValueError:

@@ -40,8 +40,9 @@ def block_messages(raw: sqlite3.Connection, block_id: str) -> list[Message]:
 
 def open_tail(raw: sqlite3.Connection, namespace: str, thread_id: str) -> list[Message]:
     rows = raw.execute(
-        "SELECT * FROM messages WHERE namespace = ? AND thread_id = ? AND block_id IS NULL "
-        "ORDER BY position",
+        "SELECT m.* FROM messages m JOIN threads t ON t.namespace = m.namespace "
+        "AND t.thread_id = m.thread_id WHERE m.namespace = ? AND m.thread_id = ? "
+        "AND m.position > t.sealed_position ORDER BY m.position",
         (namespace, thread_id),
     ).fetchall()
     return [message_from_row(row) for row in rows]
@@ -83,8 +84,16 @@ def mark_ready(
         "l0_title = COALESCE(?, l0_title), l0_tags_json = COALESCE(?, l0_tags_json), "
         "l1_summary = COALESCE(?, l1_summary), l2_keypoints_json = COALESCE(?, "
         "l2_keypoints_json), updated_at = ? WHERE id = ?",
-        (position, position, fields.get("l0_title"), _json_or_none(fields.get("l0_tags")),
-         fields.get("l1_summary"), _json_or_none(fields.get("l2_keypoints")), now, block_id),
+        (
+            position,
+            position,
+            fields.get("l0_title"),
+            _json_or_none(fields.get("l0_tags")),
+            fields.get("l1_summary"),
+            _json_or_none(fields.get("l2_keypoints")),
+            now,
+            block_id,
+        ),
     )
     return get_block(raw, block_id)
 

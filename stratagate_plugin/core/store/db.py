@@ -82,7 +82,7 @@ class Database:
         def on_worker() -> T:
             return fn(conn._conn, *args)
 
-        result: T = await conn._execute(on_worker)
+        result: T = await conn._execute(on_worker)  # type: ignore[no-untyped-call]
         return result
 
 

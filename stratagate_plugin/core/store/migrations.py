@@ -20,12 +20,14 @@ def _run_script(raw: sqlite3.Connection, script: str) -> None:
 
 
 def _m001_conversation(raw: sqlite3.Connection) -> None:
-    _run_script(raw, 
+    _run_script(
+        raw,
         """
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE namespaces (
             namespace TEXT PRIMARY KEY,
             current_turn INTEGER NOT NULL DEFAULT 0,
+            block_count INTEGER NOT NULL DEFAULT 0,
             block_turn_size INTEGER NOT NULL CHECK (block_turn_size >= 1),
             block_decay_lambda REAL NOT NULL CHECK (block_decay_lambda >= 0),
             created_at TEXT NOT NULL,
@@ -37,6 +39,8 @@ def _m001_conversation(raw: sqlite3.Connection) -> None:
             turn_count INTEGER NOT NULL DEFAULT 0,
             message_count INTEGER NOT NULL DEFAULT 0,
             open_user_messages INTEGER NOT NULL DEFAULT 0,
+            sealed_position INTEGER NOT NULL DEFAULT 0,
+            block_count INTEGER NOT NULL DEFAULT 0,
             created_at TEXT NOT NULL,
             PRIMARY KEY (namespace, thread_id)
         );
@@ -84,7 +88,6 @@ def _m001_conversation(raw: sqlite3.Connection) -> None:
             FOREIGN KEY (namespace, thread_id) REFERENCES threads(namespace, thread_id),
             UNIQUE (namespace, thread_id, position)
         );
-        CREATE INDEX messages_open_tail ON messages(namespace, thread_id, block_id, position);
         CREATE INDEX messages_block ON messages(block_id, position);
         CREATE TABLE ingestion_receipts (
             namespace TEXT NOT NULL,
@@ -97,12 +100,13 @@ def _m001_conversation(raw: sqlite3.Connection) -> None:
             created_at TEXT NOT NULL,
             PRIMARY KEY (namespace, receipt_id)
         );
-        """
+        """,
     )
 
 
 def _m002_jobs(raw: sqlite3.Connection) -> None:
-    _run_script(raw, 
+    _run_script(
+        raw,
         """
         CREATE TABLE jobs (
             id TEXT PRIMARY KEY,
@@ -119,7 +123,7 @@ def _m002_jobs(raw: sqlite3.Connection) -> None:
             UNIQUE (kind, target_id)
         );
         CREATE INDEX jobs_due ON jobs(status, next_retry_at);
-        """
+        """,
     )
 
 

@@ -21,7 +21,11 @@ def dump_json(value: Any) -> str:
 
 
 def traces_json(traces: tuple[ToolTrace, ...]) -> str:
-    return dump_json([trace.model_dump() for trace in traces])
+    return dump_json([trace.model_dump() for trace in traces]) if traces else "[]"
+
+
+def traces_from_json(text: str) -> tuple[ToolTrace, ...]:
+    return tuple(ToolTrace(**t) for t in json.loads(text)) if text != "[]" else ()
 
 
 def message_from_row(row: sqlite3.Row) -> Message:
@@ -34,7 +38,7 @@ def message_from_row(row: sqlite3.Row) -> Message:
         turn=row["turn"],
         role=row["role"],
         content=row["content"],
-        tool_calls=tuple(ToolTrace(**t) for t in json.loads(row["tool_calls_json"])),
+        tool_calls=traces_from_json(row["tool_calls_json"]),
         created_at=parse_iso(row["created_at"]),
     )
 

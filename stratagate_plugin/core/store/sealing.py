@@ -5,62 +5,85 @@ sealed block and its summary job exist the moment the turn that filled it return
 """
 
 import sqlite3
-import uuid
+from dataclasses import dataclass
 
+from ..ids import new_id
+from ..records import Role, ToolTrace
 from ..transcript import layer_texts
-from .rows import message_from_row
+from .rows import traces_from_json
 
 SUMMARY_JOB = "block_summary"
 
 
-def seal_ready_tails(raw: sqlite3.Connection, namespace: str, thread_id: str, now: str) -> list[str]:
+@dataclass(frozen=True)
+class _TailMessage:
+    """The few columns sealing needs (cheaper than a full Message record)."""
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolTrace, ...]
+    position: int
+    turn: int
+
+    @classmethod
+    def of(cls, row: sqlite3.Row) -> "_TailMessage":
+        traces = traces_from_json(row["tool_calls_json"])
+        return cls(row["role"], row["content"], traces, row["position"], row["turn"])
+
+
+def seal_ready_tails(
+    raw: sqlite3.Connection, namespace: str, thread_id: str, now: str
+) -> list[str]:
     """Seal as many blocks as the open tail holds (several after the size was lowered)."""
     size = raw.execute(
         "SELECT block_turn_size FROM namespaces WHERE namespace = ?", (namespace,)
     ).fetchone()[0]
-    sealed = []
-    while _open_user_messages(raw, namespace, thread_id) >= size:
-        sealed.append(_seal_one(raw, namespace, thread_id, size, now))
-    return sealed
+    sealed: list[str] = []
+    while True:
+        thread = raw.execute(
+            "SELECT open_user_messages, sealed_position FROM threads "
+            "WHERE namespace = ? AND thread_id = ?",
+            (namespace, thread_id),
+        ).fetchone()
+        if thread[0] < size:
+            return sealed
+        sealed.append(_seal_one(raw, namespace, thread_id, size, thread[1], now))
 
 
-def _open_user_messages(raw: sqlite3.Connection, namespace: str, thread_id: str) -> int:
-    row = raw.execute(
-        "SELECT open_user_messages FROM threads WHERE namespace = ? AND thread_id = ?",
-        (namespace, thread_id),
-    ).fetchone()
-    return int(row[0])
-
-
-def _seal_one(raw: sqlite3.Connection, namespace: str, thread_id: str, size: int, now: str) -> str:
+def _seal_one(
+    raw: sqlite3.Connection, namespace: str, thread_id: str, size: int, after: int, now: str
+) -> str:
     tail = raw.execute(
-        "SELECT * FROM messages WHERE namespace = ? AND thread_id = ? AND block_id IS NULL "
-        "ORDER BY position",
-        (namespace, thread_id),
+        "SELECT role, content, tool_calls_json, position, turn FROM messages "
+        "WHERE namespace = ? AND thread_id = ? AND position > ? ORDER BY position",
+        (namespace, thread_id, after),
     ).fetchall()
-    cut = _cut_index(tail, size)
-    members = [message_from_row(row) for row in tail[:cut]]
+    members = [_TailMessage.of(row) for row in tail[: _cut_index(tail, size)]]
     _raw_text, readable, condensed = layer_texts(members)
-    block_id = f"blk_{uuid.uuid4().hex}"
-    sequence, thread_sequence = _next_sequences(raw, namespace, thread_id)
+    block_id = new_id("blk")
+    sequence, thread_sequence = _count_block(raw, namespace, thread_id, members, now)
     raw.execute(
         "INSERT INTO blocks(id, namespace, thread_id, sequence, thread_sequence, start_turn, "
         "end_turn, l4_readable, l3_condensed, created_at, updated_at) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-        (block_id, namespace, thread_id, sequence, thread_sequence, members[0].turn,
-         members[-1].turn, readable, condensed, now, now),
+        (
+            block_id,
+            namespace,
+            thread_id,
+            sequence,
+            thread_sequence,
+            members[0].turn,
+            members[-1].turn,
+            readable,
+            condensed,
+            now,
+            now,
+        ),
     )
-    first, last = members[0].position, members[-1].position
     raw.execute(
         "UPDATE messages SET block_id = ? WHERE namespace = ? AND thread_id = ? "
-        "AND block_id IS NULL AND position BETWEEN ? AND ?",
-        (block_id, namespace, thread_id, first, last),
-    )
-    users = sum(1 for m in members if m.role == "user")
-    raw.execute(
-        "UPDATE threads SET open_user_messages = open_user_messages - ? "
-        "WHERE namespace = ? AND thread_id = ?",
-        (users, namespace, thread_id),
+        "AND position BETWEEN ? AND ?",
+        (block_id, namespace, thread_id, members[0].position, members[-1].position),
     )
     enqueue_job(raw, namespace, SUMMARY_JOB, block_id, now)
     return block_id
@@ -77,21 +100,34 @@ def _cut_index(tail: list[sqlite3.Row], size: int) -> int:
     return len(tail)
 
 
-def _next_sequences(raw: sqlite3.Connection, namespace: str, thread_id: str) -> tuple[int, int]:
-    row = raw.execute(
-        "SELECT COALESCE(MAX(sequence), 0) FROM blocks WHERE namespace = ?", (namespace,)
-    ).fetchone()
-    thread_row = raw.execute(
-        "SELECT COALESCE(MAX(thread_sequence), 0) FROM blocks WHERE namespace = ? "
-        "AND thread_id = ?",
-        (namespace, thread_id),
-    ).fetchone()
-    return int(row[0]) + 1, int(thread_row[0]) + 1
+def _count_block(
+    raw: sqlite3.Connection,
+    namespace: str,
+    thread_id: str,
+    members: list[_TailMessage],
+    now: str,
+) -> tuple[int, int]:
+    """Advance the counters a new block changes; returns (sequence, thread sequence)."""
+    users = sum(1 for m in members if m.role == "user")
+    sequence = raw.execute(
+        "UPDATE namespaces SET block_count = block_count + 1, updated_at = ? "
+        "WHERE namespace = ? RETURNING block_count",
+        (now, namespace),
+    ).fetchone()[0]
+    thread_sequence = raw.execute(
+        "UPDATE threads SET block_count = block_count + 1, sealed_position = ?, "
+        "open_user_messages = open_user_messages - ? WHERE namespace = ? AND thread_id = ? "
+        "RETURNING block_count",
+        (members[-1].position, users, namespace, thread_id),
+    ).fetchone()[0]
+    return int(sequence), int(thread_sequence)
 
 
-def enqueue_job(raw: sqlite3.Connection, namespace: str, kind: str, target_id: str, now: str) -> None:
+def enqueue_job(
+    raw: sqlite3.Connection, namespace: str, kind: str, target_id: str, now: str
+) -> None:
     raw.execute(
         "INSERT OR IGNORE INTO jobs(id, namespace, kind, target_id, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, ?, ?)",
-        (f"job_{uuid.uuid4().hex}", namespace, kind, target_id, now, now),
+        (new_id("job"), namespace, kind, target_id, now, now),
     )

@@ -6,27 +6,23 @@ call inside ``BEGIN IMMEDIATE`` so a turn is recorded whole or not at all.
 
 import hashlib
 import sqlite3
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from ..errors import InvalidInput, ReceiptConflict
+from ..ids import new_id
 from ..records import MessageIn, TurnReceipt
 from ..timeutil import iso
 from .rows import dump_json, maybe_json, traces_json
-from .search_index import index_messages
 from .sealing import seal_ready_tails
+from .search_index import index_messages
 
 
 @dataclass(frozen=True)
 class NamespaceDefaults:
     block_turn_size: int
     block_decay_lambda: float
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
 
 
 def ensure_namespace(
@@ -47,10 +43,14 @@ def ensure_thread(raw: sqlite3.Connection, namespace: str, thread_id: str, now: 
 
 
 def turn_fingerprint(thread_id: str, messages: Sequence[MessageIn]) -> str:
-    payload = [thread_id] + [
-        [m.role, m.content, traces_json(m.tool_calls), m.at and iso(m.at)] for m in messages
-    ]
-    return hashlib.sha256(dump_json(payload).encode()).hexdigest()
+    """A digest of everything a turn carries, to tell a replay from a conflicting one."""
+    digest = hashlib.sha256(thread_id.encode())
+    for m in messages:
+        stamp = iso(m.at) if m.at else ""
+        for part in (m.role, m.content, traces_json(m.tool_calls), stamp):
+            digest.update(b"\x1f" + part.encode())
+        digest.update(b"\x1e")
+    return digest.hexdigest()
 
 
 def record_turn(
@@ -70,20 +70,30 @@ def record_turn(
     if replay is not None:
         return replay
     now = iso(at)
-    ensure_namespace(raw, namespace, defaults, now)
-    ensure_thread(raw, namespace, thread_id, now)
-    namespace_turn = _bump_namespace_turn(raw, namespace, now)
-    thread_turn, ids = _insert_turn_messages(raw, namespace, thread_id, messages, now)
-    _insert_receipt(raw, namespace, receipt_id, fingerprint, thread_id, namespace_turn, thread_turn, ids, now)
-    sealed = seal_ready_tails(raw, namespace, thread_id, now)
+    namespace_turn, block_size = _bump_namespace(raw, namespace, defaults, now)
+    thread = _bump_thread(raw, namespace, thread_id, messages, now)
+    ids = _insert_messages(raw, namespace, thread_id, thread, namespace_turn, messages, now)
+    _insert_receipt(
+        raw, namespace, receipt_id, fingerprint, thread_id, namespace_turn, thread.turn, ids, now
+    )
+    sealed = []
+    if thread.open_user_messages >= block_size:
+        sealed = seal_ready_tails(raw, namespace, thread_id, now)
     return TurnReceipt(
         receipt_id=receipt_id,
         replayed=False,
         namespace_turn=namespace_turn,
-        thread_turn=thread_turn,
+        thread_turn=thread.turn,
         message_ids=ids,
         sealed_block_id=sealed[-1] if sealed else None,
     )
+
+
+@dataclass(frozen=True)
+class ThreadCounters:
+    turn: int
+    first_position: int
+    open_user_messages: int
 
 
 def _replayed_receipt(
@@ -96,9 +106,7 @@ def _replayed_receipt(
     if row is None:
         return None
     if row["fingerprint"] != fingerprint:
-        raise ReceiptConflict(
-            f"receipt {receipt_id!r} was already recorded with different content"
-        )
+        raise ReceiptConflict(f"receipt {receipt_id!r} was already recorded with different content")
     return TurnReceipt(
         receipt_id=receipt_id,
         replayed=True,
@@ -108,54 +116,74 @@ def _replayed_receipt(
     )
 
 
-def _bump_namespace_turn(raw: sqlite3.Connection, namespace: str, now: str) -> int:
-    row = raw.execute(
+def _bump_namespace(
+    raw: sqlite3.Connection, namespace: str, defaults: NamespaceDefaults, now: str
+) -> tuple[int, int]:
+    """(new namespace turn, block size); creates the namespace on first use."""
+    sql = (
         "UPDATE namespaces SET current_turn = current_turn + 1, updated_at = ? "
-        "WHERE namespace = ? RETURNING current_turn",
-        (now, namespace),
-    ).fetchone()
-    return int(row[0])
+        "WHERE namespace = ? RETURNING current_turn, block_turn_size"
+    )
+    row = raw.execute(sql, (now, namespace)).fetchone()
+    if row is None:
+        ensure_namespace(raw, namespace, defaults, now)
+        row = raw.execute(sql, (now, namespace)).fetchone()
+    return int(row[0]), int(row[1])
 
 
-def _insert_turn_messages(
+def _bump_thread(
     raw: sqlite3.Connection,
     namespace: str,
     thread_id: str,
     messages: Sequence[MessageIn],
     now: str,
-) -> tuple[int, list[str]]:
+) -> ThreadCounters:
     users = sum(1 for m in messages if m.role == "user")
-    row = raw.execute(
+    sql = (
         "UPDATE threads SET turn_count = turn_count + 1, message_count = message_count + ?, "
         "open_user_messages = open_user_messages + ? WHERE namespace = ? AND thread_id = ? "
-        "RETURNING turn_count, message_count",
-        (len(messages), users, namespace, thread_id),
-    ).fetchone()
-    thread_turn, first_position = int(row[0]), int(row[1]) - len(messages) + 1
-    namespace_turn = raw.execute(
-        "SELECT current_turn FROM namespaces WHERE namespace = ?", (namespace,)
-    ).fetchone()[0]
-    ids = [new_id("msg") for _ in messages]
-    rows = [
-        (ids[i], namespace, thread_id, first_position + i, thread_turn, namespace_turn,
-         m.role, m.content, traces_json(m.tool_calls), iso(m.at) if m.at else now)
-        for i, m in enumerate(messages)
-    ]
-    raw.executemany(
-        "INSERT INTO messages(id, namespace, thread_id, position, turn, namespace_turn, role, "
-        "content, tool_calls_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
+        "RETURNING turn_count, message_count, open_user_messages"
     )
-    _index_new_messages(raw, ids, messages)
-    return thread_turn, ids
+    params = (len(messages), users, namespace, thread_id)
+    row = raw.execute(sql, params).fetchone()
+    if row is None:
+        ensure_thread(raw, namespace, thread_id, now)
+        row = raw.execute(sql, params).fetchone()
+    return ThreadCounters(int(row[0]), int(row[1]) - len(messages) + 1, int(row[2]))
 
 
-def _index_new_messages(
-    raw: sqlite3.Connection, ids: list[str], messages: Sequence[MessageIn]
-) -> None:
-    placeholders = ",".join("?" * len(ids))
-    pks = dict(raw.execute(f"SELECT id, pk FROM messages WHERE id IN ({placeholders})", ids))
-    index_messages(raw, [(pks[i], m.content) for i, m in zip(ids, messages, strict=True)])
+def _insert_messages(
+    raw: sqlite3.Connection,
+    namespace: str,
+    thread_id: str,
+    thread: ThreadCounters,
+    namespace_turn: int,
+    messages: Sequence[MessageIn],
+    now: str,
+) -> list[str]:
+    ids, indexed = [], []
+    for offset, message in enumerate(messages):
+        message_id = new_id("msg")
+        cursor = raw.execute(
+            "INSERT INTO messages(id, namespace, thread_id, position, turn, namespace_turn, "
+            "role, content, tool_calls_json, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                message_id,
+                namespace,
+                thread_id,
+                thread.first_position + offset,
+                thread.turn,
+                namespace_turn,
+                message.role,
+                message.content,
+                traces_json(message.tool_calls),
+                iso(message.at) if message.at else now,
+            ),
+        )
+        ids.append(message_id)
+        indexed.append((int(cursor.lastrowid or 0), message.content))
+    index_messages(raw, indexed)
+    return ids
 
 
 def _insert_receipt(
@@ -172,6 +200,14 @@ def _insert_receipt(
     raw.execute(
         "INSERT INTO ingestion_receipts(namespace, receipt_id, fingerprint, thread_id, "
         "namespace_turn, thread_turn, message_ids_json, created_at) VALUES (?,?,?,?,?,?,?,?)",
-        (namespace, receipt_id, fingerprint, thread_id, namespace_turn, thread_turn,
-         dump_json(ids), now),
+        (
+            namespace,
+            receipt_id,
+            fingerprint,
+            thread_id,
+            namespace_turn,
+            thread_turn,
+            dump_json(ids),
+            now,
+        ),
     )

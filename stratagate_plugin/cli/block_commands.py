@@ -1,0 +1,36 @@
+"""``stratagate blocks`` and ``stratagate expand``."""
+
+import argparse
+from typing import Any
+
+from .common import add_db_option, open_memory, print_blocks
+
+
+def register(commands: Any) -> None:
+    listing = commands.add_parser("blocks", help="list blocks with their current decayed level")
+    add_db_option(listing)
+    listing.add_argument("--namespace", default=None)
+    listing.add_argument("--thread", default=None)
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(handler=list_blocks)
+    expand = commands.add_parser("expand", help="lift a ready block to a level and re-anchor")
+    add_db_option(expand)
+    expand.add_argument("block_id")
+    expand.add_argument("level", help="L0..L5, 0..5, raw or next")
+    expand.set_defaults(handler=expand_block)
+
+
+async def list_blocks(args: argparse.Namespace) -> int:
+    memory = await open_memory(args)
+    async with memory:
+        views = await memory.get_blocks(args.namespace, args.thread)
+    print_blocks(views, args.json)
+    return 0
+
+
+async def expand_block(args: argparse.Namespace) -> int:
+    memory = await open_memory(args)
+    async with memory:
+        view = await memory.expand_block(args.block_id, args.level, source="user")
+    print(f"{view.block.id} now at L{view.current_level} (anchored by user)")
+    return 0

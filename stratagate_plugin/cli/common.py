@@ -1,0 +1,57 @@
+"""Options and helpers shared by the CLI command modules."""
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ..core.config import MemoryConfig
+from ..core.facade import StrataGate
+from ..core.records import BlockView
+from ..core.store import default_database_path
+
+DEFAULT_NAMESPACE = "default"
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db", type=Path, default=None, help=f"database file (default {default_database_path()})"
+    )
+
+
+async def open_memory(args: argparse.Namespace, config: MemoryConfig | None = None) -> StrataGate:
+    return await StrataGate.open(args.db or default_database_path(), config)
+
+
+def block_row(view: BlockView) -> dict[str, Any]:
+    block = view.block
+    return {
+        "id": block.id,
+        "namespace": block.namespace,
+        "thread": block.thread_id,
+        "sequence": block.thread_sequence,
+        "turns": [block.start_turn, block.end_turn],
+        "status": block.processing_status,
+        "level": view.current_level,
+        "age": view.age,
+        "tokens": view.view_tokens,
+        "lifted_by": block.last_lifted_by,
+    }
+
+
+def print_blocks(views: list[BlockView], as_json: bool) -> None:
+    rows = [block_row(view) for view in views]
+    if as_json:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        print("(no blocks yet)")
+        return
+    print(f"{'block':<38} {'thread':<12} {'#':>3} {'turns':>7} {'status':<8} lvl  L5/L4/L3 tokens")
+    for row in rows:
+        tokens = row["tokens"]
+        turns = f"{row['turns'][0]}-{row['turns'][1]}"
+        print(
+            f"{row['id']:<38} {row['thread'][:12]:<12} {row['sequence']:>3} {turns:>7} "
+            f"{row['status']:<8} L{row['level']}   {tokens['L5']}/{tokens['L4']}/{tokens['L3']}"
+        )

@@ -1,0 +1,40 @@
+"""``stratagate`` command line: argument parsing and error translation only.
+
+Each command group lives in its own module and calls the core façade; user mistakes
+become one clear line on stderr and exit status 2, never a traceback.
+"""
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+from ..core.errors import MemoryError_
+from . import block_commands, demo_command, ingest_command
+
+Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="stratagate", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    for module in (demo_command, ingest_command, block_commands):
+        module.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return asyncio.run(handler(args))
+    except (MemoryError_, OSError, ValueError) as error:
+        print(f"stratagate: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,36 @@
+"""A fresh tiny world per test: a temp database file and a façade over it."""
+
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.facade import StrataGate
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STRATAGATE_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "memory.db"
+
+
+@pytest.fixture
+async def memory(db_path: Path) -> AsyncIterator[StrataGate]:
+    sg = await StrataGate.open(db_path, MemoryConfig(block_turn_size=3))
+    yield sg
+    await sg.close()
+
+
+@pytest.fixture
+def plain(db_path: Path) -> Iterator[sqlite3.Connection]:
+    """A second, plain sqlite3 connection for asserting on what is really stored."""
+    conn = sqlite3.connect(db_path)
+    conn.row_factory = sqlite3.Row
+    yield conn
+    conn.close()

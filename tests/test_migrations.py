@@ -1,0 +1,92 @@
+"""Numbered migrations: older files are migrated, newer ones refused, pragmas set."""
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from stratagate_plugin.core.errors import SchemaTooNew
+from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.store.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
+
+
+def build_version_one(path: Path) -> None:
+    """A database as the first release left it, holding one recorded message."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, target=1)
+    conn.execute(
+        "INSERT INTO namespaces(namespace, current_turn, block_turn_size, block_decay_lambda, "
+        "created_at, updated_at) VALUES ('ns', 1, 3, 0.3, '2025-01-01', '2025-01-01')"
+    )
+    conn.execute(
+        "INSERT INTO threads(namespace, thread_id, turn_count, message_count, "
+        "open_user_messages, created_at) VALUES ('ns', 't', 1, 1, 1, '2025-01-01')"
+    )
+    conn.execute(
+        "INSERT INTO messages(id, namespace, thread_id, position, turn, namespace_turn, role, "
+        "content, created_at) VALUES ('m1', 'ns', 't', 1, 1, 1, 'user', 'old words', "
+        "'2025-01-01T00:00:00+00:00')"
+    )
+    conn.close()
+
+
+async def test_older_database_is_migrated_and_keeps_its_data(db_path: Path) -> None:
+    build_version_one(db_path)
+    async with await StrataGate.open(db_path) as memory:
+        tail = await memory.open_tail("ns", "t")
+        await memory.append_turn("ns", "t", user="new", assistant="x", receipt_id="r")
+    assert [m.content for m in tail] == ["old words"]
+    conn = sqlite3.connect(db_path)
+    versions = [row[0] for row in conn.execute("SELECT version FROM schema_migrations")]
+    assert versions == list(range(1, SCHEMA_VERSION + 1))
+    assert conn.execute("SELECT COUNT(*) FROM message_fts").fetchone()[0] == 3
+    assert conn.execute("SELECT COUNT(*) FROM jobs").fetchone()[0] == 0
+    conn.close()
+
+
+async def test_newer_schema_is_refused_with_a_clear_error(db_path: Path) -> None:
+    async with await StrataGate.open(db_path):
+        pass
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO schema_migrations VALUES (?, 'later')", (SCHEMA_VERSION + 1,))
+    conn.commit()
+    conn.close()
+    with pytest.raises(SchemaTooNew, match="newer than this StrataGate"):
+        await StrataGate.open(db_path)
+
+
+async def test_failed_migration_leaves_the_previous_version(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build_version_one(db_path)
+
+    def broken(raw: sqlite3.Connection) -> None:
+        raw.execute("CREATE TABLE half_done (x)")
+        raise RuntimeError("disk on fire")
+
+    patched = list(MIGRATIONS)
+    patched[1] = broken
+    monkeypatch.setattr("stratagate_plugin.core.store.migrations.MIGRATIONS", patched)
+    with pytest.raises(RuntimeError):
+        await StrataGate.open(db_path)
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == 1
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    assert "half_done" not in names
+    conn.close()
+
+
+async def test_connection_uses_wal_and_foreign_keys(memory: StrataGate) -> None:
+    def pragmas(raw: sqlite3.Connection) -> tuple[str, int, int]:
+        return (
+            raw.execute("PRAGMA journal_mode").fetchone()[0],
+            raw.execute("PRAGMA foreign_keys").fetchone()[0],
+            raw.execute("PRAGMA busy_timeout").fetchone()[0],
+        )
+
+    assert await memory.db.read(pragmas) == ("wal", 1, 10_000)
+
+
+async def test_default_path_lives_under_stratagate_home(tmp_path: Path) -> None:
+    async with await StrataGate.open() as memory:
+        assert memory.db.path == tmp_path / "home" / "memory.db"

@@ -1,0 +1,199 @@
+"""Recording, receipts, sealing, readiness, decay and expand through a real database file."""
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.errors import BlockNotReady, InvalidInput, NotFound, ReceiptConflict
+from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.records import MessageIn
+
+T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+
+
+async def say(memory: StrataGate, n: int, thread: str = "t1", ns: str = "ns") -> None:
+    for i in range(n):
+        await memory.append_turn(
+            ns,
+            thread,
+            user=f"question {thread} {i}",
+            assistant=f"answer {i}",
+            at=T0 + timedelta(minutes=i),
+            receipt_id=f"{thread}:{i}:{n}",
+        )
+
+
+async def test_append_turn_bumps_namespace_turn_and_stores_utc(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    at = datetime(2025, 3, 1, 20, 0, tzinfo=UTC) + timedelta(hours=0)
+    first = await memory.append_turn(
+        "ns", "a", user="hello", assistant="hi", at=at, receipt_id="r1"
+    )
+    second = await memory.append_turn("ns", "b", user="again", assistant="yes", receipt_id="r2")
+    assert (first.namespace_turn, second.namespace_turn) == (1, 2)
+    assert (first.thread_turn, second.thread_turn) == (1, 1)
+    row = plain.execute("SELECT created_at FROM messages WHERE id = ?", (first.message_ids[0],))
+    assert row.fetchone()[0] == "2025-03-01T20:00:00+00:00"
+    assert plain.execute("SELECT current_turn FROM namespaces").fetchone()[0] == 2
+
+
+async def test_receipt_replay_is_a_no_op(memory: StrataGate, plain: sqlite3.Connection) -> None:
+    first = await memory.append_turn("ns", "t", user="u", assistant="a", at=T0, receipt_id="r")
+    again = await memory.append_turn("ns", "t", user="u", assistant="a", at=T0, receipt_id="r")
+    assert again.replayed and again.message_ids == first.message_ids
+    assert plain.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 2
+    assert plain.execute("SELECT current_turn FROM namespaces").fetchone()[0] == 1
+
+
+async def test_conflicting_receipt_replay_is_an_error(memory: StrataGate) -> None:
+    await memory.append_turn("ns", "t", user="u", assistant="a", at=T0, receipt_id="r")
+    with pytest.raises(ReceiptConflict):
+        await memory.append_turn("ns", "t", user="changed", assistant="a", at=T0, receipt_id="r")
+
+
+async def test_turn_without_user_message_is_rejected(memory: StrataGate) -> None:
+    with pytest.raises(InvalidInput):
+        await memory.record_turn("ns", "t", [MessageIn(role="assistant", content="x")])
+    with pytest.raises(InvalidInput):
+        await memory.append_turn("", "t", user="x")
+
+
+async def test_sealing_happens_at_the_boundary_and_leaves_the_tail_open(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    await say(memory, 2)
+    assert await memory.get_blocks() == []
+    await say(memory, 3, thread="t2")
+    await say(memory, 1)  # t1 now has 3 turns → sealed; t2 sealed at its third turn
+    await memory.append_turn("ns", "t1", user="fourth", assistant="x", receipt_id="t1:extra")
+    blocks = await memory.get_blocks("ns", "t1")
+    assert [(b.block.start_turn, b.block.end_turn) for b in blocks] == [(1, 3)]
+    assert blocks[0].block.processing_status == "pending"
+    tail = await memory.open_tail("ns", "t1")
+    assert [m.content for m in tail] == ["fourth", "x"]
+    jobs = plain.execute("SELECT kind, status FROM jobs ORDER BY created_at").fetchall()
+    assert [tuple(j) for j in jobs] == [("block_summary", "pending")] * 2
+
+
+async def test_sealed_block_stores_l4_l3_and_keeps_l5_rows(memory: StrataGate) -> None:
+    for i, user in enumerate(["好的", "We ship on Friday.", "thanks"]):
+        await memory.append_turn("ns", "t", user=user, assistant="ok", receipt_id=f"r{i}")
+    [view] = await memory.get_blocks()
+    assert "We ship on Friday." in view.block.l3_condensed
+    assert "好的" not in view.block.l3_condensed and "好的" in view.block.l4_readable
+    messages = await memory.block_messages(view.block.id)
+    assert [m.content for m in messages][:2] == ["好的", "ok"]
+    sizes = view.view_tokens
+    assert sizes["L3"] <= sizes["L4"] <= sizes["L5"] and sizes["L0"] == 0
+
+
+async def test_block_size_change_affects_future_sealing_only(memory: StrataGate) -> None:
+    await say(memory, 3)
+    await memory.set_block_turn_size("ns", 2)
+    await memory.append_turn("ns", "t1", user="a", assistant="b", receipt_id="x1")
+    await memory.append_turn("ns", "t1", user="c", assistant="d", receipt_id="x2")
+    spans = [(v.block.start_turn, v.block.end_turn) for v in await memory.get_blocks()]
+    assert spans == [(1, 3), (4, 5)]
+    with pytest.raises(InvalidInput):
+        await memory.set_block_turn_size("ns", 0)
+
+
+async def test_lowering_block_size_seals_every_full_block_in_the_tail(db_path: Path) -> None:
+    async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=10)) as memory:
+        await say(memory, 5)
+        await memory.set_block_turn_size("ns", 2)
+        await memory.append_turn("ns", "t1", user="6", assistant="x", receipt_id="six")
+        spans = [(v.block.start_turn, v.block.end_turn) for v in await memory.get_blocks()]
+    assert spans == [(1, 2), (3, 4), (5, 6)]
+
+
+async def make_ready_blocks(memory: StrataGate, count: int) -> list[str]:
+    await say(memory, 3 * count)
+    ids = [v.block.id for v in await memory.get_blocks("ns", "t1")]
+    for block_id in ids:
+        await memory.mark_block_ready(block_id)
+    return ids
+
+
+async def test_only_ready_blocks_age_and_pending_ones_stay_l5(memory: StrataGate) -> None:
+    await say(memory, 9)
+    ids = [v.block.id for v in await memory.get_blocks()]
+    await memory.mark_block_ready(ids[0])
+    levels = [v.current_level for v in await memory.get_blocks()]
+    assert levels == [5, 5, 5]
+    await memory.mark_block_ready(ids[1])
+    await memory.mark_block_ready(ids[2])
+    assert [v.current_level for v in await memory.get_blocks()] == [4, 5, 5]
+
+
+async def test_decay_follows_ready_blocks_per_thread(memory: StrataGate) -> None:
+    ids = await make_ready_blocks(memory, 10)
+    levels = [v.current_level for v in await memory.get_blocks("ns", "t1")]
+    assert levels == [0, 1, 1, 2, 2, 3, 3, 4, 5, 5]
+    await say(memory, 3, thread="other")
+    [other] = await memory.get_blocks("ns", "other")
+    await memory.mark_block_ready(other.block.id)
+    assert [v.current_level for v in await memory.get_blocks("ns", "t1")] == levels
+    assert (await memory.view_block(ids[0])).text.startswith("(not derived yet")
+
+
+async def test_expand_reanchors_and_decays_again(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    ids = await make_ready_blocks(memory, 6)
+    oldest = ids[0]
+    assert (await memory.view_block(oldest)).current_level == 2
+    lifted = await memory.expand_block(oldest, "L4", source="agent")
+    assert lifted.current_level == 4 and lifted.block.last_lifted_by == "agent"
+    assert lifted.text == lifted.block.l4_readable
+    await say(memory, 6, thread="t1")  # two more blocks become ready → age 2 from the anchor
+    for view in await memory.get_blocks("ns", "t1"):
+        if view.block.processing_status == "pending":
+            await memory.mark_block_ready(view.block.id)
+    assert (await memory.view_block(oldest)).current_level == 3
+    assert (await memory.expand_block(oldest, "next")).current_level == 4
+    assert (await memory.expand_block(oldest, "raw")).current_level == 5
+    row = plain.execute("SELECT last_lifted_by FROM blocks WHERE id = ?", (oldest,)).fetchone()
+    assert row[0] == "user"
+
+
+async def test_expand_refuses_pending_and_unknown_blocks(memory: StrataGate) -> None:
+    await say(memory, 3)
+    [view] = await memory.get_blocks()
+    with pytest.raises(BlockNotReady):
+        await memory.expand_block(view.block.id, 5)
+    with pytest.raises(NotFound):
+        await memory.expand_block("blk_missing", 5)
+    with pytest.raises(InvalidInput):
+        await memory.expand_block(view.block.id, 5, source="robot")  # type: ignore[arg-type]
+
+
+async def test_fts_index_is_written_in_the_same_transaction(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    await memory.append_turn("ns", "t", user="苹果派 recipe", assistant="ok", receipt_id="r")
+    count = plain.execute("SELECT COUNT(*) FROM message_fts").fetchone()[0]
+    assert count == 2
+    from stratagate_plugin.core.tokenize import fts_encode
+
+    hits = plain.execute(
+        "SELECT rowid FROM message_fts WHERE message_fts MATCH ?", (fts_encode("h2:苹果"),)
+    ).fetchall()
+    assert len(hits) == 1
+
+
+async def test_a_failing_unit_rolls_back_everything(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    def unit(raw: sqlite3.Connection) -> None:
+        raw.execute("INSERT INTO meta(key, value) VALUES ('probe', 'x')")
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        await memory.db.write(unit)
+    assert plain.execute("SELECT COUNT(*) FROM meta WHERE key = 'probe'").fetchone()[0] == 0
+    await memory.append_turn("ns", "t", user="still works", receipt_id="after")
