@@ -57,14 +57,15 @@ async def run_demo(args: argparse.Namespace) -> int:
                 at=_START + timedelta(minutes=5 * index),
                 receipt_id=f"demo:{DEMO_THREAD}:turn:{index + 1}",
             )
-        for view in await memory.get_blocks(DEMO_NAMESPACE, DEMO_THREAD):
-            if view.block.processing_status == "pending":
-                await memory.mark_block_ready(view.block.id)
+        report = await memory.process_pending()
         views = await memory.get_blocks(DEMO_NAMESPACE, DEMO_THREAD)
         tail = await memory.open_tail(DEMO_NAMESPACE, DEMO_THREAD)
     print(f"database: {memory.db.path}")
     print_blocks(views, as_json=False)
     print(f"open tail: {len(tail)} messages not yet sealed")
+    print(f"derivation ({memory.model.name} model): {report.ran} jobs run, {report.failed} failed")
     if views:
-        print(f"\nblock {views[0].block.id} at L3:\n{views[0].block.l3_condensed}")
+        first = views[0].block
+        print(f"\nblock {first.id}\n  L0: {first.l0_title} ({', '.join(first.l0_tags or [])})")
+        print(f"  L1: {first.l1_summary}")
     return 0

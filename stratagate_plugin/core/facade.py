@@ -6,16 +6,28 @@ transaction; no framework code lives here.
 
 import sqlite3
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from . import blocks as block_rules
 from .config import MemoryConfig
+from .derivation import DerivationReport, Deriver
 from .errors import InvalidInput, NotFound
-from .records import Block, BlockView, LiftSource, Message, MessageIn, ToolTrace, TurnReceipt
-from .store import Database, block_rows, default_database_path
+from .events import EventCard
+from .llm.base import StructuredModel
+from .records import (
+    Block,
+    BlockView,
+    Job,
+    LiftSource,
+    Message,
+    MessageIn,
+    ToolTrace,
+    TurnReceipt,
+)
+from .store import Database, block_rows, default_database_path, event_rows, jobs
 from .store.turns import NamespaceDefaults, record_turn
 from .timeutil import iso, to_utc, utc_now
 
@@ -23,16 +35,28 @@ from .timeutil import iso, to_utc, utc_now
 class StrataGate:
     """The memory engine over one database file."""
 
-    def __init__(self, db: Database, config: MemoryConfig | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        config: MemoryConfig | None = None,
+        model: StructuredModel | None = None,
+    ) -> None:
         self.db = db
         self.config = config or MemoryConfig()
+        self.model = model or default_model()
 
     @classmethod
     async def open(
-        cls, path: Path | str | None = None, config: MemoryConfig | None = None
+        cls,
+        path: Path | str | None = None,
+        config: MemoryConfig | None = None,
+        model: StructuredModel | None = None,
     ) -> "StrataGate":
+        """Open (creating or migrating) the file; jobs a dead process left running are failed."""
         db = await Database(path or default_database_path()).open()
-        return cls(db, config)
+        now = utc_now()
+        await db.write(lambda raw: jobs.recover_interrupted(raw, now))
+        return cls(db, config, model)
 
     async def close(self) -> None:
         await self.db.close()
@@ -168,6 +192,46 @@ class StrataGate:
             return _view_of(raw, block, None)
 
         return await self.db.write(unit)
+
+    # -- derivation and events ---------------------------------------------------------
+
+    async def process_pending(
+        self, max_jobs: int | None = None, on_job: Callable[[Job], None] | None = None
+    ) -> DerivationReport:
+        """Run every due derivation job now (summaries, then event extraction)."""
+        return await Deriver(self.db, self.model).process_pending(max_jobs, on_job)
+
+    async def list_jobs(self, namespace: str | None = None, status: str | None = None) -> list[Job]:
+        return await self.db.read(lambda raw: jobs.list_jobs(raw, namespace, status))
+
+    async def retry_job(self, job_id: str) -> Job:
+        """Manual retry of a failed job: attempts start again and it runs at the next pass."""
+        now = utc_now()
+        return await self.db.write(lambda raw: jobs.retry(raw, job_id, now))
+
+    async def list_events(
+        self,
+        namespace: str | None = None,
+        *,
+        block_id: str | None = None,
+        include_hidden: bool = False,
+        limit: int = 1000,
+        offset: int = 0,
+    ) -> list[EventCard]:
+        statuses = event_rows.VISIBLE + (("forgotten", "archived") if include_hidden else ())
+        return await self.db.read(
+            lambda raw: event_rows.list_events(raw, namespace, statuses, block_id, limit, offset)
+        )
+
+    async def get_event(self, event_id: str) -> EventCard:
+        return await self.db.read(lambda raw: event_rows.get_event(raw, event_id))
+
+
+def default_model() -> StructuredModel:
+    """The embedded deterministic model, used whenever no endpoint is configured."""
+    from .llm.offline import OfflineModel
+
+    return OfflineModel()
 
 
 def _require_name(label: str, value: object) -> None:

@@ -116,3 +116,4 @@ class Job(BaseModel):
     next_retry_at: datetime | None
     created_at: datetime
     updated_at: datetime
+    detail: str | None = None

@@ -4,7 +4,7 @@ import sqlite3
 
 from ..errors import BlockNotReady, NotFound
 from ..records import Block, LiftSource, Message
-from .rows import block_from_row, dump_json, message_from_row
+from .rows import block_from_row, dump_json, maybe_json, message_from_row
 
 
 def get_block(raw: sqlite3.Connection, block_id: str) -> Block:
@@ -117,3 +117,44 @@ def reanchor(
         (level, latest, level, now, source, now, block_id),
     )
     return get_block(raw, block_id)
+
+
+def store_summary(
+    raw: sqlite3.Connection,
+    block_id: str,
+    title: str,
+    tags: list[str],
+    summary: str,
+    keypoints: list[str],
+    should_extract: bool,
+    now: str,
+) -> None:
+    """L0–L2 from the summary job; the block stays pending until extraction is done."""
+    raw.execute(
+        "UPDATE blocks SET l0_title = ?, l0_tags_json = ?, l1_summary = ?, "
+        "l2_keypoints_json = ?, should_extract = ?, updated_at = ? WHERE id = ?",
+        (title, dump_json(tags), summary, dump_json(keypoints), int(should_extract), now, block_id),
+    )
+
+
+def neighbour_keypoints(raw: sqlite3.Connection, block: Block) -> dict[str, list[str]]:
+    """L2 key points of the nearest earlier and later summarised blocks in the thread."""
+    out: dict[str, list[str]] = {"previous": [], "next": []}
+    for key, op, order in (("previous", "<", "DESC"), ("next", ">", "ASC")):
+        row = raw.execute(
+            f"SELECT l2_keypoints_json FROM blocks WHERE namespace = ? AND thread_id = ? "
+            f"AND thread_sequence {op} ? AND l2_keypoints_json IS NOT NULL "
+            f"ORDER BY thread_sequence {order} LIMIT 1",
+            (block.namespace, block.thread_id, block.thread_sequence),
+        ).fetchone()
+        if row is not None:
+            out[key] = list(maybe_json(row[0]) or [])
+    return out
+
+
+def block_namespace_turn(raw: sqlite3.Connection, block_id: str) -> int:
+    """The namespace turn in which the block's last message was recorded."""
+    row = raw.execute(
+        "SELECT MAX(namespace_turn) FROM messages WHERE block_id = ?", (block_id,)
+    ).fetchone()
+    return int(row[0] or 0)

@@ -131,10 +131,93 @@ def _m003_block_lookup(raw: sqlite3.Connection) -> None:
     raw.execute("CREATE INDEX blocks_thread ON blocks(namespace, thread_id, thread_sequence)")
 
 
+def _m004_events(raw: sqlite3.Connection) -> None:
+    _run_script(
+        raw,
+        """
+        CREATE TABLE events (
+            pk INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            namespace TEXT NOT NULL REFERENCES namespaces(namespace),
+            pool TEXT NOT NULL DEFAULT 'conversation' CHECK (pool IN ('conversation', 'agent')),
+            title TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            tags_json TEXT NOT NULL DEFAULT '[]',
+            quotes_json TEXT NOT NULL DEFAULT '[]',
+            source_block_id TEXT REFERENCES blocks(id),
+            formed_turn INTEGER NOT NULL,
+            temporal_json TEXT NOT NULL DEFAULT '{}',
+            scope TEXT NOT NULL CHECK (scope IN ('user', 'project', 'session')),
+            criticality TEXT NOT NULL DEFAULT 'routine'
+                CHECK (criticality IN ('routine', 'preference', 'identity', 'safety')),
+            status TEXT NOT NULL DEFAULT 'active'
+                CHECK (status IN ('active', 'superseded', 'forgotten', 'archived')),
+            superseded_by TEXT,
+            mention_count INTEGER NOT NULL DEFAULT 1,
+            last_adopted_turn INTEGER NOT NULL,
+            last_retrieved_at TEXT,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            floor_weight REAL NOT NULL DEFAULT 0,
+            forced_cap REAL,
+            catalog_hints_json TEXT NOT NULL DEFAULT '[]',
+            extractor TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX events_namespace ON events(namespace, status, pool);
+        CREATE INDEX events_block ON events(source_block_id);
+        CREATE TABLE event_sources (
+            event_id TEXT NOT NULL REFERENCES events(id),
+            message_id TEXT NOT NULL REFERENCES messages(id),
+            position INTEGER NOT NULL,
+            PRIMARY KEY (event_id, message_id)
+        );
+        CREATE INDEX event_sources_message ON event_sources(message_id)
+        """,
+    )
+    raw.execute("ALTER TABLE jobs ADD COLUMN detail TEXT")
+
+
+def _m005_evidence_gate(raw: sqlite3.Connection) -> None:
+    _run_script(
+        raw,
+        """
+        CREATE TABLE batches (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            thread_id TEXT NOT NULL,
+            sequence INTEGER NOT NULL,
+            tool TEXT NOT NULL,
+            evidence_refs_json TEXT NOT NULL,
+            titles_json TEXT NOT NULL DEFAULT '{}',
+            status TEXT NOT NULL DEFAULT 'unresolved' CHECK (status IN ('unresolved', 'recorded')),
+            assessment_json TEXT,
+            turn INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (namespace, thread_id, sequence)
+        );
+        CREATE TABLE usage_receipts (
+            namespace TEXT NOT NULL,
+            receipt_id TEXT NOT NULL,
+            batch_id TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            event_ids_json TEXT NOT NULL,
+            audit_json TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, receipt_id)
+        );
+        CREATE INDEX usage_receipts_batch ON usage_receipts(batch_id)
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
     _m003_block_lookup,
+    _m004_events,
+    _m005_evidence_gate,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -83,4 +83,5 @@ def job_from_row(row: sqlite3.Row) -> Job:
         next_retry_at=maybe_time(row["next_retry_at"]),
         created_at=parse_iso(row["created_at"]),
         updated_at=parse_iso(row["updated_at"]),
+        detail=row["detail"],
     )

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..ids import new_id
 from ..records import Role, ToolTrace
+from ..timeutil import iso, utc_now
 from ..transcript import layer_texts
 from .rows import traces_from_json
 
@@ -85,7 +86,7 @@ def _seal_one(
         "AND position BETWEEN ? AND ?",
         (block_id, namespace, thread_id, members[0].position, members[-1].position),
     )
-    enqueue_job(raw, namespace, SUMMARY_JOB, block_id, now)
+    enqueue_job(raw, namespace, SUMMARY_JOB, block_id)
     return block_id
 
 
@@ -123,9 +124,9 @@ def _count_block(
     return int(sequence), int(thread_sequence)
 
 
-def enqueue_job(
-    raw: sqlite3.Connection, namespace: str, kind: str, target_id: str, now: str
-) -> None:
+def enqueue_job(raw: sqlite3.Connection, namespace: str, kind: str, target_id: str) -> None:
+    """Queue a job once per kind and target; ``created_at`` is wall-clock time."""
+    now = iso(utc_now())
     raw.execute(
         "INSERT OR IGNORE INTO jobs(id, namespace, kind, target_id, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, ?, ?)",

@@ -3,8 +3,10 @@
 Where the SQLite build lacks FTS5 the index is simply absent and readers scan instead.
 """
 
+import json
 import sqlite3
 
+from ..events import event_search_text
 from ..tokenize import TOKENIZER_VERSION, fts_document
 
 
@@ -33,6 +35,7 @@ def ensure_index(raw: sqlite3.Connection) -> None:
     if not fts5_available(raw):
         return
     raw.execute("CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(tokens)")
+    raw.execute("CREATE VIRTUAL TABLE IF NOT EXISTS event_fts USING fts5(tokens)")
     row = raw.execute("SELECT value FROM meta WHERE key = 'fts_tokenizer_version'").fetchone()
     if row is not None and int(row[0]) == TOKENIZER_VERSION:
         return
@@ -40,6 +43,9 @@ def ensure_index(raw: sqlite3.Connection) -> None:
     raw.execute(
         "INSERT INTO message_fts(rowid, tokens) SELECT pk, sg_fts_document(content) FROM messages"
     )
+    raw.execute("DELETE FROM event_fts")
+    for row in raw.execute("SELECT * FROM events").fetchall():
+        index_event(raw, row["pk"], event_row_text(row))
     raw.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_tokenizer_version', ?)",
         (str(TOKENIZER_VERSION),),
@@ -55,4 +61,24 @@ def index_messages(raw: sqlite3.Connection, rows: list[tuple[int, str]]) -> None
         )
     except sqlite3.OperationalError as error:
         if "no such table: message_fts" not in str(error):
+            raise
+
+
+def event_row_text(row: sqlite3.Row) -> str:
+    return event_search_text(
+        row["title"],
+        row["summary"],
+        json.loads(row["tags_json"]),
+        json.loads(row["quotes_json"]),
+        json.loads(row["temporal_json"]),
+    )
+
+
+def index_event(raw: sqlite3.Connection, pk: int, text: str) -> None:
+    """(Re)index one event's searchable text; a no-op without FTS5."""
+    try:
+        raw.execute("DELETE FROM event_fts WHERE rowid = ?", (pk,))
+        raw.execute("INSERT INTO event_fts(rowid, tokens) VALUES (?, ?)", (pk, fts_document(text)))
+    except sqlite3.OperationalError as error:
+        if "no such table: event_fts" not in str(error):
             raise

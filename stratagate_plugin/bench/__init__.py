@@ -1,0 +1,1 @@
+"""Offline benchmarks (not imported by the plugin at run time)."""

@@ -1,0 +1,35 @@
+"""The deterministic offline model: the embedded default when no endpoint is configured.
+
+No network and no randomness: the same task always gives the same answer. It summarises
+blocks and extracts event cards with the rule modules ``core.offline_summary`` and
+``core.offline_events``; any other task is refused with ``ModelError``.
+"""
+
+from datetime import UTC, tzinfo
+from typing import Any
+
+from ..offline_events import extract_events
+from ..offline_summary import summarize_block
+from ..tasks import EXTRACT_EVENT_CARDS, SUMMARIZE_BLOCK
+from .base import ModelError, StructuredTask, T
+
+
+class OfflineModel:
+    """Rule-based ``StructuredModel``; ``timezone`` is the calendar for "yesterday" etc."""
+
+    name = "offline"
+
+    def __init__(self, timezone: tzinfo = UTC) -> None:
+        self.timezone = timezone
+
+    async def complete(self, task: StructuredTask[T]) -> T:
+        return task.output_type.model_validate(self.answer(task.name, task.payload))
+
+    def answer(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """The task's result as plain data (synchronous; used by ``complete``)."""
+        if name == SUMMARIZE_BLOCK:
+            messages = payload.get("block", {}).get("messages", [])
+            return summarize_block(messages, self.timezone).model_dump()
+        if name == EXTRACT_EVENT_CARDS:
+            return extract_events(payload, self.timezone).model_dump()
+        raise ModelError(f"the offline model cannot run task {name!r}")

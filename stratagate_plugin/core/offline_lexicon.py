@@ -1,0 +1,103 @@
+"""Cue lexicons of the offline model (English and Chinese): event types, scope, criticality.
+
+``EVENT_CUES`` is ordered: the first matching type names the event.
+"""
+
+import re
+
+
+def _cue(english: str, chinese: str = "") -> re.Pattern[str]:
+    parts = [rf"\b(?:{english})\b"] + ([chinese] if chinese else [])
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+EVENT_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("cancellation", _cue(
+        r"cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)? off|no longer|gave up|give up on|scrapped"
+        r"|postponed|won't be (?:going|coming|doing)|not going to (?:go|do|make it)",
+        r"取消|不去了|放弃|作罢|推迟|不再")),
+    ("change", _cue(
+        r"switch(?:ed|ing)? (?:to|over)|chang(?:ed|ing) (?:to|my|our|the)|moved to|moving to"
+        r"|replaced|instead of|upgraded|now prefer|transitioned",
+        r"改成|改为|换成|换到|搬到|搬家|改用|转到")),
+    ("migration", _cue(r"migrat(?:ed|ing|ion)", r"迁移")),
+    ("decision", _cue(
+        r"decided|decide to|decision|chose|choos(?:e|ing) to|settled on|made up (?:my|our) mind"
+        r"|going with|agreed to|we agreed|committed to|determined to",
+        r"决定|选择了|定了|敲定|确定了|同意了")),
+    ("plan", _cue(
+        r"plan(?:s|ned|ning)? (?:to|on)|going to|gonna|will|i'll|we'll|intend(?:s|ing)? to"
+        r"|hoping to|about to|aim(?:ing)? to|thinking (?:about|of) \w+ing|looking forward to"
+        r"|can't wait to|signed up|next (?:week|month|year|weekend)|tomorrow",
+        r"打算|计划|准备|将要|要去|想去|明天|下周|下个月|明年|报名")),
+    ("release", _cue(
+        r"released|launch(?:ed|ing)|shipped|published|deployed|went live|is (?:now )?open"
+        r"|opened|opening night",
+        r"发布|上线|推出|开业|开张")),
+    ("task_completed", _cue(
+        r"finished|completed|done with|passed|graduated|got accepted|was accepted|achieved"
+        r"|won|fixed|solved|got (?:a|my|the) (?:degree|job|offer|medal|promotion)",
+        r"完成|做完|通过了|毕业|搞定|录取")),
+    ("meeting", _cue(
+        r"met (?:with|up)|meet(?:ing)? (?:with|up)|meeting|conference|convention|interview"
+        r"|appointment|council",
+        r"会议|见面|面试|开会|约了|聚会")),
+    ("incident", _cue(
+        r"accident|injur(?:ed|y)|got hurt|broke|crash(?:ed)?|outage|flood(?:ed)?|fire|lost my",
+        r"受伤|事故|车祸|坏了|丢了|洪水")),
+    ("collaboration", _cue(r"collaborat\w*|team(?:ed)? up|together with|partner(?:ed)? with",
+                           r"合作|一起")),
+    ("other", _cue(
+        r"(?:i|we)(?:'ve| have)? (?:just |finally |also |recently |actually |already )?"
+        r"(?:went|got|had|took|ran|made|bought|met|saw|visited|attended|joined|started|began"
+        r"|tried|found|lost|read|wrote|painted|drew|adopted|applied|signed|received|gave|did"
+        r"|spent|hosted|volunteered|celebrated|learned|learnt|left|came|built|created|became"
+        r"|quit|travel+ed|flew|drove|hiked|camped|moved|been to|(?!need|feed|proceed)[a-z]+ed)",
+        r"(?:我|我们)[^，。！？,.!?]{0,24}?(?:了|过)")),
+)  # fmt: skip
+
+PREFERENCE = _cue(
+    r"i (?:really |absolutely |just |totally |kinda )?(?:love|like|prefer|hate|enjoy|adore"
+    r"|dislike|can't stand)|my (?:all-time )?favou?rite|favou?rite|i'm (?:a (?:big |huge )?fan of"
+    r"|into|passionate about)|i'd rather",
+    r"喜欢|热爱|讨厌|偏好|最爱|更爱|不爱|受不了",
+)
+IDENTITY = _cue(
+    r"my name is|i'm called|call me|i work (?:as|at|for)|i live in|i grew up in|i'm from"
+    r"|i was born|years old|my (?:job|hometown|home country)|i'm an? (?:\w+ ){0,2}(?:engineer"
+    r"|teacher|student|developer|doctor|nurse|designer|artist|manager|counselor|writer|banker"
+    r"|dancer|parent|mom|dad|mother|father|firefighter|lawyer)|i moved (?:here )?from",
+    r"我叫|我的名字|我是一名|我是个|我在\w{1,10}工作|我住在|我来自|我出生|我的老家|我的家乡",
+)
+SAFETY = _cue(r"allergic|allergy|medication|diagnosed|emergency|password|never share",
+              r"过敏|药物|密码|急诊")  # fmt: skip
+FIRST_PERSON = _cue(r"i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|our|us", r"我")
+PROJECT_SCOPE = _cue(
+    r"this project|the project|our project|the repo|this repo|codebase|the team|our team"
+    r"|coding style|convention|in this code",
+    r"项目|代码库|仓库|团队规范",
+)
+LONG_TERM = _cue(r"always|from now on|in (?:the )?future|going forward|every time|never",
+                 r"以后都|总是|永远|每次|从现在起")  # fmt: skip
+SESSION_SCOPE = _cue(r"for now|this time|right now|just this once|for today|in this chat"
+                     r"|this session|can you|could you|please",
+                     r"这次|先这样|暂时|本次|请你|帮我")  # fmt: skip
+ONGOING = _cue(r"currently|at the moment|these days|(?:i'm|we're|i am|we are)"
+               r" (?:still |also |now )?(?!going\b|gonna\b|so\b|really\b)\w+ing\b",
+               r"正在|目前|最近在|这些天")  # fmt: skip
+JUST_NOW = _cue(
+    r"(?:i|we|i've|we've) just \w+|just \w+ed|this morning|this afternoon|earlier today"
+    r"|(?:is|are) (?:now )?(?:open|live|out|official)",
+    r"刚刚|刚才|刚",
+)
+ELIDED_SUBJECT = re.compile(
+    r"^(?:(?:just|also|finally|recently|then)\s+)?(?:[A-Z][a-z]+(?:ed|ing)|Went|Got|Had|Took|Made"
+    r"|Ran|Bought|Met|Saw|Lost|Found|Left|Came|Spent|Did|Gave|Began|Wrote|Read|Built)\b"
+)
+DISCOURSE = re.compile(
+    r"^(?:(?:hey|hi|hello|oh|ah|so|well|wow|yeah|yes|btw|by the way|anyway|also|and|but"
+    r"|guess what|you know what|thanks|thank you|haha|lol|woohoo|yay|omg)\b[^\w]*"
+    r"(?:[A-Z][a-z]+[!,.]\s*)?)+|^(?:嘿|嗨|哦|哇|对了|顺便说一句|另外|其实)[，,！!]?",
+    re.IGNORECASE,
+)
+HONORIFIC_NAME = re.compile(r"[\u4e00-\u9fff]{1,3}?(?:先生|女士|老师|经理|医生)")

@@ -1,0 +1,192 @@
+"""Event persistence: cards with their sources, supersede/conflict links, timeline reads."""
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from ..errors import NotFound
+from ..events import EventCard, event_search_text
+from ..timeutil import iso, parse_iso
+from .rows import dump_json, maybe_time
+from .search_index import index_event
+
+SUPERSEDED_CAP = 0.1
+VISIBLE = ("active", "superseded")
+
+
+def insert_event(raw: sqlite3.Connection, card: EventCard) -> None:
+    cursor = raw.execute(
+        "INSERT INTO events(id, namespace, pool, title, summary, tags_json, quotes_json, "
+        "source_block_id, formed_turn, temporal_json, scope, criticality, status, "
+        "superseded_by, mention_count, last_adopted_turn, pinned, floor_weight, forced_cap, "
+        "catalog_hints_json, created_at, updated_at) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            card.id,
+            card.namespace,
+            card.pool,
+            card.title,
+            card.summary,
+            dump_json(card.tags),
+            dump_json(card.quotes),
+            card.source_block_id,
+            card.formed_turn,
+            dump_json(card.temporal),
+            card.scope,
+            card.criticality,
+            card.status,
+            card.superseded_by,
+            card.mention_count,
+            card.last_adopted_turn,
+            int(card.pinned),
+            card.floor_weight,
+            card.forced_cap,
+            dump_json(card.catalog_hints),
+            iso(card.created_at),
+            iso(card.updated_at),
+        ),
+    )
+    raw.executemany(
+        "INSERT INTO event_sources(event_id, message_id, position) VALUES (?, ?, ?)",
+        [(card.id, message_id, i) for i, message_id in enumerate(card.source_message_ids)],
+    )
+    text = event_search_text(card.title, card.summary, card.tags, card.quotes, card.temporal)
+    index_event(raw, int(cursor.lastrowid or 0), text)
+    _apply_links(raw, card)
+
+
+def _apply_links(raw: sqlite3.Connection, card: EventCard) -> None:
+    """Superseded targets are kept, capped at 0.1; conflicts are linked both ways."""
+    now = iso(card.created_at)
+    for target in card.temporal.get("supersedes_event_ids", []):
+        raw.execute(
+            "UPDATE events SET status = 'superseded', superseded_by = ?, forced_cap = ?, "
+            "updated_at = ? WHERE id = ? AND namespace = ? AND status IN ('active', 'superseded')",
+            (card.id, SUPERSEDED_CAP, now, target, card.namespace),
+        )
+    for target in card.temporal.get("conflicts_with_event_ids", []):
+        _add_conflict_backlink(raw, target, card.id, now)
+
+
+def _add_conflict_backlink(raw: sqlite3.Connection, target: str, source: str, now: str) -> None:
+    row = raw.execute("SELECT temporal_json FROM events WHERE id = ?", (target,)).fetchone()
+    if row is None:
+        return
+    temporal = json.loads(row[0])
+    links = temporal.setdefault("conflicts_with_event_ids", [])
+    if source not in links:
+        links.append(source)
+        raw.execute(
+            "UPDATE events SET temporal_json = ?, updated_at = ? WHERE id = ?",
+            (dump_json(temporal), now, target),
+        )
+
+
+def event_from_row(row: sqlite3.Row, sources: list[str]) -> EventCard:
+    return EventCard(
+        id=row["id"],
+        namespace=row["namespace"],
+        pool=row["pool"],
+        title=row["title"],
+        summary=row["summary"],
+        tags=json.loads(row["tags_json"]),
+        quotes=json.loads(row["quotes_json"]),
+        source_block_id=row["source_block_id"],
+        source_message_ids=sources,
+        formed_turn=row["formed_turn"],
+        temporal=json.loads(row["temporal_json"]),
+        scope=row["scope"],
+        criticality=row["criticality"],
+        status=row["status"],
+        superseded_by=row["superseded_by"],
+        mention_count=row["mention_count"],
+        last_adopted_turn=row["last_adopted_turn"],
+        last_retrieved_at=maybe_time(row["last_retrieved_at"]),
+        pinned=bool(row["pinned"]),
+        floor_weight=row["floor_weight"],
+        forced_cap=row["forced_cap"],
+        catalog_hints=json.loads(row["catalog_hints_json"]),
+        created_at=parse_iso(row["created_at"]),
+        updated_at=parse_iso(row["updated_at"]),
+    )
+
+
+def sources_of(raw: sqlite3.Connection, event_ids: Iterable[str]) -> dict[str, list[str]]:
+    ids = list(event_ids)
+    found: dict[str, list[str]] = {i: [] for i in ids}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows = raw.execute(
+            f"SELECT event_id, message_id FROM event_sources WHERE event_id IN "
+            f"({','.join('?' * len(chunk))}) ORDER BY event_id, position",
+            chunk,
+        ).fetchall()
+        for row in rows:
+            found[row[0]].append(row[1])
+    return found
+
+
+def events_from_rows(raw: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[EventCard]:
+    sources = sources_of(raw, [row["id"] for row in rows])
+    return [event_from_row(row, sources[row["id"]]) for row in rows]
+
+
+def get_event(raw: sqlite3.Connection, event_id: str) -> EventCard:
+    row = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no event with id {event_id!r}")
+    return events_from_rows(raw, [row])[0]
+
+
+def list_events(
+    raw: sqlite3.Connection,
+    namespace: str | None = None,
+    statuses: tuple[str, ...] = VISIBLE,
+    block_id: str | None = None,
+    limit: int = 1000,
+    offset: int = 0,
+) -> list[EventCard]:
+    clauses = [f"status IN ({','.join('?' * len(statuses))})"]
+    params: list[Any] = list(statuses)
+    for column, value in (("namespace", namespace), ("source_block_id", block_id)):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    rows = raw.execute(
+        f"SELECT * FROM events WHERE {' AND '.join(clauses)} ORDER BY pk LIMIT ? OFFSET ?",
+        [*params, limit, offset],
+    ).fetchall()
+    return events_from_rows(raw, rows)
+
+
+def recent_events(raw: sqlite3.Connection, namespace: str, limit: int) -> list[EventCard]:
+    """Most recently formed visible events: by source block sequence, formed turn, time, id."""
+    rows = raw.execute(
+        "SELECT e.* FROM events e LEFT JOIN blocks b ON b.id = e.source_block_id "
+        "WHERE e.namespace = ? AND e.status IN ('active', 'superseded') "
+        "ORDER BY COALESCE(b.sequence, 0) DESC, e.formed_turn DESC, e.created_at DESC, "
+        "e.id DESC LIMIT ?",
+        (namespace, limit),
+    ).fetchall()
+    return events_from_rows(raw, rows)
+
+
+def fts_event_candidates(
+    raw: sqlite3.Connection, namespace: str, match: str, limit: int
+) -> list[sqlite3.Row]:
+    """Visible events whose text shares a token with the query (scan without FTS5)."""
+    try:
+        return raw.execute(
+            "SELECT e.* FROM event_fts f JOIN events e ON e.pk = f.rowid "
+            "WHERE event_fts MATCH ? AND e.namespace = ? AND e.status IN ('active', 'superseded') "
+            "LIMIT ?",
+            (match, namespace, limit),
+        ).fetchall()
+    except sqlite3.OperationalError as error:
+        if "no such table: event_fts" not in str(error):
+            raise
+    return raw.execute(
+        "SELECT * FROM events WHERE namespace = ? AND status IN ('active', 'superseded')",
+        (namespace,),
+    ).fetchall()

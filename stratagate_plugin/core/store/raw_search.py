@@ -1,0 +1,127 @@
+"""Raw-message search (spec §6.6): BM25 over sealed L5 messages, FTS5 only as a pre-filter.
+
+The ranked corpus is the set of sealed messages in scope that share a token with the
+query, whether FTS5 finds them or a scan does, so both paths give the same order.
+"""
+
+import sqlite3
+
+from ..retrieval_types import HitMessage, RawHit
+from ..search import bm25_rank
+from ..timeutil import parse_iso
+from ..tokenize import fts_match_any, tokenize
+from .search_index import has_index
+
+MAX_CANDIDATES = 5000
+_SELECT = (
+    "SELECT m.pk, m.id, m.thread_id, m.block_id, m.position, m.role, m.content, m.created_at, "
+    "b.sequence AS block_sequence, b.start_turn, b.end_turn FROM messages m "
+    "JOIN blocks b ON b.id = m.block_id"
+)
+
+
+def candidate_limit(limit: int) -> int:
+    return min(MAX_CANDIDATES, max(100, limit * 20))
+
+
+def search_raw(
+    raw: sqlite3.Connection,
+    namespace: str,
+    query: str,
+    limit: int = 6,
+    thread_id: str | None = None,
+) -> list[RawHit]:
+    """The best ``limit`` sealed messages for ``query``; no query token → no hits."""
+    tokens = tokenize(query)
+    if not tokens or limit < 1:
+        return []
+    rows = sealed_candidates(raw, namespace, tokens, candidate_limit(limit), thread_id)
+    by_pk = {int(row["pk"]): row for row in rows}
+    scores = dict(bm25_rank(tokens, {pk: tokenize(row["content"]) for pk, row in by_pk.items()}))
+    ranked = sorted(scores, key=lambda pk: _order_key(scores[pk], by_pk[pk]))
+    return [_hit(raw, by_pk[pk], scores[pk]) for pk in ranked[:limit]]
+
+
+def sealed_candidates(
+    raw: sqlite3.Connection,
+    namespace: str,
+    tokens: list[str],
+    cap: int,
+    thread_id: str | None = None,
+) -> list[sqlite3.Row]:
+    """Sealed messages in scope containing any of ``tokens`` (FTS5 when present, else a scan)."""
+    scope, params = _scope(namespace, thread_id)
+    if has_index(raw):
+        return fetch_rows(
+            raw,
+            f"{_SELECT} JOIN message_fts f ON f.rowid = m.pk "
+            f"WHERE message_fts MATCH ? AND {scope} ORDER BY f.rank LIMIT ?",
+            [fts_match_any(tokens), *params, cap],
+        )
+    wanted = set(tokens)
+    rows = fetch_rows(raw, f"{_SELECT} WHERE {scope}", params)
+    return [row for row in rows if wanted.intersection(tokenize(row["content"]))]
+
+
+def _scope(namespace: str, thread_id: str | None) -> tuple[str, list[object]]:
+    if thread_id is None:
+        return "m.namespace = ?", [namespace]
+    return "m.namespace = ? AND m.thread_id = ?", [namespace, thread_id]
+
+
+def _order_key(score: float, row: sqlite3.Row) -> tuple[float, float, int, int, str]:
+    """Score desc, then createdAt desc, block sequence desc, position desc, id."""
+    moment = parse_iso(row["created_at"]).timestamp()
+    return (-score, -moment, -int(row["block_sequence"]), -int(row["position"]), row["id"])
+
+
+def _hit(raw: sqlite3.Connection, row: sqlite3.Row, score: float) -> RawHit:
+    return RawHit(
+        block_id=row["block_id"],
+        turn_range=(int(row["start_turn"]), int(row["end_turn"])),
+        message=hit_message(row),
+        previous=_neighbour(raw, row, -1),
+        next=_neighbour(raw, row, 1),
+        score=score,
+    )
+
+
+def hit_message(row: sqlite3.Row) -> HitMessage:
+    return HitMessage(
+        id=row["id"],
+        role=row["role"],
+        content=row["content"],
+        created_at=parse_iso(row["created_at"]),
+        thread_id=row["thread_id"],
+        position=row["position"],
+    )
+
+
+def _neighbour(raw: sqlite3.Connection, row: sqlite3.Row, step: int) -> HitMessage | None:
+    """The adjacent message in the same thread (open tail included: it is context only)."""
+    found = fetch_rows(
+        raw,
+        "SELECT id, thread_id, position, role, content, created_at FROM messages "
+        "WHERE namespace = (SELECT namespace FROM messages WHERE pk = ?) "
+        "AND thread_id = ? AND position = ?",
+        [row["pk"], row["thread_id"], int(row["position"]) + step],
+    )
+    return hit_message(found[0]) if found else None
+
+
+def fetch_rows(raw: sqlite3.Connection, sql: str, params: list[object]) -> list[sqlite3.Row]:
+    """Rows with named columns whatever the connection's own row factory is."""
+    cursor = raw.cursor()
+    cursor.row_factory = sqlite3.Row
+    return cursor.execute(sql, params).fetchall()
+
+
+def sealed_messages(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
+    """Every sealed message of a namespace in thread order: (id, thread_id, block_id, content)."""
+    return fetch_rows(
+        raw,
+        "SELECT m.id, m.thread_id, m.block_id, m.content FROM messages m "
+        "JOIN blocks b ON b.id = m.block_id WHERE m.namespace = ? "
+        "ORDER BY b.sequence, m.position",
+        [namespace],
+    )

@@ -1,0 +1,135 @@
+"""The regular-expression table of ``core.temporal`` (English and Chinese) and its word lists.
+
+Each entry is ``(handler name, compiled pattern)``; ``temporal`` keeps the handlers.
+"""
+
+import re
+
+EN_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("jan", "january"),
+            ("feb", "february"),
+            ("mar", "march"),
+            ("apr", "april"),
+            ("may",),
+            ("jun", "june"),
+            ("jul", "july"),
+            ("aug", "august"),
+            ("sep", "sept", "september"),
+            ("oct", "october"),
+            ("nov", "november"),
+            ("dec", "december"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+_WORDS += ["eleven", "twelve"]
+EN_NUMBERS = {word: number for number, word in enumerate(_WORDS, start=1)}
+EN_NUMBERS |= {"a": 1, "an": 1, "a couple": 2, "a couple of": 2, "couple of": 2}
+EN_NUMBERS |= {"fifteen": 15, "twenty": 20, "thirty": 30}
+WEEKDAYS = {
+    "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
+    "weds": 2, "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4,
+    "saturday": 5, "sat": 5, "sunday": 6,
+    "一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,
+}  # fmt: skip
+SEASON_MONTHS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
+SEASON_MONTHS |= {"春天": 3, "春季": 3, "夏天": 6, "夏季": 6, "秋天": 9, "秋季": 9}
+SEASON_MONTHS |= {"冬天": 12, "冬季": 12}
+ZH_UNITS = {"天": "day", "日": "day", "周": "week", "个星期": "week", "星期": "week"}
+ZH_UNITS |= {"个礼拜": "week", "礼拜": "week", "个月": "month", "年": "year"}
+_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5}
+_ZH_DIGITS |= {"六": 6, "七": 7, "八": 8, "九": 9}
+
+
+def zh_number(text: str) -> int:
+    """Arabic digits or a Chinese numeral below 100 (``十二``, ``二十三``, ``两``)."""
+    if text.isdigit():
+        return int(text)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return _ZH_DIGITS.get(tens, 1) * 10 + _ZH_DIGITS.get(ones, 0)
+    return _ZH_DIGITS.get(text, 0)
+
+
+_MONTH = (
+    r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?"
+)
+_NUM = (
+    r"(?P<n>\d{1,3}|a\s+couple\s+of|a\s+couple|couple\s+of|a\s+few|few|several|an?|one|two"
+    r"|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty)"
+)
+_WEEKDAY = (
+    r"(?P<wd>monday|mon|tuesday|tues|tue|wednesday|weds|wed|thursday|thurs|thur|thu"
+    r"|friday|fri|saturday|sat|sunday)\b\.?"
+)
+_SEASON = r"(?P<season>spring|summer|fall|autumn|winter)"
+_YEAR = r"(?P<y>(?:19|20)\d{2})"
+_ORD = r"(?:st|nd|rd|th)?"
+
+
+def _en(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+EN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("iso", _en(rf"\b{_YEAR}[-/](?P<m>\d{{1,2}})[-/](?P<d>\d{{1,2}})"
+                r"(?:[T ](?P<hh>\d{1,2}):(?P<mm>\d{2}))?\b")),
+    ("date", _en(rf"\b(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MONTH}(?:,?\s*{_YEAR}\b)?")),
+    ("date", _en(rf"\b{_MONTH}\s+(?P<d>\d{{1,2}}){_ORD}\b(?:,?\s*{_YEAR}\b)?")),
+    ("month_year", _en(rf"\b{_MONTH}[,.]?\s*(?:of\s+)?{_YEAR}\b")),
+    ("month_year", _en(r"\b(?:in|during|since|until|till|by|early|late|mid|of|last|this|next)"
+                       rf"[\s-]+{_MONTH}(?![\s,.]*\d)")),
+    ("year", _en(r"\b(?:in|during|since|of|by|until|till|from|year|early|late|mid)[\s-]+"
+                 rf"{_YEAR}\b(?!\s*[-/]\d)")),
+    ("season", _en(rf"\b(?P<rel>last|this|next|past)\s+{_SEASON}\b")),
+    ("season", _en(rf"\b(?:the\s+)?{_SEASON}\s+(?:of\s+)?{_YEAR}\b")),
+    ("day_word", _en(r"\b(?:the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow"
+                     r"|yesterday|today|tonight|tomorrow|last\s+night"
+                     r"|this\s+(?:morning|afternoon|evening))\b")),
+    ("ago", _en(rf"\b{_NUM}\s+(?P<unit>day|week|month|year)s?\s+"
+                r"(?P<dir>ago|back|earlier|from\s+now)\b")),
+    ("ago", _en(rf"\bin\s+{_NUM}\s+(?P<unit>day|week|month|year)s?\b")),
+    ("other_day", _en(r"\bthe\s+other\s+day\b")),
+    ("relative_unit", _en(r"\b(?P<rel>last|this|next|this\s+past|past|previous|the\s+following)"
+                          r"\s+(?P<unit>week|month|year)\b")),
+    ("relative_unit", _en(r"\bthe\s+(?P<unit>week|month|year)\s+before\s+last\b")),
+    ("weekend", _en(rf"\b{_NUM}\s+weekends?\s+ago\b")),
+    ("weekend", _en(r"\b(?P<rel>last|this|next|this\s+past|past|over\s+the|on\s+the|the)"
+                    r"\s+weekend\b")),
+    ("weekday", _en(rf"\b(?P<rel>last|this|next|on|past)\s+{_WEEKDAY}")),
+)  # fmt: skip
+
+_ZH_NUM = r"\d{1,2}|十[一二]?|[一二三四五六七八九]"
+_ZH_DAY = r"\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九]"
+ZH_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("zh_full_date", re.compile(rf"(?:{_YEAR}\s*年\s*)?(?<![\d个上下这本])(?P<m>{_ZH_NUM})\s*月"
+                                rf"\s*(?P<d>{_ZH_DAY})\s*[日号]")),
+    ("zh_month", re.compile(rf"(?:{_YEAR}\s*年\s*)?(?<![\d个上下这本每])(?P<m>{_ZH_NUM})\s*月份?")),
+    ("year", re.compile(rf"(?<!\d){_YEAR}\s*年(?!\s*\d{{1,2}}\s*月)(?!代)")),
+    ("zh_day_word", re.compile(r"(?P<w>大前天|前天|前晚|前日|昨天|昨日|昨晚|昨夜|昨儿|今天|今日"
+                               r"|今晚|今早|今夜|今儿|明天|明日|明晚|明早|大后天|后天)")),
+    ("zh_ago", re.compile(r"(?<!\d)(?P<n>\d{1,3}|[一二两三四五六七八九十]{1,3}|几)\s*"
+                          r"(?P<unit>天|日|周|个星期|个礼拜|星期|礼拜|个月|年)\s*"
+                          r"(?P<dir>以前|之前|前|以后|之后|后)")),
+    ("zh_few_days", re.compile(r"前几天|这几天|前些天|前些日子|前两天")),
+    ("zh_week", re.compile(r"(?P<rel>上上|上|这|本|下下|下)个?\s*(?:周|星期|礼拜)"
+                           r"(?P<wd>[一二三四五六日天末])?")),
+    ("zh_bare_weekday", re.compile(r"(?<![上下这本个每])(?:周|星期|礼拜)"
+                                   r"(?P<wd>[一二三四五六日天末])")),
+    ("zh_month_word", re.compile(r"(?P<rel>上上|上|这|本|下下|下)个?月(?!份?\d)")),
+    ("zh_year_word", re.compile(r"(?P<rel>前|去|今|明|后)年"
+                                r"(?P<season>春天|夏天|秋天|冬天|春季|夏季|秋季|冬季)?")),
+)  # fmt: skip
+
+FUTURE_CUES = re.compile(
+    r"\b(?:will|shall|going\s+to|gonna|plan(?:s|ning)?\s+to|intend(?:s|ing)?\s+to|next"
+    r"|tomorrow|upcoming|soon|can't\s+wait|looking\s+forward)\b|['\u2019]ll\b"
+    r"|打算|准备|计划|将要|即将|要去|会去|明天|下周|下个月|明年|等不及",
+    re.IGNORECASE,
+)

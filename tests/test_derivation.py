@@ -1,0 +1,266 @@
+"""Derivation jobs with a scripted model: states, retries, restarts, events and links."""
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.llm.base import ModelServerError, ScriptedModel
+from stratagate_plugin.core.tasks import EXTRACT_EVENT_CARDS, SUMMARIZE_BLOCK
+
+SUMMARY = {
+    "title": "Kiln plans",
+    "tags": ["kiln"],
+    "summary": "Talked kilns.",
+    "keypoints": ["Kiln fires Friday"],
+    "should_extract": True,
+}
+
+
+def card(source: str, title: str = "Kiln firing moved", **extra: Any) -> dict[str, Any]:
+    return {
+        "title": title,
+        "summary": f"{title}.",
+        "source_message_ids": [source],
+        "scope": "user",
+        **extra,
+    }
+
+
+async def open_memory(db_path: Path, model: ScriptedModel) -> StrataGate:
+    return await StrataGate.open(db_path, MemoryConfig(block_turn_size=2), model=model)
+
+
+async def seal_block(memory: StrataGate, thread: str = "t", start: int = 0) -> list[str]:
+    ids: list[str] = []
+    for i in range(start, start + 2):
+        receipt = await memory.append_turn(
+            "ns",
+            thread,
+            user=f"kiln fires friday {i}",
+            assistant="noted",
+            receipt_id=f"{thread}:{i}",
+        )
+        ids += receipt.message_ids
+    return ids
+
+
+def job_states(plain: sqlite3.Connection) -> list[tuple[str, str, int]]:
+    rows = plain.execute("SELECT kind, status, attempts FROM jobs ORDER BY created_at, id")
+    return [tuple(row) for row in rows]  # type: ignore[misc]
+
+
+async def test_summary_then_extraction_makes_the_block_ready(
+    db_path: Path, plain: sqlite3.Connection
+) -> None:
+    model = ScriptedModel.of([SUMMARY])
+    memory = await open_memory(db_path, model)
+    ids = await seal_block(memory)
+    model.push({"should_extract": True, "events": [card(ids[0], tags=["kiln"])]})
+    report = await memory.process_pending()
+    assert (report.ran, report.succeeded, report.failed) == (2, 2, 0)
+    assert job_states(plain) == [
+        ("block_summary", "succeeded", 1),
+        ("event_extraction", "succeeded", 1),
+    ]
+    [view] = await memory.get_blocks()
+    assert view.block.processing_status == "ready" and view.block.l0_title == "Kiln plans"
+    assert view.view_tokens["L0"] > 0
+    [event] = await memory.list_events()
+    assert event.source_message_ids == [ids[0]] and event.source_block_id == view.block.id
+    assert event.mention_count == 1 and event.last_adopted_turn == event.formed_turn == 2
+    assert [t.name for t in model.requests] == [SUMMARIZE_BLOCK, EXTRACT_EVENT_CARDS]
+    payload = model.requests[1].payload
+    assert payload["allowed_source_message_ids"] == ids and payload["timeline"] == []
+    await memory.close()
+
+
+async def test_prescreen_false_skips_extraction_without_a_model_call(
+    db_path: Path, plain: sqlite3.Connection
+) -> None:
+    model = ScriptedModel.of([{**SUMMARY, "should_extract": False}])
+    memory = await open_memory(db_path, model)
+    await seal_block(memory)
+    await memory.process_pending()
+    assert job_states(plain)[1] == ("event_extraction", "skipped", 1)
+    assert len(model.requests) == 1
+    assert (await memory.get_blocks())[0].block.processing_status == "ready"
+    await memory.close()
+
+
+async def test_valid_empty_extraction_is_skipped_but_promised_events_must_exist(
+    db_path: Path, plain: sqlite3.Connection
+) -> None:
+    model = ScriptedModel.of(
+        [SUMMARY, {"should_extract": True, "events": []}, {"should_extract": False, "events": []}]
+    )
+    memory = await open_memory(db_path, model)
+    await seal_block(memory)
+    report = await memory.process_pending()
+    assert report.failed == 1 and "no valid card" in report.errors[0]
+    assert (await memory.get_blocks())[0].block.processing_status == "pending"
+    assert job_states(plain)[1][:2] == ("event_extraction", "failed")
+    plain.execute("UPDATE jobs SET next_retry_at = '2000-01-01T00:00:00+00:00'")
+    plain.commit()
+    await memory.process_pending()
+    assert job_states(plain)[1] == ("event_extraction", "skipped", 2)
+    await memory.close()
+
+
+async def test_garbage_then_valid_output_retries_with_backoff(
+    db_path: Path, plain: sqlite3.Connection
+) -> None:
+    model = ScriptedModel.of(["not json at all", {"title": ""}, ModelServerError("503")])
+    memory = await open_memory(db_path, model)
+    await seal_block(memory)
+    for attempt in (1, 2, 3):
+        report = await memory.process_pending()
+        assert report.failed == 1
+        row = plain.execute("SELECT attempts, next_retry_at, updated_at, last_error FROM jobs")
+        attempts, retry_at, updated, error = row.fetchone()
+        assert attempts == attempt and error
+        if attempt < 3:
+            from stratagate_plugin.core.timeutil import parse_iso
+
+            gap = (parse_iso(retry_at) - parse_iso(updated)).total_seconds()
+            assert gap == pytest.approx(2 ** (attempt - 1))
+            plain.execute("UPDATE jobs SET next_retry_at = '2000-01-01T00:00:00+00:00'")
+            plain.commit()
+        else:
+            assert retry_at is None  # terminal after three attempts
+    assert (await memory.process_pending()).ran == 0
+    [job] = await memory.list_jobs(status="failed")
+    await memory.retry_job(job.id)
+    model.push(
+        SUMMARY,
+        {
+            "should_extract": True,
+            "events": [card((await memory.block_messages(job.target_id))[0].id)],
+        },
+    )
+    report = await memory.process_pending()
+    assert report.succeeded == 2 and len(await memory.list_events()) == 1
+    await memory.close()
+
+
+async def test_a_job_left_running_is_failed_and_retried_after_restart(
+    db_path: Path, plain: sqlite3.Connection
+) -> None:
+    memory = await open_memory(db_path, ScriptedModel())
+    await seal_block(memory)
+    await memory.close()
+    plain.execute("UPDATE jobs SET status = 'running', attempts = 1")
+    plain.commit()
+    memory = await open_memory(db_path, ScriptedModel.of([SUMMARY, {"should_extract": False}]))
+    status, error = plain.execute("SELECT status, last_error FROM jobs").fetchone()
+    assert (status, error) == ("failed", "interrupted before completion")
+    report = await memory.process_pending()
+    assert report.succeeded + report.skipped == 2
+    assert job_states(plain)[0] == ("block_summary", "succeeded", 2)
+    await memory.close()
+
+
+async def test_model_failure_never_touches_the_sealed_block(
+    db_path: Path, plain: sqlite3.Connection
+) -> None:
+    memory = await open_memory(db_path, ScriptedModel.of([ModelServerError("down")]))
+    ids = await seal_block(memory)
+    await memory.process_pending()
+    [view] = await memory.get_blocks()
+    assert [m.id for m in await memory.block_messages(view.block.id)] == ids
+    assert view.block.l3_condensed and view.block.processing_status == "pending"
+    await memory.close()
+
+
+async def test_cards_citing_foreign_messages_are_dropped_and_duplicates_merged(
+    db_path: Path,
+) -> None:
+    model = ScriptedModel.of([SUMMARY])
+    memory = await open_memory(db_path, model)
+    ids = await seal_block(memory)
+    model.push(
+        {
+            "should_extract": True,
+            "events": [
+                card(ids[0]),
+                card(ids[0]) | {"source_message_ids": [ids[2]], "tags": ["b"]},
+                card("msg_elsewhere", title="Invented"),
+                card(
+                    ids[1],
+                    title="Odd time",
+                    temporal={
+                        "happened_start": 42,
+                        "participants": ["Ana", 3],
+                        "precision": "fortnight",
+                        "event_type": "发布",
+                        "original_text": "next week",
+                    },
+                ),
+            ],
+        }
+    )
+    await memory.process_pending()
+    events = {e.title: e for e in await memory.list_events()}
+    assert set(events) == {"Kiln firing moved", "Odd time"}
+    assert events["Kiln firing moved"].source_message_ids == [ids[0], ids[2]]
+    odd = events["Odd time"].temporal
+    assert odd["event_type"] == "release" and odd["original_text"] == "next week"
+    assert "happened_start" not in odd and "participants" not in odd and "precision" not in odd
+    assert odd["mentioned_at"].startswith("20") and odd["thread_id"] == "t"
+    await memory.close()
+
+
+async def test_supersede_and_conflict_links_are_kept_within_the_timeline(
+    db_path: Path, plain: sqlite3.Connection
+) -> None:
+    model = ScriptedModel.of([SUMMARY])
+    memory = await open_memory(db_path, model)
+    first_ids = await seal_block(memory)
+    model.push(
+        {
+            "should_extract": True,
+            "events": [
+                card(first_ids[0], title="Sale on 14 March"),
+                card(first_ids[2], title="Studio opens at 10"),
+            ],
+        }
+    )
+    await memory.process_pending()
+    old = {e.title: e.id for e in await memory.list_events()}
+    second_ids = await seal_block(memory, start=2)
+    model.push(
+        SUMMARY,
+        {
+            "should_extract": True,
+            "events": [
+                card(
+                    second_ids[0],
+                    title="Sale moved to 21 March",
+                    temporal={
+                        "supersedes_event_ids": [old["Sale on 14 March"], "evt_not_in_timeline"]
+                    },
+                ),
+                card(
+                    second_ids[2],
+                    title="Studio opens at 9",
+                    temporal={"conflicts_with_event_ids": [old["Studio opens at 10"]]},
+                ),
+            ],
+        },
+    )
+    await memory.process_pending()
+    timeline = {entry["id"] for entry in model.requests[-1].payload["timeline"]}
+    assert set(old.values()) <= timeline
+    superseded = await memory.get_event(old["Sale on 14 March"])
+    newer = {e.title: e for e in await memory.list_events()}
+    assert superseded.status == "superseded" and superseded.forced_cap == 0.1
+    assert superseded.superseded_by == newer["Sale moved to 21 March"].id
+    assert newer["Sale moved to 21 March"].temporal["supersedes_event_ids"] == [superseded.id]
+    conflicted = await memory.get_event(old["Studio opens at 10"])
+    assert conflicted.status == "active"
+    assert conflicted.temporal["conflicts_with_event_ids"] == [newer["Studio opens at 9"].id]
+    assert len(await memory.list_events()) == 4  # the superseded event is kept
+    await memory.close()
