@@ -197,3 +197,14 @@ async def test_a_failing_unit_rolls_back_everything(
         await memory.db.write(unit)
     assert plain.execute("SELECT COUNT(*) FROM meta WHERE key = 'probe'").fetchone()[0] == 0
     await memory.append_turn("ns", "t", user="still works", receipt_id="after")
+
+
+async def test_seal_tail_closes_a_short_block_and_ignores_an_empty_tail(
+    memory: StrataGate,
+) -> None:
+    await say(memory, 4)
+    block_id = await memory.seal_tail("ns", "t1")
+    spans = [(v.block.start_turn, v.block.end_turn) for v in await memory.get_blocks()]
+    assert spans == [(1, 3), (4, 4)] and block_id == (await memory.get_blocks())[1].block.id
+    assert await memory.seal_tail("ns", "t1") is None
+    assert await memory.open_tail("ns", "t1") == []

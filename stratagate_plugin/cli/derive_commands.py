@@ -47,6 +47,8 @@ class ProgressBar:
     def advance(self, job: Job) -> None:
         self.done += 1
         self.total = max(self.total, self.done)
+        if not sys.stderr.isatty() and self.done % 50:
+            return
         filled = int(30 * self.done / self.total)
         sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done} {job.kind:<18}")
         sys.stderr.flush()

@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from . import blocks as block_rules
+from . import profile_service
 from .config import MemoryConfig
 from .derivation import DerivationReport, Deriver
 from .errors import InvalidInput, NotFound
 from .events import EventCard
 from .llm.base import StructuredModel
+from .profile_service import ProfileUpdate, ProfileView
 from .records import (
     Block,
     BlockView,
@@ -28,6 +30,7 @@ from .records import (
     TurnReceipt,
 )
 from .store import Database, block_rows, default_database_path, event_rows, jobs
+from .store.sealing import seal_whole_tail
 from .store.turns import NamespaceDefaults, record_turn
 from .timeutil import iso, to_utc, utc_now
 
@@ -112,6 +115,11 @@ class StrataGate:
             return record_turn(raw, namespace, thread_id, messages, moment, receipt, defaults)
 
         return await self.db.write(unit)
+
+    async def seal_tail(self, namespace: str, thread_id: str) -> str | None:
+        """Seal the thread's open tail now (end of a session or an import); None if empty."""
+        now = iso(utc_now())
+        return await self.db.write(lambda raw: seal_whole_tail(raw, namespace, thread_id, now))
 
     # -- block settings ----------------------------------------------------------------
 
@@ -225,6 +233,34 @@ class StrataGate:
 
     async def get_event(self, event_id: str) -> EventCard:
         return await self.db.read(lambda raw: event_rows.get_event(raw, event_id))
+
+    # -- resident profile ----------------------------------------------------------------
+
+    async def get_profile(self) -> ProfileView:
+        return await profile_service.get_profile(self.db)
+
+    async def update_profile(
+        self,
+        field: str,
+        value: object,
+        source: profile_service.Source = "settings",
+        expected_revision: int | None = None,
+    ) -> ProfileUpdate:
+        """One field per call; a stale ``expected_revision`` raises ProfileConflict."""
+        return await profile_service.update_field(self.db, field, value, source, expected_revision)
+
+    async def agent_profile_update(
+        self, thread_key: str, field: str, value: object, latest_user_message: str
+    ) -> ProfileUpdate:
+        """The agent's request: applied if the user asked for it, else awaits consent."""
+        return await profile_service.agent_update(
+            self.db, thread_key, field, value, latest_user_message
+        )
+
+    async def settle_profile_proposals(
+        self, thread_key: str, user_message: str
+    ) -> list[ProfileUpdate]:
+        return await profile_service.settle_proposals(self.db, thread_key, user_message)
 
 
 def default_model() -> StructuredModel:

@@ -212,12 +212,48 @@ def _m005_evidence_gate(raw: sqlite3.Connection) -> None:
     )
 
 
+def _m006_profile(raw: sqlite3.Connection) -> None:
+    _run_script(
+        raw,
+        """
+        CREATE TABLE profile_fields (
+            field TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            revision INTEGER NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE profile_changes (
+            id INTEGER PRIMARY KEY,
+            field TEXT NOT NULL,
+            old_value TEXT NOT NULL,
+            new_value TEXT NOT NULL,
+            source TEXT NOT NULL
+                CHECK (source IN ('settings', 'user_explicit', 'agent_tool', 'maintenance')),
+            message_id TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE profile_proposals (
+            id TEXT PRIMARY KEY,
+            thread_key TEXT NOT NULL,
+            field TEXT NOT NULL,
+            value TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'applied', 'refused')),
+            created_at TEXT NOT NULL,
+            resolved_at TEXT
+        );
+        CREATE INDEX profile_proposals_pending ON profile_proposals(thread_key, status)
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
     _m003_block_lookup,
     _m004_events,
     _m005_evidence_gate,
+    _m006_profile,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

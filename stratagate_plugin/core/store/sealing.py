@@ -51,6 +51,20 @@ def seal_ready_tails(
         sealed.append(_seal_one(raw, namespace, thread_id, size, thread[1], now))
 
 
+def seal_whole_tail(
+    raw: sqlite3.Connection, namespace: str, thread_id: str, now: str
+) -> str | None:
+    """Seal everything in the open tail as one (possibly short) block, e.g. at session end."""
+    thread = raw.execute(
+        "SELECT open_user_messages, sealed_position FROM threads "
+        "WHERE namespace = ? AND thread_id = ?",
+        (namespace, thread_id),
+    ).fetchone()
+    if thread is None or thread[0] < 1:
+        return None
+    return _seal_one(raw, namespace, thread_id, int(thread[0]), int(thread[1]), now)
+
+
 def _seal_one(
     raw: sqlite3.Connection, namespace: str, thread_id: str, size: int, after: int, now: str
 ) -> str:
