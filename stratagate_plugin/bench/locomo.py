@@ -16,8 +16,11 @@ from typing import Any
 
 from ..core.config import MemoryConfig
 from ..core.facade import StrataGate
+from ..core.fused_retrieval import FusionConfig, channel_rankings, retrieve
+from ..core.llm.offline import OfflineModel
+from ..core.llm.select import model_from_settings
 from ..core.records import MessageIn, Role
-from ..core.retrieval import retrieve_raw, search_raw
+from ..core.retrieval import search_raw
 
 BLOCK_TURN_SIZE = 6
 CUTOFFS = (1, 5, 10, 20)
@@ -111,17 +114,16 @@ def turns_of(lines: Sequence[Line]) -> list[list[Line]]:
 
 
 async def ingest(sg: StrataGate, namespace: str, sessions: Sequence[Session]) -> dict[str, str]:
-    """Record every session as one thread, each ending with its tail sealed; id → dia_id."""
+    """Record every session as one thread, each sealed at its end; message id → dia_id."""
     dia_of: dict[str, str] = {}
     for session in sessions:
-        turns = [t for t in turns_of(session.lines) if any(x.role == "user" for x in t)]
-        for index, turn in enumerate(turns):
-            if index == len(turns) - 1:
-                await sg.set_block_turn_size(namespace, index % BLOCK_TURN_SIZE + 1)
+        for turn in turns_of(session.lines):
+            if not any(x.role == "user" for x in turn):
+                continue
             messages = [MessageIn(role=x.role, content=x.content, at=session.at) for x in turn]
             receipt = await sg.record_turn(namespace, session.thread_id, messages, at=session.at)
             dia_of.update(zip(receipt.message_ids, (x.dia_id for x in turn), strict=True))
-        await sg.set_block_turn_size(namespace, BLOCK_TURN_SIZE)
+        await sg.seal_tail(namespace, session.thread_id)
     return dia_of
 
 
@@ -145,20 +147,28 @@ def _plain_tokens(text: str) -> list[str]:
 
 
 async def rank_sample(sg: StrataGate, sample: dict[str, Any], k: int) -> dict[str, list[list[str]]]:
-    """Top-k dia_ids per question for the raw channel and the baseline (questions only)."""
+    """Top-k dia_ids per question for retrieve(), each channel and the baselines."""
     namespace = str(sample["sample_id"])
     sessions = sessions_of(sample["conversation"])
     dia_of = await ingest(sg, namespace, sessions)
+    await sg.process_pending()
     baseline = baseline_ranker(sessions)
-    ours, spec, plain = [], [], []
+    ranked: dict[str, list[list[str]]] = {}
+
+    def add(method: str, ids: Sequence[str]) -> None:
+        ranked.setdefault(method, []).append([dia_of[i] for i in ids if i in dia_of][:k])
+
     for qa in sample["qa"]:
         question = str(qa["question"])
-        ranked = await retrieve_raw(sg.db, namespace, question, k)
-        ours.append([dia_of[message_id] for message_id, _ in ranked])
+        fused = await retrieve(sg.db, namespace, question, k)
+        add("retrieve (fused)", [hit.message_id for hit in fused])
+        channels = await channel_rankings(sg.db, namespace, question, k, FusionConfig())
+        for name, ids in channels.items():
+            add(f"channel: {name}", ids)
         hits = await search_raw(sg.db, namespace, question, k)
-        spec.append([dia_of[hit.message.id] for hit in hits])
-        plain.append(baseline(question, k))
-    return {"raw channel": ours, "spec search_raw": spec, "rank_bm25 baseline": plain}
+        add("spec search_raw", [hit.message.id for hit in hits])
+        ranked.setdefault("rank_bm25 baseline", []).append(baseline(question, k))
+    return ranked
 
 
 def recall_rows(
@@ -222,17 +232,23 @@ def _write_ranked(
 
 
 async def run_locomo(
-    data_path: Path | str, out_path: Path | str, k: int = 20, db_path: Path | str | None = None
+    data_path: Path | str,
+    out_path: Path | str,
+    k: int = 20,
+    db_path: Path | str | None = None,
+    model_kind: str = "offline",
 ) -> dict[str, Any]:
-    """Ingest, rank every question, write the JSONL, print and return the recall table."""
+    """Ingest, derive, rank every question, write the JSONL, print and return the table."""
     samples: list[dict[str, Any]] = json.loads(Path(data_path).read_text(encoding="utf-8"))
+    model = OfflineModel() if model_kind == "offline" else model_from_settings()
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(db_path) if db_path else Path(scratch) / "locomo.db"
         config = MemoryConfig(block_turn_size=BLOCK_TURN_SIZE)
-        async with await StrataGate.open(path, config) as sg:
+        async with await StrataGate.open(path, config, model) as sg:
             per_sample = [await rank_sample(sg, sample, k) for sample in samples]
     ranked = {method: [lists[method] for lists in per_sample] for method in per_sample[0]}
-    _write_ranked(Path(out_path), samples, ranked["raw channel"])
+    _write_ranked(Path(out_path), samples, ranked["retrieve (fused)"])
     table = recall_rows(samples, ranked)
-    print(format_table(table))
-    return {"data": str(data_path), "k": k, "recall": table}
+    if table:
+        print(format_table(table))
+    return {"data": str(data_path), "k": k, "model": model.name, "recall": table}

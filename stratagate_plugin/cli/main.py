@@ -11,7 +11,15 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from ..core.errors import MemoryError_
-from . import block_commands, demo_command, derive_commands, ingest_command
+from . import (
+    bench_command,
+    block_commands,
+    chat_command,
+    demo_command,
+    derive_commands,
+    ingest_command,
+    plugin_command,
+)
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 
@@ -19,7 +27,15 @@ Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="stratagate", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    for module in (demo_command, ingest_command, block_commands, derive_commands):
+    for module in (
+        demo_command,
+        ingest_command,
+        block_commands,
+        derive_commands,
+        bench_command,
+        chat_command,
+        plugin_command,
+    ):
         module.register(commands)
     return parser
 

@@ -12,3 +12,5 @@ class MemoryConfig(BaseModel):
 
     block_turn_size: int = Field(default=CORE_BLOCK_TURN_SIZE, ge=1)
     block_decay_lambda: float = Field(default=DEFAULT_DECAY_LAMBDA, ge=0)
+    structured_task_timeout_s: float = Field(default=120.0, ge=1)
+    agent_memory_weight: float = Field(default=1.0, ge=0, le=5)

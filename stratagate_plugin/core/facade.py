@@ -6,37 +6,32 @@ transaction; no framework code lives here.
 
 import sqlite3
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import blocks as block_rules
-from . import profile_service
 from .config import MemoryConfig
-from .derivation import DerivationReport, Deriver
-from .errors import InvalidInput, NotFound
-from .events import EventCard
+from .errors import InvalidInput
+from .facets.blocks import BlocksFacet
+from .facets.derivation import DerivationFacet
+from .facets.gate import GateFacet
+from .facets.profile import ProfileFacet
+from .facets.search import SearchFacet
 from .llm.base import StructuredModel
-from .profile_service import ProfileUpdate, ProfileView
 from .records import (
-    Block,
-    BlockView,
-    Job,
-    LiftSource,
-    Message,
     MessageIn,
     ToolTrace,
     TurnReceipt,
 )
-from .store import Database, block_rows, default_database_path, event_rows, jobs
+from .store import Database, default_database_path, jobs
 from .store.sealing import seal_whole_tail
-from .store.turns import NamespaceDefaults, record_turn
+from .store.turns import record_turn
 from .timeutil import iso, to_utc, utc_now
 
 
-class StrataGate:
-    """The memory engine over one database file."""
+class StrataGate(BlocksFacet, DerivationFacet, GateFacet, ProfileFacet, SearchFacet):
+    """The memory engine over one database file (use cases grouped in ``core/facets``)."""
 
     def __init__(
         self,
@@ -69,10 +64,6 @@ class StrataGate:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-    @property
-    def _defaults(self) -> NamespaceDefaults:
-        return NamespaceDefaults(self.config.block_turn_size, self.config.block_decay_lambda)
 
     # -- recording -------------------------------------------------------------------
 
@@ -149,154 +140,14 @@ class StrataGate:
 
         await self.db.write(unit)
 
-    # -- blocks ------------------------------------------------------------------------
-
-    async def get_blocks(
-        self, namespace: str | None = None, thread_id: str | None = None
-    ) -> list[BlockView]:
-        """Every block with its current decayed level and the token size of each view."""
-
-        def query(raw: sqlite3.Connection) -> list[BlockView]:
-            found = block_rows.list_blocks(raw, namespace, thread_id)
-            return [_view_of(raw, block, None) for block in found]
-
-        return await self.db.read(query)
-
-    async def view_block(self, block_id: str, level: int | None = None) -> BlockView:
-        """One block rendered at ``level`` (default: its current decayed level)."""
-        return await self.db.read(
-            lambda raw: _view_of(raw, block_rows.get_block(raw, block_id), level)
-        )
-
-    async def block_messages(self, block_id: str) -> list[Message]:
-        def query(raw: sqlite3.Connection) -> list[Message]:
-            block_rows.get_block(raw, block_id)
-            return block_rows.block_messages(raw, block_id)
-
-        return await self.db.read(query)
-
-    async def open_tail(self, namespace: str, thread_id: str) -> list[Message]:
-        return await self.db.read(lambda raw: block_rows.open_tail(raw, namespace, thread_id))
-
-    async def mark_block_ready(
-        self, block_id: str, derived: dict[str, object] | None = None
-    ) -> Block:
-        """Mark a block ready (normally done by derivation once L0–L2 and events exist)."""
-        now = iso(utc_now())
-        return await self.db.write(lambda raw: block_rows.mark_ready(raw, block_id, now, derived))
-
-    async def expand_block(
-        self, block_id: str, target: Any = None, source: LiftSource = "user"
-    ) -> BlockView:
-        """Lift (or lower) a ready block's view and re-anchor its decay there."""
-        if source not in ("user", "agent"):
-            raise InvalidInput("source must be 'user' or 'agent'")
-        now = iso(utc_now())
-
-        def unit(raw: sqlite3.Connection) -> BlockView:
-            current = _view_of(raw, block_rows.get_block(raw, block_id), None).current_level
-            level = block_rules.normalize_target_level(target, current)
-            block = block_rows.reanchor(raw, block_id, level, source, now)
-            return _view_of(raw, block, None)
-
-        return await self.db.write(unit)
-
-    # -- derivation and events ---------------------------------------------------------
-
-    async def process_pending(
-        self, max_jobs: int | None = None, on_job: Callable[[Job], None] | None = None
-    ) -> DerivationReport:
-        """Run every due derivation job now (summaries, then event extraction)."""
-        return await Deriver(self.db, self.model).process_pending(max_jobs, on_job)
-
-    async def list_jobs(self, namespace: str | None = None, status: str | None = None) -> list[Job]:
-        return await self.db.read(lambda raw: jobs.list_jobs(raw, namespace, status))
-
-    async def retry_job(self, job_id: str) -> Job:
-        """Manual retry of a failed job: attempts start again and it runs at the next pass."""
-        now = utc_now()
-        return await self.db.write(lambda raw: jobs.retry(raw, job_id, now))
-
-    async def list_events(
-        self,
-        namespace: str | None = None,
-        *,
-        block_id: str | None = None,
-        include_hidden: bool = False,
-        limit: int = 1000,
-        offset: int = 0,
-    ) -> list[EventCard]:
-        statuses = event_rows.VISIBLE + (("forgotten", "archived") if include_hidden else ())
-        return await self.db.read(
-            lambda raw: event_rows.list_events(raw, namespace, statuses, block_id, limit, offset)
-        )
-
-    async def get_event(self, event_id: str) -> EventCard:
-        return await self.db.read(lambda raw: event_rows.get_event(raw, event_id))
-
-    # -- resident profile ----------------------------------------------------------------
-
-    async def get_profile(self) -> ProfileView:
-        return await profile_service.get_profile(self.db)
-
-    async def update_profile(
-        self,
-        field: str,
-        value: object,
-        source: profile_service.Source = "settings",
-        expected_revision: int | None = None,
-    ) -> ProfileUpdate:
-        """One field per call; a stale ``expected_revision`` raises ProfileConflict."""
-        return await profile_service.update_field(self.db, field, value, source, expected_revision)
-
-    async def agent_profile_update(
-        self, thread_key: str, field: str, value: object, latest_user_message: str
-    ) -> ProfileUpdate:
-        """The agent's request: applied if the user asked for it, else awaits consent."""
-        return await profile_service.agent_update(
-            self.db, thread_key, field, value, latest_user_message
-        )
-
-    async def settle_profile_proposals(
-        self, thread_key: str, user_message: str
-    ) -> list[ProfileUpdate]:
-        return await profile_service.settle_proposals(self.db, thread_key, user_message)
-
 
 def default_model() -> StructuredModel:
-    """The embedded deterministic model, used whenever no endpoint is configured."""
-    from .llm.offline import OfflineModel
+    """The endpoint configured in the environment, else the embedded offline model."""
+    from .llm.select import model_from_settings
 
-    return OfflineModel()
+    return model_from_settings()
 
 
 def _require_name(label: str, value: object) -> None:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"{label} must be a non-empty string")
-
-
-def current_level(raw: sqlite3.Connection, block: Block) -> tuple[int, int]:
-    """(level, age): pending blocks stay at L5 and never age."""
-    if block.processing_status != "ready" or block.pointer_anchor_position is None:
-        return 5, 0
-    latest = block_rows.latest_ready_position(raw, block.namespace, block.thread_id)
-    decay = block_rows.decay_lambda(raw, block.namespace)
-    level = block_rules.decayed_level(
-        block.pointer_anchor_level, block.pointer_anchor_position, latest, decay
-    )
-    return level, max(0, latest - (block.ready_position or latest))
-
-
-def _view_of(raw: sqlite3.Connection, block: Block, level: int | None) -> BlockView:
-    messages = block_rows.block_messages(raw, block.id)
-    current, age = current_level(raw, block)
-    shown = current if level is None else block_rules.clamp_level(level)
-    if not messages:
-        raise NotFound(f"block {block.id} has no messages")
-    return BlockView(
-        block=block,
-        current_level=current,
-        age=age,
-        view_tokens=block_rules.view_token_sizes(block, messages),
-        text=block_rules.render_level(block, shown, messages),
-    )

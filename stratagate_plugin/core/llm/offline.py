@@ -2,7 +2,8 @@
 
 No network and no randomness: the same task always gives the same answer. It summarises
 blocks and extracts event cards with the rule modules ``core.offline_summary`` and
-``core.offline_events``; any other task is refused with ``ModelError``.
+``core.offline_events``, and decides agent memories with ``core.remember.offline_decide``;
+any other task is refused with ``ModelError``.
 """
 
 from datetime import UTC, tzinfo
@@ -10,6 +11,7 @@ from typing import Any
 
 from ..offline_events import extract_events
 from ..offline_summary import summarize_block
+from ..remember import DECIDE_AGENT_MEMORY, offline_decide_payload
 from ..tasks import EXTRACT_EVENT_CARDS, SUMMARIZE_BLOCK
 from .base import ModelError, StructuredTask, T
 
@@ -32,4 +34,6 @@ class OfflineModel:
             return summarize_block(messages, self.timezone).model_dump()
         if name == EXTRACT_EVENT_CARDS:
             return extract_events(payload, self.timezone).model_dump()
+        if name == DECIDE_AGENT_MEMORY:
+            return offline_decide_payload(payload).model_dump()
         raise ModelError(f"the offline model cannot run task {name!r}")

@@ -1,0 +1,26 @@
+"""``stratagate bench locomo``: evidence-recall measurement on a LoCoMo-format file."""
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def register(commands: Any) -> None:
+    bench = commands.add_parser("bench", help="run a benchmark")
+    kinds = bench.add_subparsers(dest="benchmark", required=True)
+    locomo = kinds.add_parser("locomo", help="LoCoMo evidence recall of retrieve()")
+    locomo.add_argument("--data", type=Path, required=True, help="LoCoMo-format JSON file")
+    locomo.add_argument("--out", type=Path, required=True, help="ranked dia_ids, JSON lines")
+    locomo.add_argument("--k", type=int, default=20)
+    locomo.add_argument("--model", choices=("offline", "http"), default="offline")
+    locomo.add_argument("--db", type=Path, default=None, help="keep the database here")
+    locomo.set_defaults(handler=run_locomo_bench)
+
+
+async def run_locomo_bench(args: argparse.Namespace) -> int:
+    from ..bench.locomo import run_locomo
+
+    if not args.data.is_file():
+        raise ValueError(f"no such data file: {args.data}")
+    await run_locomo(args.data, args.out, k=args.k, db_path=args.db, model_kind=args.model)
+    return 0

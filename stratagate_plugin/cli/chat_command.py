@@ -1,0 +1,121 @@
+"""``stratagate chat``: the reference harness's agent loop, interactive or one ``--message``.
+
+With a ``model`` in the profile the agent talks to that OpenAI-compatible server; without
+one it uses the offline agent (``stratagate_plugin.host.offline_agent.create_chat_model``)
+when that module exists, else an echo model.
+"""
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import sys
+import threading
+from pathlib import Path
+from typing import Any, cast
+
+from ..core.llm.chat import ChatModel, EchoChatModel, HttpChatModel
+from ..host.agent import Agent
+from ..host.pm import HostError, await_me_maybe
+from ..host.profiles import DEFAULT_PROFILE, load_profile
+from ..host.runtime import Host
+from ..host.sessions import open_session
+from ..host.types import Session
+
+OFFLINE_AGENT = "stratagate_plugin.host.offline_agent"
+EXIT_COMMANDS = ("/exit", "/quit")
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("chat", help="talk to the agent (interactive, or one --message)")
+    parser.add_argument("--profile", default=DEFAULT_PROFILE, help="profile (default: %(default)s)")
+    parser.add_argument("--session", default=None, help="session id to continue (default: new)")
+    parser.add_argument("--message", default=None, help="run one turn with this text, then exit")
+    parser.set_defaults(handler=run_chat)
+
+
+async def run_chat(args: argparse.Namespace) -> int:
+    if args.message is not None and not args.message.strip():
+        raise HostError("--message is empty")
+    profile = load_profile(args.profile)
+    session = open_session(args.session, profile.name, Path.cwd())
+    async with Host.from_profile(profile) as host:
+        model = await chat_model(host)
+        try:
+            print(f"[session {session.id}; model {model.name}]", file=sys.stderr)
+            agent = Agent(host, model)
+            if args.message is not None:
+                return await one_turn(agent, session, args.message)
+            return await interactive(agent, session)
+        finally:
+            await await_me_maybe(getattr(model, "aclose", lambda: None)())
+
+
+async def chat_model(host: Host) -> ChatModel:
+    """The profile's HTTP model, else the offline agent, else the echo fallback."""
+    if host.profile.model is not None:
+        return HttpChatModel(host.profile.model)
+    try:
+        module = importlib.import_module(OFFLINE_AGENT)
+    except ModuleNotFoundError as error:
+        if error.name != OFFLINE_AGENT:
+            raise
+        return EchoChatModel()
+    return cast(ChatModel, await await_me_maybe(module.create_chat_model(host)))
+
+
+async def one_turn(agent: Agent, session: Session, text: str) -> int:
+    result = await agent.run_turn(session, text)
+    if not result.ok:
+        print(f"stratagate: turn failed: {result.error}", file=sys.stderr)
+        return 1
+    print(result.answer)
+    return 0
+
+
+async def interactive(agent: Agent, session: Session) -> int:
+    _enable_line_editing()
+    print(f"Type a message; {' or '.join(EXIT_COMMANDS)} or Ctrl-D to quit.", file=sys.stderr)
+    while True:
+        try:
+            text = (await read_line("you> ")).strip()
+        except EOFError:
+            print(file=sys.stderr)
+            return 0
+        if text in EXIT_COMMANDS:
+            return 0
+        if text:
+            result = await agent.run_turn(session, text)
+            print(result.answer if result.ok else f"[turn failed: {result.error}]")
+
+
+async def read_line(prompt: str) -> str:
+    """``input()`` on a daemon thread, so plugins' background tasks keep running meanwhile
+    and Ctrl-C does not leave the process waiting for a line."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+
+    def settle(value: str | BaseException) -> None:
+        if future.done():
+            return
+        if isinstance(value, BaseException):
+            future.set_exception(value)
+        else:
+            future.set_result(value)
+
+    def read() -> None:
+        try:
+            value: str | BaseException = input(prompt)
+        except (EOFError, KeyboardInterrupt) as error:
+            value = error
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(settle, value)
+
+    threading.Thread(target=read, daemon=True).start()
+    return await future
+
+
+def _enable_line_editing() -> None:
+    """Importing ``readline`` gives ``input()`` history and line editing where available."""
+    with contextlib.suppress(ImportError):
+        import readline  # noqa: F401

@@ -1,0 +1,1 @@
+"""Use-case groups that make up the ``StrataGate`` façade (one module per group)."""

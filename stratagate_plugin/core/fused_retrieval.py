@@ -1,0 +1,97 @@
+"""``retrieve()``: the fused first-step evidence an agent would see, as ranked message ids.
+
+Three channels, each mapped to L5 message ids: raw messages (context-voted BM25), event
+cards (each hit contributes the messages it cites, in citation order) and blocks (BM25
+over a block's L0–L2 text; a hit contributes its messages that share a query term).
+Channels are fused by weighted reciprocal-rank fusion; every id records which channels
+found it. Retrieval never reinforces and never stamps events as retrieved.
+"""
+
+import json
+import sqlite3
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from .event_queries import search_events
+from .retrieval import retrieve_raw
+from .search import bm25_rank, rrf_rank
+from .store import Database
+from .tokenize import query_tokens, tokenize
+
+CHANNELS = ("raw", "event", "block")
+
+
+@dataclass(frozen=True)
+class FusionConfig:
+    raw_weight: float = 1.0
+    event_weight: float = 0.25
+    block_weight: float = 0.1
+    event_limit: int = 20
+    block_limit: int = 5
+
+
+class Retrieved(BaseModel):
+    message_id: str
+    score: float
+    channels: list[str]
+
+
+async def channel_rankings(
+    db: Database, namespace: str, query: str, k: int, config: FusionConfig
+) -> dict[str, list[str]]:
+    """Each channel's ranked message ids (for fusion, and for per-channel measurement)."""
+    raw = [message_id for message_id, _ in await retrieve_raw(db, namespace, query, 2 * k)]
+    hits = await search_events(
+        db, namespace, query, limit=config.event_limit, track_retrieval=False
+    )
+    events = list(dict.fromkeys(m for hit in hits for m in hit.card.source_message_ids))
+    blocks = await db.read(lambda c: _block_channel(c, namespace, query, config.block_limit))
+    return {"raw": raw, "event": events, "block": blocks}
+
+
+async def retrieve(
+    db: Database, namespace: str, query: str, k: int = 20, config: FusionConfig | None = None
+) -> list[Retrieved]:
+    settings = config or FusionConfig()
+    rankings = await channel_rankings(db, namespace, query, k, settings)
+    weights = {
+        "raw": settings.raw_weight,
+        "event": settings.event_weight,
+        "block": settings.block_weight,
+    }
+    fused = rrf_rank([(rankings[name], weights[name]) for name in CHANNELS])
+    found = {name: set(ids) for name, ids in rankings.items()}
+    return [
+        Retrieved(
+            message_id=mid, score=score, channels=[name for name in CHANNELS if mid in found[name]]
+        )
+        for mid, score in fused[:k]
+    ]
+
+
+def _block_channel(raw: sqlite3.Connection, namespace: str, query: str, limit: int) -> list[str]:
+    terms = query_tokens(query)
+    if not terms:
+        return []
+    rows = raw.execute(
+        "SELECT id, l0_title, l0_tags_json, l1_summary, l2_keypoints_json FROM blocks "
+        "WHERE namespace = ? AND processing_status = 'ready'",
+        (namespace,),
+    ).fetchall()
+    docs = {row[0]: tokenize(_block_text(row)) for row in rows}
+    top = [block_id for block_id, _ in bm25_rank(terms, docs)[:limit]]
+    wanted, ranked = set(terms), []
+    for block_id in top:
+        for message_id, content in raw.execute(
+            "SELECT id, content FROM messages WHERE block_id = ? ORDER BY position", (block_id,)
+        ):
+            if wanted & set(tokenize(content)):
+                ranked.append(message_id)
+    return ranked
+
+
+def _block_text(row: sqlite3.Row) -> str:
+    tags = json.loads(row[2] or "[]")
+    points = json.loads(row[4] or "[]")
+    return "\n".join([row[1] or "", *tags, row[3] or "", *points])

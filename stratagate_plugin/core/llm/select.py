@@ -1,0 +1,28 @@
+"""Choosing the structured-task model: the configured HTTP endpoint, else the offline one.
+
+Configuration comes from the caller (a harness profile) or the environment:
+``STRATAGATE_BASE_URL`` + ``STRATAGATE_MODEL`` (and the key in the variable named by
+``STRATAGATE_API_KEY_ENV``, default ``STRATAGATE_API_KEY``). Nothing set → offline.
+"""
+
+import os
+from collections.abc import Mapping
+
+from .base import ModelError, StructuredModel
+
+
+def model_from_settings(settings: Mapping[str, object] | None = None) -> StructuredModel:
+    values = dict(settings or {})
+    env = os.environ
+    base_url = str(values.get("base_url") or env.get("STRATAGATE_BASE_URL") or "")
+    model = str(values.get("model") or env.get("STRATAGATE_MODEL") or "")
+    if not base_url and not model:
+        from .offline import OfflineModel
+
+        return OfflineModel()
+    if not (base_url and model):
+        raise ModelError("a model endpoint needs both a base URL and a model name")
+    from .http import HttpModel, HttpModelConfig
+
+    key_env = values.get("api_key_env") or env.get("STRATAGATE_API_KEY_ENV", "STRATAGATE_API_KEY")
+    return HttpModel(HttpModelConfig(base_url=base_url, model=model, api_key_env=str(key_env)))

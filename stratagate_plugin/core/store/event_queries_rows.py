@@ -1,0 +1,207 @@
+"""Reads for event search and recall: candidate rows per pool, retrieval stamps, sources.
+
+Lexical candidates come from the FTS5 ``event_fts`` index (best FTS rank first, capped);
+without FTS5 a scan keeps every visible event sharing a query token, so both paths feed
+the same ranking. Structured-filter candidates are found by a light column scan.
+"""
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..event_search import FieldCheck
+from ..events import EventCard
+from ..records import Message
+from ..tokenize import fts_encode, fts_match_any, tokenize
+from .event_rows import events_from_rows
+from .rows import message_from_row
+from .search_index import event_row_text
+
+_VISIBLE = "e.status IN ('active', 'superseded')"
+PREFILTER_TERMS = 16
+
+
+def has_event_index(raw: sqlite3.Connection) -> bool:
+    row = raw.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_fts'"
+    ).fetchone()
+    return row is not None
+
+
+def current_turn(raw: sqlite3.Connection, namespace: str) -> int:
+    row = raw.execute(
+        "SELECT current_turn FROM namespaces WHERE namespace = ?", (namespace,)
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def lexical_rows(
+    raw: sqlite3.Connection,
+    namespace: str,
+    pools: Sequence[str],
+    tokens: Sequence[str],
+    cap: int,
+) -> list[sqlite3.Row]:
+    """Visible events sharing a token with the query: per pool the best ``cap`` by FTS rank.
+
+    A long query (automatic context) is pre-filtered on its ``PREFILTER_TERMS`` rarest
+    tokens only; the ranking itself still scores every query token.
+    """
+    if not tokens:
+        return []
+    if not has_event_index(raw):
+        wanted = set(tokens)
+        rows = [row for pool in pools for row in pool_rows(raw, namespace, pool)]
+        return [row for row in rows if wanted.intersection(tokenize(event_row_text(row)))]
+    match = fts_match_any(selective_terms(raw, tokens))
+    pks = [
+        int(row[0])
+        for pool in pools
+        for row in raw.execute(
+            "SELECT e.pk FROM event_fts f JOIN events e ON e.pk = f.rowid WHERE event_fts "
+            f"MATCH ? AND e.namespace = ? AND e.pool = ? AND {_VISIBLE} ORDER BY f.rank LIMIT ?",
+            (match, namespace, pool, cap),
+        )
+    ]
+    return rows_by_pk(raw, pks)
+
+
+def selective_terms(raw: sqlite3.Connection, tokens: Sequence[str]) -> list[str]:
+    """The query's rarest indexed tokens (document counts from an ``fts5vocab`` view)."""
+    unique = list(dict.fromkeys(tokens))
+    if len(unique) <= PREFILTER_TERMS:
+        return unique
+    raw.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.sg_event_vocab "
+        "USING fts5vocab(main, 'event_fts', 'row')"
+    )
+    encoded = {fts_encode(token): token for token in unique}
+    counts = raw.execute(
+        f"SELECT term, doc FROM temp.sg_event_vocab WHERE term IN ({','.join('?' * len(encoded))})",
+        list(encoded),
+    ).fetchall()
+    rarest = sorted(counts, key=lambda row: (row[1], row[0]))[:PREFILTER_TERMS]
+    return [encoded[term] for term, _ in rarest] or unique
+
+
+def rows_by_pk(raw: sqlite3.Connection, pks: Sequence[int]) -> list[sqlite3.Row]:
+    found: list[sqlite3.Row] = []
+    for start in range(0, len(pks), 500):
+        chunk = list(pks[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        found += _rows(raw, f"SELECT e.* FROM events e WHERE e.pk IN ({marks})", chunk)
+    return found
+
+
+def pool_rows(
+    raw: sqlite3.Connection, namespace: str, pool: str, ids: Iterable[str] | None = None
+) -> list[sqlite3.Row]:
+    """Every visible event of a pool (optionally only the given ids)."""
+    sql = f"SELECT e.* FROM events e WHERE e.namespace = ? AND e.pool = ? AND {_VISIBLE}"
+    if ids is None:
+        return _rows(raw, sql, [namespace, pool])
+    found: list[sqlite3.Row] = []
+    wanted = list(ids)
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found += _rows(raw, f"{sql} AND e.id IN ({marks})", [namespace, pool, *chunk])
+    return found
+
+
+def structured_rows(
+    raw: sqlite3.Connection, namespace: str, pool: str, keep: FieldCheck
+) -> list[sqlite3.Row]:
+    """Visible events for which ``keep(title, summary, tags, temporal)`` holds."""
+    light = _rows(
+        raw,
+        "SELECT e.id, e.title, e.summary, e.tags_json, e.temporal_json FROM events e "
+        f"WHERE e.namespace = ? AND e.pool = ? AND {_VISIBLE}",
+        [namespace, pool],
+    )
+    ids = [
+        row["id"]
+        for row in light
+        if keep(
+            row["title"],
+            row["summary"],
+            json.loads(row["tags_json"]),
+            json.loads(row["temporal_json"]),
+        )
+    ]
+    return pool_rows(raw, namespace, pool, ids) if ids else []
+
+
+def pinned_or_safety(raw: sqlite3.Connection, namespace: str) -> list[EventCard]:
+    """Visible events that bypass the lexical gate of automatic context."""
+    rows = _rows(
+        raw,
+        f"SELECT e.* FROM events e WHERE e.namespace = ? AND {_VISIBLE} "
+        "AND (e.pinned = 1 OR e.criticality = 'safety')",
+        [namespace],
+    )
+    return events_from_rows(raw, rows)
+
+
+def events_from_thread(
+    raw: sqlite3.Connection, event_ids: Sequence[str], thread_id: str
+) -> set[str]:
+    """Those of ``event_ids`` whose source block or a source message is in ``thread_id``."""
+    found: set[str] = set()
+    for start in range(0, len(event_ids), 500):
+        chunk = list(event_ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        rows = raw.execute(
+            f"SELECT e.id FROM events e LEFT JOIN blocks b ON b.id = e.source_block_id "
+            f"WHERE e.id IN ({marks}) AND (b.thread_id = ? OR EXISTS (SELECT 1 FROM "
+            "event_sources s JOIN messages m ON m.id = s.message_id "
+            "WHERE s.event_id = e.id AND m.thread_id = ?))",
+            [*chunk, thread_id, thread_id],
+        ).fetchall()
+        found.update(row[0] for row in rows)
+    return found
+
+
+def stamp_retrieved(raw: sqlite3.Connection, event_ids: Sequence[str], now: str) -> None:
+    """Observability only: ``last_retrieved_at``; never counters, never ``updated_at``."""
+    raw.executemany(
+        "UPDATE events SET last_retrieved_at = ? WHERE id = ?", [(now, i) for i in event_ids]
+    )
+
+
+def source_messages(raw: sqlite3.Connection, event_id: str) -> list[Message]:
+    rows = _rows(
+        raw,
+        "SELECT m.* FROM event_sources s JOIN messages m ON m.id = s.message_id "
+        "WHERE s.event_id = ? ORDER BY s.position",
+        [event_id],
+    )
+    return [message_from_row(row) for row in rows]
+
+
+def thread_status(raw: sqlite3.Connection, namespace: str) -> tuple[int, list[str]]:
+    """(blocks in the namespace, thread ids that have blocks)."""
+    rows = raw.execute(
+        "SELECT thread_id, COUNT(*) FROM blocks WHERE namespace = ? GROUP BY thread_id "
+        "ORDER BY MIN(sequence)",
+        (namespace,),
+    ).fetchall()
+    return sum(int(row[1]) for row in rows), [row[0] for row in rows]
+
+
+def open_tail_count(raw: sqlite3.Connection, namespace: str, thread_id: str | None) -> int:
+    """Unsealed messages of one thread (or of every thread when ``thread_id`` is None)."""
+    sql = (
+        "SELECT COUNT(*) FROM messages m JOIN threads t ON t.namespace = m.namespace "
+        "AND t.thread_id = m.thread_id WHERE m.namespace = ? AND m.position > t.sealed_position"
+    )
+    if thread_id is None:
+        return int(raw.execute(sql, (namespace,)).fetchone()[0])
+    return int(raw.execute(f"{sql} AND m.thread_id = ?", (namespace, thread_id)).fetchone()[0])
+
+
+def _rows(raw: sqlite3.Connection, sql: str, params: list[Any]) -> list[sqlite3.Row]:
+    cursor = raw.cursor()
+    cursor.row_factory = sqlite3.Row
+    return cursor.execute(sql, params).fetchall()

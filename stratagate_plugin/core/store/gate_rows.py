@@ -1,0 +1,270 @@
+"""Evidence-gate persistence: batches, adoption receipts, reinforcement, pin/forget flags.
+
+Plain functions over a ``sqlite3.Connection``; callers run writes inside ``Database.write``.
+Batch ids are ``batch_<n>`` from a database-wide counter, so they survive restarts and
+stay short for the agent. Forget and restore are reversible: restore returns an event to
+``superseded`` when it has a successor, else to ``active``.
+"""
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .. import gate
+from ..errors import InvalidInput, NotFound
+from ..events import EventCard
+from ..gate import Assessment, Batch
+from ..timeutil import parse_iso
+from .event_rows import VISIBLE, get_event
+from .rows import dump_json
+from .search_index import event_row_text, index_event
+
+
+def current_turn(raw: sqlite3.Connection, namespace: str) -> int:
+    """The namespace turn counter (0 for a namespace without recorded turns)."""
+    row = raw.execute(
+        "SELECT current_turn FROM namespaces WHERE namespace = ?", (namespace,)
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+# -- batches -----------------------------------------------------------------------------
+
+
+def batch_from_row(row: sqlite3.Row) -> Batch:
+    judged = row["assessment_json"]
+    return Batch(
+        id=row["id"],
+        sequence=row["sequence"],
+        namespace=row["namespace"],
+        thread_id=row["thread_id"],
+        tool=row["tool"],
+        evidence_refs=tuple(json.loads(row["evidence_refs_json"])),
+        titles=json.loads(row["titles_json"]),
+        status=row["status"],
+        assessment=Assessment.model_validate_json(judged) if judged else None,
+        created_at=parse_iso(row["created_at"]),
+    )
+
+
+def list_batches(
+    raw: sqlite3.Connection, namespace: str, thread_id: str, status: str | None = None
+) -> list[Batch]:
+    """The thread's batches by sequence (optionally only those with ``status``)."""
+    rows = raw.execute(
+        "SELECT * FROM batches WHERE namespace = ? AND thread_id = ? "
+        "AND (? IS NULL OR status = ?) ORDER BY sequence",
+        (namespace, thread_id, status, status),
+    ).fetchall()
+    return [batch_from_row(row) for row in rows]
+
+
+def select_batch(
+    raw: sqlite3.Connection, namespace: str, thread_id: str, batch_id: str | None
+) -> Batch:
+    """``gate.select_batch`` loading only the batch needed (all of them only for the error)."""
+    found = raw.execute(
+        "SELECT * FROM batches WHERE namespace = ? AND thread_id = ? AND (? IS NULL OR id = ?) "
+        "ORDER BY sequence DESC LIMIT 1",
+        (namespace, thread_id, batch_id, batch_id),
+    ).fetchall()
+    batches = [batch_from_row(row) for row in found]
+    return gate.select_batch(batches or list_batches(raw, namespace, thread_id), batch_id)
+
+
+def latest_batch_id(raw: sqlite3.Connection, namespace: str, thread_id: str) -> str | None:
+    row = raw.execute(
+        "SELECT id FROM batches WHERE namespace = ? AND thread_id = ? ORDER BY sequence DESC "
+        "LIMIT 1",
+        (namespace, thread_id),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def batch_turn(raw: sqlite3.Connection, batch_id: str) -> int:
+    """The namespace turn at which the batch was opened."""
+    row = raw.execute("SELECT turn FROM batches WHERE id = ?", (batch_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no batch with id {batch_id!r}")
+    return int(row[0])
+
+
+def insert_batch(
+    raw: sqlite3.Connection,
+    namespace: str,
+    thread_id: str,
+    tool: str,
+    evidence_refs: Sequence[str],
+    titles: Mapping[str, str],
+    now: str,
+) -> Batch:
+    """A new unresolved batch, last in its thread, stamped with the namespace turn."""
+    refs = list(dict.fromkeys(evidence_refs))
+    (number,) = raw.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM batches").fetchone()
+    (sequence,) = raw.execute(
+        "SELECT COALESCE(MAX(sequence), 0) + 1 FROM batches WHERE namespace = ? AND thread_id = ?",
+        (namespace, thread_id),
+    ).fetchone()
+    batch_id = f"batch_{number}"
+    raw.execute(
+        "INSERT INTO batches(id, namespace, thread_id, sequence, tool, evidence_refs_json, "
+        "titles_json, turn, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (
+            batch_id,
+            namespace,
+            thread_id,
+            sequence,
+            tool,
+            dump_json(refs),
+            dump_json({ref: titles[ref] for ref in refs if ref in titles}),
+            current_turn(raw, namespace),
+            now,
+            now,
+        ),
+    )
+    return _get_batch(raw, batch_id)
+
+
+def _get_batch(raw: sqlite3.Connection, batch_id: str) -> Batch:
+    row = raw.execute("SELECT * FROM batches WHERE id = ?", (batch_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no batch with id {batch_id!r}")
+    return batch_from_row(row)
+
+
+def save_assessment(raw: sqlite3.Connection, assessment: Assessment, now: str) -> Batch:
+    """Store (overwrite) the batch's assessment."""
+    raw.execute(
+        "UPDATE batches SET assessment_json = ?, updated_at = ? WHERE id = ?",
+        (assessment.model_dump_json(), now, assessment.batch_id),
+    )
+    return _get_batch(raw, assessment.batch_id)
+
+
+def mark_batch_recorded(raw: sqlite3.Connection, batch_id: str, now: str) -> Batch:
+    raw.execute(
+        "UPDATE batches SET status = 'recorded', updated_at = ? WHERE id = ?", (now, batch_id)
+    )
+    return _get_batch(raw, batch_id)
+
+
+# -- receipts ----------------------------------------------------------------------------
+
+
+def receipt_row(raw: sqlite3.Connection, namespace: str, receipt_id: str) -> sqlite3.Row | None:
+    """The stored receipt (``batch_id``, ``payload``, ``event_ids_json`` …) or None."""
+    row: sqlite3.Row | None = raw.execute(
+        "SELECT * FROM usage_receipts WHERE namespace = ? AND receipt_id = ?",
+        (namespace, receipt_id),
+    ).fetchone()
+    return row
+
+
+def insert_receipt(
+    raw: sqlite3.Connection,
+    namespace: str,
+    receipt_id: str,
+    batch_id: str,
+    payload: str,
+    event_ids: Sequence[str],
+    audit: dict[str, Any],
+    now: str,
+) -> None:
+    raw.execute(
+        "INSERT INTO usage_receipts(namespace, receipt_id, batch_id, payload, event_ids_json, "
+        "audit_json, created_at) VALUES (?,?,?,?,?,?,?)",
+        (
+            namespace,
+            receipt_id,
+            batch_id,
+            payload,
+            dump_json(list(event_ids)),
+            dump_json(audit),
+            now,
+        ),
+    )
+
+
+# -- reinforcement and flags ---------------------------------------------------------------
+
+
+def reinforce_events(
+    raw: sqlite3.Connection, namespace: str, event_ids: Iterable[str], turn: int, now: str
+) -> list[str]:
+    """``mention_count + 1`` and ``last_adopted_turn = turn`` for each live event, once each.
+
+    Missing, foreign-namespace, forgotten and archived events are skipped; the ids actually
+    reinforced are returned in input order.
+    """
+    done: list[str] = []
+    for event_id in dict.fromkeys(event_ids):
+        cursor = raw.execute(
+            "UPDATE events SET mention_count = mention_count + 1, last_adopted_turn = ?, "
+            "updated_at = ? WHERE id = ? AND namespace = ? AND status IN (?, ?)",
+            (turn, now, event_id, namespace, *VISIBLE),
+        )
+        if cursor.rowcount:
+            done.append(event_id)
+    return done
+
+
+def set_pinned(raw: sqlite3.Connection, event_id: str, pinned: bool, now: str) -> EventCard:
+    get_event(raw, event_id)
+    raw.execute(
+        "UPDATE events SET pinned = ?, updated_at = ? WHERE id = ?", (int(pinned), now, event_id)
+    )
+    return get_event(raw, event_id)
+
+
+def forget(raw: sqlite3.Connection, event_id: str, now: str) -> EventCard:
+    """Hide the event from every view; its sources and links stay (idempotent)."""
+    card = get_event(raw, event_id)
+    if card.status in VISIBLE:
+        raw.execute(
+            "UPDATE events SET status = 'forgotten', updated_at = ? WHERE id = ?", (now, event_id)
+        )
+    elif card.status != "forgotten":
+        raise InvalidInput(f"event {event_id} is {card.status}; only live events can be forgotten")
+    return get_event(raw, event_id)
+
+
+def restore(raw: sqlite3.Connection, event_id: str, now: str) -> EventCard:
+    """Undo ``forget``: superseded again when it has a successor, else active (idempotent)."""
+    card = get_event(raw, event_id)
+    if card.status == "forgotten":
+        status = "superseded" if card.superseded_by else "active"
+        raw.execute(
+            "UPDATE events SET status = ?, updated_at = ? WHERE id = ?", (status, now, event_id)
+        )
+    return get_event(raw, event_id)
+
+
+def live_event_ids(raw: sqlite3.Connection, event_ids: Iterable[str]) -> set[str]:
+    """Those of ``event_ids`` that are still active or superseded."""
+    ids = list(dict.fromkeys(event_ids))
+    if not ids:
+        return set()
+    found = raw.execute(
+        f"SELECT id FROM events WHERE id IN ({','.join('?' * len(ids))}) AND status IN (?, ?)",
+        [*ids, *VISIBLE],
+    )
+    return {row[0] for row in found}
+
+
+def merge_into(
+    raw: sqlite3.Connection,
+    event_id: str,
+    summary: str,
+    tags: Sequence[str],
+    turn: int,
+    now: str,
+) -> None:
+    """Rewrite a merge target's summary and tags, reinforce it once and re-index its text."""
+    raw.execute(
+        "UPDATE events SET summary = ?, tags_json = ?, mention_count = mention_count + 1, "
+        "last_adopted_turn = ?, updated_at = ? WHERE id = ?",
+        (summary, dump_json(list(tags)), turn, now, event_id),
+    )
+    row = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
+    index_event(raw, row["pk"], event_row_text(row))

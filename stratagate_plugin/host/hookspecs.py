@@ -1,0 +1,66 @@
+"""The host's hooks. Contracts and exact signatures: docs/hooks.md.
+
+Any implementation may be ``async``; the host awaits what comes back, so never use
+``firstresult`` or wrappers here.
+"""
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+import pluggy
+
+from .types import (
+    ContextSection,
+    HostTurn,
+    Session,
+    SettingsSection,
+    StopDecision,
+    TurnState,
+)
+
+if TYPE_CHECKING:
+    from .runtime import Host
+
+hookspec = pluggy.HookspecMarker("stratagate")
+hookimpl = pluggy.HookimplMarker("stratagate")
+
+
+@hookspec
+def register_settings(
+    host: "Host", register: Callable[[SettingsSection], None]
+) -> Awaitable[None] | None:
+    """Register settings sections (defaults, optional web app) before startup."""
+
+
+@hookspec
+def startup(host: "Host") -> Awaitable[None] | None:
+    """Open resources once the plugin's settings are known."""
+
+
+@hookspec
+def register_tools(host: "Host", register: Callable[..., None]) -> Awaitable[None] | None:
+    """Register tools (``Tool`` objects or typed functions) offered to the model."""
+
+
+@hookspec
+def build_context(
+    host: "Host", session: Session, user_message: str, state: TurnState
+) -> list[ContextSection] | Awaitable[list[ContextSection] | None] | None:
+    """Return context sections for the next model call."""
+
+
+@hookspec
+def turn_stopping(
+    host: "Host", session: Session, state: TurnState
+) -> StopDecision | Awaitable[StopDecision | None] | None:
+    """Decide whether the model may stop: allow, steer, fail or recover."""
+
+
+@hookspec
+def turn_completed(host: "Host", session: Session, turn: HostTurn) -> Awaitable[None] | None:
+    """Receive the folded turn after it was recorded in the session file."""
+
+
+@hookspec
+def shutdown(host: "Host") -> Awaitable[None] | None:
+    """Release resources; called once when the host stops."""

@@ -1,0 +1,96 @@
+"""The plugin's running state: the engine, memory spaces, a derivation worker, turn state."""
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.config import MemoryConfig
+from ..core.facade import StrataGate
+from ..core.llm.select import model_from_settings
+from ..core.spaces import namespace_for
+from ..core.store.db import default_database_path
+from .types import Session
+
+log = logging.getLogger(__name__)
+SETTINGS_ID = "stratagate-memory"
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "database": "",
+    "namespace_mode": "project",
+    "namespace_prefix": "sg",
+    "global_namespace": "global",
+    "block_turn_size": 6,
+    "block_decay_lambda": 0.3,
+    "agent_memory_enabled": True,
+    "agent_memory_weight": 1.0,
+    "structured_task_timeout_s": 120.0,
+    "model": {},
+}
+
+
+@dataclass
+class TurnGate:
+    """Finish-step bookkeeping for one turn."""
+
+    steers: int = 0
+    open_at_last_steer: int = 0
+    recovering: bool = False
+
+
+@dataclass
+class MemoryRuntime:
+    memory: StrataGate
+    settings: dict[str, Any]
+    cwd: Path
+    worker: asyncio.Task[None] | None = None
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    gates: dict[tuple[str, int], TurnGate] = field(default_factory=dict)
+    settled: set[tuple[str, int]] = field(default_factory=set)
+    user_messages: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    async def start(cls, settings: dict[str, Any], cwd: Path) -> "MemoryRuntime":
+        path = Path(settings["database"]) if settings.get("database") else default_database_path()
+        config = MemoryConfig(
+            block_turn_size=int(settings["block_turn_size"]),
+            block_decay_lambda=float(settings["block_decay_lambda"]),
+            structured_task_timeout_s=float(settings["structured_task_timeout_s"]),
+            agent_memory_weight=float(settings["agent_memory_weight"]),
+        )
+        memory = await StrataGate.open(path, config, model_from_settings(settings.get("model")))
+        runtime = cls(memory, settings, cwd)
+        runtime.worker = asyncio.create_task(runtime._derive_forever())
+        runtime.wake.set()
+        return runtime
+
+    def namespace(self, session: Session) -> str:
+        return namespace_for(
+            str(self.settings["namespace_mode"]),
+            cwd=str(session.cwd or self.cwd),
+            session_id=session.id,
+            prefix=str(self.settings["namespace_prefix"]),
+            global_name=str(self.settings["global_namespace"]),
+        )
+
+    async def _derive_forever(self) -> None:
+        """Run derivation jobs in the background whenever a turn may have sealed a block."""
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            try:
+                report = await self.memory.process_pending()
+            except Exception:
+                log.exception("StrataGate derivation pass failed")
+                continue
+            for error in report.errors:
+                log.warning("StrataGate derivation: %s", error)
+
+    async def stop(self) -> None:
+        """Let a running job finish briefly; an interrupted one is retried at the next start."""
+        if self.worker is not None:
+            self.worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self.worker, timeout=5)
+        await self.memory.close()

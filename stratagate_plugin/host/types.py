@@ -1,0 +1,154 @@
+"""Data the host hands to plugins and gets back from them."""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..core.llm.chat import ChatMessage, ToolSpec
+from ..core.records import ToolTrace
+
+__all__ = [
+    "ChatMessage",
+    "ContextSection",
+    "HostTurn",
+    "Session",
+    "SettingsSection",
+    "StopDecision",
+    "Tool",
+    "ToolCallContext",
+    "ToolTrace",
+    "TurnState",
+]
+
+
+@dataclass
+class Session:
+    """One conversation: its id, profile, working directory and native history."""
+
+    id: str
+    profile: str
+    cwd: Path
+    created_at: datetime
+    history: list[ChatMessage] = field(default_factory=list)
+    turns: int = 0
+
+
+@dataclass(frozen=True)
+class ToolCallContext:
+    """Where a tool call happens: the session, the turn number and the model's call id."""
+
+    session: Session
+    turn: int
+    call_id: str
+
+
+StopKind = Literal["allow", "steer", "fail", "recover"]
+ToolImplementation = Callable[[dict[str, Any], ToolCallContext], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool offered to the model; the result (str, or JSON-able data) goes back as text."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    implementation: ToolImplementation
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+
+class ContextSection(BaseModel):
+    """Text added to every model call; sorted by ``order`` (then id).
+
+    ``system`` sections join the system message; ``user`` sections go just before the
+    current turn's user message.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1)
+    text: str
+    role: Literal["system", "user"] = "system"
+    order: int = 100
+
+
+class HostTurn(BaseModel):
+    """A completed turn folded for memory: human text, answer text, non-memory tool traces."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    turn: int
+    user: str
+    assistant: str
+    tool_calls: tuple[ToolTrace, ...] = ()
+    started_at: datetime
+    ended_at: datetime
+    outcome: Literal["completed", "failed"] = "completed"
+    error: str | None = None
+
+
+@dataclass
+class TurnState:
+    """The running turn as ``turn_stopping`` sees it (read-only for plugins)."""
+
+    turn: int
+    user_message: str
+    messages: list[ChatMessage]
+    step: int = 0
+    stops: int = 0
+
+    @property
+    def answer(self) -> str:
+        """The text of the latest assistant message."""
+        replies = [m for m in self.messages if m.role == "assistant"]
+        return replies[-1].text if replies else ""
+
+
+@dataclass(frozen=True)
+class StopDecision:
+    """A plugin's answer when the model stops: allow, steer, fail or recover."""
+
+    kind: StopKind
+    text: str = ""
+
+    @classmethod
+    def allow(cls) -> "StopDecision":
+        """Let the turn end with the model's answer."""
+        return cls("allow")
+
+    @classmethod
+    def steer(cls, message: str) -> "StopDecision":
+        """Add ``message`` as a plugin-sourced user message and let the model continue."""
+        return cls("steer", message)
+
+    @classmethod
+    def fail(cls, reason: str) -> "StopDecision":
+        """End the turn with an error."""
+        return cls("fail", reason)
+
+    @classmethod
+    def recover(cls, instructions: str) -> "StopDecision":
+        """Ask for the final answer again, without tools, following ``instructions``."""
+        return cls("recover", instructions)
+
+
+@dataclass(frozen=True)
+class SettingsSection:
+    """A plugin's settings: defaults for its profile entry and an optional web app.
+
+    ``app`` is an ASGI application a web server may mount at ``mount`` (e.g. ``/api/x``).
+    """
+
+    id: str
+    title: str
+    defaults: dict[str, Any] = field(default_factory=dict)
+    order: int = 100
+    mount: str | None = None
+    app: Any = None

@@ -1,0 +1,342 @@
+"""Event search (spec §6.4): BM25/RRF orders, structured filters, pools, statuses, side effects."""
+
+import math
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from stratagate_plugin.core.errors import NotFound
+from stratagate_plugin.core.event_queries import expand_event, get_blocks, search_events
+from stratagate_plugin.core.event_search import (
+    SCORE_MEANING,
+    EventFilters,
+    EventSearch,
+    event_tokens,
+    pool_rankings,
+    rank_events,
+)
+from stratagate_plugin.core.events import EventCard
+from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.search import bm25_rank
+from stratagate_plugin.core.store import event_rows
+from stratagate_plugin.core.tokenize import query_tokens
+
+T0 = datetime(2024, 5, 1, tzinfo=UTC)
+
+
+def card(event_id: str, title: str = "", summary: str = "", **extra: Any) -> EventCard:
+    fields: dict[str, Any] = {
+        "id": event_id,
+        "namespace": "ns",
+        "title": title or event_id,
+        "summary": summary or "-",
+        "source_block_id": None,
+        "source_message_ids": [],
+        "formed_turn": 0,
+        "temporal": {},
+        "scope": "user",
+        "last_adopted_turn": 0,
+        "created_at": T0,
+        "updated_at": T0,
+    }
+    return EventCard(**(fields | extra))
+
+
+def search(text: str = "", **extra: Any) -> EventSearch:
+    filters = extra.pop("filters", EventFilters())
+    return EventSearch(tuple(query_tokens(text)), filters=filters, **extra)
+
+
+def ids(cards: list[EventCard], request: EventSearch, turn: int = 0) -> list[str]:
+    return [hit.card.id for hit in rank_events(cards, request, turn)]
+
+
+def bm25_by_hand(tf: int, length: int, avgdl: float, total: int, df: int) -> float:
+    idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
+    return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avgdl))
+
+
+# -- pure ranking -------------------------------------------------------------------------
+
+
+def test_event_tokens_weight_every_field() -> None:
+    event = card(
+        "e",
+        "kiln",
+        "clay",
+        tags=["oven"],
+        quotes=["bake"],
+        temporal={"participants": ["Ana"], "event_type": "plan", "original_text": "soon"},
+    )
+    counts = {t: event_tokens(event).count(t) for t in set(event_tokens(event))}
+    assert counts == {
+        "w:kiln": 4,
+        "w:clay": 3,
+        "w:oven": 2,
+        "w:bak": 2,
+        "w:ana": 5,
+        "w:plan": 5,
+        "w:soon": 4,
+    }
+
+
+def test_bm25_order_matches_a_hand_computed_case() -> None:
+    a = card("a", "kiln", "clay")  # kiln×4 + clay×3 = 7 tokens
+    b = card("b", "kiln kiln", "oven")  # kiln×8 + oven×3 = 11 tokens
+    c = card("c", "oven", "clay")  # no query token: outside the BM25 corpus
+    scores = dict(bm25_rank(["w:kiln"], {e.id: event_tokens(e) for e in (a, b)}))
+    assert scores["a"] == pytest.approx(bm25_by_hand(4, 7, 9, 2, 2))
+    assert scores["b"] == pytest.approx(bm25_by_hand(8, 11, 9, 2, 2))
+    hits = rank_events([a, b, c], search("kiln"), 0)
+    assert [h.card.id for h in hits] == ["b", "a"]
+    assert [h.rank_score for h in hits] == pytest.approx([1 / 61, 1 / 62])
+
+
+@pytest.mark.parametrize(
+    ("agent_weight", "expected", "top_score"),
+    [
+        (2.0, ["x", "a", "b"], 2 / 61),
+        (1.0, ["a", "x", "b"], 1 / 61),  # a and x tie on 1/61: best rank, then id
+        (0.5, ["a", "b", "x"], 1 / 61),
+        (0.0, ["a", "b"], 1 / 61),
+    ],
+)
+def test_pools_fuse_by_weighted_rrf(
+    agent_weight: float, expected: list[str], top_score: float
+) -> None:
+    a = card("a", "kiln kiln kiln")
+    b = card("b", "kiln", "oven oven oven")
+    x = card("x", "kiln", pool="agent")
+    hits = rank_events([a, b, x], search("kiln", agent_weight=agent_weight), 0)
+    assert [h.card.id for h in hits] == expected
+    assert hits[0].rank_score == pytest.approx(top_score)
+
+
+def test_query_matching_nothing_returns_nothing() -> None:
+    assert ids([card("a", "kiln"), card("b", "oven")], search("zebra")) == []
+
+
+def test_empty_query_without_filters_lists_everything_in_structured_order() -> None:
+    fresh = card("fresh", last_adopted_turn=10)
+    stale = card("stale", last_adopted_turn=0)
+    newer = card("newer", last_adopted_turn=0, updated_at=T0 + timedelta(days=1))
+    assert ids([stale, fresh, newer], search(""), 10) == ["fresh", "newer", "stale"]
+
+
+@pytest.mark.parametrize(
+    ("intent", "expected"), [("first", ["old", "mid", "new"]), ("latest", ["new", "mid", "old"])]
+)
+def test_temporal_intent_orders_by_chronology(intent: Any, expected: list[str]) -> None:
+    old = card("old", temporal={"happened_start": "2020-01-01T00:00:00+00:00"})
+    mid = card("mid", temporal={"mentioned_at": "2021-01-01T00:00:00+00:00"})
+    new = card("new", created_at=T0)
+    request = search("", filters=EventFilters(temporal_intent=intent))
+    assert ids([new, old, mid], request) == expected
+
+
+def test_joint_structured_match_restricts_bm25_to_the_matching_events() -> None:
+    ana = card("ana", "kiln", temporal={"participants": ["Ana Lopez"]})
+    both = card("both", "kiln kiln", temporal={"participants": ["Ana", "Bob"]})
+    other = card("other", "kiln kiln kiln")
+    request = search("kiln", filters=EventFilters(participants=("ana",)))
+    assert pool_rankings([ana, both, other], request, 0) == [["both", "ana"], ["ana", "both"]]
+    assert ids([ana, both, other], request) == ["ana", "both"]  # RRF tie: best rank, then id
+
+
+def test_without_a_joint_match_each_structured_list_is_its_own_ranking() -> None:
+    ana = card("ana", "kiln", temporal={"participants": ["Ana"]})
+    plan = card("plan", "oven", temporal={"event_type": "plan"})
+    other = card("other", "kiln")
+    request = search("kiln", filters=EventFilters(participants=("Ana",), event_type="plan"))
+    rankings = pool_rankings([ana, plan, other], request, 0)
+    assert rankings[1:] == [["ana"], ["plan"]] and set(rankings[0]) == {"ana", "other"}
+    assert set(ids([ana, plan, other], request)) == {"ana", "plan", "other"}
+
+
+def test_event_type_filter_matches_the_type_or_the_text() -> None:
+    typed = card("typed", temporal={"event_type": "release"})
+    texty = card("texty", "We released v2", tags=["release"])
+    plain = card("plain", "Lunch")
+    request = search("", filters=EventFilters(event_type="发布"))
+    assert set(ids([typed, texty, plain], request)) == {"typed", "texty"}
+
+
+def test_happened_window_overlaps_start_and_end() -> None:
+    def at(day: int) -> str:
+        return (T0 + timedelta(days=day)).isoformat()
+
+    inside = card("inside", temporal={"happened_start": at(1), "happened_end": at(3)})
+    only_end = card("only_end", temporal={"happened_end": at(5)})
+    before = card("before", temporal={"happened_start": at(-9), "happened_end": at(-8)})
+    undated = card("undated")
+    window = EventFilters(happened_from=T0 + timedelta(days=2), happened_to=T0 + timedelta(days=5))
+    found = ids([inside, only_end, before, undated], search("", filters=window))
+    assert set(found) == {"inside", "only_end"}
+
+
+def test_statuses_superseded_kept_forgotten_and_archived_dropped() -> None:
+    cards = [
+        card("active", "kiln"),
+        card("superseded", "kiln", status="superseded", forced_cap=0.1),
+        card("forgotten", "kiln", status="forgotten"),
+        card("archived", "kiln", status="archived"),
+    ]
+    assert set(ids(cards, search("kiln"))) == {"active", "superseded"}
+
+
+def test_limit_is_clamped_and_offset_applies_after_fusion() -> None:
+    cards = [card(f"e{i:02}", "kiln " * (30 - i)) for i in range(25)]
+    assert len(ids(cards, search("kiln", limit=0))) == 1
+    assert len(ids(cards, search("kiln", limit=99))) == 20
+    assert ids(cards, search("kiln", limit=3, offset=2)) == ["e02", "e03", "e04"]
+
+
+def test_scope_ids_restrict_candidates() -> None:
+    cards = [card("a", "kiln"), card("b", "kiln")]
+    assert ids(cards, search("", filters=EventFilters(event_ids=frozenset({"b"})))) == ["b"]
+
+
+def test_compact_card_has_the_tool_fields() -> None:
+    event = card(
+        "x",
+        "t" * 300,
+        "a  b",
+        pool="agent",
+        temporal={"mentioned_at": "2024-05-01T00:00:00+00:00", "supersedes_event_ids": ["y"]},
+    )
+    [hit] = rank_events([event], search("", agent_weight=1), 0)
+    compact = hit.compact()
+    assert len(compact["title"]) == 240 and compact["summary"] == "a b"
+    assert compact["sourceTime"] == "2024-05-01T00:00:00+00:00"
+    assert compact["temporal"] == {
+        "mentionedAt": "2024-05-01T00:00:00+00:00",
+        "supersedesEventIds": ["y"],
+    }
+    assert compact["source"] == "agent-recorded" and compact["scoreMeaning"] == SCORE_MEANING
+    assert compact["rankScore"] == hit.rank_score
+
+
+# -- through a real database --------------------------------------------------------------
+
+
+async def seal_thread(memory: StrataGate, thread: str, words: str = "kiln talk") -> list[str]:
+    """Three turns: one block sealed (block_turn_size=3); returns its message ids."""
+    message_ids: list[str] = []
+    for i in range(3):
+        receipt = await memory.append_turn("ns", thread, user=f"{words} {i}", assistant="ok")
+        message_ids += receipt.message_ids
+    return message_ids
+
+
+async def store(memory: StrataGate, *cards: EventCard) -> None:
+    def unit(raw: sqlite3.Connection) -> None:
+        for event in cards:
+            event_rows.insert_event(raw, event)
+
+    await memory.db.write(unit)
+
+
+async def sourced(
+    memory: StrataGate, event_id: str, title: str, thread: str = "t", **extra: Any
+) -> EventCard:
+    """An event citing the first message of the thread's first block."""
+    block = (await memory.get_blocks("ns", thread))[0].block
+    source = (await memory.block_messages(block.id))[0].id
+    return card(event_id, title, source_block_id=block.id, source_message_ids=[source], **extra)
+
+
+def counters(plain: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    rows = plain.execute(
+        "SELECT id, mention_count, last_adopted_turn, updated_at FROM events ORDER BY id"
+    )
+    return [tuple(row) for row in rows]
+
+
+async def test_search_stamps_retrieval_but_never_reinforces(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    await seal_thread(memory, "t")
+    await store(memory, await sourced(memory, "evt_a", "kiln firing"), card("evt_b", "oven"))
+    before = counters(plain)
+    hits = await search_events(memory.db, "ns", "kiln")
+    assert [h.card.id for h in hits] == ["evt_a"]
+    assert counters(plain) == before
+    stamped = dict(plain.execute("SELECT id, last_retrieved_at FROM events").fetchall())
+    assert stamped["evt_a"] is not None and stamped["evt_b"] is None
+
+
+async def test_untracked_and_unmatched_searches_stamp_nothing(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    await memory.append_turn("ns", "t", user="hello")
+    await store(memory, card("evt_a", "kiln"))
+    assert await search_events(memory.db, "ns", "zebra") == []
+    assert len(await search_events(memory.db, "ns", "kiln", track_retrieval=False)) == 1
+    assert plain.execute("SELECT last_retrieved_at FROM events").fetchone()[0] is None
+
+
+async def test_search_pools_statuses_and_agent_weight(memory: StrataGate) -> None:
+    await memory.append_turn("ns", "t", user="hello")
+    old = card("evt_old", "kiln schedule")
+    new = card("evt_new", "kiln schedule moved", temporal={"supersedes_event_ids": ["evt_old"]})
+    await store(memory, old, new, card("evt_gone", "kiln", status="forgotten"))
+    await store(memory, card("evt_agent", "kiln preference", pool="agent"))
+    found = {h.card.id: h.card.status for h in await search_events(memory.db, "ns", "kiln")}
+    assert found == {"evt_old": "superseded", "evt_new": "active", "evt_agent": "active"}
+    off = await search_events(memory.db, "ns", "kiln", agent_weight=0)
+    assert {h.card.id for h in off} == {"evt_old", "evt_new"}
+
+
+async def test_structured_filters_find_events_without_a_lexical_match(memory: StrataGate) -> None:
+    await memory.append_turn("ns", "t", user="hello")
+    ana = card("evt_ana", "dinner", temporal={"participants": ["Ana"]})
+    await store(memory, ana, card("evt_bob", "kiln", temporal={"participants": ["Bob"]}))
+    hits = await search_events(memory.db, "ns", "", participants=["ana"])
+    assert [h.card.id for h in hits] == ["evt_ana"]
+    hits = await search_events(memory.db, "ns", "kiln", participants=["ana"])
+    assert [h.card.id for h in hits] == ["evt_ana"]
+    early = await search_events(memory.db, "ns", "", happened_to="2000-01-01")
+    assert early == []
+
+
+async def test_expand_event_returns_the_card_and_its_sources(memory: StrataGate) -> None:
+    ids_ = await seal_thread(memory, "t")
+    event = await sourced(memory, "evt_a", "kiln")
+    await store(memory, event, card("evt_gone", "x", status="forgotten"))
+    expansion = await expand_event(memory.db, "evt_a")
+    assert expansion.card.id == "evt_a" and [m.id for m in expansion.messages] == [ids_[0]]
+    with pytest.raises(NotFound):
+        await expand_event(memory.db, "evt_gone")
+    assert (await expand_event(memory.db, "evt_gone", include_hidden=True)).messages == []
+
+
+async def test_get_blocks_reports_levels_and_empty_reasons(memory: StrataGate) -> None:
+    empty = await get_blocks(memory.db, "ns", "t")
+    assert empty.empty_reason == "no_blocks_in_namespace" and empty.status()["blockCount"] == 0
+    await seal_thread(memory, "a")
+    pending = await get_blocks(memory.db, "ns", "b")
+    assert pending.status()["emptyReason"] == "blocks_exist_in_other_threads"
+    assert pending.namespace_thread_ids == ["a"] and pending.namespace_block_count == 1
+    await memory.append_turn("ns", "b", user="unsealed")
+    assert (await get_blocks(memory.db, "ns", "b")).empty_reason == "open_tail_pending"
+    for _ in range(3):
+        block_id = (await memory.get_blocks("ns", "a"))[-1].block.id
+        await memory.mark_block_ready(block_id)
+        await seal_thread(memory, "a")
+    report = await get_blocks(memory.db, "ns", "a")
+    assert [v.current_level for v in report.blocks] == [4, 5, 5]
+    assert report.empty_reason is None and report.status()["openTailCount"] == 0
+    everywhere = await get_blocks(memory.db, "ns", "b", scope="namespace")
+    assert len(everywhere.blocks) == 3 and everywhere.open_tail_count == 2
+
+
+async def test_long_queries_prefilter_on_their_rarest_tokens(memory: StrataGate) -> None:
+    await memory.append_turn("ns", "t", user="hello")
+    common = " ".join(f"word{i}" for i in range(20))
+    await store(memory, card("evt_kiln", "kiln firing"), card("evt_common", common))
+    hits = await search_events(memory.db, "ns", f"{common} kiln")
+    assert {h.card.id for h in hits} == {"evt_kiln", "evt_common"}
+    rare = await search_events(memory.db, "ns", " ".join(f"zz{i}" for i in range(20)) + " kiln")
+    assert [h.card.id for h in rare] == ["evt_kiln"]
