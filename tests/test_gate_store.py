@@ -511,7 +511,9 @@ async def test_forget_hides_the_event_everywhere_and_restore_brings_it_back(
     assert (await ag.forget_event(memory.db, "s")).status == "forgotten"
     assert await visible() == set()
     assert await ag.event_weight(memory.db, "f", 0) == 0.0
-    sources = plain.execute("SELECT message_id FROM event_sources WHERE event_id = 'f'")
+    sources = plain.execute(
+        "SELECT message_id FROM event_sources WHERE event_id = 'f' ORDER BY position"
+    )
     assert [r[0] for r in sources] == receipt.message_ids
     assert {e.id for e in await memory.list_events(NS, include_hidden=True)} == {"f", "s"}
     assert (await ag.restore_event(memory.db, "f")).status == "active"

@@ -208,3 +208,10 @@ async def test_seal_tail_closes_a_short_block_and_ignores_an_empty_tail(
     assert spans == [(1, 3), (4, 4)] and block_id == (await memory.get_blocks())[1].block.id
     assert await memory.seal_tail("ns", "t1") is None
     assert await memory.open_tail("ns", "t1") == []
+
+
+def test_ids_increase_strictly_within_a_process() -> None:
+    from stratagate_plugin.core.ids import new_id
+
+    ids = [new_id("msg") for _ in range(5000)]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
