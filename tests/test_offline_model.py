@@ -48,13 +48,17 @@ async def summarize(messages: list[dict[str, Any]]) -> BlockSummary:
     return await OfflineModel().complete(StructuredTask(SUMMARIZE_BLOCK, BlockSummary, "", payload))
 
 
-async def extract(messages: list[dict[str, Any]], allowed: list[str] | None = None) -> Any:
+async def extract(
+    messages: list[dict[str, Any]],
+    allowed: list[str] | None = None,
+    timeline: list[dict[str, Any]] | None = None,
+) -> Any:
     ids = allowed if allowed is not None else [m["id"] for m in messages]
     payload = {
         "target": {"block_id": "b1", "created_at": SENT, "messages": messages},
         "neighbors": {"previous": [], "next": []},
         "allowed_source_message_ids": ids,
-        "timeline": [],
+        "timeline": timeline or [],
     }
     return await OfflineModel().complete(
         StructuredTask(EXTRACT_EVENT_CARDS, EventExtraction, "", payload)
@@ -76,7 +80,7 @@ async def test_offline_summary_english_layers_are_salient() -> None:
     points = "\n".join(summary.keypoints)
     assert "Riverside" in points and "$300" in points
     assert "[next Monday = 2023-07-24]" in points
-    assert summary.summary.startswith(("Caroline:", "Melanie:"))
+    assert summary.summary.startswith(("Caroline said:", "Melanie said:"))
     assert summary.should_extract
 
 
@@ -97,7 +101,9 @@ async def test_offline_extract_english_decision_plan_preference_cancellation() -
     result = await extract(ENGLISH)
     decision = card_with(result, "decided to adopt")
     assert decision.temporal and decision.temporal["event_type"] == "decision"
-    assert decision.source_message_ids == ["m3"] and decision.summary.startswith("Caroline:")
+    assert decision.source_message_ids == ["m3"]
+    assert decision.summary.startswith("Caroline said: I decided")
+    assert decision.title == "Caroline decided to adopt a child through the Riverside agency"
     assert "Riverside" in decision.temporal["participants"]
     plan = card_with(result, "visit the agency")
     assert plan.temporal and plan.temporal["happened_start"] == "2023-07-24T00:00:00+00:00"
@@ -148,3 +154,157 @@ async def test_offline_model_is_deterministic() -> None:
 async def test_offline_model_refuses_unknown_tasks() -> None:
     with pytest.raises(ModelError):
         await OfflineModel().complete(StructuredTask("decide_memory", BlockSummary, "", {}))
+
+
+# --- titles, attribution, admission, participants, relations, scope --------------------
+
+SHOP = [
+    message("s1", "user", "We decided to move the spring sale to 14 March."),
+    message("s2", "assistant", "Noted: spring sale on 14 March."),
+    message("s3", "user", "I cancelled the order with Glazeworks."),
+    message("s4", "assistant", "Understood, order cancelled."),
+    message("s5", "user", "Thanks!"),
+    message("s6", "assistant", "You're welcome."),
+    message("s7", "assistant", "Great."),
+    message("s8", "assistant", "The export failed because the disk quota is limited to 5 GB."),
+]
+TIMELINE = [
+    {"id": "evt_sale", "title": "Spring sale on 10 March", "status": "active",
+     "summary": "The user said: The spring sale is on 10 March."},
+    {"id": "evt_order", "title": "Glaze ordered from Glazeworks", "status": "active",
+     "summary": "The user said: I placed an order for glaze with Glazeworks."},
+    {"id": "evt_tea", "title": "The user prefers green tea", "status": "active",
+     "summary": "The user said: I prefer green tea."},
+]  # fmt: skip
+
+
+def card_from(result: EventExtraction, source: str) -> EventCardDraft:
+    matches = [card for card in result.events if card.source_message_ids == [source]]
+    assert len(matches) == 1, [card.title for card in result.events]
+    return matches[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "title"),
+    [
+        ("We decided to move the spring sale to 14 March.", "Spring sale moved to 14 March"),
+        ("I cancelled the order with Glazeworks.", "Order with Glazeworks cancelled"),
+        (
+            "The glaze supplier raised prices by 12% last week.",
+            "Glaze supplier raised prices by 12%",
+        ),
+        ("I love pottery and glazing, it calms me down.", "The user loves pottery and glazing"),
+        ("Caroline: I went to a support group yesterday.", "Caroline went to a support group"),
+        (
+            "Melanie: I'm going to paint my sunrise next week.",
+            "Melanie plans to paint their sunrise",
+        ),
+        ("我们把春季促销改到3月14日。", "春季促销改到3月14日"),
+        ("我取消了和星辰公司的订单。", "和星辰公司的订单已取消"),
+    ],
+)
+async def test_offline_title_states_object_and_change_without_role_label(
+    content: str, title: str
+) -> None:
+    result = await extract([message("t1", "user", content)])
+    assert [card.title for card in result.events] == [title]
+    assert not result.events[0].title.startswith(("User:", "Assistant:", "Caroline:"))
+
+
+@pytest.mark.parametrize(
+    ("role", "content", "opening"),
+    [
+        ("user", "I love pottery and glazing.", "The user said: I love pottery and glazing."),
+        ("assistant", "The build failed because the cache is full.", "The assistant said: The"),
+        ("assistant", "Melanie: I love pottery and glazing.", "Melanie said: I love pottery"),
+        ("user", "我喜欢喝绿茶。", "用户说：我喜欢喝绿茶。"),
+    ],
+)
+async def test_offline_summary_names_the_speaker(role: str, content: str, opening: str) -> None:
+    result = await extract([message("t1", role, content)])
+    assert result.events[0].summary.startswith(opening)
+
+
+async def test_offline_assistant_acknowledgements_and_echoes_are_not_events() -> None:
+    result = await extract(SHOP)
+    assert {mid for card in result.events for mid in card.source_message_ids} == {"s1", "s3", "s8"}
+    assert (card_from(result, "s8").temporal or {})["event_type"] == "incident"
+    chinese = await extract([message("z1", "user", "我取消了订单。"),
+                             message("z2", "assistant", "好的，收到，订单已取消。")])  # fmt: skip
+    assert [card.source_message_ids for card in chinese.events] == [["z1"]]
+
+
+async def test_offline_named_speakers_keep_the_low_threshold_for_both_roles() -> None:
+    named = message("n1", "assistant", "Melanie: Great, I signed up for a pottery class.")
+    unnamed = message("n2", "assistant", "Signed up for a pottery class.")
+    result = await extract([named, unnamed])
+    assert [card.source_message_ids for card in result.events] == [["n1"]]
+
+
+async def test_offline_participants_are_people_not_dates_labels_or_places() -> None:
+    result = await extract([
+        message("p1", "user", "On Monday I met Ana at the Riverside Cafe in Porto."),
+        message("p2", "assistant", "Noted: Ana visits on Tuesdays in March."),
+        message("p3", "user", "Caroline: Melanie and I moved to Lisbon in May."),
+        message("p4", "assistant", "Melanie: Yes, we loved the trip with Caroline to Rome."),
+    ])  # fmt: skip
+    met = card_from(result, "p1")
+    assert met.temporal and met.temporal["participants"] == ["Ana"]
+    assert {"Riverside Cafe", "Porto"} <= set(met.tags)
+    moved = card_from(result, "p3")
+    assert moved.temporal and moved.temporal["participants"] == ["Caroline", "Melanie"]
+    assert "Lisbon" in moved.tags
+    everyone = {name for card in result.events for name in (card.temporal or {})["participants"]}
+    assert everyone.isdisjoint({"Monday", "Tuesdays", "March", "May", "Noted", "On"})
+
+
+async def test_offline_replacement_supersedes_and_cancellation_relates_timeline_events() -> None:
+    result = await extract(SHOP, timeline=TIMELINE)
+    moved = card_from(result, "s1").temporal or {}
+    assert moved["supersedes_event_ids"] == ["evt_sale"] and "related_event_ids" not in moved
+    assert moved["happened_start"].startswith("2024-03-14")  # "move … to" looks ahead
+    cancelled = card_from(result, "s3").temporal or {}
+    assert cancelled["related_event_ids"] == ["evt_order"]
+    assert cancelled["status"] == "cancelled" and "supersedes_event_ids" not in cancelled
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("The pottery workshop is no longer on Friday, it moved to Saturday instead.", {}),
+        ("I decided to adopt a child.", {}),
+        ("我们把春季促销改到3月14日。", {"supersedes_event_ids": ["evt_zh"]}),
+        ("我不再喝绿茶了，改喝咖啡。", {"supersedes_event_ids": ["evt_zh_tea"]}),
+        ("我取消了和星辰公司的订单。", {"related_event_ids": ["evt_zh_order"]}),
+    ],
+)
+async def test_offline_relations_need_a_clearly_matching_timeline_event(
+    content: str, expected: dict[str, list[str]]
+) -> None:
+    timeline = [
+        *TIMELINE,
+        {"id": "evt_zh", "title": "春季促销定在3月10日", "summary": "用户说：定在3月10日。"},
+        {"id": "evt_zh_tea", "title": "用户喜欢喝绿茶", "summary": "用户说：我喜欢喝绿茶。"},
+        {"id": "evt_zh_order", "title": "向星辰公司下了订单", "summary": "用户说：下了订单。"},
+    ]
+    result = await extract([message("r1", "user", content)], timeline=timeline)
+    temporal = result.events[0].temporal or {}
+    links = {key: value for key, value in temporal.items() if key.endswith("event_ids")}
+    assert links == expected
+
+
+@pytest.mark.parametrize(
+    ("content", "scope"),
+    [
+        ("Please send me the invoice for the kiln today.", "session"),
+        ("In this project, always use metric units in the docs.", "project"),
+        ("I prefer green tea over coffee.", "user"),
+        ("请帮我把这份报告翻译成英文。", "session"),
+        ("这个项目以后都用中文写文档。", "project"),
+    ],
+)
+async def test_offline_scope_follows_request_rule_or_personal_fact(
+    content: str, scope: str
+) -> None:
+    result = await extract([message("x1", "user", content)])
+    assert [card.scope for card in result.events] == [scope]

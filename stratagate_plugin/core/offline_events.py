@@ -1,9 +1,13 @@
 """Offline event extraction (spec §3.3): one card per sentence stating a fact or state change.
 
 A sentence becomes an event when a cue names its type (decision, plan, change, cancellation,
-preference, first-person activity …), it is not a question and carries at least two content
-terms. Its time comes from ``core.temporal``; a sentence without one inherits the latest
-expression of the same message (basis ``inferred``), and "just"/"刚" means the message day.
+preference, rule, first-person activity …), it is not a question and carries at least two
+content terms. Admission is asymmetric: a person's statements (the user, or any speaker named
+"Name: …") pass that low threshold; an unnamed assistant's sentence must state an outcome,
+root cause, limit or decision that is not an acknowledgement nor an echo of the user's words
+in the same block. Its time comes from ``core.temporal``; a sentence without one inherits the
+latest expression of the same message (basis ``inferred``), and "just"/"刚" means the message
+day.
 """
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -12,7 +16,9 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from .offline_lexicon import (
-    DISCOURSE,
+    ACKNOWLEDGEMENT,
+    ASSISTANT_FINDING,
+    CANCELLATION,
     ELIDED_SUBJECT,
     EVENT_CUES,
     FIRST_PERSON,
@@ -21,16 +27,22 @@ from .offline_lexicon import (
     JUST_NOW,
     LONG_TERM,
     ONGOING,
+    PLACE_CUE,
     PREFERENCE,
     PROJECT_SCOPE,
+    REPLACEMENT,
+    REQUEST,
+    RULE,
     SAFETY,
     SESSION_SCOPE,
 )
+from .offline_relations import relation_fields
 from .offline_text import (
     Sentence,
     clean,
     clip,
     content_terms,
+    is_person_name,
     is_question,
     phrases,
     proper_names,
@@ -38,6 +50,7 @@ from .offline_text import (
     split_speaker,
     without_times,
 )
+from .offline_titles import attributed, bare, headline
 from .tasks import Criticality, EventCardDraft, EventExtraction, Scope
 from .temporal import UNKNOWN, TimeExpression, find_time_expressions, is_future
 from .timeutil import parse_iso
@@ -45,6 +58,7 @@ from .timeutil import parse_iso
 MAX_EVENTS = 24
 _ASSISTANT_TYPES = {"decision", "change", "cancellation", "release", "task_completed", "migration"}
 _IMPERSONAL_TYPES = _ASSISTANT_TYPES | {"meeting", "incident"}
+ECHO = 0.5
 
 
 def message_sentences(messages: Iterable[Mapping[str, Any]]) -> list[Sentence]:
@@ -63,53 +77,88 @@ def message_sentences(messages: Iterable[Mapping[str, Any]]) -> list[Sentence]:
     return sentences
 
 
-def event_type_of(sentence: Sentence, timed: bool = False) -> str | None:
+def event_type_of(
+    sentence: Sentence, timed: bool = False, heard: frozenset[str] = frozenset()
+) -> str | None:
     """The event type a sentence announces, or None for fillers, questions and chatter.
 
     ``timed``: the sentence has its own time expression, which counts as a content term
-    and makes a statement an event even without a first-person subject.
+    and makes a statement an event even without a first-person subject. ``heard``: the
+    content terms the user said in the block, which an assistant sentence must not echo.
     """
+    if sentence.role == "assistant" and sentence.speaker is None:
+        return _assistant_type(sentence.text, timed, heard)
+    return _person_type(sentence, timed)
+
+
+def _person_type(sentence: Sentence, timed: bool) -> str | None:
     text = sentence.text
     if is_question(text) or len(content_terms(text)) + timed < 2:
         return None
     found = next((name for name, cue in EVENT_CUES if cue.search(text)), None)
+    if found == "cancellation" and REPLACEMENT.search(text) and not CANCELLATION.search(text):
+        found = "change"
     personal = FIRST_PERSON.search(text) is not None or _elided_subject(text)
     if found is None and (PREFERENCE.search(text) or IDENTITY.search(text) or ONGOING.search(text)):
         found = "other"
-    if found is None and (timed or (personal and ELIDED_SUBJECT.search(_bare(text)))):
+    if found is None and RULE.search(text):
+        found = "decision" if PROJECT_SCOPE.search(text) or not personal else "other"
+    if found is None and sentence.role == "user" and REQUEST.search(text):
+        return "other"
+    if found is None and (timed or (personal and ELIDED_SUBJECT.search(bare(text)))):
         found = "plan" if is_future(text) else "other"
     if found is None:
         return None
-    if sentence.role == "assistant" and sentence.speaker is None:
-        return found if found in _ASSISTANT_TYPES else None
     return found if personal or timed or found in _IMPERSONAL_TYPES else None
 
 
-def _bare(text: str) -> str:
-    """The sentence without leading greetings and discourse markers."""
-    return DISCOURSE.sub("", text).lstrip(" ,!.-—")
+def _assistant_type(text: str, timed: bool, heard: frozenset[str]) -> str | None:
+    """High threshold: a new outcome, root cause, limit or decision, not an ack or echo."""
+    said = ACKNOWLEDGEMENT.sub("", text).strip()
+    terms = set(content_terms(said))
+    if is_question(said) or len(terms) + timed < 2 or len(terms & heard) >= ECHO * len(terms):
+        return None
+    found = next((name for name, cue in EVENT_CUES if cue.search(said)), None)
+    if found in _ASSISTANT_TYPES:
+        return found
+    return "incident" if ASSISTANT_FINDING.search(said) else None
 
 
 def _elided_subject(text: str) -> bool:
     """Chat drops the subject: "Took a trip to Rome last week" speaks for the speaker."""
-    return ELIDED_SUBJECT.search(_bare(text)) is not None
+    return ELIDED_SUBJECT.search(bare(text)) is not None
 
 
 def extract_events(payload: Mapping[str, Any], zone: tzinfo) -> EventExtraction:
     """Event cards for the target block of an EXTRACT_EVENT_CARDS payload."""
     messages = list(payload.get("target", {}).get("messages", []))
     allowed = set(payload.get("allowed_source_message_ids") or [m.get("id") for m in messages])
+    timeline = list(payload.get("timeline") or [])
     sentences = message_sentences(messages)
     speakers = {s.speaker for s in sentences if s.speaker}
+    heard = frozenset(t for s in sentences if s.role == "user" for t in content_terms(s.text))
     cards: dict[str, EventCardDraft] = {}
     for sentence, when, own in _timed(sentences, zone):
-        event_type = event_type_of(sentence, own)
+        event_type = event_type_of(sentence, own, heard)
         if event_type is None or sentence.message_id not in allowed:
             continue
         card = draft_card(sentence, event_type, when, _reference(sentence, zone), speakers)
-        _merge(cards, card)
+        _merge(cards, _related(card, sentence.text, event_type, timeline, speakers))
     events = list(cards.values())[:MAX_EVENTS]
     return EventExtraction(should_extract=bool(events), events=events)
+
+
+def _related(
+    card: EventCardDraft,
+    text: str,
+    event_type: str,
+    timeline: Sequence[Mapping[str, Any]],
+    speakers: set[str],
+) -> EventCardDraft:
+    links = relation_fields(text, event_type, timeline, speakers)
+    if not links:
+        return card
+    return card.model_copy(update={"temporal": {**(card.temporal or {}), **links}})
 
 
 def _reference(sentence: Sentence, zone: tzinfo) -> datetime:
@@ -160,32 +209,20 @@ def draft_card(
     speakers: set[str],
 ) -> EventCardDraft:
     """One atomic card: title, summary with speaker and resolved date, temporal object."""
-    speaker = sentence.speaker or ("User" if sentence.role == "user" else "Assistant")
     participants = _participants(sentence, speakers)
     temporal: dict[str, Any] = {"mentioned_at": reference.isoformat(), **when.as_temporal()}
     temporal |= {"status": _status(sentence.text, event_type, when, reference)}
     temporal |= {"participants": participants, "event_type": event_type}
     return EventCardDraft(
-        title=clip(f"{speaker}: {_main_clause(sentence.text)}", 120),
-        summary=clip(f"{speaker}: {sentence.text}{_date_note(when)}", 1000),
+        title=headline(sentence),
+        summary=clip(attributed(sentence, _date_note(when)), 1000),
         source_message_ids=[sentence.message_id],
         scope=_scope(sentence.text),
         criticality=_criticality(sentence.text),
-        tags=_tags(sentence.text),
+        tags=_tags(sentence.text, speakers),
         quotes=[clip(sentence.text, 400)],
         temporal=temporal,
     )
-
-
-def _main_clause(text: str) -> str:
-    """The sentence without greetings, cut at its first clause break."""
-    clause = _bare(text) if len(_bare(text).split()) > 2 else text
-    for separator in (" - ", " – ", " — ", "; ", ", and ", ", but ", "，但", "；"):
-        head = clause.split(separator, 1)[0]
-        if len(content_terms(head)) >= 2:
-            clause = head
-    clause = clause.rstrip(" .!。！")
-    return clip(clause[:1].upper() + clause[1:], 90)
 
 
 def _date_note(when: TimeExpression) -> str:
@@ -197,6 +234,8 @@ def _date_note(when: TimeExpression) -> str:
 def _status(text: str, event_type: str, when: TimeExpression, reference: datetime) -> str:
     if event_type == "cancellation":
         return "cancelled"
+    if REQUEST.search(text):
+        return "planned"
     if when.start is not None and when.start > reference:
         return "planned"
     if when.end is not None and when.end < reference and when.basis != "inferred":
@@ -209,9 +248,10 @@ def _status(text: str, event_type: str, when: TimeExpression, reference: datetim
 
 
 def _scope(text: str) -> Scope:
+    """Project rules → project; one-off requests → session; personal facts → user."""
     if PROJECT_SCOPE.search(text):
         return "project"
-    if LONG_TERM.search(text) or not SESSION_SCOPE.search(text):
+    if LONG_TERM.search(text) or not (SESSION_SCOPE.search(text) or REQUEST.search(text)):
         return "user"
     return "session"
 
@@ -225,15 +265,28 @@ def _criticality(text: str) -> Criticality:
 
 
 def _participants(sentence: Sentence, speakers: set[str]) -> list[str]:
+    """People and organisations: speakers, names in the text; places and dates left out."""
     names = [sentence.speaker] if sentence.speaker else []
     names += [name for name in sorted(speakers) if name in sentence.text]
-    names += proper_names(sentence.text) + HONORIFIC_NAME.findall(sentence.text)
-    return list(dict.fromkeys(names))
+    found = proper_names(sentence.text) + HONORIFIC_NAME.findall(sentence.text)
+    names += [name for name in found if name in speakers or not _is_place(sentence.text, name)]
+    return [name for name in dict.fromkeys(names) if name in speakers or is_person_name(name)]
 
 
-def _tags(text: str) -> list[str]:
-    """Up to five content phrases of the sentence, time expressions left out."""
-    return list(dict.fromkeys(phrases(without_times(text))))[:5]
+def places(text: str) -> list[str]:
+    """Capitalised names after "in", "at", "to", "from", "visited" …: places, not people."""
+    return [name for name in proper_names(text) if _is_place(text, name)]
+
+
+def _is_place(text: str, name: str) -> bool:
+    position = text.find(name)
+    return position > 0 and PLACE_CUE.search(text[:position]) is not None
+
+
+def _tags(text: str, speakers: set[str]) -> list[str]:
+    """Places first, then content phrases; time expressions and speaker names left out."""
+    found = [p for p in places(text) if p not in speakers] + phrases(without_times(text))
+    return list(dict.fromkeys(found))[:5]
 
 
 def _merge(cards: dict[str, EventCardDraft], card: EventCardDraft) -> None:

@@ -19,7 +19,7 @@ EVENT_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("change", _cue(
         r"switch(?:ed|ing)? (?:to|over)|chang(?:ed|ing) (?:to|my|our|the)|moved to|moving to"
         r"|replaced|instead of|upgraded|now prefer|transitioned",
-        r"改成|改为|换成|换到|搬到|搬家|改用|转到")),
+        r"改成|改为|改到|换成|换到|搬到|搬家|改用|转到")),
     ("migration", _cue(r"migrat(?:ed|ing|ion)", r"迁移")),
     ("decision", _cue(
         r"decided|decide to|decision|chose|choos(?:e|ing) to|settled on|made up (?:my|our) mind"
@@ -66,7 +66,8 @@ IDENTITY = _cue(
     r"my name is|i'm called|call me|i work (?:as|at|for)|i live in|i grew up in|i'm from"
     r"|i was born|years old|my (?:job|hometown|home country)|i'm an? (?:\w+ ){0,2}(?:engineer"
     r"|teacher|student|developer|doctor|nurse|designer|artist|manager|counselor|writer|banker"
-    r"|dancer|parent|mom|dad|mother|father|firefighter|lawyer)|i moved (?:here )?from",
+    r"|dancer|parent|mom|dad|mother|father|firefighter|lawyer)|i moved (?:here )?from"
+    r"|(?:i|we) (?:run|own|manage) (?:a|an|the|my|our)\b",
     r"我叫|我的名字|我是一名|我是个|我在\w{1,10}工作|我住在|我来自|我出生|我的老家|我的家乡",
 )
 SAFETY = _cue(r"allergic|allergy|medication|diagnosed|emergency|password|never share",
@@ -77,7 +78,8 @@ PROJECT_SCOPE = _cue(
     r"|coding style|convention|in this code",
     r"项目|代码库|仓库|团队规范",
 )
-LONG_TERM = _cue(r"always|from now on|in (?:the )?future|going forward|every time|never",
+LONG_TERM = _cue(r"always|from now on|in (?:the )?future|going forward|every time|never"
+                 r"|remind me|remember (?:that|this)|keep in mind",
                  r"以后都|总是|永远|每次|从现在起")  # fmt: skip
 SESSION_SCOPE = _cue(r"for now|this time|right now|just this once|for today|in this chat"
                      r"|this session|can you|could you|please",
@@ -88,7 +90,7 @@ ONGOING = _cue(r"currently|at the moment|these days|(?:i'm|we're|i am|we are)"
 JUST_NOW = _cue(
     r"(?:i|we|i've|we've) just \w+|just \w+ed|this morning|this afternoon|earlier today"
     r"|(?:is|are) (?:now )?(?:open|live|out|official)",
-    r"刚刚|刚才|刚",
+    r"刚刚|刚才|刚|(?:开张|开业|上线|正式开放)了",
 )
 ELIDED_SUBJECT = re.compile(
     r"^(?:(?:just|also|finally|recently|then)\s+)?(?:[A-Z][a-z]+(?:ed|ing)|Went|Got|Had|Took|Made"
@@ -101,3 +103,35 @@ DISCOURSE = re.compile(
     re.IGNORECASE,
 )
 HONORIFIC_NAME = re.compile(r"[\u4e00-\u9fff]{1,3}?(?:先生|女士|老师|经理|医生)")
+
+ACKNOWLEDGEMENT = re.compile(
+    r"^(?:(?:noted|understood|got it|ok(?:ay)?|sure|great|done|perfect|thanks|thank you"
+    r"|you're welcome|anytime|no problem|of course|will do|sounds good|alright|right|yes|cool"
+    r"|good|nice|certainly|absolutely|roger)\b[\s,.:;!—-]*)+"
+    r"|^(?:好的|好|收到|明白|了解|没问题|不客气|知道了|行|嗯)[\s，,。.:：！!]*",
+    re.IGNORECASE,
+)
+ASSISTANT_FINDING = _cue(
+    r"root cause|caused by|because|turned out|the (?:problem|issue|bug) (?:was|is)"
+    r"|fails? (?:when|if)"
+    r"|(?:does not|doesn't|cannot|can't|won't) (?:support|work|handle|accept)|not supported"
+    r"|limit(?:ed)? (?:is|of|to)|at most|maximum|infeasible|not possible|lesson",
+    r"根因|原因是|因为|不支持|无法|限制|上限|最多|不可行|教训",
+)
+REQUEST = _cue(r"please|can you|could you|would you|help me", r"请|帮我|麻烦")
+RULE = _cue(r"always|never|must|from now on|going forward|make sure to|by default|remind me"
+            r"|remember (?:that|this)|keep in mind",
+            r"以后都|以后|必须|一律|统一|总是|永远不要|记住")  # fmt: skip
+REPLACEMENT = _cue(
+    r"mov(?:e|ed|ing)\b[^.!?]{0,40}?\b(?:to|until)|(?:changed?|switch(?:ed)?|reschedul(?:e|ed)"
+    r"|postponed?|push(?:ed)?(?: back)?|delay(?:ed)?) (?:\w+ ){0,4}?(?:to|until)|instead"
+    r"|no longer|replaced|correction|not \w+ (?:any more|anymore)",
+    r"改为|改成|改到|换成|换到|不再|推迟到|延期到|改期",
+)
+CANCELLATION = _cue(r"cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)? off|scrapped", r"取消|作罢")
+PLACE_CUE = re.compile(
+    r"(?<!\btalk )(?<!\btalked )(?<!\bspoke )(?<!\bsent )(?<!\bgave )(?<!\bwrote )"
+    r"(?<!\bsaid )(?<!\btold )(?<!\bmarried )(?<!\bintroduced )(?<!\blistened )"
+    r"\b(?:in|at|to|from|near|around|across|visit(?:ed|ing)?)\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)

@@ -24,6 +24,7 @@ from .offline_text import (
     surface_forms,
     without_times,
 )
+from .offline_titles import attributed
 from .tasks import BlockSummary
 from .temporal import TimeExpression, find_time_expressions
 from .timeutil import parse_iso
@@ -154,6 +155,5 @@ def _time_of(sentence: Sentence, zone: tzinfo) -> str:
 
 
 def _labelled(sentence: Sentence, zone: tzinfo | None = None) -> str:
-    speaker = sentence.speaker or ("User" if sentence.role == "user" else "Assistant")
     note = _time_of(sentence, zone) if zone is not None else ""
-    return clip(f"{speaker}: {sentence.text}{note}", 400)
+    return clip(attributed(sentence, note), 400)

@@ -10,10 +10,21 @@ from datetime import UTC, datetime
 
 from .temporal import find_time_expressions
 
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？；])|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？；])|(?<=[!?;])(?=[\u4e00-\u9fff])|\n+")
 _SPEAKER = re.compile(r"^\s*(?P<name>[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}|[\u4e00-\u9fff·]{2,6})"
                       r"\s*[:：]\s+(?=\S)")  # fmt: skip
-_NOT_SPEAKERS = {"Note", "Update", "Edit", "Todo", "TODO", "Q", "A", "Error", "Warning", "PS"}
+
+
+def word_set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_NOT_SPEAKERS = word_set(
+    """Note Noted Update Edit Todo TODO Q A Error Warning PS Understood Done Fixed Summary
+    Result Results Status Reminder Answer Question Tip Important Decision Plan Next
+    Correction Remember Outcome Cause Confirmed Agreed Sure Okay OK Great Perfect Thanks Got
+    Heads"""
+)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'+#.-]*[A-Za-z0-9+#]|[A-Za-z]")
 _HAN_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _NAME = re.compile(r"(?<![\w'])([A-Z][a-z]{1,20}(?:\s[A-Z][a-z]{1,20})?)(?![\w'])")
@@ -26,11 +37,7 @@ _CLAUSE_BREAK = re.compile(r"[.,!?;:()\"“”—–…/，。！？；：、]+|
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
 
-def _word_set(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
-EN_STOPWORDS = _word_set(
+EN_STOPWORDS = word_set(
     """a about above after again against all also am an and any are aren't as at be because
     been before being below between both but by can can't cannot could couldn't did didn't do
     does doesn't doing don't down during each few for from further get gets got had hadn't has
@@ -51,11 +58,12 @@ EN_STOPWORDS = _word_set(
     since really getting keep kept come came let us sounds sound seems seem hope become
     thinking doing trying tried start started finally actually maybe probably anyway"""
 )
-_CAPITALISED_NON_NAMES = _word_set(
+_CAPITALISED_NON_NAMES = word_set(
     """I I'm I've I'll I'd The A An And But So Oh Hey Hi Hello Thanks Thank Yes Yeah Wow
     Ok Okay Well Also Just My We Our You Your It It's That This There They He She His Her
     What When Where Why How Who Which Monday Tuesday Wednesday Thursday Friday Saturday
-    Sunday January February March April May June July August September October November
+    Sunday Mondays Tuesdays Wednesdays Thursdays Fridays Saturdays Sundays
+    January February March April May June July August September October November
     December Great Awesome Congrats Sorry Sure Cool Nice Good God Guess Plus BTW Lol Haha
     Check Can Could Would Will Do Did Does Have Had Let If Not No In On At For With From
     Last Next Since After Before Mom Dad Mum"""
@@ -77,9 +85,17 @@ class Sentence:
 def split_speaker(content: str) -> tuple[str | None, str]:
     """``"Caroline: I went …"`` → ``("Caroline", "I went …")``; no label → ``(None, content)``."""
     match = _SPEAKER.match(content)
-    if match is None or match["name"] in _NOT_SPEAKERS:
+    if match is None or not is_person_name(match["name"]):
         return None, content
     return match["name"], content[match.end() :]
+
+
+def is_person_name(name: str) -> bool:
+    """Not a label word ("Noted", "Update"), weekday, month or other capitalised word."""
+    words = name.split()
+    return name not in _NOT_SPEAKERS and not any(
+        word in _CAPITALISED_NON_NAMES or word in _NOT_SPEAKERS for word in words
+    )
 
 
 def split_sentences(text: str) -> list[str]:
@@ -116,7 +132,7 @@ def proper_names(text: str) -> list[str]:
         for match in _NAME.finditer(sentence):
             first_word = match.start() == len(sentence) - len(sentence.lstrip())
             name = match.group(1)
-            if not first_word and name.split()[0] not in _CAPITALISED_NON_NAMES:
+            if not first_word and is_person_name(name):
                 names.append(name)
     return list(dict.fromkeys(names))
 

@@ -130,6 +130,7 @@ ZH_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 FUTURE_CUES = re.compile(
     r"\b(?:will|shall|going\s+to|gonna|plan(?:s|ning)?\s+to|intend(?:s|ing)?\s+to|next"
     r"|tomorrow|upcoming|soon|can't\s+wait|looking\s+forward)\b|['\u2019]ll\b"
-    r"|打算|准备|计划|将要|即将|要去|会去|明天|下周|下个月|明年|等不及",
+    r"|\b(?:move|moving|postpone|reschedule|push|delay)\b[^.!?]{0,40}?\b(?:to|until)\b"
+    r"|打算|准备|计划|将要|即将|要去|会去|明天|下周|下个月|明年|等不及|改到|推迟到|延期到",
     re.IGNORECASE,
 )

@@ -1,0 +1,214 @@
+"""The StrataGate plugin through real hook calls: a host, a scripted model, a real database."""
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.llm.base import ScriptedModel
+from stratagate_plugin.core.llm.chat import ChatMessage, ScriptedChatModel, tool_reply
+from stratagate_plugin.core.spaces import namespace_for
+from stratagate_plugin.host import plugin
+from stratagate_plugin.host.agent import Agent, TurnResult
+from stratagate_plugin.host.pm import make_plugin_manager
+from stratagate_plugin.host.profiles import Profile
+from stratagate_plugin.host.runtime import Host
+from stratagate_plugin.host.sessions import open_session
+
+SUMMARY = {
+    "title": "Kiln",
+    "tags": ["kiln"],
+    "summary": "Kiln talk.",
+    "keypoints": ["k"],
+    "should_extract": True,
+}
+
+
+def profile(db: Path, **settings: Any) -> Profile:
+    values = {"database": str(db), "block_turn_size": 2, **settings}
+    return Profile(name="t", plugins=["stratagate-memory"], settings={"stratagate-memory": values})
+
+
+def make_host(db: Path, cwd: Path, **settings: Any) -> Host:
+    pm = make_plugin_manager([("stratagate-memory", plugin)])
+    return Host(pm, profile(db, **settings), cwd=cwd)
+
+
+async def turn(host: Host, model: ScriptedChatModel, text: str, session: str = "s1") -> TurnResult:
+    return await Agent(host, model).run_turn(open_session(session, "t", host.cwd), text)
+
+
+async def seed_event(db: Path, cwd: Path, title: str = "Kiln fires on Friday") -> str:
+    """An earlier conversation in another session, derived into one event."""
+    namespace = namespace_for("project", cwd=str(cwd), session_id="old")
+    model = ScriptedModel.of([SUMMARY])
+    async with await StrataGate.open(db, MemoryConfig(block_turn_size=2), model) as memory:
+        ids = []
+        for i in range(2):
+            receipt = await memory.append_turn(
+                namespace,
+                "old",
+                user=f"the kiln fires friday {i}",
+                assistant="noted",
+                receipt_id=f"old:{i}",
+            )
+            ids += receipt.message_ids
+        model.push(
+            {
+                "should_extract": True,
+                "events": [
+                    {
+                        "title": title,
+                        "summary": f"{title}.",
+                        "source_message_ids": [ids[0]],
+                        "scope": "user",
+                    }
+                ],
+            }
+        )
+        await memory.process_pending()
+        [event] = await memory.list_events(namespace)
+    return event.id
+
+
+def mention_count(db: Path, event_id: str) -> int:
+    conn = sqlite3.connect(db)
+    count = conn.execute("SELECT mention_count FROM events WHERE id = ?", (event_id,)).fetchone()
+    conn.close()
+    return int(count[0])
+
+
+async def test_retrieve_assess_record_answer_reinforces_once(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    event_id = await seed_event(db, tmp_path)
+    ref = f"event:{event_id}"
+    model = ScriptedChatModel.of(
+        tool_reply("memory_search_events", {"query": "kiln friday"}, "c1"),
+        tool_reply(
+            "memory_assess",
+            {
+                "batch_id": "batch_1",
+                "verdict": "sufficient",
+                "evidence_refs": [ref],
+                "fit": "direct",
+                "missing": "",
+                "next_strategy": "answer",
+            },
+            "c2",
+        ),
+        tool_reply("memory_record_use", {"batch_id": "batch_1", "evidence_refs": [ref]}, "c3"),
+        "The kiln fires on Friday.",
+    )
+    async with make_host(db, tmp_path) as host:
+        result = await turn(host, model, "When does the kiln fire?")
+    assert result.ok and result.answer == "The kiln fires on Friday."
+    assert ref in model.requests[1].messages[-1].text
+    assert mention_count(db, event_id) == 2
+    system = model.requests[0].messages[0].text
+    assert system.index("[Activated long-term memory]") < system.index("[StrataGate memory proto")
+    assert "Kiln fires on Friday" in system  # automatic recall from another session
+    folded = result.folded
+    assert folded is not None and folded.tool_calls == ()  # memory tools are never recorded
+
+
+@pytest.mark.parametrize("open_batches", [1, 2, 3])
+async def test_open_batches_are_closed_before_a_tool_free_answer(
+    tmp_path: Path, open_batches: int
+) -> None:
+    db = tmp_path / "m.db"
+    await seed_event(db, tmp_path)
+    searches = [
+        tool_reply("memory_search_raw", {"query": "kiln"}, f"s{i}") for i in range(open_batches)
+    ]
+    closes = [
+        tool_reply(
+            "memory_record_use", {"batch_id": f"batch_{i + 1}", "evidence_refs": []}, f"r{i}"
+        )
+        for i in range(open_batches)
+    ]
+    replies: list[ChatMessage | str] = [*searches, "draft answer"]
+    for close in closes:
+        replies += [close, "closed one"]
+    model = ScriptedChatModel.of(*replies, "The kiln fires on Friday, as you said.")
+    async with make_host(db, tmp_path) as host:
+        result = await turn(host, model, "When does the kiln fire?")
+        memory = plugin.runtime_of(host).memory
+        namespace = plugin.runtime_of(host).namespace(open_session("s1", "t", tmp_path))
+        assert await memory.unresolved_batches(namespace, "s1") == []
+    assert result.ok and result.answer == "The kiln fires on Friday, as you said."
+    assert model.requests[-1].tools == []  # the recovery step runs without tools
+    steers = [m for m in model.requests[-1].messages if m.source == "plugin"]
+    assert len(steers) == open_batches and "batch_1" in steers[0].text
+    assert "batch" not in result.answer
+
+
+async def test_cleanup_without_progress_fails_the_turn(tmp_path: Path) -> None:
+    model = ScriptedChatModel.of(
+        tool_reply("memory_search_raw", {"query": "kiln"}, "s1"), "answer", "answer again"
+    )
+    async with make_host(tmp_path / "m.db", tmp_path) as host:
+        result = await turn(host, model, "When does the kiln fire?")
+    assert not result.ok and "made no progress" in (result.error or "")
+
+
+async def test_incomplete_recovered_answers_fail_after_three_attempts(tmp_path: Path) -> None:
+    model = ScriptedChatModel.of(
+        tool_reply("memory_search_raw", {"query": "kiln"}, "s1"),
+        "draft",
+        tool_reply("memory_record_use", {"batch_id": "batch_1", "evidence_refs": []}, "r1"),
+        "closed",
+        "",
+        "   ",
+        ChatMessage(role="assistant", content="cut", finish_reason="length"),
+    )
+    async with make_host(tmp_path / "m.db", tmp_path) as host:
+        result = await turn(host, model, "When does the kiln fire?")
+    assert not result.ok and "after 3 attempts" in (result.error or "")
+
+
+async def test_profile_consent_accepted_and_refused(tmp_path: Path) -> None:
+    propose = tool_reply("memory_profile_update", {"field": "current_city", "value": "Porto"})
+    async with make_host(tmp_path / "m.db", tmp_path) as host:
+        memory = plugin.runtime_of(host).memory
+        await turn(host, ScriptedChatModel.of(propose, "Shall I set Porto?"), "I fly out today.")
+        assert (await memory.get_profile()).values["current_city"] == ""
+        await turn(host, ScriptedChatModel.of("Done."), "同意")
+        assert (await memory.get_profile()).values["current_city"] == "Porto"
+        refuse = tool_reply("memory_profile_update", {"field": "home_city", "value": "Faro"})
+        await turn(host, ScriptedChatModel.of(refuse, "Set Faro?"), "I like the south.")
+        second = ScriptedChatModel.of("Sunny.")
+        await turn(host, second, "What's the weather like?")
+        assert (await memory.get_profile()).values["home_city"] == ""
+        assert "Current city: Porto" in second.requests[0].messages[0].text
+
+
+async def test_memory_spaces_keep_projects_apart(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    await seed_event(db, tmp_path / "a")
+    search = tool_reply("memory_search_events", {"query": "kiln friday"}, "c1")
+    close = tool_reply("memory_record_use", {"batch_id": "batch_1", "evidence_refs": []}, "c2")
+    for folder, expected in (("a", 1), ("b", 0)):
+        model = ScriptedChatModel.of(search, close, "ok")
+        async with make_host(db, tmp_path / folder) as host:
+            await turn(host, model, "kiln?", session=f"s-{folder}")
+        assert model.requests[1].messages[-1].text.count('"title"') == expected
+
+
+async def test_a_restart_between_turns_keeps_everything(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    async with make_host(db, tmp_path) as host:
+        await turn(host, ScriptedChatModel.of("Noted."), "My kiln is called Bertha.")
+    async with make_host(db, tmp_path) as host:
+        model = ScriptedChatModel.of("Noted again.")
+        await turn(host, model, "It fires on Fridays.")
+        memory = plugin.runtime_of(host).memory
+        namespace = plugin.runtime_of(host).namespace(open_session("s1", "t", tmp_path))
+        blocks = await memory.get_blocks(namespace, "s1")
+    history = [m.text for m in model.requests[0].messages]
+    assert "My kiln is called Bertha." in history and "Noted." in history
+    assert len(blocks) == 1 and blocks[0].block.start_turn == 1  # both turns, one block
