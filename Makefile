@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/stratagate demo
+	$(BIN)/stratagate chat
 
 check test: $(STAMP)
 	$(BIN)/ruff format --check stratagate_plugin tests benchmarks

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from pydantic import Field
 
-from stratagate_plugin.core.llm.chat import ScriptedChatModel, tool_reply
+from stratagate_plugin.core.llm.chat import ChatMessage, ScriptedChatModel, tool_reply
 from stratagate_plugin.host import hookspecs
 from stratagate_plugin.host.agent import Agent
 from stratagate_plugin.host.hookspecs import hookimpl
@@ -206,6 +206,25 @@ async def test_hook_build_context_sections_ordered_and_placed(tmp_path: Path) ->
     system, note, user = model.requests[0].messages
     assert system.text.split("\n\n")[1:] == ["profile", "memory for hi"]
     assert (note.text, note.source, user.text, user.source) == ("user note", "host", "hi", "user")
+
+
+async def test_hook_build_history_replacement_is_sent_instead(tmp_path: Path) -> None:
+    class Compact:
+        @hookimpl
+        def build_history(self, history: list[ChatMessage]) -> list[ChatMessage] | None:
+            if not history:
+                return None
+            return [ChatMessage(role="user", content="[summary of earlier turns]", source="plugin")]
+
+    model = ScriptedChatModel.of("first", "second")
+    async with make_host(tmp_path, Compact()) as host:
+        await Agent(host, model).run_turn(session(tmp_path), "one")
+        await Agent(host, model).run_turn(session(tmp_path), "two")
+    first, second = (request.messages for request in model.requests)
+    assert [m.text for m in first if m.role != "system"] == ["one"]
+    assert [m.text for m in second if m.role != "system"] == ["[summary of earlier turns]", "two"]
+    stored = session(tmp_path).history
+    assert [m.text for m in stored] == ["one", "first", "two", "second"]  # file unchanged
 
 
 async def test_hook_turn_stopping_steer_then_allow(tmp_path: Path) -> None:

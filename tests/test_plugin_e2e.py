@@ -212,3 +212,27 @@ async def test_a_restart_between_turns_keeps_everything(tmp_path: Path) -> None:
     history = [m.text for m in model.requests[0].messages]
     assert "My kiln is called Bertha." in history and "Noted." in history
     assert len(blocks) == 1 and blocks[0].block.start_turn == 1  # both turns, one block
+
+
+async def test_ready_blocks_replace_their_native_turns(tmp_path: Path) -> None:
+    facts = [
+        "We decided to move the spring ceramics sale from the 7th to 14 March because the "
+        "glaze delivery from Glazeworks is late and the kiln needs two more firing days.",
+        "My sister Ines will run the evening wheel-throwing classes on Tuesdays starting next "
+        "month, and the studio will open at 10am on Saturdays for drop-in visitors.",
+    ]
+    replies = [f"Understood. {fact} I will keep that in mind for planning." for fact in facts]
+    async with make_host(tmp_path / "m.db", tmp_path) as host:
+        for fact, reply in zip(facts, replies, strict=True):
+            await turn(host, ScriptedChatModel.of(reply), fact)
+        await plugin.runtime_of(host).memory.process_pending()
+        model = ScriptedChatModel.of("ok")
+        await turn(host, model, "What did we plan?")
+    sent = [m for m in model.requests[0].messages if m.role != "system"]
+    assert sent[0].source == "plugin" and sent[0].text.startswith(
+        "[StrataGate historical conversation block]"
+    )
+    assert "| Turns: 1-2 | Level: L" in sent[0].text
+    assert [m.text for m in sent[1:]] == ["What did we plan?"]
+    session_file = open_session("s1", "t", tmp_path).history
+    assert [m.text for m in session_file][:2] == [facts[0], replies[0]]  # native log intact

@@ -144,8 +144,24 @@ class Agent:
         self, session: Session, state: TurnState, tools: list[ToolSpec], extra: str | None = None
     ) -> ChatMessage:
         sections = await self._context(session, state)
-        messages = assemble(sections, session.history, state.messages, extra)
+        history = await self._history(session)
+        messages = assemble(sections, history, state.messages, extra)
         return await self.model.chat(messages, tools)
+
+    async def _history(self, session: Session) -> list[ChatMessage]:
+        """The native history, or the first replacement a plugin offers (e.g. block views)."""
+        results = await call_hook(
+            self.host.pm,
+            "build_history",
+            isolate=True,
+            host=self.host,
+            session=session,
+            history=list(session.history),
+        )
+        for result in results:
+            if isinstance(result, list) and all(isinstance(m, ChatMessage) for m in result):
+                return result
+        return list(session.history)
 
     async def _context(self, session: Session, state: TurnState) -> list[ContextSection]:
         results = await call_hook(
@@ -178,7 +194,8 @@ class Agent:
         except ToolArgumentsError as error:
             return f"Error: invalid arguments for {call.name}: {error}"
         except Exception as error:
-            logger.warning("tool %s failed: %s", call.name, error, exc_info=True)
+            logger.warning("tool %s failed: %s", call.name, error)
+            logger.debug("tool %s traceback", call.name, exc_info=True)
             return f"Error: {call.name} failed: {error}"
 
 

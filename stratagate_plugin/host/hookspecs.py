@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 from .types import (
+    ChatMessage,
     ContextSection,
     HostTurn,
     Session,
@@ -47,6 +48,13 @@ def build_context(
     host: "Host", session: Session, user_message: str, state: TurnState
 ) -> list[ContextSection] | Awaitable[list[ContextSection] | None] | None:
     """Return context sections for the next model call."""
+
+
+@hookspec
+def build_history(
+    host: "Host", session: Session, history: list[ChatMessage]
+) -> list[ChatMessage] | Awaitable[list[ChatMessage] | None] | None:
+    """Return a shorter stand-in for the session's native history, or None to keep it."""
 
 
 @hookspec

@@ -221,7 +221,7 @@ def _gate_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
         """This tool is provided by the StrataGate plugin. Close a batch, naming the refs
         the answer uses (adopted by a sufficient assessment) or [] for none."""
         namespace, thread = _where(runtime, call)
-        receipt = f"host:{call.session.id}:tool:{call.call_id}"
+        receipt = f"host:{call.session.id}:turn:{call.turn}:tool:{call.call_id}"
         result = await memory.record_use(namespace, thread, batch_id, evidence_refs, receipt)
         return result.model_dump(mode="json")
 

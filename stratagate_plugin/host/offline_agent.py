@@ -184,8 +184,9 @@ def _item_text(item: Any) -> str:
     if not isinstance(item, dict):
         return str(item)
     if "summary" in item:
-        when = item.get("sourceTime") or ""
-        return f"{item.get('summary')} ({str(when)[:10]})" if when else str(item["summary"])
+        summary = str(item["summary"]).replace("The user said: ", "You said: ", 1)
+        when = str(item.get("sourceTime") or "")[:10]
+        return f"{summary} ({when})" if when else summary
     message = item.get("message") or {}
     return str(message.get("content", ""))
 

@@ -9,11 +9,20 @@ Memory failures are logged and never break the agent's turn.
 import logging
 from typing import TYPE_CHECKING, Any
 
+from .history_views import replace_with_blocks
 from .hookspecs import hookimpl
 from .memory_protocol import NO_PROGRESS, PROTOCOL, RECOVERY, cleanup_steer
 from .memory_runtime import DEFAULT_SETTINGS, SETTINGS_ID, MemoryRuntime, TurnGate
 from .memory_tools import memory_tools
-from .types import ContextSection, HostTurn, Session, SettingsSection, StopDecision, TurnState
+from .types import (
+    ChatMessage,
+    ContextSection,
+    HostTurn,
+    Session,
+    SettingsSection,
+    StopDecision,
+    TurnState,
+)
 
 if TYPE_CHECKING:
     from .runtime import Host
@@ -24,6 +33,7 @@ HOOKS: tuple[str, ...] = (
     "startup",
     "register_tools",
     "build_context",
+    "build_history",
     "turn_stopping",
     "turn_completed",
     "shutdown",
@@ -106,6 +116,21 @@ async def _memory_sections(
 
 def _gate(runtime: MemoryRuntime, session: Session, state: TurnState) -> TurnGate:
     return runtime.gates.setdefault((session.id, state.turn), TurnGate())
+
+
+@hookimpl
+async def build_history(
+    host: "Host", session: Session, history: list[ChatMessage]
+) -> list[ChatMessage] | None:
+    """Ready blocks replace the native turns they hold, at their decayed level."""
+    runtime = runtime_of(host)
+    try:
+        return await replace_with_blocks(
+            runtime.memory, runtime.namespace(session), session.id, history
+        )
+    except Exception:
+        log.exception("StrataGate history replacement failed; using native history")
+        return None
 
 
 @hookimpl
