@@ -1,10 +1,10 @@
 """Chat models against a real loopback server with scripted replies (nothing leaves 127.0.0.1)."""
 
-import argparse
 import asyncio
 import json
 import os
 import socket
+import sqlite3
 import sys
 from collections import deque
 from collections.abc import AsyncIterator
@@ -20,7 +20,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from stratagate_plugin.cli import main as cli_main
 from stratagate_plugin.core.llm.base import ModelAuthError, ModelError
 from stratagate_plugin.core.llm.chat import (
     ChatMessage,
@@ -30,6 +29,7 @@ from stratagate_plugin.core.llm.chat import (
     ToolSpec,
 )
 from stratagate_plugin.core.llm.http import HttpModelConfig
+from stratagate_plugin.core.store.db import stratagate_home
 from stratagate_plugin.host.agent import Agent
 from stratagate_plugin.host.hookspecs import hookimpl
 from stratagate_plugin.host.pm import make_plugin_manager
@@ -206,13 +206,6 @@ async def test_echo_chat_repeats_the_human_message() -> None:
     assert (await EchoChatModel().chat(messages, [])).text.endswith("You said: hi")
 
 
-def _chat_is_wired() -> bool:
-    parser = cli_main.build_parser()
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return "chat" in commands.choices
-
-
-@pytest.mark.skipif(not _chat_is_wired(), reason="chat is not yet listed in cli/main.py")
 async def test_chat_command_message_is_recorded_before_exit(provider: FakeProvider) -> None:
     provider.replies.append(reply({"role": "assistant", "content": "Hello from the model."}))
     path = profile_path("t")
@@ -232,3 +225,36 @@ async def test_chat_command_message_is_recorded_before_exit(provider: FakeProvid
     folded = lines[-1]["folded"]
     assert (folded["user"], folded["assistant"]) == ("hi", "Hello from the model.")
     assert provider.requests[0][0]["authorization"] == f"Bearer {KEY}"
+
+
+async def test_chat_subprocess_with_the_memory_plugin_runs_the_gate(provider: FakeProvider) -> None:
+    provider.replies.extend([
+        call_reply("memory_search_raw", json.dumps({"query": "kiln"}), "c1"),
+        call_reply("memory_record_use", json.dumps({"batch_id": "batch_1", "evidence_refs": []}),
+                   "c2"),
+        reply({"role": "assistant", "content": "I have no memory of the kiln yet."}),
+    ])  # fmt: skip
+    path = profile_path("mem")
+    path.parent.mkdir(parents=True)
+    model = {"base_url": provider.base_url, "model": "chat-model", "api_key_env": KEY_ENV}
+    path.write_text(yaml.safe_dump({"plugins": ["stratagate-memory"], "model": model}))
+    argv = ["-m", "stratagate_plugin.cli.main", "chat", "--profile", "mem", "--session", "m1"]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, *argv, "--message", "What about the kiln?", cwd=ROOT,
+        env=dict(os.environ), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+    assert process.returncode == 0, err.decode()
+    assert out.decode() == "I have no memory of the kiln yet.\n" and KEY not in err.decode()
+    first = provider.requests[0][1]
+    assert "memory_search_events" in {tool["function"]["name"] for tool in first["tools"]}
+    assert "[StrataGate memory protocol]" in first["messages"][0]["content"]
+    conn = sqlite3.connect(stratagate_home() / "memory.db")
+    batches = conn.execute("SELECT id, status FROM batches").fetchall()
+    recorded = conn.execute("SELECT content FROM messages ORDER BY position").fetchall()
+    conn.close()
+    assert batches == [("batch_1", "recorded")]
+    assert [row[0] for row in recorded] == [
+        "What about the kiln?",
+        "I have no memory of the kiln yet.",
+    ]
