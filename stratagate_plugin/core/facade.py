@@ -26,7 +26,7 @@ from .records import (
 )
 from .store import Database, default_database_path, jobs
 from .store.sealing import seal_whole_tail
-from .store.turns import record_turn
+from .store.turns import ReceiptExists, record_turn, replayed_receipt, turn_fingerprint
 from .timeutil import iso, to_utc, utc_now
 
 
@@ -105,7 +105,14 @@ class StrataGate(BlocksFacet, DerivationFacet, GateFacet, ProfileFacet, SearchFa
         def unit(raw: sqlite3.Connection) -> TurnReceipt:
             return record_turn(raw, namespace, thread_id, messages, moment, receipt, defaults)
 
-        return await self.db.write(unit)
+        try:
+            return await self.db.write(unit)
+        except ReceiptExists:
+            # Rare path: the insert found the receipt, the whole unit rolled back.
+            fingerprint = turn_fingerprint(thread_id, messages)
+            return await self.db.read(
+                lambda raw: replayed_receipt(raw, namespace, receipt, fingerprint)
+            )
 
     async def seal_tail(self, namespace: str, thread_id: str) -> str | None:
         """Seal the thread's open tail now (end of a session or an import); None if empty."""

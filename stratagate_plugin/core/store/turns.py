@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..errors import InvalidInput, ReceiptConflict
+from ..errors import InvalidInput, NotFound, ReceiptConflict
 from ..ids import new_id
 from ..records import MessageIn, TurnReceipt
 from ..timeutil import iso
@@ -66,9 +66,6 @@ def record_turn(
     if not any(m.role == "user" for m in messages):
         raise InvalidInput("a turn needs at least one user message")
     fingerprint = turn_fingerprint(thread_id, messages)
-    replay = _replayed_receipt(raw, namespace, receipt_id, fingerprint)
-    if replay is not None:
-        return replay
     now = iso(at)
     namespace_turn, block_size = _bump_namespace(raw, namespace, defaults, now)
     thread = _bump_thread(raw, namespace, thread_id, messages, now)
@@ -96,15 +93,20 @@ class ThreadCounters:
     open_user_messages: int
 
 
-def _replayed_receipt(
+class ReceiptExists(Exception):
+    """Raised inside the unit when the receipt is already stored; the caller rolls back."""
+
+
+def replayed_receipt(
     raw: sqlite3.Connection, namespace: str, receipt_id: str, fingerprint: str
-) -> TurnReceipt | None:
+) -> TurnReceipt:
+    """What an earlier call with this receipt recorded; a different payload is a conflict."""
     row = raw.execute(
         "SELECT * FROM ingestion_receipts WHERE namespace = ? AND receipt_id = ?",
         (namespace, receipt_id),
     ).fetchone()
     if row is None:
-        return None
+        raise NotFound(f"no receipt {receipt_id!r} in {namespace!r}")
     if row["fingerprint"] != fingerprint:
         raise ReceiptConflict(f"receipt {receipt_id!r} was already recorded with different content")
     return TurnReceipt(
@@ -197,9 +199,10 @@ def _insert_receipt(
     ids: list[str],
     now: str,
 ) -> None:
-    raw.execute(
+    cursor = raw.execute(
         "INSERT INTO ingestion_receipts(namespace, receipt_id, fingerprint, thread_id, "
-        "namespace_turn, thread_turn, message_ids_json, created_at) VALUES (?,?,?,?,?,?,?,?)",
+        "namespace_turn, thread_turn, message_ids_json, created_at) VALUES (?,?,?,?,?,?,?,?) "
+        "ON CONFLICT(namespace, receipt_id) DO NOTHING",
         (
             namespace,
             receipt_id,
@@ -211,3 +214,5 @@ def _insert_receipt(
             now,
         ),
     )
+    if cursor.rowcount == 0:
+        raise ReceiptExists(receipt_id)
