@@ -236,3 +236,38 @@ async def test_ready_blocks_replace_their_native_turns(tmp_path: Path) -> None:
     assert [m.text for m in sent[1:]] == ["What did we plan?"]
     session_file = open_session("s1", "t", tmp_path).history
     assert [m.text for m in session_file][:2] == [facts[0], replies[0]]  # native log intact
+
+
+async def test_registered_tools_match_the_manifest_and_say_who_provides_them(
+    tmp_path: Path,
+) -> None:
+    async with make_host(tmp_path / "m.db", tmp_path) as host:
+        assert set(host.tools) == set(plugin.TOOLS)
+        for tool in host.tools.values():
+            assert tool.description.startswith("This tool is provided by the StrataGate plugin.")
+            assert tool.parameters["type"] == "object"
+    async with make_host(tmp_path / "m.db", tmp_path, agent_memory_enabled=False) as host:
+        assert set(host.tools) == set(plugin.TOOLS) - {"memory_remember"}
+
+
+async def test_tool_errors_go_back_to_the_model_as_text(tmp_path: Path) -> None:
+    model = ScriptedChatModel.of(
+        tool_reply("memory_expand_event", {"id": "evt_missing"}, "c1"),
+        tool_reply(
+            "memory_assess",
+            {
+                "verdict": "sufficient",
+                "evidence_refs": [],
+                "fit": "",
+                "missing": "",
+                "next_strategy": "answer",
+            },
+            "c2",
+        ),
+        "I could not find it.",
+    )
+    async with make_host(tmp_path / "m.db", tmp_path) as host:
+        result = await turn(host, model, "Show me that event")
+    assert result.ok and result.answer == "I could not find it."
+    assert model.requests[1].messages[-1].text.startswith("Error: memory_expand_event failed")
+    assert "no retrieval batch exists" in model.requests[2].messages[-1].text.lower()

@@ -33,7 +33,7 @@ ProfileField = Literal[FIELD_NAMES]  # type: ignore[valid-type]
 
 def memory_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
     """The nine tools bound to one running plugin (memory_remember only when enabled)."""
-    tools = [*_retrieval_tools(runtime), *_gate_tools(runtime), _profile_tool(runtime)]
+    tools = [*RetrievalTools(runtime).all(), *_gate_tools(runtime), _profile_tool(runtime)]
     if runtime.settings.get("agent_memory_enabled", True):
         tools.append(_remember_tool(runtime))
     return tools
@@ -63,10 +63,23 @@ async def _batch(
     }
 
 
-def _retrieval_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
-    memory = runtime.memory
+class RetrievalTools:
+    """The five retrieval/expansion tools; each opens an evidence batch."""
+
+    def __init__(self, runtime: MemoryRuntime) -> None:
+        self.runtime = runtime
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [
+            self.memory_search_events,
+            self.memory_search_raw,
+            self.memory_get_blocks,
+            self.memory_expand_block,
+            self.memory_expand_event,
+        ]
 
     async def memory_search_events(
+        self,
         call: ToolCallContext,
         query: str,
         limit: Limit = 6,
@@ -77,8 +90,8 @@ def _retrieval_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Search long-term events (what
         happened, when, how it changed) by words, participants, type or first/latest."""
-        namespace, _ = _where(runtime, call)
-        hits = await memory.search_events(
+        namespace, _ = _where(self.runtime, call)
+        hits = await self.runtime.memory.search_events(
             namespace,
             query,
             limit=limit,
@@ -90,10 +103,16 @@ def _retrieval_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
         refs = [f"event:{hit.card.id}" for hit in hits]
         titles = {f"event:{hit.card.id}": hit.card.title for hit in hits}
         return await _batch(
-            runtime, call, "memory_search_events", refs, titles, [hit.compact() for hit in hits]
+            self.runtime,
+            call,
+            "memory_search_events",
+            refs,
+            titles,
+            [hit.compact() for hit in hits],
         )
 
     async def memory_search_raw(
+        self,
         call: ToolCallContext,
         query: str,
         limit: Limit = 6,
@@ -101,40 +120,40 @@ def _retrieval_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Search the raw (L5) messages of
         sealed conversation blocks; each hit comes with its previous and next message."""
-        namespace, thread = _where(runtime, call)
-        hits = await memory.search_raw(
+        namespace, thread = _where(self.runtime, call)
+        hits = await self.runtime.memory.search_raw(
             namespace, query, limit, thread if scope == "session" else None
         )
         refs = [f"raw:{h.block_id}:{h.message.id}:{i}" for i, h in enumerate(hits)]
         results = [_raw_card(ref, hit) for ref, hit in zip(refs, hits, strict=True)]
-        return await _batch(runtime, call, "memory_search_raw", refs, {}, results)
+        return await _batch(self.runtime, call, "memory_search_raw", refs, {}, results)
 
     async def memory_get_blocks(
-        call: ToolCallContext, scope: Literal["session", "namespace"] = "session"
+        self, call: ToolCallContext, scope: Literal["session", "namespace"] = "session"
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. List conversation blocks at their
         current (decayed) levels, with the status of the open, not yet sealed tail."""
-        namespace, thread = _where(runtime, call)
-        report = await memory.agent_blocks(namespace, thread, scope)
+        namespace, thread = _where(self.runtime, call)
+        report = await self.runtime.memory.agent_blocks(namespace, thread, scope)
         refs = [f"block:{v.block.id}:level:{v.current_level}" for v in report.blocks]
         results = [_block_card(v) for v in report.blocks]
         return await _batch(
-            runtime, call, "memory_get_blocks", refs, {}, results, status=report.status()
+            self.runtime, call, "memory_get_blocks", refs, {}, results, status=report.status()
         )
 
     async def memory_expand_block(
-        call: ToolCallContext, id: str, target: str | int | None = None
+        self, call: ToolCallContext, id: str, target: str | int | None = None
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Show a block at a deeper level
         ('next', 'L0'..'L5' or 'raw'); it then fades again from that level."""
-        view = await memory.expand_block(id, target, source="agent")
+        view = await self.runtime.memory.expand_block(id, target, source="agent")
         ref = f"block:{view.block.id}:level:{view.current_level}"
-        return await _batch(runtime, call, "memory_expand_block", [ref], {}, _block_card(view))
+        return await _batch(self.runtime, call, "memory_expand_block", [ref], {}, _block_card(view))
 
-    async def memory_expand_event(call: ToolCallContext, id: str) -> dict[str, Any]:
+    async def memory_expand_event(self, call: ToolCallContext, id: str) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Show one event in full with the
         original messages it was extracted from."""
-        expansion = await memory.expand_event(id)
+        expansion = await self.runtime.memory.expand_event(id)
         card = expansion.card.model_dump(mode="json", exclude={"namespace"})
         sources = [
             {
@@ -147,21 +166,13 @@ def _retrieval_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
         ]
         ref = f"event:{expansion.card.id}"
         return await _batch(
-            runtime,
+            self.runtime,
             call,
             "memory_expand_event",
             [ref],
             {ref: expansion.card.title},
             {"event": card, "sources": sources},
         )
-
-    return [
-        memory_search_events,
-        memory_search_raw,
-        memory_get_blocks,
-        memory_expand_block,
-        memory_expand_event,
-    ]
 
 
 def _raw_card(ref: str, hit: Any) -> dict[str, Any]:
