@@ -29,6 +29,7 @@ _ZH_DATE = re.compile(
     r"(\d{4})年(\d{1,2})月(\d{1,2})日\s*(上午|中午|下午|晚上|凌晨)?\s*(\d{1,2}):(\d{2})"
 )
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+_PLAIN = re.compile(r"[\u4e00-\u9fff]|(?:(?![\u4e00-\u9fff])\w)+")
 Ranker = Callable[[str, str, int], list[str]]
 
 
@@ -128,7 +129,7 @@ async def ingest(sg: StrataGate, namespace: str, sessions: Sequence[Session]) ->
 
 
 def baseline_ranker(sessions: Sequence[Session]) -> Callable[[str, int], list[str]]:
-    """rank_bm25 Okapi over every message, lower-cased and split on non-word characters."""
+    """rank_bm25 Okapi over every message: lower-cased words, Han text character by character."""
     from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]
 
     lines = [line for session in sessions for line in session.lines]
@@ -143,7 +144,8 @@ def baseline_ranker(sessions: Sequence[Session]) -> Callable[[str, int], list[st
 
 
 def _plain_tokens(text: str) -> list[str]:
-    return [token for token in re.split(r"\W+", text.lower()) if token]
+    """Lower-cased word runs; each Han character on its own (so Chinese gets a baseline too)."""
+    return _PLAIN.findall(text.lower())
 
 
 async def rank_sample(sg: StrataGate, sample: dict[str, Any], k: int) -> dict[str, list[list[str]]]:

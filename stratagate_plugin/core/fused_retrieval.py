@@ -3,8 +3,10 @@
 Three channels, each mapped to L5 message ids: raw messages (context-voted BM25), event
 cards (each hit contributes the messages it cites, in citation order) and blocks (BM25
 over a block's L0–L2 text; a hit contributes its messages that share a query term).
-Channels are fused by weighted reciprocal-rank fusion; every id records which channels
-found it. Retrieval never reinforces and never stamps events as retrieved.
+Event hits also vote inside the raw channel (a cited message gains ``event_boost`` over
+the event's rank, 1/(1+rank)), which puts event evidence in context rather than beside
+it. Channels are then fused by weighted reciprocal-rank fusion; every id records which
+channels found it. Retrieval never reinforces and never stamps events as retrieved.
 """
 
 import json
@@ -25,9 +27,10 @@ CHANNELS = ("raw", "event", "block")
 @dataclass(frozen=True)
 class FusionConfig:
     raw_weight: float = 1.0
-    event_weight: float = 0.25
-    block_weight: float = 0.1
+    event_weight: float = 0.1
+    block_weight: float = 0.05
     event_limit: int = 20
+    event_boost: float = 0.25
     block_limit: int = 5
 
 
@@ -40,12 +43,20 @@ class Retrieved(BaseModel):
 async def channel_rankings(
     db: Database, namespace: str, query: str, k: int, config: FusionConfig
 ) -> dict[str, list[str]]:
-    """Each channel's ranked message ids (for fusion, and for per-channel measurement)."""
-    raw = [message_id for message_id, _ in await retrieve_raw(db, namespace, query, 2 * k)]
+    """Each channel's ranked message ids (for fusion, and for per-channel measurement).
+
+    A query without search tokens finds nothing in any channel (event search alone would
+    list every event for an empty query).
+    """
+    if not query_tokens(query):
+        return {name: [] for name in CHANNELS}
     hits = await search_events(
         db, namespace, query, limit=config.event_limit, track_retrieval=False
     )
     events = list(dict.fromkeys(m for hit in hits for m in hit.card.source_message_ids))
+    boost = _event_boost([hit.card.source_message_ids for hit in hits], config.event_boost)
+    ranked = await retrieve_raw(db, namespace, query, 2 * k, boost=boost)
+    raw = [message_id for message_id, _ in ranked]
     blocks = await db.read(lambda c: _block_channel(c, namespace, query, config.block_limit))
     return {"raw": raw, "event": events, "block": blocks}
 
@@ -68,6 +79,15 @@ async def retrieve(
         )
         for mid, score in fused[:k]
     ]
+
+
+def _event_boost(citations: list[list[str]], weight: float) -> dict[str, float]:
+    """Each cited message's vote: ``weight / (1 + rank)`` of the best event citing it."""
+    boost: dict[str, float] = {}
+    for rank, message_ids in enumerate(citations):
+        for message_id in message_ids:
+            boost[message_id] = max(boost.get(message_id, 0.0), weight / (1 + rank))
+    return boost
 
 
 def _block_channel(raw: sqlite3.Connection, namespace: str, query: str, limit: int) -> list[str]:

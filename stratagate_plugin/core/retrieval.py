@@ -1,37 +1,34 @@
 """Retrieval entry points over an open database; the raw channel of the fused ``retrieve()``.
 
 The raw channel ranks sealed messages by BM25 (function words dropped from the query),
-then lets context vote: a message gains from its best-matching thread neighbour (an
-answer usually sits next to the question that names the topic) and from how well its
-block as a whole matches. Every added score is relative to the best message score, and
-a message whose neighbourhood matched nothing is never returned.
+then lets context vote: a message gains from its best-matching thread neighbour within two
+positions (an answer usually sits next to the question that names the topic), from how
+well its block as a whole matches, and from any event that cites it. Every added score is
+relative to the best score, and a message whose neighbourhood matched nothing is never
+returned. Candidates come from the FTS5 index, so a query never loads the whole namespace.
 """
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .retrieval_types import RawHit
-from .search import bm25_rank
+from .search import idf
 from .store import Database, raw_search
-from .tokenize import query_tokens, tokenize
+from .store.retrieval_rows import ChannelDoc, CorpusStats, channel_rows
+from .tokenize import query_tokens
 
 
 @dataclass(frozen=True)
 class RawChannelConfig:
-    """BM25 with short-document settings (k1 0.9, b 0.4) plus the two context weights."""
+    """BM25 with short-document settings (k1 0.9, b 0.4), the context votes, the FTS cap."""
 
     k1: float = 0.9
     b: float = 0.4
     neighbour_weight: float = 0.5
+    neighbour_reach: int = 2
     block_weight: float = 0.5
-
-
-@dataclass(frozen=True)
-class ChannelDoc:
-    id: str
-    thread_id: str
-    block_id: str
-    tokens: list[str]
+    candidate_cap: int = 3000
 
 
 RAW_CHANNEL = RawChannelConfig()
@@ -45,53 +42,99 @@ async def search_raw(
 
 
 async def retrieve_raw(
-    db: Database, namespace: str, query: str, k: int, config: RawChannelConfig = RAW_CHANNEL
+    db: Database,
+    namespace: str,
+    query: str,
+    k: int,
+    config: RawChannelConfig = RAW_CHANNEL,
+    boost: Mapping[str, float] | None = None,
 ) -> list[tuple[str, float]]:
-    """The raw channel: (message id, score) best first; nothing when no query token matches."""
+    """The raw channel: (message id, score) best first; nothing when no query token matches.
+
+    ``boost`` adds to a message's score (e.g. relative event scores of the events citing
+    it) but never makes a message with no matching neighbourhood appear.
+    """
     terms = query_tokens(query)
     if not terms or k < 1:
         return []
-    rows = await db.read(lambda raw: raw_search.sealed_messages(raw, namespace))
-    docs = [
-        ChannelDoc(r["id"], r["thread_id"], r["block_id"], tokenize(r["content"])) for r in rows
-    ]
-    return context_rank(terms, docs, config)[:k]
+    docs, stats = await db.read(
+        lambda raw: channel_rows(
+            raw, namespace, terms, config.candidate_cap, config.neighbour_reach
+        )
+    )
+    return context_rank(terms, docs, stats, config, boost or {})[:k]
 
 
 def context_rank(
-    terms: Sequence[str], docs: Sequence[ChannelDoc], config: RawChannelConfig = RAW_CHANNEL
+    terms: Sequence[str],
+    docs: Sequence[ChannelDoc],
+    stats: CorpusStats,
+    config: RawChannelConfig = RAW_CHANNEL,
+    boost: Mapping[str, float] | None = None,
 ) -> list[tuple[str, float]]:
-    """Own BM25 + neighbour and block votes, ties to the later message; docs in thread order."""
-    own = _relative(bm25_rank(terms, {d.id: d.tokens for d in docs}, config.k1, config.b))
+    """Own BM25 + neighbour, block and boost votes; ties to the later message."""
+    unique = list(dict.fromkeys(terms))
+    own = _relative(_message_scores(unique, docs, stats, config))
     if not own:
         return []
-    blocks = _relative(bm25_rank(terms, _block_tokens(docs), config.k1, config.b))
+    blocks = _relative(_block_scores(unique, docs, stats, config))
+    at = {(d.thread_id, d.position): own.get(d.id, 0.0) for d in docs}
+    extra = boost or {}
     scored = []
-    for index, doc in enumerate(docs):
-        score = own.get(doc.id, 0.0) + config.neighbour_weight * _best_neighbour(docs, index, own)
+    for doc in docs:
+        score = own.get(doc.id, 0.0) + config.neighbour_weight * _best_neighbour(doc, at, config)
         if score > 0:
-            scored.append(
-                (doc.id, score + config.block_weight * blocks.get(doc.block_id, 0.0), index)
-            )
-    scored.sort(key=lambda item: (-item[1], -item[2]))
+            score += config.block_weight * blocks.get(doc.block_id, 0.0) + extra.get(doc.id, 0.0)
+            scored.append((doc.id, score, (doc.block_sequence, doc.position)))
+    scored.sort(key=lambda item: (-item[1], (-item[2][0], -item[2][1])))
     return [(doc_id, score) for doc_id, score, _ in scored]
 
 
-def _relative(ranked: list[tuple[str, float]]) -> dict[str, float]:
-    """Scores divided by the best one (BM25 scales differ from query to query)."""
-    return {key: score / ranked[0][1] for key, score in ranked} if ranked else {}
+def _message_scores(
+    terms: list[str], docs: Sequence[ChannelDoc], stats: CorpusStats, config: RawChannelConfig
+) -> dict[str, float]:
+    avgdl = stats.message_tokens / stats.messages if stats.messages else 1.0
+    weights = {t: idf(stats.messages, stats.message_df.get(t, 0)) for t in terms}
+    return {
+        doc.id: _bm25(Counter(doc.tokens), len(doc.tokens), weights, avgdl or 1.0, config)
+        for doc in docs
+        if doc.tokens
+    }
 
 
-def _block_tokens(docs: Sequence[ChannelDoc]) -> dict[str, list[str]]:
-    blocks: dict[str, list[str]] = {}
+def _block_scores(
+    terms: list[str], docs: Sequence[ChannelDoc], stats: CorpusStats, config: RawChannelConfig
+) -> dict[str, float]:
+    counts: dict[str, Counter[str]] = {}
     for doc in docs:
-        blocks.setdefault(doc.block_id, []).extend(doc.tokens)
-    return blocks
+        counts.setdefault(doc.block_id, Counter()).update(t for t in doc.tokens if t in terms)
+    avgdl = stats.message_tokens / stats.blocks if stats.blocks else 1.0
+    weights = {t: idf(stats.blocks, stats.block_df.get(t, 0)) for t in terms}
+    return {
+        block_id: _bm25(tf, stats.block_lengths.get(block_id, 0), weights, avgdl or 1.0, config)
+        for block_id, tf in counts.items()
+    }
 
 
-def _best_neighbour(docs: Sequence[ChannelDoc], index: int, own: dict[str, float]) -> float:
-    """The better own score of the previous and next message in the same thread."""
-    near = [docs[i] for i in (index - 1, index + 1) if 0 <= i < len(docs)]
-    return max(
-        (own.get(d.id, 0.0) for d in near if d.thread_id == docs[index].thread_id), default=0.0
-    )
+def _bm25(
+    tf: Counter[str], length: int, weights: dict[str, float], avgdl: float, c: RawChannelConfig
+) -> float:
+    norm = c.k1 * (1 - c.b + c.b * length / avgdl)
+    return sum(w * tf[t] * (c.k1 + 1) / (tf[t] + norm) for t, w in weights.items() if t in tf)
+
+
+def _relative(scores: dict[str, float]) -> dict[str, float]:
+    """Positive scores divided by the best one (BM25 scales differ from query to query)."""
+    best = max(scores.values(), default=0.0)
+    return {key: score / best for key, score in scores.items() if score > 0} if best > 0 else {}
+
+
+def _best_neighbour(
+    doc: ChannelDoc, at: dict[tuple[str, int], float], config: RawChannelConfig
+) -> float:
+    """The best own score among the thread's messages within ``neighbour_reach`` positions."""
+    steps = range(-config.neighbour_reach, config.neighbour_reach + 1)
+    return max((at.get((doc.thread_id, doc.position + s), 0.0) for s in steps if s), default=0.0)
+
+
+__all__ = ["ChannelDoc", "CorpusStats", "RawChannelConfig", "context_rank", "retrieve_raw"]

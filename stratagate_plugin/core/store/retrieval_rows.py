@@ -1,0 +1,179 @@
+"""Rows for the raw retrieval channel: FTS5 candidates, their context, and BM25 statistics.
+
+The channel never loads a whole namespace when the FTS5 index exists: it takes the sealed
+messages that match a query term (best FTS rank first, capped), the thread neighbours
+their context votes need, and namespace-wide statistics (message and block counts, token
+totals, per-term document frequencies) aggregated inside SQLite. Without FTS5 the same
+rows come from a scan. Token counts come from the index text, one encoded term a token.
+"""
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..tokenize import fts_match_any, tokenize
+from .raw_search import fetch_rows
+from .search_index import has_index
+
+_COLUMNS = "m.id, m.thread_id, m.block_id, m.position, b.sequence AS block_sequence"
+_SEALED = "JOIN blocks b ON b.id = m.block_id WHERE m.namespace = ?"
+_TOKEN_COUNT = (
+    "CASE WHEN f.tokens = '' THEN 0 ELSE length(f.tokens) - length(replace(f.tokens, ' ', '')) + 1 "
+    "END"
+)
+
+
+@dataclass(frozen=True)
+class ChannelDoc:
+    """A sealed message; ``tokens`` is empty for a context-only (non-matching) neighbour."""
+
+    id: str
+    thread_id: str
+    block_id: str
+    position: int
+    block_sequence: int
+    tokens: list[str]
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """BM25 statistics of a namespace's sealed messages and of its blocks."""
+
+    messages: int
+    message_tokens: int
+    blocks: int
+    message_df: dict[str, int] = field(default_factory=dict)
+    block_df: dict[str, int] = field(default_factory=dict)
+    block_lengths: dict[str, int] = field(default_factory=dict)
+
+
+def channel_rows(
+    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], cap: int, reach: int
+) -> tuple[list[ChannelDoc], CorpusStats]:
+    """Matching messages (≤ ``cap``) plus neighbours within ``reach``, and the statistics."""
+    if not has_index(raw):
+        return scan_rows(raw, namespace, terms)
+    wanted = set(terms)
+    matched = [
+        _doc(row, tokenize(row["content"]))
+        for row in fetch_rows(
+            raw,
+            f"SELECT {_COLUMNS}, m.content FROM message_fts f "
+            f"CROSS JOIN messages m ON m.pk = f.rowid {_SEALED} "
+            "AND message_fts MATCH ? ORDER BY f.rank LIMIT ?",
+            [namespace, fts_match_any(list(wanted)), cap],
+        )
+    ]
+    docs = matched + _neighbours(raw, namespace, matched, reach)
+    return docs, _index_stats(raw, namespace, list(wanted), {d.block_id for d in matched})
+
+
+def scan_rows(
+    raw: sqlite3.Connection, namespace: str, terms: Sequence[str]
+) -> tuple[list[ChannelDoc], CorpusStats]:
+    """Every sealed message of the namespace, tokenized here (no index, or as a reference)."""
+    rows = fetch_rows(raw, f"SELECT {_COLUMNS}, m.content FROM messages m {_SEALED}", [namespace])
+    docs = [_doc(row, tokenize(row["content"])) for row in rows]
+    return docs, scan_stats(docs, terms)
+
+
+def scan_stats(docs: Sequence[ChannelDoc], terms: Sequence[str]) -> CorpusStats:
+    """The statistics computed from a complete list of a namespace's sealed messages."""
+    block_tokens: dict[str, set[str]] = {}
+    lengths: dict[str, int] = {}
+    for doc in docs:
+        block_tokens.setdefault(doc.block_id, set()).update(doc.tokens)
+        lengths[doc.block_id] = lengths.get(doc.block_id, 0) + len(doc.tokens)
+    token_sets = [set(doc.tokens) for doc in docs]
+    return CorpusStats(
+        messages=len(docs),
+        message_tokens=sum(lengths.values()),
+        blocks=len(lengths),
+        message_df={t: sum(1 for s in token_sets if t in s) for t in terms},
+        block_df={t: sum(1 for s in block_tokens.values() if t in s) for t in terms},
+        block_lengths=lengths,
+    )
+
+
+def _doc(row: sqlite3.Row, tokens: list[str]) -> ChannelDoc:
+    return ChannelDoc(
+        row["id"],
+        row["thread_id"],
+        row["block_id"],
+        int(row["position"]),
+        int(row["block_sequence"]),
+        tokens,
+    )
+
+
+def _neighbours(
+    raw: sqlite3.Connection, namespace: str, matched: Sequence[ChannelDoc], reach: int
+) -> list[ChannelDoc]:
+    """Sealed messages within ``reach`` positions of a match in its thread, not matched."""
+    seen = {(d.thread_id, d.position) for d in matched}
+    wanted = {
+        (d.thread_id, d.position + step)
+        for d in matched
+        for step in range(-reach, reach + 1)
+        if (d.thread_id, d.position + step) not in seen
+    }
+    by_thread: dict[str, list[int]] = {}
+    for thread_id, position in sorted(wanted):
+        by_thread.setdefault(thread_id, []).append(position)
+    rows = [
+        row
+        for thread_id, positions in by_thread.items()
+        for row in fetch_rows(
+            raw,
+            f"SELECT {_COLUMNS} FROM messages m {_SEALED} AND m.thread_id = ? "
+            "AND m.position IN (SELECT value FROM json_each(?))",
+            [namespace, thread_id, json.dumps(positions)],
+        )
+    ]
+    return [_doc(row, []) for row in rows]
+
+
+def _index_stats(
+    raw: sqlite3.Connection, namespace: str, terms: list[str], blocks: set[str]
+) -> CorpusStats:
+    count, total = raw.execute(
+        f"SELECT count(*), coalesce(sum({_TOKEN_COUNT}), 0) FROM messages m "
+        "JOIN message_fts f ON f.rowid = m.pk WHERE m.namespace = ? AND m.block_id IS NOT NULL",
+        (namespace,),
+    ).fetchone()
+    block_count = raw.execute(
+        "SELECT count(DISTINCT block_id) FROM messages WHERE namespace = ? "
+        "AND block_id IS NOT NULL",
+        (namespace,),
+    ).fetchone()[0]
+    frequencies = {term: _frequencies(raw, namespace, term) for term in terms}
+    return CorpusStats(
+        messages=int(count),
+        message_tokens=int(total),
+        blocks=int(block_count),
+        message_df={t: pair[0] for t, pair in frequencies.items()},
+        block_df={t: pair[1] for t, pair in frequencies.items()},
+        block_lengths=_block_lengths(raw, blocks),
+    )
+
+
+def _frequencies(raw: sqlite3.Connection, namespace: str, term: str) -> tuple[int, int]:
+    """(messages, blocks) of the namespace's sealed text containing ``term``."""
+    row = raw.execute(
+        "SELECT count(*), count(DISTINCT m.block_id) FROM message_fts f "
+        "CROSS JOIN messages m ON m.pk = f.rowid WHERE message_fts MATCH ? AND m.namespace = ? "
+        "AND m.block_id IS NOT NULL",
+        (fts_match_any([term]), namespace),
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def _block_lengths(raw: sqlite3.Connection, blocks: set[str]) -> dict[str, int]:
+    rows = raw.execute(
+        f"SELECT m.block_id, sum({_TOKEN_COUNT}) FROM json_each(?) j "
+        "JOIN messages m ON m.block_id = j.value JOIN message_fts f ON f.rowid = m.pk "
+        "GROUP BY m.block_id",
+        (json.dumps(sorted(blocks)),),
+    ).fetchall()
+    return {str(block_id): int(total) for block_id, total in rows}

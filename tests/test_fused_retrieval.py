@@ -1,0 +1,122 @@
+"""``retrieve()``: channels per id, no-match, no reinforcement, fusion order (tiny database)."""
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from stratagate_plugin.core.events import EventCard
+from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.fused_retrieval import (
+    CHANNELS,
+    FusionConfig,
+    channel_rankings,
+    retrieve,
+)
+from stratagate_plugin.core.records import MessageIn
+from stratagate_plugin.core.search import rrf_rank
+from stratagate_plugin.core.store import event_rows
+
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+NS = "ns"
+
+
+async def thread(memory: StrataGate, thread_id: str, turns: list[tuple[str, str]]) -> list[str]:
+    """Record ``turns`` in ``thread_id`` and seal them; the message ids in order."""
+    ids: list[str] = []
+    for hour, (user, assistant) in enumerate(turns):
+        at = T0 + timedelta(hours=hour)
+        messages = [
+            MessageIn(role="user", content=user),
+            MessageIn(role="assistant", content=assistant),
+        ]
+        ids.extend((await memory.record_turn(NS, thread_id, messages, at=at)).message_ids)
+    await memory.seal_tail(NS, thread_id)
+    return ids
+
+
+def card(event_id: str, title: str, cited: list[str], **extra: Any) -> EventCard:
+    fields: dict[str, Any] = {
+        "id": event_id,
+        "namespace": NS,
+        "title": title,
+        "summary": title,
+        "source_block_id": None,
+        "source_message_ids": cited,
+        "formed_turn": 0,
+        "temporal": {},
+        "scope": "user",
+        "last_adopted_turn": 0,
+        "created_at": T0,
+        "updated_at": T0,
+    }
+    return EventCard(**(fields | extra))
+
+
+async def store(memory: StrataGate, *cards: EventCard) -> None:
+    def unit(raw: sqlite3.Connection) -> None:
+        for event in cards:
+            event_rows.insert_event(raw, event)
+
+    await memory.db.write(unit)
+
+
+@pytest.fixture
+async def world(memory: StrataGate) -> dict[str, str]:
+    """Two threads saying the same pottery line; an event cites the older one."""
+    first = await thread(memory, "a", [("I love pottery", "Nice"), ("Weather is grey", "Sad")])
+    second = await thread(memory, "b", [("I love pottery", "Cool"), ("Lunch was soup", "Yum")])
+    await store(memory, card("evt_kiln", "pottery kiln class", [first[0]]))
+    return {"old pottery": first[0], "new pottery": second[0], "soup": second[2]}
+
+
+async def test_retrieve_records_each_channel_that_found_an_id(
+    memory: StrataGate, world: dict[str, str]
+) -> None:
+    hits = await retrieve(memory.db, NS, "pottery")
+    rankings = await channel_rankings(memory.db, NS, "pottery", 20, FusionConfig())
+    assert hits
+    for hit in hits:
+        assert hit.channels == [name for name in CHANNELS if hit.message_id in rankings[name]]
+    by_id = {hit.message_id: hit.channels for hit in hits}
+    assert by_id[world["old pottery"]] == ["raw", "event"]
+    assert by_id[world["new pottery"]] == ["raw"]
+
+
+@pytest.mark.parametrize("query", ["", "   ", "?!", "xylophone"])
+async def test_retrieve_no_match_is_empty(
+    memory: StrataGate, world: dict[str, str], query: str
+) -> None:
+    assert await retrieve(memory.db, NS, query) == []
+
+
+async def test_retrieve_never_reinforces_or_stamps_events(
+    memory: StrataGate, world: dict[str, str], plain: sqlite3.Connection
+) -> None:
+    columns = "SELECT id, mention_count, last_adopted_turn, last_retrieved_at FROM events"
+    before = [tuple(row) for row in plain.execute(columns)]
+    assert await retrieve(memory.db, NS, "pottery kiln")
+    assert [tuple(row) for row in plain.execute(columns)] == before
+
+
+async def test_retrieve_event_vote_breaks_a_raw_tie(
+    memory: StrataGate, world: dict[str, str]
+) -> None:
+    quiet = FusionConfig(event_weight=0, block_weight=0, event_boost=0)
+    plain_order = [hit.message_id for hit in await retrieve(memory.db, NS, "pottery", 2, quiet)]
+    assert plain_order == [world["new pottery"], world["old pottery"]]
+    fused = [hit.message_id for hit in await retrieve(memory.db, NS, "pottery", 2)]
+    assert fused == [world["old pottery"], world["new pottery"]]
+
+
+async def test_retrieve_is_the_weighted_rrf_of_the_channels(
+    memory: StrataGate, world: dict[str, str]
+) -> None:
+    config = FusionConfig(raw_weight=1, event_weight=2, block_weight=0)
+    rankings = await channel_rankings(memory.db, NS, "pottery soup", 10, config)
+    expected = rrf_rank([(rankings["raw"], 1.0), (rankings["event"], 2.0)])
+    hits = await retrieve(memory.db, NS, "pottery soup", 10, config)
+    assert [h.message_id for h in hits] == [mid for mid, _ in expected[:10]]
+    assert [h.score for h in hits] == pytest.approx([score for _, score in expected[:10]])
+    assert world["soup"] in [hit.message_id for hit in hits]
