@@ -251,6 +251,8 @@ async def run_locomo(
     ranked = {method: [lists[method] for lists in per_sample] for method in per_sample[0]}
     _write_ranked(Path(out_path), samples, ranked["retrieve (fused)"])
     table = recall_rows(samples, ranked)
-    if table:
+    if any(table.values()):
         print(format_table(table))
+    else:
+        print(f"wrote {out_path}; the file carries no evidence, so no recall is computed")
     return {"data": str(data_path), "k": k, "model": model.name, "recall": table}
