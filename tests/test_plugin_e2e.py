@@ -271,3 +271,17 @@ async def test_tool_errors_go_back_to_the_model_as_text(tmp_path: Path) -> None:
     assert result.ok and result.answer == "I could not find it."
     assert model.requests[1].messages[-1].text.startswith("Error: memory_expand_event failed")
     assert "no retrieval batch exists" in model.requests[2].messages[-1].text.lower()
+
+
+async def test_an_answer_that_reports_bookkeeping_is_asked_for_again(tmp_path: Path) -> None:
+    model = ScriptedChatModel.of(
+        tool_reply("memory_search_raw", {"query": "kiln"}, "s1"),
+        tool_reply("memory_record_use", {"batch_id": "batch_1", "evidence_refs": []}, "r1"),
+        "I closed batch_1 with an empty receipt; nothing found.",
+        "I don't have anything about the kiln in memory yet.",
+    )
+    async with make_host(tmp_path / "m.db", tmp_path) as host:
+        result = await turn(host, model, "When does the kiln fire?")
+    assert result.ok and result.answer == "I don't have anything about the kiln in memory yet."
+    assert model.requests[-1].tools == []
+    assert "bookkeeping" in model.requests[-1].messages[-1].text

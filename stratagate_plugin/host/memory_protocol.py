@@ -1,5 +1,7 @@
 """The static memory-protocol system section and the finish-step texts (spec §7.4–7.5)."""
 
+import re
+
 PROTOCOL = """[StrataGate memory protocol]
 Memory layers: each sealed conversation block has six views — L0 title and tags, L1 summary,
 L2 key points, L3 condensed transcript, L4 readable transcript, L5 raw transcript (permanent).
@@ -39,6 +41,20 @@ RECOVERY = (
     "final user-facing answer now, restating it in full; do not retrieve anything new. "
     + SCOPE_NOTE
 )
+_BOOKKEEPING = re.compile(
+    r"\bbatch_\d+\b|\breceipt\b|\bevidence_refs\b|\bmemory_(assess|record_use)\b", re.I
+)
+REDO_WITHOUT_BOOKKEEPING = (
+    RECOVERY + " Your previous answer mentioned internal memory bookkeeping (batch ids, "
+    "receipts or gate tools); write the answer for the user without them."
+)
+
+
+def leaks_bookkeeping(answer: str) -> bool:
+    """Does a final answer talk about batches, receipts or the gate tools?"""
+    return bool(_BOOKKEEPING.search(answer))
+
+
 NO_PROGRESS = (
     "StrataGate retrieval cleanup made no progress: the model stopped again without closing "
     "any open batch"

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from .history_views import replace_with_blocks
 from .hookspecs import hookimpl
-from .memory_protocol import NO_PROGRESS, PROTOCOL, RECOVERY, cleanup_steer
+from .memory_protocol import (
+    NO_PROGRESS,
+    PROTOCOL,
+    RECOVERY,
+    REDO_WITHOUT_BOOKKEEPING,
+    cleanup_steer,
+    leaks_bookkeeping,
+)
 from .memory_runtime import DEFAULT_SETTINGS, SETTINGS_ID, MemoryRuntime, TurnGate
 from .memory_tools import memory_tools
 from .types import (
@@ -148,7 +155,12 @@ async def turn_stopping(host: "Host", session: Session, state: TurnState) -> Sto
         gate.steers += 1
         gate.open_at_last_steer = len(open_ids)
         return StopDecision.steer(cleanup_steer(open_ids))
-    if gate.steers and not gate.recovering:
+    if gate.recovering:
+        return StopDecision.allow()
+    if leaks_bookkeeping(state.answer):
+        gate.recovering = True
+        return StopDecision.recover(REDO_WITHOUT_BOOKKEEPING)
+    if gate.steers:
         gate.recovering = True
         return StopDecision.recover(RECOVERY)
     return StopDecision.allow()
