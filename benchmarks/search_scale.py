@@ -1,7 +1,10 @@
 """Search at scale: event search, raw search and automatic context over a large namespace.
 
-    .venv/bin/python benchmarks/search_scale.py [--events 100000] [--messages 500000]
-        [--queries 200] [--seed 7] [--json OUT] [--keep DB]
+    .venv/bin/python benchmarks/search_scale.py --json /tmp/search_scale.json
+
+(about 4–5 minutes on 2 cores, build included). Options: ``--events 100000 --messages
+500000 --queries 200 --seed 7``; ``--keep DB`` builds the database there once and reuses
+it (queries come from their own seed, so a reused database gets the same queries).
 
 A seeded generator writes one namespace (200 threads of sealed 12-turn blocks, the last
 thread with a two-turn open tail) straight through the store's own insert code
@@ -330,6 +333,7 @@ def run(args: argparse.Namespace, path: Path, fresh: bool) -> dict[str, Any]:
     if fresh:
         timings["build"] = build(path, vocab, args.events, args.messages)
     timings["peak_rss_mb_after_build"] = peak_mb()
+    vocab.rng = random.Random(args.seed + 1)  # same queries whether the database was reused
     queries = make_queries(vocab, args.queries)
     ours, auto_queries = asyncio.run(measure_ours(path, queries))
     timings["peak_rss_mb_after_stratagate"] = peak_mb()

@@ -11,17 +11,21 @@ from stratagate_plugin.core.errors import NotFound
 from stratagate_plugin.core.event_queries import expand_event, get_blocks, search_events
 from stratagate_plugin.core.event_search import (
     SCORE_MEANING,
+    Document,
     EventFilters,
     EventSearch,
+    counted_document,
     event_tokens,
+    is_plain,
     pool_rankings,
     rank_events,
+    rank_plain,
 )
 from stratagate_plugin.core.events import EventCard
 from stratagate_plugin.core.facade import StrataGate
 from stratagate_plugin.core.search import bm25_rank
-from stratagate_plugin.core.store import event_rows
-from stratagate_plugin.core.tokenize import query_tokens
+from stratagate_plugin.core.store import event_rows, search_index
+from stratagate_plugin.core.tokenize import fts_match_any, query_tokens
 
 T0 = datetime(2024, 5, 1, tzinfo=UTC)
 
@@ -340,3 +344,82 @@ async def test_long_queries_prefilter_on_their_rarest_tokens(memory: StrataGate)
     assert {h.card.id for h in hits} == {"evt_kiln", "evt_common"}
     rare = await search_events(memory.db, "ns", " ".join(f"zz{i}" for i in range(20)) + " kiln")
     assert [h.card.id for h in rare] == ["evt_kiln"]
+
+
+WORDS = ["kiln", "oven", "glaze", "clay", "wheel", "fire", "ash", "slip"]
+
+
+def corpus() -> list[EventCard]:
+    """Twenty-four events over a small vocabulary, both pools, varied lengths."""
+    events = []
+    for i in range(24):
+        title = " ".join(WORDS[(i + k) % len(WORDS)] for k in range(1 + i % 3))
+        summary = " ".join(WORDS[(i * k) % len(WORDS)] for k in range(2 + i % 5))
+        pool = "agent" if i % 5 == 0 else "conversation"
+        events.append(card(f"e{i:02}", title, summary, pool=pool, tags=[WORDS[i % 4]]))
+    return events
+
+
+@pytest.mark.parametrize("query", ["kiln", "glaze ash", "slip wheel fire kiln", "zebra"])
+@pytest.mark.parametrize("offset", [0, 3])
+def test_rank_plain_equals_rank_events_for_plain_queries(query: str, offset: int) -> None:
+    events = corpus()
+    request = search(query, offset=offset, limit=5, agent_weight=0.5)
+    assert is_plain(request)
+    pools: dict[str, dict[str, Document]] = {}
+    for event in events:
+        pools.setdefault(event.pool, {})[event.id] = counted_document(event_tokens(event))
+    expected = [(h.card.id, h.rank_score) for h in rank_events(events, request, 0)]
+    assert rank_plain(pools, request) == expected
+
+
+async def test_search_with_index_and_stored_documents_equals_a_full_scan(
+    memory: StrataGate,
+) -> None:
+    await memory.append_turn("ns", "t", user="hello")
+    await store(memory, *corpus())
+    queries = ["kiln", "glaze ash", "the slip wheel fire", "clay oven kiln ash"]
+    indexed = [await search_events(memory.db, "ns", q, limit=20) for q in queries]
+    plain = sqlite3.connect(memory.db.path)
+    plain.execute("DROP TABLE event_fts")
+    plain.execute("DELETE FROM event_documents")
+    plain.commit()
+    plain.close()
+    scanned = [await search_events(memory.db, "ns", q, limit=20) for q in queries]
+    assert all(indexed)
+    for a, b in zip(indexed, scanned, strict=True):
+        assert [(h.card.id, h.rank_score) for h in a] == [(h.card.id, h.rank_score) for h in b]
+
+
+async def test_stale_stored_documents_are_not_trusted(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    await memory.append_turn("ns", "t", user="hello")
+    await store(memory, card("evt_a", "kiln"), card("evt_b", "oven kiln"))
+    stored = plain.execute("SELECT COUNT(*) FROM event_documents").fetchone()[0]
+    plain.execute("UPDATE events SET title = 'oven', updated_at = '2030-01-01' WHERE id = 'evt_a'")
+    plain.commit()
+    hits = await search_events(memory.db, "ns", "kiln", track_retrieval=False)
+    assert stored == 2 and [h.card.id for h in hits] == ["evt_b"]
+
+
+async def test_prefilter_keeps_to_the_rarest_terms_within_the_budget(
+    memory: StrataGate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await memory.append_turn("ns", "t", user="hello")
+    await store(memory, *[card(f"e{i}", f"common word {i}") for i in range(6)])
+    await store(memory, card("evt_rare", "common kiln"))
+    monkeypatch.setattr(search_index, "POSTING_BUDGET", 3)
+    found = await memory.db.read(
+        lambda raw: search_index.prefilter(raw, "event_fts", ["w:kiln", "w:common", "w:zebra"])
+    )
+    assert found == search_index.Prefilter(fts_match_any(["w:kiln"]), ranked=True)
+    hits = await search_events(memory.db, "ns", "common kiln")
+    assert [h.card.id for h in hits] == ["evt_rare"]
+    over = await memory.db.read(lambda raw: search_index.prefilter(raw, "event_fts", ["w:common"]))
+    assert over == search_index.Prefilter(fts_match_any(["w:common"]), ranked=False)
+    assert len(await search_events(memory.db, "ns", "common")) == 6
+    assert (
+        await memory.db.read(lambda raw: search_index.prefilter(raw, "event_fts", ["w:zebra"]))
+        is None
+    )

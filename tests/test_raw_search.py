@@ -4,13 +4,17 @@ import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.facade import StrataGate
 from stratagate_plugin.core.records import MessageIn
-from stratagate_plugin.core.retrieval import retrieve_raw, search_raw
+from stratagate_plugin.core.retrieval import context_rank, retrieve_raw, search_raw
+from stratagate_plugin.core.store import search_index
+from stratagate_plugin.core.store.retrieval_rows import channel_rows, scan_rows
+from stratagate_plugin.core.tokenize import query_tokens
 
 START = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 NS = "space"
@@ -119,3 +123,60 @@ async def test_retrieve_raw_adds_neighbours_of_matches(
     assert ids["Rex chewed my violin case"] not in found
     assert all(score > 0 for _, score in ranked)
     assert len(await retrieve_raw(sg.db, NS, "violin", 1)) == 1
+
+
+async def test_search_raw_prefilters_on_the_rarest_terms_within_the_budget(
+    world: tuple[StrataGate, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sg, ids = world
+    full = await search_raw(sg.db, NS, "the beagle", limit=10)
+    monkeypatch.setattr(search_index, "POSTING_BUDGET", 2)
+    capped = await search_raw(sg.db, NS, "the beagle", limit=10)
+    assert len(full) > len(capped) == 2
+    assert {h.message.id for h in capped} == {
+        ids["A beagle, he loves the park"],
+        ids["Parks are great for beagles"],
+    }
+    assert all("beagle" in h.message.content.lower() for h in capped)
+    assert await search_raw(sg.db, NS, "the") != []  # over budget alone: newest first
+
+
+async def _ranked_both_ways(sg: StrataGate, query: str) -> tuple[list[Any], list[Any]]:
+    terms = query_tokens(query)
+
+    def both(raw: sqlite3.Connection) -> tuple[list[Any], list[Any]]:
+        indexed = context_rank(terms, *channel_rows(raw, NS, terms, 3000, 2))
+        scanned = context_rank(terms, *scan_rows(raw, NS, terms))
+        return indexed, scanned
+
+    return await sg.db.read(both)
+
+
+@pytest.mark.parametrize("query", ["puppy", "the puppy beagle park violin", "friday sister"])
+async def test_retrieve_raw_candidates_rank_like_a_full_scan(
+    world: tuple[StrataGate, dict[str, str]], query: str
+) -> None:
+    sg, _ = world
+    indexed, scanned = await _ranked_both_ways(sg, query)
+    assert indexed
+    assert [mid for mid, _ in indexed] == [mid for mid, _ in scanned]
+    assert [s for _, s in indexed] == pytest.approx([s for _, s in scanned])
+
+
+async def test_retrieve_raw_candidate_cap_keeps_statistics_of_the_whole_namespace(
+    world: tuple[StrataGate, dict[str, str]],
+) -> None:
+    sg, _ = world
+    terms = query_tokens("beagle")
+    docs, stats = await sg.db.read(lambda raw: channel_rows(raw, NS, terms, 1, 2))
+    assert sum(1 for doc in docs if doc.tokens) == 1
+    assert (stats.messages, stats.blocks, stats.message_df) == (8, 2, {"w:beagl": 2})
+
+
+async def test_retrieve_raw_neighbours_reach_two_positions(
+    world: tuple[StrataGate, dict[str, str]],
+) -> None:
+    sg, ids = world
+    found = dict(await retrieve_raw(sg.db, NS, "adopted", 10))
+    assert ids["A beagle, he loves the park"] in found
+    assert ids["Parks are great for beagles"] not in found

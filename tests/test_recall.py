@@ -5,6 +5,10 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
+from stratagate_plugin.core import recall
+from stratagate_plugin.core.event_queries import search_events
 from stratagate_plugin.core.events import EventCard
 from stratagate_plugin.core.facade import StrataGate
 from stratagate_plugin.core.recall import (
@@ -187,3 +191,37 @@ async def test_auto_context_with_nothing_relevant_renders_the_empty_block(
     await memory.append_turn("ns", "current", user="hello", assistant="hi")
     context = await build_auto_context(memory.db, "ns", "current", "zebra")
     assert context.events == [] and context.text.endswith(NOTHING)
+
+
+@pytest.mark.parametrize("own_check_slice", [2, 16])
+async def test_auto_context_fuses_bypass_weights_exactly_like_the_cards(
+    memory: StrataGate, monkeypatch: pytest.MonkeyPatch, own_check_slice: int
+) -> None:
+    monkeypatch.setattr(recall, "OWN_CHECK_SLICE", own_check_slice)
+    here = await sealed_block(memory, "current", "chatter")
+    there = await sealed_block(memory, "other", "chatter")
+    bypass = [
+        from_block(
+            f"evt_b{i}",
+            f"note {i}",
+            here if i % 3 == 0 else there,
+            pinned=i % 2 == 0,
+            criticality="routine" if i % 2 == 0 else "safety",
+            last_adopted_turn=i * 7,
+            mention_count=i,
+        )
+        for i in range(8)
+    ]
+    relevant = [from_block(f"evt_r{i}", f"kiln {'glaze ' * i}", there) for i in range(2)]
+    await store(memory, *bypass, *relevant)
+    context = await build_auto_context(memory.db, "ns", "current", "kiln glaze")
+    hits = await search_events(memory.db, "ns", "kiln glaze", limit=20, track_retrieval=False)
+    turn = (
+        await memory.db.read(
+            lambda raw: raw.execute("SELECT current_turn FROM namespaces").fetchone()
+        )
+    )[0]
+    fused = activate_events([h.card for h in hits], bypass, turn)
+    expected = [c.id for c in fused if c.source_block_id != here[0]][:4]
+    assert [c.id for c in context.events] == expected
+    assert any(i.startswith("evt_b") for i in expected)

@@ -14,11 +14,21 @@ from pydantic import BaseModel
 
 from . import blocks as block_rules
 from .errors import InvalidInput, NotFound
-from .event_search import EventFilters, EventHit, EventSearch, TemporalIntent, rank_events
+from .event_search import (
+    Document,
+    EventFilters,
+    EventHit,
+    EventSearch,
+    TemporalIntent,
+    is_plain,
+    rank_events,
+    rank_plain,
+)
 from .events import EventCard, Pool
 from .records import Block, BlockView, Message
 from .store import Database, block_rows, event_rows
 from .store import event_queries_rows as rows
+from .store.search_index import row_document
 from .timeutil import iso, parse_iso, to_utc, utc_now
 from .tokenize import query_tokens
 
@@ -105,8 +115,28 @@ def search_in(raw: sqlite3.Connection, namespace: str, request: EventSearch) -> 
     pools = POOLS if request.agent_lane_weight > 0 else POOLS[:1]
     found = candidate_rows(raw, namespace, pools, request)
     unique = list({row["id"]: row for row in found}.values())
+    if is_plain(request):
+        return plain_hits(raw, unique, request)
     cards = event_rows.events_from_rows(raw, unique)
-    return rank_events(cards, request, rows.current_turn(raw, namespace))
+    documents = rows.stored_documents(raw, unique, request.tokens) if request.tokens else {}
+    return rank_events(cards, request, rows.current_turn(raw, namespace), documents)
+
+
+def plain_hits(
+    raw: sqlite3.Connection, found: Sequence[sqlite3.Row], request: EventSearch
+) -> list[EventHit]:
+    """A plain query ranked from stored documents; cards are built for the page only."""
+    pools: dict[str, dict[str, Document]] = {}
+    stored = rows.stored_documents(raw, found, request.tokens)
+    for row in found:
+        document = stored.get(row["id"]) or row_document(row)
+        pools.setdefault(row["pool"], {})[row["id"]] = document
+    page = rank_plain(pools, request)
+    by_id = {row["id"]: row for row in found}
+    cards = event_rows.events_from_rows(raw, [by_id[key] for key, _ in page])
+    return [
+        EventHit(card=card, rank_score=score) for card, (_, score) in zip(cards, page, strict=True)
+    ]
 
 
 def candidate_rows(

@@ -7,6 +7,7 @@ the conversation and agent-recorded pools are ranked apart and fused by weighted
 """
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,12 +17,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .events import EventCard, chronology_key, normalize_event_type
-from .search import bm25_rank, fuzzy_match, rrf_rank, weighted_tokens
+from .search import bm25_rank_counted, fuzzy_match, rrf_rank, weighted_tokens
 from .timeutil import iso, parse_iso
 from .weights import memory_weight
 
 TemporalIntent = Literal["first", "latest"]
 FieldCheck = Callable[[str, str, list[str], Mapping[str, Any]], bool]
+Document = tuple[Mapping[str, int], int]
+Hit = tuple[str, float]
+WeightKey = tuple[float, datetime]
+NO_DOCUMENTS: Mapping[str, Document] = {}
+POOL_ORDER = ("conversation", "agent")
 DEFAULT_LIMIT, MAX_LIMIT = 6, 20
 MAX_AGENT_WEIGHT = 5.0
 DOCUMENT_CACHE = 4096
@@ -151,19 +157,34 @@ def _time(value: Any) -> datetime | None:
 
 def event_tokens(card: EventCard) -> tuple[str, ...]:
     """The BM25 document of an event, each field repeated by its weight."""
-    temporal = card.temporal
+    fields = (card.title, card.summary, card.tags, card.quotes, card.temporal)
+    return _document(event_fields(*fields))
+
+
+def event_fields(
+    title: str,
+    summary: str,
+    tags: Sequence[str],
+    quotes: Sequence[str],
+    temporal: Mapping[str, Any],
+) -> tuple[tuple[str, int], ...]:
+    """(text, weight) of every searchable field, in ``FIELD_WEIGHTS`` order."""
     happened = " ".join(str(temporal.get(k, "")) for k in ("happened_start", "happened_end"))
     texts = {
-        "title": card.title,
-        "summary": card.summary,
-        "tags": "\n".join(card.tags),
-        "quotes": "\n".join(card.quotes),
+        "title": title,
+        "summary": summary,
+        "tags": "\n".join(tags),
+        "quotes": "\n".join(quotes),
         "participants": "\n".join(temporal.get("participants", [])),
         "event_type": str(temporal.get("event_type", "")),
         "original_text": str(temporal.get("original_text", "")),
         "happened": happened,
     }
-    return _document(tuple((texts[name], weight) for name, weight in FIELD_WEIGHTS.items()))
+    return tuple((texts[name], weight) for name, weight in FIELD_WEIGHTS.items())
+
+
+def counted_document(tokens: Sequence[str]) -> Document:
+    return dict(Counter(tokens)), len(tokens)
 
 
 @lru_cache(maxsize=DOCUMENT_CACHE)
@@ -193,6 +214,16 @@ def weight_order(cards: Sequence[EventCard], current_turn: int) -> list[EventCar
     return sorted(by_time, key=lambda card: weight_now(card, current_turn), reverse=True)
 
 
+def weight_key(card: EventCard, current_turn: int) -> WeightKey:
+    return weight_now(card, current_turn), card.updated_at
+
+
+def weight_order_ids(keys: Mapping[str, WeightKey]) -> list[str]:
+    """``weight_order`` over (weight, updatedAt) keys by id, without the cards."""
+    by_time = sorted(sorted(keys), key=lambda key: keys[key][1], reverse=True)
+    return sorted(by_time, key=lambda key: keys[key][0], reverse=True)
+
+
 def chronology_order(cards: Sequence[EventCard], intent: TemporalIntent) -> list[EventCard]:
     """Chronology asc ('first') or desc ('latest'); unparseable times last, ties by id."""
 
@@ -212,12 +243,15 @@ def structured_order(
 
 
 def pool_rankings(
-    cards: Sequence[EventCard], request: EventSearch, current_turn: int
+    cards: Sequence[EventCard],
+    request: EventSearch,
+    current_turn: int,
+    documents: Mapping[str, Document] = NO_DOCUMENTS,
 ) -> list[list[str]]:
     """The rankings one pool fuses (spec §6.4); ``[]`` means the pool returns nothing."""
     intent = request.filters.temporal_intent
     checks = request.filters.checks()
-    lexical = _lexical(cards, request.tokens)
+    lexical = _lexical(card_documents(cards, documents), request.tokens)
     if not checks:
         if request.tokens:
             return [lexical] if lexical else []
@@ -230,26 +264,44 @@ def pool_rankings(
     return [lexical, *(structured_order(c, intent, current_turn) for c in lists if c)]
 
 
-def _lexical(cards: Sequence[EventCard], tokens: Sequence[str]) -> list[str]:
+def card_documents(
+    cards: Sequence[EventCard], stored: Mapping[str, Document]
+) -> dict[str, Document]:
+    """Each card's BM25 document: the stored one, else tokenised here."""
+    return {c.id: stored.get(c.id) or counted_document(event_tokens(c)) for c in cards}
+
+
+def _lexical(docs: Mapping[str, Document], tokens: Sequence[str]) -> list[str]:
+    """BM25 over the documents sharing a token with the query."""
     if not tokens:
         return []
     wanted = set(tokens)
-    docs = {card.id: event_tokens(card) for card in cards}
-    corpus = {key: doc for key, doc in docs.items() if wanted.intersection(doc)}
-    return [key for key, _ in bm25_rank(tokens, corpus)]
+    corpus = {key: doc for key, doc in docs.items() if not wanted.isdisjoint(doc[0])}
+    return [key for key, _ in bm25_rank_counted(tokens, corpus)]
 
 
-def rank_pool(cards: Sequence[EventCard], request: EventSearch, current_turn: int) -> list[str]:
+def rank_pool(
+    cards: Sequence[EventCard],
+    request: EventSearch,
+    current_turn: int,
+    documents: Mapping[str, Document] = NO_DOCUMENTS,
+) -> list[str]:
     """One pool's lane: its rankings fused by RRF, cut to ``offset + limit``."""
-    rankings = pool_rankings(cards, request, current_turn)
+    rankings = pool_rankings(cards, request, current_turn, documents)
     fused = rrf_rank([(ranking, 1.0) for ranking in rankings])
     return [key for key, _ in fused[: request.lane]]
 
 
 def rank_events(
-    cards: Sequence[EventCard], request: EventSearch, current_turn: int
+    cards: Sequence[EventCard],
+    request: EventSearch,
+    current_turn: int,
+    documents: Mapping[str, Document] = NO_DOCUMENTS,
 ) -> list[EventHit]:
-    """Both pools ranked apart, lanes fused by weighted RRF, then the requested page."""
+    """Both pools ranked apart, lanes fused by weighted RRF, then the requested page.
+
+    ``documents``: stored BM25 documents by event id (others are tokenised here).
+    """
     scope = request.filters.event_ids
     visible = [
         card
@@ -258,16 +310,30 @@ def rank_events(
     ]
     by_id = {card.id: card for card in visible}
     lanes = [
-        (rank_pool([c for c in visible if c.pool == "conversation"], request, current_turn), 1.0),
-        (
-            rank_pool([c for c in visible if c.pool == "agent"], request, current_turn),
-            request.agent_lane_weight,
-        ),
+        rank_pool([c for c in visible if c.pool == pool], request, current_turn, documents)
+        for pool in POOL_ORDER
     ]
-    fused = rrf_rank(lanes)
+    return [EventHit(card=by_id[key], rank_score=score) for key, score in fuse(lanes, request)]
+
+
+def is_plain(request: EventSearch) -> bool:
+    """A query without structured filters or scope: ranked by BM25 alone."""
+    filters = request.filters
+    return bool(request.tokens) and not filters.checks() and filters.event_ids is None
+
+
+def rank_plain(pools: Mapping[str, Mapping[str, Document]], request: EventSearch) -> list[Hit]:
+    """``rank_events`` of a plain query from documents alone, before any card is built."""
+    lanes = [_lexical(pools.get(pool, {}), request.tokens)[: request.lane] for pool in POOL_ORDER]
+    return fuse(lanes, request)
+
+
+def fuse(lanes: Sequence[list[str]], request: EventSearch) -> list[Hit]:
+    """Conversation and agent lanes by weighted RRF, then the page (offset, limit)."""
+    weights = (1.0, request.agent_lane_weight)
+    fused = rrf_rank(list(zip(lanes, weights, strict=True)))
     start = max(0, request.offset)
-    page = fused[start : start + request.page]
-    return [EventHit(card=by_id[key], rank_score=score) for key, score in page]
+    return fused[start : start + request.page]
 
 
 def compact_card(card: EventCard, rank_score: float) -> dict[str, Any]:

@@ -15,11 +15,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from .event_queries import search_events
-from .event_search import EventHit, weight_order
+from .event_search import EventHit, WeightKey, weight_key, weight_order_ids
 from .events import EventCard
 from .records import Message
 from .search import rrf_rank
-from .store import Database, block_rows
+from .store import Database, block_rows, event_rows
 from .store import event_queries_rows as rows
 from .tokens import estimate_tokens
 
@@ -30,6 +30,7 @@ HEADING = (
     "Current user instructions and current workspace state take precedence.",
 )
 NOTHING = "(no activated memory)"
+OWN_CHECK_SLICE = 16
 
 
 @dataclass(frozen=True)
@@ -82,12 +83,29 @@ def _activated(
     relevance: Sequence[EventHit],
     config: RecallConfig,
 ) -> list[EventCard]:
-    bypass = rows.pinned_or_safety(raw, namespace)
-    fused = activate_events(
-        [hit.card for hit in relevance], bypass, rows.current_turn(raw, namespace)
-    )
-    own = rows.events_from_thread(raw, [card.id for card in fused], thread_id)
-    return [card for card in fused if card.id not in own][: config.event_limit]
+    """Fused from weight keys alone; cards are read only for the events shown."""
+    turn = rows.current_turn(raw, namespace)
+    cards = {hit.card.id: hit.card for hit in relevance}
+    keys = {key: weight_key(card, turn) for key, card in cards.items()}
+    for key, weight in rows.bypass_weights(raw, namespace, turn).items():
+        keys.setdefault(key, weight)
+    fused = activation_order(list(cards), keys)
+    chosen = _outside_thread(raw, fused, thread_id, config.event_limit)
+    return [cards.get(key) or event_rows.get_event(raw, key) for key in chosen]
+
+
+def _outside_thread(
+    raw: sqlite3.Connection, fused: Sequence[str], thread_id: str, limit: int
+) -> list[str]:
+    """The first ``limit`` ids not sourced from ``thread_id``, checked a slice at a time."""
+    chosen: list[str] = []
+    for start in range(0, len(fused), OWN_CHECK_SLICE):
+        part = fused[start : start + OWN_CHECK_SLICE]
+        own = rows.events_from_thread(raw, part, thread_id)
+        chosen += [key for key in part if key not in own]
+        if len(chosen) >= limit:
+            break
+    return chosen[:limit]
 
 
 def activate_events(
@@ -98,9 +116,14 @@ def activate_events(
     for card in bypass:
         if card.status in ("active", "superseded"):
             allowed.setdefault(card.id, card)
-    weights = [card.id for card in weight_order(list(allowed.values()), current_turn)]
-    fused = rrf_rank([([card.id for card in relevance], 1.0), (weights, 1.0)])
-    return [allowed[key] for key, _ in fused]
+    keys = {key: weight_key(card, current_turn) for key, card in allowed.items()}
+    return [allowed[key] for key in activation_order([card.id for card in relevance], keys)]
+
+
+def activation_order(relevance: Sequence[str], keys: Mapping[str, WeightKey]) -> list[str]:
+    """Ids by RRF of the relevance order and the weight order of every allowed event."""
+    fused = rrf_rank([(relevance, 1.0), (weight_order_ids(keys), 1.0)])
+    return [key for key, _ in fused]
 
 
 def activation_query(latest_user_message: str, tail: Sequence[Message], turns: int) -> str:

@@ -37,15 +37,25 @@ def bm25_rank(
     b: float = BM25_B,
 ) -> list[tuple[K, float]]:
     """Documents with a positive BM25 score, best first, ties by id."""
+    counted = {doc_id: (Counter(tokens), len(tokens)) for doc_id, tokens in docs.items()}
+    return bm25_rank_counted(query_tokens, counted, k1, b)
+
+
+def bm25_rank_counted(
+    query_tokens: Sequence[str],
+    docs: Mapping[K, tuple[Mapping[str, int], int]],
+    k1: float = BM25_K1,
+    b: float = BM25_B,
+) -> list[tuple[K, float]]:
+    """``bm25_rank`` over precounted documents: (token counts, length) per id."""
     terms = list(dict.fromkeys(query_tokens))
     if not terms or not docs:
         return []
-    counts = {doc_id: Counter(tokens) for doc_id, tokens in docs.items()}
-    avgdl = sum(len(tokens) for tokens in docs.values()) / len(docs) or 1.0
-    weights = {t: idf(len(docs), sum(1 for c in counts.values() if t in c)) for t in terms}
+    avgdl = sum(length for _, length in docs.values()) / len(docs) or 1.0
+    weights = {t: idf(len(docs), sum(1 for c, _ in docs.values() if t in c)) for t in terms}
     scored = []
-    for doc_id, tf in counts.items():
-        norm = k1 * (1 - b + b * sum(tf.values()) / avgdl)
+    for doc_id, (tf, length) in docs.items():
+        norm = k1 * (1 - b + b * length / avgdl)
         score = sum(weights[t] * tf[t] * (k1 + 1) / (tf[t] + norm) for t in terms if t in tf)
         if score > 0:
             scored.append((doc_id, score))

@@ -1,25 +1,34 @@
 """Reads for event search and recall: candidate rows per pool, retrieval stamps, sources.
 
-Lexical candidates come from the FTS5 ``event_fts`` index (best FTS rank first, capped);
+Lexical candidates come from the FTS5 ``event_fts`` index (best FTS rank on the query's
+rarest terms first, capped);
 without FTS5 a scan keeps every visible event sharing a query token, so both paths feed
 the same ranking. Structured-filter candidates are found by a light column scan.
 """
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..event_search import FieldCheck
-from ..events import EventCard
+from ..event_search import Document, FieldCheck, WeightKey
 from ..records import Message
-from ..tokenize import fts_encode, fts_match_any, tokenize
-from .event_rows import events_from_rows
+from ..timeutil import parse_iso
+from ..tokenize import tokenize
+from ..weights import memory_weight
 from .rows import message_from_row
-from .search_index import event_row_text
+from .search_index import document_stamp, event_row_text, prefilter
 
 _VISIBLE = "e.status IN ('active', 'superseded')"
-PREFILTER_TERMS = 16
+_BYPASS = (
+    f"FROM events e WHERE e.namespace = ? AND {_VISIBLE} "
+    "AND (e.pinned = 1 OR e.criticality = 'safety')"
+)
+_LEXICAL = (
+    "SELECT e.pk, e.pool FROM event_fts f CROSS JOIN events e ON e.pk = f.rowid "
+    f"WHERE event_fts MATCH ? AND e.namespace = ? AND {_VISIBLE}"
+)
 
 
 def has_event_index(raw: sqlite3.Connection) -> bool:
@@ -45,8 +54,9 @@ def lexical_rows(
 ) -> list[sqlite3.Row]:
     """Visible events sharing a token with the query: per pool the best ``cap`` by FTS rank.
 
-    A long query (automatic context) is pre-filtered on its ``PREFILTER_TERMS`` rarest
-    tokens only; the ranking itself still scores every query token.
+    FTS5 matches only the query's rarest terms (``search_index.prefilter``): a long query
+    (automatic context) or common words cannot make it rank the whole index. The ranking
+    itself still scores every query token.
     """
     if not tokens:
         return []
@@ -54,35 +64,46 @@ def lexical_rows(
         wanted = set(tokens)
         rows = [row for pool in pools for row in pool_rows(raw, namespace, pool)]
         return [row for row in rows if wanted.intersection(tokenize(event_row_text(row)))]
-    match = fts_match_any(selective_terms(raw, tokens))
-    pks = [
-        int(row[0])
-        for pool in pools
-        for row in raw.execute(
-            "SELECT e.pk FROM event_fts f JOIN events e ON e.pk = f.rowid WHERE event_fts "
-            f"MATCH ? AND e.namespace = ? AND e.pool = ? AND {_VISIBLE} ORDER BY f.rank LIMIT ?",
-            (match, namespace, pool, cap),
-        )
-    ]
+    found = prefilter(raw, "event_fts", tokens)
+    if found is None:
+        return []
+    if found.ranked:
+        ranked = raw.execute(f"{_LEXICAL} ORDER BY f.rank", (found.match, namespace)).fetchall()
+        pks = [pk for pool in pools for pk in [r[0] for r in ranked if r[1] == pool][:cap]]
+    else:
+        sql = f"{_LEXICAL} AND e.pool = ? ORDER BY f.rowid DESC LIMIT ?"
+        pks = [r[0] for p in pools for r in raw.execute(sql, (found.match, namespace, p, cap))]
     return rows_by_pk(raw, pks)
 
 
-def selective_terms(raw: sqlite3.Connection, tokens: Sequence[str]) -> list[str]:
-    """The query's rarest indexed tokens (document counts from an ``fts5vocab`` view)."""
-    unique = list(dict.fromkeys(tokens))
-    if len(unique) <= PREFILTER_TERMS:
-        return unique
-    raw.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.sg_event_vocab "
-        "USING fts5vocab(main, 'event_fts', 'row')"
-    )
-    encoded = {fts_encode(token): token for token in unique}
-    counts = raw.execute(
-        f"SELECT term, doc FROM temp.sg_event_vocab WHERE term IN ({','.join('?' * len(encoded))})",
-        list(encoded),
-    ).fetchall()
-    rarest = sorted(counts, key=lambda row: (row[1], row[0]))[:PREFILTER_TERMS]
-    return [encoded[term] for term, _ in rarest] or unique
+def stored_documents(
+    raw: sqlite3.Connection, rows: Sequence[sqlite3.Row], tokens: Sequence[str]
+) -> dict[str, Document]:
+    """Stored BM25 documents of these rows, by id, counting only ``tokens`` (all BM25 reads).
+
+    Stale or missing documents are left out; the caller tokenises those.
+    """
+    stamps = {int(row["pk"]): (row["id"], document_stamp(row["updated_at"])) for row in rows}
+    counted = _count_pattern(tokens)
+    found: dict[str, Document] = {}
+    pks = list(stamps)
+    for start in range(0, len(pks), 500):
+        chunk = pks[start : start + 500]
+        for pk, stamp, length, counts in raw.execute(
+            "SELECT pk, stamp, length, counts_json FROM event_documents "
+            f"WHERE pk IN ({','.join('?' * len(chunk))})",
+            chunk,
+        ):
+            event_id, current = stamps[pk]
+            if stamp == current:
+                found[event_id] = ({k: int(n) for k, n in counted.findall(counts)}, int(length))
+    return found
+
+
+def _count_pattern(tokens: Sequence[str]) -> re.Pattern[str]:
+    """Finds ``"token": count`` pairs of the given tokens in a stored ``counts_json``."""
+    keys = "|".join(re.escape(token) for token in sorted(set(tokens), key=len, reverse=True))
+    return re.compile(f'"({keys})": (\\d+)')
 
 
 def rows_by_pk(raw: sqlite3.Connection, pks: Sequence[int]) -> list[sqlite3.Row]:
@@ -133,15 +154,27 @@ def structured_rows(
     return pool_rows(raw, namespace, pool, ids) if ids else []
 
 
-def pinned_or_safety(raw: sqlite3.Connection, namespace: str) -> list[EventCard]:
-    """Visible events that bypass the lexical gate of automatic context."""
-    rows = _rows(
-        raw,
-        f"SELECT e.* FROM events e WHERE e.namespace = ? AND {_VISIBLE} "
-        "AND (e.pinned = 1 OR e.criticality = 'safety')",
-        [namespace],
-    )
-    return events_from_rows(raw, rows)
+def bypass_weights(
+    raw: sqlite3.Connection, namespace: str, current_turn: int
+) -> dict[str, WeightKey]:
+    """(weight now, updatedAt) of every pinned or safety event, read without building cards."""
+    found = _rows(raw, f"SELECT e.* {_BYPASS}", [namespace])
+    return {
+        row["id"]: (
+            memory_weight(
+                current_turn,
+                row["last_adopted_turn"],
+                row["mention_count"],
+                row["criticality"],
+                bool(row["pinned"]),
+                row["forced_cap"],
+                row["status"],
+                row["floor_weight"],
+            ),
+            parse_iso(row["updated_at"]),
+        )
+        for row in found
+    }
 
 
 def events_from_thread(

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from ..errors import SchemaTooNew
 from ..timeutil import iso, utc_now
-from .search_index import ensure_index
+from .search_index import ensure_index, store_all_documents
 
 
 def _run_script(raw: sqlite3.Connection, script: str) -> None:
@@ -247,6 +247,19 @@ def _m006_profile(raw: sqlite3.Connection) -> None:
     )
 
 
+def _m007_search_at_scale(raw: sqlite3.Connection) -> None:
+    """Stored BM25 documents of events (no re-tokenising) and an index of pinned/safety ones."""
+    raw.execute(
+        "CREATE TABLE event_documents (pk INTEGER PRIMARY KEY, stamp TEXT NOT NULL, "
+        "length INTEGER NOT NULL, counts_json TEXT NOT NULL)"
+    )
+    raw.execute(
+        "CREATE INDEX events_bypass ON events(namespace, status) "
+        "WHERE pinned = 1 OR criticality = 'safety'"
+    )
+    store_all_documents(raw)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
@@ -254,6 +267,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m004_events,
     _m005_evidence_gate,
     _m006_profile,
+    _m007_search_at_scale,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,7 +1,9 @@
 """Raw-message search (spec §6.6): BM25 over sealed L5 messages, FTS5 only as a pre-filter.
 
 The ranked corpus is the set of sealed messages in scope that share a token with the
-query, whether FTS5 finds them or a scan does, so both paths give the same order.
+query, whether FTS5 finds them or a scan does, so both paths give the same order. At scale
+FTS5 returns only the best ``candidate_limit`` of them, matched on the query's rarest
+terms (``search_index.prefilter``) so that common words cost nothing.
 """
 
 import sqlite3
@@ -9,15 +11,15 @@ import sqlite3
 from ..retrieval_types import HitMessage, RawHit
 from ..search import bm25_rank
 from ..timeutil import parse_iso
-from ..tokenize import fts_match_any, tokenize
-from .search_index import has_index
+from ..tokenize import fts_document, fts_encode, tokenize
+from .search_index import has_index, prefilter
 
 MAX_CANDIDATES = 5000
-_SELECT = (
+_COLUMNS = (
     "SELECT m.pk, m.id, m.thread_id, m.block_id, m.position, m.role, m.content, m.created_at, "
-    "b.sequence AS block_sequence, b.start_turn, b.end_turn FROM messages m "
-    "JOIN blocks b ON b.id = m.block_id"
+    "b.sequence AS block_sequence, b.start_turn, b.end_turn"
 )
+_FROM = "FROM messages m JOIN blocks b ON b.id = m.block_id"
 
 
 def candidate_limit(limit: int) -> int:
@@ -35,9 +37,10 @@ def search_raw(
     tokens = tokenize(query)
     if not tokens or limit < 1:
         return []
-    rows = sealed_candidates(raw, namespace, tokens, candidate_limit(limit), thread_id)
-    by_pk = {int(row["pk"]): row for row in rows}
-    scores = dict(bm25_rank(tokens, {pk: tokenize(row["content"]) for pk, row in by_pk.items()}))
+    found = sealed_candidates(raw, namespace, tokens, candidate_limit(limit), thread_id)
+    by_pk = {int(row["pk"]): row for row, _ in found}
+    terms = [fts_encode(token) for token in tokens]
+    scores = dict(bm25_rank(terms, {int(row["pk"]): doc for row, doc in found}))
     ranked = sorted(scores, key=lambda pk: _order_key(scores[pk], by_pk[pk]))
     return [_hit(raw, by_pk[pk], scores[pk]) for pk in ranked[:limit]]
 
@@ -48,19 +51,29 @@ def sealed_candidates(
     tokens: list[str],
     cap: int,
     thread_id: str | None = None,
-) -> list[sqlite3.Row]:
-    """Sealed messages in scope containing any of ``tokens`` (FTS5 when present, else a scan)."""
+) -> list[tuple[sqlite3.Row, list[str]]]:
+    """Sealed messages in scope sharing a token with the query, each with its FTS tokens.
+
+    The tokens are ``fts_encode``d: read back from the index (no re-tokenising), or
+    computed from the content when there is no index and every sealed message is scanned.
+    """
     scope, params = _scope(namespace, thread_id)
     if has_index(raw):
-        return fetch_rows(
+        found = prefilter(raw, "message_fts", tokens)
+        if found is None:
+            return []
+        order = "f.rank" if found.ranked else "f.rowid DESC"
+        rows = fetch_rows(
             raw,
-            f"{_SELECT} JOIN message_fts f ON f.rowid = m.pk "
-            f"WHERE message_fts MATCH ? AND {scope} ORDER BY f.rank LIMIT ?",
-            [fts_match_any(tokens), *params, cap],
+            f"{_COLUMNS}, f.tokens AS fts_tokens {_FROM} JOIN message_fts f ON f.rowid = m.pk "
+            f"WHERE message_fts MATCH ? AND {scope} ORDER BY {order} LIMIT ?",
+            [found.match, *params, cap],
         )
-    wanted = set(tokens)
-    rows = fetch_rows(raw, f"{_SELECT} WHERE {scope}", params)
-    return [row for row in rows if wanted.intersection(tokenize(row["content"]))]
+        return [(row, row["fts_tokens"].split()) for row in rows]
+    wanted = {fts_encode(token) for token in tokens}
+    rows = fetch_rows(raw, f"{_COLUMNS} {_FROM} WHERE {scope}", params)
+    docs = [(row, fts_document(row["content"]).split()) for row in rows]
+    return [(row, doc) for row, doc in docs if wanted.intersection(doc)]
 
 
 def _scope(namespace: str, thread_id: str | None) -> tuple[str, list[object]]:

@@ -1,13 +1,33 @@
 """The FTS5 index over message text, kept in sync inside the writing transaction.
 
 Where the SQLite build lacks FTS5 the index is simply absent and readers scan instead.
+Readers pre-filter on a query's rarest terms (``prefilter``) so that the work per query is
+bounded by ``POSTING_BUDGET`` postings however common the other query words are.
 """
 
 import json
 import sqlite3
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+from ..event_search import FIELD_WEIGHTS, Document, counted_document, event_fields
 from ..events import event_search_text
-from ..tokenize import TOKENIZER_VERSION, fts_document
+from ..search import weighted_tokens
+from ..tokenize import TOKENIZER_VERSION, fts_document, fts_match_any
+
+POSTING_BUDGET = 2000
+MAX_PREFILTER_TERMS = 16
+COUNT_CACHE_TERMS = 50_000
+_DOCUMENT_VERSION = zlib.crc32(repr((TOKENIZER_VERSION, FIELD_WEIGHTS)).encode())
+
+
+@dataclass(frozen=True)
+class Prefilter:
+    """An FTS5 MATCH over the rarest query terms; ``ranked``: ``ORDER BY rank`` is affordable."""
+
+    match: str
+    ranked: bool
 
 
 def register_functions(raw: sqlite3.Connection) -> None:
@@ -75,10 +95,106 @@ def event_row_text(row: sqlite3.Row) -> str:
 
 
 def index_event(raw: sqlite3.Connection, pk: int, text: str) -> None:
-    """(Re)index one event's searchable text; a no-op without FTS5."""
+    """(Re)index one event: its stored BM25 document, and its text in FTS5 where present."""
+    store_document(raw, pk)
     try:
         raw.execute("DELETE FROM event_fts WHERE rowid = ?", (pk,))
         raw.execute("INSERT INTO event_fts(rowid, tokens) VALUES (?, ?)", (pk, fts_document(text)))
     except sqlite3.OperationalError as error:
         if "no such table: event_fts" not in str(error):
             raise
+
+
+def store_document(raw: sqlite3.Connection, pk: int) -> None:
+    """Keep the event's weighted token counts, stamped with its ``updated_at``.
+
+    Readers trust a stored document only while its stamp equals ``document_stamp`` of the
+    event now, so a write path that forgets to re-index, a new tokenizer or new field
+    weights cost speed, never correctness.
+    """
+    cursor = raw.cursor()
+    cursor.row_factory = sqlite3.Row
+    row = cursor.execute("SELECT * FROM events WHERE pk = ?", (pk,)).fetchone()
+    counts, length = row_document(row)
+    try:
+        raw.execute(
+            "INSERT OR REPLACE INTO event_documents(pk, stamp, length, counts_json) "
+            "VALUES (?, ?, ?, ?)",
+            (pk, document_stamp(row["updated_at"]), length, json.dumps(counts, ensure_ascii=False)),
+        )
+    except sqlite3.OperationalError as error:
+        if "no such table: event_documents" not in str(error):
+            raise
+
+
+def document_stamp(updated_at: str) -> str:
+    """The event's ``updated_at`` and the tokenizer/field-weight version of the document."""
+    return f"{updated_at}#{_DOCUMENT_VERSION:08x}"
+
+
+def row_document(row: sqlite3.Row) -> Document:
+    """The weighted BM25 document (token counts, length) of an events row."""
+    fields = event_fields(
+        row["title"],
+        row["summary"],
+        json.loads(row["tags_json"]),
+        json.loads(row["quotes_json"]),
+        json.loads(row["temporal_json"]),
+    )
+    return counted_document(weighted_tokens(fields))
+
+
+def store_all_documents(raw: sqlite3.Connection) -> None:
+    for (pk,) in raw.execute("SELECT pk FROM events").fetchall():
+        store_document(raw, int(pk))
+
+
+def prefilter(raw: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Prefilter | None:
+    """The rarest indexed terms (at most 16) whose postings together fit ``POSTING_BUDGET``.
+
+    ``None`` when no indexed document holds any of the tokens. When every term fits (any
+    small database), this is the plain OR of all indexed query terms, ranked by FTS5 as
+    before; when even the rarest term is over budget, candidates come newest first.
+    """
+    counts = term_counts(raw, table, list(dict.fromkeys(tokens)))
+    rarest = sorted((n, token) for token, n in counts.items() if n > 0)[:MAX_PREFILTER_TERMS]
+    chosen: list[str] = []
+    total = 0
+    for count, token in rarest:
+        if chosen and total + count > POSTING_BUDGET:
+            break
+        chosen.append(token)
+        total += count
+    return Prefilter(fts_match_any(chosen), total <= POSTING_BUDGET) if chosen else None
+
+
+def term_counts(raw: sqlite3.Connection, table: str, tokens: Sequence[str]) -> dict[str, int]:
+    """Documents per token, counted only up to ``POSTING_BUDGET + 1`` (bounded work).
+
+    Positive counts are remembered per database file until the index gains a row: they only
+    choose which terms pre-filter, and a term that vanished simply matches nothing. A zero
+    is always counted afresh, so a word an update added is never left out.
+    """
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)"
+    known = _count_cache(raw, table)
+    for token in tokens:
+        if not known.get(token):
+            found = raw.execute(sql, (fts_match_any([token]), POSTING_BUDGET + 1)).fetchone()
+            known[token] = int(found[0])
+    return {token: known[token] for token in tokens}
+
+
+_COUNTS: dict[tuple[str, str], tuple[int, dict[str, int]]] = {}
+
+
+def _count_cache(raw: sqlite3.Connection, table: str) -> dict[str, int]:
+    """The remembered counts of ``table`` in this file (a fresh dict for in-memory ones)."""
+    path = next((row[2] for row in raw.execute("PRAGMA database_list") if row[1] == "main"), "")
+    newest = raw.execute(f"SELECT max(rowid) FROM {table}_content").fetchone()[0] or 0
+    if not path:
+        return {}
+    stamp, counts = _COUNTS.get((path, table), (-1, {}))
+    if stamp != newest or len(counts) > COUNT_CACHE_TERMS:
+        counts = {}
+        _COUNTS[(path, table)] = (newest, counts)
+    return counts
