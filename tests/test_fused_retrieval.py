@@ -14,6 +14,7 @@ from stratagate_plugin.core.fused_retrieval import (
     channel_rankings,
     retrieve,
 )
+from stratagate_plugin.core.question_cues import question_windows
 from stratagate_plugin.core.records import MessageIn
 from stratagate_plugin.core.search import rrf_rank
 from stratagate_plugin.core.store import event_rows
@@ -22,11 +23,13 @@ T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 NS = "ns"
 
 
-async def thread(memory: StrataGate, thread_id: str, turns: list[tuple[str, str]]) -> list[str]:
-    """Record ``turns`` in ``thread_id`` and seal them; the message ids in order."""
+async def thread(
+    memory: StrataGate, thread_id: str, turns: list[tuple[str, str]], start: datetime = T0
+) -> list[str]:
+    """Record ``turns`` in ``thread_id`` from ``start`` and seal them; the message ids in order."""
     ids: list[str] = []
     for hour, (user, assistant) in enumerate(turns):
-        at = T0 + timedelta(hours=hour)
+        at = start + timedelta(hours=hour)
         messages = [
             MessageIn(role="user", content=user),
             MessageIn(role="assistant", content=assistant),
@@ -120,3 +123,69 @@ async def test_retrieve_is_the_weighted_rrf_of_the_channels(
     assert [h.message_id for h in hits] == [mid for mid, _ in expected[:10]]
     assert [h.score for h in hits] == pytest.approx([score for _, score in expected[:10]])
     assert world["soup"] in [hit.message_id for hit in hits]
+
+
+@pytest.fixture
+async def dated(memory: StrataGate) -> dict[str, str]:
+    """The same pottery line on 1 March, 2 April and 1 May 2024 (the newest wins a tie)."""
+    days = {
+        "march": datetime(2024, 3, 1, 9, tzinfo=UTC),
+        "april": datetime(2024, 4, 2, 9, tzinfo=UTC),
+    }
+    days["may"] = T0
+    return {
+        name: (await thread(memory, name, [("I love pottery", "Nice")], day))[0]
+        for name, day in days.items()
+    }
+
+
+def top(hits: list[Any]) -> str:
+    return str(hits[0].message_id)
+
+
+async def test_retrieve_question_date_favours_messages_of_that_day(
+    memory: StrataGate, dated: dict[str, str]
+) -> None:
+    assert top(await retrieve(memory.db, NS, "pottery")) == dated["may"]
+    assert top(await retrieve(memory.db, NS, "pottery on 2 April 2024")) == dated["april"]
+    assert top(await retrieve(memory.db, NS, "2024年4月2日 pottery")) == dated["april"]
+
+
+async def test_retrieve_month_without_year_is_the_last_one_before_the_newest_message(
+    memory: StrataGate, dated: dict[str, str]
+) -> None:
+    assert top(await retrieve(memory.db, NS, "pottery in March")) == dated["march"]
+
+
+async def test_retrieve_question_date_favours_events_that_happened_then(
+    memory: StrataGate, dated: dict[str, str]
+) -> None:
+    happened = {"happened_start": "2024-02-10T00:00:00+00:00", "precision": "day"}
+    happened["happened_end"] = "2024-02-10T23:59:59+00:00"
+    await store(memory, card("evt_feb", "glazing", [dated["april"]], temporal=happened))
+    assert top(await retrieve(memory.db, NS, "pottery on 10 February 2024")) == dated["april"]
+
+
+@pytest.mark.parametrize("query", ["xylophone on 2 April 2024", "on 2 April 2024"])
+async def test_retrieve_date_alone_never_makes_a_match(
+    memory: StrataGate, dated: dict[str, str], query: str
+) -> None:
+    assert await retrieve(memory.db, NS, query) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "days"),
+    [
+        ("What did she paint on 13 October 2023?", [(13, 13)]),
+        ("Where did he go in October?", [(1, 31)]),
+        ("What did he do last weekend before 10 October 2023?", [(10, 10)]),
+        ("他2023年10月13日画了什么？", [(13, 13)]),
+        ("What did she paint?", []),
+    ],
+)
+def test_question_windows_resolve_against_the_reference(
+    question: str, days: list[tuple[int, int]]
+) -> None:
+    windows = question_windows(question, datetime(2023, 11, 20, tzinfo=UTC))
+    assert [(w.start.day, w.end.day) for w in windows] == days
+    assert all(w.start.month == w.end.month == 10 for w in windows)

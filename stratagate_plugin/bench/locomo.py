@@ -2,7 +2,9 @@
 
 Retrieval sees only the conversation turns, the speakers, the session dates and each
 question's text; answers, evidence and generated annotations are read only by the
-evaluation step, so the ranking command also runs on a file stripped of them.
+evaluation step, so the ranking command also runs on a file stripped of them. With
+``captions`` a shared image's caption (``blip_caption``) joins its line, as a host would pass
+an image's description to memory.
 """
 
 import json
@@ -63,7 +65,7 @@ def parse_session_date(text: str) -> datetime | None:
     return datetime(int(year), int(month), int(day), clock, int(minute))
 
 
-def sessions_of(conversation: dict[str, Any]) -> list[Session]:
+def sessions_of(conversation: dict[str, Any], captions: bool = False) -> list[Session]:
     """Sessions in order; the first speaker's lines are ``user``, the other's ``assistant``."""
     numbers = sorted(
         int(key.split("_")[1])
@@ -75,15 +77,16 @@ def sessions_of(conversation: dict[str, Any]) -> list[Session]:
         Session(
             thread_id=f"session_{n}",
             at=parse_session_date(str(conversation.get(f"session_{n}_date_time", ""))),
-            lines=[_line(item, first) for item in conversation[f"session_{n}"]],
+            lines=[_line(item, first, captions) for item in conversation[f"session_{n}"]],
         )
         for n in numbers
     ]
 
 
-def _line(item: dict[str, Any], first_speaker: str) -> Line:
+def _line(item: dict[str, Any], first_speaker: str, captions: bool = False) -> Line:
     role: Role = "user" if item["speaker"] == first_speaker else "assistant"
-    return Line(normal_dia_id(item["dia_id"]), role, f"{item['speaker']}: {item['text']}")
+    caption = f" [{item['blip_caption']}]" if captions and item.get("blip_caption") else ""
+    return Line(normal_dia_id(item["dia_id"]), role, f"{item['speaker']}: {item['text']}{caption}")
 
 
 def normal_dia_id(text: str) -> str:
@@ -148,10 +151,12 @@ def _plain_tokens(text: str) -> list[str]:
     return _PLAIN.findall(text.lower())
 
 
-async def rank_sample(sg: StrataGate, sample: dict[str, Any], k: int) -> dict[str, list[list[str]]]:
+async def rank_sample(
+    sg: StrataGate, sample: dict[str, Any], k: int, captions: bool = False
+) -> dict[str, list[list[str]]]:
     """Top-k dia_ids per question for retrieve(), each channel and the baselines."""
     namespace = str(sample["sample_id"])
-    sessions = sessions_of(sample["conversation"])
+    sessions = sessions_of(sample["conversation"], captions)
     dia_of = await ingest(sg, namespace, sessions)
     await sg.process_pending()
     baseline = baseline_ranker(sessions)
@@ -239,6 +244,7 @@ async def run_locomo(
     k: int = 20,
     db_path: Path | str | None = None,
     model_kind: str = "offline",
+    captions: bool = False,
 ) -> dict[str, Any]:
     """Ingest, derive, rank every question, write the JSONL, print and return the table."""
     samples: list[dict[str, Any]] = json.loads(Path(data_path).read_text(encoding="utf-8"))
@@ -247,7 +253,7 @@ async def run_locomo(
         path = Path(db_path) if db_path else Path(scratch) / "locomo.db"
         config = MemoryConfig(block_turn_size=BLOCK_TURN_SIZE)
         async with await StrataGate.open(path, config, model) as sg:
-            per_sample = [await rank_sample(sg, sample, k) for sample in samples]
+            per_sample = [await rank_sample(sg, sample, k, captions) for sample in samples]
     ranked = {method: [lists[method] for lists in per_sample] for method in per_sample[0]}
     _write_ranked(Path(out_path), samples, ranked["retrieve (fused)"])
     table = recall_rows(samples, ranked)

@@ -14,6 +14,9 @@ def register(commands: Any) -> None:
     locomo.add_argument("--k", type=int, default=20)
     locomo.add_argument("--model", choices=("offline", "http"), default="offline")
     locomo.add_argument("--db", type=Path, default=None, help="keep the database here")
+    locomo.add_argument(
+        "--captions", action="store_true", help="append shared images' captions to their lines"
+    )
     locomo.set_defaults(handler=run_locomo_bench)
 
 
@@ -22,5 +25,12 @@ async def run_locomo_bench(args: argparse.Namespace) -> int:
 
     if not args.data.is_file():
         raise ValueError(f"no such data file: {args.data}")
-    await run_locomo(args.data, args.out, k=args.k, db_path=args.db, model_kind=args.model)
+    await run_locomo(
+        args.data,
+        args.out,
+        k=args.k,
+        db_path=args.db,
+        model_kind=args.model,
+        captions=args.captions,
+    )
     return 0

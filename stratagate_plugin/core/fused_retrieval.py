@@ -5,8 +5,10 @@ cards (each hit contributes the messages it cites, in citation order) and blocks
 over a block's L0–L2 text; a hit contributes its messages that share a query term).
 Event hits also vote inside the raw channel (a cited message gains ``event_boost`` over
 the event's rank, 1/(1+rank)), which puts event evidence in context rather than beside
-it. Channels are then fused by weighted reciprocal-rank fusion; every id records which
-channels found it. Retrieval never reinforces and never stamps events as retrieved.
+it. A date the query names (``core.question_cues``) votes the same way for messages created
+in that window and for messages cited by events that happened in it (+0.009 recall@10 on
+LoCoMo EN, +0.015 ZH). Channels are then fused by weighted reciprocal-rank fusion; every id
+records which channels found it. Retrieval never reinforces and never stamps events.
 """
 
 import json
@@ -16,9 +18,12 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from .event_queries import search_events
+from .question_cues import question_windows
 from .retrieval import retrieve_raw
 from .search import bm25_rank, rrf_rank
 from .store import Database
+from .store.retrieval_rows import dated_messages, latest_message_time
+from .timeutil import utc_now
 from .tokenize import query_tokens, tokenize
 
 CHANNELS = ("raw", "event", "block")
@@ -32,6 +37,8 @@ class FusionConfig:
     event_limit: int = 20
     event_boost: float = 0.25
     block_limit: int = 5
+    created_boost: float = 0.5
+    happened_boost: float = 0.5
 
 
 class Retrieved(BaseModel):
@@ -55,6 +62,7 @@ async def channel_rankings(
     )
     events = list(dict.fromkeys(m for hit in hits for m in hit.card.source_message_ids))
     boost = _event_boost([hit.card.source_message_ids for hit in hits], config.event_boost)
+    await _add_window_votes(db, namespace, query, boost, config)
     ranked = await retrieve_raw(db, namespace, query, 2 * k, boost=boost)
     raw = [message_id for message_id, _ in ranked]
     blocks = await db.read(lambda c: _block_channel(c, namespace, query, config.block_limit))
@@ -88,6 +96,23 @@ def _event_boost(citations: list[list[str]], weight: float) -> dict[str, float]:
         for message_id in message_ids:
             boost[message_id] = max(boost.get(message_id, 0.0), weight / (1 + rank))
     return boost
+
+
+async def _add_window_votes(
+    db: Database, namespace: str, query: str, boost: dict[str, float], config: FusionConfig
+) -> None:
+    """Votes for messages said or (per their events) happened in a window the query names.
+
+    Windows resolve against the namespace's newest message (the memory's "now").
+    """
+    reference = await db.read(lambda raw: latest_message_time(raw, namespace))
+    windows = question_windows(query, reference or utc_now())
+    if not windows:
+        return
+    created, happened = await db.read(lambda raw: dated_messages(raw, namespace, windows))
+    for ids, weight in ((created, config.created_boost), (happened, config.happened_boost)):
+        for message_id in ids:
+            boost[message_id] = boost.get(message_id, 0.0) + weight
 
 
 def _block_channel(raw: sqlite3.Connection, namespace: str, query: str, limit: int) -> list[str]:

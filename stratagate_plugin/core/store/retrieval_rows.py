@@ -5,13 +5,18 @@ messages that match a query term (best FTS rank first, capped), the thread neigh
 their context votes need, and namespace-wide statistics (message and block counts, token
 totals, per-term document frequencies) aggregated inside SQLite. Without FTS5 the same
 rows come from a scan. Token counts come from the index text, one encoded term a token.
+It also reads what a question's time windows select: messages created in a window and
+messages cited by events whose happened interval overlaps one.
 """
 
 import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
+from ..question_cues import Window
+from ..timeutil import iso, parse_iso
 from ..tokenize import fts_match_any, tokenize
 from .raw_search import fetch_rows
 from .search_index import has_index
@@ -177,3 +182,52 @@ def _block_lengths(raw: sqlite3.Connection, blocks: set[str]) -> dict[str, int]:
         (json.dumps(sorted(blocks)),),
     ).fetchall()
     return {str(block_id): int(total) for block_id, total in rows}
+
+
+def latest_message_time(raw: sqlite3.Connection, namespace: str) -> datetime | None:
+    """When the namespace's newest message was created (the memory's "now")."""
+    row = raw.execute(
+        "SELECT max(created_at) FROM messages WHERE namespace = ?", (namespace,)
+    ).fetchone()
+    return parse_iso(row[0]) if row and row[0] else None
+
+
+def dated_messages(
+    raw: sqlite3.Connection, namespace: str, windows: Sequence[Window]
+) -> tuple[set[str], set[str]]:
+    """(sealed messages created in a window, messages cited by an event happened in one)."""
+    created: set[str] = set()
+    for window in windows:
+        created.update(
+            row[0]
+            for row in raw.execute(
+                "SELECT id FROM messages WHERE namespace = ? AND block_id IS NOT NULL "
+                "AND created_at BETWEEN ? AND ?",
+                (namespace, iso(window.start), iso(window.end)),
+            )
+        )
+    return created, _happened_in(raw, namespace, windows)
+
+
+def _happened_in(raw: sqlite3.Connection, namespace: str, windows: Sequence[Window]) -> set[str]:
+    rows = raw.execute(
+        "SELECT e.id, json_extract(e.temporal_json, '$.happened_start'), "
+        "json_extract(e.temporal_json, '$.happened_end') FROM events e "
+        "WHERE e.namespace = ? AND e.status IN ('active', 'superseded') "
+        "AND coalesce(json_extract(e.temporal_json, '$.happened_start'), "
+        "json_extract(e.temporal_json, '$.happened_end')) IS NOT NULL",
+        (namespace,),
+    ).fetchall()
+    events = [
+        event_id
+        for event_id, start, end in rows
+        if any(w.overlaps(parse_iso(start or end), parse_iso(end or start)) for w in windows)
+    ]
+    return {
+        row[0]
+        for row in raw.execute(
+            "SELECT message_id FROM event_sources "
+            "WHERE event_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(events),),
+        )
+    }
