@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
+from loopback import loopback_server, no_proxies
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -93,24 +93,16 @@ def _app(fake: FakeProvider) -> Starlette:
 
 @pytest.fixture
 async def provider(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeProvider]:
-    for var in PROXY_VARS:
-        monkeypatch.delenv(var, raising=False)
+    no_proxies(monkeypatch)
     monkeypatch.setenv(KEY_ENV, KEY)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    fake = FakeProvider(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}/v1")
-    config = uvicorn.Config(_app(fake), log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
-    for _ in range(500):
-        if server.started or serving.done():
-            break
-        await asyncio.sleep(0.01)
-    assert server.started, "loopback server did not start"
-    yield fake
-    server.should_exit = server.force_exit = True
-    await serving
-    sock.close()
+    fake = FakeProvider(base_url="")
+
+    def make_app(base_url: str) -> Starlette:
+        fake.base_url = base_url
+        return _app(fake)
+
+    async with loopback_server(make_app):
+        yield fake
 
 
 @pytest.fixture
