@@ -99,7 +99,7 @@ def _m001_conversation(raw: sqlite3.Connection) -> None:
             message_ids_json TEXT NOT NULL,
             created_at TEXT NOT NULL,
             PRIMARY KEY (namespace, receipt_id)
-        );
+        ) WITHOUT ROWID;
         """,
     )
 
@@ -128,7 +128,11 @@ def _m002_jobs(raw: sqlite3.Connection) -> None:
 
 
 def _m003_block_lookup(raw: sqlite3.Connection) -> None:
-    raw.execute("CREATE INDEX blocks_thread ON blocks(namespace, thread_id, thread_sequence)")
+    """Newest ready position per thread (decay); partial, so sealing never touches it."""
+    raw.execute(
+        "CREATE INDEX blocks_ready ON blocks(namespace, thread_id, ready_position) "
+        "WHERE ready_position IS NOT NULL"
+    )
 
 
 def _m004_events(raw: sqlite3.Connection) -> None:
