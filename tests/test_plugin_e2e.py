@@ -285,3 +285,16 @@ async def test_an_answer_that_reports_bookkeeping_is_asked_for_again(tmp_path: P
     assert result.ok and result.answer == "I don't have anything about the kiln in memory yet."
     assert model.requests[-1].tools == []
     assert "bookkeeping" in model.requests[-1].messages[-1].text
+
+
+async def test_a_block_sealed_by_the_last_turn_is_derived_before_shutdown(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    async with make_host(db, tmp_path) as host:
+        for text in ("We moved the sale to 14 March.", "Ines teaches on Tuesdays."):
+            await turn(host, ScriptedChatModel.of("Noted."), text)
+    conn = sqlite3.connect(db)
+    statuses = conn.execute("SELECT processing_status FROM blocks").fetchall()
+    jobs = conn.execute("SELECT status FROM jobs ORDER BY created_at").fetchall()
+    conn.close()
+    assert statuses == [("ready",)]
+    assert [row[0] for row in jobs] == ["succeeded", "succeeded"]

@@ -46,6 +46,7 @@ class MemoryRuntime:
     cwd: Path
     worker: asyncio.Task[None] | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
     gates: dict[tuple[str, int], TurnGate] = field(default_factory=dict)
     settled: set[tuple[str, int]] = field(default_factory=set)
     user_messages: dict[str, str] = field(default_factory=dict)
@@ -62,8 +63,13 @@ class MemoryRuntime:
         memory = await StrataGate.open(path, config, model_from_settings(settings.get("model")))
         runtime = cls(memory, settings, cwd)
         runtime.worker = asyncio.create_task(runtime._derive_forever())
-        runtime.wake.set()
+        runtime.kick()
         return runtime
+
+    def kick(self) -> None:
+        """Ask the worker for a derivation pass (the worker counts as busy from now on)."""
+        self.idle.clear()
+        self.wake.set()
 
     def namespace(self, session: Session) -> str:
         return namespace_for(
@@ -77,7 +83,10 @@ class MemoryRuntime:
     async def _derive_forever(self) -> None:
         """Run derivation jobs in the background whenever a turn may have sealed a block."""
         while True:
+            if not self.wake.is_set():
+                self.idle.set()
             await self.wake.wait()
+            self.idle.clear()
             self.wake.clear()
             try:
                 report = await self.memory.process_pending()
@@ -87,9 +96,12 @@ class MemoryRuntime:
             for error in report.errors:
                 log.warning("StrataGate derivation: %s", error)
 
-    async def stop(self) -> None:
-        """Let a running job finish briefly; an interrupted one is retried at the next start."""
+    async def stop(self, grace_s: float = 5.0) -> None:
+        """Give queued derivation a few seconds to finish, then cancel; an interrupted job is
+        failed and retried at the next start, so nothing is lost either way."""
         if self.worker is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.idle.wait(), timeout=grace_s)
             self.worker.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(self.worker, timeout=5)

@@ -185,7 +185,7 @@ async def turn_completed(host: "Host", session: Session, turn: HostTurn) -> None
     except Exception:
         log.exception("StrataGate could not record turn %s of %s", turn.turn, session.id)
         return
-    runtime.wake.set()
+    runtime.kick()
 
 
 @hookimpl
