@@ -658,3 +658,24 @@ def test_property_random_gate_sequences_reinforce_only_adoptions(
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(_run_ops(Path(tmp) / "memory.db", ops))
+
+
+async def test_a_loop_of_a_thousand_searches_changes_no_adoption_counter(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    await seeded(memory)
+    for i in range(4):  # a sealed block so raw search and retrieve have something to find
+        await memory.append_turn(NS, THREAD, user=f"event summary {i}", assistant="ok")
+    before = counters(plain)
+    hits = 0
+    for i in range(1000):
+        found = await memory.search_events(NS, "event summary")
+        hits += len(found)
+        if i % 10 == 0:
+            hits += len(await memory.search_raw(NS, "event summary"))
+            hits += len(await memory.retrieve(NS, "event summary"))
+            await memory.build_auto_context(NS, "another-thread", "event summary")
+    assert hits >= 3000
+    assert counters(plain) == before
+    stamped = plain.execute("SELECT COUNT(*) FROM events WHERE last_retrieved_at IS NOT NULL")
+    assert stamped.fetchone()[0] == 3  # searches record retrieval time only
