@@ -1,6 +1,6 @@
 """Recording throughput: StrataGate ``append_turn`` vs a plain sqlite3 loop, same run.
 
-    .venv/bin/python benchmarks/ingest.py [--turns 20000] [--threads 50] [--json OUT]
+    .venv/bin/python benchmarks/ingest.py [--turns 20000] [--threads 50] [--rounds 3] [--json OUT]
 
 Both write into fresh files in WAL mode, one commit per turn, into the same messages table
 (same columns and indexes) and the same FTS5 index (documents tokenised in the loop, as
@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import json
 import sqlite3
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -74,35 +75,39 @@ async def stratagate_rate(path: Path, turns: list[tuple[str, str, str]]) -> tupl
     return len(turns) / elapsed, blocks
 
 
+def one_round(folder: Path, turns: list[tuple[str, str, str]], index: int) -> dict[str, float]:
+    """Both writers on fresh files, back to back, so they share the machine's mood."""
+    baseline = plain_sqlite_rate(folder / f"plain-{index}.db", turns)
+    ours, _ = asyncio.run(stratagate_rate(folder / f"stratagate-{index}.db", turns))
+    with sqlite3.connect(folder / f"stratagate-{index}.db") as conn:
+        sealed = conn.execute("SELECT COUNT(*) FROM blocks").fetchone()[0]
+    return {"plain": baseline, "stratagate": ours, "ratio": ours / baseline, "sealed": sealed}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=20_000)
     parser.add_argument("--threads", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=3, help="median over this many rounds")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     turns = make_turns(args.turns, args.threads)
     with tempfile.TemporaryDirectory() as folder:
-        baseline = plain_sqlite_rate(Path(folder) / "plain.db", turns)
-        ours, _ = asyncio.run(stratagate_rate(Path(folder) / "stratagate.db", turns))
-        sealed = (
-            sqlite3.connect(Path(folder) / "stratagate.db")
-            .execute("SELECT COUNT(*) FROM blocks")
-            .fetchone()[0]
-        )
+        rounds = [one_round(Path(folder), turns, i) for i in range(args.rounds)]
+    print(f"{'round':<8}{'plain turns/s':>16}{'StrataGate turns/s':>22}{'ratio':>8}")
+    for i, r in enumerate(rounds, 1):
+        print(f"{i:<8}{r['plain']:>16.0f}{r['stratagate']:>22.0f}{r['ratio']:>8.2f}")
+    median = statistics.median(r["ratio"] for r in rounds)
+    print(
+        f"median ratio (StrataGate / plain): {median:.2f}  (aim ≥ 0.5); "
+        f"blocks sealed per round: {rounds[0]['sealed']}"
+    )
     result = {
         "turns": args.turns,
         "threads": args.threads,
-        "plain_sqlite_turns_per_s": baseline,
-        "stratagate_turns_per_s": ours,
-        "ratio": ours / baseline,
-        "blocks_sealed": sealed,
+        "rounds": rounds,
+        "median_ratio": median,
     }
-    print(f"{'writer':<28}{'turns/s':>12}")
-    print(f"{'plain sqlite3 loop':<28}{baseline:>12.0f}")
-    print(f"{'StrataGate append_turn':<28}{ours:>12.0f}")
-    print(
-        f"ratio (StrataGate / plain): {result['ratio']:.2f}  (aim ≥ 0.5); blocks sealed: {sealed}"
-    )
     print(json.dumps(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
