@@ -16,15 +16,15 @@ from typing import Any
 from . import events as event_rules
 from .derivation_view import derivation_messages
 from .errors import MemoryError_
+from .event_queries import search_in
+from .event_search import EventSearch
 from .events import EventCard
 from .ids import new_id
 from .llm.base import ModelError, StructuredModel, StructuredTask
 from .llm.prompts import load_prompt
 from .records import Block, Job
-from .search import bm25_rank
 from .store import Database, block_rows, event_rows, jobs
 from .store.sealing import SUMMARY_JOB, enqueue_job
-from .store.search_index import event_row_text
 from .tasks import (
     EXTRACT_EVENT_CARDS,
     SUMMARIZE_BLOCK,
@@ -33,7 +33,7 @@ from .tasks import (
     EventExtraction,
 )
 from .timeutil import iso, utc_now
-from .tokenize import fts_match_any, tokenize
+from .tokenize import query_tokens
 
 EXTRACTION_JOB = "event_extraction"
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
@@ -207,24 +207,14 @@ def _extraction_input(raw: sqlite3.Connection, block_id: str) -> tuple[Block, di
 
 
 def _timeline(raw: sqlite3.Connection, block: Block) -> list[EventCard]:
-    """Up to 8 events relevant to the block's L0–L2 text plus the 4 most recently formed."""
-    query = tokenize(
-        " ".join(
-            [
-                block.l0_title or "",
-                *(block.l0_tags or []),
-                block.l1_summary or "",
-                *(block.l2_keypoints or []),
-            ]
-        )
-    )
+    """Up to 8 events relevant to the block's L0–L2 text (event search over both pools, no
+    retrieval stamp) plus the 4 most recently formed."""
+    text = [block.l0_title or "", *(block.l0_tags or []), block.l1_summary or ""]
+    tokens = tuple(query_tokens(" ".join([*text, *(block.l2_keypoints or [])])))
     relevant: list[EventCard] = []
-    if query:
-        rows = event_rows.fts_event_candidates(raw, block.namespace, fts_match_any(query), 500)
-        by_id = {row["id"]: row for row in rows}
-        ranked = bm25_rank(query, {i: tokenize(event_row_text(r)) for i, r in by_id.items()})
-        top = [by_id[event_id] for event_id, _ in ranked[:TIMELINE_RELEVANT]]
-        relevant = event_rows.events_from_rows(raw, top)
+    if tokens:
+        request = EventSearch(tokens, limit=TIMELINE_RELEVANT)
+        relevant = [hit.card for hit in search_in(raw, block.namespace, request)]
     recent = event_rows.recent_events(raw, block.namespace, TIMELINE_RECENT)
     return list({card.id: card for card in [*relevant, *recent]}.values())
 

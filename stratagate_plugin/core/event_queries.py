@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from . import blocks as block_rules
+from .block_views import block_view
 from .errors import InvalidInput, NotFound
 from .event_search import (
     Document,
@@ -25,7 +25,7 @@ from .event_search import (
     rank_plain,
 )
 from .events import EventCard, Pool
-from .records import Block, BlockView, Message
+from .records import BlockView, Message
 from .store import Database, block_rows, event_rows
 from .store import event_queries_rows as rows
 from .store.search_index import row_document
@@ -201,7 +201,7 @@ def blocks_report(
     raw: sqlite3.Connection, namespace: str, thread_id: str, scope: BlockScope
 ) -> BlocksReport:
     listed = block_rows.list_blocks(raw, namespace, thread_id if scope == "session" else None)
-    views = [decayed_view(raw, b) for b in listed if b.processing_status == "ready"]
+    views = [block_view(raw, b) for b in listed if b.processing_status == "ready"]
     total, thread_ids = rows.thread_status(raw, namespace)
     tail = rows.open_tail_count(raw, namespace, thread_id if scope == "session" else None)
     return BlocksReport(
@@ -223,19 +223,3 @@ def empty_reason(shown: int, namespace_blocks: int, open_tail: int) -> EmptyReas
     if open_tail:
         return "open_tail_pending"
     return "blocks_exist_in_other_threads" if namespace_blocks else "no_blocks_in_namespace"
-
-
-def decayed_view(raw: sqlite3.Connection, block: Block) -> BlockView:
-    """A ready block rendered at its current decayed level."""
-    messages = block_rows.block_messages(raw, block.id)
-    latest = block_rows.latest_ready_position(raw, block.namespace, block.thread_id)
-    anchor = block.pointer_anchor_position or latest
-    decay = block_rows.decay_lambda(raw, block.namespace)
-    level = block_rules.decayed_level(block.pointer_anchor_level, anchor, latest, decay)
-    return BlockView(
-        block=block,
-        current_level=level,
-        age=max(0, latest - (block.ready_position or latest)),
-        view_tokens=block_rules.view_token_sizes(block, messages),
-        text=block_rules.render_level(block, level, messages),
-    )

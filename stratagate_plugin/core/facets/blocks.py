@@ -4,7 +4,8 @@ import sqlite3
 from typing import Any
 
 from .. import blocks as block_rules
-from ..errors import InvalidInput, NotFound
+from ..block_views import block_view, current_level
+from ..errors import InvalidInput
 from ..records import Block, BlockView, LiftSource, Message
 from ..store import block_rows
 from ..timeutil import iso, utc_now
@@ -19,14 +20,14 @@ class BlocksFacet(FacetBase):
 
         def query(raw: sqlite3.Connection) -> list[BlockView]:
             found = block_rows.list_blocks(raw, namespace, thread_id)
-            return [_view_of(raw, block, None) for block in found]
+            return [block_view(raw, block) for block in found]
 
         return await self.db.read(query)
 
     async def view_block(self, block_id: str, level: int | None = None) -> BlockView:
         """One block rendered at ``level`` (default: its current decayed level)."""
         return await self.db.read(
-            lambda raw: _view_of(raw, block_rows.get_block(raw, block_id), level)
+            lambda raw: block_view(raw, block_rows.get_block(raw, block_id), level)
         )
 
     async def block_messages(self, block_id: str) -> list[Message]:
@@ -55,36 +56,9 @@ class BlocksFacet(FacetBase):
         now = iso(utc_now())
 
         def unit(raw: sqlite3.Connection) -> BlockView:
-            current = _view_of(raw, block_rows.get_block(raw, block_id), None).current_level
+            current, _ = current_level(raw, block_rows.get_block(raw, block_id))
             level = block_rules.normalize_target_level(target, current)
             block = block_rows.reanchor(raw, block_id, level, source, now)
-            return _view_of(raw, block, None)
+            return block_view(raw, block)
 
         return await self.db.write(unit)
-
-
-def current_level(raw: sqlite3.Connection, block: Block) -> tuple[int, int]:
-    """(level, age): pending blocks stay at L5 and never age."""
-    if block.processing_status != "ready" or block.pointer_anchor_position is None:
-        return 5, 0
-    latest = block_rows.latest_ready_position(raw, block.namespace, block.thread_id)
-    decay = block_rows.decay_lambda(raw, block.namespace)
-    level = block_rules.decayed_level(
-        block.pointer_anchor_level, block.pointer_anchor_position, latest, decay
-    )
-    return level, max(0, latest - (block.ready_position or latest))
-
-
-def _view_of(raw: sqlite3.Connection, block: Block, level: int | None) -> BlockView:
-    messages = block_rows.block_messages(raw, block.id)
-    current, age = current_level(raw, block)
-    shown = current if level is None else block_rules.clamp_level(level)
-    if not messages:
-        raise NotFound(f"block {block.id} has no messages")
-    return BlockView(
-        block=block,
-        current_level=current,
-        age=age,
-        view_tokens=block_rules.view_token_sizes(block, messages),
-        text=block_rules.render_level(block, shown, messages),
-    )

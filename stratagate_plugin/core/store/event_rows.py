@@ -8,10 +8,10 @@ from typing import Any
 from ..errors import NotFound
 from ..events import EventCard, event_search_text
 from ..timeutil import iso, parse_iso
+from ..weights import SUPERSEDED_CAP
 from .rows import dump_json, maybe_time
 from .search_index import index_event
 
-SUPERSEDED_CAP = 0.1
 VISIBLE = ("active", "superseded")
 
 
