@@ -32,8 +32,10 @@ DEFAULT_SETTINGS: dict[str, Any] = {
 
 @dataclass
 class TurnGate:
-    """Finish-step bookkeeping for one turn."""
+    """One turn's plugin state: the user's message, its recall, finish-step bookkeeping."""
 
+    user_message: str = ""
+    recall: str | None = None
     steers: int = 0
     open_at_last_steer: int = 0
     recovering: bool = False
@@ -48,8 +50,6 @@ class MemoryRuntime:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     idle: asyncio.Event = field(default_factory=asyncio.Event)
     gates: dict[tuple[str, int], TurnGate] = field(default_factory=dict)
-    settled: set[tuple[str, int]] = field(default_factory=set)
-    user_messages: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     async def start(cls, settings: dict[str, Any], cwd: Path) -> "MemoryRuntime":
@@ -70,6 +70,10 @@ class MemoryRuntime:
         """Ask the worker for a derivation pass (the worker counts as busy from now on)."""
         self.idle.clear()
         self.wake.set()
+
+    def turn(self, session: Session, turn: int) -> TurnGate:
+        """The state of one running turn (dropped when the turn completes)."""
+        return self.gates.setdefault((session.id, turn), TurnGate())
 
     def namespace(self, session: Session) -> str:
         return namespace_for(

@@ -258,7 +258,7 @@ def _profile_tool(runtime: MemoryRuntime) -> Callable[..., Any]:
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Set one resident-profile field
         the user asked for; a change you propose yourself waits for the user's agreement."""
-        latest = runtime.user_messages.get(call.session.id, "")
+        latest = runtime.turn(call.session, call.turn).user_message
         result = await runtime.memory.agent_profile_update(call.session.id, field, value, latest)
         return result.model_dump(mode="json")
 

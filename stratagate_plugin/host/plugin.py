@@ -19,7 +19,7 @@ from .memory_protocol import (
     cleanup_steer,
     leaks_bookkeeping,
 )
-from .memory_runtime import DEFAULT_SETTINGS, SETTINGS_ID, MemoryRuntime, TurnGate
+from .memory_runtime import DEFAULT_SETTINGS, SETTINGS_ID, MemoryRuntime
 from .memory_tools import memory_tools
 from .types import (
     ChatMessage,
@@ -90,39 +90,29 @@ async def build_context(
     host: "Host", session: Session, user_message: str, state: TurnState
 ) -> list[ContextSection]:
     runtime = runtime_of(host)
-    runtime.user_messages[session.id] = user_message
+    turn = runtime.turn(session, state.turn)
     sections = [ContextSection(id="stratagate:memory-protocol", text=PROTOCOL, order=30)]
     try:
-        await _settle_consent(runtime, session, user_message, state.turn)
-        sections += await _memory_sections(runtime, session, user_message)
+        if turn.recall is None:  # first model call of the turn
+            turn.user_message = user_message
+            await runtime.memory.settle_profile_proposals(session.id, user_message)
+            recall = await runtime.memory.build_auto_context(
+                runtime.namespace(session), session.id, user_message
+            )
+            turn.recall = recall.text
+        sections += await _memory_sections(runtime, turn.recall)
     except Exception:
         log.exception("StrataGate context build failed; continuing without memory")
     return sections
 
 
-async def _settle_consent(runtime: MemoryRuntime, session: Session, text: str, turn: int) -> None:
-    """The user's next message decides any profile change the agent proposed (once a turn)."""
-    if (session.id, turn) not in runtime.settled:
-        runtime.settled.add((session.id, turn))
-        await runtime.memory.settle_profile_proposals(session.id, text)
-
-
-async def _memory_sections(
-    runtime: MemoryRuntime, session: Session, user_message: str
-) -> list[ContextSection]:
-    sections = []
+async def _memory_sections(runtime: MemoryRuntime, recall: str) -> list[ContextSection]:
+    """The profile (re-read each call: a tool may change it mid-turn) and the turn's recall."""
+    sections = [ContextSection(id="stratagate:auto-memory", text=recall, order=20)]
     profile = (await runtime.memory.get_profile()).rendered()
     if profile:
         sections.append(ContextSection(id="stratagate:persistent-profile", text=profile, order=10))
-    recall = await runtime.memory.build_auto_context(
-        runtime.namespace(session), session.id, user_message
-    )
-    sections.append(ContextSection(id="stratagate:auto-memory", text=recall.text, order=20))
     return sections
-
-
-def _gate(runtime: MemoryRuntime, session: Session, state: TurnState) -> TurnGate:
-    return runtime.gates.setdefault((session.id, state.turn), TurnGate())
 
 
 @hookimpl
@@ -144,7 +134,7 @@ async def build_history(
 async def turn_stopping(host: "Host", session: Session, state: TurnState) -> StopDecision:
     """Open batches → steer to close them; no progress → fail; all closed → recover answer."""
     runtime = runtime_of(host)
-    gate = _gate(runtime, session, state)
+    gate = runtime.turn(session, state.turn)
     open_ids = [
         b.id
         for b in await runtime.memory.unresolved_batches(runtime.namespace(session), session.id)
