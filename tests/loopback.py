@@ -2,12 +2,18 @@
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import pytest
 import uvicorn
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
@@ -36,3 +42,49 @@ async def loopback_server(make_app: Callable[[str], Starlette]) -> AsyncIterator
         server.should_exit = server.force_exit = True
         await serving
         sock.close()
+
+
+Reply = Response | Callable[[], Awaitable[Response]]
+
+
+class Recorded(NamedTuple):
+    """One request the fake provider received."""
+
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class FakeProvider:
+    """A scripted OpenAI-compatible server's state: replies to give, requests received."""
+
+    base_url: str = ""
+    replies: deque[Reply] = field(default_factory=deque)
+    requests: list[Recorded] = field(default_factory=list)
+
+    def push(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    def app(self, base_url: str) -> Starlette:
+        self.base_url = base_url
+
+        async def chat(request: Request) -> Response:
+            self.requests.append(Recorded(dict(request.headers), await request.json()))
+            if not self.replies:
+                return JSONResponse({"error": {"message": "no scripted reply"}}, status_code=500)
+            reply = self.replies.popleft()
+            return reply if isinstance(reply, Response) else await reply()
+
+        return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+@asynccontextmanager
+async def fake_provider(
+    monkeypatch: pytest.MonkeyPatch, key_env: str, key: str
+) -> AsyncIterator[FakeProvider]:
+    """A scripted provider on loopback, with proxies unset and the API key in ``key_env``."""
+    no_proxies(monkeypatch)
+    monkeypatch.setenv(key_env, key)
+    fake = FakeProvider()
+    async with loopback_server(fake.app):
+        yield fake

@@ -2,10 +2,11 @@
 
 import math
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from cards import T0, event_card
 
 from stratagate_plugin.core.errors import NotFound
 from stratagate_plugin.core.event_queries import expand_event, get_blocks, search_events
@@ -27,25 +28,9 @@ from stratagate_plugin.core.search import bm25_rank
 from stratagate_plugin.core.store import event_rows, search_index
 from stratagate_plugin.core.tokenize import fts_match_any, query_tokens
 
-T0 = datetime(2024, 5, 1, tzinfo=UTC)
-
 
 def card(event_id: str, title: str = "", summary: str = "", **extra: Any) -> EventCard:
-    fields: dict[str, Any] = {
-        "id": event_id,
-        "namespace": "ns",
-        "title": title or event_id,
-        "summary": summary or "-",
-        "source_block_id": None,
-        "source_message_ids": [],
-        "formed_turn": 0,
-        "temporal": {},
-        "scope": "user",
-        "last_adopted_turn": 0,
-        "created_at": T0,
-        "updated_at": T0,
-    }
-    return EventCard(**(fields | extra))
+    return event_card(event_id, title=title or event_id, summary=summary or "-", **extra)
 
 
 def search(text: str = "", **extra: Any) -> EventSearch:

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from cards import event_card
 
 from stratagate_plugin.core.events import EventCard
 from stratagate_plugin.core.facade import StrataGate
@@ -40,21 +41,10 @@ async def thread(
 
 
 def card(event_id: str, title: str, cited: list[str], **extra: Any) -> EventCard:
-    fields: dict[str, Any] = {
-        "id": event_id,
-        "namespace": NS,
-        "title": title,
-        "summary": title,
-        "source_block_id": None,
-        "source_message_ids": cited,
-        "formed_turn": 0,
-        "temporal": {},
-        "scope": "user",
-        "last_adopted_turn": 0,
-        "created_at": T0,
-        "updated_at": T0,
-    }
-    return EventCard(**(fields | extra))
+    fields = {"created_at": T0, "updated_at": T0} | extra
+    return event_card(
+        event_id, namespace=NS, title=title, summary=title, source_message_ids=cited, **fields
+    )
 
 
 async def store(memory: StrataGate, *cards: EventCard) -> None:

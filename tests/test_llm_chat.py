@@ -5,19 +5,14 @@ import json
 import os
 import sqlite3
 import sys
-from collections import deque
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from loopback import loopback_server, no_proxies
-from starlette.applications import Starlette
-from starlette.requests import Request
+from loopback import FakeProvider, fake_provider
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from stratagate_plugin.core.llm.base import ModelAuthError, ModelError
 from stratagate_plugin.core.llm.chat import (
@@ -39,7 +34,6 @@ from stratagate_plugin.host.sessions import open_session, session_path
 ROOT = Path(__file__).resolve().parents[1]
 KEY_ENV = "STRATAGATE_TEST_CHAT_KEY"
 KEY = "sk-chat-DO-NOT-LEAK-0123456789abcdef"
-PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 WEATHER = ToolSpec(
     name="weather",
     description="Weather for a city.",
@@ -47,34 +41,9 @@ WEATHER = ToolSpec(
 )
 
 
-@dataclass
-class FakeProvider:
-    base_url: str
-    replies: deque[Response] = field(default_factory=deque)
-    requests: list[tuple[dict[str, str], dict[str, Any]]] = field(default_factory=list)
-
-
-def _app(fake: FakeProvider) -> Starlette:
-    async def chat(request: Request) -> Response:
-        fake.requests.append((dict(request.headers), await request.json()))
-        if not fake.replies:
-            return JSONResponse({"error": {"message": "no scripted reply"}}, status_code=500)
-        return fake.replies.popleft()
-
-    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
-
-
 @pytest.fixture
 async def provider(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeProvider]:
-    no_proxies(monkeypatch)
-    monkeypatch.setenv(KEY_ENV, KEY)
-    fake = FakeProvider(base_url="")
-
-    def make_app(base_url: str) -> Starlette:
-        fake.base_url = base_url
-        return _app(fake)
-
-    async with loopback_server(make_app):
+    async with fake_provider(monkeypatch, KEY_ENV, KEY) as fake:
         yield fake
 
 

@@ -4,19 +4,14 @@ import asyncio
 import json
 import logging
 import socket
-from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
-from loopback import loopback_server, no_proxies
+from loopback import FakeProvider, fake_provider
 from pydantic import ValidationError
-from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from stratagate_plugin.core.llm.base import (
     ModelAuthError,
@@ -39,7 +34,6 @@ from stratagate_plugin.core.tasks import (
 
 KEY_ENV = "STRATAGATE_TEST_API_KEY"
 KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
-PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 SUMMARY: dict[str, Any] = {
     "title": "Release plan for v2",
     "tags": ["release"],
@@ -59,49 +53,10 @@ EXTRACTION: dict[str, Any] = {
     ],
 }
 
-Reply = Response | Callable[[], Awaitable[Response]]
-
-
-@dataclass
-class Recorded:
-    headers: dict[str, str]
-    body: dict[str, Any]
-
-
-@dataclass
-class FakeProvider:
-    """The scripted server's state: replies to give, requests received."""
-
-    base_url: str
-    replies: deque[Reply] = field(default_factory=deque)
-    requests: list[Recorded] = field(default_factory=list)
-
-    def push(self, *replies: Reply) -> None:
-        self.replies.extend(replies)
-
-
-def _app(fake: FakeProvider) -> Starlette:
-    async def chat(request: Request) -> Response:
-        fake.requests.append(Recorded(dict(request.headers), await request.json()))
-        if not fake.replies:
-            return JSONResponse({"error": {"message": "no scripted reply"}}, status_code=500)
-        reply = fake.replies.popleft()
-        return reply if isinstance(reply, Response) else await reply()
-
-    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
-
 
 @pytest.fixture
 async def provider(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeProvider]:
-    no_proxies(monkeypatch)
-    monkeypatch.setenv(KEY_ENV, KEY)
-    fake = FakeProvider(base_url="")
-
-    def make_app(base_url: str) -> Starlette:
-        fake.base_url = base_url
-        return _app(fake)
-
-    async with loopback_server(make_app):
+    async with fake_provider(monkeypatch, KEY_ENV, KEY) as fake:
         yield fake
 
 

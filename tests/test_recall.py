@@ -2,10 +2,10 @@
 
 import json
 import sqlite3
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from cards import T0, event_card
 
 from stratagate_plugin.core import recall
 from stratagate_plugin.core.event_queries import search_events
@@ -24,25 +24,9 @@ from stratagate_plugin.core.records import Message, ToolTrace
 from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.tokens import estimate_tokens
 
-T0 = datetime(2024, 5, 1, tzinfo=UTC)
-
 
 def card(event_id: str, title: str = "", summary: str = "-", **extra: Any) -> EventCard:
-    fields: dict[str, Any] = {
-        "id": event_id,
-        "namespace": "ns",
-        "title": title or event_id,
-        "summary": summary,
-        "source_block_id": None,
-        "source_message_ids": [],
-        "formed_turn": 0,
-        "temporal": {},
-        "scope": "user",
-        "last_adopted_turn": 0,
-        "created_at": T0,
-        "updated_at": T0,
-    }
-    return EventCard(**(fields | extra))
+    return event_card(event_id, title=title or event_id, summary=summary, **extra)
 
 
 def message(turn: int, role: Any, content: str, **extra: Any) -> Message:
