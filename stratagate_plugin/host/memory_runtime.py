@@ -12,7 +12,7 @@ from ..core.facade import StrataGate
 from ..core.llm.select import model_from_settings
 from ..core.spaces import namespace_for
 from ..core.store.db import default_database_path
-from .types import Session
+from .types import ChatMessage, Session
 
 log = logging.getLogger(__name__)
 SETTINGS_ID = "stratagate-memory"
@@ -50,6 +50,7 @@ class MemoryRuntime:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     idle: asyncio.Event = field(default_factory=asyncio.Event)
     gates: dict[tuple[str, int], TurnGate] = field(default_factory=dict)
+    histories: dict[str, tuple[int, list[ChatMessage] | None]] = field(default_factory=dict)
 
     @classmethod
     async def start(cls, settings: dict[str, Any], cwd: Path) -> "MemoryRuntime":

@@ -119,15 +119,22 @@ async def _memory_sections(runtime: MemoryRuntime, recall: str) -> list[ContextS
 async def build_history(
     host: "Host", session: Session, history: list[ChatMessage]
 ) -> list[ChatMessage] | None:
-    """Ready blocks replace the native turns they hold, at their decayed level."""
+    """Ready blocks replace the native turns they hold, at their decayed level.
+
+    Worked out once per turn: the history only grows when a turn completes."""
     runtime = runtime_of(host)
+    cached = runtime.histories.get(session.id)
+    if cached is not None and cached[0] == len(history):
+        return cached[1]
     try:
-        return await replace_with_blocks(
+        replaced = await replace_with_blocks(
             runtime.memory, runtime.namespace(session), session.id, history
         )
     except Exception:
         log.exception("StrataGate history replacement failed; using native history")
         return None
+    runtime.histories[session.id] = (len(history), replaced)
+    return replaced
 
 
 @hookimpl
