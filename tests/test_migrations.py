@@ -35,12 +35,15 @@ async def test_older_database_is_migrated_and_keeps_its_data(db_path: Path) -> N
     async with await StrataGate.open(db_path) as memory:
         tail = await memory.open_tail("ns", "t")
         await memory.append_turn("ns", "t", user="new", assistant="x", receipt_id="r")
+        conn = sqlite3.connect(db_path)
+        indexed_open = conn.execute("SELECT COUNT(*) FROM message_fts").fetchone()[0]
+        jobs = conn.execute("SELECT COUNT(*) FROM jobs").fetchone()[0]
+        await memory.seal_tail("ns", "t")
     assert [m.content for m in tail] == ["old words"]
-    conn = sqlite3.connect(db_path)
     versions = [row[0] for row in conn.execute("SELECT version FROM schema_migrations")]
     assert versions == list(range(1, SCHEMA_VERSION + 1))
-    assert conn.execute("SELECT COUNT(*) FROM message_fts").fetchone()[0] == 3
-    assert conn.execute("SELECT COUNT(*) FROM jobs").fetchone()[0] == 0
+    assert (indexed_open, jobs) == (0, 0)  # the open tail is not indexed and not queued
+    assert conn.execute("SELECT COUNT(*) FROM message_fts").fetchone()[0] == 3  # sealed: all
     conn.close()
 
 
@@ -90,3 +93,20 @@ async def test_connection_uses_wal_and_foreign_keys(memory: StrataGate) -> None:
 async def test_default_path_lives_under_stratagate_home(tmp_path: Path) -> None:
     async with await StrataGate.open() as memory:
         assert memory.db.path == tmp_path / "home" / "memory.db"
+
+
+async def test_open_tail_indexed_by_an_older_version_is_unindexed_then_sealed_once(
+    db_path: Path,
+) -> None:
+    async with await StrataGate.open(db_path) as memory:
+        await memory.append_turn("ns", "t", user="glaze order", assistant="ok", receipt_id="r1")
+    conn = sqlite3.connect(db_path)  # what version 7 did: every message indexed on arrival
+    conn.execute("INSERT INTO message_fts(rowid, tokens) SELECT pk, 'x' FROM messages")
+    conn.execute("DELETE FROM schema_migrations WHERE version = 8")
+    conn.commit()
+    async with await StrataGate.open(db_path) as memory:
+        assert conn.execute("SELECT COUNT(*) FROM message_fts").fetchone()[0] == 0
+        await memory.seal_tail("ns", "t")  # would hit a duplicate FTS rowid without step 8
+        hits = await memory.search_raw("ns", "glaze")
+    assert [hit.message.content for hit in hits] == ["glaze order"]
+    conn.close()

@@ -172,12 +172,16 @@ async def test_expand_refuses_pending_and_unknown_blocks(memory: StrataGate) -> 
         await memory.expand_block(view.block.id, 5, source="robot")  # type: ignore[arg-type]
 
 
-async def test_fts_index_is_written_in_the_same_transaction(
+async def test_fts_index_is_written_when_sealing_in_the_same_transaction(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
     await memory.append_turn("ns", "t", user="苹果派 recipe", assistant="ok", receipt_id="r")
-    count = plain.execute("SELECT COUNT(*) FROM message_fts").fetchone()[0]
-    assert count == 2
+    assert plain.execute("SELECT COUNT(*) FROM message_fts").fetchone()[0] == 0  # open tail
+    block_id = await memory.seal_tail("ns", "t")
+    indexed = plain.execute(
+        "SELECT m.block_id FROM message_fts f JOIN messages m ON m.pk = f.rowid"
+    ).fetchall()
+    assert [row[0] for row in indexed] == [block_id, block_id]
     from stratagate_plugin.core.tokenize import fts_encode
 
     hits = plain.execute(

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from ..errors import SchemaTooNew
 from ..timeutil import iso, utc_now
-from .search_index import ensure_index, store_all_documents
+from .search_index import ensure_index, has_index, store_all_documents
 
 
 def _run_script(raw: sqlite3.Connection, script: str) -> None:
@@ -264,6 +264,15 @@ def _m007_search_at_scale(raw: sqlite3.Connection) -> None:
     store_all_documents(raw)
 
 
+def _m008_index_sealed_only(raw: sqlite3.Connection) -> None:
+    """Messages enter the FTS index when sealed (readers search sealed L5 only)."""
+    if has_index(raw):
+        raw.execute(
+            "DELETE FROM message_fts WHERE rowid IN "
+            "(SELECT pk FROM messages WHERE block_id IS NULL)"
+        )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
@@ -272,6 +281,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m005_evidence_gate,
     _m006_profile,
     _m007_search_at_scale,
+    _m008_index_sealed_only,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

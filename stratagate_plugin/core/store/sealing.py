@@ -1,5 +1,8 @@
 """Sealing full open tails into pending blocks: L5 stays as rows, L4/L3 are computed.
 
+Sealing is also when messages enter the FTS index: every reader searches sealed L5 only,
+and one index segment per block instead of one per turn keeps each commit small.
+
 Runs inside the recording transaction, before any model is asked anything, so a
 sealed block and its summary job exist the moment the turn that filled it returns.
 """
@@ -12,6 +15,7 @@ from ..records import Role, ToolTrace
 from ..timeutil import iso, utc_now
 from ..transcript import layer_texts
 from .rows import traces_from_json
+from .search_index import index_messages
 
 SUMMARY_JOB = "block_summary"
 
@@ -69,11 +73,12 @@ def _seal_one(
     raw: sqlite3.Connection, namespace: str, thread_id: str, size: int, after: int, now: str
 ) -> str:
     tail = raw.execute(
-        "SELECT role, content, tool_calls_json, position, turn FROM messages "
+        "SELECT pk, role, content, tool_calls_json, position, turn FROM messages "
         "WHERE namespace = ? AND thread_id = ? AND position > ? ORDER BY position",
         (namespace, thread_id, after),
     ).fetchall()
-    members = [_TailMessage.of(row) for row in tail[: _cut_index(tail, size)]]
+    rows = tail[: _cut_index(tail, size)]
+    members = [_TailMessage.of(row) for row in rows]
     _raw_text, readable, condensed = layer_texts(members)
     block_id = new_id("blk")
     sequence, thread_sequence = _count_block(raw, namespace, thread_id, members, now)
@@ -100,6 +105,7 @@ def _seal_one(
         "AND position BETWEEN ? AND ?",
         (block_id, namespace, thread_id, members[0].position, members[-1].position),
     )
+    index_messages(raw, [(row["pk"], row["content"]) for row in rows])
     enqueue_job(raw, namespace, SUMMARY_JOB, block_id)
     return block_id
 

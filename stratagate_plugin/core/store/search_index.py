@@ -61,7 +61,8 @@ def ensure_index(raw: sqlite3.Connection) -> None:
         return
     raw.execute("DELETE FROM message_fts")
     raw.execute(
-        "INSERT INTO message_fts(rowid, tokens) SELECT pk, sg_fts_document(content) FROM messages"
+        "INSERT INTO message_fts(rowid, tokens) SELECT pk, sg_fts_document(content) FROM messages "
+        "WHERE block_id IS NOT NULL"
     )
     raw.execute("DELETE FROM event_fts")
     for row in raw.execute("SELECT * FROM events").fetchall():

@@ -1,4 +1,4 @@
-"""Recording turns: receipts, messages, the FTS index and sealing, in one transaction.
+"""Recording turns: receipts, messages and sealing, in one transaction.
 
 These are plain functions over a ``sqlite3.Connection``; ``Database.write`` runs each
 call inside ``BEGIN IMMEDIATE`` so a turn is recorded whole or not at all.
@@ -16,7 +16,6 @@ from ..records import MessageIn, TurnReceipt
 from ..timeutil import iso
 from .rows import dump_json, maybe_json, traces_json
 from .sealing import seal_ready_tails
-from .search_index import index_messages
 
 
 @dataclass(frozen=True)
@@ -163,10 +162,10 @@ def _insert_messages(
     messages: Sequence[MessageIn],
     now: str,
 ) -> list[str]:
-    ids, indexed = [], []
+    ids = []
     for offset, message in enumerate(messages):
         message_id = new_id("msg")
-        cursor = raw.execute(
+        raw.execute(
             "INSERT INTO messages(id, namespace, thread_id, position, turn, namespace_turn, "
             "role, content, tool_calls_json, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (
@@ -183,8 +182,6 @@ def _insert_messages(
             ),
         )
         ids.append(message_id)
-        indexed.append((int(cursor.lastrowid or 0), message.content))
-    index_messages(raw, indexed)
     return ids
 
 
