@@ -102,7 +102,7 @@ async def test_open_tail_indexed_by_an_older_version_is_unindexed_then_sealed_on
         await memory.append_turn("ns", "t", user="glaze order", assistant="ok", receipt_id="r1")
     conn = sqlite3.connect(db_path)  # what version 7 did: every message indexed on arrival
     conn.execute("INSERT INTO message_fts(rowid, tokens) SELECT pk, 'x' FROM messages")
-    conn.execute("DELETE FROM schema_migrations WHERE version = 8")
+    conn.execute("DELETE FROM schema_migrations WHERE version >= 8")
     conn.commit()
     async with await StrataGate.open(db_path) as memory:
         assert conn.execute("SELECT COUNT(*) FROM message_fts").fetchone()[0] == 0
@@ -110,3 +110,26 @@ async def test_open_tail_indexed_by_an_older_version_is_unindexed_then_sealed_on
         hits = await memory.search_raw("ns", "glaze")
     assert [hit.message.content for hit in hits] == ["glaze order"]
     conn.close()
+
+
+async def test_open_messages_stay_out_of_the_block_index(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    await memory.append_turn("ns", "t", user="hello", assistant="hi", receipt_id="r1")
+    plan = " ".join(
+        str(row[3])
+        for row in plain.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM messages WHERE block_id = ? ORDER BY position",
+            ("blk",),
+        )
+    )
+    assert "messages_block" in plan  # the partial index still serves block lookups
+    definition = plain.execute(
+        "SELECT sql FROM sqlite_master WHERE name = 'messages_block'"
+    ).fetchone()[0]
+    assert definition.endswith("WHERE block_id IS NOT NULL")  # open rows never enter it
+    block_id = await memory.seal_tail("ns", "t")
+    rows = plain.execute(
+        "SELECT COUNT(*) FROM messages INDEXED BY messages_block WHERE block_id = ?", (block_id,)
+    ).fetchone()
+    assert rows[0] == 2

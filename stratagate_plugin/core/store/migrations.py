@@ -273,6 +273,14 @@ def _m008_index_sealed_only(raw: sqlite3.Connection) -> None:
         )
 
 
+def _m009_sealed_messages_index(raw: sqlite3.Connection) -> None:
+    """Index messages by block only once sealed: recording a turn no longer touches it."""
+    raw.execute("DROP INDEX messages_block")
+    raw.execute(
+        "CREATE INDEX messages_block ON messages(block_id, position) WHERE block_id IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
@@ -282,6 +290,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m006_profile,
     _m007_search_at_scale,
     _m008_index_sealed_only,
+    _m009_sealed_messages_index,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
