@@ -1,5 +1,7 @@
 """One aiosqlite connection, one serialised writer, whole transactions in one thread hop.
 
+WAL checkpoints run on a separate thread (``checkpoint.py``), not inside a writer's commit.
+
 Every write is a plain function over a ``sqlite3.Connection`` run inside
 ``BEGIN IMMEDIATE … COMMIT`` on aiosqlite's worker thread; an exception rolls the
 whole unit back. aiosqlite has no public call for "run this function on your thread",
@@ -17,6 +19,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from ..errors import MemoryError_
+from .checkpoint import WRITER_SAFETY_NET_PAGES, Checkpointer
 from .migrations import migrate
 from .search_index import register_functions
 
@@ -38,6 +41,7 @@ class Database:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self._conn: aiosqlite.Connection | None = None
+        self._checkpointer: Checkpointer | None = None
         self._write_lock = asyncio.Lock()
 
     async def open(self) -> "Database":
@@ -52,9 +56,13 @@ class Database:
         except BaseException:
             await self.close()
             raise
+        self._checkpointer = Checkpointer(self.path, busy_timeout_ms=BUSY_TIMEOUT_MS)
         return self
 
     async def close(self) -> None:
+        if self._checkpointer is not None:
+            checkpointer, self._checkpointer = self._checkpointer, None
+            await asyncio.to_thread(checkpointer.close)
         if self._conn is not None:
             conn, self._conn = self._conn, None
             await conn.close()
@@ -68,7 +76,10 @@ class Database:
     async def write(self, unit: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``unit`` as one ``BEGIN IMMEDIATE`` transaction; the only way to write."""
         async with self._write_lock:
-            return await self._call(_in_transaction, unit)
+            result: T = await self._call(_in_transaction, unit)
+        if self._checkpointer is not None:
+            self._checkpointer.wrote()
+        return result
 
     async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
         """Run a read-only function on the connection's thread."""
@@ -91,6 +102,7 @@ def _prepare_connection(raw: sqlite3.Connection) -> None:
     raw.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     raw.execute("PRAGMA journal_mode = WAL")
     raw.execute("PRAGMA synchronous = NORMAL")
+    raw.execute(f"PRAGMA wal_autocheckpoint = {WRITER_SAFETY_NET_PAGES}")  # see checkpoint.py
     raw.execute("PRAGMA foreign_keys = ON")
     register_functions(raw)
 
