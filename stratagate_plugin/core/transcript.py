@@ -159,6 +159,8 @@ def summarize_tool_json(text: str) -> str | None:
 
 
 def _strip_json_fence(text: str) -> str:
+    if not text.startswith("```"):
+        return text
     match = re.fullmatch(r"```(?:json)?\s*\n?(.*?)\n?```", text, re.DOTALL | re.IGNORECASE)
     return match.group(1).strip() if match else text
 

@@ -16,8 +16,12 @@ def maybe_json(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
 def dump_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    """Compact, key-sorted JSON (one encoder built once: this runs on every recorded turn)."""
+    return _ENCODER.encode(value)
 
 
 def traces_json(traces: tuple[ToolTrace, ...]) -> str:
