@@ -5,7 +5,12 @@
 Both write into fresh files in WAL mode, one commit per turn, into the same messages table
 (same columns and indexes) and the same FTS5 index (documents tokenised in the loop, as
 maintaining that index requires). StrataGate also checks receipts, keeps counters, hops
-to its database thread, and seals 6-turn blocks (L4/L3 computed) as it goes.
+to its database thread, and seals 6-turn blocks (L4/L3 computed) as it goes. Where the two
+differ by design: StrataGate adds a block's messages to the FTS5 index when it seals the
+block (readers search sealed messages only), and its WAL checkpoints run on a separate
+thread; the plain loop indexes every turn and checkpoints inside its commits (SQLite's
+default). All turns of a round are sealed and indexed by the end of StrataGate's run except
+each thread's open tail.
 """
 
 import argparse
