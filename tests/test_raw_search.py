@@ -11,10 +11,21 @@ import pytest
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.facade import StrataGate
 from stratagate_plugin.core.records import MessageIn
-from stratagate_plugin.core.retrieval import context_rank, retrieve_raw, search_raw
+from stratagate_plugin.core.retrieval import (
+    RAW_CHANNEL,
+    context_rank,
+    retrieve_raw,
+    search_raw,
+)
 from stratagate_plugin.core.store import search_index
-from stratagate_plugin.core.store.retrieval_rows import channel_rows, scan_rows
-from stratagate_plugin.core.tokenize import query_tokens
+from stratagate_plugin.core.store.retrieval_rows import (
+    ChannelDoc,
+    channel_rows,
+    scan_rows,
+    scan_stats,
+    speaker_label,
+)
+from stratagate_plugin.core.tokenize import query_tokens, tokenize
 
 START = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 NS = "space"
@@ -145,7 +156,8 @@ async def _ranked_both_ways(sg: StrataGate, query: str) -> tuple[list[Any], list
     terms = query_tokens(query)
 
     def both(raw: sqlite3.Connection) -> tuple[list[Any], list[Any]]:
-        indexed = context_rank(terms, *channel_rows(raw, NS, terms, 3000, 2))
+        reach = RAW_CHANNEL.context_reach
+        indexed = context_rank(terms, *channel_rows(raw, NS, terms, 3000, reach))
         scanned = context_rank(terms, *scan_rows(raw, NS, terms))
         return indexed, scanned
 
@@ -169,14 +181,70 @@ async def test_retrieve_raw_candidate_cap_keeps_statistics_of_the_whole_namespac
     sg, _ = world
     terms = query_tokens("beagle")
     docs, stats = await sg.db.read(lambda raw: channel_rows(raw, NS, terms, 1, 2))
-    assert sum(1 for doc in docs if doc.tokens) == 1
+    assert 1 < len(docs) <= 1 + 2 * 2  # one capped match and its neighbours within 2
     assert (stats.messages, stats.blocks, stats.message_df) == (8, 2, {"w:beagl": 2})
 
 
-async def test_retrieve_raw_neighbours_reach_two_positions(
+async def test_retrieve_raw_context_reaches_two_positions_past_the_reply(
     world: tuple[StrataGate, dict[str, str]],
 ) -> None:
     sg, ids = world
     found = dict(await retrieve_raw(sg.db, NS, "adopted", 10))
-    assert ids["A beagle, he loves the park"] in found
-    assert ids["Parks are great for beagles"] not in found
+    reply = found[ids["What breed is the puppy?"]]  # scored by its predecessor's terms
+    assert (
+        found[ids["I adopted a puppy named Rex"]]
+        > reply
+        > found[ids["Parks are great for beagles"]]
+    )
+    assert ids["Rex chewed my violin case"] not in found
+    assert set(found) <= {ids[text] for text in list(ids)[:4]}
+
+
+def _docs(threads: dict[str, list[str]]) -> list[ChannelDoc]:
+    """Hand-made sealed messages, one block per thread, tokenized like the store does."""
+    return [
+        ChannelDoc(
+            f"{thread}{i}",
+            thread,
+            f"b_{thread}",
+            i,
+            0,
+            tokenize(text),
+            tuple(tokenize(speaker_label(text))),
+        )
+        for thread, texts in threads.items()
+        for i, text in enumerate(texts)
+    ]
+
+
+def _rank(query: str, docs: list[ChannelDoc]) -> list[str]:
+    terms = query_tokens(query)
+    return [doc_id for doc_id, _ in context_rank(terms, docs, scan_stats(docs, terms))]
+
+
+@pytest.mark.parametrize(
+    ("content", "label"),
+    [("Caroline: hi", "Caroline"), ("Note 3: buy milk", ""), ("no label here", "")],
+)
+def test_speaker_label_is_a_short_leading_name(content: str, label: str) -> None:
+    assert speaker_label(content) == label
+
+
+def test_context_rank_favours_the_named_speaker_over_mentions_of_the_name() -> None:
+    docs = _docs(
+        {
+            "a": ["Melanie: Caroline, Caroline loves pottery!", "Melanie: bye"],
+            "b": ["Caroline: I love pottery", "Caroline: bye"],
+            "c": ["Melanie: Caroline! Caroline!", "Melanie: bye"],
+        }
+    )
+    ranked = _rank("What does Caroline love about pottery?", docs)
+    assert ranked[0] == "b0" and "a0" in ranked
+    assert not {"c0", "c1"} & set(ranked)  # the name alone is not a topical match
+    assert _rank("Caroline xylophone", docs) == []
+
+
+def test_context_rank_scores_a_reply_by_its_predecessor_terms() -> None:
+    docs = _docs({"t": ["Yes!", "Did you adopt the puppy?", "Last week!"]})
+    ranked = dict(context_rank(["w:puppy"], docs, scan_stats(docs, ["w:puppy"])))
+    assert ranked["t1"] > ranked["t2"] > ranked["t0"] > 0

@@ -32,9 +32,30 @@ def test_stem_strips_common_suffixes(word: str, expected: str) -> None:
     assert stem(word) == expected
 
 
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        ("we went hiking", "go hike"),
+        ("she bought it", "buying"),
+        ("the kids", "children"),
+        ("my mom", "mother"),
+        ("three times", "3"),
+        ("that pic", "photos"),
+    ],
+)
+def test_tokenize_joins_irregular_forms_and_a_few_synonyms(left: str, right: str) -> None:
+    assert set(tokenize(right)) <= set(tokenize(left))
+
+
+def test_tokenize_adds_a_hyphenated_word_joined() -> None:
+    assert tokenize("I de-stress") == ["w:i", "w:de", "w:stress", "w:destress"]
+    assert tokenize("destress") == ["w:destress"]
+
+
 def test_query_tokens_drop_function_words_unless_nothing_is_left() -> None:
     assert query_tokens("When did Caroline go to the group?") == ["w:carolin", "w:go", "w:group"]
     assert query_tokens("what is it") == ["w:what", "w:is", "w:it"]
+    assert query_tokens("What kind of cake did she say?") == ["w:cak"]
     assert "h2:什么" not in query_tokens("她画了什么")
 
 

@@ -9,6 +9,10 @@ it. A date the query names (``core.question_cues``) votes the same way for messa
 in that window and for messages cited by events that happened in it (+0.009 recall@10 on
 LoCoMo EN, +0.015 ZH). Channels are then fused by weighted reciprocal-rank fusion; every id
 records which channels found it. Retrieval never reinforces and never stamps events.
+
+The raw channel carries most of the recall (speaker votes and document expansion, see
+``core.retrieval``; word forms, see ``core.tokenize``): fused recall@10 on LoCoMo went from
+0.743 to 0.795 (EN) and 0.749 to 0.798 (ZH) with them.
 """
 
 import json

@@ -6,6 +6,19 @@ positions (an answer usually sits next to the question that names the topic), fr
 well its block as a whole matches, and from any event that cites it. Every added score is
 relative to the best score, and a message whose neighbourhood matched nothing is never
 returned. Candidates come from the FTS5 index, so a query never loads the whole namespace.
+
+Measured on LoCoMo (fused recall@10, EN / ZH), what helps beyond that:
+
+- speaker votes: a query term that is a speaker's ``Name:`` label is not a topic term
+  (it no longer rewards messages that merely address the person); messages said by the
+  named speaker gain ``speaker_weight`` instead (+0.036 / +0.029 at 0.5, +0.001 / +0.009
+  more at 0.7);
+- document expansion: a message's BM25 document includes its predecessor's terms at
+  half weight, so "Yes, last week!" carries the question's topic (+0.006 / +0.011, with the
+  neighbour vote lowered from 0.5 to 0.3).
+
+Tried without gain: a thread (session) vote, the successor's terms as expansion too,
+favouring only the first named speaker, b 0.25 or 0.6, k1 1.2.
 """
 
 from collections import Counter
@@ -25,10 +38,17 @@ class RawChannelConfig:
 
     k1: float = 0.9
     b: float = 0.4
-    neighbour_weight: float = 0.5
+    neighbour_weight: float = 0.3
     neighbour_reach: int = 2
     block_weight: float = 0.5
+    speaker_weight: float = 0.7
+    expansion_weight: float = 0.5
     candidate_cap: int = 3000
+
+    @property
+    def context_reach(self) -> int:
+        """Positions around a match to load: a successor scored by expansion votes onward."""
+        return self.neighbour_reach + 1
 
 
 RAW_CHANNEL = RawChannelConfig()
@@ -58,9 +78,7 @@ async def retrieve_raw(
     if not terms or k < 1:
         return []
     docs, stats = await db.read(
-        lambda raw: channel_rows(
-            raw, namespace, terms, config.candidate_cap, config.neighbour_reach
-        )
+        lambda raw: channel_rows(raw, namespace, terms, config.candidate_cap, config.context_reach)
     )
     return context_rank(terms, docs, stats, config, boost or {})[:k]
 
@@ -74,10 +92,12 @@ def context_rank(
 ) -> list[tuple[str, float]]:
     """Own BM25 + neighbour, block and boost votes; ties to the later message."""
     unique = list(dict.fromkeys(terms))
-    own = _relative(_message_scores(unique, docs, stats, config))
+    named = {t for d in docs for t in d.speaker if t in unique}
+    topical = [t for t in unique if t not in named] or unique
+    own = _relative(_message_scores(topical, docs, stats, config))
     if not own:
         return []
-    blocks = _relative(_block_scores(unique, docs, stats, config))
+    blocks = _relative(_block_scores(topical, docs, stats, config))
     at = {(d.thread_id, d.position): own.get(d.id, 0.0) for d in docs}
     extra = boost or {}
     scored = []
@@ -85,6 +105,7 @@ def context_rank(
         score = own.get(doc.id, 0.0) + config.neighbour_weight * _best_neighbour(doc, at, config)
         if score > 0:
             score += config.block_weight * blocks.get(doc.block_id, 0.0) + extra.get(doc.id, 0.0)
+            score += config.speaker_weight * _speaker_match(doc, named)
             scored.append((doc.id, score, (doc.block_sequence, doc.position)))
     scored.sort(key=lambda item: (-item[1], (-item[2][0], -item[2][1])))
     return [(doc_id, score) for doc_id, score, _ in scored]
@@ -95,11 +116,27 @@ def _message_scores(
 ) -> dict[str, float]:
     avgdl = stats.message_tokens / stats.messages if stats.messages else 1.0
     weights = {t: idf(stats.messages, stats.message_df.get(t, 0)) for t in terms}
-    return {
-        doc.id: _bm25(Counter(doc.tokens), len(doc.tokens), weights, avgdl or 1.0, config)
-        for doc in docs
-        if doc.tokens
-    }
+    by_place = {(d.thread_id, d.position): d for d in docs}
+    scores = {}
+    for doc in docs:
+        tf, length = _expanded(doc, by_place, config)
+        if length:
+            scores[doc.id] = _bm25(tf, length, weights, avgdl or 1.0, config)
+    return scores
+
+
+def _expanded(
+    doc: ChannelDoc, by_place: dict[tuple[str, int], ChannelDoc], config: RawChannelConfig
+) -> tuple[dict[str, float], float]:
+    """Term counts and length of the message plus its predecessor's at ``expansion_weight``."""
+    tf: dict[str, float] = dict(Counter(doc.tokens))
+    length = float(len(doc.tokens))
+    before = by_place.get((doc.thread_id, doc.position - 1))
+    if before is None or config.expansion_weight <= 0:
+        return tf, length
+    for token, count in Counter(before.tokens).items():
+        tf[token] = tf.get(token, 0.0) + config.expansion_weight * count
+    return tf, length + config.expansion_weight * len(before.tokens)
 
 
 def _block_scores(
@@ -117,7 +154,11 @@ def _block_scores(
 
 
 def _bm25(
-    tf: Counter[str], length: int, weights: dict[str, float], avgdl: float, c: RawChannelConfig
+    tf: Mapping[str, float],
+    length: float,
+    weights: dict[str, float],
+    avgdl: float,
+    c: RawChannelConfig,
 ) -> float:
     norm = c.k1 * (1 - c.b + c.b * length / avgdl)
     return sum(w * tf[t] * (c.k1 + 1) / (tf[t] + norm) for t, w in weights.items() if t in tf)
@@ -127,6 +168,11 @@ def _relative(scores: dict[str, float]) -> dict[str, float]:
     """Positive scores divided by the best one (BM25 scales differ from query to query)."""
     best = max(scores.values(), default=0.0)
     return {key: score / best for key, score in scores.items() if score > 0} if best > 0 else {}
+
+
+def _speaker_match(doc: ChannelDoc, named: set[str]) -> float:
+    """The share of the message's speaker-label tokens that the query names."""
+    return len(named.intersection(doc.speaker)) / len(doc.speaker) if doc.speaker else 0.0
 
 
 def _best_neighbour(

@@ -5,6 +5,7 @@ messages that match a query term (best FTS rank first, capped), the thread neigh
 their context votes need, and namespace-wide statistics (message and block counts, token
 totals, per-term document frequencies) aggregated inside SQLite. Without FTS5 the same
 rows come from a scan. Token counts come from the index text, one encoded term a token.
+Each row also carries its speaker: the tokens of a leading ``Name:`` label, if any.
 It also reads what a question's time windows select: messages created in a window and
 messages cited by events whose happened interval overlaps one.
 """
@@ -31,7 +32,7 @@ _TOKEN_COUNT = (
 
 @dataclass(frozen=True)
 class ChannelDoc:
-    """A sealed message; ``tokens`` is empty for a context-only (non-matching) neighbour."""
+    """A sealed message: its tokens and the tokens of its ``Name:`` label (``speaker``)."""
 
     id: str
     thread_id: str
@@ -39,6 +40,7 @@ class ChannelDoc:
     position: int
     block_sequence: int
     tokens: list[str]
+    speaker: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,16 @@ def _doc(row: sqlite3.Row, tokens: list[str]) -> ChannelDoc:
         int(row["position"]),
         int(row["block_sequence"]),
         tokens,
+        tuple(tokenize(speaker_label(row["content"]))),
     )
+
+
+def speaker_label(content: str) -> str:
+    """The name before a leading ``Name:`` label (at most three words), else ``""``."""
+    label, colon, _ = content.partition(":")
+    if not colon or len(label) > 40 or len(label.split()) > 3 or any(c.isdigit() for c in label):
+        return ""
+    return label.strip()
 
 
 def _neighbours(
@@ -131,12 +142,12 @@ def _neighbours(
         for thread_id, positions in by_thread.items()
         for row in fetch_rows(
             raw,
-            f"SELECT {_COLUMNS} FROM messages m {_SEALED} AND m.thread_id = ? "
+            f"SELECT {_COLUMNS}, m.content FROM messages m {_SEALED} AND m.thread_id = ? "
             "AND m.position IN (SELECT value FROM json_each(?))",
             [namespace, thread_id, json.dumps(positions)],
         )
     ]
-    return [_doc(row, []) for row in rows]
+    return [_doc(row, tokenize(row["content"])) for row in rows]
 
 
 def _index_stats(
