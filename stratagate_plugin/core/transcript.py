@@ -53,6 +53,7 @@ _IGNORED_ARRAY_KEYS = frozenset({"arguments", "params", "input", "request"})
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _PIECE_SPLIT = re.compile(r"(?<=[。！？!?])|\n")
+_MAY_SPLIT = re.compile(r"[。！？!?\n]")
 _FILLER_TAIL = "。！？，、,.!?～~"
 _CODE_LINE = re.compile(
     r"^\s*(const|let|var|function|class|import|export|def|SELECT|INSERT|UPDATE)\b", re.M
@@ -245,6 +246,8 @@ def _condensed_parts(message: TranscriptMessage, seen_pastes: set[str]) -> list[
 
 def _paragraphs(content: str) -> list[tuple[str, bool]]:
     """Fenced code blocks (paste candidates) and condensed text paragraphs, in order."""
+    if "```" not in content:
+        return [(p, False) for p in _text_paragraphs(content)]
     out: list[tuple[str, bool]] = []
     cursor = 0
     for fence in _FENCE.finditer(content):
@@ -256,11 +259,14 @@ def _paragraphs(content: str) -> list[tuple[str, bool]]:
 
 
 def _text_paragraphs(text: str) -> list[str]:
-    kept = (_drop_fillers(p) for p in _PARAGRAPH_BREAK.split(text))
+    chunks = _PARAGRAPH_BREAK.split(text) if "\n" in text else [text]
+    kept = (_drop_fillers(p) for p in chunks)
     return [p for p in kept if p]
 
 
 def _drop_fillers(paragraph: str) -> str:
+    if not _MAY_SPLIT.search(paragraph):  # one piece (the common case): no split needed
+        return "" if is_filler(paragraph) else paragraph.strip()
     pieces = [piece.strip() for piece in _PIECE_SPLIT.split(paragraph)]
     pieces = [piece for piece in pieces if piece]
     if not any(is_filler(piece) for piece in pieces):
@@ -279,6 +285,8 @@ def looks_like_code(text: str) -> bool:
 
 
 def _dedup_paste(paragraph: str, fenced: bool, seen: set[str]) -> str:
+    if not fenced and len(paragraph) < PASTE_MIN_CHARS and "\n" not in paragraph:
+        return paragraph  # short single-line text is never a paste (or code)
     key = collapse(paragraph).lower()
     if not (fenced or looks_like_code(paragraph) or len(key) >= PASTE_MIN_CHARS):
         return paragraph
