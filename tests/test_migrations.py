@@ -8,6 +8,8 @@ import pytest
 from stratagate_plugin.core.errors import SchemaTooNew
 from stratagate_plugin.core.facade import StrataGate
 from stratagate_plugin.core.store.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
+from stratagate_plugin.core.store.search_index import register_functions
+from stratagate_plugin.core.tokenize import TOKENIZER_VERSION, fts_document
 
 
 def build_version_one(path: Path) -> None:
@@ -95,20 +97,60 @@ async def test_default_path_lives_under_stratagate_home(tmp_path: Path) -> None:
         assert memory.db.path == tmp_path / "home" / "memory.db"
 
 
-async def test_open_tail_indexed_by_an_older_version_is_unindexed_then_sealed_once(
+def build_version_seven(path: Path) -> None:
+    """Version 7 indexed every message under its pk on arrival: one sealed, one open here."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    register_functions(conn)
+    migrate(conn, target=7)
+    conn.execute("CREATE VIRTUAL TABLE message_fts USING fts5(tokens)")
+    conn.execute("CREATE VIRTUAL TABLE event_fts USING fts5(tokens)")
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES ('fts_tokenizer_version', ?)",
+        (str(TOKENIZER_VERSION),),
+    )
+    stamp = "2025-01-01T00:00:00+00:00"
+    conn.execute(
+        "INSERT INTO namespaces(namespace, current_turn, block_count, block_turn_size, "
+        "block_decay_lambda, created_at, updated_at) VALUES ('ns', 2, 1, 1, 0.3, ?, ?)",
+        (stamp, stamp),
+    )
+    conn.execute(
+        "INSERT INTO threads(namespace, thread_id, turn_count, message_count, "
+        "open_user_messages, sealed_position, block_count, created_at) "
+        "VALUES ('ns', 't', 2, 2, 1, 1, 1, ?)",
+        (stamp,),
+    )
+    conn.execute(
+        "INSERT INTO blocks(id, namespace, thread_id, sequence, thread_sequence, start_turn, "
+        "end_turn, l4_readable, l3_condensed, created_at, updated_at) "
+        "VALUES ('blk_old', 'ns', 't', 1, 1, 1, 1, 'User: glaze kiln', 'User: glaze kiln', ?, ?)",
+        (stamp, stamp),
+    )
+    for pk, block, text in ((1, "blk_old", "glaze kiln"), (2, None, "glaze order")):
+        conn.execute(
+            "INSERT INTO messages(pk, id, namespace, thread_id, block_id, position, turn, "
+            "namespace_turn, role, content, created_at) "
+            "VALUES (?, ?, 'ns', 't', ?, ?, ?, ?, 'user', ?, ?)",
+            (pk, f"m{pk}", block, pk, pk, pk, text, stamp),
+        )
+        conn.execute(
+            "INSERT INTO message_fts(rowid, tokens) VALUES (?, ?)", (pk, fts_document(text))
+        )
+    conn.close()
+
+
+async def test_version_seven_index_is_carried_over_and_the_open_tail_unindexed(
     db_path: Path,
 ) -> None:
+    build_version_seven(db_path)
     async with await StrataGate.open(db_path) as memory:
-        await memory.append_turn("ns", "t", user="glaze order", assistant="ok", receipt_id="r1")
-    conn = sqlite3.connect(db_path)  # what version 7 did: every message indexed on arrival
-    conn.execute("INSERT INTO message_fts(rowid, tokens) SELECT pk, 'x' FROM messages")
-    conn.execute("DELETE FROM schema_migrations WHERE version >= 8")
-    conn.commit()
-    async with await StrataGate.open(db_path) as memory:
-        assert conn.execute("SELECT COUNT(*) FROM message_fts").fetchone()[0] == 0
-        await memory.seal_tail("ns", "t")  # would hit a duplicate FTS rowid without step 8
+        conn = sqlite3.connect(db_path)
+        indexed = conn.execute("SELECT rowid FROM message_fts").fetchall()
+        carried = conn.execute("SELECT fts_rowid FROM messages ORDER BY pk").fetchall()
+        await memory.seal_tail("ns", "t")  # the open message gets a fresh, unused FTS row
         hits = await memory.search_raw("ns", "glaze")
-    assert [hit.message.content for hit in hits] == ["glaze order"]
+    assert indexed == [(1,)] and carried == [(1,), (None,)]
+    assert sorted(hit.message.content for hit in hits) == ["glaze kiln", "glaze order"]
     conn.close()
 
 

@@ -219,3 +219,25 @@ def test_ids_increase_strictly_within_a_process() -> None:
 
     ids = [new_id("msg") for _ in range(5000)]
     assert ids == sorted(ids) and len(set(ids)) == len(ids)
+
+
+async def test_a_blocks_messages_get_consecutive_index_rows_despite_interleaving(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    for turn in range(3):  # two threads taking turns; the fixture seals every 3 user turns
+        for thread in ("a", "b"):
+            await memory.append_turn(
+                "ns", thread, user=f"{thread} kiln {turn}", receipt_id=f"{thread}{turn}"
+            )
+    rows = plain.execute(
+        "SELECT m.thread_id, m.pk, m.fts_rowid FROM messages m "
+        "JOIN message_fts f ON f.rowid = m.fts_rowid ORDER BY m.thread_id, m.position"
+    ).fetchall()
+    for thread in ("a", "b"):
+        pks = [row[1] for row in rows if row[0] == thread]
+        fts = [row[2] for row in rows if row[0] == thread]
+        assert pks != list(range(pks[0], pks[0] + len(pks)))  # interleaved in the table
+        assert fts == list(range(fts[0], fts[0] + len(fts)))  # one run in the index
+    assert len({row[2] for row in rows}) == len(rows) == 12
+    hits = await memory.search_raw("ns", "kiln", limit=20)
+    assert len(hits) == 6  # every user message (the empty replies match nothing)

@@ -281,6 +281,19 @@ def _m009_sealed_messages_index(raw: sqlite3.Connection) -> None:
     )
 
 
+def _m010_block_ordered_fts_rowids(raw: sqlite3.Connection) -> None:
+    """FTS rows get consecutive ids per block (``fts_rowid``) instead of the message pk.
+
+    A block's messages are interleaved with other threads' in pk order, so indexing them
+    under their pks wrote about a dozen scattered index pages per block.
+    """
+    raw.execute("ALTER TABLE messages ADD COLUMN fts_rowid INTEGER")
+    raw.execute("UPDATE messages SET fts_rowid = pk WHERE block_id IS NOT NULL")
+    raw.execute(
+        "CREATE UNIQUE INDEX messages_fts_rowid ON messages(fts_rowid) WHERE fts_rowid IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
@@ -291,6 +304,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m007_search_at_scale,
     _m008_index_sealed_only,
     _m009_sealed_messages_index,
+    _m010_block_ordered_fts_rowids,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

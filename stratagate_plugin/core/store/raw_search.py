@@ -65,7 +65,8 @@ def sealed_candidates(
         order = "f.rank" if found.ranked else "f.rowid DESC"
         rows = fetch_rows(
             raw,
-            f"{_COLUMNS}, f.tokens AS fts_tokens {_FROM} JOIN message_fts f ON f.rowid = m.pk "
+            f"{_COLUMNS}, f.tokens AS fts_tokens {_FROM} "
+            "JOIN message_fts f ON f.rowid = m.fts_rowid "
             f"WHERE message_fts MATCH ? AND {scope} ORDER BY {order} LIMIT ?",
             [found.match, *params, cap],
         )

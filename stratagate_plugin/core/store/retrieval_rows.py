@@ -67,7 +67,7 @@ def channel_rows(
         for row in fetch_rows(
             raw,
             f"SELECT {_COLUMNS}, m.content FROM message_fts f "
-            f"CROSS JOIN messages m ON m.pk = f.rowid {_SEALED} "
+            f"CROSS JOIN messages m ON m.fts_rowid = f.rowid {_SEALED} "
             "AND message_fts MATCH ? ORDER BY f.rank LIMIT ?",
             [namespace, fts_match_any(list(wanted)), cap],
         )
@@ -155,7 +155,8 @@ def _index_stats(
 ) -> CorpusStats:
     count, total = raw.execute(
         f"SELECT count(*), coalesce(sum({_TOKEN_COUNT}), 0) FROM messages m "
-        "JOIN message_fts f ON f.rowid = m.pk WHERE m.namespace = ? AND m.block_id IS NOT NULL",
+        "JOIN message_fts f ON f.rowid = m.fts_rowid "
+        "WHERE m.namespace = ? AND m.block_id IS NOT NULL",
         (namespace,),
     ).fetchone()
     block_count = raw.execute(
@@ -178,8 +179,8 @@ def _frequencies(raw: sqlite3.Connection, namespace: str, term: str) -> tuple[in
     """(messages, blocks) of the namespace's sealed text containing ``term``."""
     row = raw.execute(
         "SELECT count(*), count(DISTINCT m.block_id) FROM message_fts f "
-        "CROSS JOIN messages m ON m.pk = f.rowid WHERE message_fts MATCH ? AND m.namespace = ? "
-        "AND m.block_id IS NOT NULL",
+        "CROSS JOIN messages m ON m.fts_rowid = f.rowid "
+        "WHERE message_fts MATCH ? AND m.namespace = ? AND m.block_id IS NOT NULL",
         (fts_match_any([term]), namespace),
     ).fetchone()
     return int(row[0]), int(row[1])
@@ -188,7 +189,7 @@ def _frequencies(raw: sqlite3.Connection, namespace: str, term: str) -> tuple[in
 def _block_lengths(raw: sqlite3.Connection, blocks: set[str]) -> dict[str, int]:
     rows = raw.execute(
         f"SELECT m.block_id, sum({_TOKEN_COUNT}) FROM json_each(?) j "
-        "JOIN messages m ON m.block_id = j.value JOIN message_fts f ON f.rowid = m.pk "
+        "JOIN messages m ON m.block_id = j.value JOIN message_fts f ON f.rowid = m.fts_rowid "
         "GROUP BY m.block_id",
         (json.dumps(sorted(blocks)),),
     ).fetchall()

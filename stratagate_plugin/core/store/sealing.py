@@ -73,7 +73,7 @@ def _seal_one(
     raw: sqlite3.Connection, namespace: str, thread_id: str, size: int, after: int, now: str
 ) -> str:
     tail = raw.execute(
-        "SELECT pk, role, content, tool_calls_json, position, turn FROM messages "
+        "SELECT role, content, tool_calls_json, position, turn FROM messages "
         "WHERE namespace = ? AND thread_id = ? AND position > ? ORDER BY position",
         (namespace, thread_id, after),
     ).fetchall()
@@ -100,14 +100,23 @@ def _seal_one(
             now,
         ),
     )
+    first, last = members[0].position, members[-1].position
+    fts_base = _next_fts_rowid(raw) - first  # consecutive FTS rows: one index region a block
     raw.execute(
-        "UPDATE messages SET block_id = ? WHERE namespace = ? AND thread_id = ? "
-        "AND position BETWEEN ? AND ?",
-        (block_id, namespace, thread_id, members[0].position, members[-1].position),
+        "UPDATE messages SET block_id = ?, fts_rowid = ? + position "
+        "WHERE namespace = ? AND thread_id = ? AND position BETWEEN ? AND ?",
+        (block_id, fts_base, namespace, thread_id, first, last),
     )
-    index_messages(raw, [(row["pk"], row["content"]) for row in rows])
+    index_messages(raw, [(fts_base + row["position"], row["content"]) for row in rows])
     enqueue_job(raw, namespace, SUMMARY_JOB, block_id)
     return block_id
+
+
+def _next_fts_rowid(raw: sqlite3.Connection) -> int:
+    row = raw.execute(
+        "SELECT fts_rowid FROM messages WHERE fts_rowid IS NOT NULL ORDER BY fts_rowid DESC LIMIT 1"
+    ).fetchone()
+    return int(row[0]) + 1 if row else 1
 
 
 def _cut_index(tail: list[sqlite3.Row], size: int) -> int:

@@ -61,8 +61,8 @@ def ensure_index(raw: sqlite3.Connection) -> None:
         return
     raw.execute("DELETE FROM message_fts")
     raw.execute(
-        "INSERT INTO message_fts(rowid, tokens) SELECT pk, sg_fts_document(content) FROM messages "
-        "WHERE block_id IS NOT NULL"
+        "INSERT INTO message_fts(rowid, tokens) SELECT fts_rowid, sg_fts_document(content) "
+        "FROM messages WHERE fts_rowid IS NOT NULL"
     )
     raw.execute("DELETE FROM event_fts")
     for row in raw.execute("SELECT * FROM events").fetchall():
@@ -74,11 +74,11 @@ def ensure_index(raw: sqlite3.Connection) -> None:
 
 
 def index_messages(raw: sqlite3.Connection, rows: list[tuple[int, str]]) -> None:
-    """Index (pk, content) pairs; a no-op where the build has no FTS5 (no index table)."""
+    """Index (fts_rowid, content) pairs; a no-op where the build has no FTS5 (no index table)."""
     try:
         raw.executemany(
             "INSERT INTO message_fts(rowid, tokens) VALUES (?, ?)",
-            [(pk, fts_document(content)) for pk, content in rows],
+            [(rowid, fts_document(content)) for rowid, content in rows],
         )
     except sqlite3.OperationalError as error:
         if "no such table: message_fts" not in str(error):
