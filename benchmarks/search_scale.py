@@ -114,11 +114,17 @@ def insert_thread(
         "role, content, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
         [(r[0], NAMESPACE, r[1], r[2], r[3], r[4], r[4], r[5], r[6], r[7]) for r in rows],
     )
-    pks = raw.execute(
-        "SELECT pk, content FROM messages WHERE namespace = ? AND thread_id = ?",
+    raw.execute(  # as sealing does: sealed messages only, each with its FTS row id
+        "UPDATE messages SET fts_rowid = pk "
+        "WHERE namespace = ? AND thread_id = ? AND block_id IS NOT NULL",
+        (NAMESPACE, thread_id),
+    )
+    sealed_rows = raw.execute(
+        "SELECT fts_rowid, content FROM messages "
+        "WHERE namespace = ? AND thread_id = ? AND fts_rowid IS NOT NULL",
         (NAMESPACE, thread_id),
     ).fetchall()
-    index_messages(raw, [(int(pk), content) for pk, content in pks])
+    index_messages(raw, [(int(rowid), content) for rowid, content in sealed_rows])
     return [(block_id, first[0]) for block_id, first in firsts.items()]
 
 
