@@ -64,3 +64,17 @@ def test_a_checkpointer_on_a_plain_file_counts_its_checkpoints(tmp_path: Path) -
     assert 1 <= checkpointer.checkpoints <= 2  # nudged at writes 2 and 4, never at 1 or 3
     assert writer.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 4
     writer.close()
+
+
+def test_a_file_that_is_not_a_database_never_kills_the_thread(tmp_path: Path) -> None:
+    path = tmp_path / "not-a-db.db"
+    path.write_bytes(b"this is not sqlite" * 300)
+    checkpointer = Checkpointer(path, every_writes=1)
+    checkpointer.wrote()
+    for _ in range(200):  # the nudge is served (and fails quietly) or the thread is waiting
+        if not checkpointer._wake.is_set():
+            break
+        threading.Event().wait(0.01)
+    assert checkpointer._thread.is_alive()
+    checkpointer.close()
+    assert checkpointer.checkpoints == 0 and not checkpointer._thread.is_alive()

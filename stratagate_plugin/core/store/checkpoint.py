@@ -47,7 +47,10 @@ class Checkpointer:
         self._thread.join()
 
     def _run(self) -> None:
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error:
+            return  # e.g. a read-only location: the writer's own autocheckpoint still runs
         try:
             conn.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
             while True:
@@ -63,5 +66,5 @@ class Checkpointer:
         try:
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
             self.checkpoints += 1
-        except sqlite3.OperationalError:
-            pass  # busy or locked: the next nudge (or the writer's safety net) retries
+        except sqlite3.Error:
+            pass  # busy, locked or unreadable: the next nudge (or the writer's net) retries
