@@ -18,7 +18,9 @@ Measured on LoCoMo (fused recall@10, EN / ZH), what helps beyond that:
   neighbour vote lowered from 0.5 to 0.3).
 
 Tried without gain: a thread (session) vote, the successor's terms as expansion too,
-favouring only the first named speaker, b 0.25 or 0.6, k1 1.2.
+favouring only the first named speaker, b 0.25 or 0.6, k1 1.2. The weights were chosen on
+the three dev conversations; picked on two and scored on the third (leave one out, a 14-point
+grid of speaker × expansion weight) they give 0.781 EN against 0.795 in-sample.
 """
 
 from collections import Counter
