@@ -58,7 +58,9 @@ def test_a_checkpointer_on_a_plain_file_counts_its_checkpoints(tmp_path: Path) -
         writer.execute("INSERT INTO t VALUES (?)", (value,))
         checkpointer.wrote()
         if value == 1:
-            while checkpointer.checkpoints < 1:  # the first nudge has been served
+            for _ in range(500):  # until the first nudge has been served (at most 5 s)
+                if checkpointer.checkpoints:
+                    break
                 threading.Event().wait(0.01)
     checkpointer.close()
     assert 1 <= checkpointer.checkpoints <= 2  # nudged at writes 2 and 4, never at 1 or 3
