@@ -118,27 +118,32 @@ def _message_scores(
 ) -> dict[str, float]:
     avgdl = stats.message_tokens / stats.messages if stats.messages else 1.0
     weights = {t: idf(stats.messages, stats.message_df.get(t, 0)) for t in terms}
-    by_place = {(d.thread_id, d.position): d for d in docs}
+    counted = {  # each message counted once: as itself and as its successor's expansion
+        (d.thread_id, d.position): (Counter(t for t in d.tokens if t in weights), len(d.tokens))
+        for d in docs
+    }
     scores = {}
     for doc in docs:
-        tf, length = _expanded(doc, by_place, config)
+        tf, length = _expanded(counted, (doc.thread_id, doc.position), config.expansion_weight)
         if length:
             scores[doc.id] = _bm25(tf, length, weights, avgdl or 1.0, config)
     return scores
 
 
 def _expanded(
-    doc: ChannelDoc, by_place: dict[tuple[str, int], ChannelDoc], config: RawChannelConfig
+    counted: dict[tuple[str, int], tuple[Counter[str], int]],
+    place: tuple[str, int],
+    weight: float,
 ) -> tuple[dict[str, float], float]:
-    """Term counts and length of the message plus its predecessor's at ``expansion_weight``."""
-    tf: dict[str, float] = dict(Counter(doc.tokens))
-    length = float(len(doc.tokens))
-    before = by_place.get((doc.thread_id, doc.position - 1))
-    if before is None or config.expansion_weight <= 0:
-        return tf, length
-    for token, count in Counter(before.tokens).items():
-        tf[token] = tf.get(token, 0.0) + config.expansion_weight * count
-    return tf, length + config.expansion_weight * len(before.tokens)
+    """Query-term counts and length of a message plus its predecessor's at ``weight``."""
+    own, length = counted[place]
+    tf: dict[str, float] = dict(own)
+    before = counted.get((place[0], place[1] - 1))
+    if before is None or weight <= 0:
+        return tf, float(length)
+    for token, count in before[0].items():
+        tf[token] = tf.get(token, 0.0) + weight * count
+    return tf, length + weight * before[1]
 
 
 def _block_scores(

@@ -73,7 +73,8 @@ def tokenize(text: str) -> list[str]:
         else:
             tokens.extend("h2:" + han[i : i + 2] for i in range(len(han) - 1))
             tokens.extend("h1:" + char for char in han)
-    tokens.extend("w:" + stem(found.replace("-", "")) for found in _HYPHENATED.findall(text))
+    if "-" in text:
+        tokens.extend("w:" + stem(w.replace("-", "")) for w in _HYPHENATED.findall(text))
     return tokens
 
 
