@@ -13,6 +13,7 @@ from stratagate_plugin.core.facade import StrataGate
 from stratagate_plugin.core.records import MessageIn
 from stratagate_plugin.core.retrieval import (
     RAW_CHANNEL,
+    RawChannelConfig,
     context_rank,
     retrieve_raw,
     search_raw,
@@ -217,6 +218,13 @@ def _docs(threads: dict[str, list[str]]) -> list[ChannelDoc]:
     ]
 
 
+def _scores(
+    query: str, docs: list[ChannelDoc], config: RawChannelConfig = RAW_CHANNEL
+) -> dict[str, float]:
+    terms = query_tokens(query)
+    return dict(context_rank(terms, docs, scan_stats(docs, terms), config))
+
+
 def _rank(query: str, docs: list[ChannelDoc]) -> list[str]:
     terms = query_tokens(query)
     return [doc_id for doc_id, _ in context_rank(terms, docs, scan_stats(docs, terms))]
@@ -234,7 +242,7 @@ def test_context_rank_favours_the_named_speaker_over_mentions_of_the_name() -> N
     docs = _docs(
         {
             "a": ["Melanie: Caroline, Caroline loves pottery!", "Melanie: bye"],
-            "b": ["Caroline: I love pottery", "Caroline: bye"],
+            "b": ["Caroline: I love pottery", "Caroline: bye", "Caroline: see you"],
             "c": ["Melanie: Caroline! Caroline!", "Melanie: bye"],
         }
     )
@@ -242,6 +250,24 @@ def test_context_rank_favours_the_named_speaker_over_mentions_of_the_name() -> N
     assert ranked[0] == "b0" and "a0" in ranked
     assert not {"c0", "c1"} & set(ranked)  # the name alone is not a topical match
     assert _rank("Caroline xylophone", docs) == []
+
+
+def test_a_one_off_label_is_a_topic_not_a_speaker() -> None:
+    docs = _docs(
+        {
+            "a": ["Reminder: glaze recipe", "Sam: ok", "Sam: got it", "Sam: thanks"],
+            "b": ["Sam: my reminder on the glaze recipe is in the pottery book"],
+        }
+    )
+    silent = RawChannelConfig(speaker_weight=0.0)
+    # "Reminder" labels one message: "reminder" stays a topic term and earns no speaker vote
+    assert _scores("reminder on glaze", docs) == _scores("reminder on glaze", docs, silent)
+    assert _scores("reminder on glaze", docs, RawChannelConfig(speaker_min_messages=1)) != (
+        _scores("reminder on glaze", docs, silent)
+    )
+    # "Sam" labels four messages: a speaker, whose message gains the vote
+    voted, plain = _scores("Sam glaze", docs), _scores("Sam glaze", docs, silent)
+    assert voted["b0"] == pytest.approx(plain["b0"] + RawChannelConfig().speaker_weight)
 
 
 def test_context_rank_scores_a_reply_by_its_predecessor_terms() -> None:

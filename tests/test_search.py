@@ -59,6 +59,19 @@ def test_query_tokens_drop_function_words_unless_nothing_is_left() -> None:
     assert "h2:什么" not in query_tokens("她画了什么")
 
 
+@pytest.mark.parametrize(
+    ("word", "function_word"), [("note", "not"), ("themes", "them"), ("outing", "out")]
+)
+def test_a_word_never_stems_into_a_function_word(word: str, function_word: str) -> None:
+    assert stem(word) != stem(function_word)
+    assert stem(word) == stem(word.removesuffix("s"))  # its plural still meets it
+    assert query_tokens(f"the {word} of it") == [f"w:{stem(word)}"]
+
+
+def test_query_tokens_drop_inflected_question_frame_words() -> None:
+    assert query_tokens("What types of cakes has she mentioned?") == ["w:cak"]
+
+
 def test_fts_match_any_dedupes_encoded_tokens() -> None:
     assert fts_match_any(["w:a", "w:a", "h1:我"]) == "t773a61 OR t68313ae68891"
 

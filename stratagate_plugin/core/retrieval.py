@@ -9,7 +9,8 @@ returned. Candidates come from the FTS5 index, so a query never loads the whole 
 
 Measured on LoCoMo (fused recall@10, EN / ZH), what helps beyond that:
 
-- speaker votes: a query term that is a speaker's ``Name:`` label is not a topic term
+- speaker votes: a query term that is a speaker's ``Name:`` label (one that starts at least
+  ``speaker_min_messages`` of the loaded messages, so "Note: …" is no speaker) is not a topic term
   (it no longer rewards messages that merely address the person); messages said by the
   named speaker gain ``speaker_weight`` instead (+0.036 / +0.029 at 0.5, +0.001 / +0.009
   more at 0.7);
@@ -44,6 +45,7 @@ class RawChannelConfig:
     neighbour_reach: int = 2
     block_weight: float = 0.5
     speaker_weight: float = 0.7
+    speaker_min_messages: int = 3
     expansion_weight: float = 0.5
     candidate_cap: int = 3000
 
@@ -94,7 +96,7 @@ def context_rank(
 ) -> list[tuple[str, float]]:
     """Own BM25 + neighbour, block and boost votes; ties to the later message."""
     unique = list(dict.fromkeys(terms))
-    named = {t for d in docs for t in d.speaker if t in unique}
+    named = _speaker_terms(unique, docs, config.speaker_min_messages)
     topical = [t for t in unique if t not in named] or unique
     own = _relative(_message_scores(topical, docs, stats, config))
     if not own:
@@ -175,6 +177,15 @@ def _relative(scores: dict[str, float]) -> dict[str, float]:
     """Positive scores divided by the best one (BM25 scales differ from query to query)."""
     best = max(scores.values(), default=0.0)
     return {key: score / best for key, score in scores.items() if score > 0} if best > 0 else {}
+
+
+def _speaker_terms(terms: list[str], docs: Sequence[ChannelDoc], least: int) -> set[str]:
+    """Query terms naming a speaker: a ``Name:`` label that starts ``least`` loaded messages.
+
+    A one-off label ("Note: …", "Update: …") is the message's topic, not who said it.
+    """
+    counts = Counter(t for doc in docs for t in set(doc.speaker) if t in terms)
+    return {term for term, count in counts.items() if count >= least}
 
 
 def _speaker_match(doc: ChannelDoc, named: set[str]) -> float:

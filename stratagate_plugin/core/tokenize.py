@@ -17,16 +17,19 @@ from functools import lru_cache
 
 from .word_forms import base_form
 
-TOKENIZER_VERSION = 3
+TOKENIZER_VERSION = 4
 _HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 _SEGMENT = re.compile(rf"([{_HAN}]+)|((?:(?![{_HAN}])\w)+)")
 _HYPHENATED = re.compile(r"\b[a-z]+(?:-[a-z]+)+\b")
 _VOWEL = re.compile(r"[aeiouy]")
-_STOPWORD_TEXT = """a an the and or but if of to in on at by for with from about into over after
-before is are was were be been being am do does did doing have has had having i me my we our
-you your he him his she her it its they them their what which who whom whose when where why how
-that this these those there here can could would should will shall may might must not no so
-than too very just also any some all as up out then say mention describe kind type sort"""
+_FUNCTION_WORD_TEXT = """a an the and or but if of to in on at by for with from about into over
+after before is are was were be been being am do does did doing have has had having i me my we
+our you your he him his she her it its they them their what which who whom whose when where why
+how that this these those there here can could would should will shall may might must not no so
+than too very just also any some all as up out then"""
+_FRAME_WORD_TEXT = """say says said saying mention mentions mentioned mentioning describe
+describes described describing kind kinds type types sort sorts"""
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
 _HAN_STOP_CHARS = "的了吗呢是在我你他她它们这那有和与也就都很还又吧啊么个一不"
 _HAN_STOP_PAIRS = ["什么", "哪些", "哪个", "哪里", "何时", "时候", "为什么", "怎么", "如何", "多少"]
 
@@ -37,10 +40,21 @@ def normalize(text: str) -> str:
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A light English suffix stripper (plural, -ing, -ed, -ly, final e) after ``base_form``."""
+    """A light English suffix stripper (plural, -ing, -ed, -ly, final e) after ``base_form``.
+
+    A stem that would be a function word ("note" → "not", "theme" → "them", "outing" →
+    "out") is not used: such a word only loses a plural "s".
+    """
     word = base_form(word)
     if not word.isascii() or not word.isalpha() or len(word) <= 3:
         return word
+    stemmed = _strip_suffixes(word)
+    if stemmed in _FUNCTION_WORDS and word not in _FUNCTION_WORDS:
+        return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+    return stemmed
+
+
+def _strip_suffixes(word: str) -> str:
     for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("ied", "y")):
         if word.endswith(suffix) and len(word) > len(suffix) + 2:
             return word[: -len(suffix)] + replacement
@@ -63,13 +77,17 @@ def _strip_verb_suffix(word: str) -> str:
     return word
 
 
-def tokenize(text: str) -> list[str]:
-    """Tokens in order: stemmed ``w:`` words; Han runs give ``h2:`` pairs, then ``h1:`` chars."""
+def tokenize(text: str, skip: frozenset[str] = frozenset()) -> list[str]:
+    """Tokens in order: stemmed ``w:`` words; Han runs give ``h2:`` pairs, then ``h1:`` chars.
+
+    Words in ``skip`` (compared as written, before stemming) give no token.
+    """
     tokens: list[str] = []
     text = normalize(text)
     for han, word in _SEGMENT.findall(text):
         if word:
-            tokens.append("w:" + stem(word))
+            if word not in skip:
+                tokens.append("w:" + stem(word))
         else:
             tokens.extend("h2:" + han[i : i + 2] for i in range(len(han) - 1))
             tokens.extend("h1:" + char for char in han)
@@ -78,17 +96,21 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
-_QUERY_STOP = frozenset(
-    [f"w:{stem(word)}" for word in _STOPWORD_TEXT.split()]
-    + [f"h1:{char}" for char in _HAN_STOP_CHARS]
+_STOP_WORDS = _FUNCTION_WORDS | frozenset(_FRAME_WORD_TEXT.split())
+_HAN_STOP = frozenset(
+    [f"h1:{char}" for char in _HAN_STOP_CHARS]
     + [token for pair in _HAN_STOP_PAIRS for token in tokenize(pair) if token.startswith("h2:")]
 )
 
 
 def query_tokens(text: str) -> list[str]:
-    """A query's tokens without function words (all of them when nothing else is left)."""
-    tokens = tokenize(text)
-    return [token for token in tokens if token not in _QUERY_STOP] or tokens
+    """A query's tokens without function words (all of them when nothing else is left).
+
+    English function words are matched as written, so a word that merely stems like one
+    ("note" like "not", "theme" like "them", "outing" like "out") stays a search term.
+    """
+    kept = [token for token in tokenize(text, _STOP_WORDS) if token not in _HAN_STOP]
+    return kept or tokenize(text)
 
 
 def fts_encode(token: str) -> str:
