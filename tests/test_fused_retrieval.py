@@ -1,6 +1,7 @@
 """``retrieve()``: channels per id, no-match, no reinforcement, fusion order (tiny database)."""
 
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -17,6 +18,7 @@ from stratagate_plugin.core.fused_retrieval import (
 )
 from stratagate_plugin.core.question_cues import question_windows
 from stratagate_plugin.core.records import MessageIn
+from stratagate_plugin.core.retrieval import RAW_CHANNEL
 from stratagate_plugin.core.search import rrf_rank
 from stratagate_plugin.core.store import event_rows
 
@@ -179,3 +181,17 @@ def test_question_windows_resolve_against_the_reference(
     windows = question_windows(question, datetime(2023, 11, 20, tzinfo=UTC))
     assert [(w.start.day, w.end.day) for w in windows] == days
     assert all(w.start.month == w.end.month == 10 for w in windows)
+
+
+async def test_retrieve_ranks_raw_messages_with_the_configured_raw_channel(
+    memory: StrataGate,
+) -> None:
+    """The fusion settings carry the raw channel's: without the neighbour vote and the
+    predecessor's terms, a reply that only follows a match is not found."""
+    pottery, reply = (await thread(memory, "a", [("I love pottery", "Nice")]))[:2]
+    found = [hit.message_id for hit in await retrieve(memory.db, NS, "pottery")]
+    context_free = replace(RAW_CHANNEL, neighbour_weight=0.0, expansion_weight=0.0)
+    silent = FusionConfig(raw_channel=context_free)
+    alone = [hit.message_id for hit in await retrieve(memory.db, NS, "pottery", config=silent)]
+    assert found[0] == pottery and reply in found
+    assert alone == [pottery]

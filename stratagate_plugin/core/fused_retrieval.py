@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from .event_queries import search_events
 from .question_cues import question_windows
-from .retrieval import retrieve_raw
+from .retrieval import RAW_CHANNEL, RawChannelConfig, retrieve_raw
 from .search import bm25_rank, rrf_rank
 from .store import Database
 from .store.retrieval_rows import dated_messages, latest_message_time
@@ -43,6 +43,7 @@ class FusionConfig:
     block_limit: int = 5
     created_boost: float = 0.5
     happened_boost: float = 0.5
+    raw_channel: RawChannelConfig = RAW_CHANNEL
 
 
 class Retrieved(BaseModel):
@@ -67,7 +68,7 @@ async def channel_rankings(
     events = list(dict.fromkeys(m for hit in hits for m in hit.card.source_message_ids))
     boost = _event_boost([hit.card.source_message_ids for hit in hits], config.event_boost)
     await _add_window_votes(db, namespace, query, boost, config)
-    ranked = await retrieve_raw(db, namespace, query, 2 * k, boost=boost)
+    ranked = await retrieve_raw(db, namespace, query, 2 * k, config.raw_channel, boost)
     raw = [message_id for message_id, _ in ranked]
     blocks = await db.read(lambda c: _block_channel(c, namespace, query, config.block_limit))
     return {"raw": raw, "event": events, "block": blocks}
