@@ -195,3 +195,18 @@ async def test_retrieve_ranks_raw_messages_with_the_configured_raw_channel(
     alone = [hit.message_id for hit in await retrieve(memory.db, NS, "pottery", config=silent)]
     assert found[0] == pottery and reply in found
     assert alone == [pottery]
+
+
+async def test_search_raw_ranked_gives_retrieve_order_as_raw_hits(memory: StrataGate) -> None:
+    ids = await thread(memory, "a", [("I love pottery", "Nice"), ("Weather is grey", "Sad")])
+    hits = await memory.search_raw_ranked(NS, "pottery", 6)
+    fused = await retrieve(memory.db, NS, "pottery", 6)
+    assert [(h.message.id, h.score) for h in hits] == [(f.message_id, f.score) for f in fused]
+    first = hits[0]
+    assert first.message.id == ids[0] and first.previous is None
+    assert first.next is not None and first.next.id == ids[1]
+    assert ids[1] in [hit.message.id for hit in hits]  # the reply, by its context
+    assert len(await memory.search_raw_ranked(NS, "pottery", 1)) == 1
+    assert await memory.search_raw_ranked(NS, "pottery", 0) == []
+    assert await memory.search_raw_ranked(NS, "xylophone") == []
+    assert await memory.search_raw_ranked("elsewhere", "pottery") == []

@@ -298,3 +298,26 @@ async def test_a_block_sealed_by_the_last_turn_is_derived_before_shutdown(tmp_pa
     conn.close()
     assert statuses == [("ready",)]
     assert [row[0] for row in jobs] == ["succeeded", "succeeded"]
+
+
+async def test_raw_search_tool_ranks_the_namespace_like_retrieve(tmp_path: Path) -> None:
+    """Namespace scope finds a reply by its context (the spec's plain BM25 cannot)."""
+    db = tmp_path / "m.db"
+    namespace = namespace_for("project", cwd=str(tmp_path), session_id="old")
+    async with await StrataGate.open(db, MemoryConfig(block_turn_size=2)) as memory:
+        ids: list[str] = []
+        for i, (user, assistant) in enumerate(
+            [("Did you book the kiln?", "Yes, for Friday!"), ("Lunch?", "Soup.")]
+        ):
+            receipt = await memory.append_turn(
+                namespace, "old", user=user, assistant=assistant, receipt_id=f"old:{i}"
+            )
+            ids += receipt.message_ids
+        spec = [hit.message.id for hit in await memory.search_raw(namespace, "kiln")]
+    question, reply = ids[0], ids[1]
+    assert spec == [question]
+    model = ScriptedChatModel.of(tool_reply("memory_search_raw", {"query": "kiln"}, "c1"), "ok")
+    async with make_host(db, tmp_path) as host:
+        await turn(host, model, "What about the kiln?")
+    shown = model.requests[1].messages[-1].text
+    assert f":{question}:0" in shown and f":{reply}:1" in shown

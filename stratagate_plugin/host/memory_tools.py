@@ -119,11 +119,15 @@ class RetrievalTools:
         scope: Literal["namespace", "session"] = "namespace",
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Search the raw (L5) messages of
-        sealed conversation blocks; each hit comes with its previous and next message."""
+        sealed conversation blocks; each hit comes with its previous and next message.
+        Namespace scope ranks by the fused retrieval (the message, its neighbours, its block,
+        events citing it, dates the query names); session scope by BM25 in this thread."""
         namespace, thread = _where(self.runtime, call)
-        hits = await self.runtime.memory.search_raw(
-            namespace, query, limit, thread if scope == "session" else None
-        )
+        memory = self.runtime.memory
+        if scope == "session":
+            hits = await memory.search_raw(namespace, query, limit, thread)
+        else:
+            hits = await memory.search_raw_ranked(namespace, query, limit)
         refs = [f"raw:{h.block_id}:{h.message.id}:{i}" for i, h in enumerate(hits)]
         results = [_raw_card(ref, hit) for ref, hit in zip(refs, hits, strict=True)]
         return await _batch(self.runtime, call, "memory_search_raw", refs, {}, results)

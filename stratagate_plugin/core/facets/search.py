@@ -50,6 +50,10 @@ class SearchFacet(FacetBase):
         """Sealed L5 messages with their neighbours; ``thread_id`` limits it to one thread."""
         return await retrieval.search_raw(self.db, namespace, query, limit, thread_id)
 
+    async def search_raw_ranked(self, namespace: str, query: str, limit: int = 6) -> list[RawHit]:
+        """Sealed L5 messages in the fused ``retrieve()`` order, with their neighbours."""
+        return await fused_retrieval.search_raw_ranked(self.db, namespace, query, limit)
+
     async def expand_event(self, event_id: str) -> EventExpansion:
         return await event_queries.expand_event(self.db, event_id)
 

@@ -6,6 +6,7 @@ FTS5 returns only the best ``candidate_limit`` of them, matched on the query's r
 terms (``search_index.prefilter``) so that common words cost nothing.
 """
 
+import json
 import sqlite3
 
 from ..retrieval_types import HitMessage, RawHit
@@ -43,6 +44,18 @@ def search_raw(
     scores = dict(bm25_rank(terms, {int(row["pk"]): doc for row, doc in found}))
     ranked = sorted(scores, key=lambda pk: _order_key(scores[pk], by_pk[pk]))
     return [_hit(raw, by_pk[pk], scores[pk]) for pk in ranked[:limit]]
+
+
+def hits_for(raw: sqlite3.Connection, scored: list[tuple[str, float]]) -> list[RawHit]:
+    """``RawHit``s for sealed messages given as (id, score), in the order given."""
+    ids = [message_id for message_id, _ in scored]
+    rows = fetch_rows(
+        raw,
+        f"{_COLUMNS} {_FROM} WHERE m.id IN (SELECT value FROM json_each(?))",
+        [json.dumps(ids)],
+    )
+    by_id = {row["id"]: row for row in rows}
+    return [_hit(raw, by_id[mid], score) for mid, score in scored if mid in by_id]
 
 
 def sealed_candidates(
