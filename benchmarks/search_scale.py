@@ -35,6 +35,7 @@ from bm25s.tokenization import Tokenizer  # type: ignore[import-untyped]
 
 from stratagate_plugin.core.event_queries import search_events
 from stratagate_plugin.core.events import EVENT_TYPES, EventCard, event_search_text
+from stratagate_plugin.core.fused_retrieval import search_raw_ranked
 from stratagate_plugin.core.recall import activation_query, build_auto_context
 from stratagate_plugin.core.retrieval import search_raw
 from stratagate_plugin.core.store import Database, block_rows
@@ -120,11 +121,15 @@ def insert_thread(
         (NAMESPACE, thread_id),
     )
     sealed_rows = raw.execute(
-        "SELECT fts_rowid, content FROM messages "
-        "WHERE namespace = ? AND thread_id = ? AND fts_rowid IS NOT NULL",
+        "SELECT block_id, fts_rowid, content FROM messages "
+        "WHERE namespace = ? AND thread_id = ? AND fts_rowid IS NOT NULL ORDER BY fts_rowid",
         (NAMESPACE, thread_id),
     ).fetchall()
-    index_messages(raw, [(int(rowid), content) for rowid, content in sealed_rows])
+    by_block: dict[str, list[tuple[int, str]]] = {}
+    for block_id, rowid, content in sealed_rows:
+        by_block.setdefault(block_id, []).append((int(rowid), content))
+    for block_rows_ in by_block.values():  # one call a block, as sealing makes
+        index_messages(raw, NAMESPACE, block_rows_)
     return [(block_id, first[0]) for block_id, first in firsts.items()]
 
 
@@ -277,6 +282,9 @@ async def measure_ours(path: Path, queries: list[str]) -> tuple[dict[str, list[f
     results = {
         "search_events": await latencies(lambda q: search_events(db, NAMESPACE, q), queries),
         "search_raw": await latencies(lambda q: search_raw(db, NAMESPACE, q), queries),
+        "search_raw_ranked": await latencies(
+            lambda q: search_raw_ranked(db, NAMESPACE, q), queries
+        ),
         "build_auto_context": await latencies(
             lambda q: build_auto_context(db, NAMESPACE, thread, q), queries
         ),
@@ -346,7 +354,12 @@ def run(args: argparse.Namespace, path: Path, fresh: bool) -> dict[str, Any]:
     event_texts, message_texts = corpus_texts(path)
     (events_q, auto_q), events_built = bm25s_latencies(event_texts, [queries, auto_queries])
     (raw_q,), raw_built = bm25s_latencies(message_texts, [queries])
-    theirs = {"search_events": events_q, "search_raw": raw_q, "build_auto_context": auto_q}
+    theirs = {
+        "search_events": events_q,
+        "search_raw": raw_q,
+        "search_raw_ranked": raw_q,
+        "build_auto_context": auto_q,
+    }
     timings["peak_rss_mb_after_bm25s"] = peak_mb()
     timings["bm25s_index_s"] = {"events": round(events_built, 2), "messages": round(raw_built, 2)}
     rows = {name: {**summary(ours[name]), "bm25s": summary(theirs[name])} for name in ours}

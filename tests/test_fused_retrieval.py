@@ -13,6 +13,7 @@ from stratagate_plugin.core.facade import StrataGate
 from stratagate_plugin.core.fused_retrieval import (
     CHANNELS,
     FusionConfig,
+    _block_channel,
     channel_rankings,
     retrieve,
 )
@@ -21,6 +22,7 @@ from stratagate_plugin.core.records import MessageIn
 from stratagate_plugin.core.retrieval import RAW_CHANNEL
 from stratagate_plugin.core.search import rrf_rank
 from stratagate_plugin.core.store import event_rows
+from stratagate_plugin.core.store.retrieval_rows import latest_message_time
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 NS = "ns"
@@ -210,3 +212,29 @@ async def test_search_raw_ranked_gives_retrieve_order_as_raw_hits(memory: Strata
     assert await memory.search_raw_ranked(NS, "pottery", 0) == []
     assert await memory.search_raw_ranked(NS, "xylophone") == []
     assert await memory.search_raw_ranked("elsewhere", "pottery") == []
+
+
+async def test_latest_message_time_is_the_newest_thread_end(memory: StrataGate) -> None:
+    await thread(memory, "late", [("pottery", "ok")], start=T0 + timedelta(days=3))
+    await thread(memory, "early", [("kiln", "ok")], start=T0)
+    await memory.append_turn(NS, "open", user="hi", assistant="yo", at=T0 + timedelta(days=1))
+    latest = await memory.db.read(lambda raw: latest_message_time(raw, NS))
+    assert latest == T0 + timedelta(days=3)
+    assert await memory.db.read(lambda raw: latest_message_time(raw, "nowhere")) is None
+
+
+async def test_block_channel_reads_only_the_blocks_of_raw_hits(memory: StrataGate) -> None:
+    """A block whose summary matches but none of whose messages the raw channel found is
+    not read; the blocks of raw hits are ranked by their summaries."""
+    hit = await thread(memory, "a", [("I love pottery", "Nice")])
+    other = await thread(memory, "b", [("Weather is grey", "pottery too")])
+
+    def ready(raw: sqlite3.Connection) -> None:
+        raw.execute("UPDATE blocks SET processing_status = 'ready', l1_summary = 'pottery pottery'")
+
+    await memory.db.write(ready)
+    found = await memory.db.read(lambda raw: _block_channel(raw, [hit[0]], "pottery", 5))
+    assert found == [hit[0]]
+    both = await memory.db.read(lambda raw: _block_channel(raw, [hit[0], other[1]], "pottery", 5))
+    assert set(both) == {hit[0], other[1]}
+    assert await memory.db.read(lambda raw: _block_channel(raw, [], "pottery", 5)) == []

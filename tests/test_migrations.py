@@ -8,7 +8,7 @@ import pytest
 from stratagate_plugin.core.errors import SchemaTooNew
 from stratagate_plugin.core.facade import StrataGate
 from stratagate_plugin.core.store.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
-from stratagate_plugin.core.store.search_index import register_functions
+from stratagate_plugin.core.store.search_index import recount_index_stats, register_functions
 from stratagate_plugin.core.tokenize import TOKENIZER_VERSION, fts_document
 
 
@@ -152,6 +152,24 @@ async def test_version_seven_index_is_carried_over_and_the_open_tail_unindexed(
     assert indexed == [(1,)] and carried == [(1,), (None,)]
     assert sorted(hit.message.content for hit in hits) == ["glaze kiln", "glaze order"]
     conn.close()
+
+
+async def test_index_counts_are_backfilled_then_kept_at_seal_time(db_path: Path) -> None:
+    build_version_seven(db_path)
+    async with await StrataGate.open(db_path) as memory:
+        conn = sqlite3.connect(db_path)
+        query = "SELECT messages, tokens, blocks FROM message_index_stats WHERE namespace = 'ns'"
+        backfilled = conn.execute(query).fetchone()
+        await memory.seal_tail("ns", "t")
+        await memory.append_turn("ns", "u", user="kiln glaze", assistant="ok", receipt_id="r")
+        await memory.seal_tail("ns", "u")
+        kept = conn.execute(query).fetchone()
+        conn.execute("DELETE FROM message_index_stats")
+        recount_index_stats(conn)
+        assert conn.execute(query).fetchone() == kept
+        conn.close()
+    assert backfilled == (1, 2, 1)  # the sealed "glaze kiln"; the open tail is not counted
+    assert kept == (4, 7, 3)
 
 
 async def test_open_messages_stay_out_of_the_block_index(

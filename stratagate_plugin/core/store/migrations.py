@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from ..errors import SchemaTooNew
 from ..timeutil import iso, utc_now
-from .search_index import ensure_index, has_index, store_all_documents
+from .search_index import ensure_index, has_index, recount_index_stats, store_all_documents
 
 
 def _run_script(raw: sqlite3.Connection, script: str) -> None:
@@ -294,6 +294,17 @@ def _m010_block_ordered_fts_rowids(raw: sqlite3.Connection) -> None:
     )
 
 
+def _m011_index_stats(raw: sqlite3.Connection) -> None:
+    """Namespace counts of indexed messages, their tokens and blocks, kept at seal time:
+    BM25's corpus size and average length without scanning the namespace per query."""
+    raw.execute(
+        "CREATE TABLE message_index_stats (namespace TEXT PRIMARY KEY, "
+        "messages INTEGER NOT NULL, tokens INTEGER NOT NULL, blocks INTEGER NOT NULL)"
+    )
+    if has_index(raw):
+        recount_index_stats(raw)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
@@ -305,6 +316,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m008_index_sealed_only,
     _m009_sealed_messages_index,
     _m010_block_ordered_fts_rowids,
+    _m011_index_stats,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

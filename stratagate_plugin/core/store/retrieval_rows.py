@@ -153,17 +153,11 @@ def _neighbours(
 def _index_stats(
     raw: sqlite3.Connection, namespace: str, terms: list[str], blocks: set[str]
 ) -> CorpusStats:
-    count, total = raw.execute(
-        f"SELECT count(*), coalesce(sum({_TOKEN_COUNT}), 0) FROM messages m "
-        "JOIN message_fts f ON f.rowid = m.fts_rowid "
-        "WHERE m.namespace = ? AND m.block_id IS NOT NULL",
+    row = raw.execute(
+        "SELECT messages, tokens, blocks FROM message_index_stats WHERE namespace = ?",
         (namespace,),
     ).fetchone()
-    block_count = raw.execute(
-        "SELECT count(DISTINCT block_id) FROM messages WHERE namespace = ? "
-        "AND block_id IS NOT NULL",
-        (namespace,),
-    ).fetchone()[0]
+    count, total, block_count = row if row is not None else (0, 0, 0)
     frequencies = {term: _frequencies(raw, namespace, term) for term in terms}
     return CorpusStats(
         messages=int(count),
@@ -197,9 +191,16 @@ def _block_lengths(raw: sqlite3.Connection, blocks: set[str]) -> dict[str, int]:
 
 
 def latest_message_time(raw: sqlite3.Connection, namespace: str) -> datetime | None:
-    """When the namespace's newest message was created (the memory's "now")."""
+    """When the namespace's newest message was created (the memory's "now").
+
+    Read off each thread's last message (one indexed lookup a thread; CROSS JOIN keeps
+    threads as the outer loop), not a scan of the namespace.
+    """
     row = raw.execute(
-        "SELECT max(created_at) FROM messages WHERE namespace = ?", (namespace,)
+        "SELECT max(m.created_at) FROM threads t CROSS JOIN messages m "
+        "ON m.namespace = t.namespace AND m.thread_id = t.thread_id "
+        "AND m.position = t.message_count WHERE t.namespace = ?",
+        (namespace,),
     ).fetchone()
     return parse_iso(row[0]) if row and row[0] else None
 

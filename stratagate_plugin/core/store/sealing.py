@@ -107,7 +107,7 @@ def _seal_one(
         "WHERE namespace = ? AND thread_id = ? AND position BETWEEN ? AND ?",
         (block_id, fts_base, namespace, thread_id, first, last),
     )
-    index_messages(raw, [(fts_base + row["position"], row["content"]) for row in rows])
+    index_messages(raw, namespace, [(fts_base + row["position"], row["content"]) for row in rows])
     enqueue_job(raw, namespace, SUMMARY_JOB, block_id)
     return block_id
 

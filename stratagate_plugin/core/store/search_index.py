@@ -64,6 +64,7 @@ def ensure_index(raw: sqlite3.Connection) -> None:
         "INSERT INTO message_fts(rowid, tokens) SELECT fts_rowid, sg_fts_document(content) "
         "FROM messages WHERE fts_rowid IS NOT NULL"
     )
+    recount_index_stats(raw)
     raw.execute("DELETE FROM event_fts")
     for row in raw.execute("SELECT * FROM events").fetchall():
         index_event(raw, row["pk"], event_row_text(row))
@@ -73,16 +74,35 @@ def ensure_index(raw: sqlite3.Connection) -> None:
     )
 
 
-def index_messages(raw: sqlite3.Connection, rows: list[tuple[int, str]]) -> None:
-    """Index (fts_rowid, content) pairs; a no-op where the build has no FTS5 (no index table)."""
+def index_messages(raw: sqlite3.Connection, namespace: str, rows: list[tuple[int, str]]) -> None:
+    """Index one block's (fts_rowid, content) pairs and add them to the namespace's counts;
+    a no-op where the build has no FTS5 (no index table)."""
+    documents = [(rowid, fts_document(content)) for rowid, content in rows]
     try:
-        raw.executemany(
-            "INSERT INTO message_fts(rowid, tokens) VALUES (?, ?)",
-            [(rowid, fts_document(content)) for rowid, content in rows],
-        )
+        raw.executemany("INSERT INTO message_fts(rowid, tokens) VALUES (?, ?)", documents)
     except sqlite3.OperationalError as error:
         if "no such table: message_fts" not in str(error):
             raise
+        return
+    tokens = sum(len(document.split()) for _, document in documents)
+    raw.execute(
+        "INSERT INTO message_index_stats(namespace, messages, tokens, blocks) VALUES (?, ?, ?, 1) "
+        "ON CONFLICT(namespace) DO UPDATE SET messages = messages + excluded.messages, "
+        "tokens = tokens + excluded.tokens, blocks = blocks + 1",
+        (namespace, len(documents), tokens),
+    )
+
+
+def recount_index_stats(raw: sqlite3.Connection) -> None:
+    """Per namespace: indexed (sealed) messages, their FTS tokens and blocks, from scratch."""
+    raw.execute("DELETE FROM message_index_stats")
+    raw.execute(
+        "INSERT INTO message_index_stats(namespace, messages, tokens, blocks) "
+        "SELECT m.namespace, count(*), coalesce(sum(CASE WHEN f.tokens = '' THEN 0 ELSE "
+        "length(f.tokens) - length(replace(f.tokens, ' ', '')) + 1 END), 0), "
+        "count(DISTINCT m.block_id) FROM messages m JOIN message_fts f ON f.rowid = m.fts_rowid "
+        "WHERE m.block_id IS NOT NULL GROUP BY m.namespace"
+    )
 
 
 def event_row_text(row: sqlite3.Row) -> str:
