@@ -42,7 +42,12 @@ from .tokenize import query_tokens
 
 @dataclass(frozen=True)
 class RawChannelConfig:
-    """BM25 with short-document settings (k1 0.9, b 0.4), the context votes, the FTS cap."""
+    """BM25 with short-document settings (k1 0.9, b 0.4), the context votes, the FTS cap.
+
+    The cap bounds the candidates FTS5 hands over (best first by its own BM25); with their
+    neighbours they are tokenized per query. 200 leaves LoCoMo recall as it was at 3,000
+    (EN identical, ZH +0.003) and takes a query at 500,000 messages from ~1.4 s to ~0.15 s.
+    """
 
     k1: float = 0.9
     b: float = 0.4
@@ -52,7 +57,7 @@ class RawChannelConfig:
     speaker_weight: float = 0.7
     speaker_min_messages: int = 3
     expansion_weight: float = 0.5
-    candidate_cap: int = 3000
+    candidate_cap: int = 200
 
     @property
     def context_reach(self) -> int:
