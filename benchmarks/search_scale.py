@@ -10,7 +10,8 @@ A seeded generator writes one namespace (200 threads of sealed 12-turn blocks, t
 thread with a two-turn open tail) straight through the store's own insert code
 (``event_rows.insert_event``, ``search_index.index_messages`` and the message INSERT of
 ``store/turns.py``) in a few big transactions, so both FTS5 indexes are filled as in
-normal use. Then ~200 queries run through ``search_events``, ``search_raw`` and
+normal use. Then ~200 queries run through ``search_events``, ``search_raw``,
+``search_raw_ranked`` (the agent's raw search tool: the fused ``retrieve()`` order) and
 ``build_auto_context`` (p50/p95 latency), and the same queries through ``bm25s`` over the
 same texts in the same run (numpy backend), reported as latency ratios. Peak memory is the
 process's maximum resident set size (``getrusage``). Needs ``pip install bm25s``.
