@@ -32,6 +32,7 @@ from stratagate_plugin.bench.locomo import (
     CATEGORIES,
     evidence_ids,
     ingest,
+    question_scores,
     sessions_of,
 )
 from stratagate_plugin.core.config import MemoryConfig
@@ -69,9 +70,10 @@ async def recalls_by_point(
             hits = await retrieve(
                 sg.db, namespace, str(sample["qa"][index]["question"]), 20, config
             )
-            top = [dia_of[h.message_id] for h in hits if h.message_id in dia_of][:10]
-            found = len(set(evidence).intersection(top)) / len(set(evidence))
-            recalls.setdefault((speaker, expansion), []).append(found)
+            top = [dia_of[h.message_id] for h in hits if h.message_id in dia_of]
+            scores = question_scores(evidence, top)
+            assert scores is not None  # scored_questions keeps questions with evidence only
+            recalls.setdefault((speaker, expansion), []).append(scores["r@10"])
     return recalls
 
 

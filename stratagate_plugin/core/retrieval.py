@@ -196,7 +196,8 @@ def _speaker_terms(terms: list[str], docs: Sequence[ChannelDoc], least: int) -> 
 
     A one-off label ("Note: …", "Update: …") is the message's topic, not who said it.
     """
-    counts = Counter(t for doc in docs for t in set(doc.speaker) if t in terms)
+    wanted = set(terms)
+    counts = Counter(t for doc in docs for t in set(doc.speaker) if t in wanted)
     return {term for term, count in counts.items() if count >= least}
 
 

@@ -50,17 +50,19 @@ def stem(word: str) -> str:
         return word
     stemmed = _strip_suffixes(word)
     if stemmed in _FUNCTION_WORDS and word not in _FUNCTION_WORDS:
-        return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+        return _strip_plural(word)
     return stemmed
+
+
+def _strip_plural(word: str) -> str:
+    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
 
 
 def _strip_suffixes(word: str) -> str:
     for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("ied", "y")):
         if word.endswith(suffix) and len(word) > len(suffix) + 2:
             return word[: -len(suffix)] + replacement
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    word = _strip_verb_suffix(word)
+    word = _strip_verb_suffix(_strip_plural(word))
     if word.endswith("e") and len(word) > 3:
         word = word[:-1]
     if word.endswith("ly") and len(word) > 5:

@@ -20,14 +20,10 @@ from ..question_cues import Window
 from ..timeutil import iso, parse_iso
 from ..tokenize import fts_match_any, tokenize
 from .raw_search import fetch_rows
-from .search_index import has_index
+from .search_index import FTS_TOKEN_COUNT, has_index
 
 _COLUMNS = "m.id, m.thread_id, m.block_id, m.position, b.sequence AS block_sequence"
 _SEALED = "JOIN blocks b ON b.id = m.block_id WHERE m.namespace = ?"
-_TOKEN_COUNT = (
-    "CASE WHEN f.tokens = '' THEN 0 ELSE length(f.tokens) - length(replace(f.tokens, ' ', '')) + 1 "
-    "END"
-)
 
 
 @dataclass(frozen=True)
@@ -182,7 +178,7 @@ def _frequencies(raw: sqlite3.Connection, namespace: str, term: str) -> tuple[in
 
 def _block_lengths(raw: sqlite3.Connection, blocks: set[str]) -> dict[str, int]:
     rows = raw.execute(
-        f"SELECT m.block_id, sum({_TOKEN_COUNT}) FROM json_each(?) j "
+        f"SELECT m.block_id, sum({FTS_TOKEN_COUNT}) FROM json_each(?) j "
         "JOIN messages m ON m.block_id = j.value JOIN message_fts f ON f.rowid = m.fts_rowid "
         "GROUP BY m.block_id",
         (json.dumps(sorted(blocks)),),

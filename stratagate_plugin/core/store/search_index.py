@@ -74,6 +74,12 @@ def ensure_index(raw: sqlite3.Connection) -> None:
     )
 
 
+FTS_TOKEN_COUNT = (  # tokens in an FTS row's text ``f.tokens``: one space-separated term each
+    "CASE WHEN f.tokens = '' THEN 0 ELSE length(f.tokens) - length(replace(f.tokens, ' ', '')) + 1 "
+    "END"
+)
+
+
 def index_messages(raw: sqlite3.Connection, namespace: str, rows: list[tuple[int, str]]) -> None:
     """Index one block's (fts_rowid, content) pairs and add them to the namespace's counts;
     a no-op where the build has no FTS5 (no index table)."""
@@ -84,7 +90,7 @@ def index_messages(raw: sqlite3.Connection, namespace: str, rows: list[tuple[int
         if "no such table: message_fts" not in str(error):
             raise
         return
-    tokens = sum(len(document.split()) for _, document in documents)
+    tokens = sum(document.count(" ") + 1 for _, document in documents if document)
     raw.execute(
         "INSERT INTO message_index_stats(namespace, messages, tokens, blocks) VALUES (?, ?, ?, 1) "
         "ON CONFLICT(namespace) DO UPDATE SET messages = messages + excluded.messages, "
@@ -98,8 +104,7 @@ def recount_index_stats(raw: sqlite3.Connection) -> None:
     raw.execute("DELETE FROM message_index_stats")
     raw.execute(
         "INSERT INTO message_index_stats(namespace, messages, tokens, blocks) "
-        "SELECT m.namespace, count(*), coalesce(sum(CASE WHEN f.tokens = '' THEN 0 ELSE "
-        "length(f.tokens) - length(replace(f.tokens, ' ', '')) + 1 END), 0), "
+        f"SELECT m.namespace, count(*), coalesce(sum({FTS_TOKEN_COUNT}), 0), "
         "count(DISTINCT m.block_id) FROM messages m JOIN message_fts f ON f.rowid = m.fts_rowid "
         "WHERE m.block_id IS NOT NULL GROUP BY m.namespace"
     )
