@@ -138,3 +138,8 @@ def test_rrf_rank_ties_by_best_rank_then_id() -> None:
 )
 def test_fuzzy_match_equality_or_substring(a: str, b: str, expected: bool) -> None:
     assert fuzzy_match(a, b) is expected
+
+
+def test_done_is_a_query_function_word_not_the_stem_of_dont() -> None:
+    assert query_tokens("What martial arts has John done?") == ["w:martial", "w:art", "w:john"]
+    assert "w:don" in tokenize("I don't know")  # what "done" would have matched

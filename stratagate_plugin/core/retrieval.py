@@ -16,7 +16,11 @@ Measured on LoCoMo (fused recall@10, EN / ZH), what helps beyond that:
   more at 0.7);
 - document expansion: a message's BM25 document includes its predecessor's terms at
   half weight, so "Yes, last week!" carries the question's topic (+0.006 / +0.011, with the
-  neighbour vote lowered from 0.5 to 0.3).
+  neighbour vote lowered from 0.5 to 0.3);
+- category members: a question naming a closed category ("European countries", "cities",
+  "martial arts"; ``core.word_categories``) adds the members as weak terms at
+  ``category_weight`` of their idf, fetched apart from the question's own candidates
+  (+0.005 / +0.004; the open class "activities" lost 0.001 and is not listed).
 
 Tried without gain: a thread (session) vote, the successor's terms as expansion too,
 favouring only the first named speaker, b 0.25 or 0.6, k1 1.2; and (each within ±0.003 EN
@@ -40,6 +44,7 @@ from .search import idf
 from .store import Database, raw_search
 from .store.retrieval_rows import ChannelDoc, CorpusStats, channel_rows
 from .tokenize import query_tokens
+from .word_categories import category_terms
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,8 @@ class RawChannelConfig:
     speaker_min_messages: int = 3
     expansion_weight: float = 0.5
     candidate_cap: int = 200
+    category_weight: float = 0.5
+    category_cap: int = 100
 
     @property
     def context_reach(self) -> int:
@@ -93,10 +100,19 @@ async def retrieve_raw(
     terms = query_tokens(query)
     if not terms or k < 1:
         return []
+    weak = [term for term in category_terms(query) if term not in terms]
     docs, stats = await db.read(
-        lambda raw: channel_rows(raw, namespace, terms, config.candidate_cap, config.context_reach)
+        lambda raw: channel_rows(
+            raw,
+            namespace,
+            terms,
+            config.candidate_cap,
+            config.context_reach,
+            weak,
+            config.category_cap,
+        )
     )
-    return context_rank(terms, docs, stats, config, boost or {})[:k]
+    return context_rank(terms, docs, stats, config, boost or {}, weak)[:k]
 
 
 def context_rank(
@@ -105,15 +121,22 @@ def context_rank(
     stats: CorpusStats,
     config: RawChannelConfig = RAW_CHANNEL,
     boost: Mapping[str, float] | None = None,
+    weak: Sequence[str] = (),
 ) -> list[tuple[str, float]]:
-    """Own BM25 + neighbour, block and boost votes; ties to the later message."""
+    """Own BM25 + neighbour, block and boost votes; ties to the later message.
+
+    ``weak`` terms (a named category's members) count at ``category_weight`` of their idf.
+    """
     unique = list(dict.fromkeys(terms))
     named = _speaker_terms(unique, docs, config.speaker_min_messages)
     topical = [t for t in unique if t not in named] or unique
-    own = _relative(_message_scores(topical, docs, stats, config))
+    factors = {t: 1.0 for t in topical} | {
+        t: config.category_weight for t in weak if t not in unique
+    }
+    own = _relative(_message_scores(factors, docs, stats, config))
     if not own:
         return []
-    blocks = _relative(_block_scores(topical, docs, stats, config))
+    blocks = _relative(_block_scores(factors, docs, stats, config))
     at = {(d.thread_id, d.position): own.get(d.id, 0.0) for d in docs}
     extra = boost or {}
     scored = []
@@ -128,10 +151,13 @@ def context_rank(
 
 
 def _message_scores(
-    terms: list[str], docs: Sequence[ChannelDoc], stats: CorpusStats, config: RawChannelConfig
+    factors: Mapping[str, float],
+    docs: Sequence[ChannelDoc],
+    stats: CorpusStats,
+    config: RawChannelConfig,
 ) -> dict[str, float]:
     avgdl = stats.message_tokens / stats.messages if stats.messages else 1.0
-    weights = {t: idf(stats.messages, stats.message_df.get(t, 0)) for t in terms}
+    weights = {t: f * idf(stats.messages, stats.message_df.get(t, 0)) for t, f in factors.items()}
     counted = {  # each message counted once: as itself and as its successor's expansion
         (d.thread_id, d.position): (Counter(t for t in d.tokens if t in weights), len(d.tokens))
         for d in docs
@@ -161,13 +187,16 @@ def _expanded(
 
 
 def _block_scores(
-    terms: list[str], docs: Sequence[ChannelDoc], stats: CorpusStats, config: RawChannelConfig
+    factors: Mapping[str, float],
+    docs: Sequence[ChannelDoc],
+    stats: CorpusStats,
+    config: RawChannelConfig,
 ) -> dict[str, float]:
     counts: dict[str, Counter[str]] = {}
     for doc in docs:
-        counts.setdefault(doc.block_id, Counter()).update(t for t in doc.tokens if t in terms)
+        counts.setdefault(doc.block_id, Counter()).update(t for t in doc.tokens if t in factors)
     avgdl = stats.message_tokens / stats.blocks if stats.blocks else 1.0
-    weights = {t: idf(stats.blocks, stats.block_df.get(t, 0)) for t in terms}
+    weights = {t: f * idf(stats.blocks, stats.block_df.get(t, 0)) for t, f in factors.items()}
     return {
         block_id: _bm25(tf, stats.block_lengths.get(block_id, 0), weights, avgdl or 1.0, config)
         for block_id, tf in counts.items()

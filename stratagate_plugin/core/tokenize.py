@@ -23,7 +23,7 @@ _SEGMENT = re.compile(rf"([{_HAN}]+)|((?:(?![{_HAN}])\w)+)")
 _HYPHENATED = re.compile(r"\b[a-z]+(?:-[a-z]+)+\b")
 _VOWEL = re.compile(r"[aeiouy]")
 _FUNCTION_WORD_TEXT = """a an the and or but if of to in on at by for with from about into over
-after before is are was were be been being am do does did doing have has had having i me my we
+after before is are was were be been being am do does did doing done have has had having i me my we
 our you your he him his she her it its they them their what which who whom whose when where why
 how that this these those there here can could would should will shall may might must not no so
 than too very just also any some all as up out then"""

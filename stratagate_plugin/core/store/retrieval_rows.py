@@ -52,24 +52,45 @@ class CorpusStats:
 
 
 def channel_rows(
-    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], cap: int, reach: int
+    raw: sqlite3.Connection,
+    namespace: str,
+    terms: Sequence[str],
+    cap: int,
+    reach: int,
+    weak: Sequence[str] = (),
+    weak_cap: int = 0,
 ) -> tuple[list[ChannelDoc], CorpusStats]:
-    """Matching messages (≤ ``cap``) plus neighbours within ``reach``, and the statistics."""
+    """Matching messages plus neighbours within ``reach``, and the statistics.
+
+    Up to ``cap`` messages match ``terms`` and up to ``weak_cap`` more match ``weak`` (a
+    category's members), fetched apart so that weak terms never crowd the others out.
+    Statistics cover the terms that occur in the loaded messages (no other term can score).
+    """
     if not has_index(raw):
-        return scan_rows(raw, namespace, terms)
-    wanted = set(terms)
-    matched = [
-        _doc(row, tokenize(row["content"]))
-        for row in fetch_rows(
-            raw,
-            f"SELECT {_COLUMNS}, m.content FROM message_fts f "
-            f"CROSS JOIN messages m ON m.fts_rowid = f.rowid {_SEALED} "
-            "AND message_fts MATCH ? ORDER BY f.rank LIMIT ?",
-            [namespace, fts_match_any(list(wanted)), cap],
-        )
-    ]
+        return scan_rows(raw, namespace, [*terms, *weak])
+    matched = _matching(raw, namespace, terms, cap)
+    seen = {doc.id for doc in matched}
+    matched += [doc for doc in _matching(raw, namespace, weak, weak_cap) if doc.id not in seen]
     docs = matched + _neighbours(raw, namespace, matched, reach)
-    return docs, _index_stats(raw, namespace, list(wanted), {d.block_id for d in matched})
+    loaded = {token for doc in docs for token in doc.tokens}
+    present = [term for term in dict.fromkeys([*terms, *weak]) if term in loaded]
+    return docs, _index_stats(raw, namespace, present, {d.block_id for d in matched})
+
+
+def _matching(
+    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], cap: int
+) -> list[ChannelDoc]:
+    """Sealed messages holding any of ``terms``, best FTS5 rank first, at most ``cap``."""
+    if not terms or cap < 1:
+        return []
+    rows = fetch_rows(
+        raw,
+        f"SELECT {_COLUMNS}, m.content FROM message_fts f "
+        f"CROSS JOIN messages m ON m.fts_rowid = f.rowid {_SEALED} "
+        "AND message_fts MATCH ? ORDER BY f.rank LIMIT ?",
+        [namespace, fts_match_any(list(terms)), cap],
+    )
+    return [_doc(row, tokenize(row["content"])) for row in rows]
 
 
 def scan_rows(
