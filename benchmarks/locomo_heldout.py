@@ -11,7 +11,8 @@ raw-channel weights (speaker vote × predecessor expansion), then, for each conv
 picks the point with the best recall@10 on the other conversations and scores that point
 on the held-out one. It prints, per conversation, the shipped weights' in-sample recall@10,
 the held-out recall@10 and the point picked, then the question-weighted totals, and
-writes them as JSON. Only the questions' evidence is read, after ranking.
+writes them as JSON. Only the questions' evidence is read, after ranking. Lines carry their
+shared image's caption as the bench's do (``--no-captions`` for the text alone).
 
 With three conversations this is a coarse estimate (each fold picks from two); it measures
 the weight-picking only, not the choices made while designing the method.
@@ -103,7 +104,7 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-async def run(data: Path, points: Sequence[Point]) -> dict[str, Any]:
+async def run(data: Path, points: Sequence[Point], captions: bool = True) -> dict[str, Any]:
     samples: list[dict[str, Any]] = json.loads(data.read_text(encoding="utf-8"))
     per_sample = {}
     with tempfile.TemporaryDirectory() as scratch:
@@ -111,7 +112,8 @@ async def run(data: Path, points: Sequence[Point]) -> dict[str, Any]:
         async with await StrataGate.open(Path(scratch) / "db", config, OfflineModel()) as sg:
             for sample in samples:
                 namespace = str(sample["sample_id"])
-                dia_of = await ingest(sg, namespace, sessions_of(sample["conversation"]))
+                sessions = sessions_of(sample["conversation"], captions)
+                dia_of = await ingest(sg, namespace, sessions)
                 await sg.process_pending()
                 per_sample[namespace] = await recalls_by_point(sg, sample, dia_of, points)
     return held_out(per_sample, (RAW_CHANNEL.speaker_weight, RAW_CHANNEL.expansion_weight))
@@ -138,12 +140,18 @@ def main() -> None:
         action="store_true",
         help="two points only: no votes, and the shipped weights (a smoke run)",
     )
+    parser.add_argument(
+        "--captions",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="record a shared image's caption with its line, as the bench does (default)",
+    )
     args = parser.parse_args()
     shipped = (RAW_CHANNEL.speaker_weight, RAW_CHANNEL.expansion_weight)
     grid = (
         [(0.0, 0.0), shipped] if args.quick else list(product(SPEAKER_WEIGHTS, EXPANSION_WEIGHTS))
     )
-    report = asyncio.run(run(args.data, sorted(set(grid) | {shipped})))
+    report = asyncio.run(run(args.data, sorted(set(grid) | {shipped}), args.captions))
     print(format_report(report))
     print(json.dumps(report))
     if args.out:

@@ -1,4 +1,4 @@
-"""LoCoMo bench input: a shared image's caption joins its line only when asked."""
+"""LoCoMo bench input: a shared image's caption joins its line as the host records images."""
 
 from stratagate_plugin.bench.locomo import sessions_of
 
@@ -13,8 +13,8 @@ CONVERSATION = {
 }
 
 
-def test_sessions_of_adds_captions_only_when_asked() -> None:
-    plain = [line.content for line in sessions_of(CONVERSATION)[0].lines]
-    shown = [line.content for line in sessions_of(CONVERSATION, captions=True)[0].lines]
+def test_sessions_of_records_captions_unless_told_not_to() -> None:
+    plain = [line.content for line in sessions_of(CONVERSATION, captions=False)[0].lines]
+    shown = [line.content for line in sessions_of(CONVERSATION)[0].lines]
     assert plain == ["Ann: Look!", "Bo: Nice"]
-    assert shown == ["Ann: Look! [a photo of a kiln]", "Bo: Nice"]
+    assert shown == ["Ann: Look! [image: a photo of a kiln]", "Bo: Nice"]

@@ -248,6 +248,15 @@ FOLDING = [
         ("look\n\n[image]\n\nand this", "Turn completed.", ()),
     ),
     (
+        "a described image keeps its description (on the part or its image object)",
+        [
+            user([{"type": "text", "text": "my kiln"}, {**IMAGE_PART, "alt": "a brick kiln"}]),
+            user([{"type": "image_url", "image_url": {"url": "x", "caption": " two\n cats "}}]),
+            user([{"type": "input_image", "description": "   "}]),
+        ],
+        ("my kiln\n\n[image: a brick kiln]\n\n[image: two cats]\n\n[image]", "Turn completed.", ()),
+    ),
+    (
         "several answers joined",
         [user("q"), assistant("one"), assistant("two")],
         ("q", "one\n\ntwo", ()),

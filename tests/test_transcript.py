@@ -7,7 +7,9 @@ import pytest
 from stratagate_plugin.core.records import MessageIn, ToolTrace
 from stratagate_plugin.core.tokens import estimate_tokens
 from stratagate_plugin.core.transcript import (
+    IMAGE_DESCRIPTION_CHARS,
     REPEATED_PASTE_MARKER,
+    image_marker,
     is_filler,
     layer_texts,
     render_condensed,
@@ -174,3 +176,11 @@ def test_layer_guard_falls_back_to_raw_when_readable_is_longer() -> None:
     messages = [msg("tool", '{"tool":"t","content":{}}')]
     raw, readable, condensed = layer_texts(messages)
     assert readable == raw and condensed == raw
+
+
+def test_image_marker_shows_a_description_on_one_bounded_line() -> None:
+    assert image_marker() == "[image]" == image_marker(" \n ")
+    assert image_marker("a photo of\n a sunset") == "[image: a photo of a sunset]"
+    long = image_marker("word " * 200)
+    assert long.startswith("[image: word") and long.endswith("word]")
+    assert len(long) <= len("[image: ]") + IMAGE_DESCRIPTION_CHARS

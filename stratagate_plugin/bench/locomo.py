@@ -2,9 +2,12 @@
 
 Retrieval sees only the conversation turns, the speakers, the session dates and each
 question's text; answers, evidence and generated annotations are read only by the
-evaluation step, so the ranking command also runs on a file stripped of them. With
-``captions`` a shared image's caption (``blip_caption``) joins its line, as a host would pass
-an image's description to memory.
+evaluation step, so the ranking command also runs on a file stripped of them.
+
+A shared image's caption (``blip_caption``, the dataset's only rendering of the image) joins
+its line as ``[image: caption]``, the way the reference host records an image part that
+carries a description, and the way LoCoMo's own retrieval code renders a turn ("… and
+shared <caption>"). ``captions=False`` (``--no-captions``) ranks the text alone.
 """
 
 import json
@@ -23,6 +26,7 @@ from ..core.llm.offline import OfflineModel
 from ..core.llm.select import model_from_settings
 from ..core.records import MessageIn, Role
 from ..core.retrieval import search_raw
+from ..core.transcript import image_marker
 
 BLOCK_TURN_SIZE = 6
 CUTOFFS = (1, 5, 10, 20)
@@ -65,7 +69,7 @@ def parse_session_date(text: str) -> datetime | None:
     return datetime(int(year), int(month), int(day), clock, int(minute))
 
 
-def sessions_of(conversation: dict[str, Any], captions: bool = False) -> list[Session]:
+def sessions_of(conversation: dict[str, Any], captions: bool = True) -> list[Session]:
     """Sessions in order; the first speaker's lines are ``user``, the other's ``assistant``."""
     numbers = sorted(
         int(key.split("_")[1])
@@ -83,10 +87,12 @@ def sessions_of(conversation: dict[str, Any], captions: bool = False) -> list[Se
     ]
 
 
-def _line(item: dict[str, Any], first_speaker: str, captions: bool = False) -> Line:
+def _line(item: dict[str, Any], first_speaker: str, captions: bool) -> Line:
     role: Role = "user" if item["speaker"] == first_speaker else "assistant"
-    caption = f" [{item['blip_caption']}]" if captions and item.get("blip_caption") else ""
-    return Line(normal_dia_id(item["dia_id"]), role, f"{item['speaker']}: {item['text']}{caption}")
+    text = f"{item['speaker']}: {item['text']}"
+    if captions and item.get("blip_caption"):
+        text += " " + image_marker(str(item["blip_caption"]))
+    return Line(normal_dia_id(item["dia_id"]), role, text)
 
 
 def normal_dia_id(text: str) -> str:
@@ -152,7 +158,7 @@ def _plain_tokens(text: str) -> list[str]:
 
 
 async def rank_sample(
-    sg: StrataGate, sample: dict[str, Any], k: int, captions: bool = False
+    sg: StrataGate, sample: dict[str, Any], k: int, captions: bool = True
 ) -> dict[str, list[list[str]]]:
     """Top-k dia_ids per question for retrieve(), each channel and the baselines."""
     namespace = str(sample["sample_id"])
@@ -244,7 +250,7 @@ async def run_locomo(
     k: int = 20,
     db_path: Path | str | None = None,
     model_kind: str = "offline",
-    captions: bool = False,
+    captions: bool = True,
 ) -> dict[str, Any]:
     """Ingest, derive, rank every question, write the JSONL, print and return the table."""
     samples: list[dict[str, Any]] = json.loads(Path(data_path).read_text(encoding="utf-8"))

@@ -15,7 +15,10 @@ def register(commands: Any) -> None:
     locomo.add_argument("--model", choices=("offline", "http"), default="offline")
     locomo.add_argument("--db", type=Path, default=None, help="keep the database here")
     locomo.add_argument(
-        "--captions", action="store_true", help="append shared images' captions to their lines"
+        "--captions",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="record a shared image's caption with its line as [image: caption] (default)",
     )
     locomo.set_defaults(handler=run_locomo_bench)
 

@@ -18,6 +18,7 @@ RESULT_SUMMARY_CHARS = 160
 ERROR_SUMMARY_CHARS = 140
 REPEATED_PASTE_MARKER = "[repeated paste omitted; original remains in L5]"
 PASTE_MIN_CHARS = 80
+IMAGE_DESCRIPTION_CHARS = 300
 FILLERS = frozenset(
     [
         "ok",
@@ -77,6 +78,16 @@ class TranscriptMessage(Protocol):
 
 def collapse(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
+
+
+def image_marker(description: str = "") -> str:
+    """An image in recorded text: ``[image]``, or ``[image: what it shows]`` when described.
+
+    The description (alt text, a caption) is what later searches can find of the image;
+    it is collapsed to one line and cut to ``IMAGE_DESCRIPTION_CHARS``.
+    """
+    text = collapse(description)[:IMAGE_DESCRIPTION_CHARS].rstrip()
+    return f"[image: {text}]" if text else "[image]"
 
 
 def render_raw(messages: Iterable[TranscriptMessage]) -> str:

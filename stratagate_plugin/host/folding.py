@@ -1,8 +1,10 @@
 """Turn folding (behaviour spec §12.4): a turn's native messages → one ``HostTurn``.
 
 ``memory_*`` tool calls and their results are never kept (recalled memory must not be
-ingested again), reasoning is dropped, images become ``[image]``, several texts are joined
-with blank lines, a turn without human text is dropped, and an empty answer is replaced.
+ingested again), reasoning is dropped, images become ``[image]`` (``[image: …]`` when the
+part carries a description: ``alt``, ``caption`` or ``description``, on the part or on its
+image object), several texts are joined with blank lines, a turn without human text is
+dropped, and an empty answer is replaced.
 """
 
 import json
@@ -13,12 +15,13 @@ from typing import Any
 
 from ..core.llm.chat import ChatMessage, ToolCall
 from ..core.records import ToolTrace
+from ..core.transcript import image_marker
 from .types import HostTurn
 
 MEMORY_TOOL_PREFIX = "memory_"
-IMAGE = "[image]"
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _IMAGE_PARTS = frozenset({"image", "image_url", "input_image"})
+_DESCRIPTION_KEYS = ("alt", "caption", "description")
 
 
 def fold_turn(
@@ -56,7 +59,7 @@ def empty_answer(error: str | None) -> str:
 
 
 def message_text(message: ChatMessage) -> str:
-    """Visible text: reasoning dropped, images as ``[image]``."""
+    """Visible text: reasoning dropped, images as ``[image]`` or ``[image: description]``."""
     if isinstance(message.content, str):
         return _THINK.sub("", message.content)
     return join(_part_text(part) for part in message.content or [])
@@ -66,7 +69,17 @@ def _part_text(part: dict[str, Any]) -> str:
     kind = part.get("type")
     if kind == "text":
         return _THINK.sub("", str(part.get("text", "")))
-    return IMAGE if kind in _IMAGE_PARTS else ""
+    return image_marker(_image_description(part)) if kind in _IMAGE_PARTS else ""
+
+
+def _image_description(part: dict[str, Any]) -> str:
+    """The first text description on the part, else on its image object (``part[type]``)."""
+    nested = part.get(str(part.get("type")))
+    for holder in (part, nested if isinstance(nested, dict) else {}):
+        for key in _DESCRIPTION_KEYS:
+            if isinstance(holder.get(key), str) and holder[key].strip():
+                return str(holder[key])
+    return ""
 
 
 def tool_traces(messages: Sequence[ChatMessage]) -> tuple[ToolTrace, ...]:
