@@ -1,5 +1,9 @@
 """The offline model: block summaries and event cards on small English and Chinese blocks."""
 
+import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -308,3 +312,37 @@ async def test_offline_scope_follows_request_rule_or_personal_fact(
 ) -> None:
     result = await extract([message("x1", "user", content)])
     assert [card.scope for card in result.events] == [scope]
+
+
+_SUMMARIES_SCRIPT = """
+import json, random
+from datetime import UTC
+from stratagate_plugin.core.offline_summary import summarize_block
+rng = random.Random(5)
+words = "kiln glaze clay wheel studio bowl mug vase brush paint canvas garden roses seeds".split()
+blocks = []
+for _ in range(40):
+    lines = [rng.sample(words, 5) for _ in range(12)]
+    messages = [
+        {"role": "user" if i % 2 == 0 else "assistant",
+         "content": f"I like the {a} and the {b} with {c}, {d} and {e}."}
+        for i, (a, b, c, d, e) in enumerate(lines)
+    ]
+    blocks.append(summarize_block(messages, UTC).model_dump())
+print(json.dumps(blocks, sort_keys=True))
+"""
+
+
+def test_offline_summaries_do_not_depend_on_the_process_hash_seed() -> None:
+    """Sentence scores summed over a set's order tied differently from process to process."""
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", _SUMMARIES_SCRIPT],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(outputs) == 1 and json.loads(outputs.pop())

@@ -109,7 +109,8 @@ def _tags(phrases: Sequence[str], weights: Mapping[str, float]) -> list[str]:
 
 
 def centrality(sentence: Sentence, weights: Mapping[str, float]) -> float:
-    terms = set(content_terms(sentence.text))
+    """Summed weights of the distinct terms, in text order (a set's order varies by process)."""
+    terms = list(dict.fromkeys(content_terms(sentence.text)))
     return sum(weights.get(term, 0.0) for term in terms) / math.sqrt(len(terms) + 1)
 
 
