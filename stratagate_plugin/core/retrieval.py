@@ -26,9 +26,11 @@ Tried without gain: a thread (session) vote, the successor's terms as expansion 
 favouring only the first named speaker, b 0.25 or 0.6, k1 1.2; and (each within ±0.003 EN
 and ZH, or worse) a Snowball stemmer, a session-opener prior, a penalty on messages that are
 questions, down-weighting generic question nouns ("activities", "things"), capping hits per
-session, a bonus for adjacent query terms (proximity), WordNet hypernyms as document
-expansion (0.791) or hyponyms of two-word category nouns as query terms (+0.003 EN, too
-little for a bundled lexicon), and all-MiniLM-L6-v2 embeddings
+session, a bonus for adjacent query terms (proximity), multiplicative speaker votes, a prior
+for messages an event cites, a smaller speaker vote for messages without a first-person
+word, a place gazetteer for "where" questions, WordNet hypernyms as document
+expansion (0.791) or hyponyms of two-word category nouns as query terms (+0.003 EN; the
+curated closed categories above do better), and all-MiniLM-L6-v2 embeddings
 (alone 0.505; fused at a small weight with the lexical ranking +0.001 to +0.003 EN, while
 recall@1 fell from 0.448 to 0.34-0.40; English only, and torch-sized). The weights were
 chosen on the three dev conversations; ``benchmarks/locomo_heldout.py`` picks them on two
