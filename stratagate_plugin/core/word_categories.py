@@ -79,14 +79,17 @@ class Category:
     name: str
     cue: re.Pattern[str]
     members: str
+    narrows: str = ""  # the broader category this one replaces when both are named
 
 
 _COUNTRIES = " ".join((_EUROPE, _ASIA, _AFRICA, _AMERICAS, _OCEANIA))
-# Ordered: a continent's countries are a narrower cue than countries in general.
 CATEGORIES: tuple[Category, ...] = (
-    Category("european countries", re.compile(r"\beuropean? countr|欧洲(?:的)?国家"), _EUROPE),
-    Category("asian countries", re.compile(r"\basian? countr|亚洲(?:的)?国家"), _ASIA),
-    Category("african countries", re.compile(r"\bafrican? countr|非洲(?:的)?国家"), _AFRICA),
+    Category("european countries", re.compile(r"\beuropean? countr|欧洲(?:的)?国家"), _EUROPE,
+             narrows="countries"),
+    Category("asian countries", re.compile(r"\basian? countr|亚洲(?:的)?国家"), _ASIA,
+             narrows="countries"),
+    Category("african countries", re.compile(r"\bafrican? countr|非洲(?:的)?国家"), _AFRICA,
+             narrows="countries"),
     Category("countries", re.compile(r"\bcountr(?:y|ies)\b|国家(?!公园)"), _COUNTRIES),
     Category("us states", re.compile(r"\bstates\b|\b(?:which|what) state\b|(?:哪|几)[些个]州"),
              _US_STATES),
@@ -97,12 +100,11 @@ CATEGORIES: tuple[Category, ...] = (
 
 
 def named_categories(question: str) -> list[Category]:
-    """The categories a question names; a continent's countries exclude countries at large."""
+    """The categories a question names, without those a named narrower one replaces."""
     text = question.lower()
     found = [category for category in CATEGORIES if category.cue.search(text)]
-    if any(category.name.endswith(" countries") for category in found):
-        found = [category for category in found if category.name != "countries"]
-    return found
+    replaced = {category.narrows for category in found}
+    return [category for category in found if category.name not in replaced]
 
 
 def category_terms(question: str) -> list[str]:
