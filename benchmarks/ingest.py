@@ -23,10 +23,10 @@ import time
 from pathlib import Path
 
 from stratagate_plugin.core.config import MemoryConfig
-from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store.migrations import migrate
 from stratagate_plugin.core.store.search_index import register_functions
-from stratagate_plugin.core.tokenize import fts_document
+from stratagate_plugin.core.text.search_terms import fts_document
 
 
 def make_turns(count: int, threads: int) -> list[tuple[str, str, str]]:

@@ -37,10 +37,10 @@ from stratagate_plugin.bench.locomo import (
     sessions_of,
 )
 from stratagate_plugin.core.config import MemoryConfig
-from stratagate_plugin.core.facade import StrataGate
-from stratagate_plugin.core.fused_retrieval import FusionConfig, retrieve
-from stratagate_plugin.core.llm.offline import OfflineModel
-from stratagate_plugin.core.retrieval import RAW_CHANNEL
+from stratagate_plugin.core.llm.offline.model import OfflineModel
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.retrieval.fused import FusionConfig, retrieve
+from stratagate_plugin.core.retrieval.raw_channel import RAW_CHANNEL
 
 SPEAKER_WEIGHTS = (0.0, 0.35, 0.5, 0.7, 1.0)
 EXPANSION_WEIGHTS = (0.0, 0.3, 0.5)

@@ -32,9 +32,9 @@ from typing import Any
 
 from stratagate_plugin.bench.locomo import evidence_ids, ingest, sessions_of
 from stratagate_plugin.core.config import MemoryConfig
-from stratagate_plugin.core.events import EventCard
-from stratagate_plugin.core.facade import StrataGate
-from stratagate_plugin.core.temporal_patterns import EN_MONTHS, WEEKDAYS
+from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.text.temporal.patterns import EN_MONTHS, WEEKDAYS
 
 BLOCK_TURN_SIZE = 6
 _EN_DATE = re.compile(

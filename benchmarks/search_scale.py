@@ -34,11 +34,11 @@ from typing import Any
 import bm25s  # type: ignore[import-untyped]
 from bm25s.tokenization import Tokenizer  # type: ignore[import-untyped]
 
-from stratagate_plugin.core.event_queries import search_events
-from stratagate_plugin.core.events import EVENT_TYPES, EventCard, event_search_text
-from stratagate_plugin.core.fused_retrieval import search_raw_ranked
-from stratagate_plugin.core.recall import activation_query, build_auto_context
-from stratagate_plugin.core.retrieval import search_raw
+from stratagate_plugin.core.events.cards import EVENT_TYPES, EventCard, event_search_text
+from stratagate_plugin.core.events.service import search_events
+from stratagate_plugin.core.retrieval.fused import search_raw_ranked
+from stratagate_plugin.core.retrieval.raw_channel import search_raw
+from stratagate_plugin.core.retrieval.recall import activation_query, build_auto_context
 from stratagate_plugin.core.store import Database, block_rows
 from stratagate_plugin.core.store.event_rows import insert_event
 from stratagate_plugin.core.store.search_index import index_messages, register_functions

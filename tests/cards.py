@@ -3,7 +3,7 @@
 from datetime import UTC, datetime
 from typing import Any
 
-from stratagate_plugin.core.events import EventCard
+from stratagate_plugin.core.events.cards import EventCard
 
 T0 = datetime(2024, 5, 1, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from stratagate_plugin.core.config import MemoryConfig
-from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.memory import StrataGate
 
 
 @pytest.fixture(autouse=True)

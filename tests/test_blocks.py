@@ -4,15 +4,15 @@ import math
 
 import pytest
 
-from stratagate_plugin.core.blocks import (
+from stratagate_plugin.core.blocks.rules import (
     UNAVAILABLE,
     block_weight,
     decayed_level,
     normalize_target_level,
     render_level,
 )
+from stratagate_plugin.core.clock import utc_now
 from stratagate_plugin.core.records import Block, MessageIn
-from stratagate_plugin.core.timeutil import utc_now
 
 # Later ready blocks → level, for a block anchored at L5 with λ = 0.30 (spec table).
 LAMBDA_030 = {0: 5, 1: 5, 2: 4, 3: 3, 4: 3, 5: 2, 6: 2, 7: 1, 8: 1, 9: 0, 15: 0}

@@ -5,7 +5,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store.checkpoint import (
     CHECKPOINT_EVERY_WRITES,
     WRITER_SAFETY_NET_PAGES,

@@ -7,13 +7,13 @@ import sys
 import textwrap
 from pathlib import Path
 
-from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.memory import StrataGate
 
 WRITER = textwrap.dedent(
     """
     import asyncio, sys
     from stratagate_plugin.core.config import MemoryConfig
-    from stratagate_plugin.core.facade import StrataGate
+    from stratagate_plugin.core.memory import StrataGate
 
     async def main(path):
         memory = await StrataGate.open(path, MemoryConfig(block_turn_size=4))

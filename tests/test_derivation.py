@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from stratagate_plugin.core.config import MemoryConfig
-from stratagate_plugin.core.facade import StrataGate
 from stratagate_plugin.core.llm.base import ModelServerError, ScriptedModel
-from stratagate_plugin.core.tasks import EXTRACT_EVENT_CARDS, SUMMARIZE_BLOCK
+from stratagate_plugin.core.llm.tasks import EXTRACT_EVENT_CARDS, SUMMARIZE_BLOCK
+from stratagate_plugin.core.memory import StrataGate
 
 SUMMARY = {
     "title": "Kiln plans",
@@ -123,7 +123,7 @@ async def test_garbage_then_valid_output_retries_with_backoff(
         attempts, retry_at, updated, error = row.fetchone()
         assert attempts == attempt and error
         if attempt < 3:
-            from stratagate_plugin.core.timeutil import parse_iso
+            from stratagate_plugin.core.clock import parse_iso
 
             gap = (parse_iso(retry_at) - parse_iso(updated)).total_seconds()
             assert gap == pytest.approx(2 ** (attempt - 1))

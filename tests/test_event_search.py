@@ -9,8 +9,8 @@ import pytest
 from cards import T0, event_card
 
 from stratagate_plugin.core.errors import NotFound
-from stratagate_plugin.core.event_queries import expand_event, get_blocks, search_events
-from stratagate_plugin.core.event_search import (
+from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.events.ranking import (
     SCORE_MEANING,
     Document,
     EventFilters,
@@ -22,11 +22,11 @@ from stratagate_plugin.core.event_search import (
     rank_events,
     rank_plain,
 )
-from stratagate_plugin.core.events import EventCard
-from stratagate_plugin.core.facade import StrataGate
-from stratagate_plugin.core.search import bm25_rank
+from stratagate_plugin.core.events.service import expand_event, get_blocks, search_events
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.retrieval.bm25 import bm25_rank
 from stratagate_plugin.core.store import event_rows, search_index
-from stratagate_plugin.core.tokenize import fts_match_any, query_tokens
+from stratagate_plugin.core.text.search_terms import fts_match_any, query_tokens
 
 
 def card(event_id: str, title: str = "", summary: str = "", **extra: Any) -> EventCard:

@@ -8,19 +8,19 @@ from typing import Any
 import pytest
 from cards import event_card
 
-from stratagate_plugin.core.events import EventCard
-from stratagate_plugin.core.facade import StrataGate
-from stratagate_plugin.core.fused_retrieval import (
+from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.records import MessageIn
+from stratagate_plugin.core.retrieval.bm25 import rrf_rank
+from stratagate_plugin.core.retrieval.cues import question_windows
+from stratagate_plugin.core.retrieval.fused import (
     CHANNELS,
     FusionConfig,
     _block_channel,
     channel_rankings,
     retrieve,
 )
-from stratagate_plugin.core.question_cues import question_windows
-from stratagate_plugin.core.records import MessageIn
-from stratagate_plugin.core.retrieval import RAW_CHANNEL
-from stratagate_plugin.core.search import rrf_rank
+from stratagate_plugin.core.retrieval.raw_channel import RAW_CHANNEL
 from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.store.retrieval_rows import latest_message_time
 

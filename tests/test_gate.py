@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from stratagate_plugin.core.errors import InvalidInput, MemoryError_, NotFound, ReceiptConflict
-from stratagate_plugin.core.gate import (
+from stratagate_plugin.core.events.weights import WeightCounters, reinforce
+from stratagate_plugin.core.gate.evidence import (
     BATCH_TOOLS,
     DEFAULT_MISSING,
     STRATEGIES,
@@ -33,7 +34,6 @@ from stratagate_plugin.core.gate import (
     select_batch,
     with_assessment,
 )
-from stratagate_plugin.core.weights import WeightCounters, reinforce
 
 NOW = datetime(2024, 5, 1, 12, tzinfo=UTC)
 REFS = (

@@ -14,20 +14,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stratagate_plugin.core import agent_gate as ag
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.errors import InvalidInput, MemoryError_, NotFound, ReceiptConflict
-from stratagate_plugin.core.events import CRITICALITY_FLOORS, EventCard
-from stratagate_plugin.core.facade import StrataGate
-from stratagate_plugin.core.gate import (
+from stratagate_plugin.core.events.cards import CRITICALITY_FLOORS, EventCard
+from stratagate_plugin.core.gate import service as ag
+from stratagate_plugin.core.gate.evidence import (
     DEFAULT_MISSING,
     BatchClosed,
     RecordUseRejected,
     UnknownBatch,
 )
+from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.store.turns import NamespaceDefaults, ensure_namespace
-from stratagate_plugin.core.tokenize import fts_match_any, query_tokens
+from stratagate_plugin.core.text.search_terms import fts_match_any, query_tokens
 
 NOW = datetime(2024, 5, 1, 12, tzinfo=UTC)
 NS, THREAD = "ns", "t"

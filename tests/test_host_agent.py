@@ -15,14 +15,14 @@ from stratagate_plugin.core.llm.chat import (
     tool_reply,
 )
 from stratagate_plugin.core.records import ToolTrace
-from stratagate_plugin.host.agent import Agent, assemble
-from stratagate_plugin.host.folding import fold_turn
-from stratagate_plugin.host.hookspecs import hookimpl
-from stratagate_plugin.host.pm import make_plugin_manager
-from stratagate_plugin.host.profiles import Profile
-from stratagate_plugin.host.runtime import Host
-from stratagate_plugin.host.sessions import open_session, read_session, session_path
-from stratagate_plugin.host.types import ContextSection, StopDecision, TurnState
+from stratagate_plugin.harness.agent import Agent, assemble
+from stratagate_plugin.harness.folding import fold_turn
+from stratagate_plugin.harness.hookspecs import hookimpl
+from stratagate_plugin.harness.pm import make_plugin_manager
+from stratagate_plugin.harness.profiles import Profile
+from stratagate_plugin.harness.runtime import Host
+from stratagate_plugin.harness.sessions import open_session, read_session, session_path
+from stratagate_plugin.harness.types import ContextSection, StopDecision, TurnState
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 T1 = datetime(2026, 1, 1, 9, 1, tzinfo=UTC)

@@ -8,8 +8,7 @@ import pytest
 import yaml
 
 from stratagate_plugin.cli import chat_command, main, plugin_command
-from stratagate_plugin.host import plugin as builtin_plugin
-from stratagate_plugin.host.manifest import (
+from stratagate_plugin.harness.manifest import (
     HOST_VERSION,
     Manifest,
     check_compatible,
@@ -19,9 +18,10 @@ from stratagate_plugin.host.manifest import (
     load_plugin,
     version_in_range,
 )
-from stratagate_plugin.host.pm import HostError
-from stratagate_plugin.host.profiles import load_profile, profile_path
-from stratagate_plugin.host.runtime import Host
+from stratagate_plugin.harness.pm import HostError
+from stratagate_plugin.harness.profiles import load_profile, profile_path
+from stratagate_plugin.harness.runtime import Host
+from stratagate_plugin.memory_plugin import hooks as builtin_plugin
 
 MEMORY = "stratagate-memory"
 
@@ -111,7 +111,7 @@ def test_profile_model_and_settings_round_trip() -> None:
 
 def test_profile_entry_point_discovery_finds_the_builtin_plugin() -> None:
     point = installed_plugins()[MEMORY]
-    assert point.value == "stratagate_plugin.host.plugin"
+    assert point.value == "stratagate_plugin.memory_plugin.hooks"
     assert find_manifest(point).name == MEMORY
     assert check_plugin(MEMORY).version == HOST_VERSION
     assert load_plugin(MEMORY) is builtin_plugin
@@ -139,7 +139,7 @@ def test_profile_incompatible_plugin_is_refused_clearly(monkeypatch: pytest.Monk
     )
     with pytest.raises(HostError, match="is for host 'dsh'"):
         check_compatible(manifest(host="dsh"))
-    monkeypatch.setattr("stratagate_plugin.host.manifest.HOST_VERSION", "0.2.0")
+    monkeypatch.setattr("stratagate_plugin.harness.manifest.HOST_VERSION", "0.2.0")
     with pytest.raises(HostError, match=r"this host is 0\.2\.0"):
         check_plugin(MEMORY)
 

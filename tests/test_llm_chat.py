@@ -24,12 +24,12 @@ from stratagate_plugin.core.llm.chat import (
 )
 from stratagate_plugin.core.llm.http import HttpModelConfig
 from stratagate_plugin.core.store.db import stratagate_home
-from stratagate_plugin.host.agent import Agent
-from stratagate_plugin.host.hookspecs import hookimpl
-from stratagate_plugin.host.pm import make_plugin_manager
-from stratagate_plugin.host.profiles import Profile, profile_path
-from stratagate_plugin.host.runtime import Host
-from stratagate_plugin.host.sessions import open_session, session_path
+from stratagate_plugin.harness.agent import Agent
+from stratagate_plugin.harness.hookspecs import hookimpl
+from stratagate_plugin.harness.pm import make_plugin_manager
+from stratagate_plugin.harness.profiles import Profile, profile_path
+from stratagate_plugin.harness.runtime import Host
+from stratagate_plugin.harness.sessions import open_session, session_path
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY_ENV = "STRATAGATE_TEST_CHAT_KEY"

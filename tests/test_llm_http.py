@@ -25,7 +25,7 @@ from stratagate_plugin.core.llm.base import (
 )
 from stratagate_plugin.core.llm.http import HttpModel, HttpModelConfig
 from stratagate_plugin.core.llm.prompts import load_prompt
-from stratagate_plugin.core.tasks import (
+from stratagate_plugin.core.llm.tasks import (
     EXTRACT_EVENT_CARDS,
     SUMMARIZE_BLOCK,
     BlockSummary,

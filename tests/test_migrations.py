@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from stratagate_plugin.core.errors import SchemaTooNew
-from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
 from stratagate_plugin.core.store.search_index import recount_index_stats, register_functions
-from stratagate_plugin.core.tokenize import TOKENIZER_VERSION, fts_document
+from stratagate_plugin.core.text.search_terms import TOKENIZER_VERSION, fts_document
 
 
 def build_version_one(path: Path) -> None:

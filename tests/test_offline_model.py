@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from stratagate_plugin.core.llm.base import ModelError, StructuredTask
-from stratagate_plugin.core.llm.offline import OfflineModel
-from stratagate_plugin.core.tasks import (
+from stratagate_plugin.core.llm.offline.model import OfflineModel
+from stratagate_plugin.core.llm.tasks import (
     EXTRACT_EVENT_CARDS,
     SUMMARIZE_BLOCK,
     BlockSummary,
@@ -317,7 +317,7 @@ async def test_offline_scope_follows_request_rule_or_personal_fact(
 _SUMMARIES_SCRIPT = """
 import json, random
 from datetime import UTC
-from stratagate_plugin.core.offline_summary import summarize_block
+from stratagate_plugin.core.llm.offline.summary import summarize_block
 rng = random.Random(5)
 words = "kiln glaze clay wheel studio bowl mug vase brush paint canvas garden roses seeds".split()
 blocks = []

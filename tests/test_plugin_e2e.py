@@ -7,16 +7,16 @@ from typing import Any
 import pytest
 
 from stratagate_plugin.core.config import MemoryConfig
-from stratagate_plugin.core.facade import StrataGate
 from stratagate_plugin.core.llm.base import ScriptedModel
 from stratagate_plugin.core.llm.chat import ChatMessage, ScriptedChatModel, tool_reply
-from stratagate_plugin.core.spaces import namespace_for
-from stratagate_plugin.host import plugin
-from stratagate_plugin.host.agent import Agent, TurnResult
-from stratagate_plugin.host.pm import make_plugin_manager
-from stratagate_plugin.host.profiles import Profile
-from stratagate_plugin.host.runtime import Host
-from stratagate_plugin.host.sessions import open_session
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.profile.spaces import namespace_for
+from stratagate_plugin.harness.agent import Agent, TurnResult
+from stratagate_plugin.harness.pm import make_plugin_manager
+from stratagate_plugin.harness.profiles import Profile
+from stratagate_plugin.harness.runtime import Host
+from stratagate_plugin.harness.sessions import open_session
+from stratagate_plugin.memory_plugin import hooks as plugin
 
 SUMMARY = {
     "title": "Kiln",

@@ -4,16 +4,16 @@ import sqlite3
 
 import pytest
 
-from stratagate_plugin.core import profile as rules
 from stratagate_plugin.core.errors import InvalidInput
-from stratagate_plugin.core.facade import StrataGate
-from stratagate_plugin.core.profile_service import (
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.profile import fields as rules
+from stratagate_plugin.core.profile.service import (
     agent_update,
     get_profile,
     settle_proposals,
     update_field,
 )
-from stratagate_plugin.core.spaces import display_name, namespace_for
+from stratagate_plugin.core.profile.spaces import display_name, namespace_for
 from stratagate_plugin.core.store.profile_rows import ProfileConflict
 
 

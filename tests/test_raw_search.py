@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from stratagate_plugin.core.config import MemoryConfig
-from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn
-from stratagate_plugin.core.retrieval import (
+from stratagate_plugin.core.retrieval.raw_channel import (
     RAW_CHANNEL,
     RawChannelConfig,
     context_rank,
@@ -26,7 +26,7 @@ from stratagate_plugin.core.store.retrieval_rows import (
     scan_stats,
     speaker_label,
 )
-from stratagate_plugin.core.tokenize import query_tokens, tokenize
+from stratagate_plugin.core.text.search_terms import query_tokens, tokenize
 
 START = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 NS = "space"

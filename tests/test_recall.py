@@ -7,11 +7,12 @@ from typing import Any
 import pytest
 from cards import T0, event_card
 
-from stratagate_plugin.core import recall
-from stratagate_plugin.core.event_queries import search_events
-from stratagate_plugin.core.events import EventCard
-from stratagate_plugin.core.facade import StrataGate
-from stratagate_plugin.core.recall import (
+from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.events.service import search_events
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.records import Message, ToolTrace
+from stratagate_plugin.core.retrieval import recall
+from stratagate_plugin.core.retrieval.recall import (
     HEADING,
     NOTHING,
     RecallConfig,
@@ -20,9 +21,8 @@ from stratagate_plugin.core.recall import (
     build_auto_context,
     render_activated,
 )
-from stratagate_plugin.core.records import Message, ToolTrace
 from stratagate_plugin.core.store import event_rows
-from stratagate_plugin.core.tokens import estimate_tokens
+from stratagate_plugin.core.text.token_budget import estimate_tokens
 
 
 def card(event_id: str, title: str = "", summary: str = "-", **extra: Any) -> EventCard:

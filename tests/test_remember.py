@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from stratagate_plugin.core.errors import InvalidInput
 from stratagate_plugin.core.llm.base import ModelOutputError, ModelTimeoutError, ScriptedModel
-from stratagate_plugin.core.remember import (
+from stratagate_plugin.core.remember.rules import (
     DECIDE_AGENT_MEMORY,
     AgentCandidate,
     ExistingEvent,

@@ -9,19 +9,19 @@ from typing import Any
 
 import pytest
 
-from stratagate_plugin.core.agent_gate import forget_event
-from stratagate_plugin.core.agent_remember import Remembered, remember
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.errors import InvalidInput
-from stratagate_plugin.core.events import EventCard
-from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.gate.service import forget_event
 from stratagate_plugin.core.llm.base import ModelServerError, ScriptedModel, StructuredTask, T
-from stratagate_plugin.core.llm.offline import OfflineModel
+from stratagate_plugin.core.llm.offline.model import OfflineModel
+from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn
-from stratagate_plugin.core.remember import DECIDE_AGENT_MEMORY, MemoryDecision
+from stratagate_plugin.core.remember.rules import DECIDE_AGENT_MEMORY, MemoryDecision
+from stratagate_plugin.core.remember.service import Remembered, remember
 from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.store.turns import NamespaceDefaults, ensure_namespace
-from stratagate_plugin.core.tokenize import fts_match_any, query_tokens
+from stratagate_plugin.core.text.search_terms import fts_match_any, query_tokens
 
 NOW = datetime(2024, 5, 1, 12, tzinfo=UTC)
 NS, THREAD = "ns", "t"

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from stratagate_plugin.core.search import bm25_rank, fuzzy_match, rrf_rank, weighted_tokens
-from stratagate_plugin.core.tokenize import fts_match_any, query_tokens, stem, tokenize
+from stratagate_plugin.core.retrieval.bm25 import bm25_rank, fuzzy_match, rrf_rank, weighted_tokens
+from stratagate_plugin.core.text.search_terms import fts_match_any, query_tokens, stem, tokenize
 
 
 @pytest.mark.parametrize(

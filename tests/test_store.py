@@ -8,7 +8,7 @@ import pytest
 
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.errors import BlockNotReady, InvalidInput, NotFound, ReceiptConflict
-from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -182,7 +182,7 @@ async def test_fts_index_is_written_when_sealing_in_the_same_transaction(
         "SELECT m.block_id FROM message_fts f JOIN messages m ON m.pk = f.rowid"
     ).fetchall()
     assert [row[0] for row in indexed] == [block_id, block_id]
-    from stratagate_plugin.core.tokenize import fts_encode
+    from stratagate_plugin.core.text.search_terms import fts_encode
 
     hits = plain.execute(
         "SELECT rowid FROM message_fts WHERE message_fts MATCH ?", (fts_encode("h2:苹果"),)

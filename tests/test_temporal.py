@@ -4,7 +4,11 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from stratagate_plugin.core.temporal import UNKNOWN, find_time_expressions, resolve_time
+from stratagate_plugin.core.text.temporal.resolve import (
+    UNKNOWN,
+    find_time_expressions,
+    resolve_time,
+)
 
 THURSDAY = datetime(2023, 7, 20, 20, 56, tzinfo=UTC)  # Thursday 20 July 2023
 MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # Monday 8 May 2023

@@ -4,9 +4,7 @@ import json
 
 import pytest
 
-from stratagate_plugin.core.records import MessageIn, ToolTrace
-from stratagate_plugin.core.tokens import estimate_tokens
-from stratagate_plugin.core.transcript import (
+from stratagate_plugin.core.blocks.transcript import (
     IMAGE_DESCRIPTION_CHARS,
     REPEATED_PASTE_MARKER,
     image_marker,
@@ -18,6 +16,8 @@ from stratagate_plugin.core.transcript import (
     summarize_result,
     summarize_tool_json,
 )
+from stratagate_plugin.core.records import MessageIn, ToolTrace
+from stratagate_plugin.core.text.token_budget import estimate_tokens
 
 PASTE = "The quarterly report shows revenue grew by eleven percent while costs stayed flat overall."
 CODE = "```python\ndef total(items):\n    return sum(i.price for i in items)\n```"

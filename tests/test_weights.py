@@ -5,8 +5,7 @@ from typing import Any
 
 import pytest
 
-from stratagate_plugin.core.tasks import Criticality
-from stratagate_plugin.core.weights import (
+from stratagate_plugin.core.events.weights import (
     FLOORS,
     SUPERSEDED_CAP,
     WeightCounters,
@@ -14,6 +13,7 @@ from stratagate_plugin.core.weights import (
     memory_weight,
     reinforce,
 )
+from stratagate_plugin.core.llm.tasks import Criticality
 
 
 def expected(t: int, n: int, floor: float) -> float:

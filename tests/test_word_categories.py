@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from stratagate_plugin.core.config import MemoryConfig
-from stratagate_plugin.core.facade import StrataGate
+from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn
-from stratagate_plugin.core.retrieval import RawChannelConfig, retrieve_raw
+from stratagate_plugin.core.retrieval.raw_channel import RawChannelConfig, retrieve_raw
 from stratagate_plugin.core.store.retrieval_rows import channel_rows
-from stratagate_plugin.core.tokenize import query_tokens
-from stratagate_plugin.core.word_categories import category_terms, named_categories
+from stratagate_plugin.core.text.search_terms import query_tokens
+from stratagate_plugin.core.text.word_categories import category_terms, named_categories
 
 NS = "space"
 

@@ -19,14 +19,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..core.blocks.transcript import image_marker
 from ..core.config import MemoryConfig
-from ..core.facade import StrataGate
-from ..core.fused_retrieval import FusionConfig, channel_rankings, retrieve
-from ..core.llm.offline import OfflineModel
+from ..core.llm.offline.model import OfflineModel
 from ..core.llm.select import model_from_settings
+from ..core.memory import StrataGate
 from ..core.records import MessageIn, Role
-from ..core.retrieval import search_raw
-from ..core.transcript import image_marker
+from ..core.retrieval.fused import FusionConfig, channel_rankings, retrieve
+from ..core.retrieval.raw_channel import search_raw
 
 BLOCK_TURN_SIZE = 6
 CUTOFFS = (1, 5, 10, 20)

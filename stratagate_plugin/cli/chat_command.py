@@ -1,7 +1,7 @@
 """``stratagate chat``: the reference harness's agent loop, interactive or one ``--message``.
 
 With a ``model`` in the profile the agent talks to that OpenAI-compatible server; without
-one it uses the offline agent (``stratagate_plugin.host.offline_agent.create_chat_model``)
+one it uses the offline agent (``stratagate_plugin.memory_plugin.offline_agent.create_chat_model``)
 when that module exists, else an echo model.
 """
 
@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..core.llm.chat import ChatModel, EchoChatModel, HttpChatModel
-from ..host.agent import Agent
-from ..host.pm import HostError, await_me_maybe
-from ..host.profiles import DEFAULT_PROFILE, load_profile
-from ..host.runtime import Host
-from ..host.sessions import open_session
-from ..host.types import Session
+from ..harness.agent import Agent
+from ..harness.pm import HostError, await_me_maybe
+from ..harness.profiles import DEFAULT_PROFILE, load_profile
+from ..harness.runtime import Host
+from ..harness.sessions import open_session
+from ..harness.types import Session
 
-OFFLINE_AGENT = "stratagate_plugin.host.offline_agent"
+OFFLINE_AGENT = "stratagate_plugin.memory_plugin.offline_agent"
 EXIT_COMMANDS = ("/exit", "/quit")
 
 

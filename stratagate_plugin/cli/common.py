@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.config import MemoryConfig
-from ..core.facade import StrataGate
+from ..core.memory import StrataGate
 from ..core.records import BlockView
 from ..core.store import default_database_path
 

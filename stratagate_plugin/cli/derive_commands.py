@@ -5,7 +5,7 @@ import json
 import sys
 from typing import Any
 
-from ..core.events import EventCard
+from ..core.events.cards import EventCard
 from ..core.records import Job
 from .common import add_db_option, open_memory
 

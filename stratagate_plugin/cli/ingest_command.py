@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from ..bench.locomo import Session, sessions_of, turns_of
-from ..core.facade import StrataGate
+from ..core.importer.message_list import group_turns, parse_message_list, turn_time
+from ..core.memory import StrataGate
 from ..core.records import MessageIn
-from ..core.turns import group_turns, parse_message_list, turn_time
 from .common import DEFAULT_NAMESPACE, add_db_option, open_memory
 
 

@@ -3,9 +3,9 @@
 import argparse
 from typing import Any
 
-from ..host.manifest import check_plugin, installed_plugins
-from ..host.pm import HostError
-from ..host.profiles import DEFAULT_PROFILE, Profile, disable_plugin, enable_plugin, load_profile
+from ..harness.manifest import check_plugin, installed_plugins
+from ..harness.pm import HostError
+from ..harness.profiles import DEFAULT_PROFILE, Profile, disable_plugin, enable_plugin, load_profile
 
 
 def register(commands: Any) -> None:

@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .blocks import DEFAULT_DECAY_LAMBDA
+from .blocks.rules import DEFAULT_DECAY_LAMBDA
 
 CORE_BLOCK_TURN_SIZE = 12
 

@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .timeutil import to_utc
+from .clock import to_utc
 
 Role = Literal["user", "assistant", "tool", "system"]
 ProcessingStatus = Literal["pending", "ready"]

@@ -3,7 +3,7 @@
 from functools import cache
 from importlib import resources
 
-from ..tasks import EXTRACT_EVENT_CARDS, SUMMARIZE_BLOCK, TEMPORAL_FIELDS_DOC
+from .tasks import EXTRACT_EVENT_CARDS, SUMMARIZE_BLOCK, TEMPORAL_FIELDS_DOC
 
 PROMPT_NAMES = frozenset({SUMMARIZE_BLOCK, EXTRACT_EVENT_CARDS})
 _TEMPORAL_MARKER = "{{TEMPORAL_FIELDS}}"

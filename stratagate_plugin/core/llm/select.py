@@ -17,7 +17,7 @@ def model_from_settings(settings: Mapping[str, object] | None = None) -> Structu
     base_url = str(values.get("base_url") or env.get("STRATAGATE_BASE_URL") or "")
     model = str(values.get("model") or env.get("STRATAGATE_MODEL") or "")
     if not base_url and not model:
-        from .offline import OfflineModel
+        from .offline.model import OfflineModel
 
         return OfflineModel()
     if not (base_url and model):

@@ -12,11 +12,11 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..event_search import Document, FieldCheck, WeightKey
+from ..clock import parse_iso
+from ..events.ranking import Document, FieldCheck, WeightKey
+from ..events.weights import memory_weight
 from ..records import Message
-from ..timeutil import parse_iso
-from ..tokenize import tokenize
-from ..weights import memory_weight
+from ..text.search_terms import tokenize
 from .rows import message_from_row
 from .search_index import document_stamp, event_row_text, prefilter
 

@@ -5,10 +5,10 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from ..clock import iso, parse_iso
 from ..errors import NotFound
-from ..events import EventCard, event_search_text
-from ..timeutil import iso, parse_iso
-from ..weights import SUPERSEDED_CAP
+from ..events.cards import EventCard, event_search_text
+from ..events.weights import SUPERSEDED_CAP
 from .rows import dump_json, maybe_time
 from .search_index import index_event
 

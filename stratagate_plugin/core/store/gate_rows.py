@@ -11,11 +11,11 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .. import gate
+from ..clock import parse_iso
 from ..errors import InvalidInput, NotFound
-from ..events import EventCard
-from ..gate import Assessment, Batch
-from ..timeutil import parse_iso
+from ..events.cards import EventCard
+from ..gate import evidence as gate
+from ..gate.evidence import Assessment, Batch
 from .event_rows import VISIBLE, get_event
 from .rows import dump_json
 from .search_index import event_row_text, index_event

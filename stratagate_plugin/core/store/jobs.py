@@ -8,9 +8,9 @@ opened was interrupted and becomes failed (retryable at once while attempts rema
 import sqlite3
 from datetime import datetime, timedelta
 
+from ..clock import iso
 from ..errors import InvalidInput, NotFound
 from ..records import Job
-from ..timeutil import iso
 from .rows import job_from_row
 
 MAX_ATTEMPTS = 3

@@ -7,8 +7,8 @@ transaction; opening a database written by newer code is refused.
 import sqlite3
 from collections.abc import Callable
 
+from ..clock import iso, utc_now
 from ..errors import SchemaTooNew
-from ..timeutil import iso, utc_now
 from .search_index import ensure_index, has_index, recount_index_stats, store_all_documents
 
 

@@ -9,10 +9,10 @@ terms (``search_index.prefilter``) so that common words cost nothing.
 import json
 import sqlite3
 
-from ..retrieval_types import HitMessage, RawHit
-from ..search import bm25_rank
-from ..timeutil import parse_iso
-from ..tokenize import fts_document, fts_encode, tokenize
+from ..clock import parse_iso
+from ..retrieval.bm25 import bm25_rank
+from ..retrieval.hits import HitMessage, RawHit
+from ..text.search_terms import fts_document, fts_encode, tokenize
 from .search_index import has_index, prefilter
 
 MAX_CANDIDATES = 5000

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..question_cues import Window
-from ..timeutil import iso, parse_iso
-from ..tokenize import fts_match_any, tokenize
+from ..clock import iso, parse_iso
+from ..retrieval.cues import Window
+from ..text.search_terms import fts_match_any, tokenize
 from .raw_search import fetch_rows
 from .search_index import FTS_TOKEN_COUNT, has_index
 

@@ -4,8 +4,8 @@ import json
 import sqlite3
 from typing import Any
 
+from ..clock import parse_iso
 from ..records import Block, Job, Message, ToolTrace
-from ..timeutil import parse_iso
 
 
 def maybe_time(text: str | None) -> Any:

@@ -10,10 +10,10 @@ sealed block and its summary job exist the moment the turn that filled it return
 import sqlite3
 from dataclasses import dataclass
 
+from ..blocks.transcript import layer_texts
+from ..clock import iso, utc_now
 from ..ids import new_id
 from ..records import Role, ToolTrace
-from ..timeutil import iso, utc_now
-from ..transcript import layer_texts
 from .rows import traces_from_json
 from .search_index import index_messages
 

@@ -11,10 +11,10 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..event_search import FIELD_WEIGHTS, Document, counted_document, event_fields
-from ..events import event_search_text
-from ..search import weighted_tokens
-from ..tokenize import TOKENIZER_VERSION, fts_document, fts_match_any
+from ..events.cards import event_search_text
+from ..events.ranking import FIELD_WEIGHTS, Document, counted_document, event_fields
+from ..retrieval.bm25 import weighted_tokens
+from ..text.search_terms import TOKENIZER_VERSION, fts_document, fts_match_any
 
 POSTING_BUDGET = 2000
 MAX_PREFILTER_TERMS = 16

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..clock import iso
 from ..errors import InvalidInput, NotFound, ReceiptConflict
 from ..ids import new_id
 from ..records import MessageIn, TurnReceipt
-from ..timeutil import iso
 from .rows import dump_json, maybe_json, traces_json
 from .sealing import seal_ready_tails
 

@@ -1,0 +1,1 @@
+"""Blocks: sealed turns with six views, their decay and expansion."""

@@ -1,0 +1,280 @@
+"""Background derivation: the summary job (L0–L2) then the extraction job (event cards).
+
+Each job is claimed in one transaction, the model is called outside any transaction,
+and the result is committed in another; a model failure records a failed attempt and
+never touches the sealed block. A block becomes ready only after valid L0–L2 and a
+successful (or validly skipped) extraction.
+"""
+
+import logging
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..clock import iso, utc_now
+from ..errors import MemoryError_
+from ..events import cards as event_rules
+from ..events.cards import EventCard
+from ..events.ranking import EventSearch
+from ..events.service import search_in
+from ..ids import new_id
+from ..llm.base import ModelError, StructuredModel, StructuredTask
+from ..llm.prompts import load_prompt
+from ..llm.tasks import (
+    EXTRACT_EVENT_CARDS,
+    SUMMARIZE_BLOCK,
+    BlockSummary,
+    EventCardDraft,
+    EventExtraction,
+)
+from ..records import Block, Job
+from ..store import Database, block_rows, event_rows, jobs
+from ..store.sealing import SUMMARY_JOB, enqueue_job
+from ..text.search_terms import query_tokens
+from .input import derivation_messages
+
+EXTRACTION_JOB = "event_extraction"
+DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
+TIMELINE_RELEVANT, TIMELINE_RECENT = 8, 4
+log = logging.getLogger(__name__)
+
+
+class DerivationFailed(MemoryError_):
+    """The model answered, but not with something a block can be derived from."""
+
+
+@dataclass
+class DerivationReport:
+    ran: int = 0
+    succeeded: int = 0
+    skipped: int = 0
+    failed: int = 0
+    ready_blocks: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+class Deriver:
+    """Runs due derivation jobs against one model."""
+
+    def __init__(
+        self, db: Database, model: StructuredModel, clock: Callable[[], datetime] = utc_now
+    ) -> None:
+        self.db, self.model, self.clock = db, model, clock
+
+    async def process_pending(
+        self, max_jobs: int | None = None, on_job: Callable[[Job], None] | None = None
+    ) -> DerivationReport:
+        """Run due jobs now until none is due (or ``max_jobs`` ran)."""
+        report = DerivationReport()
+        while max_jobs is None or report.ran < max_jobs:
+            job = await self._claim()
+            if job is None:
+                break
+            await self._run(job, report)
+            if on_job is not None:
+                on_job(job)
+        return report
+
+    async def _claim(self) -> Job | None:
+        now = self.clock()
+        return await self.db.write(lambda raw: jobs.claim_next(raw, now, DERIVATION_JOBS))
+
+    async def _run(self, job: Job, report: DerivationReport) -> None:
+        report.ran += 1
+        try:
+            outcome = await (
+                self._summarize(job) if job.kind == SUMMARY_JOB else self._extract(job)
+            )
+        except (ModelError, MemoryError_) as error:
+            await self._record_failure(job, f"{type(error).__name__}: {error}", report)
+            return
+        except Exception as error:  # a bug must not wedge the queue: record it, keep going
+            log.exception("derivation job %s crashed", job.id)
+            await self._record_failure(job, f"internal error: {error!r}", report)
+            return
+        if outcome == "skipped":
+            report.skipped += 1
+        else:
+            report.succeeded += 1
+        if job.kind == EXTRACTION_JOB:
+            report.ready_blocks.append(job.target_id)
+
+    async def _record_failure(self, job: Job, message: str, report: DerivationReport) -> None:
+        now = self.clock()
+        await self.db.write(lambda raw: jobs.fail(raw, job.id, message, now))
+        report.failed += 1
+        report.errors.append(f"{job.kind} {job.target_id}: {message}")
+
+    async def _summarize(self, job: Job) -> str:
+        block, payload = await self.db.read(lambda raw: _summary_input(raw, job.target_id))
+        task = StructuredTask(SUMMARIZE_BLOCK, BlockSummary, load_prompt(SUMMARIZE_BLOCK), payload)
+        summary = _clean_summary(await self.model.complete(task))
+        now = iso(self.clock())
+
+        def commit(raw: sqlite3.Connection) -> str:
+            block_rows.store_summary(
+                raw,
+                block.id,
+                summary.title,
+                summary.tags,
+                summary.summary,
+                summary.keypoints,
+                summary.should_extract,
+                now,
+            )
+            jobs.finish(raw, job.id, "succeeded", self.clock())
+            enqueue_job(raw, block.namespace, EXTRACTION_JOB, block.id)
+            return "succeeded"
+
+        return await self.db.write(commit)
+
+    async def _extract(self, job: Job) -> str:
+        block, payload = await self.db.read(lambda raw: _extraction_input(raw, job.target_id))
+        if block.should_extract is False:
+            return await self._finish_extraction(job, block, [], "summary pre-screen: nothing")
+        task = StructuredTask(
+            EXTRACT_EVENT_CARDS, EventExtraction, load_prompt(EXTRACT_EVENT_CARDS), payload
+        )
+        result = await self.model.complete(task)
+        default_time = payload["target"]["messages"][-1]["created_at"]
+        cards = event_rules.accept_drafts(
+            result.events,
+            payload["allowed_source_message_ids"],
+            [entry["id"] for entry in payload["timeline"]],
+            default_time,
+        )
+        if result.should_extract and not cards:
+            raise DerivationFailed("extraction promised events but returned no valid card")
+        return await self._finish_extraction(job, block, cards, "")
+
+    async def _finish_extraction(
+        self, job: Job, block: Block, cards: list[EventCardDraft], note: str
+    ) -> str:
+        moment = self.clock()
+        status = "succeeded" if cards else "skipped"
+
+        def commit(raw: sqlite3.Connection) -> str:
+            formed = block_rows.block_namespace_turn(raw, block.id)
+            for draft in cards:
+                card = _card_from_draft(raw, draft, block, formed, moment, self.model.name)
+                event_rows.insert_event(raw, card)
+            jobs.finish(raw, job.id, status, moment, note or f"{len(cards)} events")
+            block_rows.mark_ready(raw, block.id, iso(moment))
+            return status
+
+        return await self.db.write(commit)
+
+
+def _clean_summary(summary: BlockSummary) -> BlockSummary:
+    return summary.model_copy(
+        update={
+            "title": summary.title.strip()[:120],
+            "tags": event_rules.clean_strings(summary.tags, 12, 60),
+            "summary": summary.summary.strip()[:2000],
+            "keypoints": event_rules.clean_strings(summary.keypoints, 20, 600),
+        }
+    )
+
+
+def _target(raw: sqlite3.Connection, block_id: str) -> tuple[Block, dict[str, Any]]:
+    """The block and its derivation-view description shared by both tasks."""
+    block = block_rows.get_block(raw, block_id)
+    messages = derivation_messages(block_rows.block_messages(raw, block_id))
+    return block, {
+        "sequence": block.sequence,
+        "start_turn": block.start_turn,
+        "end_turn": block.end_turn,
+        "messages": messages,
+    }
+
+
+def _summary_input(raw: sqlite3.Connection, block_id: str) -> tuple[Block, dict[str, Any]]:
+    block, target = _target(raw, block_id)
+    return block, {"block": {"id": block.id, **target}}
+
+
+def _extraction_input(raw: sqlite3.Connection, block_id: str) -> tuple[Block, dict[str, Any]]:
+    block, target = _target(raw, block_id)
+    payload = {
+        "target": {"block_id": block.id, "created_at": iso(block.created_at), **target},
+        "neighbors": block_rows.neighbour_keypoints(raw, block),
+        "allowed_source_message_ids": [m["id"] for m in target["messages"]],
+        "timeline": [_timeline_entry(card) for card in _timeline(raw, block)],
+    }
+    return block, payload
+
+
+def _timeline(raw: sqlite3.Connection, block: Block) -> list[EventCard]:
+    """Up to 8 events relevant to the block's L0–L2 text (event search over both pools, no
+    retrieval stamp) plus the 4 most recently formed."""
+    text = [block.l0_title or "", *(block.l0_tags or []), block.l1_summary or ""]
+    tokens = tuple(query_tokens(" ".join([*text, *(block.l2_keypoints or [])])))
+    relevant: list[EventCard] = []
+    if tokens:
+        request = EventSearch(tokens, limit=TIMELINE_RELEVANT)
+        relevant = [hit.card for hit in search_in(raw, block.namespace, request)]
+    recent = event_rows.recent_events(raw, block.namespace, TIMELINE_RECENT)
+    return list({card.id: card for card in [*relevant, *recent]}.values())
+
+
+def _timeline_entry(card: EventCard) -> dict[str, Any]:
+    keys = ("mentioned_at", "happened_start", "happened_end", "participants", "event_type")
+    return {
+        "id": card.id,
+        "title": card.title,
+        "summary": card.summary[:400],
+        "scope": card.scope,
+        "status": card.status,
+        **{key: card.temporal[key] for key in keys if key in card.temporal},
+    }
+
+
+def _card_from_draft(
+    raw: sqlite3.Connection,
+    draft: EventCardDraft,
+    block: Block,
+    formed_turn: int,
+    moment: datetime,
+    extractor: str,
+) -> EventCard:
+    temporal = _still_visible_links(raw, dict(draft.temporal or {}))
+    temporal["thread_id"] = block.thread_id
+    return EventCard(
+        id=new_id("evt"),
+        namespace=block.namespace,
+        title=draft.title,
+        summary=draft.summary,
+        tags=draft.tags[: event_rules.MAX_TAGS],
+        quotes=draft.quotes,
+        source_block_id=block.id,
+        source_message_ids=draft.source_message_ids,
+        formed_turn=formed_turn,
+        temporal=temporal,
+        scope=draft.scope,
+        criticality=draft.criticality,
+        last_adopted_turn=formed_turn,
+        floor_weight=event_rules.CRITICALITY_FLOORS[draft.criticality],
+        catalog_hints=draft.catalog_hints,
+        created_at=moment,
+        updated_at=moment,
+    )
+
+
+def _still_visible_links(raw: sqlite3.Connection, temporal: dict[str, Any]) -> dict[str, Any]:
+    """Relation targets must still be active or superseded when the card is committed."""
+    named = {i for key in event_rules.RELATION_LISTS for i in temporal.get(key, [])}
+    if temporal.get("same_event_id"):
+        named.add(temporal["same_event_id"])
+    if not named:
+        return temporal
+    marks = ",".join("?" * len(named))
+    visible = {
+        row[0]
+        for row in raw.execute(
+            f"SELECT id FROM events WHERE id IN ({marks}) AND status IN ('active', 'superseded')",
+            list(named),
+        )
+    }
+    return event_rules.restrict_relations(temporal, visible)

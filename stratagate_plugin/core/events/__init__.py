@@ -1,0 +1,1 @@
+"""Event cards: their shape and rules, weights, ranking and the event use cases."""

@@ -1,1 +1,0 @@
-"""Use-case groups that make up the ``StrataGate`` façade (one module per group)."""

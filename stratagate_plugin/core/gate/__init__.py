@@ -1,0 +1,1 @@
+"""The evidence gate: batches, assessments, adoption receipts and reinforcement."""

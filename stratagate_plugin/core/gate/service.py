@@ -1,0 +1,246 @@
+"""Evidence-gate use cases over the store (spec §7, §8): batches, assess, record_use, flags.
+
+Each call is one ``Database.write`` (or read) joining the pure rules of ``gate`` and
+``weights`` with ``store.gate_rows``; batches are persisted per namespace and thread, so a
+restart mid-turn loses none. Only ``record_use`` ever reinforces, and only the events its
+batch's sufficient assessment adopted; a receipt makes a replay a no-op.
+
+The receipt's audit carries the turn the batch was opened at (not the turn of the call),
+so a replay after the namespace turn moved on is still recognised as identical.
+"""
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from ..clock import iso, utc_now
+from ..errors import InvalidInput
+from ..events.cards import EventCard
+from ..events.weights import memory_weight
+from ..store import Database, event_rows
+from ..store import gate_rows as rows
+from . import evidence as gate
+from .evidence import Assessment, Batch, Citation, RecordPlan
+
+
+class Assessed(BaseModel):
+    """``memory_assess``'s answer: the batch with its stored assessment, and the latest id."""
+
+    model_config = ConfigDict(frozen=True)
+
+    batch: Batch
+    latest_batch_id: str
+
+    @property
+    def assessment(self) -> Assessment:
+        assert self.batch.assessment is not None
+        return self.batch.assessment
+
+
+class UseRecord(BaseModel):
+    """``memory_record_use``'s answer; ``incremented`` is empty for a replay."""
+
+    model_config = ConfigDict(frozen=True)
+
+    batch_id: str
+    batch_status: gate.BatchStatus
+    namespace: str
+    retrieval_sequence: int
+    retrieved_count: int
+    evidence_refs: tuple[str, ...]
+    duplicate_evidence_refs: tuple[str, ...]
+    event_ids: tuple[str, ...]
+    incremented: tuple[str, ...]
+    citations: tuple[Citation, ...]
+    verdict: gate.Verdict | None
+    missing: str | None
+    next_strategy: gate.Strategy | None
+    replayed: bool
+    unresolved_batch_ids: tuple[str, ...]
+
+
+async def open_batch(
+    db: Database,
+    namespace: str,
+    thread_id: str,
+    tool: str,
+    evidence_refs: Sequence[str],
+    titles: Mapping[str, str] | None = None,
+) -> Batch:
+    """Persist the batch an explicit retrieval tool call exposed (``tool`` in BATCH_TOOLS)."""
+    for label, value in (("namespace", namespace), ("thread_id", thread_id)):
+        if not isinstance(value, str) or not value.strip():
+            raise InvalidInput(f"{label} must be a non-empty string")
+    if tool not in gate.BATCH_TOOLS:
+        raise InvalidInput(f"{tool!r} does not open retrieval batches")
+    _check_refs(evidence_refs)
+    now = iso(utc_now())
+    return await db.write(
+        lambda raw: rows.insert_batch(
+            raw, namespace, thread_id, tool, evidence_refs, titles or {}, now
+        )
+    )
+
+
+def _check_refs(evidence_refs: Sequence[str]) -> None:
+    if isinstance(evidence_refs, str):
+        raise InvalidInput("evidence_refs must be a list of refs")
+    for ref in evidence_refs:
+        if not isinstance(ref, str) or gate.parse_ref(ref) is None:
+            raise InvalidInput(f"malformed evidence ref {ref!r}")
+
+
+async def assess(
+    db: Database,
+    namespace: str,
+    thread_id: str,
+    batch_id: str | None,
+    verdict: object,
+    evidence_refs: Sequence[object],
+    fit: object,
+    missing: object,
+    next_strategy: object,
+) -> Assessed:
+    """Normalise and store (overwrite) the assessment of an unresolved batch (§7.1)."""
+    now = iso(utc_now())
+
+    def unit(raw: sqlite3.Connection) -> Assessed:
+        batch = rows.select_batch(raw, namespace, thread_id, batch_id)
+        judged = gate.assess_batch(batch, verdict, evidence_refs, fit, missing, next_strategy)
+        stored = rows.save_assessment(raw, judged, now)
+        latest = rows.latest_batch_id(raw, namespace, thread_id)
+        return Assessed(batch=stored, latest_batch_id=latest or batch.id)
+
+    return await db.write(unit)
+
+
+async def record_use(
+    db: Database,
+    namespace: str,
+    thread_id: str,
+    batch_id: str | None,
+    evidence_refs: Sequence[object],
+    receipt_id: str,
+) -> UseRecord:
+    """Adopt refs of a batch under ``receipt_id`` (§7.2–7.3); ``[]`` is always allowed.
+
+    Order: select → plan → payload → receipt decision (a replay returns here) → unresolved
+    check → reinforce → receipt row → mark recorded. An omitted ``batch_id`` means the
+    receipt's own batch on a replay, else the thread's latest batch.
+    """
+    if not isinstance(receipt_id, str) or not receipt_id.strip():
+        raise InvalidInput("record_use needs a non-blank receipt_id")
+    now = iso(utc_now())
+
+    def unit(raw: sqlite3.Connection) -> UseRecord:
+        stored = rows.receipt_row(raw, namespace, receipt_id)
+        wanted = batch_id if batch_id is not None or stored is None else stored["batch_id"]
+        batch = rows.select_batch(raw, namespace, thread_id, wanted)
+        plan = gate.plan_record_use(batch, evidence_refs)
+        audit = plan.audit(thread_id, rows.batch_turn(raw, batch.id))
+        payload = gate.receipt_payload(plan.event_ids, audit)
+        existing = stored["payload"] if stored else None
+        if gate.receipt_decision(existing, payload) == "replay":
+            return _use_record(raw, batch, plan, (), replayed=True)
+        gate.ensure_unresolved(batch)
+        turn = rows.current_turn(raw, namespace)
+        done = rows.reinforce_events(raw, namespace, plan.event_ids, turn, now)
+        rows.insert_receipt(
+            raw, namespace, receipt_id, batch.id, payload, plan.event_ids, audit, now
+        )
+        recorded = rows.mark_batch_recorded(raw, batch.id, now)
+        return _use_record(raw, recorded, plan, tuple(done), replayed=False)
+
+    return await db.write(unit)
+
+
+def _use_record(
+    raw: sqlite3.Connection,
+    batch: Batch,
+    plan: RecordPlan,
+    incremented: tuple[str, ...],
+    *,
+    replayed: bool,
+) -> UseRecord:
+    judged = plan.assessment
+    open_ids = [
+        b.id for b in rows.list_batches(raw, batch.namespace, batch.thread_id, "unresolved")
+    ]
+    return UseRecord(
+        batch_id=batch.id,
+        batch_status=batch.status,
+        namespace=batch.namespace,
+        retrieval_sequence=batch.sequence,
+        retrieved_count=len(batch.evidence_refs),
+        evidence_refs=plan.evidence_refs,
+        duplicate_evidence_refs=plan.duplicate_evidence_refs,
+        event_ids=plan.event_ids,
+        incremented=incremented,
+        citations=plan.citations,
+        verdict=judged.verdict if judged else None,
+        missing=judged.missing if judged else None,
+        next_strategy=judged.next_strategy if judged else None,
+        replayed=replayed,
+        unresolved_batch_ids=tuple(open_ids),
+    )
+
+
+async def unresolved_batches(db: Database, namespace: str, thread_id: str) -> list[Batch]:
+    """The thread's batches still awaiting ``record_use`` (for the host's finish step)."""
+    return await db.read(lambda raw: rows.list_batches(raw, namespace, thread_id, "unresolved"))
+
+
+async def list_batches(db: Database, namespace: str, thread_id: str) -> list[Batch]:
+    return await db.read(lambda raw: rows.list_batches(raw, namespace, thread_id))
+
+
+# -- event flags and weights ---------------------------------------------------------------
+
+
+async def pin_event(db: Database, event_id: str) -> EventCard:
+    """A pinned event weighs 1 until unpinned."""
+    now = iso(utc_now())
+    return await db.write(lambda raw: rows.set_pinned(raw, event_id, True, now))
+
+
+async def unpin_event(db: Database, event_id: str) -> EventCard:
+    now = iso(utc_now())
+    return await db.write(lambda raw: rows.set_pinned(raw, event_id, False, now))
+
+
+async def forget_event(db: Database, event_id: str) -> EventCard:
+    """Hide the event from every search, recall and derived view; sources stay."""
+    now = iso(utc_now())
+    return await db.write(lambda raw: rows.forget(raw, event_id, now))
+
+
+async def restore_event(db: Database, event_id: str) -> EventCard:
+    """Undo ``forget_event``."""
+    now = iso(utc_now())
+    return await db.write(lambda raw: rows.restore(raw, event_id, now))
+
+
+def weight_of(card: EventCard, current_turn: int) -> float:
+    """The §8 weight of a stored event at ``current_turn`` (its stored floor wins)."""
+    return memory_weight(
+        current_turn,
+        card.last_adopted_turn,
+        card.mention_count,
+        card.criticality,
+        pinned=card.pinned,
+        forced_cap=card.forced_cap,
+        status=card.status,
+        floor=card.floor_weight,
+    )
+
+
+async def event_weight(db: Database, event_id: str, at_turn: int | None = None) -> float:
+    """The event's weight at ``at_turn`` (default: its namespace's current turn)."""
+
+    def query(raw: sqlite3.Connection) -> float:
+        card = event_rows.get_event(raw, event_id)
+        turn = rows.current_turn(raw, card.namespace) if at_turn is None else at_turn
+        return weight_of(card, turn)
+
+    return await db.read(query)

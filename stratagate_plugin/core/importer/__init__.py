@@ -1,0 +1,1 @@
+"""Importing memories and conversations made elsewhere."""

@@ -1,0 +1,1 @@
+"""The deterministic embedded model: summaries, event cards and relations by rule."""

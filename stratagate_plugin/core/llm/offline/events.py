@@ -1,0 +1,299 @@
+"""Offline event extraction (spec §3.3): one card per sentence stating a fact or state change.
+
+A sentence becomes an event when a cue names its type (decision, plan, change, cancellation,
+preference, rule, first-person activity …), it is not a question and carries at least two
+content terms. Admission is asymmetric: a person's statements (the user, or any speaker named
+"Name: …") pass that low threshold; an unnamed assistant's sentence must state an outcome,
+root cause, limit or decision that is not an acknowledgement nor an echo of the user's words
+in the same block. Its time comes from ``core.temporal``; a sentence without one inherits the
+latest expression of the same message (basis ``inferred``), and "just"/"刚" means the message
+day.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta, tzinfo
+from typing import Any
+
+from ...clock import parse_iso
+from ...text.temporal.resolve import UNKNOWN, TimeExpression, find_time_expressions, is_future
+from ..tasks import Criticality, EventCardDraft, EventExtraction, Scope
+from .lexicon import (
+    ACKNOWLEDGEMENT,
+    ASSISTANT_FINDING,
+    CANCELLATION,
+    ELIDED_SUBJECT,
+    EVENT_CUES,
+    FIRST_PERSON,
+    HONORIFIC_NAME,
+    IDENTITY,
+    JUST_NOW,
+    LONG_TERM,
+    ONGOING,
+    PLACE_CUE,
+    PREFERENCE,
+    PROJECT_SCOPE,
+    REPLACEMENT,
+    REQUEST,
+    RULE,
+    SAFETY,
+    SESSION_SCOPE,
+)
+from .relations import relation_fields
+from .text import (
+    Sentence,
+    clean,
+    clip,
+    content_terms,
+    is_person_name,
+    is_question,
+    phrases,
+    proper_names,
+    split_sentences,
+    split_speaker,
+    without_times,
+)
+from .titles import attributed, bare, headline
+
+MAX_EVENTS = 24
+_ASSISTANT_TYPES = {"decision", "change", "cancellation", "release", "task_completed", "migration"}
+_IMPERSONAL_TYPES = _ASSISTANT_TYPES | {"meeting", "incident"}
+ECHO = 0.5
+
+
+def message_sentences(messages: Iterable[Mapping[str, Any]]) -> list[Sentence]:
+    """The sentences of user and assistant messages, speaker labels split off."""
+    sentences: list[Sentence] = []
+    for message in messages:
+        role = str(message.get("role", ""))
+        if role not in ("user", "assistant"):
+            continue
+        speaker, body = split_speaker(clean(str(message.get("content") or "")))
+        for index, text in enumerate(split_sentences(body)):
+            sentences.append(
+                Sentence(text, str(message.get("id", "")), role, speaker,
+                         str(message.get("created_at") or ""), index)
+            )  # fmt: skip
+    return sentences
+
+
+def event_type_of(
+    sentence: Sentence, timed: bool = False, heard: frozenset[str] = frozenset()
+) -> str | None:
+    """The event type a sentence announces, or None for fillers, questions and chatter.
+
+    ``timed``: the sentence has its own time expression, which counts as a content term
+    and makes a statement an event even without a first-person subject. ``heard``: the
+    content terms the user said in the block, which an assistant sentence must not echo.
+    """
+    if sentence.role == "assistant" and sentence.speaker is None:
+        return _assistant_type(sentence.text, timed, heard)
+    return _person_type(sentence, timed)
+
+
+def _person_type(sentence: Sentence, timed: bool) -> str | None:
+    text = sentence.text
+    if is_question(text) or len(content_terms(text)) + timed < 2:
+        return None
+    found = next((name for name, cue in EVENT_CUES if cue.search(text)), None)
+    if found == "cancellation" and REPLACEMENT.search(text) and not CANCELLATION.search(text):
+        found = "change"
+    personal = FIRST_PERSON.search(text) is not None or _elided_subject(text)
+    if found is None and (PREFERENCE.search(text) or IDENTITY.search(text) or ONGOING.search(text)):
+        found = "other"
+    if found is None and RULE.search(text):
+        found = "decision" if PROJECT_SCOPE.search(text) or not personal else "other"
+    if found is None and sentence.role == "user" and REQUEST.search(text):
+        return "other"
+    if found is None and (timed or (personal and ELIDED_SUBJECT.search(bare(text)))):
+        found = "plan" if is_future(text) else "other"
+    if found is None:
+        return None
+    return found if personal or timed or found in _IMPERSONAL_TYPES else None
+
+
+def _assistant_type(text: str, timed: bool, heard: frozenset[str]) -> str | None:
+    """High threshold: a new outcome, root cause, limit or decision, not an ack or echo."""
+    said = ACKNOWLEDGEMENT.sub("", text).strip()
+    terms = set(content_terms(said))
+    if is_question(said) or len(terms) + timed < 2 or len(terms & heard) >= ECHO * len(terms):
+        return None
+    found = next((name for name, cue in EVENT_CUES if cue.search(said)), None)
+    if found in _ASSISTANT_TYPES:
+        return found
+    return "incident" if ASSISTANT_FINDING.search(said) else None
+
+
+def _elided_subject(text: str) -> bool:
+    """Chat drops the subject: "Took a trip to Rome last week" speaks for the speaker."""
+    return ELIDED_SUBJECT.search(bare(text)) is not None
+
+
+def extract_events(payload: Mapping[str, Any], zone: tzinfo) -> EventExtraction:
+    """Event cards for the target block of an EXTRACT_EVENT_CARDS payload."""
+    messages = list(payload.get("target", {}).get("messages", []))
+    allowed = set(payload.get("allowed_source_message_ids") or [m.get("id") for m in messages])
+    timeline = list(payload.get("timeline") or [])
+    sentences = message_sentences(messages)
+    speakers = {s.speaker for s in sentences if s.speaker}
+    heard = frozenset(t for s in sentences if s.role == "user" for t in content_terms(s.text))
+    cards: dict[str, EventCardDraft] = {}
+    for sentence, when, own in _timed(sentences, zone):
+        event_type = event_type_of(sentence, own, heard)
+        if event_type is None or sentence.message_id not in allowed:
+            continue
+        card = draft_card(sentence, event_type, when, _reference(sentence, zone), speakers)
+        _merge(cards, _related(card, sentence.text, event_type, timeline, speakers))
+    events = list(cards.values())[:MAX_EVENTS]
+    return EventExtraction(should_extract=bool(events), events=events)
+
+
+def _related(
+    card: EventCardDraft,
+    text: str,
+    event_type: str,
+    timeline: Sequence[Mapping[str, Any]],
+    speakers: set[str],
+) -> EventCardDraft:
+    links = relation_fields(text, event_type, timeline, speakers)
+    if not links:
+        return card
+    return card.model_copy(update={"temporal": {**(card.temporal or {}), **links}})
+
+
+def _reference(sentence: Sentence, zone: tzinfo) -> datetime:
+    if not sentence.created_at:
+        return datetime.now(zone)
+    return parse_iso(sentence.created_at).astimezone(zone)
+
+
+def _timed(
+    sentences: Sequence[Sentence], zone: tzinfo
+) -> list[tuple[Sentence, TimeExpression, bool]]:
+    """Each sentence, its time and whether that time is its own expression.
+
+    Without one it inherits the message's latest expression (basis inferred), or takes the
+    message day for "just …", "is now open" and present-progressive statements.
+    """
+    timed: list[tuple[Sentence, TimeExpression, bool]] = []
+    latest: dict[str, TimeExpression] = {}
+    for sentence in sentences:
+        reference = _reference(sentence, zone)
+        found = find_time_expressions(sentence.text, reference)
+        if found:
+            latest[sentence.message_id] = found[-1]
+            timed.append((sentence, found[0], True))
+        elif sentence.message_id in latest:
+            inherited = replace(latest[sentence.message_id], basis="inferred")
+            timed.append((sentence, inherited, False))
+        else:
+            timed.append((sentence, _mention_day(sentence.text, reference), False))
+    return timed
+
+
+def _mention_day(text: str, reference: datetime) -> TimeExpression:
+    """The message day for "just …", "is now open" and ongoing statements, else unknown."""
+    match = JUST_NOW.search(text) or ONGOING.search(text)
+    if match is None or is_future(text):
+        return UNKNOWN
+    start = reference.replace(hour=0, minute=0, second=0, microsecond=0)
+    end = start + timedelta(days=1, seconds=-1)
+    return TimeExpression(start, end, "day", "inferred", match.group(0), match.start())
+
+
+def draft_card(
+    sentence: Sentence,
+    event_type: str,
+    when: TimeExpression,
+    reference: datetime,
+    speakers: set[str],
+) -> EventCardDraft:
+    """One atomic card: title, summary with speaker and resolved date, temporal object."""
+    participants = _participants(sentence, speakers)
+    temporal: dict[str, Any] = {"mentioned_at": reference.isoformat(), **when.as_temporal()}
+    temporal |= {"status": _status(sentence.text, event_type, when, reference)}
+    temporal |= {"participants": participants, "event_type": event_type}
+    return EventCardDraft(
+        title=headline(sentence),
+        summary=clip(attributed(sentence, _date_note(when)), 1000),
+        source_message_ids=[sentence.message_id],
+        scope=_scope(sentence.text),
+        criticality=_criticality(sentence.text),
+        tags=_tags(sentence.text, speakers),
+        quotes=[clip(sentence.text, 400)],
+        temporal=temporal,
+    )
+
+
+def _date_note(when: TimeExpression) -> str:
+    if when.basis in ("relative", "inferred") and when.known:
+        return f" [{when.original_text} = {when.describe()}]"
+    return ""
+
+
+def _status(text: str, event_type: str, when: TimeExpression, reference: datetime) -> str:
+    if event_type == "cancellation":
+        return "cancelled"
+    if REQUEST.search(text):
+        return "planned"
+    if when.start is not None and when.start > reference:
+        return "planned"
+    if when.end is not None and when.end < reference and when.basis != "inferred":
+        return "occurred"
+    if event_type == "plan" or is_future(text):
+        return "planned"
+    if ONGOING.search(text) or PREFERENCE.search(text) or IDENTITY.search(text):
+        return "ongoing"
+    return "occurred"
+
+
+def _scope(text: str) -> Scope:
+    """Project rules → project; one-off requests → session; personal facts → user."""
+    if PROJECT_SCOPE.search(text):
+        return "project"
+    if LONG_TERM.search(text) or not (SESSION_SCOPE.search(text) or REQUEST.search(text)):
+        return "user"
+    return "session"
+
+
+def _criticality(text: str) -> Criticality:
+    if SAFETY.search(text):
+        return "safety"
+    if PREFERENCE.search(text):
+        return "preference"
+    return "identity" if IDENTITY.search(text) else "routine"
+
+
+def _participants(sentence: Sentence, speakers: set[str]) -> list[str]:
+    """People and organisations: speakers, names in the text; places and dates left out."""
+    names = [sentence.speaker] if sentence.speaker else []
+    names += [name for name in sorted(speakers) if name in sentence.text]
+    found = proper_names(sentence.text) + HONORIFIC_NAME.findall(sentence.text)
+    names += [name for name in found if name in speakers or not _is_place(sentence.text, name)]
+    return [name for name in dict.fromkeys(names) if name in speakers or is_person_name(name)]
+
+
+def places(text: str) -> list[str]:
+    """Capitalised names after "in", "at", "to", "from", "visited" …: places, not people."""
+    return [name for name in proper_names(text) if _is_place(text, name)]
+
+
+def _is_place(text: str, name: str) -> bool:
+    position = text.find(name)
+    return position > 0 and PLACE_CUE.search(text[:position]) is not None
+
+
+def _tags(text: str, speakers: set[str]) -> list[str]:
+    """Places first, then content phrases; time expressions and speaker names left out."""
+    found = [p for p in places(text) if p not in speakers] + phrases(without_times(text))
+    return list(dict.fromkeys(found))[:5]
+
+
+def _merge(cards: dict[str, EventCardDraft], card: EventCardDraft) -> None:
+    """Identical summaries become one card with the union of their source messages."""
+    existing = cards.get(card.summary)
+    if existing is None:
+        cards[card.summary] = card
+        return
+    ids = list(dict.fromkeys(existing.source_message_ids + card.source_message_ids))
+    cards[card.summary] = existing.model_copy(update={"source_message_ids": ids})

@@ -1,0 +1,39 @@
+"""The deterministic offline model: the embedded default when no endpoint is configured.
+
+No network and no randomness: the same task always gives the same answer. It summarises
+blocks and extracts event cards with the rule modules ``core.offline_summary`` and
+``core.offline_events``, and decides agent memories with ``core.remember.offline_decide``;
+any other task is refused with ``ModelError``.
+"""
+
+from datetime import UTC, tzinfo
+from typing import Any
+
+from ...remember.rules import DECIDE_AGENT_MEMORY, offline_decide_payload
+from ..base import ModelError, StructuredTask, T
+from ..tasks import EXTRACT_EVENT_CARDS, SUMMARIZE_BLOCK
+from .events import extract_events
+from .summary import summarize_block
+
+
+class OfflineModel:
+    """Rule-based ``StructuredModel``; ``timezone`` is the calendar for "yesterday" etc."""
+
+    name = "offline"
+
+    def __init__(self, timezone: tzinfo = UTC) -> None:
+        self.timezone = timezone
+
+    async def complete(self, task: StructuredTask[T]) -> T:
+        return task.output_type.model_validate(self.answer(task.name, task.payload))
+
+    def answer(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """The task's result as plain data (synchronous; used by ``complete``)."""
+        if name == SUMMARIZE_BLOCK:
+            messages = payload.get("block", {}).get("messages", [])
+            return summarize_block(messages, self.timezone).model_dump()
+        if name == EXTRACT_EVENT_CARDS:
+            return extract_events(payload, self.timezone).model_dump()
+        if name == DECIDE_AGENT_MEMORY:
+            return offline_decide_payload(payload).model_dump()
+        raise ModelError(f"the offline model cannot run task {name!r}")

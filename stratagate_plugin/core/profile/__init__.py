@@ -1,0 +1,1 @@
+"""The resident profile and the memory spaces (namespaces) turns are recorded in."""

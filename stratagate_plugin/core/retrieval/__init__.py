@@ -1,0 +1,1 @@
+"""Retrieval: the raw, event and block channels, their fusion, and automatic recall."""

@@ -1,0 +1,18 @@
+"""The shared state every façade facet works on."""
+
+from .config import MemoryConfig
+from .llm.base import StructuredModel
+from .store import Database
+from .store.turns import NamespaceDefaults
+
+
+class FacetBase:
+    """Attributes the façade sets up; facets only read them."""
+
+    db: Database
+    config: MemoryConfig
+    model: StructuredModel
+
+    @property
+    def _defaults(self) -> NamespaceDefaults:
+        return NamespaceDefaults(self.config.block_turn_size, self.config.block_decay_lambda)

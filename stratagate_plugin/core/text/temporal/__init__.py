@@ -1,0 +1,1 @@
+"""Time expressions: patterns, calendar arithmetic and their resolution to UTC intervals."""

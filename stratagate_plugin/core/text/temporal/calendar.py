@@ -1,0 +1,123 @@
+"""Calendar arithmetic for ``core.temporal``: date spans for days, weeks, months, seasons.
+
+Weeks run Monday–Sunday; seasons are meteorological (northern hemisphere).
+"""
+
+import calendar
+from dataclasses import dataclass
+from datetime import date, time, timedelta
+from typing import Literal
+
+from .patterns import SEASON_MONTHS
+
+Precision = Literal["instant", "day", "month", "year", "range", "unknown"]
+Basis = Literal["explicit", "relative", "inferred", "unknown"]
+FEW = (2, 5)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A date interval before it is anchored to a timezone."""
+
+    first: date
+    last: date
+    precision: Precision
+    basis: Basis = "relative"
+    at: time | None = None
+
+
+def day_span(day: date, basis: Basis = "relative") -> Span:
+    return Span(day, day, "day", basis)
+
+
+def week_span(today: date, offset: int) -> Span:
+    monday = today - timedelta(days=today.weekday()) + timedelta(weeks=offset)
+    return Span(monday, monday + timedelta(days=6), "range")
+
+
+def weekend_span(today: date, offset: int) -> Span:
+    week = week_span(today, offset)
+    return Span(week.first + timedelta(days=5), week.last, "range")
+
+
+def month_span(year: int, month: int, offset: int = 0, basis: Basis = "relative") -> Span:
+    index = year * 12 + month - 1 + offset
+    year, month = divmod(index, 12)
+    last = calendar.monthrange(year, month + 1)[1]
+    return Span(date(year, month + 1, 1), date(year, month + 1, last), "month", basis)
+
+
+def year_span(year: int, basis: Basis = "relative") -> Span:
+    return Span(date(year, 1, 1), date(year, 12, 31), "year", basis)
+
+
+def season_span(season: str, year: int, basis: Basis = "relative") -> Span:
+    """Meteorological season; winter of ``year`` starts in its December."""
+    first_month = SEASON_MONTHS[season]
+    start = month_span(year, first_month, basis=basis)
+    end = month_span(year, first_month, 2, basis)
+    return Span(start.first, end.last, "range", basis)
+
+
+def current_season_year(season: str, today: date) -> int:
+    """The year of the latest occurrence of ``season`` that has begun by ``today``."""
+    begun = (today.month, today.day) >= (SEASON_MONTHS[season], 1)
+    return today.year if begun else today.year - 1
+
+
+def weekday_before(today: date, weekday: int) -> date:
+    return today - timedelta(days=(today.weekday() - weekday - 1) % 7 + 1)
+
+
+def weekday_after(today: date, weekday: int) -> date:
+    return today + timedelta(days=(weekday - today.weekday() - 1) % 7 + 1)
+
+
+def nearest_year(today: date, month: int, day: int, future: bool) -> int:
+    """The year that puts month/day nearest to today in the tense's direction."""
+    if future:
+        return today.year if (month, day) >= (today.month, today.day) else today.year + 1
+    return today.year if (month, day) <= (today.month, today.day) else today.year - 1
+
+
+def safe_date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def few_range(today: date, unit: str, future: bool = False) -> Span:
+    """ "a few days ago" → 2–5 days back (weeks/months/years likewise), precision range."""
+    near, far = FEW
+    sign = 1 if future else -1
+    edges = [_shift(today, unit, sign * near), _shift(today, unit, sign * far)]
+    first, last = min(edges), max(edges)
+    first, last = _unit_span(first, unit).first, _unit_span(last, unit).last
+    return Span(first, last, "range")
+
+
+def _shift(today: date, unit: str, amount: int) -> date:
+    if unit == "day":
+        return today + timedelta(days=amount)
+    if unit == "week":
+        return today + timedelta(weeks=amount)
+    months = month_span(today.year, today.month, amount * (12 if unit == "year" else 1))
+    return months.first
+
+
+def _unit_span(day: date, unit: str) -> Span:
+    if unit == "day":
+        return day_span(day)
+    if unit == "week":
+        return week_span(day, 0)
+    if unit == "month":
+        return month_span(day.year, day.month)
+    return year_span(day.year)
+
+
+def unit_offset(today: date, unit: str, amount: int) -> Span:
+    """The day/week/month/year ``amount`` units from today (negative = ago)."""
+    if unit == "week":
+        return week_span(today, amount)
+    return _unit_span(_shift(today, unit, amount), unit)

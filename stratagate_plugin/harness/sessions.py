@@ -1,0 +1,139 @@
+"""Sessions as append-only JSON lines under ``$STRATAGATE_HOME/sessions/<id>.jsonl``.
+
+Line kinds: one ``session`` header, then per turn its ``message`` lines and one ``turn`` line.
+A turn is written in one append followed by flush and fsync, so it survives the process
+exiting right after; a torn last line (a crash mid-write) is skipped when reading.
+"""
+
+import json
+import logging
+import os
+import re
+import secrets
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ..core.clock import iso, parse_iso, utc_now
+from ..core.llm.chat import ChatMessage
+from ..core.store.db import stratagate_home
+from .pm import HostError
+from .types import HostTurn, Session
+
+logger = logging.getLogger(__name__)
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class TurnRecord(BaseModel):
+    """How a turn ended, and its folded form (None when folding dropped it)."""
+
+    turn: int
+    outcome: Literal["completed", "failed"]
+    error: str | None = None
+    started_at: datetime
+    ended_at: datetime
+    folded: HostTurn | None = None
+
+
+def sessions_dir() -> Path:
+    return stratagate_home() / "sessions"
+
+
+def session_path(session_id: str) -> Path:
+    if not _ID.match(session_id):
+        raise HostError(f"invalid session id {session_id!r}: use letters, digits, '.', '_' or '-'")
+    return sessions_dir() / f"{session_id}.jsonl"
+
+
+def new_session_id() -> str:
+    return f"{utc_now():%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def open_session(session_id: str | None, profile: str, cwd: Path) -> Session:
+    """The stored session ``session_id``, else a new one (written with its first turn)."""
+    path = session_path(session_id or new_session_id())
+    if path.exists():
+        return read_session(path)
+    return Session(id=path.stem, profile=profile, cwd=cwd.resolve(), created_at=utc_now())
+
+
+def read_session(path: Path) -> Session:
+    session: Session | None = None
+    for entry in _entries(path):
+        if entry.get("kind") == "session":
+            session = _header_session(entry)
+        elif session is not None and entry.get("kind") == "message":
+            session.history.append(ChatMessage.model_validate(entry["message"]))
+        elif session is not None and entry.get("kind") == "turn":
+            session.turns = max(session.turns, int(entry["turn"]))
+    if session is None:
+        raise HostError(f"session file {path} has no session header")
+    return session
+
+
+def record_turn(session: Session, messages: Sequence[ChatMessage], record: TurnRecord) -> None:
+    """Append the turn durably, then add it to the in-memory session."""
+    path = session_path(session.id)
+    lines = [] if path.exists() else [_header(session)]
+    lines += [{"kind": "message", "turn": record.turn, "message": _dump(m)} for m in messages]
+    lines.append({"kind": "turn", **record.model_dump(mode="json")})
+    _append_durably(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    session.history.extend(messages)
+    session.turns = max(session.turns, record.turn)
+
+
+def _header(session: Session) -> dict[str, Any]:
+    return {
+        "kind": "session",
+        "id": session.id,
+        "profile": session.profile,
+        "cwd": str(session.cwd),
+        "created_at": iso(session.created_at),
+    }
+
+
+def _header_session(entry: dict[str, Any]) -> Session:
+    created = parse_iso(entry["created_at"])
+    return Session(entry["id"], entry["profile"], Path(entry["cwd"]), created)
+
+
+def _dump(message: ChatMessage) -> dict[str, Any]:
+    return message.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+
+
+def _entries(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                logger.warning("%s:%d: skipping an unreadable line", path, number)
+                continue
+            if isinstance(entry, dict):
+                yield entry
+
+
+def _append_durably(path: Path, text: str) -> None:
+    created = not path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as file:
+        file.write(text)
+        file.flush()
+        os.fsync(file.fileno())
+    if created:
+        _fsync_directory(path.parent)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the new file's directory entry durable too (POSIX only)."""
+    if os.name != "posix":
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

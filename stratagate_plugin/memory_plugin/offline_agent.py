@@ -1,0 +1,213 @@
+"""The offline agent: a deterministic chat model that really uses the memory tools.
+
+Used when no model endpoint is configured. For a question it searches events and raw
+memory, assesses both batches, records what it adopts (or ``[]``), and answers only from
+adopted evidence — or says it cannot confirm. Statements are acknowledged; "remember …"
+goes to memory_remember and "call me …" to the profile tool.
+"""
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.llm.chat import ChatMessage, ToolSpec, text_reply, tool_reply
+from ..core.text.search_terms import query_tokens, tokenize
+
+_QUESTION = re.compile(
+    r"[?？]|^\s*(what|when|where|who|which|why|how|do|does|did|is|are|was|were|can|could|"
+    r"have|has|tell me|remind me)\b|吗|什么|哪|谁|几|多少|怎么|为什么|是否",
+    re.IGNORECASE,
+)
+_REMEMBER = re.compile(
+    r"^\s*(please\s+)?(remember|note)( that)?\s*[:,]?\s*(?P<fact>.+)$"
+    r"|^\s*记住[：:，,]?\s*(?P<zh>.+)$",
+    re.I,
+)
+_CALL_ME = re.compile(
+    r"\b(call me|my name is)\s+(?P<name>[^\s.,!?]+)|叫我(?P<zh>\S+?)[。!！]?$", re.I
+)
+_STEER = re.compile(r"batches still open: (?P<ids>[^.]+)\.")
+MIN_OVERLAP = 0.5
+
+
+@dataclass
+class _Turn:
+    """What happened so far in the current turn, read back from the messages."""
+
+    question: str
+    results: dict[str, Any] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    steer: str | None = None
+    step: int = 0
+
+
+class OfflineAgent:
+    name = "offline-agent"
+
+    async def chat(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ChatMessage:
+        turn = _read_turn(messages)
+        available = {tool.name for tool in tools}
+        if not available:
+            return text_reply(_answer(turn))
+        if turn.steer:
+            return _close_listed(turn)
+        if not _QUESTION.search(turn.question):
+            return _statement(turn, available)
+        return _question_step(turn, available)
+
+
+def create_chat_model(host: object) -> OfflineAgent:
+    return OfflineAgent()
+
+
+def _read_turn(messages: Sequence[ChatMessage]) -> _Turn:
+    start = max(
+        (i for i, m in enumerate(messages) if m.role == "user" and m.source in (None, "user")),
+        default=0,
+    )
+    turn = _Turn(question=messages[start].text if messages else "")
+    names: dict[str, str] = {}
+    for message in messages[start + 1 :]:
+        turn.step += message.role == "assistant"
+        for call in message.tool_calls:
+            names[call.id] = call.name
+            _note_gate_call(turn, call.name, call.arguments)
+        if message.role == "tool" and message.tool_call_id in names:
+            name = names[message.tool_call_id]
+            turn.results[name] = _json(message.text)
+            turn.order.append(name)
+        if message.role == "user" and message.source == "plugin":
+            turn.steer = message.text
+        elif message.role == "tool":
+            turn.steer = None
+    return turn
+
+
+def _note_gate_call(turn: _Turn, name: str, arguments: str) -> None:
+    """Remember which batches this turn already assessed or recorded."""
+    kind = {"memory_assess": "assess", "memory_record_use": "record"}.get(name)
+    batch = _json(arguments).get("batch_id") if kind else None
+    if kind and batch:
+        turn.results[f"{kind}:{batch}"] = True
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"error": text}
+
+
+def _call(turn: _Turn, name: str, arguments: dict[str, Any]) -> ChatMessage:
+    return tool_reply(name, arguments, call_id=f"offline_{turn.step}_{name}")
+
+
+def _statement(turn: _Turn, available: set[str]) -> ChatMessage:
+    if turn.order:
+        return text_reply("Noted — I'll keep that in mind.")
+    name = _CALL_ME.search(turn.question)
+    if name and "memory_profile_update" in available:
+        value = name.group("name") or name.group("zh")
+        return _call(
+            turn, "memory_profile_update", {"field": "user_preferred_name", "value": value}
+        )
+    fact = _REMEMBER.match(turn.question)
+    if fact and "memory_remember" in available:
+        return _call(turn, "memory_remember", {"content": fact.group("fact") or fact.group("zh")})
+    return text_reply("Noted.")
+
+
+def _question_step(turn: _Turn, available: set[str]) -> ChatMessage:
+    query = turn.question.strip()
+    for search in ("memory_search_events", "memory_search_raw"):
+        if search not in turn.results and search in available:
+            return _call(turn, search, {"query": query, "limit": 6})
+    for search in ("memory_search_events", "memory_search_raw"):
+        batch = _batch_of(turn, search)
+        if batch is None:
+            continue
+        assessed, recorded = f"assess:{batch}", f"record:{batch}"
+        if assessed not in turn.results:
+            return _call(turn, "memory_assess", _assessment(turn, search, batch))
+        if recorded not in turn.results:
+            return _call(
+                turn,
+                "memory_record_use",
+                {"batch_id": batch, "evidence_refs": _adopted(turn, search)},
+            )
+    return text_reply(_answer(turn))
+
+
+def _batch_of(turn: _Turn, search: str) -> str | None:
+    result = turn.results.get(search)
+    batch = result.get("batchId") if isinstance(result, dict) else None
+    return str(batch) if batch else None
+
+
+def _assessment(turn: _Turn, search: str, batch: str) -> dict[str, Any]:
+    adopted = _adopted(turn, search)
+    verdict = "sufficient" if adopted else "wrong"
+    return {
+        "batch_id": batch,
+        "verdict": verdict,
+        "evidence_refs": adopted,
+        "fit": "direct match on the question's key terms" if adopted else "",
+        "missing": "" if adopted else "nothing found that answers the question",
+        "next_strategy": "answer" if adopted else "search_raw_memory",
+    }
+
+
+def _adopted(turn: _Turn, search: str) -> list[str]:
+    return [ref for ref, _ in _evidence(turn, search)]
+
+
+def _evidence(turn: _Turn, search: str) -> list[tuple[str, str]]:
+    """(ref, text) of results sharing at least half of the question's key terms, best two."""
+    result = turn.results.get(search)
+    if not isinstance(result, dict):
+        return []
+    wanted = set(query_tokens(turn.question))
+    refs, items = result.get("evidenceRefs") or [], result.get("results") or []
+    scored = []
+    for ref, item in zip(refs, items, strict=False):
+        text = _item_text(item)
+        overlap = len(wanted & set(tokenize(text))) / max(1, len(wanted))
+        if overlap >= MIN_OVERLAP:
+            scored.append((overlap, str(ref), text))
+    scored.sort(key=lambda entry: -entry[0])
+    return [(ref, text) for _, ref, text in scored[:2]]
+
+
+def _item_text(item: Any) -> str:
+    if not isinstance(item, dict):
+        return str(item)
+    if "summary" in item:
+        summary = str(item["summary"]).replace("The user said: ", "You said: ", 1)
+        when = str(item.get("sourceTime") or "")[:10]
+        return f"{summary} ({when})" if when else summary
+    message = item.get("message") or {}
+    return str(message.get("content", ""))
+
+
+def _answer(turn: _Turn) -> str:
+    found = [
+        text
+        for search in ("memory_search_events", "memory_search_raw")
+        for _, text in _evidence(turn, search)
+    ]
+    if not found:
+        if _QUESTION.search(turn.question):
+            return "I can't confirm that from memory."
+        return "Noted."
+    lines = list(dict.fromkeys(found))[:3]
+    return "From what you told me before:\n" + "\n".join(f"- {line}" for line in lines)
+
+
+def _close_listed(turn: _Turn) -> ChatMessage:
+    match = _STEER.search(turn.steer or "")
+    ids = [i.strip() for i in match.group("ids").split(",")] if match else []
+    if not ids:
+        return text_reply(_answer(turn))
+    return _call(turn, "memory_record_use", {"batch_id": ids[0], "evidence_refs": []})
