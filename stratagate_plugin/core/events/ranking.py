@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from ..clock import iso, parse_iso
 from ..retrieval.bm25 import bm25_rank_counted, fuzzy_match, rrf_rank, weighted_tokens
 from .cards import EventCard, chronology_key, normalize_event_type
-from .weights import memory_weight
+from .weights import card_weight
 
 TemporalIntent = Literal["first", "latest"]
 FieldCheck = Callable[[str, str, list[str], Mapping[str, Any]], bool]
@@ -193,29 +193,15 @@ def _document(fields: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
     return tuple(weighted_tokens(fields))
 
 
-def weight_now(card: EventCard, current_turn: int) -> float:
-    """The card's memory weight at the namespace's current turn (spec §8)."""
-    return memory_weight(
-        current_turn,
-        card.last_adopted_turn,
-        card.mention_count,
-        card.criticality,
-        card.pinned,
-        card.forced_cap,
-        card.status,
-        card.floor_weight,
-    )
-
-
 def weight_order(cards: Sequence[EventCard], current_turn: int) -> list[EventCard]:
     """Memory weight desc, then updatedAt desc, then id."""
     by_id = sorted(cards, key=lambda card: card.id)
     by_time = sorted(by_id, key=lambda card: card.updated_at, reverse=True)
-    return sorted(by_time, key=lambda card: weight_now(card, current_turn), reverse=True)
+    return sorted(by_time, key=lambda card: card_weight(card, current_turn), reverse=True)
 
 
 def weight_key(card: EventCard, current_turn: int) -> WeightKey:
-    return weight_now(card, current_turn), card.updated_at
+    return card_weight(card, current_turn), card.updated_at
 
 
 def weight_order_ids(keys: Mapping[str, WeightKey]) -> list[str]:

@@ -11,7 +11,7 @@ import math
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.tasks import Criticality
-from .cards import EventStatus
+from .cards import EventCard, EventStatus
 
 BASE_DECAY = 0.15
 REHEARSAL_FACTOR = 1.5
@@ -70,3 +70,17 @@ def memory_weight(
 def reinforce(counters: WeightCounters, current_turn: int) -> WeightCounters:
     """One adoption: ``mention_count + 1`` and the last adoption moves to ``current_turn``."""
     return WeightCounters(mention_count=counters.mention_count + 1, last_adopted_turn=current_turn)
+
+
+def card_weight(card: EventCard, current_turn: int) -> float:
+    """A stored card's weight at ``current_turn`` (its stored floor wins over its criticality)."""
+    return memory_weight(
+        current_turn,
+        card.last_adopted_turn,
+        card.mention_count,
+        card.criticality,
+        pinned=card.pinned,
+        forced_cap=card.forced_cap,
+        status=card.status,
+        floor=card.floor_weight,
+    )

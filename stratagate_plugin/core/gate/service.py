@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from ..clock import iso, utc_now
 from ..errors import InvalidInput
 from ..events.cards import EventCard
-from ..events.weights import memory_weight
+from ..events.weights import card_weight
 from ..store import Database, event_rows
 from ..store import gate_rows as rows
 from . import evidence as gate
@@ -221,26 +221,12 @@ async def restore_event(db: Database, event_id: str) -> EventCard:
     return await db.write(lambda raw: rows.restore(raw, event_id, now))
 
 
-def weight_of(card: EventCard, current_turn: int) -> float:
-    """The §8 weight of a stored event at ``current_turn`` (its stored floor wins)."""
-    return memory_weight(
-        current_turn,
-        card.last_adopted_turn,
-        card.mention_count,
-        card.criticality,
-        pinned=card.pinned,
-        forced_cap=card.forced_cap,
-        status=card.status,
-        floor=card.floor_weight,
-    )
-
-
 async def event_weight(db: Database, event_id: str, at_turn: int | None = None) -> float:
     """The event's weight at ``at_turn`` (default: its namespace's current turn)."""
 
     def query(raw: sqlite3.Connection) -> float:
         card = event_rows.get_event(raw, event_id)
         turn = rows.current_turn(raw, card.namespace) if at_turn is None else at_turn
-        return weight_of(card, turn)
+        return card_weight(card, turn)
 
     return await db.read(query)

@@ -28,7 +28,7 @@ from ..clock import iso, to_utc, utc_now
 from ..config import CORE_BLOCK_TURN_SIZE
 from ..errors import InvalidInput
 from ..events.cards import CRITICALITY_FLOORS, MAX_TAGS, EventCard, clean_strings
-from ..gate.service import weight_of
+from ..events.weights import card_weight
 from ..ids import new_id
 from ..llm.base import StructuredModel
 from ..records import Message
@@ -246,7 +246,7 @@ def _weighed(
 ) -> Remembered:
     if event_id is None:
         return result
-    weight = weight_of(event_rows.get_event(raw, event_id), turn)
+    weight = card_weight(event_rows.get_event(raw, event_id), turn)
     key = "reinforced_event_id" if reinforced else "event_id"
     return result.model_copy(update={key: event_id, "weight": weight})
 
