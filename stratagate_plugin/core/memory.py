@@ -11,22 +11,25 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .blocks.service import BlocksFacet
+from .blocks.service import BlocksService
 from .clock import iso, to_utc, utc_now
 from .config import MemoryConfig
 from .derivation.facet import DerivationFacet
 from .errors import InvalidInput
+from .events.service import EventsService
 from .gate.facet import GateFacet
 from .llm.base import StructuredModel
 from .profile.facet import ProfileFacet
 from .records import MessageIn, ToolTrace, TurnReceipt
-from .retrieval.service import SearchFacet
+from .retrieval.service import RetrievalService
 from .store import Database, default_database_path, jobs
 from .store.sealing import seal_whole_tail
 from .store.turns import ReceiptExists, record_turn, replayed_receipt, turn_fingerprint
 
 
-class StrataGate(BlocksFacet, DerivationFacet, GateFacet, ProfileFacet, SearchFacet):
+class StrataGate(
+    BlocksService, DerivationFacet, EventsService, GateFacet, ProfileFacet, RetrievalService
+):
     """The memory engine over one database file (use cases grouped in ``core/facets``)."""
 
     def __init__(

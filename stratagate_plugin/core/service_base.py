@@ -6,7 +6,7 @@ from .store import Database
 from .store.turns import NamespaceDefaults
 
 
-class FacetBase:
+class ServiceBase:
     """Attributes the façade sets up; facets only read them."""
 
     db: Database

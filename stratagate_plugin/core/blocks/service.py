@@ -6,13 +6,13 @@ from typing import Any
 from ..clock import iso, utc_now
 from ..errors import InvalidInput
 from ..records import Block, BlockView, LiftSource, Message
-from ..service_base import FacetBase
+from ..service_base import ServiceBase
 from ..store import block_rows
 from . import rules as block_rules
 from .views import block_view, current_level
 
 
-class BlocksFacet(FacetBase):
+class BlocksService(ServiceBase):
     async def get_blocks(
         self, namespace: str | None = None, thread_id: str | None = None
     ) -> list[BlockView]:

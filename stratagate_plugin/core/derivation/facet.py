@@ -5,12 +5,12 @@ from collections.abc import Callable
 from ..clock import utc_now
 from ..events.cards import EventCard
 from ..records import Job
-from ..service_base import FacetBase
+from ..service_base import ServiceBase
 from ..store import event_rows, jobs
 from .service import DerivationReport, Deriver
 
 
-class DerivationFacet(FacetBase):
+class DerivationFacet(ServiceBase):
     async def process_pending(
         self, max_jobs: int | None = None, on_job: Callable[[Job], None] | None = None
     ) -> DerivationReport:

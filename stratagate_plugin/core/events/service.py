@@ -16,6 +16,7 @@ from ..blocks.views import block_view
 from ..clock import iso, parse_iso, to_utc, utc_now
 from ..errors import InvalidInput, NotFound
 from ..records import BlockView, Message
+from ..service_base import ServiceBase
 from ..store import Database, block_rows, event_rows
 from ..store import event_queries_rows as rows
 from ..store.search_index import row_document
@@ -223,3 +224,7 @@ def empty_reason(shown: int, namespace_blocks: int, open_tail: int) -> EmptyReas
     if open_tail:
         return "open_tail_pending"
     return "blocks_exist_in_other_threads" if namespace_blocks else "no_blocks_in_namespace"
+
+
+class EventsService(ServiceBase):
+    """Event use cases of the ``StrataGate`` façade: search, expansion, agent block listing."""

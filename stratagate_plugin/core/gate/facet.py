@@ -6,12 +6,12 @@ from ..events.cards import EventCard
 from ..remember import service as agent_remember
 from ..remember.rules import Category
 from ..remember.service import Remembered
-from ..service_base import FacetBase
+from ..service_base import ServiceBase
 from . import service as agent_gate
 from .evidence import Batch
 
 
-class GateFacet(FacetBase):
+class GateFacet(ServiceBase):
     async def open_batch(
         self,
         namespace: str,

@@ -1,11 +1,11 @@
 """Façade facet: the installation-wide resident profile."""
 
-from ..service_base import FacetBase
+from ..service_base import ServiceBase
 from . import service as profile_service
 from .service import ProfileUpdate, ProfileView
 
 
-class ProfileFacet(FacetBase):
+class ProfileFacet(ServiceBase):
     async def get_profile(self) -> ProfileView:
         return await profile_service.get_profile(self.db)
 

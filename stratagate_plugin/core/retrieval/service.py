@@ -7,7 +7,7 @@ from datetime import datetime
 from ..events import service as event_queries
 from ..events.ranking import EventHit, TemporalIntent
 from ..events.service import BlocksReport, EventExpansion
-from ..service_base import FacetBase
+from ..service_base import ServiceBase
 from . import fused as fused_retrieval
 from . import raw_channel as retrieval
 from . import recall
@@ -16,7 +16,7 @@ from .hits import RawHit
 from .recall import AutoContext
 
 
-class SearchFacet(FacetBase):
+class RetrievalService(ServiceBase):
     async def search_events(
         self,
         namespace: str,
