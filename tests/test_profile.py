@@ -7,12 +7,6 @@ import pytest
 from stratagate_plugin.core.errors import InvalidInput
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.profile import fields as rules
-from stratagate_plugin.core.profile.service import (
-    agent_update,
-    get_profile,
-    settle_proposals,
-    update_field,
-)
 from stratagate_plugin.core.profile.spaces import display_name, namespace_for
 from stratagate_plugin.core.store.profile_rows import ProfileConflict
 
@@ -56,17 +50,17 @@ def test_anything_else_is_not_consent(reply: str) -> None:
 async def test_updates_are_audited_with_revisions(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    first = await update_field(memory.db, "home_city", "Leeds", "settings")
-    same = await update_field(memory.db, "home_city", "Leeds", "settings")
+    first = await memory.update_profile("home_city", "Leeds", "settings")
+    same = await memory.update_profile("home_city", "Leeds", "settings")
     assert first.modified and not same.modified and same.revision == first.revision
-    second = await update_field(
-        memory.db, "home_city", "York", "settings", expected_revision=first.revision
+    second = await memory.update_profile(
+        "home_city", "York", "settings", expected_revision=first.revision
     )
     with pytest.raises(ProfileConflict, match="updated elsewhere"):
-        await update_field(
-            memory.db, "home_city", "Hull", "settings", expected_revision=first.revision
+        await memory.update_profile(
+            "home_city", "Hull", "settings", expected_revision=first.revision
         )
-    view = await get_profile(memory.db)
+    view = await memory.get_profile()
     assert view.values["home_city"] == "York" and view.revisions["home_city"] == second.revision
     assert view.values["current_city"] == ""
     audit = plain.execute("SELECT field, old_value, new_value, source FROM profile_changes")
@@ -86,50 +80,48 @@ async def test_total_limit_is_enforced(memory: StrataGate) -> None:
         "user_preferred_name",
         "assistant_preferred_name",
     ):
-        await update_field(memory.db, field, "x" * rules.field_of(field).limit, "settings")
+        await memory.update_profile(field, "x" * rules.field_of(field).limit, "settings")
     with pytest.raises(InvalidInput, match="6000"):
-        await update_field(memory.db, "default_location", "y" * 200, "settings")
+        await memory.update_profile("default_location", "y" * 200, "settings")
 
 
 async def test_user_request_applies_directly(memory: StrataGate) -> None:
-    result = await agent_update(
-        memory.db,
+    result = await memory.agent_profile_update(
         "t1",
         "user_preferred_name",
         "Mara",
         latest_user_message="Please call me Mara from now on.",
     )
     assert result.status == "applied"
-    assert (await get_profile(memory.db)).values["user_preferred_name"] == "Mara"
+    assert (await memory.get_profile()).values["user_preferred_name"] == "Mara"
 
 
 async def test_agent_proposal_waits_for_explicit_agreement(memory: StrataGate) -> None:
-    proposed = await agent_update(
-        memory.db,
+    proposed = await memory.agent_profile_update(
         "t1",
         "current_city",
         "Porto",
         latest_user_message="I'm flying out tomorrow morning.",
     )
     assert proposed.status == "awaiting_consent"
-    assert (await get_profile(memory.db)).values["current_city"] == ""
-    applied = await settle_proposals(memory.db, "t1", "同意")
+    assert (await memory.get_profile()).values["current_city"] == ""
+    applied = await memory.settle_profile_proposals("t1", "同意")
     assert [u.value for u in applied] == ["Porto"]
-    assert (await get_profile(memory.db)).values["current_city"] == "Porto"
-    assert await settle_proposals(memory.db, "t1", "同意") == []  # one change, one consent
+    assert (await memory.get_profile()).values["current_city"] == "Porto"
+    assert await memory.settle_profile_proposals("t1", "同意") == []  # one change, one consent
 
 
 async def test_refusal_or_topic_change_discards_the_proposal(memory: StrataGate) -> None:
-    await agent_update(memory.db, "t1", "current_city", "Porto", "I'm travelling.")
-    assert await settle_proposals(memory.db, "t1", "What's on my calendar?") == []
-    assert await settle_proposals(memory.db, "t1", "yes") == []
-    assert (await get_profile(memory.db)).values["current_city"] == ""
+    await memory.agent_profile_update("t1", "current_city", "Porto", "I'm travelling.")
+    assert await memory.settle_profile_proposals("t1", "What's on my calendar?") == []
+    assert await memory.settle_profile_proposals("t1", "yes") == []
+    assert (await memory.get_profile()).values["current_city"] == ""
 
 
 async def test_proposals_are_per_conversation(memory: StrataGate) -> None:
-    await agent_update(memory.db, "t1", "home_city", "Bath", "moving soon")
-    assert await settle_proposals(memory.db, "t2", "yes") == []
-    assert len(await settle_proposals(memory.db, "t1", "yes")) == 1
+    await memory.agent_profile_update("t1", "home_city", "Bath", "moving soon")
+    assert await memory.settle_profile_proposals("t2", "yes") == []
+    assert len(await memory.settle_profile_proposals("t1", "yes")) == 1
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,6 @@ import pytest
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.errors import InvalidInput
 from stratagate_plugin.core.events.cards import EventCard
-from stratagate_plugin.core.gate.service import forget_event
 from stratagate_plugin.core.llm.base import ModelServerError, ScriptedModel, StructuredTask, T
 from stratagate_plugin.core.llm.offline.model import OfflineModel
 from stratagate_plugin.core.memory import StrataGate
@@ -226,7 +225,7 @@ async def test_forgotten_events_are_not_duplicates(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
     await add_event(memory, "known", KNOWN)
-    await forget_event(memory.db, "known")
+    await memory.forget_event("known")
     result = await remember(memory.db, None, NS, THREAD, KNOWN)
     assert (result.action, result.gate) == ("ADDED", "clear-new")
     assert row(plain, "known")["mention_count"] == 1
@@ -405,7 +404,7 @@ async def test_a_target_forgotten_during_the_decider_is_left_alone(
 ) -> None:
     await add_event(memory, "known", KNOWN)
     result = await while_deciding(
-        memory, decision("SUPERSEDE", ["known"], 0.95), lambda: forget_event(memory.db, "known")
+        memory, decision("SUPERSEDE", ["known"], 0.95), lambda: memory.forget_event("known")
     )
     assert (result.action, result.downgraded_from, result.existing_event_ids) == (
         "CONFLICT_MARKED",

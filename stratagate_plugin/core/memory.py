@@ -17,10 +17,11 @@ from .config import MemoryConfig
 from .derivation.facet import DerivationFacet
 from .errors import InvalidInput
 from .events.service import EventsService
-from .gate.facet import GateFacet
+from .gate.service import GateService
 from .llm.base import StructuredModel
-from .profile.facet import ProfileFacet
+from .profile.service import ProfileService
 from .records import MessageIn, ToolTrace, TurnReceipt
+from .remember.service import RememberService
 from .retrieval.service import RetrievalService
 from .store import Database, default_database_path, jobs
 from .store.sealing import seal_whole_tail
@@ -28,9 +29,15 @@ from .store.turns import ReceiptExists, record_turn, replayed_receipt, turn_fing
 
 
 class StrataGate(
-    BlocksService, DerivationFacet, EventsService, GateFacet, ProfileFacet, RetrievalService
+    BlocksService,
+    DerivationFacet,
+    EventsService,
+    GateService,
+    ProfileService,
+    RememberService,
+    RetrievalService,
 ):
-    """The memory engine over one database file (use cases grouped in ``core/facets``)."""
+    """The memory engine over one database file: each base is one capability's use cases."""
 
     def __init__(
         self,

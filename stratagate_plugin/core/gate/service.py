@@ -18,7 +18,8 @@ from ..clock import iso, utc_now
 from ..errors import InvalidInput
 from ..events.cards import EventCard
 from ..events.weights import card_weight
-from ..store import Database, event_rows
+from ..service_base import ServiceBase
+from ..store import event_rows
 from ..store import gate_rows as rows
 from . import evidence as gate
 from .evidence import Assessment, Batch, Citation, RecordPlan
@@ -60,27 +61,132 @@ class UseRecord(BaseModel):
     unresolved_batch_ids: tuple[str, ...]
 
 
-async def open_batch(
-    db: Database,
-    namespace: str,
-    thread_id: str,
-    tool: str,
-    evidence_refs: Sequence[str],
-    titles: Mapping[str, str] | None = None,
-) -> Batch:
-    """Persist the batch an explicit retrieval tool call exposed (``tool`` in BATCH_TOOLS)."""
-    for label, value in (("namespace", namespace), ("thread_id", thread_id)):
-        if not isinstance(value, str) or not value.strip():
-            raise InvalidInput(f"{label} must be a non-empty string")
-    if tool not in gate.BATCH_TOOLS:
-        raise InvalidInput(f"{tool!r} does not open retrieval batches")
-    _check_refs(evidence_refs)
-    now = iso(utc_now())
-    return await db.write(
-        lambda raw: rows.insert_batch(
-            raw, namespace, thread_id, tool, evidence_refs, titles or {}, now
+class GateService(ServiceBase):
+    """Evidence-gate use cases of the ``StrataGate`` façade."""
+
+    async def open_batch(
+        self,
+        namespace: str,
+        thread_id: str,
+        tool: str,
+        evidence_refs: Sequence[str],
+        titles: Mapping[str, str] | None = None,
+    ) -> Batch:
+        """Persist the batch an explicit retrieval tool call exposed (``tool`` in BATCH_TOOLS)."""
+        for label, value in (("namespace", namespace), ("thread_id", thread_id)):
+            if not isinstance(value, str) or not value.strip():
+                raise InvalidInput(f"{label} must be a non-empty string")
+        if tool not in gate.BATCH_TOOLS:
+            raise InvalidInput(f"{tool!r} does not open retrieval batches")
+        _check_refs(evidence_refs)
+        now = iso(utc_now())
+        return await self.db.write(
+            lambda raw: rows.insert_batch(
+                raw, namespace, thread_id, tool, evidence_refs, titles or {}, now
+            )
         )
-    )
+
+    async def assess(
+        self,
+        namespace: str,
+        thread_id: str,
+        batch_id: str | None,
+        verdict: object,
+        evidence_refs: Sequence[object],
+        fit: object,
+        missing: object,
+        next_strategy: object,
+    ) -> Assessed:
+        """Normalise and store (overwrite) the assessment of an unresolved batch (§7.1)."""
+        now = iso(utc_now())
+
+        def unit(raw: sqlite3.Connection) -> Assessed:
+            batch = rows.select_batch(raw, namespace, thread_id, batch_id)
+            judged = gate.assess_batch(batch, verdict, evidence_refs, fit, missing, next_strategy)
+            stored = rows.save_assessment(raw, judged, now)
+            latest = rows.latest_batch_id(raw, namespace, thread_id)
+            return Assessed(batch=stored, latest_batch_id=latest or batch.id)
+
+        return await self.db.write(unit)
+
+    async def record_use(
+        self,
+        namespace: str,
+        thread_id: str,
+        batch_id: str | None,
+        evidence_refs: Sequence[object],
+        receipt_id: str,
+    ) -> UseRecord:
+        """Adopt refs of a batch under ``receipt_id`` (§7.2–7.3); ``[]`` is always allowed.
+
+        Order: select → plan → payload → receipt decision (a replay returns here) → unresolved
+        check → reinforce → receipt row → mark recorded. An omitted ``batch_id`` means the
+        receipt's own batch on a replay, else the thread's latest batch.
+        """
+        if not isinstance(receipt_id, str) or not receipt_id.strip():
+            raise InvalidInput("record_use needs a non-blank receipt_id")
+        now = iso(utc_now())
+
+        def unit(raw: sqlite3.Connection) -> UseRecord:
+            stored = rows.receipt_row(raw, namespace, receipt_id)
+            wanted = batch_id if batch_id is not None or stored is None else stored["batch_id"]
+            batch = rows.select_batch(raw, namespace, thread_id, wanted)
+            plan = gate.plan_record_use(batch, evidence_refs)
+            audit = plan.audit(thread_id, rows.batch_turn(raw, batch.id))
+            payload = gate.receipt_payload(plan.event_ids, audit)
+            existing = stored["payload"] if stored else None
+            if gate.receipt_decision(existing, payload) == "replay":
+                return _use_record(raw, batch, plan, (), replayed=True)
+            gate.ensure_unresolved(batch)
+            turn = rows.current_turn(raw, namespace)
+            done = rows.reinforce_events(raw, namespace, plan.event_ids, turn, now)
+            rows.insert_receipt(
+                raw, namespace, receipt_id, batch.id, payload, plan.event_ids, audit, now
+            )
+            recorded = rows.mark_batch_recorded(raw, batch.id, now)
+            return _use_record(raw, recorded, plan, tuple(done), replayed=False)
+
+        return await self.db.write(unit)
+
+    async def unresolved_batches(self, namespace: str, thread_id: str) -> list[Batch]:
+        """The thread's batches still awaiting ``record_use`` (for the host's finish step)."""
+        return await self.db.read(
+            lambda raw: rows.list_batches(raw, namespace, thread_id, "unresolved")
+        )
+
+    async def list_batches(self, namespace: str, thread_id: str) -> list[Batch]:
+        return await self.db.read(lambda raw: rows.list_batches(raw, namespace, thread_id))
+
+    # -- event flags and weights ---------------------------------------------------------------
+
+    async def pin_event(self, event_id: str) -> EventCard:
+        """A pinned event weighs 1 until unpinned."""
+        now = iso(utc_now())
+        return await self.db.write(lambda raw: rows.set_pinned(raw, event_id, True, now))
+
+    async def unpin_event(self, event_id: str) -> EventCard:
+        now = iso(utc_now())
+        return await self.db.write(lambda raw: rows.set_pinned(raw, event_id, False, now))
+
+    async def forget_event(self, event_id: str) -> EventCard:
+        """Hide the event from every search, recall and derived view; sources stay."""
+        now = iso(utc_now())
+        return await self.db.write(lambda raw: rows.forget(raw, event_id, now))
+
+    async def restore_event(self, event_id: str) -> EventCard:
+        """Undo ``forget_event``."""
+        now = iso(utc_now())
+        return await self.db.write(lambda raw: rows.restore(raw, event_id, now))
+
+    async def event_weight(self, event_id: str, at_turn: int | None = None) -> float:
+        """The event's weight at ``at_turn`` (default: its namespace's current turn)."""
+
+        def query(raw: sqlite3.Connection) -> float:
+            card = event_rows.get_event(raw, event_id)
+            turn = rows.current_turn(raw, card.namespace) if at_turn is None else at_turn
+            return card_weight(card, turn)
+
+        return await self.db.read(query)
 
 
 def _check_refs(evidence_refs: Sequence[str]) -> None:
@@ -89,70 +195,6 @@ def _check_refs(evidence_refs: Sequence[str]) -> None:
     for ref in evidence_refs:
         if not isinstance(ref, str) or gate.parse_ref(ref) is None:
             raise InvalidInput(f"malformed evidence ref {ref!r}")
-
-
-async def assess(
-    db: Database,
-    namespace: str,
-    thread_id: str,
-    batch_id: str | None,
-    verdict: object,
-    evidence_refs: Sequence[object],
-    fit: object,
-    missing: object,
-    next_strategy: object,
-) -> Assessed:
-    """Normalise and store (overwrite) the assessment of an unresolved batch (§7.1)."""
-    now = iso(utc_now())
-
-    def unit(raw: sqlite3.Connection) -> Assessed:
-        batch = rows.select_batch(raw, namespace, thread_id, batch_id)
-        judged = gate.assess_batch(batch, verdict, evidence_refs, fit, missing, next_strategy)
-        stored = rows.save_assessment(raw, judged, now)
-        latest = rows.latest_batch_id(raw, namespace, thread_id)
-        return Assessed(batch=stored, latest_batch_id=latest or batch.id)
-
-    return await db.write(unit)
-
-
-async def record_use(
-    db: Database,
-    namespace: str,
-    thread_id: str,
-    batch_id: str | None,
-    evidence_refs: Sequence[object],
-    receipt_id: str,
-) -> UseRecord:
-    """Adopt refs of a batch under ``receipt_id`` (§7.2–7.3); ``[]`` is always allowed.
-
-    Order: select → plan → payload → receipt decision (a replay returns here) → unresolved
-    check → reinforce → receipt row → mark recorded. An omitted ``batch_id`` means the
-    receipt's own batch on a replay, else the thread's latest batch.
-    """
-    if not isinstance(receipt_id, str) or not receipt_id.strip():
-        raise InvalidInput("record_use needs a non-blank receipt_id")
-    now = iso(utc_now())
-
-    def unit(raw: sqlite3.Connection) -> UseRecord:
-        stored = rows.receipt_row(raw, namespace, receipt_id)
-        wanted = batch_id if batch_id is not None or stored is None else stored["batch_id"]
-        batch = rows.select_batch(raw, namespace, thread_id, wanted)
-        plan = gate.plan_record_use(batch, evidence_refs)
-        audit = plan.audit(thread_id, rows.batch_turn(raw, batch.id))
-        payload = gate.receipt_payload(plan.event_ids, audit)
-        existing = stored["payload"] if stored else None
-        if gate.receipt_decision(existing, payload) == "replay":
-            return _use_record(raw, batch, plan, (), replayed=True)
-        gate.ensure_unresolved(batch)
-        turn = rows.current_turn(raw, namespace)
-        done = rows.reinforce_events(raw, namespace, plan.event_ids, turn, now)
-        rows.insert_receipt(
-            raw, namespace, receipt_id, batch.id, payload, plan.event_ids, audit, now
-        )
-        recorded = rows.mark_batch_recorded(raw, batch.id, now)
-        return _use_record(raw, recorded, plan, tuple(done), replayed=False)
-
-    return await db.write(unit)
 
 
 def _use_record(
@@ -184,49 +226,3 @@ def _use_record(
         replayed=replayed,
         unresolved_batch_ids=tuple(open_ids),
     )
-
-
-async def unresolved_batches(db: Database, namespace: str, thread_id: str) -> list[Batch]:
-    """The thread's batches still awaiting ``record_use`` (for the host's finish step)."""
-    return await db.read(lambda raw: rows.list_batches(raw, namespace, thread_id, "unresolved"))
-
-
-async def list_batches(db: Database, namespace: str, thread_id: str) -> list[Batch]:
-    return await db.read(lambda raw: rows.list_batches(raw, namespace, thread_id))
-
-
-# -- event flags and weights ---------------------------------------------------------------
-
-
-async def pin_event(db: Database, event_id: str) -> EventCard:
-    """A pinned event weighs 1 until unpinned."""
-    now = iso(utc_now())
-    return await db.write(lambda raw: rows.set_pinned(raw, event_id, True, now))
-
-
-async def unpin_event(db: Database, event_id: str) -> EventCard:
-    now = iso(utc_now())
-    return await db.write(lambda raw: rows.set_pinned(raw, event_id, False, now))
-
-
-async def forget_event(db: Database, event_id: str) -> EventCard:
-    """Hide the event from every search, recall and derived view; sources stay."""
-    now = iso(utc_now())
-    return await db.write(lambda raw: rows.forget(raw, event_id, now))
-
-
-async def restore_event(db: Database, event_id: str) -> EventCard:
-    """Undo ``forget_event``."""
-    now = iso(utc_now())
-    return await db.write(lambda raw: rows.restore(raw, event_id, now))
-
-
-async def event_weight(db: Database, event_id: str, at_turn: int | None = None) -> float:
-    """The event's weight at ``at_turn`` (default: its namespace's current turn)."""
-
-    def query(raw: sqlite3.Connection) -> float:
-        card = event_rows.get_event(raw, event_id)
-        turn = rows.current_turn(raw, card.namespace) if at_turn is None else at_turn
-        return card_weight(card, turn)
-
-    return await db.read(query)

@@ -32,6 +32,7 @@ from ..events.weights import card_weight
 from ..ids import new_id
 from ..llm.base import StructuredModel
 from ..records import Message
+from ..service_base import ServiceBase
 from ..store import Database, block_rows, event_rows
 from ..store import gate_rows as rows
 from ..store.turns import NamespaceDefaults, ensure_namespace
@@ -90,6 +91,25 @@ class Remembered(BaseModel):
     downgraded_from: Literal["MERGE", "SUPERSEDE"] | None = None
     provenance: Provenance | None = None
     weight: float | None = None
+
+
+class RememberService(ServiceBase):
+    """``memory_remember`` on the façade: the engine's model decides, within its timeout."""
+
+    async def remember(
+        self, namespace: str, thread_id: str, content: str, category: Category | None = None
+    ) -> Remembered:
+        """Duplicate → reinforce, ambiguous → decider, else add (agent pool)."""
+        return await remember(
+            self.db,
+            self.model,
+            namespace,
+            thread_id,
+            content,
+            category,
+            task_timeout_s=self.config.structured_task_timeout_s,
+            defaults=self._defaults,
+        )
 
 
 async def remember(
@@ -176,10 +196,7 @@ def _live_events(
             raw, namespace, fts_match_any(tokens), CANDIDATE_LIMIT
         )
     else:
-        found = raw.execute(
-            "SELECT * FROM events WHERE namespace = ? AND status IN (?, ?) LIMIT ?",
-            (namespace, *event_rows.VISIBLE, CANDIDATE_LIMIT),
-        ).fetchall()
+        found = event_rows.visible_events(raw, namespace, CANDIDATE_LIMIT)
     return [ExistingEvent(id=r["id"], title=r["title"], summary=r["summary"]) for r in found]
 
 

@@ -190,3 +190,11 @@ def fts_event_candidates(
         "SELECT * FROM events WHERE namespace = ? AND status IN ('active', 'superseded')",
         (namespace,),
     ).fetchall()
+
+
+def visible_events(raw: sqlite3.Connection, namespace: str, limit: int) -> list[sqlite3.Row]:
+    """Up to ``limit`` active or superseded event rows of the namespace, in table order."""
+    return raw.execute(
+        "SELECT * FROM events WHERE namespace = ? AND status IN (?, ?) LIMIT ?",
+        (namespace, *VISIBLE, limit),
+    ).fetchall()
