@@ -11,6 +11,7 @@ shared <caption>"). ``captions=False`` (``--no-captions``) ranks the text alone.
 """
 
 import json
+import os
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -254,7 +255,7 @@ async def run_locomo(
 ) -> dict[str, Any]:
     """Ingest, derive, rank every question, write the JSONL, print and return the table."""
     samples: list[dict[str, Any]] = json.loads(Path(data_path).read_text(encoding="utf-8"))
-    model = OfflineModel() if model_kind == "offline" else model_from_settings()
+    model = OfflineModel() if model_kind == "offline" else model_from_settings(environ=os.environ)
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(db_path) if db_path else Path(scratch) / "locomo.db"
         config = MemoryConfig(block_turn_size=BLOCK_TURN_SIZE)

@@ -2,10 +2,12 @@
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from ..core.config import MemoryConfig
+from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
 from ..core.records import BlockView
 from ..core.store import default_database_path
@@ -20,7 +22,9 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
 
 
 async def open_memory(args: argparse.Namespace, config: MemoryConfig | None = None) -> StrataGate:
-    return await StrataGate.open(args.db or default_database_path(), config)
+    """The memory with the model the environment names (``STRATAGATE_BASE_URL``…), else offline."""
+    model = model_from_settings(environ=os.environ)
+    return await StrataGate.open(args.db or default_database_path(), config, model)
 
 
 def block_row(view: BlockView) -> dict[str, Any]:

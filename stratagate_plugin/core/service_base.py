@@ -1,4 +1,4 @@
-"""The shared state every façade facet works on."""
+"""What every capability's service reads from the façade that composes them."""
 
 from .config import MemoryConfig
 from .llm.base import StructuredModel
@@ -7,7 +7,7 @@ from .store.turns import NamespaceDefaults
 
 
 class ServiceBase:
-    """Attributes the façade sets up; facets only read them."""
+    """Attributes ``StrataGate`` sets up; the services only read them."""
 
     db: Database
     config: MemoryConfig

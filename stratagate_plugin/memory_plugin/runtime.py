@@ -3,6 +3,7 @@
 import asyncio
 import contextlib
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,9 @@ class MemoryRuntime:
             structured_task_timeout_s=float(settings["structured_task_timeout_s"]),
             agent_memory_weight=float(settings["agent_memory_weight"]),
         )
-        memory = await StrataGate.open(path, config, model_from_settings(settings.get("model")))
+        memory = await StrataGate.open(
+            path, config, model_from_settings(settings.get("model"), os.environ)
+        )
         runtime = cls(memory, settings, cwd)
         runtime.worker = asyncio.create_task(runtime._derive_forever())
         runtime.kick()

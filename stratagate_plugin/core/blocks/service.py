@@ -1,18 +1,108 @@
-"""Façade facet: reading blocks at their decayed levels, readiness and expansion."""
+"""Blocks on the façade: recording turns, sealing tails, views at their decayed level, expansion.
+
+A turn is one ``BEGIN IMMEDIATE`` transaction that writes L5 and seals a full tail into a
+pending block (L4/L3 by rule) before any model is called.
+"""
 
 import sqlite3
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from ..clock import iso, utc_now
-from ..errors import InvalidInput
-from ..records import Block, BlockView, LiftSource, Message
+from ..clock import iso, to_utc, utc_now
+from ..errors import InvalidInput, NotFound
+from ..records import Block, BlockView, LiftSource, Message, MessageIn, ToolTrace, TurnReceipt
 from ..service_base import ServiceBase
 from ..store import block_rows
+from ..store.sealing import seal_whole_tail
+from ..store.turns import (
+    ReceiptExists,
+    record_turn,
+    replayed_receipt,
+    turn_fingerprint,
+    update_namespace_setting,
+)
 from . import rules as block_rules
-from .views import block_view, current_level
 
 
 class BlocksService(ServiceBase):
+    """Recording and reading blocks."""
+
+    async def append_turn(
+        self,
+        namespace: str,
+        thread_id: str,
+        *,
+        user: str,
+        assistant: str = "",
+        tool_calls: Sequence[ToolTrace | dict[str, Any]] = (),
+        at: datetime | None = None,
+        receipt_id: str | None = None,
+    ) -> TurnReceipt:
+        """Record one completed turn (user + assistant with its tool traces)."""
+        traces = tuple(t if isinstance(t, ToolTrace) else ToolTrace(**t) for t in tool_calls)
+        messages = [
+            MessageIn(role="user", content=user, at=at),
+            MessageIn(role="assistant", content=assistant, tool_calls=traces, at=at),
+        ]
+        return await self.record_turn(namespace, thread_id, messages, at=at, receipt_id=receipt_id)
+
+    async def record_turn(
+        self,
+        namespace: str,
+        thread_id: str,
+        messages: Sequence[MessageIn],
+        *,
+        at: datetime | None = None,
+        receipt_id: str | None = None,
+    ) -> TurnReceipt:
+        """Record a turn of any messages (it must contain a user message); idempotent by receipt."""
+        _require_name("namespace", namespace)
+        _require_name("thread_id", thread_id)
+        moment = to_utc(at) if at else utc_now()
+        receipt = receipt_id or f"auto:{uuid.uuid4().hex}"
+        defaults = self._defaults
+
+        def unit(raw: sqlite3.Connection) -> TurnReceipt:
+            return record_turn(raw, namespace, thread_id, messages, moment, receipt, defaults)
+
+        try:
+            return await self.db.write(unit)
+        except ReceiptExists:
+            # Rare path: the insert found the receipt, the whole unit rolled back.
+            fingerprint = turn_fingerprint(thread_id, messages)
+            return await self.db.read(
+                lambda raw: replayed_receipt(raw, namespace, receipt, fingerprint)
+            )
+
+    async def seal_tail(self, namespace: str, thread_id: str) -> str | None:
+        """Seal the thread's open tail now (end of a session or an import); None if empty."""
+        now = iso(utc_now())
+        return await self.db.write(lambda raw: seal_whole_tail(raw, namespace, thread_id, now))
+
+    # -- block settings ----------------------------------------------------------------
+
+    async def set_block_turn_size(self, namespace: str, size: int) -> None:
+        """Affects future sealing only; existing blocks are never re-split."""
+        if not isinstance(size, int) or size < 1:
+            raise InvalidInput("block_turn_size must be a positive integer")
+        await self._update_namespace(namespace, "block_turn_size", size)
+
+    async def set_decay_lambda(self, namespace: str, decay_lambda: float) -> None:
+        if decay_lambda < 0:
+            raise InvalidInput("block_decay_lambda must be ≥ 0")
+        await self._update_namespace(namespace, "block_decay_lambda", float(decay_lambda))
+
+    async def _update_namespace(self, namespace: str, column: str, value: float) -> None:
+        now = iso(utc_now())
+        defaults = self._defaults
+        await self.db.write(
+            lambda raw: update_namespace_setting(raw, namespace, column, value, defaults, now)
+        )
+
+    # -- reading blocks ------------------------------------------------------------------
+
     async def get_blocks(
         self, namespace: str | None = None, thread_id: str | None = None
     ) -> list[BlockView]:
@@ -62,3 +152,36 @@ class BlocksService(ServiceBase):
             return block_view(raw, block)
 
         return await self.db.write(unit)
+
+
+def current_level(raw: sqlite3.Connection, block: Block) -> tuple[int, int]:
+    """(level, age): pending blocks stay at L5 and never age."""
+    if block.processing_status != "ready" or block.pointer_anchor_position is None:
+        return 5, 0
+    latest = block_rows.latest_ready_position(raw, block.namespace, block.thread_id)
+    decay = block_rows.decay_lambda(raw, block.namespace)
+    level = block_rules.decayed_level(
+        block.pointer_anchor_level, block.pointer_anchor_position, latest, decay
+    )
+    return level, max(0, latest - (block.ready_position or latest))
+
+
+def block_view(raw: sqlite3.Connection, block: Block, level: int | None = None) -> BlockView:
+    """The block rendered at ``level`` (default: its current decayed level)."""
+    messages = block_rows.block_messages(raw, block.id)
+    if not messages:
+        raise NotFound(f"block {block.id} has no messages")
+    current, age = current_level(raw, block)
+    shown = current if level is None else block_rules.clamp_level(level)
+    return BlockView(
+        block=block,
+        current_level=current,
+        age=age,
+        view_tokens=block_rules.view_token_sizes(block, messages),
+        text=block_rules.render_level(block, shown, messages),
+    )
+
+
+def _require_name(label: str, value: object) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{label} must be a non-empty string")

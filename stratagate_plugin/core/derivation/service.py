@@ -30,6 +30,7 @@ from ..llm.tasks import (
     EventExtraction,
 )
 from ..records import Block, Job
+from ..service_base import ServiceBase
 from ..store import Database, block_rows, event_rows, jobs
 from ..store.sealing import SUMMARY_JOB, enqueue_job
 from ..text.search_terms import query_tokens
@@ -269,12 +270,23 @@ def _still_visible_links(raw: sqlite3.Connection, temporal: dict[str, Any]) -> d
         named.add(temporal["same_event_id"])
     if not named:
         return temporal
-    marks = ",".join("?" * len(named))
-    visible = {
-        row[0]
-        for row in raw.execute(
-            f"SELECT id FROM events WHERE id IN ({marks}) AND status IN ('active', 'superseded')",
-            list(named),
-        )
-    }
+    visible = event_rows.live_event_ids(raw, named)
     return event_rules.restrict_relations(temporal, visible)
+
+
+class DerivationService(ServiceBase):
+    """Derivation jobs on the ``StrataGate`` façade: run them, list them, retry one."""
+
+    async def process_pending(
+        self, max_jobs: int | None = None, on_job: Callable[[Job], None] | None = None
+    ) -> DerivationReport:
+        """Run every due derivation job now (summaries, then event extraction)."""
+        return await Deriver(self.db, self.model).process_pending(max_jobs, on_job)
+
+    async def list_jobs(self, namespace: str | None = None, status: str | None = None) -> list[Job]:
+        return await self.db.read(lambda raw: jobs.list_jobs(raw, namespace, status))
+
+    async def retry_job(self, job_id: str) -> Job:
+        """Manual retry of a failed job: attempts start again and it runs at the next pass."""
+        now = utc_now()
+        return await self.db.write(lambda raw: jobs.retry(raw, job_id, now))

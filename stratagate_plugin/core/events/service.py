@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ..blocks.views import block_view
+from ..blocks.service import block_view
 from ..clock import iso, parse_iso, to_utc, utc_now
 from ..errors import InvalidInput, NotFound
 from ..records import BlockView, Message

@@ -211,7 +211,7 @@ def _final(
     if decision is None:
         assert recheck.outcome is not None  # no decider → phase 1 always concludes
         return recheck.outcome
-    live = rows.live_event_ids(raw, (m.event_id for m in first.ambiguous))
+    live = event_rows.live_event_ids(raw, (m.event_id for m in first.ambiguous))
     ambiguous = [match for match in first.ambiguous if match.event_id in live]
     return apply_decision(decision, ambiguous, recheck)
 

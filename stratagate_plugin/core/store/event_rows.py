@@ -198,3 +198,15 @@ def visible_events(raw: sqlite3.Connection, namespace: str, limit: int) -> list[
         "SELECT * FROM events WHERE namespace = ? AND status IN (?, ?) LIMIT ?",
         (namespace, *VISIBLE, limit),
     ).fetchall()
+
+
+def live_event_ids(raw: sqlite3.Connection, event_ids: Iterable[str]) -> set[str]:
+    """Those of ``event_ids`` that are still active or superseded."""
+    ids = list(dict.fromkeys(event_ids))
+    if not ids:
+        return set()
+    found = raw.execute(
+        f"SELECT id FROM events WHERE id IN ({','.join('?' * len(ids))}) AND status IN (?, ?)",
+        [*ids, *VISIBLE],
+    )
+    return {row[0] for row in found}

@@ -240,18 +240,6 @@ def restore(raw: sqlite3.Connection, event_id: str, now: str) -> EventCard:
     return get_event(raw, event_id)
 
 
-def live_event_ids(raw: sqlite3.Connection, event_ids: Iterable[str]) -> set[str]:
-    """Those of ``event_ids`` that are still active or superseded."""
-    ids = list(dict.fromkeys(event_ids))
-    if not ids:
-        return set()
-    found = raw.execute(
-        f"SELECT id FROM events WHERE id IN ({','.join('?' * len(ids))}) AND status IN (?, ?)",
-        [*ids, *VISIBLE],
-    )
-    return {row[0] for row in found}
-
-
 def merge_into(
     raw: sqlite3.Connection,
     event_id: str,

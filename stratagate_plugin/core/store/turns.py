@@ -34,6 +34,27 @@ def ensure_namespace(
     )
 
 
+NAMESPACE_SETTINGS = frozenset({"block_turn_size", "block_decay_lambda"})
+
+
+def update_namespace_setting(
+    raw: sqlite3.Connection,
+    namespace: str,
+    column: str,
+    value: float,
+    defaults: NamespaceDefaults,
+    now: str,
+) -> None:
+    """Set one of the namespace's ``NAMESPACE_SETTINGS`` (the namespace is made if new)."""
+    if column not in NAMESPACE_SETTINGS:
+        raise ValueError(f"not a namespace setting: {column}")
+    ensure_namespace(raw, namespace, defaults, now)
+    raw.execute(
+        f"UPDATE namespaces SET {column} = ?, updated_at = ? WHERE namespace = ?",
+        (value, now, namespace),
+    )
+
+
 def ensure_thread(raw: sqlite3.Connection, namespace: str, thread_id: str, now: str) -> None:
     raw.execute(
         "INSERT OR IGNORE INTO threads(namespace, thread_id, created_at) VALUES (?, ?, ?)",
