@@ -1,5 +1,6 @@
 """A fresh tiny world per test: a temp database file and a façade over it."""
 
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -12,6 +13,9 @@ from stratagate_plugin.core.memory import StrataGate
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the developer's shell: every ``STRATAGATE_*`` variable is cleared."""
+    for name in [name for name in os.environ if name.startswith("STRATAGATE_")]:
+        monkeypatch.delenv(name)
     monkeypatch.setenv("STRATAGATE_HOME", str(tmp_path / "home"))
 
 

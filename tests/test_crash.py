@@ -30,18 +30,18 @@ WRITER = textwrap.dedent(
 
 
 def run_and_kill(db_path: Path, after_lines: int) -> list[str]:
-    child = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-c", WRITER, str(db_path)], stdout=subprocess.PIPE, text=True
-    )
-    assert child.stdout is not None
-    returned = []
-    for line in child.stdout:
-        returned.append(line.strip())
-        if len(returned) >= after_lines:
-            break
-    child.send_signal(signal.SIGKILL)
-    child.wait(timeout=30)
-    returned += [line.strip() for line in child.stdout if line.strip()]
+    ) as child:
+        assert child.stdout is not None
+        returned = []
+        for line in child.stdout:
+            returned.append(line.strip())
+            if len(returned) >= after_lines:
+                break
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+        returned += [line.strip() for line in child.stdout if line.strip()]
     return returned
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from stratagate_plugin.core.errors import InvalidInput, MemoryError_, NotFound, ReceiptConflict
+from stratagate_plugin.core.errors import InvalidInput, NotFound, ReceiptConflict, StrataGateError
 from stratagate_plugin.core.events.weights import WeightCounters, reinforce
 from stratagate_plugin.core.gate.evidence import (
     BATCH_TOOLS,
@@ -400,7 +400,7 @@ def test_receipt_decision_conflicting_replay_raises(existing: str, new: str) -> 
 
 
 def test_protocol_errors_are_memory_errors() -> None:
-    assert issubclass(MemoryProtocolError, MemoryError_)
+    assert issubclass(MemoryProtocolError, StrataGateError)
     assert issubclass(BatchClosed, MemoryProtocolError)
 
 
@@ -504,7 +504,7 @@ class World:
         before = (dict(self.counters), len(self.reinforced))
         try:
             self.record(*call)
-        except MemoryError_ as error:
+        except StrataGateError as error:
             raise AssertionError(f"an identical replay must be a no-op: {error}") from error
         assert (self.counters, len(self.reinforced)) == before
 
@@ -521,7 +521,7 @@ def adopted_events(batch: Batch) -> set[str]:
 def test_gate_reinforces_only_adopted_events_once_per_receipt(ops: list[tuple[Any, ...]]) -> None:
     world = World()
     for op in ops:
-        with contextlib.suppress(MemoryError_):
+        with contextlib.suppress(StrataGateError):
             world.run(op)
     pairs = [(receipt, event_id) for receipt, _, event_id in world.reinforced]
     assert len(pairs) == len(set(pairs))

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stratagate_plugin.core.config import MemoryConfig
-from stratagate_plugin.core.errors import InvalidInput, MemoryError_, NotFound, ReceiptConflict
+from stratagate_plugin.core.errors import InvalidInput, NotFound, ReceiptConflict, StrataGateError
 from stratagate_plugin.core.events.cards import CRITICALITY_FLOORS, EventCard
 from stratagate_plugin.core.gate import service as ag
 from stratagate_plugin.core.gate.evidence import (
@@ -583,7 +583,7 @@ class GateWorld:
         return [exposed[i] if i < len(exposed) else "event:zz" for i in slots]
 
     async def run(self, op: tuple[Any, ...]) -> None:
-        with contextlib.suppress(MemoryError_):
+        with contextlib.suppress(StrataGateError):
             await self._apply(op)
         assert {k: v[0] for k, v in counters(self.plain).items()} == self.expected
 

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from ..core.errors import MemoryError_
+from ..core.errors import StrataGateError
 from . import (
     bench_command,
     block_commands,
@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Handler = args.handler
     try:
         return asyncio.run(handler(args))
-    except (MemoryError_, OSError, ValueError) as error:
+    except (StrataGateError, OSError, ValueError) as error:
         print(f"stratagate: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,6 +1,9 @@
 """Timestamps: always timezone-aware, stored as UTC ISO-8601 with an explicit offset."""
 
 from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 
 def utc_now() -> datetime:
@@ -25,3 +28,7 @@ def parse_iso(text: str) -> datetime:
     if cleaned.endswith(("Z", "z")):
         cleaned = cleaned[:-1] + "+00:00"
     return to_utc(datetime.fromisoformat(cleaned))
+
+
+UtcDatetime = Annotated[datetime, AfterValidator(lambda moment: to_utc(moment))]
+"""A record's timestamp: parsed from ISO-8601 text or taken as given, always in UTC."""

@@ -1,25 +1,25 @@
 """Small exception classes raised deep in core and translated once at each edge."""
 
 
-class MemoryError_(Exception):
-    """Base class of every StrataGate core error (user-facing message in ``str``)."""
+class StrataGateError(Exception):
+    """Base of every error the engine raises for its caller: a user-facing message in ``str``."""
 
 
-class NotFound(MemoryError_):
+class NotFound(StrataGateError):
     """An id that names nothing in this database."""
 
 
-class InvalidInput(MemoryError_):
+class InvalidInput(StrataGateError):
     """Input of the wrong shape or type."""
 
 
-class ReceiptConflict(MemoryError_):
+class ReceiptConflict(StrataGateError):
     """A receipt id replayed with a different payload."""
 
 
-class SchemaTooNew(MemoryError_):
+class SchemaTooNew(StrataGateError):
     """The database was written by a newer StrataGate than this one."""
 
 
-class BlockNotReady(MemoryError_):
+class BlockNotReady(StrataGateError):
     """The operation needs a ready block (derived L0–L2, extraction finished)."""

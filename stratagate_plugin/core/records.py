@@ -1,11 +1,10 @@
 """Data shapes shared by the rule modules, the store and the façade."""
 
-from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from .clock import to_utc
+from .clock import UtcDatetime
 
 Role = Literal["user", "assistant", "tool", "system"]
 ProcessingStatus = Literal["pending", "ready"]
@@ -31,12 +30,7 @@ class MessageIn(BaseModel):
     role: Role
     content: str
     tool_calls: tuple[ToolTrace, ...] = ()
-    at: datetime | None = None
-
-    @field_validator("at")
-    @classmethod
-    def _utc(cls, value: datetime | None) -> datetime | None:
-        return None if value is None else to_utc(value)
+    at: UtcDatetime | None = None
 
 
 class Message(BaseModel):
@@ -53,7 +47,7 @@ class Message(BaseModel):
     role: Role
     content: str
     tool_calls: tuple[ToolTrace, ...] = ()
-    created_at: datetime
+    created_at: UtcDatetime
 
 
 class TurnReceipt(BaseModel):
@@ -89,10 +83,10 @@ class Block(BaseModel):
     pointer_current_level: int = 5
     pointer_anchor_level: int = 5
     pointer_anchor_position: int | None = None
-    last_lifted_at: datetime | None = None
+    last_lifted_at: UtcDatetime | None = None
     last_lifted_by: LiftSource | None = None
-    created_at: datetime
-    updated_at: datetime
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
 
 
 class BlockView(BaseModel):
@@ -113,7 +107,7 @@ class Job(BaseModel):
     status: JobStatus
     attempts: int
     last_error: str | None
-    next_retry_at: datetime | None
-    created_at: datetime
-    updated_at: datetime
+    next_retry_at: UtcDatetime | None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
     detail: str | None = None

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from ..clock import iso, utc_now
-from ..errors import MemoryError_
+from ..errors import StrataGateError
 from ..events import cards as event_rules
 from ..events.cards import EventCard
 from ..events.ranking import EventSearch
@@ -42,7 +42,7 @@ TIMELINE_RELEVANT, TIMELINE_RECENT = 8, 4
 log = logging.getLogger(__name__)
 
 
-class DerivationFailed(MemoryError_):
+class DerivationFailed(StrataGateError):
     """The model answered, but not with something a block can be derived from."""
 
 
@@ -88,7 +88,7 @@ class Deriver:
             outcome = await (
                 self._summarize(job) if job.kind == SUMMARY_JOB else self._extract(job)
             )
-        except (ModelError, MemoryError_) as error:
+        except (ModelError, StrataGateError) as error:
             await self._record_failure(job, f"{type(error).__name__}: {error}", report)
             return
         except Exception as error:  # a bug must not wedge the queue: record it, keep going

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..clock import UtcDatetime
 from ..llm.tasks import Criticality, EventCardDraft, Scope
 
 EventStatus = Literal["active", "superseded", "forgotten", "archived"]
@@ -117,13 +118,13 @@ class EventCard(BaseModel):
     superseded_by: str | None = None
     mention_count: int = 1
     last_adopted_turn: int
-    last_retrieved_at: datetime | None = None
+    last_retrieved_at: UtcDatetime | None = None
     pinned: bool = False
     floor_weight: float = 0.0
     forced_cap: float | None = None
     catalog_hints: list[str] = Field(default_factory=list)
-    created_at: datetime
-    updated_at: datetime
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
 
 
 def normalize_event_type(value: str) -> str:

@@ -14,12 +14,12 @@ import json
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
-from ..errors import InvalidInput, MemoryError_, NotFound, ReceiptConflict
+from ..clock import UtcDatetime
+from ..errors import InvalidInput, NotFound, ReceiptConflict, StrataGateError
 
 Verdict = Literal["sufficient", "partial", "wrong"]
 # fmt: off
@@ -84,7 +84,7 @@ def format_ref(ref: EvidenceRef) -> str:
     return str(ref)
 
 
-class MemoryProtocolError(MemoryError_):
+class MemoryProtocolError(StrataGateError):
     """The agent broke the retrieval → assess → record protocol."""
 
 
@@ -171,7 +171,7 @@ class Batch(_Frozen):
     titles: dict[str, str] = Field(default_factory=dict)
     status: BatchStatus = "unresolved"
     assessment: Assessment | None = None
-    created_at: datetime
+    created_at: UtcDatetime
 
     @field_validator("evidence_refs")
     @classmethod

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from ..errors import MemoryError_
+from ..errors import StrataGateError
 from .checkpoint import WRITER_SAFETY_NET_PAGES, Checkpointer
 from .migrations import migrate
 from .search_index import register_functions
@@ -87,7 +87,7 @@ class Database:
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         if self._conn is None:
-            raise MemoryError_("database is not open")
+            raise StrataGateError("database is not open")
         conn = self._conn
 
         def on_worker() -> T:

@@ -5,11 +5,11 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from ..clock import iso, parse_iso
+from ..clock import iso
 from ..errors import NotFound
 from ..events.cards import EventCard, event_search_text
 from ..events.weights import SUPERSEDED_CAP
-from .rows import dump_json, maybe_time
+from .rows import dump_json, record_from_row
 from .search_index import index_event
 
 VISIBLE = ("active", "superseded")
@@ -84,32 +84,7 @@ def _add_conflict_backlink(raw: sqlite3.Connection, target: str, source: str, no
 
 
 def event_from_row(row: sqlite3.Row, sources: list[str]) -> EventCard:
-    return EventCard(
-        id=row["id"],
-        namespace=row["namespace"],
-        pool=row["pool"],
-        title=row["title"],
-        summary=row["summary"],
-        tags=json.loads(row["tags_json"]),
-        quotes=json.loads(row["quotes_json"]),
-        source_block_id=row["source_block_id"],
-        source_message_ids=sources,
-        formed_turn=row["formed_turn"],
-        temporal=json.loads(row["temporal_json"]),
-        scope=row["scope"],
-        criticality=row["criticality"],
-        status=row["status"],
-        superseded_by=row["superseded_by"],
-        mention_count=row["mention_count"],
-        last_adopted_turn=row["last_adopted_turn"],
-        last_retrieved_at=maybe_time(row["last_retrieved_at"]),
-        pinned=bool(row["pinned"]),
-        floor_weight=row["floor_weight"],
-        forced_cap=row["forced_cap"],
-        catalog_hints=json.loads(row["catalog_hints_json"]),
-        created_at=parse_iso(row["created_at"]),
-        updated_at=parse_iso(row["updated_at"]),
-    )
+    return record_from_row(EventCard, row, source_message_ids=sources)
 
 
 def sources_of(raw: sqlite3.Connection, event_ids: Iterable[str]) -> dict[str, list[str]]:

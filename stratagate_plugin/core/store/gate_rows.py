@@ -6,18 +6,16 @@ stay short for the agent. Forget and restore are reversible: restore returns an 
 ``superseded`` when it has a successor, else to ``active``.
 """
 
-import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..clock import parse_iso
 from ..errors import InvalidInput, NotFound
 from ..events.cards import EventCard
 from ..gate import evidence as gate
 from ..gate.evidence import Assessment, Batch
 from .event_rows import VISIBLE, get_event
-from .rows import dump_json
+from .rows import dump_json, record_from_row
 from .search_index import event_row_text, index_event
 
 
@@ -33,19 +31,7 @@ def current_turn(raw: sqlite3.Connection, namespace: str) -> int:
 
 
 def batch_from_row(row: sqlite3.Row) -> Batch:
-    judged = row["assessment_json"]
-    return Batch(
-        id=row["id"],
-        sequence=row["sequence"],
-        namespace=row["namespace"],
-        thread_id=row["thread_id"],
-        tool=row["tool"],
-        evidence_refs=tuple(json.loads(row["evidence_refs_json"])),
-        titles=json.loads(row["titles_json"]),
-        status=row["status"],
-        assessment=Assessment.model_validate_json(judged) if judged else None,
-        created_at=parse_iso(row["created_at"]),
-    )
+    return record_from_row(Batch, row)
 
 
 def list_batches(

@@ -2,11 +2,11 @@
 
 import sqlite3
 
-from ..errors import MemoryError_
+from ..errors import StrataGateError
 from ..ids import new_id
 
 
-class ProfileConflict(MemoryError_):
+class ProfileConflict(StrataGateError):
     """The field changed elsewhere since the caller read it (stale revision)."""
 
 

@@ -2,10 +2,14 @@
 
 import json
 import sqlite3
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from ..clock import parse_iso
 from ..records import Block, Job, Message, ToolTrace
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def maybe_time(text: str | None) -> Any:
@@ -32,60 +36,26 @@ def traces_from_json(text: str) -> tuple[ToolTrace, ...]:
     return tuple(ToolTrace(**t) for t in json.loads(text)) if text != "[]" else ()
 
 
+def record_from_row(model: type[M], row: sqlite3.Row, **values: Any) -> M:
+    """The record validated from its row: a ``name_json`` column decodes into field ``name``;
+    columns the model lacks are ignored, ``values`` fill or override fields."""
+    fields = model.model_fields
+    data: dict[str, Any] = {}
+    for key in row.keys():  # noqa: SIM118 (sqlite3.Row iterates values, not keys)
+        name = key.removesuffix("_json")
+        if name in fields:
+            data[name] = maybe_json(row[key]) if name != key else row[key]
+    data.update(values)
+    return model.model_validate(data)
+
+
 def message_from_row(row: sqlite3.Row) -> Message:
-    return Message(
-        id=row["id"],
-        namespace=row["namespace"],
-        thread_id=row["thread_id"],
-        block_id=row["block_id"],
-        position=row["position"],
-        turn=row["turn"],
-        role=row["role"],
-        content=row["content"],
-        tool_calls=traces_from_json(row["tool_calls_json"]),
-        created_at=parse_iso(row["created_at"]),
-    )
+    return record_from_row(Message, row)
 
 
 def block_from_row(row: sqlite3.Row) -> Block:
-    return Block(
-        id=row["id"],
-        namespace=row["namespace"],
-        thread_id=row["thread_id"],
-        sequence=row["sequence"],
-        thread_sequence=row["thread_sequence"],
-        start_turn=row["start_turn"],
-        end_turn=row["end_turn"],
-        l4_readable=row["l4_readable"],
-        l3_condensed=row["l3_condensed"],
-        l0_title=row["l0_title"],
-        l0_tags=maybe_json(row["l0_tags_json"]),
-        l1_summary=row["l1_summary"],
-        l2_keypoints=maybe_json(row["l2_keypoints_json"]),
-        should_extract=None if row["should_extract"] is None else bool(row["should_extract"]),
-        processing_status=row["processing_status"],
-        ready_position=row["ready_position"],
-        pointer_current_level=row["pointer_current_level"],
-        pointer_anchor_level=row["pointer_anchor_level"],
-        pointer_anchor_position=row["pointer_anchor_position"],
-        last_lifted_at=maybe_time(row["last_lifted_at"]),
-        last_lifted_by=row["last_lifted_by"],
-        created_at=parse_iso(row["created_at"]),
-        updated_at=parse_iso(row["updated_at"]),
-    )
+    return record_from_row(Block, row)
 
 
 def job_from_row(row: sqlite3.Row) -> Job:
-    return Job(
-        id=row["id"],
-        namespace=row["namespace"],
-        kind=row["kind"],
-        target_id=row["target_id"],
-        status=row["status"],
-        attempts=row["attempts"],
-        last_error=row["last_error"],
-        next_retry_at=maybe_time(row["next_retry_at"]),
-        created_at=parse_iso(row["created_at"]),
-        updated_at=parse_iso(row["updated_at"]),
-        detail=row["detail"],
-    )
+    return record_from_row(Job, row)
