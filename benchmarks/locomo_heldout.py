@@ -39,7 +39,7 @@ from stratagate_plugin.bench.locomo import (
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.llm.offline.model import OfflineModel
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.retrieval.fused import FusionConfig, retrieve
+from stratagate_plugin.core.retrieval.fused import FusionConfig
 from stratagate_plugin.core.retrieval.raw_channel import RAW_CHANNEL
 
 SPEAKER_WEIGHTS = (0.0, 0.35, 0.5, 0.7, 1.0)
@@ -68,9 +68,7 @@ async def recalls_by_point(
         raw = replace(RAW_CHANNEL, speaker_weight=speaker, expansion_weight=expansion)
         config = FusionConfig(raw_channel=raw)
         for index, evidence in questions:
-            hits = await retrieve(
-                sg.db, namespace, str(sample["qa"][index]["question"]), 20, config
-            )
+            hits = await sg.retrieve(namespace, str(sample["qa"][index]["question"]), 20, config)
             top = [dia_of[h.message_id] for h in hits if h.message_id in dia_of]
             scores = question_scores(evidence, top)
             assert scores is not None  # scored_questions keeps questions with evidence only

@@ -35,10 +35,8 @@ import bm25s  # type: ignore[import-untyped]
 from bm25s.tokenization import Tokenizer  # type: ignore[import-untyped]
 
 from stratagate_plugin.core.events.cards import EVENT_TYPES, EventCard, event_search_text
-from stratagate_plugin.core.events.service import search_events
-from stratagate_plugin.core.retrieval.fused import search_raw_ranked
-from stratagate_plugin.core.retrieval.raw_channel import search_raw
-from stratagate_plugin.core.retrieval.recall import activation_query, build_auto_context
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.retrieval.recall import activation_query
 from stratagate_plugin.core.store import Database, block_rows
 from stratagate_plugin.core.store.event_rows import insert_event
 from stratagate_plugin.core.store.search_index import index_messages, register_functions
@@ -277,20 +275,18 @@ def peak_mb() -> float:
 
 
 async def measure_ours(path: Path, queries: list[str]) -> tuple[dict[str, list[float]], list[str]]:
-    db = await Database(path).open()
+    sg = StrataGate(await Database(path).open())
     thread = f"t{THREADS - 1}"
-    tail = await db.read(lambda raw: block_rows.open_tail(raw, NAMESPACE, thread))
+    tail = await sg.db.read(lambda raw: block_rows.open_tail(raw, NAMESPACE, thread))
     results = {
-        "search_events": await latencies(lambda q: search_events(db, NAMESPACE, q), queries),
-        "search_raw": await latencies(lambda q: search_raw(db, NAMESPACE, q), queries),
-        "search_raw_ranked": await latencies(
-            lambda q: search_raw_ranked(db, NAMESPACE, q), queries
-        ),
+        "search_events": await latencies(lambda q: sg.search_events(NAMESPACE, q), queries),
+        "search_raw": await latencies(lambda q: sg.search_raw(NAMESPACE, q), queries),
+        "search_raw_ranked": await latencies(lambda q: sg.search_raw_ranked(NAMESPACE, q), queries),
         "build_auto_context": await latencies(
-            lambda q: build_auto_context(db, NAMESPACE, thread, q), queries
+            lambda q: sg.build_auto_context(NAMESPACE, thread, q), queries
         ),
     }
-    await db.close()
+    await sg.close()
     return results, [activation_query(q, tail, 2) for q in queries]
 
 

@@ -22,7 +22,6 @@ from stratagate_plugin.core.events.ranking import (
     rank_events,
     rank_plain,
 )
-from stratagate_plugin.core.events.service import expand_event, get_blocks, search_events
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.retrieval.bm25 import bm25_rank
 from stratagate_plugin.core.store import event_rows, search_index
@@ -249,7 +248,7 @@ async def test_search_stamps_retrieval_but_never_reinforces(
     await seal_thread(memory, "t")
     await store(memory, await sourced(memory, "evt_a", "kiln firing"), card("evt_b", "oven"))
     before = counters(plain)
-    hits = await search_events(memory.db, "ns", "kiln")
+    hits = await memory.search_events("ns", "kiln")
     assert [h.card.id for h in hits] == ["evt_a"]
     assert counters(plain) == before
     stamped = dict(plain.execute("SELECT id, last_retrieved_at FROM events").fetchall())
@@ -261,8 +260,8 @@ async def test_untracked_and_unmatched_searches_stamp_nothing(
 ) -> None:
     await memory.append_turn("ns", "t", user="hello")
     await store(memory, card("evt_a", "kiln"))
-    assert await search_events(memory.db, "ns", "zebra") == []
-    assert len(await search_events(memory.db, "ns", "kiln", track_retrieval=False)) == 1
+    assert await memory.search_events("ns", "zebra") == []
+    assert len(await memory.search_events("ns", "kiln", track_retrieval=False)) == 1
     assert plain.execute("SELECT last_retrieved_at FROM events").fetchone()[0] is None
 
 
@@ -272,9 +271,10 @@ async def test_search_pools_statuses_and_agent_weight(memory: StrataGate) -> Non
     new = card("evt_new", "kiln schedule moved", temporal={"supersedes_event_ids": ["evt_old"]})
     await store(memory, old, new, card("evt_gone", "kiln", status="forgotten"))
     await store(memory, card("evt_agent", "kiln preference", pool="agent"))
-    found = {h.card.id: h.card.status for h in await search_events(memory.db, "ns", "kiln")}
+    found = {h.card.id: h.card.status for h in await memory.search_events("ns", "kiln")}
     assert found == {"evt_old": "superseded", "evt_new": "active", "evt_agent": "active"}
-    off = await search_events(memory.db, "ns", "kiln", agent_weight=0)
+    no_agent = memory.config.model_copy(update={"agent_memory_weight": 0})
+    off = await StrataGate(memory.db, no_agent).search_events("ns", "kiln")
     assert {h.card.id for h in off} == {"evt_old", "evt_new"}
 
 
@@ -282,11 +282,11 @@ async def test_structured_filters_find_events_without_a_lexical_match(memory: St
     await memory.append_turn("ns", "t", user="hello")
     ana = card("evt_ana", "dinner", temporal={"participants": ["Ana"]})
     await store(memory, ana, card("evt_bob", "kiln", temporal={"participants": ["Bob"]}))
-    hits = await search_events(memory.db, "ns", "", participants=["ana"])
+    hits = await memory.search_events("ns", "", participants=["ana"])
     assert [h.card.id for h in hits] == ["evt_ana"]
-    hits = await search_events(memory.db, "ns", "kiln", participants=["ana"])
+    hits = await memory.search_events("ns", "kiln", participants=["ana"])
     assert [h.card.id for h in hits] == ["evt_ana"]
-    early = await search_events(memory.db, "ns", "", happened_to="2000-01-01")
+    early = await memory.search_events("ns", "", happened_to="2000-01-01")
     assert early == []
 
 
@@ -294,30 +294,30 @@ async def test_expand_event_returns_the_card_and_its_sources(memory: StrataGate)
     ids_ = await seal_thread(memory, "t")
     event = await sourced(memory, "evt_a", "kiln")
     await store(memory, event, card("evt_gone", "x", status="forgotten"))
-    expansion = await expand_event(memory.db, "evt_a")
+    expansion = await memory.expand_event("evt_a")
     assert expansion.card.id == "evt_a" and [m.id for m in expansion.messages] == [ids_[0]]
     with pytest.raises(NotFound):
-        await expand_event(memory.db, "evt_gone")
-    assert (await expand_event(memory.db, "evt_gone", include_hidden=True)).messages == []
+        await memory.expand_event("evt_gone")
+    assert (await memory.expand_event("evt_gone", include_hidden=True)).messages == []
 
 
 async def test_get_blocks_reports_levels_and_empty_reasons(memory: StrataGate) -> None:
-    empty = await get_blocks(memory.db, "ns", "t")
+    empty = await memory.agent_blocks("ns", "t")
     assert empty.empty_reason == "no_blocks_in_namespace" and empty.status()["blockCount"] == 0
     await seal_thread(memory, "a")
-    pending = await get_blocks(memory.db, "ns", "b")
+    pending = await memory.agent_blocks("ns", "b")
     assert pending.status()["emptyReason"] == "blocks_exist_in_other_threads"
     assert pending.namespace_thread_ids == ["a"] and pending.namespace_block_count == 1
     await memory.append_turn("ns", "b", user="unsealed")
-    assert (await get_blocks(memory.db, "ns", "b")).empty_reason == "open_tail_pending"
+    assert (await memory.agent_blocks("ns", "b")).empty_reason == "open_tail_pending"
     for _ in range(3):
         block_id = (await memory.get_blocks("ns", "a"))[-1].block.id
         await memory.mark_block_ready(block_id)
         await seal_thread(memory, "a")
-    report = await get_blocks(memory.db, "ns", "a")
+    report = await memory.agent_blocks("ns", "a")
     assert [v.current_level for v in report.blocks] == [4, 5, 5]
     assert report.empty_reason is None and report.status()["openTailCount"] == 0
-    everywhere = await get_blocks(memory.db, "ns", "b", scope="namespace")
+    everywhere = await memory.agent_blocks("ns", "b", scope="namespace")
     assert len(everywhere.blocks) == 3 and everywhere.open_tail_count == 2
 
 
@@ -325,9 +325,9 @@ async def test_long_queries_prefilter_on_their_rarest_tokens(memory: StrataGate)
     await memory.append_turn("ns", "t", user="hello")
     common = " ".join(f"word{i}" for i in range(20))
     await store(memory, card("evt_kiln", "kiln firing"), card("evt_common", common))
-    hits = await search_events(memory.db, "ns", f"{common} kiln")
+    hits = await memory.search_events("ns", f"{common} kiln")
     assert {h.card.id for h in hits} == {"evt_kiln", "evt_common"}
-    rare = await search_events(memory.db, "ns", " ".join(f"zz{i}" for i in range(20)) + " kiln")
+    rare = await memory.search_events("ns", " ".join(f"zz{i}" for i in range(20)) + " kiln")
     assert [h.card.id for h in rare] == ["evt_kiln"]
 
 
@@ -364,13 +364,13 @@ async def test_search_with_index_and_stored_documents_equals_a_full_scan(
     await memory.append_turn("ns", "t", user="hello")
     await store(memory, *corpus())
     queries = ["kiln", "glaze ash", "the slip wheel fire", "clay oven kiln ash"]
-    indexed = [await search_events(memory.db, "ns", q, limit=20) for q in queries]
+    indexed = [await memory.search_events("ns", q, limit=20) for q in queries]
     plain = sqlite3.connect(memory.db.path)
     plain.execute("DROP TABLE event_fts")
     plain.execute("DELETE FROM event_documents")
     plain.commit()
     plain.close()
-    scanned = [await search_events(memory.db, "ns", q, limit=20) for q in queries]
+    scanned = [await memory.search_events("ns", q, limit=20) for q in queries]
     assert all(indexed)
     for a, b in zip(indexed, scanned, strict=True):
         assert [(h.card.id, h.rank_score) for h in a] == [(h.card.id, h.rank_score) for h in b]
@@ -384,7 +384,7 @@ async def test_stale_stored_documents_are_not_trusted(
     stored = plain.execute("SELECT COUNT(*) FROM event_documents").fetchone()[0]
     plain.execute("UPDATE events SET title = 'oven', updated_at = '2030-01-01' WHERE id = 'evt_a'")
     plain.commit()
-    hits = await search_events(memory.db, "ns", "kiln", track_retrieval=False)
+    hits = await memory.search_events("ns", "kiln", track_retrieval=False)
     assert stored == 2 and [h.card.id for h in hits] == ["evt_b"]
 
 
@@ -399,11 +399,11 @@ async def test_prefilter_keeps_to_the_rarest_terms_within_the_budget(
         lambda raw: search_index.prefilter(raw, "event_fts", ["w:kiln", "w:common", "w:zebra"])
     )
     assert found == search_index.Prefilter(fts_match_any(["w:kiln"]), ranked=True)
-    hits = await search_events(memory.db, "ns", "common kiln")
+    hits = await memory.search_events("ns", "common kiln")
     assert [h.card.id for h in hits] == ["evt_rare"]
     over = await memory.db.read(lambda raw: search_index.prefilter(raw, "event_fts", ["w:common"]))
     assert over == search_index.Prefilter(fts_match_any(["w:common"]), ranked=False)
-    assert len(await search_events(memory.db, "ns", "common")) == 6
+    assert len(await memory.search_events("ns", "common")) == 6
     assert (
         await memory.db.read(lambda raw: search_index.prefilter(raw, "event_fts", ["w:zebra"]))
         is None

@@ -12,15 +12,10 @@ from stratagate_plugin.core.events.cards import EventCard
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn
 from stratagate_plugin.core.retrieval.bm25 import rrf_rank
-from stratagate_plugin.core.retrieval.cues import question_windows
-from stratagate_plugin.core.retrieval.fused import (
-    CHANNELS,
-    FusionConfig,
-    _block_channel,
-    channel_rankings,
-    retrieve,
-)
+from stratagate_plugin.core.retrieval.fused import CHANNELS, FusionConfig
+from stratagate_plugin.core.retrieval.query import parse_query, question_windows
 from stratagate_plugin.core.retrieval.raw_channel import RAW_CHANNEL
+from stratagate_plugin.core.retrieval.service import block_channel
 from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.store.retrieval_rows import latest_message_time
 
@@ -71,8 +66,8 @@ async def world(memory: StrataGate) -> dict[str, str]:
 async def test_retrieve_records_each_channel_that_found_an_id(
     memory: StrataGate, world: dict[str, str]
 ) -> None:
-    hits = await retrieve(memory.db, NS, "pottery")
-    rankings = await channel_rankings(memory.db, NS, "pottery", 20, FusionConfig())
+    hits = await memory.retrieve(NS, "pottery")
+    rankings = await memory.channel_rankings(NS, "pottery", 20, FusionConfig())
     assert hits
     for hit in hits:
         assert hit.channels == [name for name in CHANNELS if hit.message_id in rankings[name]]
@@ -85,7 +80,7 @@ async def test_retrieve_records_each_channel_that_found_an_id(
 async def test_retrieve_no_match_is_empty(
     memory: StrataGate, world: dict[str, str], query: str
 ) -> None:
-    assert await retrieve(memory.db, NS, query) == []
+    assert await memory.retrieve(NS, query) == []
 
 
 async def test_retrieve_never_reinforces_or_stamps_events(
@@ -93,7 +88,7 @@ async def test_retrieve_never_reinforces_or_stamps_events(
 ) -> None:
     columns = "SELECT id, mention_count, last_adopted_turn, last_retrieved_at FROM events"
     before = [tuple(row) for row in plain.execute(columns)]
-    assert await retrieve(memory.db, NS, "pottery kiln")
+    assert await memory.retrieve(NS, "pottery kiln")
     assert [tuple(row) for row in plain.execute(columns)] == before
 
 
@@ -101,9 +96,9 @@ async def test_retrieve_event_vote_breaks_a_raw_tie(
     memory: StrataGate, world: dict[str, str]
 ) -> None:
     quiet = FusionConfig(event_weight=0, block_weight=0, event_boost=0)
-    plain_order = [hit.message_id for hit in await retrieve(memory.db, NS, "pottery", 2, quiet)]
+    plain_order = [hit.message_id for hit in await memory.retrieve(NS, "pottery", 2, quiet)]
     assert plain_order == [world["new pottery"], world["old pottery"]]
-    fused = [hit.message_id for hit in await retrieve(memory.db, NS, "pottery", 2)]
+    fused = [hit.message_id for hit in await memory.retrieve(NS, "pottery", 2)]
     assert fused == [world["old pottery"], world["new pottery"]]
 
 
@@ -111,9 +106,9 @@ async def test_retrieve_is_the_weighted_rrf_of_the_channels(
     memory: StrataGate, world: dict[str, str]
 ) -> None:
     config = FusionConfig(raw_weight=1, event_weight=2, block_weight=0)
-    rankings = await channel_rankings(memory.db, NS, "pottery soup", 10, config)
+    rankings = await memory.channel_rankings(NS, "pottery soup", 10, config)
     expected = rrf_rank([(rankings["raw"], 1.0), (rankings["event"], 2.0)])
-    hits = await retrieve(memory.db, NS, "pottery soup", 10, config)
+    hits = await memory.retrieve(NS, "pottery soup", 10, config)
     assert [h.message_id for h in hits] == [mid for mid, _ in expected[:10]]
     assert [h.score for h in hits] == pytest.approx([score for _, score in expected[:10]])
     assert world["soup"] in [hit.message_id for hit in hits]
@@ -140,15 +135,15 @@ def top(hits: list[Any]) -> str:
 async def test_retrieve_question_date_favours_messages_of_that_day(
     memory: StrataGate, dated: dict[str, str]
 ) -> None:
-    assert top(await retrieve(memory.db, NS, "pottery")) == dated["may"]
-    assert top(await retrieve(memory.db, NS, "pottery on 2 April 2024")) == dated["april"]
-    assert top(await retrieve(memory.db, NS, "2024年4月2日 pottery")) == dated["april"]
+    assert top(await memory.retrieve(NS, "pottery")) == dated["may"]
+    assert top(await memory.retrieve(NS, "pottery on 2 April 2024")) == dated["april"]
+    assert top(await memory.retrieve(NS, "2024年4月2日 pottery")) == dated["april"]
 
 
 async def test_retrieve_month_without_year_is_the_last_one_before_the_newest_message(
     memory: StrataGate, dated: dict[str, str]
 ) -> None:
-    assert top(await retrieve(memory.db, NS, "pottery in March")) == dated["march"]
+    assert top(await memory.retrieve(NS, "pottery in March")) == dated["march"]
 
 
 async def test_retrieve_question_date_favours_events_that_happened_then(
@@ -157,14 +152,14 @@ async def test_retrieve_question_date_favours_events_that_happened_then(
     happened = {"happened_start": "2024-02-10T00:00:00+00:00", "precision": "day"}
     happened["happened_end"] = "2024-02-10T23:59:59+00:00"
     await store(memory, card("evt_feb", "glazing", [dated["april"]], temporal=happened))
-    assert top(await retrieve(memory.db, NS, "pottery on 10 February 2024")) == dated["april"]
+    assert top(await memory.retrieve(NS, "pottery on 10 February 2024")) == dated["april"]
 
 
 @pytest.mark.parametrize("query", ["xylophone on 2 April 2024", "on 2 April 2024"])
 async def test_retrieve_date_alone_never_makes_a_match(
     memory: StrataGate, dated: dict[str, str], query: str
 ) -> None:
-    assert await retrieve(memory.db, NS, query) == []
+    assert await memory.retrieve(NS, query) == []
 
 
 @pytest.mark.parametrize(
@@ -191,10 +186,10 @@ async def test_retrieve_ranks_raw_messages_with_the_configured_raw_channel(
     """The fusion settings carry the raw channel's: without the neighbour vote and the
     predecessor's terms, a reply that only follows a match is not found."""
     pottery, reply = (await thread(memory, "a", [("I love pottery", "Nice")]))[:2]
-    found = [hit.message_id for hit in await retrieve(memory.db, NS, "pottery")]
+    found = [hit.message_id for hit in await memory.retrieve(NS, "pottery")]
     context_free = replace(RAW_CHANNEL, neighbour_weight=0.0, expansion_weight=0.0)
     silent = FusionConfig(raw_channel=context_free)
-    alone = [hit.message_id for hit in await retrieve(memory.db, NS, "pottery", config=silent)]
+    alone = [hit.message_id for hit in await memory.retrieve(NS, "pottery", config=silent)]
     assert found[0] == pottery and reply in found
     assert alone == [pottery]
 
@@ -202,7 +197,7 @@ async def test_retrieve_ranks_raw_messages_with_the_configured_raw_channel(
 async def test_search_raw_ranked_gives_retrieve_order_as_raw_hits(memory: StrataGate) -> None:
     ids = await thread(memory, "a", [("I love pottery", "Nice"), ("Weather is grey", "Sad")])
     hits = await memory.search_raw_ranked(NS, "pottery", 6)
-    fused = await retrieve(memory.db, NS, "pottery", 6)
+    fused = await memory.retrieve(NS, "pottery", 6)
     assert [(h.message.id, h.score) for h in hits] == [(f.message_id, f.score) for f in fused]
     first = hits[0]
     assert first.message.id == ids[0] and first.previous is None
@@ -233,8 +228,12 @@ async def test_block_channel_reads_only_the_blocks_of_raw_hits(memory: StrataGat
         raw.execute("UPDATE blocks SET processing_status = 'ready', l1_summary = 'pottery pottery'")
 
     await memory.db.write(ready)
-    found = await memory.db.read(lambda raw: _block_channel(raw, [hit[0]], "pottery", 5))
+    found = await memory.db.read(
+        lambda raw: block_channel(raw, [hit[0]], parse_query("pottery"), 5)
+    )
     assert found == [hit[0]]
-    both = await memory.db.read(lambda raw: _block_channel(raw, [hit[0], other[1]], "pottery", 5))
+    both = await memory.db.read(
+        lambda raw: block_channel(raw, [hit[0], other[1]], parse_query("pottery"), 5)
+    )
     assert set(both) == {hit[0], other[1]}
-    assert await memory.db.read(lambda raw: _block_channel(raw, [], "pottery", 5)) == []
+    assert await memory.db.read(lambda raw: block_channel(raw, [], parse_query("pottery"), 5)) == []

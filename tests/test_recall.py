@@ -8,17 +8,15 @@ import pytest
 from cards import T0, event_card
 
 from stratagate_plugin.core.events.cards import EventCard
-from stratagate_plugin.core.events.service import search_events
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import Message, ToolTrace
-from stratagate_plugin.core.retrieval import recall
+from stratagate_plugin.core.retrieval import service as retrieval_service
 from stratagate_plugin.core.retrieval.recall import (
     HEADING,
     NOTHING,
     RecallConfig,
     activate_events,
     activation_query,
-    build_auto_context,
     render_activated,
 )
 from stratagate_plugin.core.store import event_rows
@@ -144,7 +142,7 @@ async def test_auto_context_excludes_the_current_thread_and_never_reinforces(
         from_block("evt_noise", "lunch menu", there),
     )
     before = plain.execute("SELECT id, mention_count, last_adopted_turn FROM events").fetchall()
-    context = await build_auto_context(memory.db, "ns", "current", "what about the kiln?")
+    context = await memory.build_auto_context("ns", "current", "what about the kiln?")
     shown = [event.id for event in context.events]
     assert set(shown) == {"evt_there", "evt_safe", "evt_pin"}
     assert all(f'"id":"{i}"' in context.text for i in shown) and "evt_here" not in context.text
@@ -161,11 +159,11 @@ async def test_auto_context_query_takes_the_open_tail_and_limits_apply(
     events = [from_block(f"evt_{i}", f"glaze recipe {i}", there) for i in range(6)]
     await store(memory, *events)
     await memory.append_turn("ns", "current", user="remember the glaze?", assistant="yes")
-    context = await build_auto_context(memory.db, "ns", "current", "and then?")
+    context = await memory.build_auto_context("ns", "current", "and then?")
     assert context.query == "and then?\nuser: remember the glaze?\nassistant: yes"
     assert len(context.events) == 4
     tight = RecallConfig(token_budget=estimate_tokens("\n".join(HEADING)) + 30)
-    small = await build_auto_context(memory.db, "ns", "current", "and then?", config=tight)
+    small = await memory.build_auto_context("ns", "current", "and then?", config=tight)
     assert len(small.events) == 1 and small.text.count("\n- ") == 1
 
 
@@ -173,7 +171,7 @@ async def test_auto_context_with_nothing_relevant_renders_the_empty_block(
     memory: StrataGate,
 ) -> None:
     await memory.append_turn("ns", "current", user="hello", assistant="hi")
-    context = await build_auto_context(memory.db, "ns", "current", "zebra")
+    context = await memory.build_auto_context("ns", "current", "zebra")
     assert context.events == [] and context.text.endswith(NOTHING)
 
 
@@ -181,7 +179,7 @@ async def test_auto_context_with_nothing_relevant_renders_the_empty_block(
 async def test_auto_context_fuses_bypass_weights_exactly_like_the_cards(
     memory: StrataGate, monkeypatch: pytest.MonkeyPatch, own_check_slice: int
 ) -> None:
-    monkeypatch.setattr(recall, "OWN_CHECK_SLICE", own_check_slice)
+    monkeypatch.setattr(retrieval_service, "OWN_CHECK_SLICE", own_check_slice)
     here = await sealed_block(memory, "current", "chatter")
     there = await sealed_block(memory, "other", "chatter")
     bypass = [
@@ -198,8 +196,8 @@ async def test_auto_context_fuses_bypass_weights_exactly_like_the_cards(
     ]
     relevant = [from_block(f"evt_r{i}", f"kiln {'glaze ' * i}", there) for i in range(2)]
     await store(memory, *bypass, *relevant)
-    context = await build_auto_context(memory.db, "ns", "current", "kiln glaze")
-    hits = await search_events(memory.db, "ns", "kiln glaze", limit=20, track_retrieval=False)
+    context = await memory.build_auto_context("ns", "current", "kiln glaze")
+    hits = await memory.search_events("ns", "kiln glaze", limit=20, track_retrieval=False)
     turn = (
         await memory.db.read(
             lambda raw: raw.execute("SELECT current_turn FROM namespaces").fetchone()

@@ -9,7 +9,8 @@ import pytest
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn
-from stratagate_plugin.core.retrieval.raw_channel import RawChannelConfig, retrieve_raw
+from stratagate_plugin.core.retrieval.query import parse_query
+from stratagate_plugin.core.retrieval.raw_channel import RawChannelConfig
 from stratagate_plugin.core.store.retrieval_rows import channel_rows
 from stratagate_plugin.core.text.search_terms import query_tokens
 from stratagate_plugin.core.text.word_categories import category_terms, named_categories
@@ -86,12 +87,12 @@ async def test_a_category_question_finds_messages_naming_only_a_member(
 ) -> None:
     sg, ids = travels
     question = "What European countries has Maria been to?"
-    found = [mid for mid, _ in await retrieve_raw(sg.db, NS, question, 10)]
+    found = [mid for mid, _ in await sg.raw_channel(NS, parse_query(question), 10)]
     garden = found.index(ids[2])  # a neighbour of matches, naming no country
     assert found.index(ids[0]) < garden and found.index(ids[4]) < garden  # Spain, England
     assert found.index(ids[6]) < found.index(ids[0])  # the category word itself counts fully
     plain = RawChannelConfig(category_weight=0.0)
-    without = [mid for mid, _ in await retrieve_raw(sg.db, NS, question, 10, plain)]
+    without = [mid for mid, _ in await sg.raw_channel(NS, parse_query(question), 10, plain)]
     assert ids[0] not in without
 
 

@@ -26,8 +26,6 @@ from ..core.llm.offline.model import OfflineModel
 from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
 from ..core.records import MessageIn, Role
-from ..core.retrieval.fused import FusionConfig, channel_rankings, retrieve
-from ..core.retrieval.raw_channel import search_raw
 
 BLOCK_TURN_SIZE = 6
 CUTOFFS = (1, 5, 10, 20)
@@ -174,12 +172,12 @@ async def rank_sample(
 
     for qa in sample["qa"]:
         question = str(qa["question"])
-        fused = await retrieve(sg.db, namespace, question, k)
+        fused = await sg.retrieve(namespace, question, k)
         add("retrieve (fused)", [hit.message_id for hit in fused])
-        channels = await channel_rankings(sg.db, namespace, question, k, FusionConfig())
+        channels = await sg.channel_rankings(namespace, question, k)
         for name, ids in channels.items():
             add(f"channel: {name}", ids)
-        hits = await search_raw(sg.db, namespace, question, k)
+        hits = await sg.search_raw(namespace, question, k)
         add("spec search_raw", [hit.message.id for hit in hits])
         ranked.setdefault("rank_bm25 baseline", []).append(baseline(question, k))
     return ranked

@@ -1,4 +1,4 @@
-"""Event retrieval use cases over an open database: search, expand, and the block listing.
+"""Event use cases of the façade: search, expansion, listing, and the agent's block listing.
 
 Searching reads candidates and ranks them in one read; stamping ``last_retrieved_at`` is a
 separate small write (skipped with ``track_retrieval=False``). Nothing here reinforces:
@@ -6,7 +6,7 @@ separate small write (skipped with ``track_retrieval=False``). Nothing here rein
 """
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -16,11 +16,11 @@ from ..blocks.service import block_view
 from ..clock import iso, parse_iso, to_utc, utc_now
 from ..errors import InvalidInput, NotFound
 from ..records import BlockView, Message
+from ..retrieval.query import Query, parse_query
 from ..service_base import ServiceBase
-from ..store import Database, block_rows, event_rows
+from ..store import block_rows, event_rows
 from ..store import event_queries_rows as rows
 from ..store.search_index import row_document
-from ..text.search_terms import query_tokens
 from .cards import EventCard, Pool
 from .ranking import (
     Document,
@@ -39,6 +39,7 @@ EmptyReason = Literal[
 ]
 POOLS: tuple[Pool, ...] = ("conversation", "agent")
 MIN_CANDIDATES, MAX_CANDIDATES, CANDIDATES_PER_RESULT = 100, 2000, 10
+NO_FILTERS = EventFilters()
 
 
 class EventExpansion(BaseModel):
@@ -72,43 +73,6 @@ class BlocksReport(BaseModel):
             "openTailCount": self.open_tail_count,
             "emptyReason": self.empty_reason,
         }
-
-
-async def search_events(
-    db: Database,
-    namespace: str,
-    query: str,
-    *,
-    limit: int = 6,
-    offset: int = 0,
-    participants: Sequence[str] = (),
-    event_type: str | None = None,
-    happened_from: datetime | str | None = None,
-    happened_to: datetime | str | None = None,
-    temporal_intent: TemporalIntent | None = None,
-    event_ids: Iterable[str] | None = None,
-    agent_weight: float = 1.0,
-    track_retrieval: bool = True,
-) -> list[EventHit]:
-    """Spec §6.4 event search; ``event_ids`` is a hard scope (topic browsing)."""
-    filters = EventFilters(
-        participants=tuple(p for p in participants if p.strip()),
-        event_type=event_type,
-        happened_from=_moment("happened_from", happened_from),
-        happened_to=_moment("happened_to", happened_to),
-        temporal_intent=_intent(temporal_intent),
-        event_ids=None if event_ids is None else frozenset(event_ids),
-    )
-    request = EventSearch(tuple(query_tokens(query)), limit, offset, filters, agent_weight)
-    hits = await db.read(lambda raw: search_in(raw, namespace, request))
-    if track_retrieval and hits:
-        await stamp_retrieval(db, [hit.card.id for hit in hits])
-    return hits
-
-
-async def stamp_retrieval(db: Database, event_ids: Sequence[str]) -> None:
-    now = iso(utc_now())
-    await db.write(lambda raw: rows.stamp_retrieved(raw, event_ids, now))
 
 
 def search_in(raw: sqlite3.Connection, namespace: str, request: EventSearch) -> list[EventHit]:
@@ -175,29 +139,6 @@ def _intent(value: str | None) -> TemporalIntent | None:
     return "first" if value == "first" else "latest"
 
 
-async def expand_event(
-    db: Database, event_id: str, *, include_hidden: bool = False
-) -> EventExpansion:
-    """The full card with its source messages; forgotten/archived events are not found."""
-
-    def query(raw: sqlite3.Connection) -> EventExpansion:
-        card = event_rows.get_event(raw, event_id)
-        if card.status not in event_rows.VISIBLE and not include_hidden:
-            raise NotFound(f"event {event_id!r} is {card.status}")
-        return EventExpansion(card=card, messages=rows.source_messages(raw, event_id))
-
-    return await db.read(query)
-
-
-async def get_blocks(
-    db: Database, namespace: str, thread_id: str, *, scope: BlockScope = "session"
-) -> BlocksReport:
-    """Ready blocks (this thread, or the namespace) at decayed levels, with status counts."""
-    if scope not in ("session", "namespace"):
-        raise InvalidInput("scope must be 'session' or 'namespace'")
-    return await db.read(lambda raw: blocks_report(raw, namespace, thread_id, scope))
-
-
 def blocks_report(
     raw: sqlite3.Connection, namespace: str, thread_id: str, scope: BlockScope
 ) -> BlocksReport:
@@ -226,5 +167,100 @@ def empty_reason(shown: int, namespace_blocks: int, open_tail: int) -> EmptyReas
     return "blocks_exist_in_other_threads" if namespace_blocks else "no_blocks_in_namespace"
 
 
-class EventsService(ServiceBase):
-    """Event use cases of the ``StrataGate`` façade: search, expansion, agent block listing."""
+class EventSearchService(ServiceBase):
+    """Event search over a parsed query: what the search tool, ``retrieve()`` and recall share.
+
+    A base of both ``EventsService`` and ``RetrievalService``, so each can call it on ``self``.
+    """
+
+    async def ranked_events(
+        self,
+        namespace: str,
+        query: Query,
+        *,
+        limit: int,
+        agent_weight: float,
+        offset: int = 0,
+        filters: EventFilters = NO_FILTERS,
+        track_retrieval: bool = True,
+    ) -> list[EventHit]:
+        """Spec §6.4 event search of ``query.terms`` under ``filters``; never reinforces."""
+        request = EventSearch(query.terms, limit, offset, filters, agent_weight)
+        hits = await self.db.read(lambda raw: search_in(raw, namespace, request))
+        if track_retrieval and hits:
+            ids = [hit.card.id for hit in hits]
+            now = iso(utc_now())
+            await self.db.write(lambda raw: rows.stamp_retrieved(raw, ids, now))
+        return hits
+
+
+class EventsService(EventSearchService):
+    """Event use cases of the ``StrataGate`` façade: search, expansion, listing, agent blocks."""
+
+    async def search_events(
+        self,
+        namespace: str,
+        query: str,
+        *,
+        limit: int = 6,
+        offset: int = 0,
+        participants: Sequence[str] = (),
+        event_type: str | None = None,
+        happened_from: datetime | str | None = None,
+        happened_to: datetime | str | None = None,
+        temporal_intent: TemporalIntent | None = None,
+        track_retrieval: bool = True,
+    ) -> list[EventHit]:
+        """Spec §6.4: BM25 + structured rankings over both pools, the agent pool weighted."""
+        filters = EventFilters(
+            participants=tuple(p for p in participants if p.strip()),
+            event_type=event_type,
+            happened_from=_moment("happened_from", happened_from),
+            happened_to=_moment("happened_to", happened_to),
+            temporal_intent=_intent(temporal_intent),
+        )
+        return await self.ranked_events(
+            namespace,
+            parse_query(query),
+            limit=limit,
+            agent_weight=self.config.agent_memory_weight,
+            offset=offset,
+            filters=filters,
+            track_retrieval=track_retrieval,
+        )
+
+    async def expand_event(self, event_id: str, *, include_hidden: bool = False) -> EventExpansion:
+        """The full card with its source messages; forgotten/archived events are not found."""
+
+        def read(raw: sqlite3.Connection) -> EventExpansion:
+            card = event_rows.get_event(raw, event_id)
+            if card.status not in event_rows.VISIBLE and not include_hidden:
+                raise NotFound(f"event {event_id!r} is {card.status}")
+            return EventExpansion(card=card, messages=rows.source_messages(raw, event_id))
+
+        return await self.db.read(read)
+
+    async def agent_blocks(
+        self, namespace: str, thread_id: str, scope: BlockScope = "session"
+    ) -> BlocksReport:
+        """Ready blocks (this thread, or the namespace) at decayed levels, with status counts."""
+        if scope not in ("session", "namespace"):
+            raise InvalidInput("scope must be 'session' or 'namespace'")
+        return await self.db.read(lambda raw: blocks_report(raw, namespace, thread_id, scope))
+
+    async def list_events(
+        self,
+        namespace: str | None = None,
+        *,
+        block_id: str | None = None,
+        include_hidden: bool = False,
+        limit: int = 1000,
+        offset: int = 0,
+    ) -> list[EventCard]:
+        statuses = event_rows.VISIBLE + (("forgotten", "archived") if include_hidden else ())
+        return await self.db.read(
+            lambda raw: event_rows.list_events(raw, namespace, statuses, block_id, limit, offset)
+        )
+
+    async def get_event(self, event_id: str) -> EventCard:
+        return await self.db.read(lambda raw: event_rows.get_event(raw, event_id))

@@ -55,11 +55,23 @@ def bm25_rank_counted(
     weights = {t: idf(len(docs), sum(1 for c, _ in docs.values() if t in c)) for t in terms}
     scored = []
     for doc_id, (tf, length) in docs.items():
-        norm = k1 * (1 - b + b * length / avgdl)
-        score = sum(weights[t] * tf[t] * (k1 + 1) / (tf[t] + norm) for t in terms if t in tf)
+        score = bm25_score(tf, length, weights, avgdl, k1, b)
         if score > 0:
             scored.append((doc_id, score))
     return sorted(scored, key=lambda item: (-item[1], item[0]))
+
+
+def bm25_score(
+    tf: Mapping[str, float],
+    length: float,
+    weights: Mapping[str, float],
+    avgdl: float,
+    k1: float = BM25_K1,
+    b: float = BM25_B,
+) -> float:
+    """One document's BM25: each weighted term's saturated count, length-normalised."""
+    norm = k1 * (1 - b + b * length / avgdl)
+    return sum(w * tf[t] * (k1 + 1) / (tf[t] + norm) for t, w in weights.items() if t in tf)
 
 
 def rrf_rank(

@@ -1,62 +1,21 @@
-"""Retrieval entry points over an open database; the raw channel of the fused ``retrieve()``.
+"""The raw channel of ``retrieve()``: sealed messages ranked by BM25, then voted by context.
 
-The raw channel ranks sealed messages by BM25 (function words dropped from the query),
-then lets context vote: a message gains from its best-matching thread neighbour within two
-positions (an answer usually sits next to the question that names the topic), from how
-well its block as a whole matches, and from any event that cites it. Every added score is
-relative to the best score, and a message whose neighbourhood matched nothing is never
-returned. Candidates come from the FTS5 index, so a query never loads the whole namespace.
-
-Measured on LoCoMo (fused recall@10, EN / ZH), what helps beyond that:
-
-- speaker votes: a query term that is a speaker's ``Name:`` label (one that starts at least
-  ``speaker_min_messages`` of the loaded messages, so "Note: …" is no speaker) is not a topic term
-  (it no longer rewards messages that merely address the person); messages said by the
-  named speaker gain ``speaker_weight`` instead (+0.036 / +0.029 at 0.5, +0.001 / +0.009
-  more at 0.7);
-- document expansion: a message's BM25 document includes its predecessor's terms at
-  half weight, so "Yes, last week!" carries the question's topic (+0.006 / +0.011, with the
-  neighbour vote lowered from 0.5 to 0.3);
-- category members: a question naming a closed category ("European countries", "cities",
-  "martial arts"; ``core.word_categories``) adds the members as weak terms at
-  ``category_weight`` of their idf, fetched apart from the question's own candidates
-  (+0.005 / +0.004; the open class "activities" lost 0.001 and is not listed).
-
-Tried without gain: a thread (session) vote, the successor's terms as expansion too,
-favouring only the first named speaker, b 0.25 or 0.6, k1 1.2; and (each within ±0.003 EN
-and ZH, or worse) a Snowball stemmer, a session-opener prior, a penalty on messages that are
-questions, down-weighting generic question nouns ("activities", "things"), capping hits per
-session, a bonus for adjacent query terms (proximity), multiplicative speaker votes, a prior
-for messages an event cites, a smaller speaker vote for messages without a first-person
-word, a place gazetteer for "where" questions, WordNet hypernyms as document
-expansion (0.791) or hyponyms of two-word category nouns as query terms (+0.003 EN; the
-curated closed categories above do better), and all-MiniLM-L6-v2 embeddings
-(alone 0.505; fused at a small weight with the lexical ranking +0.001 to +0.003 EN, while
-recall@1 fell from 0.448 to 0.34-0.40; English only, and torch-sized). The weights were
-chosen on the three dev conversations; ``benchmarks/locomo_heldout.py`` picks them on two
-and scores the third.
+A message gains from its best-matching thread neighbour (an answer usually sits next to
+the question that names the topic), from how well its block matches, from the speaker a
+query names, and from outside votes (events citing it, dates it falls in); a message whose
+neighbourhood matched nothing is never returned. Measurements: docs/retrieval-experiments.md.
 """
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..store import Database, raw_search
-from ..store.retrieval_rows import ChannelDoc, CorpusStats, channel_rows
-from ..text.search_terms import query_tokens
-from ..text.word_categories import category_terms
-from .bm25 import idf
-from .hits import RawHit
+from .bm25 import bm25_score, idf
 
 
 @dataclass(frozen=True)
 class RawChannelConfig:
-    """BM25 with short-document settings (k1 0.9, b 0.4), the context votes, the FTS cap.
-
-    The cap bounds the candidates FTS5 hands over (best first by its own BM25); with their
-    neighbours they are tokenized per query. 200 leaves LoCoMo recall as it was at 3,000
-    (EN identical, ZH +0.003) and takes a query at 500,000 messages from ~1.4 s to ~0.15 s.
-    """
+    """BM25 with short-document settings, the context votes, and the FTS candidate caps."""
 
     k1: float = 0.9
     b: float = 0.4
@@ -79,42 +38,55 @@ class RawChannelConfig:
 RAW_CHANNEL = RawChannelConfig()
 
 
-async def search_raw(
-    db: Database, namespace: str, query: str, limit: int = 6, thread_id: str | None = None
-) -> list[RawHit]:
-    """Spec §6.6 raw search (tool ``memory_search_raw``)."""
-    return await db.read(lambda raw: raw_search.search_raw(raw, namespace, query, limit, thread_id))
+@dataclass(frozen=True)
+class ChannelDoc:
+    """A sealed message: its tokens and the tokens of its ``Name:`` label (``speaker``)."""
+
+    id: str
+    thread_id: str
+    block_id: str
+    position: int
+    block_sequence: int
+    tokens: list[str]
+    speaker: tuple[str, ...] = ()
 
 
-async def retrieve_raw(
-    db: Database,
-    namespace: str,
-    query: str,
-    k: int,
-    config: RawChannelConfig = RAW_CHANNEL,
-    boost: Mapping[str, float] | None = None,
-) -> list[tuple[str, float]]:
-    """The raw channel: (message id, score) best first; nothing when no query token matches.
+@dataclass(frozen=True)
+class CorpusStats:
+    """BM25 statistics of a namespace's sealed messages and of its blocks."""
 
-    ``boost`` adds to a message's score (e.g. relative event scores of the events citing
-    it) but never makes a message with no matching neighbourhood appear.
-    """
-    terms = query_tokens(query)
-    if not terms or k < 1:
-        return []
-    weak = [term for term in category_terms(query) if term not in terms]
-    docs, stats = await db.read(
-        lambda raw: channel_rows(
-            raw,
-            namespace,
-            terms,
-            config.candidate_cap,
-            config.context_reach,
-            weak,
-            config.category_cap,
-        )
+    messages: int
+    message_tokens: int
+    blocks: int
+    message_df: dict[str, int] = field(default_factory=dict)
+    block_df: dict[str, int] = field(default_factory=dict)
+    block_lengths: dict[str, int] = field(default_factory=dict)
+
+
+def scan_stats(docs: Sequence[ChannelDoc], terms: Sequence[str]) -> CorpusStats:
+    """The statistics computed from a complete list of a namespace's sealed messages."""
+    block_tokens: dict[str, set[str]] = {}
+    lengths: dict[str, int] = {}
+    for doc in docs:
+        block_tokens.setdefault(doc.block_id, set()).update(doc.tokens)
+        lengths[doc.block_id] = lengths.get(doc.block_id, 0) + len(doc.tokens)
+    token_sets = [set(doc.tokens) for doc in docs]
+    return CorpusStats(
+        messages=len(docs),
+        message_tokens=sum(lengths.values()),
+        blocks=len(lengths),
+        message_df={t: sum(1 for s in token_sets if t in s) for t in terms},
+        block_df={t: sum(1 for s in block_tokens.values() if t in s) for t in terms},
+        block_lengths=lengths,
     )
-    return context_rank(terms, docs, stats, config, boost or {}, weak)[:k]
+
+
+def speaker_label(content: str) -> str:
+    """The name before a leading ``Name:`` label (at most three words), else ``""``."""
+    label, colon, _ = content.partition(":")
+    if not colon or len(label) > 40 or len(label.split()) > 3 or any(c.isdigit() for c in label):
+        return ""
+    return label.strip()
 
 
 def context_rank(
@@ -168,7 +140,7 @@ def _message_scores(
     for doc in docs:
         tf, length = _expanded(counted, (doc.thread_id, doc.position), config.expansion_weight)
         if length:
-            scores[doc.id] = _bm25(tf, length, weights, avgdl or 1.0, config)
+            scores[doc.id] = bm25_score(tf, length, weights, avgdl or 1.0, config.k1, config.b)
     return scores
 
 
@@ -200,20 +172,11 @@ def _block_scores(
     avgdl = stats.message_tokens / stats.blocks if stats.blocks else 1.0
     weights = {t: f * idf(stats.blocks, stats.block_df.get(t, 0)) for t, f in factors.items()}
     return {
-        block_id: _bm25(tf, stats.block_lengths.get(block_id, 0), weights, avgdl or 1.0, config)
+        block_id: bm25_score(
+            tf, stats.block_lengths.get(block_id, 0), weights, avgdl or 1.0, config.k1, config.b
+        )
         for block_id, tf in counts.items()
     }
-
-
-def _bm25(
-    tf: Mapping[str, float],
-    length: float,
-    weights: dict[str, float],
-    avgdl: float,
-    c: RawChannelConfig,
-) -> float:
-    norm = c.k1 * (1 - c.b + c.b * length / avgdl)
-    return sum(w * tf[t] * (c.k1 + 1) / (tf[t] + norm) for t, w in weights.items() if t in tf)
 
 
 def _relative(scores: dict[str, float]) -> dict[str, float]:
@@ -243,6 +206,3 @@ def _best_neighbour(
     """The best own score among the thread's messages within ``neighbour_reach`` positions."""
     steps = range(-config.neighbour_reach, config.neighbour_reach + 1)
     return max((at.get((doc.thread_id, doc.position + s), 0.0) for s in steps if s), default=0.0)
-
-
-__all__ = ["ChannelDoc", "CorpusStats", "RawChannelConfig", "context_rank", "retrieve_raw"]

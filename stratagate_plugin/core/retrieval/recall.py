@@ -7,7 +7,6 @@ lines are added while the estimated total stays within the budget. Nothing reinf
 """
 
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,11 +14,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..events.cards import EventCard
-from ..events.ranking import EventHit, WeightKey, weight_key, weight_order_ids
-from ..events.service import search_events
+from ..events.ranking import WeightKey, weight_key, weight_order_ids
 from ..records import Message
-from ..store import Database, block_rows, event_rows
-from ..store import event_queries_rows as rows
 from ..text.token_budget import estimate_tokens
 from .bm25 import rrf_rank
 
@@ -30,7 +26,6 @@ HEADING = (
     "Current user instructions and current workspace state take precedence.",
 )
 NOTHING = "(no activated memory)"
-OWN_CHECK_SLICE = 16
 
 
 @dataclass(frozen=True)
@@ -55,57 +50,6 @@ class AutoContext(BaseModel):
     query: str
     events: list[EventCard]
     nodes: list[dict[str, Any]] = []
-
-
-async def build_auto_context(
-    db: Database,
-    namespace: str,
-    thread_id: str,
-    latest_user_message: str,
-    *,
-    config: RecallConfig = DEFAULT_RECALL,
-) -> AutoContext:
-    """Activate, exclude the current thread's own events, render within the budget."""
-    tail = await db.read(lambda raw: block_rows.open_tail(raw, namespace, thread_id))
-    query = activation_query(latest_user_message, tail, config.tail_turns)
-    relevance = await search_events(
-        db, namespace, query, limit=config.relevance_limit, agent_weight=config.agent_weight
-    )
-    events = await db.read(lambda raw: _activated(raw, namespace, thread_id, relevance, config))
-    text, shown = render_activated(events, [], config.token_budget)
-    return AutoContext(text=text, query=query, events=events[:shown])
-
-
-def _activated(
-    raw: sqlite3.Connection,
-    namespace: str,
-    thread_id: str,
-    relevance: Sequence[EventHit],
-    config: RecallConfig,
-) -> list[EventCard]:
-    """Fused from weight keys alone; cards are read only for the events shown."""
-    turn = rows.current_turn(raw, namespace)
-    cards = {hit.card.id: hit.card for hit in relevance}
-    keys = {key: weight_key(card, turn) for key, card in cards.items()}
-    for key, weight in rows.bypass_weights(raw, namespace, turn).items():
-        keys.setdefault(key, weight)
-    fused = activation_order(list(cards), keys)
-    chosen = _outside_thread(raw, fused, thread_id, config.event_limit)
-    return [cards.get(key) or event_rows.get_event(raw, key) for key in chosen]
-
-
-def _outside_thread(
-    raw: sqlite3.Connection, fused: Sequence[str], thread_id: str, limit: int
-) -> list[str]:
-    """The first ``limit`` ids not sourced from ``thread_id``, checked a slice at a time."""
-    chosen: list[str] = []
-    for start in range(0, len(fused), OWN_CHECK_SLICE):
-        part = fused[start : start + OWN_CHECK_SLICE]
-        own = rows.events_from_thread(raw, part, thread_id)
-        chosen += [key for key in part if key not in own]
-        if len(chosen) >= limit:
-            break
-    return chosen[:limit]
 
 
 def activate_events(

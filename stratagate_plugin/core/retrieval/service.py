@@ -1,80 +1,213 @@
-"""Façade facet: event and raw search, block listings for agents, automatic recall."""
+"""Retrieval use cases of the façade: raw search, the fused ``retrieve()``, automatic recall.
 
-from collections.abc import Sequence
+Each method parses its query once (``query.Query``) and hands it to every channel; the
+rules live in ``fused``, ``raw_channel`` and ``recall``, the reads in ``store``.
+Retrieval never reinforces, and only automatic recall stamps the events it finds.
+"""
+
+import sqlite3
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
 
-from ..events import service as event_queries
-from ..events.ranking import EventHit, TemporalIntent
-from ..events.service import BlocksReport, EventExpansion
-from ..service_base import ServiceBase
-from . import fused as fused_retrieval
-from . import raw_channel as retrieval
-from . import recall
-from .fused import Retrieved
+from ..clock import utc_now
+from ..events.cards import EventCard
+from ..events.ranking import EventHit, weight_key
+from ..events.service import EventSearchService
+from ..store import block_rows, event_rows, raw_search
+from ..store import event_queries_rows as event_reads
+from ..store.retrieval_rows import (
+    block_message_texts,
+    channel_rows,
+    dated_messages,
+    latest_message_time,
+    ready_block_texts,
+)
+from .fused import (
+    CHANNELS,
+    FUSION,
+    FusionConfig,
+    Retrieved,
+    event_boost,
+    fuse,
+    matching_messages,
+    top_blocks,
+    window_votes,
+)
 from .hits import RawHit
-from .recall import AutoContext
+from .query import Query, parse_query
+from .raw_channel import RAW_CHANNEL, RawChannelConfig, context_rank
+from .recall import (
+    DEFAULT_RECALL,
+    AutoContext,
+    RecallConfig,
+    activation_order,
+    activation_query,
+    render_activated,
+)
+
+OWN_CHECK_SLICE = 16
 
 
-class RetrievalService(ServiceBase):
-    async def search_events(
-        self,
-        namespace: str,
-        query: str,
-        *,
-        limit: int = 6,
-        offset: int = 0,
-        participants: Sequence[str] = (),
-        event_type: str | None = None,
-        happened_from: datetime | str | None = None,
-        happened_to: datetime | str | None = None,
-        temporal_intent: TemporalIntent | None = None,
-        track_retrieval: bool = True,
-    ) -> list[EventHit]:
-        """Spec §6.4: BM25 + structured rankings over both pools; never reinforces."""
-        return await event_queries.search_events(
-            self.db,
-            namespace,
-            query,
-            limit=limit,
-            offset=offset,
-            participants=participants,
-            event_type=event_type,
-            happened_from=happened_from,
-            happened_to=happened_to,
-            temporal_intent=temporal_intent,
-            agent_weight=self.config.agent_memory_weight,
-            track_retrieval=track_retrieval,
-        )
+class RetrievalService(EventSearchService):
+    """Raw and fused retrieval over sealed messages, and the automatic memory context."""
 
     async def search_raw(
         self, namespace: str, query: str, limit: int = 6, thread_id: str | None = None
     ) -> list[RawHit]:
-        """Sealed L5 messages with their neighbours; ``thread_id`` limits it to one thread."""
-        return await retrieval.search_raw(self.db, namespace, query, limit, thread_id)
+        """Spec §6.6: sealed L5 messages with their neighbours; ``thread_id`` limits the scope."""
+        return await self.db.read(
+            lambda raw: raw_search.search_raw(raw, namespace, query, limit, thread_id)
+        )
 
     async def search_raw_ranked(self, namespace: str, query: str, limit: int = 6) -> list[RawHit]:
-        """Sealed L5 messages in the fused ``retrieve()`` order, with their neighbours."""
-        return await fused_retrieval.search_raw_ranked(self.db, namespace, query, limit)
+        """Sealed messages in ``retrieve()``'s order with their neighbours: what the agent's raw
+        search shows at namespace scope, so it reads what the benchmark measures."""
+        if limit < 1:
+            return []
+        found = await self.retrieve(namespace, query, limit)
+        scored = [(hit.message_id, hit.score) for hit in found]
+        return await self.db.read(lambda raw: raw_search.hits_for(raw, scored))
 
-    async def expand_event(self, event_id: str) -> EventExpansion:
-        return await event_queries.expand_event(self.db, event_id)
-
-    async def agent_blocks(
-        self, namespace: str, thread_id: str, scope: event_queries.BlockScope = "session"
-    ) -> BlocksReport:
-        """Ready blocks at their decayed levels plus why the list may be empty."""
-        return await event_queries.get_blocks(self.db, namespace, thread_id, scope=scope)
-
-    async def retrieve(self, namespace: str, query: str, k: int = 20) -> list[Retrieved]:
+    async def retrieve(
+        self, namespace: str, query: str, k: int = 20, config: FusionConfig | None = None
+    ) -> list[Retrieved]:
         """The fused first-step evidence (raw, event and block channels) as message ids."""
-        return await fused_retrieval.retrieve(self.db, namespace, query, k)
+        settings = config or FUSION
+        return fuse(await self.channel_rankings(namespace, query, k, settings), settings, k)
+
+    async def channel_rankings(
+        self, namespace: str, query: str, k: int = 20, config: FusionConfig | None = None
+    ) -> dict[str, list[str]]:
+        """Each channel's ranked message ids (for fusion, and for per-channel measurement).
+
+        A query without search terms finds nothing in any channel (event search alone would
+        list every event for an empty query).
+        """
+        settings = config or FUSION
+        reference = await self.db.read(lambda raw: latest_message_time(raw, namespace))
+        parsed = parse_query(query, reference or utc_now())
+        if not parsed.terms:
+            return {name: [] for name in CHANNELS}
+        hits = await self.ranked_events(
+            namespace,
+            parsed,
+            limit=settings.event_limit,
+            agent_weight=settings.agent_weight,
+            track_retrieval=False,
+        )
+        cited = [hit.card.source_message_ids for hit in hits]
+        boost = event_boost(cited, settings.event_boost)
+        if parsed.windows:
+            created, happened = await self.db.read(
+                lambda raw: dated_messages(raw, namespace, parsed.windows)
+            )
+            boost = window_votes(boost, created, happened, settings)
+        ranked = await self.raw_channel(namespace, parsed, 2 * k, settings.raw_channel, boost)
+        raw_ids = [message_id for message_id, _ in ranked]
+        limit = settings.block_limit
+        blocks = await self.db.read(lambda raw: block_channel(raw, raw_ids, parsed, limit))
+        events = list(dict.fromkeys(m for message_ids in cited for m in message_ids))
+        return {"raw": raw_ids, "event": events, "block": blocks}
+
+    async def raw_channel(
+        self,
+        namespace: str,
+        query: Query,
+        k: int,
+        config: RawChannelConfig = RAW_CHANNEL,
+        boost: Mapping[str, float] | None = None,
+    ) -> list[tuple[str, float]]:
+        """The raw channel alone: (message id, score) best first; nothing when no term matches.
+
+        ``boost`` adds to a message's score but never makes a message with no matching
+        neighbourhood appear.
+        """
+        if not query.terms or k < 1:
+            return []
+        docs, stats = await self.db.read(
+            lambda raw: channel_rows(
+                raw,
+                namespace,
+                query.terms,
+                config.candidate_cap,
+                config.context_reach,
+                query.weak,
+                config.category_cap,
+            )
+        )
+        return context_rank(query.terms, docs, stats, config, boost or {}, query.weak)[:k]
 
     async def build_auto_context(
-        self, namespace: str, thread_id: str, latest_user_message: str
+        self,
+        namespace: str,
+        thread_id: str,
+        latest_user_message: str,
+        *,
+        config: RecallConfig | None = None,
     ) -> AutoContext:
-        """Automatic recall for one model call (≤ 4 events within ~900 tokens); no reinforcing."""
-        config = replace(recall.DEFAULT_RECALL, agent_weight=self.config.agent_memory_weight)
-        return await recall.build_auto_context(
-            self.db, namespace, thread_id, latest_user_message, config=config
+        """Automatic recall for one model call (spec §9); stamps the events found, no reinforcing.
+
+        Without ``config``, the spec's budgets with the façade's agent memory weight.
+        """
+        settings = config or replace(DEFAULT_RECALL, agent_weight=self.config.agent_memory_weight)
+        tail = await self.db.read(lambda raw: block_rows.open_tail(raw, namespace, thread_id))
+        text = activation_query(latest_user_message, tail, settings.tail_turns)
+        relevance = await self.ranked_events(
+            namespace,
+            parse_query(text),
+            limit=settings.relevance_limit,
+            agent_weight=settings.agent_weight,
         )
+        events = await self.db.read(
+            lambda raw: activated(raw, namespace, thread_id, relevance, settings)
+        )
+        rendered, shown = render_activated(events, [], settings.token_budget)
+        return AutoContext(text=rendered, query=text, events=events[:shown])
+
+
+def block_channel(
+    raw: sqlite3.Connection, found: Sequence[str], query: Query, limit: int
+) -> list[str]:
+    """The blocks holding the raw channel's hits, ranked by their L0–L2 text; of each, the
+    messages that share a query term. Only those blocks are read, whatever the namespace size."""
+    if not query.terms or not found:
+        return []
+    top = top_blocks(query.terms, ready_block_texts(raw, found), limit)
+    return [
+        message_id
+        for block_id in top
+        for message_id in matching_messages(query.terms, block_message_texts(raw, block_id))
+    ]
+
+
+def activated(
+    raw: sqlite3.Connection,
+    namespace: str,
+    thread_id: str,
+    relevance: Sequence[EventHit],
+    config: RecallConfig,
+) -> list[EventCard]:
+    """Relevance hits and pinned/safety events fused from weight keys alone; cards are read
+    only for the events shown."""
+    turn = event_reads.current_turn(raw, namespace)
+    cards = {hit.card.id: hit.card for hit in relevance}
+    keys = {key: weight_key(card, turn) for key, card in cards.items()}
+    for key, weight in event_reads.bypass_weights(raw, namespace, turn).items():
+        keys.setdefault(key, weight)
+    fused = activation_order(list(cards), keys)
+    chosen = _outside_thread(raw, fused, thread_id, config.event_limit)
+    return [cards.get(key) or event_rows.get_event(raw, key) for key in chosen]
+
+
+def _outside_thread(
+    raw: sqlite3.Connection, fused: Sequence[str], thread_id: str, limit: int
+) -> list[str]:
+    """The first ``limit`` ids not sourced from ``thread_id``, checked a slice at a time."""
+    chosen: list[str] = []
+    for start in range(0, len(fused), OWN_CHECK_SLICE):
+        part = fused[start : start + OWN_CHECK_SLICE]
+        own = event_reads.events_from_thread(raw, part, thread_id)
+        chosen += [key for key in part if key not in own]
+        if len(chosen) >= limit:
+            break
+    return chosen[:limit]

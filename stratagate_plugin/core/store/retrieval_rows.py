@@ -1,54 +1,27 @@
-"""Rows for the raw retrieval channel: FTS5 candidates, their context, and BM25 statistics.
+"""Rows for retrieval: raw-channel candidates and their context, BM25 statistics, blocks, dates.
 
-The channel never loads a whole namespace when the FTS5 index exists: it takes the sealed
-messages that match a query term (best FTS rank first, capped), the thread neighbours
-their context votes need, and namespace-wide statistics (message and block counts, token
-totals, per-term document frequencies) aggregated inside SQLite. Without FTS5 the same
-rows come from a scan. Token counts come from the index text, one encoded term a token.
-Each row also carries its speaker: the tokens of a leading ``Name:`` label, if any.
-It also reads what a question's time windows select: messages created in a window and
-messages cited by events whose happened interval overlaps one.
+The raw channel never loads a whole namespace when the FTS5 index exists: it takes the
+sealed messages that match a query term (best FTS rank first, capped), the thread
+neighbours their context votes need, and namespace-wide statistics aggregated inside
+SQLite; without FTS5 the same rows come from a scan. Token counts come from the index
+text, one encoded term a token. Each row also carries its speaker: the tokens of a leading
+``Name:`` label, if any.
 """
 
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..clock import iso, parse_iso
-from ..retrieval.cues import Window
+from ..retrieval.query import Window
+from ..retrieval.raw_channel import ChannelDoc, CorpusStats, scan_stats, speaker_label
 from ..text.search_terms import fts_match_any, tokenize
 from .raw_search import fetch_rows
 from .search_index import FTS_TOKEN_COUNT, has_index
 
 _COLUMNS = "m.id, m.thread_id, m.block_id, m.position, b.sequence AS block_sequence"
 _SEALED = "JOIN blocks b ON b.id = m.block_id WHERE m.namespace = ?"
-
-
-@dataclass(frozen=True)
-class ChannelDoc:
-    """A sealed message: its tokens and the tokens of its ``Name:`` label (``speaker``)."""
-
-    id: str
-    thread_id: str
-    block_id: str
-    position: int
-    block_sequence: int
-    tokens: list[str]
-    speaker: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class CorpusStats:
-    """BM25 statistics of a namespace's sealed messages and of its blocks."""
-
-    messages: int
-    message_tokens: int
-    blocks: int
-    message_df: dict[str, int] = field(default_factory=dict)
-    block_df: dict[str, int] = field(default_factory=dict)
-    block_lengths: dict[str, int] = field(default_factory=dict)
 
 
 def channel_rows(
@@ -102,24 +75,6 @@ def scan_rows(
     return docs, scan_stats(docs, terms)
 
 
-def scan_stats(docs: Sequence[ChannelDoc], terms: Sequence[str]) -> CorpusStats:
-    """The statistics computed from a complete list of a namespace's sealed messages."""
-    block_tokens: dict[str, set[str]] = {}
-    lengths: dict[str, int] = {}
-    for doc in docs:
-        block_tokens.setdefault(doc.block_id, set()).update(doc.tokens)
-        lengths[doc.block_id] = lengths.get(doc.block_id, 0) + len(doc.tokens)
-    token_sets = [set(doc.tokens) for doc in docs]
-    return CorpusStats(
-        messages=len(docs),
-        message_tokens=sum(lengths.values()),
-        blocks=len(lengths),
-        message_df={t: sum(1 for s in token_sets if t in s) for t in terms},
-        block_df={t: sum(1 for s in block_tokens.values() if t in s) for t in terms},
-        block_lengths=lengths,
-    )
-
-
 def _doc(row: sqlite3.Row, tokens: list[str]) -> ChannelDoc:
     return ChannelDoc(
         row["id"],
@@ -130,14 +85,6 @@ def _doc(row: sqlite3.Row, tokens: list[str]) -> ChannelDoc:
         tokens,
         tuple(tokenize(speaker_label(row["content"]))),
     )
-
-
-def speaker_label(content: str) -> str:
-    """The name before a leading ``Name:`` label (at most three words), else ``""``."""
-    label, colon, _ = content.partition(":")
-    if not colon or len(label) > 40 or len(label.split()) > 3 or any(c.isdigit() for c in label):
-        return ""
-    return label.strip()
 
 
 def _neighbours(
@@ -261,3 +208,28 @@ def _happened_in(raw: sqlite3.Connection, namespace: str, windows: Sequence[Wind
             (json.dumps(events),),
         )
     }
+
+
+def ready_block_texts(raw: sqlite3.Connection, message_ids: Sequence[str]) -> dict[str, str]:
+    """The L0–L2 text (title, tags, summary, key points) of the ready blocks holding these."""
+    rows = raw.execute(
+        "SELECT id, l0_title, l0_tags_json, l1_summary, l2_keypoints_json FROM blocks "
+        "WHERE processing_status = 'ready' AND id IN (SELECT block_id FROM messages "
+        "WHERE id IN (SELECT value FROM json_each(?)))",
+        (json.dumps(list(message_ids)),),
+    ).fetchall()
+    return {row[0]: _block_text(row) for row in rows}
+
+
+def _block_text(row: sqlite3.Row) -> str:
+    tags = json.loads(row[2] or "[]")
+    points = json.loads(row[4] or "[]")
+    return "\n".join([row[1] or "", *tags, row[3] or "", *points])
+
+
+def block_message_texts(raw: sqlite3.Connection, block_id: str) -> list[tuple[str, str]]:
+    """(id, content) of a block's messages in position order."""
+    rows = raw.execute(
+        "SELECT id, content FROM messages WHERE block_id = ? ORDER BY position", (block_id,)
+    )
+    return [(row[0], row[1]) for row in rows]

@@ -4,8 +4,8 @@
 When a question names one of these categories (in English or Chinese), the category's
 members join the query as weak terms (``category_terms``), so messages naming a member can
 rank without naming the category. Only closed, general classes are listed (a gazetteer and
-two lists of sports); open classes such as "activities" or "hobbies" were measured too
-broad (LoCoMo recall@10 −0.001). Members are single distinctive words ("york" for New
+two lists of sports): open ones such as "activities" are too broad (measured in
+docs/retrieval-experiments.md). Members are single distinctive words ("york" for New
 York); Chinese members contribute their character pairs only, since a single character
 ("西" of 西班牙) is far too common to stand for the member.
 """

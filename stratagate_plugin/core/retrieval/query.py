@@ -1,18 +1,17 @@
-"""What a question says beyond its search words: the time windows it names.
+"""A question parsed once: the search terms, weak category terms and time windows it names.
 
-"What did she paint on 13 October 2023?", "in June", "2023年5月8日" name a window in which
-the evidence was said or happened. Resolved with ``core.temporal`` against a reference
-(the memory's newest message time, so "in June" means the last June before it), a window
-lets retrieval favour messages created in it and messages cited by events that happened
-in it. The date's words stay in the word query too (on LoCoMo, EN and ZH, dropping them
-cost about 0.002 recall@10).
+One ``Query`` is built per search and handed to every channel, so no channel tokenises
+the question again. Windows are resolved against a reference (the memory's newest
+message), which only fused retrieval reads; event search alone parses without one.
 """
 
 from dataclasses import dataclass
 from datetime import datetime
 
 from ..clock import to_utc
+from ..text.search_terms import query_tokens
 from ..text.temporal.resolve import find_time_expressions
+from ..text.word_categories import category_terms
 
 _PRECISIONS = frozenset({"instant", "day", "month", "year", "range"})
 
@@ -26,6 +25,25 @@ class Window:
 
     def overlaps(self, start: datetime, end: datetime) -> bool:
         return start <= self.end and self.start <= end
+
+
+@dataclass(frozen=True)
+class Query:
+    """``terms``: search tokens without function words; ``weak``: members of a category the
+    question names that are not terms already; ``windows``: the dates it names."""
+
+    text: str
+    terms: tuple[str, ...]
+    weak: tuple[str, ...] = ()
+    windows: tuple[Window, ...] = ()
+
+
+def parse_query(text: str, reference: datetime | None = None) -> Query:
+    """The query of ``text``; windows only when a ``reference`` is given."""
+    terms = tuple(query_tokens(text))
+    weak = tuple(term for term in category_terms(text) if term not in terms)
+    windows = question_windows(text, reference) if reference is not None else ()
+    return Query(text, terms, weak, windows)
 
 
 def question_windows(question: str, reference: datetime) -> tuple[Window, ...]:
