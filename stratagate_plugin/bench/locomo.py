@@ -13,6 +13,7 @@ shared <caption>"). ``captions=False`` (``--no-captions``) ranks the text alone.
 import json
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,10 @@ _ZH_DATE = re.compile(
 )
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 _PLAIN = re.compile(r"[\u4e00-\u9fff]|(?:(?![\u4e00-\u9fff])\w)+")
-Ranker = Callable[[str, str, int], list[str]]
+Ranker = Callable[[str, int], list[str]]
+BASELINE_SKIPPED = (
+    "rank_bm25 not installed: the plain-BM25 baseline row is skipped (pip install rank_bm25)"
+)
 
 
 @dataclass(frozen=True)
@@ -136,12 +140,20 @@ async def ingest(sg: StrataGate, namespace: str, sessions: Sequence[Session]) ->
     return dia_of
 
 
-def baseline_ranker(sessions: Sequence[Session]) -> Callable[[str, int], list[str]]:
-    """rank_bm25 Okapi over every message: lower-cased words, Han text character by character."""
-    from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]
+def load_okapi() -> Any | None:
+    """rank_bm25's ``BM25Okapi`` (a dev extra); None, said once on stderr, when absent."""
+    try:
+        from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]
+    except ImportError:
+        print(BASELINE_SKIPPED, file=sys.stderr)
+        return None
+    return BM25Okapi
 
+
+def baseline_ranker(sessions: Sequence[Session], bm25_okapi: Any) -> Ranker:
+    """Okapi BM25 over every message: lower-cased words, Han text character by character."""
     lines = [line for session in sessions for line in session.lines]
-    model = BM25Okapi([_plain_tokens(line.content) or [""] for line in lines])
+    model = bm25_okapi([_plain_tokens(line.content) or [""] for line in lines])
 
     def rank(question: str, k: int) -> list[str]:
         scores = model.get_scores(_plain_tokens(question))
@@ -157,14 +169,18 @@ def _plain_tokens(text: str) -> list[str]:
 
 
 async def rank_sample(
-    sg: StrataGate, sample: dict[str, Any], k: int, captions: bool = True
+    sg: StrataGate,
+    sample: dict[str, Any],
+    k: int,
+    captions: bool = True,
+    bm25_okapi: Any | None = None,
 ) -> dict[str, list[list[str]]]:
     """Top-k dia_ids per question for retrieve(), each channel and the baselines."""
     namespace = str(sample["sample_id"])
     sessions = sessions_of(sample["conversation"], captions)
     dia_of = await ingest(sg, namespace, sessions)
     await sg.process_pending()
-    baseline = baseline_ranker(sessions)
+    baseline = baseline_ranker(sessions, bm25_okapi) if bm25_okapi else None
     ranked: dict[str, list[list[str]]] = {}
 
     def add(method: str, ids: Sequence[str]) -> None:
@@ -179,7 +195,8 @@ async def rank_sample(
             add(f"channel: {name}", ids)
         hits = await sg.search_raw(namespace, question, k)
         add("spec search_raw", [hit.message.id for hit in hits])
-        ranked.setdefault("rank_bm25 baseline", []).append(baseline(question, k))
+        if baseline:
+            ranked.setdefault("rank_bm25 baseline", []).append(baseline(question, k))
     return ranked
 
 
@@ -254,11 +271,14 @@ async def run_locomo(
     """Ingest, derive, rank every question, write the JSONL, print and return the table."""
     samples: list[dict[str, Any]] = json.loads(Path(data_path).read_text(encoding="utf-8"))
     model = OfflineModel() if model_kind == "offline" else model_from_settings(environ=os.environ)
+    bm25_okapi = load_okapi()
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(db_path) if db_path else Path(scratch) / "locomo.db"
         config = MemoryConfig(block_turn_size=BLOCK_TURN_SIZE)
         async with await StrataGate.open(path, config, model) as sg:
-            per_sample = [await rank_sample(sg, sample, k, captions) for sample in samples]
+            per_sample = [
+                await rank_sample(sg, sample, k, captions, bm25_okapi) for sample in samples
+            ]
     ranked = {method: [lists[method] for lists in per_sample] for method in per_sample[0]}
     _write_ranked(Path(out_path), samples, ranked["retrieve (fused)"])
     table = recall_rows(samples, ranked)
