@@ -14,8 +14,9 @@ from pydantic import Field
 from stratagate_plugin.core.llm.chat import ChatMessage, ScriptedChatModel, tool_reply
 from stratagate_plugin.harness import hookspecs
 from stratagate_plugin.harness.agent import Agent
+from stratagate_plugin.harness.errors import HostError
 from stratagate_plugin.harness.hookspecs import hookimpl
-from stratagate_plugin.harness.pm import HostError, call_hook, make_plugin_manager
+from stratagate_plugin.harness.pm import call_hook, make_plugin_manager
 from stratagate_plugin.harness.profiles import Profile, load_profile
 from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.harness.sessions import open_session, session_path

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from stratagate_plugin.cli import chat_command, main, plugin_command
+from stratagate_plugin.harness.errors import HostError
 from stratagate_plugin.harness.manifest import (
     HOST_VERSION,
     Manifest,
@@ -18,10 +19,9 @@ from stratagate_plugin.harness.manifest import (
     load_plugin,
     version_in_range,
 )
-from stratagate_plugin.harness.pm import HostError
 from stratagate_plugin.harness.profiles import load_profile, profile_path
 from stratagate_plugin.harness.runtime import Host
-from stratagate_plugin.memory_plugin import hooks as builtin_plugin
+from stratagate_plugin.memory_plugin.hooks import MemoryPlugin
 
 MEMORY = "stratagate-memory"
 
@@ -111,17 +111,23 @@ def test_profile_model_and_settings_round_trip() -> None:
 
 def test_profile_entry_point_discovery_finds_the_builtin_plugin() -> None:
     point = installed_plugins()[MEMORY]
-    assert point.value == "stratagate_plugin.memory_plugin.hooks"
+    assert point.value == "stratagate_plugin.memory_plugin.hooks:MemoryPlugin"
     assert find_manifest(point).name == MEMORY
     assert check_plugin(MEMORY).version == HOST_VERSION
-    assert load_plugin(MEMORY) is builtin_plugin
+    assert load_plugin(MEMORY) is MemoryPlugin
 
 
 async def test_profile_host_loads_enabled_plugins(tmp_path: Path) -> None:
     profile = load_profile("default")
     async with Host.from_profile(profile, cwd=tmp_path) as host:
-        assert host.pm.get_plugin(MEMORY) is builtin_plugin
+        assert isinstance(host.pm.get_plugin(MEMORY), MemoryPlugin)
         host.pm.check_pending()
+
+
+def test_profile_each_host_gets_its_own_plugin_instance(tmp_path: Path) -> None:
+    profile = load_profile("default")
+    first, second = (Host.from_profile(profile, cwd=tmp_path) for _ in range(2))
+    assert first.pm.get_plugin(MEMORY) is not second.pm.get_plugin(MEMORY)
 
 
 def test_profile_manifest_must_name_the_entry_point() -> None:
@@ -155,6 +161,10 @@ def test_profile_incompatible_plugin_is_refused_clearly(monkeypatch: pytest.Monk
         ("1.2.1", "!=1.2.1", False),
         ("2.0.0rc1", ">1.9", True),
         ("0.1.0", "<=0.1", True),
+        ("0.1.0rc1", ">=0.1,<0.2", False),
+        ("0.1.0", "~=0.1", True),
+        ("0.1.5", "~=0.1.0", True),
+        ("0.2.0", "~=0.1.0", False),
     ],
 )
 def test_profile_version_range(version: str, spec: str, ok: bool) -> None:
@@ -162,5 +172,8 @@ def test_profile_version_range(version: str, spec: str, ok: bool) -> None:
 
 
 def test_profile_unreadable_range_is_an_error() -> None:
-    with pytest.raises(HostError, match=r"cannot read the compatibility range '~=0\.1'"):
-        version_in_range("0.1.0", "~=0.1")
+    with pytest.raises(HostError) as caught:
+        check_compatible(manifest(">=0.1;<0.2"))
+    assert str(caught.value) == (
+        "cannot read the compatibility range '>=0.1;<0.2' (use e.g. >=0.1,<0.2)"
+    )

@@ -17,6 +17,7 @@ from stratagate_plugin.harness.profiles import Profile
 from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.harness.sessions import open_session
 from stratagate_plugin.memory_plugin import hooks as plugin
+from stratagate_plugin.memory_plugin.runtime import MemoryRuntime
 
 SUMMARY = {
     "title": "Kiln",
@@ -33,8 +34,13 @@ def profile(db: Path, **settings: Any) -> Profile:
 
 
 def make_host(db: Path, cwd: Path, **settings: Any) -> Host:
-    pm = make_plugin_manager([("stratagate-memory", plugin)])
+    pm = make_plugin_manager([("stratagate-memory", plugin.MemoryPlugin())])
     return Host(pm, profile(db, **settings), cwd=cwd)
+
+
+def runtime_of(host: Host) -> MemoryRuntime:
+    memory_plugin: plugin.MemoryPlugin = host.pm.get_plugin("stratagate-memory")
+    return memory_plugin.runtime
 
 
 async def turn(host: Host, model: ScriptedChatModel, text: str, session: str = "s1") -> TurnResult:
@@ -135,8 +141,8 @@ async def test_open_batches_are_closed_before_a_tool_free_answer(
     model = ScriptedChatModel.of(*replies, "The kiln fires on Friday, as you said.")
     async with make_host(db, tmp_path) as host:
         result = await turn(host, model, "When does the kiln fire?")
-        memory = plugin.runtime_of(host).memory
-        namespace = plugin.runtime_of(host).namespace(open_session("s1", "t", tmp_path))
+        memory = runtime_of(host).memory
+        namespace = runtime_of(host).namespace(open_session("s1", "t", tmp_path))
         assert await memory.unresolved_batches(namespace, "s1") == []
     assert result.ok and result.answer == "The kiln fires on Friday, as you said."
     assert model.requests[-1].tools == []  # the recovery step runs without tools
@@ -172,7 +178,7 @@ async def test_incomplete_recovered_answers_fail_after_three_attempts(tmp_path: 
 async def test_profile_consent_accepted_and_refused(tmp_path: Path) -> None:
     propose = tool_reply("memory_profile_update", {"field": "current_city", "value": "Porto"})
     async with make_host(tmp_path / "m.db", tmp_path) as host:
-        memory = plugin.runtime_of(host).memory
+        memory = runtime_of(host).memory
         await turn(host, ScriptedChatModel.of(propose, "Shall I set Porto?"), "I fly out today.")
         assert (await memory.get_profile()).values["current_city"] == ""
         await turn(host, ScriptedChatModel.of("Done."), "同意")
@@ -206,8 +212,8 @@ async def test_a_restart_between_turns_keeps_everything(tmp_path: Path) -> None:
     async with make_host(db, tmp_path) as host:
         model = ScriptedChatModel.of("Noted again.")
         await turn(host, model, "It fires on Fridays.")
-        memory = plugin.runtime_of(host).memory
-        namespace = plugin.runtime_of(host).namespace(open_session("s1", "t", tmp_path))
+        memory = runtime_of(host).memory
+        namespace = runtime_of(host).namespace(open_session("s1", "t", tmp_path))
         blocks = await memory.get_blocks(namespace, "s1")
     history = [m.text for m in model.requests[0].messages]
     assert "My kiln is called Bertha." in history and "Noted." in history
@@ -225,7 +231,7 @@ async def test_ready_blocks_replace_their_native_turns(tmp_path: Path) -> None:
     async with make_host(tmp_path / "m.db", tmp_path) as host:
         for fact, reply in zip(facts, replies, strict=True):
             await turn(host, ScriptedChatModel.of(reply), fact)
-        await plugin.runtime_of(host).memory.process_pending()
+        await runtime_of(host).memory.process_pending()
         model = ScriptedChatModel.of("ok")
         await turn(host, model, "What did we plan?")
     sent = [m for m in model.requests[0].messages if m.role != "system"]

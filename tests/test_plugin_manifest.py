@@ -21,13 +21,18 @@ def test_manifest_version_matches_the_package() -> None:
     assert manifest()["version"] == stratagate_plugin.__version__
 
 
+def entry_module() -> Any:
+    """The module part of ``entry`` (``module:Class``)."""
+    return importlib.import_module(manifest()["entry"].partition(":")[0])
+
+
 def test_manifest_entry_module_names_the_plugin() -> None:
-    module = importlib.import_module(manifest()["entry"])
+    module = entry_module()
     assert manifest()["name"] == module.PLUGIN_NAME
 
 
 def test_manifest_hooks_and_tools_match_the_plugin() -> None:
-    module = importlib.import_module(manifest()["entry"])
+    module = entry_module()
     assert sorted(manifest()["hooks"]) == sorted(module.HOOKS)
     assert sorted(manifest()["tools"]) == sorted(module.TOOLS)
 

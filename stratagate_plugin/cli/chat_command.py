@@ -16,7 +16,8 @@ from typing import Any, cast
 
 from ..core.llm.chat import ChatModel, EchoChatModel, HttpChatModel
 from ..harness.agent import Agent
-from ..harness.pm import HostError, await_me_maybe
+from ..harness.errors import HostError
+from ..harness.pm import await_me_maybe
 from ..harness.profiles import DEFAULT_PROFILE, load_profile
 from ..harness.runtime import Host
 from ..harness.sessions import open_session

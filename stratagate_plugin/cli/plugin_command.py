@@ -3,8 +3,8 @@
 import argparse
 from typing import Any
 
+from ..harness.errors import HostError
 from ..harness.manifest import check_plugin, installed_plugins
-from ..harness.pm import HostError
 from ..harness.profiles import DEFAULT_PROFILE, Profile, disable_plugin, enable_plugin, load_profile
 
 

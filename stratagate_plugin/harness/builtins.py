@@ -1,12 +1,7 @@
 """The host's own behaviour, registered as a default plugin like any other."""
 
-from typing import TYPE_CHECKING
-
 from .hookspecs import hookimpl
-from .types import ContextSection, Session, TurnState
-
-if TYPE_CHECKING:
-    from .runtime import Host
+from .types import ContextSection, HostAPI, Session, TurnState
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant running in the StrataGate reference harness. "
@@ -16,7 +11,7 @@ SYSTEM_PROMPT = (
 
 @hookimpl
 def build_context(
-    host: "Host", session: Session, user_message: str, state: TurnState
+    host: HostAPI, session: Session, user_message: str, state: TurnState
 ) -> list[ContextSection]:
     """The base system prompt (the profile's ``system_prompt`` if set), first of all."""
     text = host.profile.system_prompt or SYSTEM_PROMPT

@@ -5,13 +5,13 @@ Any implementation may be ``async``; the host awaits what comes back, so never u
 """
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 import pluggy
 
 from .types import (
     ChatMessage,
     ContextSection,
+    HostAPI,
     HostTurn,
     Session,
     SettingsSection,
@@ -19,56 +19,53 @@ from .types import (
     TurnState,
 )
 
-if TYPE_CHECKING:
-    from .runtime import Host
-
 hookspec = pluggy.HookspecMarker("stratagate")
 hookimpl = pluggy.HookimplMarker("stratagate")
 
 
 @hookspec
 def register_settings(
-    host: "Host", register: Callable[[SettingsSection], None]
+    host: HostAPI, register: Callable[[SettingsSection], None]
 ) -> Awaitable[None] | None:
     """Register settings sections (defaults, optional web app) before startup."""
 
 
 @hookspec
-def startup(host: "Host") -> Awaitable[None] | None:
+def startup(host: HostAPI) -> Awaitable[None] | None:
     """Open resources once the plugin's settings are known."""
 
 
 @hookspec
-def register_tools(host: "Host", register: Callable[..., None]) -> Awaitable[None] | None:
+def register_tools(host: HostAPI, register: Callable[..., None]) -> Awaitable[None] | None:
     """Register tools (``Tool`` objects or typed functions) offered to the model."""
 
 
 @hookspec
 def build_context(
-    host: "Host", session: Session, user_message: str, state: TurnState
+    host: HostAPI, session: Session, user_message: str, state: TurnState
 ) -> list[ContextSection] | Awaitable[list[ContextSection] | None] | None:
     """Return context sections for the next model call."""
 
 
 @hookspec
 def build_history(
-    host: "Host", session: Session, history: list[ChatMessage]
+    host: HostAPI, session: Session, history: list[ChatMessage]
 ) -> list[ChatMessage] | Awaitable[list[ChatMessage] | None] | None:
     """Return a shorter stand-in for the session's native history, or None to keep it."""
 
 
 @hookspec
 def turn_stopping(
-    host: "Host", session: Session, state: TurnState
+    host: HostAPI, session: Session, state: TurnState
 ) -> StopDecision | Awaitable[StopDecision | None] | None:
     """Decide whether the model may stop: allow, steer, fail or recover."""
 
 
 @hookspec
-def turn_completed(host: "Host", session: Session, turn: HostTurn) -> Awaitable[None] | None:
+def turn_completed(host: HostAPI, session: Session, turn: HostTurn) -> Awaitable[None] | None:
     """Receive the folded turn after it was recorded in the session file."""
 
 
 @hookspec
-def shutdown(host: "Host") -> Awaitable[None] | None:
+def shutdown(host: HostAPI) -> Awaitable[None] | None:
     """Release resources; called once when the host stops."""

@@ -5,32 +5,21 @@ or, in a source checkout or editable install, next to that package. Either is ac
 if its ``entry`` names the entry point, so a stray file of another project is never used.
 """
 
-import operator
-import re
-from collections.abc import Callable
 from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from typing import Any
 
 import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .pm import ENTRY_POINT_GROUP, HostError, describe
+from .errors import HostError, describe
+from .pm import ENTRY_POINT_GROUP
 
 HOST_NAME = "stratagate-harness"
 HOST_VERSION = "0.1.0"
 MANIFEST_FILE = "plugin.yml"
-
-_CLAUSE = re.compile(r"^(>=|<=|==|!=|>|<)\s*(\d+(?:\.\d+)*)$")
-_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
-    ">=": operator.ge,
-    "<=": operator.le,
-    "==": operator.eq,
-    "!=": operator.ne,
-    ">": operator.gt,
-    "<": operator.lt,
-}
 
 
 class HostRequirement(BaseModel):
@@ -70,7 +59,8 @@ def check_plugin(name: str) -> Manifest:
 
 
 def load_plugin(name: str) -> object:
-    """The plugin object (usually a module) of a compatible installed plugin."""
+    """What a compatible plugin's entry point names: a class (``Host.from_profile`` makes one
+    instance per host) or a module (registered as it is)."""
     check_plugin(name)
     try:
         return installed_plugins()[name].load()
@@ -125,26 +115,18 @@ def check_compatible(manifest: Manifest, version: str | None = None) -> None:
 
 
 def version_in_range(version: str, spec: str) -> bool:
-    """``spec`` is comma-separated clauses such as ``>=0.1,<0.2`` (numeric versions only)."""
-    have = _numbers(version)
-    for clause in spec.split(","):
-        match = _CLAUSE.match(clause.strip())
-        if match is None:
-            raise HostError(f"cannot read the compatibility range {spec!r} (use e.g. >=0.1,<0.2)")
-        op, bound = match.groups()
-        want = _numbers(bound)
-        width = max(len(have), len(want))
-        if not _COMPARE[op](_pad(have, width), _pad(want, width)):
-            return False
-    return True
+    """``spec`` is a PEP 440 range such as ``>=0.1,<0.2`` or ``~=0.1``.
 
-
-def _numbers(version: str) -> tuple[int, ...]:
-    match = re.match(r"\d+(?:\.\d+)*", version.strip())
-    if match is None:
-        raise HostError(f"cannot read the version {version!r}")
-    return tuple(int(part) for part in match.group().split("."))
-
-
-def _pad(parts: tuple[int, ...], width: int) -> tuple[int, ...]:
-    return parts + (0,) * (width - len(parts))
+    The version is the host's own, installed one, so a pre-release is judged by PEP 440
+    ordering alone (``0.1.0rc1`` comes before ``0.1``) rather than excluded outright.
+    """
+    try:
+        wanted = SpecifierSet(spec)
+    except InvalidSpecifier:
+        raise HostError(
+            f"cannot read the compatibility range {spec!r} (use e.g. >=0.1,<0.2)"
+        ) from None
+    try:
+        return wanted.contains(Version(version), prereleases=True)
+    except InvalidVersion:
+        raise HostError(f"cannot read the version {version!r}") from None

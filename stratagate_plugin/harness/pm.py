@@ -12,7 +12,6 @@ from types import ModuleType
 from typing import Any
 
 import pluggy
-from pydantic import ValidationError
 
 from . import hookspecs
 
@@ -21,19 +20,6 @@ logger = logging.getLogger(__name__)
 PROJECT = "stratagate"
 ENTRY_POINT_GROUP = "stratagate.plugins"
 DEFAULT_PLUGINS = ("stratagate_plugin.harness.builtins",)
-
-
-class HostError(ValueError):
-    """A configuration problem the user must fix (a ``ValueError``, so the CLI reports it)."""
-
-
-def describe(error: ValidationError) -> str:
-    """One line for all problems: ``limit: Input should be less than or equal to 20; …``."""
-    problems = []
-    for problem in error.errors(include_url=False):
-        where = ".".join(str(part) for part in problem["loc"]) or "(value)"
-        problems.append(f"{where}: {problem['msg']}")
-    return "; ".join(problems)
 
 
 def make_plugin_manager(

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.llm.http import HttpModelConfig
 from ..core.store.db import stratagate_home
-from .pm import HostError, describe
+from .errors import HostError, describe
 
 DEFAULT_PROFILE = "default"
 BUILTIN_PLUGIN = "stratagate-memory"

@@ -8,11 +8,12 @@ from typing import Any, Self
 import pluggy
 
 from ..core.store.db import stratagate_home
+from .errors import HostError
 from .manifest import HOST_NAME, HOST_VERSION, load_plugin
-from .pm import HostError, call_hook, make_plugin_manager
+from .pm import call_hook, make_plugin_manager
 from .profiles import Profile, save_profile
 from .tools import as_tool
-from .types import SettingsSection, Tool
+from .types import HostAPI, SettingsSection, Tool
 
 
 class Host:
@@ -32,7 +33,7 @@ class Host:
     @classmethod
     def from_profile(cls, profile: Profile, cwd: Path | None = None) -> "Host":
         """A host with the profile's enabled plugins loaded (each checked for compatibility)."""
-        plugins = [(name, load_plugin(name)) for name in profile.plugins]
+        plugins = [(name, new_plugin(load_plugin(name))) for name in profile.plugins]
         return cls(make_plugin_manager(plugins), profile, cwd)
 
     @property
@@ -92,3 +93,11 @@ class Host:
         if section.id in self.settings_sections:
             raise HostError(f"two plugins register settings named {section.id!r}")
         self.settings_sections[section.id] = section
+
+
+_HOST_OFFERS_THE_API: type[HostAPI] = Host  # mypy checks that Host keeps HostAPI's promises
+
+
+def new_plugin(loaded: object) -> object:
+    """A fresh instance of a plugin class, so its state belongs to one host; a module as it is."""
+    return loaded() if isinstance(loaded, type) else loaded

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from ..core.clock import iso, parse_iso, utc_now
 from ..core.llm.chat import ChatMessage
 from ..core.store.db import stratagate_home
-from .pm import HostError
+from .errors import HostError
 from .types import HostTurn, Session
 
 logger = logging.getLogger(__name__)

@@ -14,7 +14,8 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from ..core.llm.chat import ToolCall
-from .pm import HostError, await_me_maybe, describe
+from .errors import HostError, describe
+from .pm import await_me_maybe
 from .types import Tool, ToolCallContext
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

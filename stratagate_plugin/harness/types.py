@@ -4,16 +4,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.llm.chat import ChatMessage, ToolSpec
 from ..core.records import ToolTrace
+from .profiles import Profile
 
 __all__ = [
     "ChatMessage",
     "ContextSection",
+    "HostAPI",
     "HostTurn",
     "Session",
     "SettingsSection",
@@ -23,6 +25,46 @@ __all__ = [
     "ToolTrace",
     "TurnState",
 ]
+
+
+class HostAPI(Protocol):
+    """What every hook's ``host`` offers a plugin (``harness.runtime.Host`` implements it).
+
+    Plugins depend on this, not on ``Host``, so the hooks need nothing but this module.
+    """
+
+    @property
+    def name(self) -> str:
+        """The host's name, as ``plugin.yml``'s ``host.name`` gives it."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """The host's version, checked against ``plugin.yml``'s ``host.compatible``."""
+        ...
+
+    @property
+    def profile(self) -> Profile:
+        """The running profile (its ``model`` and ``system_prompt`` are for plugins to read)."""
+        ...
+
+    @property
+    def cwd(self) -> Path:
+        """The directory the host was started in."""
+        ...
+
+    @property
+    def home(self) -> Path:
+        """``$STRATAGATE_HOME``: where profiles, sessions and plugin data live."""
+        ...
+
+    def settings(self, section_id: str) -> dict[str, Any]:
+        """The section's defaults overlaid with the values saved in the profile."""
+        ...
+
+    def save_settings(self, section_id: str, values: dict[str, Any]) -> dict[str, Any]:
+        """Merge ``values`` into the profile's saved settings, write it, return the result."""
+        ...
 
 
 @dataclass

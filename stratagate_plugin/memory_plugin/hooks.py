@@ -4,15 +4,19 @@ Turns are recorded when they complete (receipt = session + turn number) and deri
 background; each model call gets the resident profile, automatic recall and the memory
 protocol; the finish step makes the agent close every evidence batch before answering.
 Memory failures are logged and never break the agent's turn.
+
+The entry point names ``MemoryPlugin``; the host registers one instance per ``Host``, and
+that instance holds the running engine between ``startup`` and ``shutdown``.
 """
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from ..harness.hookspecs import hookimpl
 from ..harness.types import (
     ChatMessage,
     ContextSection,
+    HostAPI,
     HostTurn,
     Session,
     SettingsSection,
@@ -30,9 +34,6 @@ from .protocol import (
 )
 from .runtime import DEFAULT_SETTINGS, SETTINGS_ID, MemoryRuntime
 from .tools import memory_tools
-
-if TYPE_CHECKING:
-    from ..harness.runtime import Host
 
 PLUGIN_NAME = "stratagate-memory"
 HOOKS: tuple[str, ...] = (
@@ -57,53 +58,128 @@ TOOLS: tuple[str, ...] = (
     "memory_remember",
 )
 log = logging.getLogger(__name__)
-_RUNTIMES: dict[int, MemoryRuntime] = {}
 
 
-def runtime_of(host: "Host") -> MemoryRuntime:
-    return _RUNTIMES[id(host)]
+class MemoryPlugin:
+    """The plugin as pluggy sees it: each hook is a method over this host's ``runtime``."""
 
+    def __init__(self) -> None:
+        self._runtime: MemoryRuntime | None = None
 
-@hookimpl
-def register_settings(host: "Host", register: Any) -> None:
-    register(
-        SettingsSection(id=SETTINGS_ID, title="StrataGate memory", defaults=dict(DEFAULT_SETTINGS))
-    )
+    @property
+    def runtime(self) -> MemoryRuntime:
+        """The engine and turn state opened by ``startup``."""
+        if self._runtime is None:
+            raise RuntimeError("the StrataGate plugin has not started")
+        return self._runtime
 
+    @hookimpl
+    def register_settings(self, register: Callable[[SettingsSection], None]) -> None:
+        defaults = dict(DEFAULT_SETTINGS)
+        register(SettingsSection(id=SETTINGS_ID, title="StrataGate memory", defaults=defaults))
 
-@hookimpl
-async def startup(host: "Host") -> None:
-    settings = host.settings(SETTINGS_ID)
-    if not settings.get("model") and host.profile.model is not None:
-        settings["model"] = host.profile.model.model_dump()
-    _RUNTIMES[id(host)] = await MemoryRuntime.start(settings, host.cwd)
+    @hookimpl
+    async def startup(self, host: HostAPI) -> None:
+        settings = host.settings(SETTINGS_ID)
+        if not settings.get("model") and host.profile.model is not None:
+            settings["model"] = host.profile.model.model_dump()
+        self._runtime = await MemoryRuntime.start(settings, host.cwd)
 
+    @hookimpl
+    def register_tools(self, register: Callable[..., None]) -> None:
+        for tool in memory_tools(self.runtime):
+            register(tool)
 
-@hookimpl
-def register_tools(host: "Host", register: Any) -> None:
-    for tool in memory_tools(runtime_of(host)):
-        register(tool)
+    @hookimpl
+    async def build_context(
+        self, session: Session, user_message: str, state: TurnState
+    ) -> list[ContextSection]:
+        runtime = self.runtime
+        turn = runtime.turn(session, state.turn)
+        sections = [ContextSection(id="stratagate:memory-protocol", text=PROTOCOL, order=30)]
+        try:
+            if turn.recall is None:  # first model call of the turn
+                turn.user_message = user_message
+                await runtime.memory.settle_profile_proposals(session.id, user_message)
+                recall = await runtime.memory.build_auto_context(
+                    runtime.namespace(session), session.id, user_message
+                )
+                turn.recall = recall.text
+            sections += await _memory_sections(runtime, turn.recall)
+        except Exception:
+            log.exception("StrataGate context build failed; continuing without memory")
+        return sections
 
+    @hookimpl
+    async def build_history(
+        self, session: Session, history: list[ChatMessage]
+    ) -> list[ChatMessage] | None:
+        """Ready blocks replace the native turns they hold, at their decayed level.
 
-@hookimpl
-async def build_context(
-    host: "Host", session: Session, user_message: str, state: TurnState
-) -> list[ContextSection]:
-    runtime = runtime_of(host)
-    turn = runtime.turn(session, state.turn)
-    sections = [ContextSection(id="stratagate:memory-protocol", text=PROTOCOL, order=30)]
-    try:
-        if turn.recall is None:  # first model call of the turn
-            turn.user_message = user_message
-            await runtime.memory.settle_profile_proposals(session.id, user_message)
-            recall = await runtime.memory.build_auto_context(
-                runtime.namespace(session), session.id, user_message
+        Worked out once per turn: the history only grows when a turn completes."""
+        runtime = self.runtime
+        cached = runtime.histories.get(session.id)
+        if cached is not None and cached[0] == len(history):
+            return cached[1]
+        try:
+            replaced = await replace_with_blocks(
+                runtime.memory, runtime.namespace(session), session.id, history
             )
-            turn.recall = recall.text
-        sections += await _memory_sections(runtime, turn.recall)
-    except Exception:
-        log.exception("StrataGate context build failed; continuing without memory")
-    return sections
+        except Exception:
+            log.exception("StrataGate history replacement failed; using native history")
+            return None
+        runtime.histories[session.id] = (len(history), replaced)
+        return replaced
+
+    @hookimpl
+    async def turn_stopping(self, session: Session, state: TurnState) -> StopDecision:
+        """Open batches → steer to close them; no progress → fail; all closed → recover."""
+        runtime = self.runtime
+        gate = runtime.turn(session, state.turn)
+        namespace = runtime.namespace(session)
+        open_ids = [b.id for b in await runtime.memory.unresolved_batches(namespace, session.id)]
+        if open_ids:
+            if gate.steers and len(open_ids) >= gate.open_at_last_steer:
+                return StopDecision.fail(f"{NO_PROGRESS} (open: {', '.join(open_ids)}).")
+            gate.steers += 1
+            gate.open_at_last_steer = len(open_ids)
+            return StopDecision.steer(cleanup_steer(open_ids))
+        if gate.recovering:
+            return StopDecision.allow()
+        if leaks_bookkeeping(state.answer):
+            gate.recovering = True
+            return StopDecision.recover(REDO_WITHOUT_BOOKKEEPING)
+        if gate.steers:
+            gate.recovering = True
+            return StopDecision.recover(RECOVERY)
+        return StopDecision.allow()
+
+    @hookimpl
+    async def turn_completed(self, session: Session, turn: HostTurn) -> None:
+        runtime = self.runtime
+        runtime.gates.pop((session.id, turn.turn), None)
+        if not turn.user.strip():
+            return
+        try:
+            await runtime.memory.append_turn(
+                runtime.namespace(session),
+                session.id,
+                user=turn.user,
+                assistant=turn.assistant,
+                tool_calls=turn.tool_calls,
+                at=turn.ended_at,
+                receipt_id=f"host:{session.id}:turn:{turn.turn}",
+            )
+        except Exception:
+            log.exception("StrataGate could not record turn %s of %s", turn.turn, session.id)
+            return
+        runtime.kick()
+
+    @hookimpl
+    async def shutdown(self) -> None:
+        runtime, self._runtime = self._runtime, None
+        if runtime is not None:
+            await runtime.stop()
 
 
 async def _memory_sections(runtime: MemoryRuntime, recall: str) -> list[ContextSection]:
@@ -113,80 +189,3 @@ async def _memory_sections(runtime: MemoryRuntime, recall: str) -> list[ContextS
     if profile:
         sections.append(ContextSection(id="stratagate:persistent-profile", text=profile, order=10))
     return sections
-
-
-@hookimpl
-async def build_history(
-    host: "Host", session: Session, history: list[ChatMessage]
-) -> list[ChatMessage] | None:
-    """Ready blocks replace the native turns they hold, at their decayed level.
-
-    Worked out once per turn: the history only grows when a turn completes."""
-    runtime = runtime_of(host)
-    cached = runtime.histories.get(session.id)
-    if cached is not None and cached[0] == len(history):
-        return cached[1]
-    try:
-        replaced = await replace_with_blocks(
-            runtime.memory, runtime.namespace(session), session.id, history
-        )
-    except Exception:
-        log.exception("StrataGate history replacement failed; using native history")
-        return None
-    runtime.histories[session.id] = (len(history), replaced)
-    return replaced
-
-
-@hookimpl
-async def turn_stopping(host: "Host", session: Session, state: TurnState) -> StopDecision:
-    """Open batches → steer to close them; no progress → fail; all closed → recover answer."""
-    runtime = runtime_of(host)
-    gate = runtime.turn(session, state.turn)
-    open_ids = [
-        b.id
-        for b in await runtime.memory.unresolved_batches(runtime.namespace(session), session.id)
-    ]
-    if open_ids:
-        if gate.steers and len(open_ids) >= gate.open_at_last_steer:
-            return StopDecision.fail(f"{NO_PROGRESS} (open: {', '.join(open_ids)}).")
-        gate.steers += 1
-        gate.open_at_last_steer = len(open_ids)
-        return StopDecision.steer(cleanup_steer(open_ids))
-    if gate.recovering:
-        return StopDecision.allow()
-    if leaks_bookkeeping(state.answer):
-        gate.recovering = True
-        return StopDecision.recover(REDO_WITHOUT_BOOKKEEPING)
-    if gate.steers:
-        gate.recovering = True
-        return StopDecision.recover(RECOVERY)
-    return StopDecision.allow()
-
-
-@hookimpl
-async def turn_completed(host: "Host", session: Session, turn: HostTurn) -> None:
-    runtime = runtime_of(host)
-    runtime.gates.pop((session.id, turn.turn), None)
-    if not turn.user.strip():
-        return
-    try:
-        await runtime.memory.append_turn(
-            runtime.namespace(session),
-            session.id,
-            user=turn.user,
-            assistant=turn.assistant,
-            tool_calls=turn.tool_calls,
-            at=turn.ended_at,
-            receipt_id=f"host:{session.id}:turn:{turn.turn}",
-        )
-    except Exception:
-        log.exception("StrataGate could not record turn %s of %s", turn.turn, session.id)
-        return
-    runtime.kick()
-
-
-@hookimpl
-async def shutdown(host: "Host") -> None:
-    runtime = _RUNTIMES.pop(id(host), None)
-    if runtime is not None:
-        await runtime.stop()

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ..core.gate.evidence import Strategy, Verdict
 from ..core.profile.fields import FIELD_NAMES
 from ..core.remember.rules import Category
 from ..harness.types import ToolCallContext
@@ -16,18 +17,6 @@ from .runtime import MemoryRuntime
 
 PREFIX = "This tool is provided by the StrataGate plugin. "
 Limit = Annotated[int, Field(ge=1, le=20)]
-Verdict = Literal["sufficient", "partial", "wrong"]
-Strategy = Literal[
-    "answer",
-    "search_events",
-    "expand_event",
-    "search_graph",
-    "expand_graph_node",
-    "search_elements",
-    "expand_element",
-    "search_raw_memory",
-    "expand_block",
-]
 ProfileField = Literal[FIELD_NAMES]  # type: ignore[valid-type]
 
 

@@ -1,0 +1,16 @@
+"""The host's one error type, and pydantic's problems as one line the user can read."""
+
+from pydantic import ValidationError
+
+
+class HostError(ValueError):
+    """A configuration problem the user must fix (a ``ValueError``, so the CLI reports it)."""
+
+
+def describe(error: ValidationError) -> str:
+    """One line for all problems: ``limit: Input should be less than or equal to 20; …``."""
+    problems = []
+    for problem in error.errors(include_url=False):
+        where = ".".join(str(part) for part in problem["loc"]) or "(value)"
+        problems.append(f"{where}: {problem['msg']}")
+    return "; ".join(problems)
