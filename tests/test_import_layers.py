@@ -1,90 +1,139 @@
-"""Layering: core is framework-free; only core/store imports aiosqlite, only core/llm/http httpx."""
+"""The rooms' rules (docs/architecture.md), each checked on the package and shown to catch a
+break on a small made-up package.
+
+- core imports nothing of harness, memory_plugin, web or cli, nor a web or plugin framework;
+- core's rule modules import no store (only ``service.py``, ``memory.py``, ``service_base.py``);
+- only ``core/store/`` executes SQL; only it imports aiosqlite; only ``core/llm/http.py`` httpx;
+- the harness never imports the memory plugin, and its import graph has no cycle.
+"""
 
 import ast
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "stratagate_plugin"
-FORBIDDEN_IN_CORE = (
-    "stratagate_plugin.host",
-    "stratagate_plugin.web",
-    "stratagate_plugin.cli",
-    "pluggy",
-    "starlette",
-    "jinja2",
-    "uvicorn",
-)
+NAME = "stratagate_plugin"
+OUTER = tuple(f"{NAME}.{room}" for room in ("harness", "memory_plugin", "web", "cli"))
+FRAMEWORKS = ("pluggy", "starlette", "jinja2", "uvicorn")
+SERVICE_MODULES = {"service.py", "memory.py", "service_base.py"}
+SQL_CALLS = {"execute", "executemany", "executescript"}
+SQL_TEXT = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|WITH)\s")
 
 
-def imported_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def modules(root: Path, room: str = "") -> Iterator[Path]:
+    yield from sorted(
+        path for path in (root / room).rglob("*.py") if "__pycache__" not in path.parts
+    )
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(root: Path, path: Path) -> set[str]:
+    """Every module ``path`` imports (TYPE_CHECKING blocks too; ``from . import x`` → ``.x``)."""
+    name = module_name(root, path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     names: set[str] = set()
-    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            names.add(resolve(node, package))
+            base = resolve(node, package)
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
     return names
 
 
 def resolve(node: ast.ImportFrom, package: str) -> str:
     if node.level == 0:
         return node.module or ""
-    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+    parts = package.split(".")
+    base = parts[: len(parts) - node.level + 1]
     return ".".join([*base, node.module] if node.module else base)
 
 
-def users_of(prefix: str) -> set[str]:
+def names_any(names: set[str], prefixes: tuple[str, ...]) -> bool:
+    return any(n == p or n.startswith(p + ".") for n in names for p in prefixes)
+
+
+def relative(root: Path, path: Path) -> str:
+    return str(path.relative_to(root))
+
+
+# -- the checks: each returns the offending modules ------------------------------------------
+
+
+def core_importing_outer_layers(root: Path) -> list[str]:
+    return [
+        relative(root, path)
+        for path in modules(root, "core")
+        if names_any(imported_modules(root, path), (*OUTER, *FRAMEWORKS))
+    ]
+
+
+def rule_modules_importing_the_store(root: Path) -> list[str]:
+    store = (f"{NAME}.core.store",)
+    return [
+        relative(root, path)
+        for path in modules(root, "core")
+        if path.name not in SERVICE_MODULES
+        and "store" not in path.relative_to(root / "core").parts
+        and names_any(imported_modules(root, path), store)
+    ]
+
+
+def sql_outside_the_store(root: Path) -> list[str]:
+    """Modules outside ``core/store/`` that call ``execute*`` or hold an SQL statement."""
+    found = []
+    for path in modules(root):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        inside = relative(root, path).startswith("core/store/")
+        if not inside and any(runs_sql(node) for node in ast.walk(tree)):
+            found.append(relative(root, path))
+    return found
+
+
+def runs_sql(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr in SQL_CALLS
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and bool(SQL_TEXT.match(node.value))
+    )
+
+
+def users_of(root: Path, prefix: str) -> set[str]:
     return {
-        str(path.relative_to(PACKAGE))
-        for path in PACKAGE.rglob("*.py")
-        if any(name == prefix or name.startswith(prefix + ".") for name in imported_modules(path))
+        relative(root, path)
+        for path in modules(root)
+        if names_any(imported_modules(root, path), (prefix,))
     }
 
 
-def test_core_imports_no_framework_or_outer_layer() -> None:
-    for path in (PACKAGE / "core").rglob("*.py"):
-        for name in imported_modules(path):
-            assert not name.startswith(FORBIDDEN_IN_CORE), f"{path} imports {name}"
+def harness_naming_the_plugin(root: Path) -> list[str]:
+    """Harness modules importing the memory plugin or naming it in a string (importlib)."""
+    plugin = f"{NAME}.memory_plugin"
+    found = []
+    for path in modules(root, "harness"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        texts = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
+        named = imported_modules(root, path) | {t for t in texts if isinstance(t, str)}
+        if names_any(named, (plugin,)):
+            found.append(relative(root, path))
+    return found
 
 
-def test_only_the_store_imports_aiosqlite() -> None:
-    assert all(path.startswith("core/store/") for path in users_of("aiosqlite"))
-
-
-def test_only_the_http_model_imports_httpx() -> None:
-    assert users_of("httpx") <= {"core/llm/http.py"}
-
-
-def test_host_and_web_never_import_each_other() -> None:
-    for layer, other in (("host", "web"), ("web", "host")):
-        for path in (PACKAGE / layer).rglob("*.py"):
-            names = imported_modules(path)
-            assert not any(n.startswith(f"stratagate_plugin.{other}") for n in names), path
-
-
-# -- harness: hooks depend on types only, no cycles, the plugin by entry point only -----------
-
-HARNESS = PACKAGE / "harness"
-HARNESS_PACKAGE = "stratagate_plugin.harness"
-
-
-def harness_imports(path: Path) -> set[str]:
-    """Every module ``path`` imports, TYPE_CHECKING blocks included (``from . import x`` → x)."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = resolve(node, HARNESS_PACKAGE)
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
-
-
-def harness_graph() -> dict[str, set[str]]:
-    modules = {f"{HARNESS_PACKAGE}.{path.stem}": path for path in HARNESS.glob("*.py")}
-    return {name: harness_imports(path) & set(modules) - {name} for name, path in modules.items()}
+def harness_graph(root: Path) -> dict[str, set[str]]:
+    found = {module_name(root, path): path for path in modules(root, "harness")}
+    return {
+        name: (imported_modules(root, path) & set(found)) - {name} for name, path in found.items()
+    }
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str]:
@@ -110,18 +159,73 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
     return []
 
 
+# -- the package keeps the rules --------------------------------------------------------------
+
+
+def test_core_imports_no_outer_layer_or_framework() -> None:
+    assert core_importing_outer_layers(PACKAGE) == []
+
+
+def test_rule_modules_import_no_store() -> None:
+    assert rule_modules_importing_the_store(PACKAGE) == []
+
+
+def test_only_the_store_runs_sql() -> None:
+    assert sql_outside_the_store(PACKAGE) == []
+
+
+def test_only_the_store_imports_aiosqlite() -> None:
+    users = users_of(PACKAGE, "aiosqlite")
+    assert users and all(path.startswith("core/store/") for path in users)
+
+
+def test_only_the_http_model_imports_httpx() -> None:
+    assert users_of(PACKAGE, "httpx") == {"core/llm/http.py"}
+
+
+def test_harness_never_imports_the_memory_plugin() -> None:
+    assert harness_naming_the_plugin(PACKAGE) == []
+
+
 def test_harness_import_graph_has_no_cycle() -> None:
-    graph = harness_graph()
-    assert f"{HARNESS_PACKAGE}.types" in graph["stratagate_plugin.harness.hookspecs"]
+    graph = harness_graph(PACKAGE)
+    assert graph[f"{NAME}.harness.hookspecs"] <= {f"{NAME}.harness.types"}
     cycle = find_cycle(graph)
     assert not cycle, " -> ".join(cycle)
 
 
-def test_harness_never_imports_the_memory_plugin() -> None:
-    """The plugin arrives by entry point only: no import, no module name in a string."""
-    plugin = "stratagate_plugin.memory_plugin"
-    for path in HARNESS.glob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        texts = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
-        named = harness_imports(path) | {t for t in texts if isinstance(t, str)}
-        assert not any(n == plugin or n.startswith(plugin + ".") for n in named), path
+# -- each check catches a break ---------------------------------------------------------------
+
+BROKEN = {
+    "core/events/ranking.py": "from ..store import event_rows\n",
+    "core/blocks/service.py": "from ..store import block_rows\nfrom ...harness import types\n",
+    "core/text/terms.py": "import starlette\n",
+    "core/gate/service.py": 'ROWS = "SELECT id FROM batches"\n',
+    "core/remember/service.py": "def f(raw):\n    raw.execute('x')\n",
+    "core/store/rows.py": "def g(raw):\n    raw.execute('SELECT 1')\n",
+    "core/llm/chat.py": "import httpx\n",
+    "harness/pm.py": "PLUGINS = ('stratagate_plugin.memory_plugin.hooks',)\n",
+    "harness/hookspecs.py": "from .runtime import Host\n",
+    "harness/runtime.py": "from . import types\n",
+    "harness/types.py": "import typing\nif typing.TYPE_CHECKING:\n    from .hookspecs import x\n",
+}
+
+
+@pytest.fixture
+def broken(tmp_path: Path) -> Path:
+    root = tmp_path / NAME
+    for relative_path, text in BROKEN.items():
+        path = root / relative_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_the_checks_catch_each_break(broken: Path) -> None:
+    assert core_importing_outer_layers(broken) == ["core/blocks/service.py", "core/text/terms.py"]
+    assert rule_modules_importing_the_store(broken) == ["core/events/ranking.py"]
+    assert sql_outside_the_store(broken) == ["core/gate/service.py", "core/remember/service.py"]
+    assert users_of(broken, "httpx") == {"core/llm/chat.py"}
+    assert harness_naming_the_plugin(broken) == ["harness/pm.py"]
+    cycle = find_cycle(harness_graph(broken))
+    assert cycle[0] == cycle[-1] and f"{NAME}.harness.hookspecs" in cycle

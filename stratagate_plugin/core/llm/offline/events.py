@@ -5,7 +5,7 @@ preference, rule, first-person activity …), it is not a question and carries a
 content terms. Admission is asymmetric: a person's statements (the user, or any speaker named
 "Name: …") pass that low threshold; an unnamed assistant's sentence must state an outcome,
 root cause, limit or decision that is not an acknowledgement nor an echo of the user's words
-in the same block. Its time comes from ``core.temporal``; a sentence without one inherits the
+in the same block. Its time comes from ``core.text.temporal``; a sentence without one inherits the
 latest expression of the same message (basis ``inferred``), and "just"/"刚" means the message
 day.
 """

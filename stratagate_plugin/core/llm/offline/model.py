@@ -1,8 +1,8 @@
 """The deterministic offline model: the embedded default when no endpoint is configured.
 
 No network and no randomness: the same task always gives the same answer. It summarises
-blocks and extracts event cards with the rule modules ``core.offline_summary`` and
-``core.offline_events``, and decides agent memories with ``core.remember.offline_decide``;
+blocks and extracts event cards with the rule modules ``summary`` and
+``events``, and decides agent memories with ``remember.rules.offline_decide_payload``;
 any other task is refused with ``ModelError``.
 """
 

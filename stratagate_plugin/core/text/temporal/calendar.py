@@ -1,4 +1,4 @@
-"""Calendar arithmetic for ``core.temporal``: date spans for days, weeks, months, seasons.
+"""Calendar arithmetic for ``resolve``: date spans for days, weeks, months, seasons.
 
 Weeks run Monday–Sunday; seasons are meteorological (northern hemisphere).
 """

@@ -1,4 +1,4 @@
-"""The regular-expression table of ``core.temporal`` (English and Chinese) and its word lists.
+"""The regular-expression table of ``resolve`` (English and Chinese) and its word lists.
 
 Each entry is ``(handler name, compiled pattern)``; ``temporal`` keeps the handlers.
 """
