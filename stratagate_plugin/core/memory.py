@@ -9,7 +9,6 @@ from pathlib import Path
 from .blocks.service import BlocksService
 from .clock import utc_now
 from .config import MemoryConfig
-from .derivation.facet import DerivationFacet
 from .derivation.service import DerivationService
 from .events.service import EventsService
 from .gate.service import GateService
@@ -23,7 +22,6 @@ from .store import Database, default_database_path, jobs
 
 class StrataGate(
     BlocksService,
-    DerivationFacet,
     DerivationService,
     EventsService,
     GateService,
