@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.errors import InvalidInput, NotFound, ReceiptConflict, StrataGateError
-from stratagate_plugin.core.events.cards import CRITICALITY_FLOORS, EventCard
+from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.events.weights import FLOORS
 from stratagate_plugin.core.gate import service as ag
 from stratagate_plugin.core.gate.evidence import (
     DEFAULT_MISSING,
@@ -472,7 +473,7 @@ async def test_weight_defaults_to_the_namespace_turn_and_adoption_refreshes_it(
     assert await memory.event_weight("w") == 1.0
     lam = 0.15 / (1 + 1.5 * math.log(2))
     assert await memory.event_weight("w", 16) == pytest.approx(math.exp(-lam * 10))
-    assert CRITICALITY_FLOORS["preference"] == 0.3
+    assert FLOORS["preference"] == 0.3
 
 
 # -- pin / unpin / forget / restore -----------------------------------------------------

@@ -17,16 +17,17 @@ from ..harness.types import ChatMessage, Session
 
 log = logging.getLogger(__name__)
 SETTINGS_ID = "stratagate-memory"
+CORE = MemoryConfig()
 DEFAULT_SETTINGS: dict[str, Any] = {
     "database": "",
     "namespace_mode": "project",
     "namespace_prefix": "sg",
     "global_namespace": "global",
     "block_turn_size": 6,
-    "block_decay_lambda": 0.3,
+    "block_decay_lambda": CORE.block_decay_lambda,
     "agent_memory_enabled": True,
-    "agent_memory_weight": 1.0,
-    "structured_task_timeout_s": 120.0,
+    "agent_memory_weight": CORE.agent_memory_weight,
+    "structured_task_timeout_s": CORE.structured_task_timeout_s,
     "model": {},
 }
 

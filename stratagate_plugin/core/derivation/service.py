@@ -19,6 +19,7 @@ from ..events import cards as event_rules
 from ..events.cards import EventCard
 from ..events.ranking import EventSearch
 from ..events.service import search_in
+from ..events.weights import floor_weight
 from ..ids import new_id
 from ..llm.base import ModelError, StructuredModel, StructuredTask
 from ..llm.prompts import load_prompt
@@ -256,7 +257,7 @@ def _card_from_draft(
         scope=draft.scope,
         criticality=draft.criticality,
         last_adopted_turn=formed_turn,
-        floor_weight=event_rules.CRITICALITY_FLOORS[draft.criticality],
+        floor_weight=floor_weight(draft.criticality),
         catalog_hints=draft.catalog_hints,
         created_at=moment,
         updated_at=moment,

@@ -89,12 +89,6 @@ RELATION_LISTS = (
 _LISTS = ("participants", "participant_node_ids", *RELATION_LISTS)
 _ENUMS = {"precision": PRECISIONS, "basis": BASES, "status": TEMPORAL_STATUSES}
 _TIMES = ("mentioned_at", "happened_start", "happened_end")
-CRITICALITY_FLOORS: dict[str, float] = {
-    "routine": 0.0,
-    "preference": 0.3,
-    "identity": 0.9,
-    "safety": 1.0,
-}
 MAX_TAGS, MAX_QUOTES, MAX_HINTS = 12, 12, 2
 
 

@@ -23,12 +23,11 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from ..blocks.rules import DEFAULT_DECAY_LAMBDA
 from ..clock import iso, to_utc, utc_now
-from ..config import CORE_BLOCK_TURN_SIZE
+from ..config import MemoryConfig
 from ..errors import InvalidInput
-from ..events.cards import CRITICALITY_FLOORS, MAX_TAGS, EventCard, clean_strings
-from ..events.weights import card_weight
+from ..events.cards import MAX_TAGS, EventCard, clean_strings
+from ..events.weights import card_weight, floor_weight
 from ..ids import new_id
 from ..llm.base import StructuredModel
 from ..records import Message
@@ -55,11 +54,11 @@ from .rules import (
     first_phase,
 )
 
-STRUCTURED_TASK_TIMEOUT_S = 120.0
 TOP_K = 5
 MAX_CITED = 6
 CANDIDATE_LIMIT = 2000
-CORE_DEFAULTS = NamespaceDefaults(CORE_BLOCK_TURN_SIZE, DEFAULT_DECAY_LAMBDA)
+CORE = MemoryConfig()
+CORE_DEFAULTS = NamespaceDefaults(CORE.block_turn_size, CORE.block_decay_lambda)
 ProvenanceKind = Literal["open-tail", "sealed-block", "none"]
 Decided = MemoryDecision | BaseException | None
 
@@ -120,7 +119,7 @@ async def remember(
     content: str,
     category: Category | None = None,
     *,
-    task_timeout_s: float = STRUCTURED_TASK_TIMEOUT_S,
+    task_timeout_s: float = CORE.structured_task_timeout_s,
     top_k: int = TOP_K,
     defaults: NamespaceDefaults = CORE_DEFAULTS,
     now: datetime | None = None,
@@ -333,7 +332,7 @@ def _agent_card(
         scope=candidate.scope,
         criticality=candidate.criticality,
         last_adopted_turn=turn,
-        floor_weight=CRITICALITY_FLOORS[candidate.criticality],
+        floor_weight=floor_weight(candidate.criticality),
         created_at=candidate.mentioned_at,
         updated_at=candidate.mentioned_at,
     )
