@@ -1,8 +1,8 @@
 """Retrieval use cases of the façade: raw search, the fused ``retrieve()``, automatic recall.
 
-Each method parses its query once (``query.Query``) and hands it to every channel; the
-rules live in ``fused``, ``raw_channel`` and ``recall``, the reads in ``store``.
-Retrieval never reinforces, and only automatic recall stamps the events it finds.
+``retrieve()`` and recall parse their query once (``query.Query``) and hand it to every
+channel; the rules live in ``fused``, ``raw_channel`` and ``recall``, the reads in
+``store``. Retrieval never reinforces; only automatic recall stamps the events it finds.
 """
 
 import sqlite3

@@ -141,14 +141,3 @@ def fetch_rows(raw: sqlite3.Connection, sql: str, params: list[object]) -> list[
     cursor = raw.cursor()
     cursor.row_factory = sqlite3.Row
     return cursor.execute(sql, params).fetchall()
-
-
-def sealed_messages(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
-    """Every sealed message of a namespace in thread order: (id, thread_id, block_id, content)."""
-    return fetch_rows(
-        raw,
-        "SELECT m.id, m.thread_id, m.block_id, m.content FROM messages m "
-        "JOIN blocks b ON b.id = m.block_id WHERE m.namespace = ? "
-        "ORDER BY b.sequence, m.position",
-        [namespace],
-    )
