@@ -1,6 +1,7 @@
 """``retrieve()``: channels per id, no-match, no reinforcement, fusion order (tiny database)."""
 
 import sqlite3
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,6 +19,9 @@ from stratagate_plugin.core.retrieval.raw_channel import RAW_CHANNEL
 from stratagate_plugin.core.retrieval.service import block_channel
 from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.store.retrieval_rows import latest_message_time
+from stratagate_plugin.core.text.search_terms import query_tokens
+from stratagate_plugin.core.text.temporal.resolve import find_time_expressions
+from stratagate_plugin.core.text.word_categories import category_terms
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 NS = "ns"
@@ -237,3 +241,35 @@ async def test_block_channel_reads_only_the_blocks_of_raw_hits(memory: StrataGat
     )
     assert set(both) == {hit[0], other[1]}
     assert await memory.db.read(lambda raw: block_channel(raw, [], parse_query("pottery"), 5)) == []
+
+
+def count_calls(monkeypatch: pytest.MonkeyPatch, function: Any) -> list[tuple[Any, ...]]:
+    """Calls of ``function`` through every StrataGate module that imported it."""
+    calls: list[tuple[Any, ...]] = []
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return function(*args, **kwargs)
+
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__name__", "")
+        if name.startswith("stratagate_plugin") and getattr(module, function.__name__, None) is (
+            function
+        ):
+            monkeypatch.setattr(module, function.__name__, counting)
+    return calls
+
+
+async def test_retrieve_parses_its_question_once(
+    memory: StrataGate, world: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Terms, category members and dates are read off the question once for all channels."""
+    question = "Which European countries did I visit on 1 May 2024 for pottery?"
+    parsers = (query_tokens, category_terms, find_time_expressions)
+    calls = {parse.__name__: count_calls(monkeypatch, parse) for parse in parsers}
+    assert await memory.retrieve(NS, question, 10)
+    assert {name: sum(question in args for args in made) for name, made in calls.items()} == {
+        "query_tokens": 1,
+        "category_terms": 1,
+        "find_time_expressions": 1,
+    }
