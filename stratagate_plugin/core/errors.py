@@ -23,3 +23,10 @@ class SchemaTooNew(StrataGateError):
 
 class BlockNotReady(StrataGateError):
     """The operation needs a ready block (derived L0–L2, extraction finished)."""
+
+
+def require_names(**names: object) -> None:
+    """Each of ``names`` (a namespace, a thread id, …) must be a non-blank string."""
+    for label, value in names.items():
+        if not isinstance(value, str) or not value.strip():
+            raise InvalidInput(f"{label} must be a non-empty string")

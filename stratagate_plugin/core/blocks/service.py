@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from ..clock import iso, to_utc, utc_now
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput, NotFound, require_names
 from ..records import Block, BlockView, LiftSource, Message, MessageIn, ToolTrace, TurnReceipt
 from ..service_base import ServiceBase
 from ..store import block_rows
@@ -58,8 +58,7 @@ class BlocksService(ServiceBase):
         receipt_id: str | None = None,
     ) -> TurnReceipt:
         """Record a turn of any messages (it must contain a user message); idempotent by receipt."""
-        _require_name("namespace", namespace)
-        _require_name("thread_id", thread_id)
+        require_names(namespace=namespace, thread_id=thread_id)
         moment = to_utc(at) if at else utc_now()
         receipt = receipt_id or f"auto:{uuid.uuid4().hex}"
         defaults = self._defaults
@@ -180,8 +179,3 @@ def block_view(raw: sqlite3.Connection, block: Block, level: int | None = None) 
         view_tokens=block_rules.view_token_sizes(block, messages),
         text=block_rules.render_level(block, shown, messages),
     )
-
-
-def _require_name(label: str, value: object) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"{label} must be a non-empty string")

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..clock import iso, utc_now
-from ..errors import InvalidInput
+from ..errors import InvalidInput, require_names
 from ..events.cards import EventCard
 from ..events.weights import card_weight
 from ..service_base import ServiceBase
@@ -73,9 +73,7 @@ class GateService(ServiceBase):
         titles: Mapping[str, str] | None = None,
     ) -> Batch:
         """Persist the batch an explicit retrieval tool call exposed (``tool`` in BATCH_TOOLS)."""
-        for label, value in (("namespace", namespace), ("thread_id", thread_id)):
-            if not isinstance(value, str) or not value.strip():
-                raise InvalidInput(f"{label} must be a non-empty string")
+        require_names(namespace=namespace, thread_id=thread_id)
         if tool not in gate.BATCH_TOOLS:
             raise InvalidInput(f"{tool!r} does not open retrieval batches")
         _check_refs(evidence_refs)

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..clock import iso, to_utc, utc_now
 from ..config import MemoryConfig
-from ..errors import InvalidInput
+from ..errors import InvalidInput, require_names
 from ..events.cards import MAX_TAGS, EventCard, clean_strings
 from ..events.weights import card_weight, floor_weight
 from ..ids import new_id
@@ -142,9 +142,7 @@ async def remember(
 
 
 def _check_input(namespace: str, thread_id: str, content: str, category: object) -> None:
-    for label, value in (("namespace", namespace), ("thread_id", thread_id)):
-        if not isinstance(value, str) or not value.strip():
-            raise InvalidInput(f"{label} must be a non-empty string")
+    require_names(namespace=namespace, thread_id=thread_id)
     if not isinstance(content, str):
         raise InvalidInput("content must be a string")
     if category is not None and category not in get_args(Category):

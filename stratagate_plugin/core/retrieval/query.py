@@ -7,6 +7,7 @@ message), which only fused retrieval reads; event search alone parses without on
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
 from ..clock import to_utc
 from ..text.search_terms import query_tokens
@@ -29,21 +30,23 @@ class Window:
 
 @dataclass(frozen=True)
 class Query:
-    """``terms``: search tokens without function words; ``weak``: members of a category the
-    question names that are not terms already; ``windows``: the dates it names."""
+    """``terms``: search tokens without function words; ``windows``: the dates it names."""
 
     text: str
     terms: tuple[str, ...]
-    weak: tuple[str, ...] = ()
     windows: tuple[Window, ...] = ()
+
+    @cached_property
+    def weak(self) -> tuple[str, ...]:
+        """Members of a category the question names that are not terms already (worked out
+        on first use: only the raw channel needs them, recall and event search do not)."""
+        return tuple(term for term in category_terms(self.text) if term not in self.terms)
 
 
 def parse_query(text: str, reference: datetime | None = None) -> Query:
     """The query of ``text``; windows only when a ``reference`` is given."""
-    terms = tuple(query_tokens(text))
-    weak = tuple(term for term in category_terms(text) if term not in terms)
     windows = question_windows(text, reference) if reference is not None else ()
-    return Query(text, terms, weak, windows)
+    return Query(text, tuple(query_tokens(text)), windows)
 
 
 def question_windows(question: str, reference: datetime) -> tuple[Window, ...]:

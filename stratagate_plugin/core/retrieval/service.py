@@ -124,18 +124,19 @@ class RetrievalService(EventSearchService):
         """
         if not query.terms or k < 1:
             return []
+        terms, weak = query.terms, query.weak  # worked out here, not on the database thread
         docs, stats = await self.db.read(
             lambda raw: channel_rows(
                 raw,
                 namespace,
-                query.terms,
+                terms,
                 config.candidate_cap,
                 config.context_reach,
-                query.weak,
+                weak,
                 config.category_cap,
             )
         )
-        return context_rank(query.terms, docs, stats, config, boost or {}, query.weak)[:k]
+        return context_rank(terms, docs, stats, config, boost or {}, weak)[:k]
 
     async def build_auto_context(
         self,
