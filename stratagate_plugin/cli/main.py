@@ -17,6 +17,7 @@ from . import (
     chat_command,
     demo_command,
     derive_commands,
+    doctor_command,
     ingest_command,
     plugin_command,
 )
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         bench_command,
         chat_command,
         plugin_command,
+        doctor_command,
     ):
         module.register(commands)
     return parser

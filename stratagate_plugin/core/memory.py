@@ -55,7 +55,11 @@ class StrataGate(
         """Open (creating or migrating) the file; jobs a dead process left running are failed."""
         db = await Database(path or default_database_path()).open()
         now = utc_now()
-        await db.write(lambda raw: jobs.recover_interrupted(raw, now))
+        try:
+            await db.write(lambda raw: jobs.recover_interrupted(raw, now))
+        except BaseException:
+            await db.close()  # else its worker thread keeps the process alive
+            raise
         return cls(db, config, model)
 
     async def close(self) -> None:

@@ -7,6 +7,11 @@ Every write is a plain function over a ``sqlite3.Connection`` run inside
 whole unit back. aiosqlite has no public call for "run this function on your thread",
 so ``Connection._execute`` is used here and nowhere else (the version range is pinned
 in pyproject and ``tests/test_store.py`` exercises it).
+
+A ``sqlite3`` error about the file itself (read-only, not a database, damaged, locked) is
+raised as a one-line ``StorageError`` naming the file (``health.describe``); an open that
+fails closes what it opened, so no worker thread is left to hang the process. The first
+open of a day copies the file into ``backups/`` (``health.backup``).
 """
 
 import asyncio
@@ -18,7 +23,9 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
+from ..clock import utc_now
 from ..errors import StrataGateError
+from . import health
 from .checkpoint import WRITER_SAFETY_NET_PAGES, Checkpointer
 from .migrations import migrate
 from .search_index import register_functions
@@ -38,21 +45,27 @@ def default_database_path() -> Path:
 class Database:
     """An open StrataGate database file."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, backups: bool = True) -> None:
         self.path = Path(path)
+        self.backups = backups
         self._conn: aiosqlite.Connection | None = None
         self._checkpointer: Checkpointer | None = None
         self._write_lock = asyncio.Lock()
 
     async def open(self) -> "Database":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise health.StorageError(f"cannot create {self.path.parent}: {error}") from None
+        await asyncio.to_thread(health.probe, self.path)  # a failed aiosqlite connect leaks
+        self._conn = await aiosqlite.connect(  # its thread, so errors are found before it
             str(self.path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
         )
-        self._conn = conn
         try:
             await self._call(_prepare_connection)
             await self._call(migrate)
+            if self.backups and health.backup_due(self.path, utc_now()):
+                await self._call(health.backup, self.path, utc_now())
         except BaseException:
             await self.close()
             raise
@@ -93,7 +106,12 @@ class Database:
         def on_worker() -> T:
             return fn(conn._conn, *args)
 
-        result: T = await conn._execute(on_worker)  # type: ignore[no-untyped-call]
+        try:
+            result: T = await conn._execute(on_worker)  # type: ignore[no-untyped-call]
+        except sqlite3.Error as error:
+            if isinstance(error, sqlite3.IntegrityError | sqlite3.ProgrammingError):
+                raise  # a bug in the caller, not a problem with the file
+            raise health.describe(self.path, error) from error
         return result
 
 

@@ -9,7 +9,13 @@ from collections.abc import Callable
 
 from ..clock import iso, utc_now
 from ..errors import SchemaTooNew
-from .search_index import ensure_index, has_index, recount_index_stats, store_all_documents
+from .search_index import (
+    ensure_index,
+    has_index,
+    index_is_current,
+    recount_index_stats,
+    store_all_documents,
+)
 
 
 def _run_script(raw: sqlite3.Connection, script: str) -> None:
@@ -356,6 +362,10 @@ def migrate(raw: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
 
 
 def _maintain_index(raw: sqlite3.Connection) -> None:
+    """Rebuild the search index only when it is stale: an open takes no write lock
+    otherwise, so parallel opens never wait on each other's long writes."""
+    if index_is_current(raw):
+        return
     raw.execute("BEGIN IMMEDIATE")
     try:
         ensure_index(raw)

@@ -50,6 +50,21 @@ def has_index(raw: sqlite3.Connection) -> bool:
     return row is not None
 
 
+def index_is_current(raw: sqlite3.Connection) -> bool:
+    """True when ``ensure_index`` would change nothing (checked without a write lock)."""
+    if not fts5_available(raw):
+        return True
+    tables = {
+        row[0]
+        for row in raw.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' "
+            "AND name IN ('message_fts', 'event_fts')"
+        )
+    }
+    row = raw.execute("SELECT value FROM meta WHERE key = 'fts_tokenizer_version'").fetchone()
+    return len(tables) == 2 and row is not None and int(row[0]) == TOKENIZER_VERSION
+
+
 def ensure_index(raw: sqlite3.Connection) -> None:
     """Create the index when FTS5 exists; rebuild it when the tokenizer changed."""
     if not fts5_available(raw):

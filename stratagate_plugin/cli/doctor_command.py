@@ -1,0 +1,81 @@
+"""``stratagate doctor``: check the database file and say how to recover it."""
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..core.doctor import service as doctor
+from ..core.store import default_database_path
+from ..core.store.health import HealthReport
+from .common import add_db_option
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "doctor", help="check the database file (integrity, backups) and repair it"
+    )
+    add_db_option(parser)
+    parser.add_argument("--quick", action="store_true", help="quick_check instead of a full check")
+    repair = parser.add_mutually_exclusive_group()
+    repair.add_argument(
+        "--rebuild-indexes",
+        action="store_true",
+        help="rebuild every index and the search tables from the stored messages and events",
+    )
+    repair.add_argument(
+        "--restore",
+        nargs="?",
+        const="newest",
+        metavar="BACKUP",
+        help="put a backup (default: the newest) in place; the damaged file is kept aside",
+    )
+    parser.set_defaults(handler=run_doctor)
+
+
+async def run_doctor(args: argparse.Namespace) -> int:
+    path: Path = args.db or default_database_path()
+    if args.restore:
+        chosen = None if args.restore == "newest" else Path(args.restore)
+        used, aside = await doctor.restore_backup(path, chosen)
+        print(f"restored {path} from {used}; the damaged file is kept as {aside}")
+        return _report(await doctor.diagnose(path))
+    if args.rebuild_indexes:
+        print(f"rebuilding {path} from its stored rows…")
+        report, kept = await doctor.rebuild_indexes(path)
+        if kept is not None:
+            print(f"rebuilt {path}; the damaged file is kept as {kept}")
+        return _report(report)
+    return _report(await doctor.diagnose(path, full=not args.quick))
+
+
+def _report(report: HealthReport) -> int:
+    check = "integrity_check" if report.full else "quick_check"
+    if report.ok:
+        print(f"{report.path}: ok ({check})")
+    else:
+        print(f"{report.path}: {len(report.problems)} problem(s) found by {check}:")
+        for problem in report.problems:
+            print(f"  {problem}")
+        print(_advice(report.path))
+    _print_backups(report.path)
+    return 0 if report.ok else 1
+
+
+def _advice(path: Path) -> str:
+    return (
+        "To recover:\n"
+        f"  stratagate doctor --db {path} --rebuild-indexes   rebuilds every index and the "
+        "search tables from the stored messages and events (fixes damaged index pages)\n"
+        f"  stratagate doctor --db {path} --restore           if problems remain: puts the "
+        "newest backup in place, keeping the damaged file beside it"
+    )
+
+
+def _print_backups(path: Path) -> None:
+    found = doctor.backups(path)
+    if not found:
+        print("backups: none yet (one is made at the first open of each day)")
+        return
+    print("backups (newest first):")
+    for backup in found:
+        print(f"  {backup}")

@@ -1,0 +1,1 @@
+"""Checking the database file and recovering it: integrity checks, index rebuilds, backups."""

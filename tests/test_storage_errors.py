@@ -1,0 +1,197 @@
+"""A database file that cannot be used is one line naming the file and what to do, exit 2;
+``stratagate doctor`` finds damage, rebuilds indexes from the stored rows or restores a
+backup."""
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from stratagate_plugin.cli.main import main
+from stratagate_plugin.core.store import Database, db
+from stratagate_plugin.core.store.health import StorageError
+
+NOBODY = 65534
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def messages_file(folder: Path, turns: int = 30) -> Path:
+    entries = []
+    for i in range(turns):
+        at = f"2026-02-01T10:{i % 60:02d}:00+00:00"
+        entries.append({"thread": f"t{i % 3}", "role": "user", "content": f"fact {i}", "at": at})
+        entries.append({"thread": f"t{i % 3}", "role": "assistant", "content": "ok", "at": at})
+    path = folder / "messages.json"
+    path.write_text(json.dumps(entries))
+    return path
+
+
+def damaged_files(folder: Path) -> dict[str, Path]:
+    good = folder / "good.db"
+    assert main(["ingest", str(messages_file(folder)), "--db", str(good)]) == 0
+    garbage = folder / "garbage.db"
+    garbage.write_bytes(b"this is not sqlite at all\n" * 10)
+    truncated = folder / "truncated.db"
+    truncated.write_bytes(good.read_bytes()[:5000])
+    directory = folder / "directory.db"
+    directory.mkdir()
+    return {"garbage": garbage, "truncated": truncated, "directory": directory}
+
+
+@pytest.mark.parametrize("command", [["blocks"], ["events"], ["process"]])
+def test_unusable_files_are_one_line_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    files = damaged_files(tmp_path)
+    capsys.readouterr()
+    for kind, path in files.items():
+        code, _, err = run(capsys, *command, "--db", str(path))
+        assert code == 2, kind
+        assert err.count("\n") == 1 and str(path) in err and "Traceback" not in err, err
+    code, _, err = run(
+        capsys, "ingest", str(messages_file(tmp_path)), "--db", str(files["garbage"])
+    )
+    assert code == 2 and "is not a StrataGate database" in err and "doctor" in err
+
+
+def test_a_missing_directory_that_cannot_be_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = run(capsys, "blocks", "--db", str(blocker / "sub" / "m.db"))
+    assert code == 2 and "cannot create" in err and "Traceback" not in err
+
+
+@pytest.fixture
+def shared_folder() -> Iterator[Path]:
+    """A folder another user can enter (pytest's own tmp_path is private to root)."""
+    folder = Path(tempfile.mkdtemp(prefix="stratagate-ro-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _as_unprivileged() -> list[str]:
+    """The command prefix that runs as ``nobody`` when root (root writes any file)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")  # util-linux, in every Debian
+    if setpriv is None:
+        pytest.skip("root without setpriv cannot drop privileges here")
+    return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+
+
+def test_a_read_only_database_exits_with_one_line_and_never_hangs(shared_folder: Path) -> None:
+    path = shared_folder / "memory.db"
+    assert main(["blocks", "--db", str(path)]) == 0
+    path.chmod(0o444)
+    prefix = _as_unprivileged()
+    if prefix:
+        os.chown(shared_folder, NOBODY, NOBODY)  # it may make -wal/-shm, not write the db
+    env = {**os.environ, "STRATAGATE_HOME": str(shared_folder)}
+    done = subprocess.run(
+        [*prefix, sys.executable, "-m", "stratagate_plugin.cli.main", "blocks", "--db", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,  # a hang (a worker thread left open) fails here instead of forever
+        env=env,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "read-only" in done.stderr and str(path) in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+async def test_a_failed_open_leaves_no_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 50)
+    path = tmp_path / "locked.db"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA journal_mode = WAL")
+    holder.execute("BEGIN EXCLUSIVE")
+    before = sqlite_workers()
+    try:
+        with pytest.raises(StorageError, match="locked"):
+            await Database(path).open()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert sqlite_workers() == before
+
+
+def sqlite_workers() -> int:
+    return sum("_connection_worker_thread" in t.name for t in threading.enumerate())
+
+
+def corrupt_an_index(path: Path) -> None:
+    """Overwrite the cell pointers of the messages table's (non-empty) unique index."""
+    raw = sqlite3.connect(path)
+    raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = raw.execute("PRAGMA page_size").fetchone()[0]
+    (root,) = raw.execute(
+        "SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_messages_1'"
+    ).fetchone()
+    raw.close()
+    with path.open("r+b") as file:
+        file.seek((root - 1) * size + 8)
+        file.write(b"\xff" * 64)
+
+
+def test_doctor_finds_a_damaged_index_and_rebuilds_it_from_the_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, file = tmp_path / "m.db", messages_file(tmp_path)
+    code, out, _ = run(capsys, "ingest", str(file), "--db", str(path), "--block-turns", "4")
+    code, out, _ = run(capsys, "blocks", "--db", str(path), "--json")
+    blocks = json.loads(out)
+    assert len(blocks) == 6
+    code, out, _ = run(capsys, "doctor", "--db", str(path))
+    assert code == 0 and "ok (integrity_check)" in out
+    corrupt_an_index(path)
+    code, out, _ = run(capsys, "doctor", "--db", str(path))
+    assert code == 1 and "problem" in out and "--rebuild-indexes" in out and "--restore" in out
+    code, out, _ = run(capsys, "doctor", "--db", str(path), "--rebuild-indexes")
+    assert code == 0 and "damaged file is kept as" in out and "ok (integrity_check)" in out
+    code, out, _ = run(capsys, "ingest", str(file), "--db", str(path))
+    assert code == 0 and "recorded 0 turns (30 already present)" in out
+    code, out, _ = run(capsys, "blocks", "--db", str(path), "--json")
+    assert json.loads(out) == blocks
+
+
+def test_doctor_restores_the_newest_backup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, file = tmp_path / "m.db", messages_file(tmp_path)
+    assert main(["ingest", str(file), "--db", str(path)]) == 0  # the first open backs it up
+    backups = list((tmp_path / "backups").glob("m.*.db"))
+    assert len(backups) == 1
+    path.write_bytes(b"ruined" * 1000)
+    code, _, err = run(capsys, "doctor", "--db", str(path))
+    assert code == 1 or "not a database" in err
+    code, out, _ = run(capsys, "doctor", "--db", str(path), "--restore")
+    assert code == 0 and f"from {backups[0]}" in out and "ok (integrity_check)" in out
+    code, out, _ = run(capsys, "blocks", "--db", str(path), "--json")
+    assert code == 0 and json.loads(out) is not None
+
+
+def test_doctor_without_a_backup_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "m.db"
+    path.write_bytes(b"x" * 100)
+    code, _, err = run(capsys, "doctor", "--db", str(path), "--restore")
+    assert code == 2 and "no backup of" in err
