@@ -263,6 +263,38 @@ async def test_hook_turn_completed_after_the_turn_is_on_disk(tmp_path: Path) -> 
     assert (turn.user, turn.assistant, turn.turn, turn.session_id) == ("hi", "hello", 1, "s1")
 
 
+async def test_hook_turn_completed_returned_text_is_a_warning_for_the_user(
+    tmp_path: Path,
+) -> None:
+    class Warner:
+        @hookimpl
+        async def turn_completed(self, turn: HostTurn) -> str:
+            return f"turn {turn.turn} waits"
+
+    async with make_host(tmp_path, Warner()) as host:
+        result = await Agent(host, ScriptedChatModel.of("hello")).run_turn(session(tmp_path), "hi")
+    assert result.ok and result.warnings == ("turn 1 waits",)
+
+
+async def test_hook_session_started_sees_the_turns_of_the_session_file(tmp_path: Path) -> None:
+    seen: list[list[tuple[int, str]]] = []
+
+    class Watcher:
+        @hookimpl
+        def session_started(self, session: Session) -> str | None:
+            seen.append([(turn.turn, turn.user) for turn in session.completed])
+            return "memory is behind" if session.completed else None
+
+    async with make_host(tmp_path, Watcher()) as host:
+        agent = Agent(host, ScriptedChatModel.of("one", "two"))
+        assert await agent.start(session(tmp_path)) == []
+        first = session(tmp_path)
+        await agent.run_turn(first, "hi")
+        await agent.run_turn(first, "again")
+        assert await agent.start(session(tmp_path)) == ["memory is behind"]
+    assert seen == [[], [(1, "hi"), (2, "again")]]
+
+
 async def test_hook_shutdown_every_plugin_runs_despite_failures(tmp_path: Path) -> None:
     closed: list[str] = []
 

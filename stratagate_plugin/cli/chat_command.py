@@ -11,6 +11,7 @@ import contextlib
 import importlib
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -45,6 +46,7 @@ async def run_chat(args: argparse.Namespace) -> int:
         try:
             print(f"[session {session.id}; model {model.name}]", file=sys.stderr)
             agent = Agent(host, model)
+            warn(await agent.start(session))
             if args.message is not None:
                 return await one_turn(agent, session, args.message)
             return await interactive(agent, session)
@@ -65,8 +67,14 @@ async def chat_model(host: Host) -> ChatModel:
     return cast(ChatModel, await await_me_maybe(module.create_chat_model(host)))
 
 
+def warn(warnings: Sequence[str]) -> None:
+    for warning in warnings:
+        print(f"stratagate: warning: {warning}", file=sys.stderr)
+
+
 async def one_turn(agent: Agent, session: Session, text: str) -> int:
     result = await agent.run_turn(session, text)
+    warn(result.warnings)
     if not result.ok:
         print(f"stratagate: turn failed: {result.error}", file=sys.stderr)
         return 1
@@ -88,6 +96,7 @@ async def interactive(agent: Agent, session: Session) -> int:
         if text:
             result = await agent.run_turn(session, text)
             print(result.answer if result.ok else f"[turn failed: {result.error}]")
+            warn(result.warnings)
 
 
 async def read_line(prompt: str) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from ..core.errors import StrataGateError
+from ..core.text.clean import valid_text
 from . import (
     bench_command,
     block_commands,
@@ -43,7 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Arguments pass the U+FFFD rule: a non-UTF-8 byte in ``--message`` is kept as U+FFFD."""
+    raw = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args([valid_text(arg) for arg in raw])
     handler: Handler = args.handler
     try:
         return asyncio.run(handler(args))

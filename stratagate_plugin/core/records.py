@@ -2,9 +2,10 @@
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .clock import UtcDatetime
+from .text.clean import valid_json_value, valid_text
 
 Role = Literal["user", "assistant", "tool", "system"]
 ProcessingStatus = Literal["pending", "ready"]
@@ -21,6 +22,11 @@ class ToolTrace(BaseModel):
     arguments: Any = None
     result: Any = None
 
+    @field_validator("name", "arguments", "result")
+    @classmethod
+    def _valid_text(cls, value: Any) -> Any:
+        return valid_json_value(value)
+
 
 class MessageIn(BaseModel):
     """A message as a host or an import file hands it to core."""
@@ -31,6 +37,11 @@ class MessageIn(BaseModel):
     content: str
     tool_calls: tuple[ToolTrace, ...] = ()
     at: UtcDatetime | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _valid_text(cls, value: str) -> str:
+        return valid_text(value)
 
 
 class Message(BaseModel):

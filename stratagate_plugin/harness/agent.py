@@ -3,7 +3,10 @@
 Every model call gets: the system message (system context sections joined, in order), the
 session's history, the user-role context sections, then this turn's messages. When the model
 stops, plugins decide (``turn_stopping``); the turn is recorded durably and only then handed
-to ``turn_completed``. Plugin failures in context or turn hooks are logged, never fatal.
+to ``turn_completed``. Plugin failures in context or turn hooks are logged, never fatal;
+texts ``session_started`` and ``turn_completed`` return are warnings shown to the user.
+The human's text and every tool result pass the U+FFFD rule (``core.text.clean``), so
+nothing they contain can keep the turn from being written.
 """
 
 import logging
@@ -15,6 +18,7 @@ from typing import Literal
 from ..core.clock import utc_now
 from ..core.llm.base import ModelError
 from ..core.llm.chat import ChatMessage, ChatModel, ToolCall, ToolSpec
+from ..core.text.clean import valid_text
 from .finish import (
     RECOVERY_ATTEMPTS,
     TurnFailed,
@@ -43,6 +47,7 @@ class TurnResult:
     answer: str
     error: str | None
     folded: HostTurn | None
+    warnings: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -57,17 +62,27 @@ class Agent:
         self.model = model
         self.max_steps = max_steps
 
+    async def start(self, session: Session) -> list[str]:
+        """Tell the plugins a session is open (new or continued); their warnings."""
+        hook_args = {"host": self.host, "session": session}
+        results = await call_hook(self.host.pm, "session_started", isolate=True, **hook_args)
+        return _warnings(results)
+
     async def run_turn(self, session: Session, user_text: str) -> TurnResult:
         """Run one turn to its end, record it, then tell the plugins."""
         started = utc_now()
+        user_text = valid_text(user_text)
         human = ChatMessage(role="user", content=user_text, source="user")
         state = TurnState(turn=session.turns + 1, user_message=user_text, messages=[human])
         error = await self._run_steps(session, state)
         folded = self._record(session, state, started, error)
+        warnings: list[str] = []
         if folded is not None:
             hook_args = {"host": self.host, "session": session, "turn": folded}
-            await call_hook(self.host.pm, "turn_completed", isolate=True, **hook_args)
-        return TurnResult(state.turn, "" if error else message_text_of(state), error, folded)
+            results = await call_hook(self.host.pm, "turn_completed", isolate=True, **hook_args)
+            warnings = _warnings(results)
+        answer = "" if error else message_text_of(state)
+        return TurnResult(state.turn, answer, error, folded, tuple(warnings))
 
     def _record(
         self, session: Session, state: TurnState, started: datetime, error: str | None
@@ -190,7 +205,9 @@ class Agent:
             known = ", ".join(sorted(self.host.tools)) or "none"
             return f"Error: unknown tool {call.name!r} (available tools: {known})"
         try:
-            return result_text(await tool.implementation(parse_arguments(call), context))
+            return valid_text(
+                result_text(await tool.implementation(parse_arguments(call), context))
+            )
         except ToolArgumentsError as error:
             return f"Error: invalid arguments for {call.name}: {error}"
         except Exception as error:
@@ -215,6 +232,10 @@ def assemble(
     if extra:
         messages.append(_host_user(extra))
     return messages
+
+
+def _warnings(results: list[object]) -> list[str]:
+    return [result for result in results if isinstance(result, str) and result.strip()]
 
 
 def _host_user(text: str) -> ChatMessage:

@@ -62,8 +62,15 @@ def turn_stopping(
 
 
 @hookspec
-def turn_completed(host: HostAPI, session: Session, turn: HostTurn) -> Awaitable[None] | None:
-    """Receive the folded turn after it was recorded in the session file."""
+def session_started(host: HostAPI, session: Session) -> Awaitable[str | None] | str | None:
+    """A session was opened (new or continued); a returned text is a warning for the user."""
+
+
+@hookspec
+def turn_completed(
+    host: HostAPI, session: Session, turn: HostTurn
+) -> Awaitable[str | None] | str | None:
+    """Receive the folded turn once it is in the session file; a returned text warns the user."""
 
 
 @hookspec

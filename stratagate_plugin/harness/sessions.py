@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from ..core.clock import iso, parse_iso, utc_now
 from ..core.llm.chat import ChatMessage
 from ..core.store.db import stratagate_home
+from ..core.text.clean import valid_text
 from .errors import HostError
 from .types import HostTurn, Session
 
@@ -44,7 +45,7 @@ def sessions_dir() -> Path:
 
 
 def session_path(session_id: str) -> Path:
-    if not _ID.match(session_id):
+    if not _ID.fullmatch(session_id):  # match() would let a trailing newline through
         raise HostError(f"invalid session id {session_id!r}: use letters, digits, '.', '_' or '-'")
     return sessions_dir() / f"{session_id}.jsonl"
 
@@ -70,6 +71,8 @@ def read_session(path: Path) -> Session:
             session.history.append(ChatMessage.model_validate(entry["message"]))
         elif session is not None and entry.get("kind") == "turn":
             session.turns = max(session.turns, int(entry["turn"]))
+            if entry.get("folded"):
+                session.completed.append(HostTurn.model_validate(entry["folded"]))
     if session is None:
         raise HostError(f"session file {path} has no session header")
     return session
@@ -81,9 +84,12 @@ def record_turn(session: Session, messages: Sequence[ChatMessage], record: TurnR
     lines = [] if path.exists() else [_header(session)]
     lines += [{"kind": "message", "turn": record.turn, "message": _dump(m)} for m in messages]
     lines.append({"kind": "turn", **record.model_dump(mode="json")})
-    _append_durably(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    _append_durably(path, valid_text(text))  # the U+FFFD rule: a stray surrogate can't lose it
     session.history.extend(messages)
     session.turns = max(session.turns, record.turn)
+    if record.folded is not None:
+        session.completed.append(record.folded)
 
 
 def _header(session: Session) -> dict[str, Any]:

@@ -77,6 +77,9 @@ class Session:
     created_at: datetime
     history: list[ChatMessage] = field(default_factory=list)
     turns: int = 0
+    completed: list["HostTurn"] = field(default_factory=list)
+    """Every folded turn in the session file, oldest first: the durable record a plugin
+    catches up from when it could not take a turn when it ended."""
 
 
 @dataclass(frozen=True)

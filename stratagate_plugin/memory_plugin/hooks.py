@@ -23,6 +23,7 @@ from ..harness.types import (
     StopDecision,
     TurnState,
 )
+from .catch_up import record_missing
 from .history import replace_with_blocks
 from .protocol import (
     NO_PROGRESS,
@@ -39,6 +40,7 @@ PLUGIN_NAME = "stratagate-memory"
 HOOKS: tuple[str, ...] = (
     "register_settings",
     "startup",
+    "session_started",
     "register_tools",
     "build_context",
     "build_history",
@@ -155,25 +157,17 @@ class MemoryPlugin:
         return StopDecision.allow()
 
     @hookimpl
-    async def turn_completed(self, session: Session, turn: HostTurn) -> None:
+    async def session_started(self, session: Session) -> str | None:
+        """Turns the session file has and memory lacks (a crash, a locked database) are
+        recorded now."""
+        return await record_missing(self.runtime, session)
+
+    @hookimpl
+    async def turn_completed(self, session: Session, turn: HostTurn) -> str | None:
+        """Record the turn (after any older one still waiting); a warning when it must wait."""
         runtime = self.runtime
         runtime.gates.pop((session.id, turn.turn), None)
-        if not turn.user.strip():
-            return
-        try:
-            await runtime.memory.append_turn(
-                runtime.namespace(session),
-                session.id,
-                user=turn.user,
-                assistant=turn.assistant,
-                tool_calls=turn.tool_calls,
-                at=turn.ended_at,
-                receipt_id=f"host:{session.id}:turn:{turn.turn}",
-            )
-        except Exception:
-            log.exception("StrataGate could not record turn %s of %s", turn.turn, session.id)
-            return
-        runtime.kick()
+        return await record_missing(runtime, session, turn)
 
     @hookimpl
     async def shutdown(self) -> None:

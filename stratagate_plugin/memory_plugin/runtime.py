@@ -53,6 +53,7 @@ class MemoryRuntime:
     idle: asyncio.Event = field(default_factory=asyncio.Event)
     gates: dict[tuple[str, int], TurnGate] = field(default_factory=dict)
     histories: dict[str, tuple[int, list[ChatMessage] | None]] = field(default_factory=dict)
+    synced: dict[str, int] = field(default_factory=dict)  # session → its newest turn in memory
 
     @classmethod
     async def start(cls, settings: dict[str, Any], cwd: Path) -> "MemoryRuntime":

@@ -18,11 +18,13 @@ from ..store import block_rows
 from ..store.sealing import seal_whole_tail
 from ..store.turns import (
     ReceiptExists,
+    existing_receipts,
     record_turn,
     replayed_receipt,
     turn_fingerprint,
     update_namespace_setting,
 )
+from ..text.clean import valid_text
 from . import rules as block_rules
 
 
@@ -57,8 +59,12 @@ class BlocksService(ServiceBase):
         at: datetime | None = None,
         receipt_id: str | None = None,
     ) -> TurnReceipt:
-        """Record a turn of any messages (it must contain a user message); idempotent by receipt."""
+        """Record a turn of any messages (it must contain a user message); idempotent by receipt.
+
+        Names pass the U+FFFD rule like the texts (``MessageIn``) do."""
         require_names(namespace=namespace, thread_id=thread_id)
+        namespace, thread_id = valid_text(namespace), valid_text(thread_id)
+        receipt_id = valid_text(receipt_id) if receipt_id else None
         moment = to_utc(at) if at else utc_now()
         receipt = receipt_id or f"auto:{uuid.uuid4().hex}"
         defaults = self._defaults
@@ -74,6 +80,12 @@ class BlocksService(ServiceBase):
             return await self.db.read(
                 lambda raw: replayed_receipt(raw, namespace, receipt, fingerprint)
             )
+
+    async def recorded_receipts(self, namespace: str, receipt_ids: Sequence[str]) -> set[str]:
+        """The receipts among ``receipt_ids`` already recorded: what a host catching up on
+        turns it could not record asks before recording the rest."""
+        ids = [valid_text(receipt) for receipt in receipt_ids]
+        return await self.db.read(lambda raw: existing_receipts(raw, namespace, ids))
 
     async def seal_tail(self, namespace: str, thread_id: str) -> str | None:
         """Seal the thread's open tail now (end of a session or an import); None if empty."""

@@ -234,3 +234,18 @@ def _insert_receipt(
     )
     if cursor.rowcount == 0:
         raise ReceiptExists(receipt_id)
+
+
+def existing_receipts(raw: sqlite3.Connection, namespace: str, receipt_ids: list[str]) -> set[str]:
+    """Which of ``receipt_ids`` are already recorded in ``namespace`` (900 per query)."""
+    found: set[str] = set()
+    for start in range(0, len(receipt_ids), 900):
+        chunk = receipt_ids[start : start + 900]
+        marks = ",".join("?" * len(chunk))
+        rows = raw.execute(
+            f"SELECT receipt_id FROM ingestion_receipts WHERE namespace = ? "
+            f"AND receipt_id IN ({marks})",
+            (namespace, *chunk),
+        )
+        found.update(row[0] for row in rows)
+    return found
