@@ -4,6 +4,7 @@ import sqlite3
 
 from ..errors import BlockNotReady, NotFound
 from ..records import Block, LiftSource, Message
+from ..text.secrets import redact_secrets, redact_value
 from .rows import block_from_row, dump_json, maybe_json, message_from_row
 
 
@@ -129,11 +130,20 @@ def store_summary(
     should_extract: bool,
     now: str,
 ) -> None:
-    """L0–L2 from the summary job; the block stays pending until extraction is done."""
+    """L0–L2 from the summary job, secret-looking tokens redacted (L5 keeps them); the
+    block stays pending until extraction is done."""
     raw.execute(
         "UPDATE blocks SET l0_title = ?, l0_tags_json = ?, l1_summary = ?, "
         "l2_keypoints_json = ?, should_extract = ?, updated_at = ? WHERE id = ?",
-        (title, dump_json(tags), summary, dump_json(keypoints), int(should_extract), now, block_id),
+        (
+            redact_secrets(title),
+            dump_json(redact_value(tags)),
+            redact_secrets(summary),
+            dump_json(redact_value(keypoints)),
+            int(should_extract),
+            now,
+            block_id,
+        ),
     )
 
 

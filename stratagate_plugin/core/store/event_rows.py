@@ -1,4 +1,8 @@
-"""Event persistence: cards with their sources, supersede/conflict links, timeline reads."""
+"""Event persistence: cards with their sources, supersede/conflict links, timeline reads.
+
+A card's texts are stored with secret-looking tokens redacted (``text.secrets``): every
+writer of cards (derivation, remember, import) passes through ``insert_event``.
+"""
 
 import json
 import sqlite3
@@ -9,6 +13,7 @@ from ..clock import iso
 from ..errors import NotFound
 from ..events.cards import EventCard, event_search_text
 from ..events.weights import SUPERSEDED_CAP
+from ..text.secrets import redact_secrets, redact_value
 from .rows import dump_json, record_from_row
 from .search_index import index_event
 
@@ -16,6 +21,7 @@ VISIBLE = ("active", "superseded")
 
 
 def insert_event(raw: sqlite3.Connection, card: EventCard) -> None:
+    card = redacted(card)
     cursor = raw.execute(
         "INSERT INTO events(id, namespace, pool, title, summary, tags_json, quotes_json, "
         "source_block_id, formed_turn, temporal_json, scope, criticality, status, "
@@ -185,3 +191,15 @@ def live_event_ids(raw: sqlite3.Connection, event_ids: Iterable[str]) -> set[str
         [*ids, *VISIBLE],
     )
     return {row[0] for row in found}
+
+
+def redacted(card: EventCard) -> EventCard:
+    """The card with secret-looking tokens out of its title, summary, tags and quotes."""
+    return card.model_copy(
+        update={
+            "title": redact_secrets(card.title),
+            "summary": redact_secrets(card.summary),
+            "tags": redact_value(card.tags),
+            "quotes": redact_value(card.quotes),
+        }
+    )

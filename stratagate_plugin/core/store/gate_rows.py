@@ -14,6 +14,7 @@ from ..errors import InvalidInput, NotFound
 from ..events.cards import EventCard
 from ..gate import evidence as gate
 from ..gate.evidence import Assessment, Batch
+from ..text.secrets import redact_secrets, redact_value
 from .event_rows import VISIBLE, get_event
 from .rows import dump_json, record_from_row
 from .search_index import event_row_text, index_event
@@ -238,7 +239,7 @@ def merge_into(
     raw.execute(
         "UPDATE events SET summary = ?, tags_json = ?, mention_count = mention_count + 1, "
         "last_adopted_turn = ?, updated_at = ? WHERE id = ?",
-        (summary, dump_json(list(tags)), turn, now, event_id),
+        (redact_secrets(summary), dump_json(redact_value(list(tags))), turn, now, event_id),
     )
     row = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
     index_event(raw, row["pk"], event_row_text(row))
