@@ -39,7 +39,7 @@ def profiles_dir() -> Path:
 
 
 def profile_path(name: str) -> Path:
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise HostError(f"invalid profile name {name!r}: use letters, digits, '.', '_' or '-'")
     return profiles_dir() / f"{name}.yml"
 
@@ -55,7 +55,7 @@ def load_profile(name: str) -> Profile:
         return Profile.model_validate({**data, "name": name})
     except ValidationError as error:
         raise HostError(f"invalid profile {path}: {describe(error)}") from error
-    except (yaml.YAMLError, TypeError) as error:
+    except (yaml.YAMLError, TypeError, UnicodeDecodeError) as error:
         raise HostError(f"invalid profile {path}: {error}") from error
 
 

@@ -33,7 +33,8 @@ from .protocol import (
     cleanup_steer,
     leaks_bookkeeping,
 )
-from .runtime import DEFAULT_SETTINGS, SETTINGS_ID, MemoryRuntime
+from .runtime import MemoryRuntime
+from .settings import DEFAULT_SETTINGS, SETTINGS_ID
 from .tools import memory_tools
 
 PLUGIN_NAME = "stratagate-memory"

@@ -14,22 +14,9 @@ from ..core.memory import StrataGate
 from ..core.profile.spaces import namespace_for
 from ..core.store.db import default_database_path
 from ..harness.types import ChatMessage, Session
+from .settings import validated
 
 log = logging.getLogger(__name__)
-SETTINGS_ID = "stratagate-memory"
-CORE = MemoryConfig()
-DEFAULT_SETTINGS: dict[str, Any] = {
-    "database": "",
-    "namespace_mode": "project",
-    "namespace_prefix": "sg",
-    "global_namespace": "global",
-    "block_turn_size": 6,
-    "block_decay_lambda": CORE.block_decay_lambda,
-    "agent_memory_enabled": True,
-    "agent_memory_weight": CORE.agent_memory_weight,
-    "structured_task_timeout_s": CORE.structured_task_timeout_s,
-    "model": {},
-}
 
 
 @dataclass
@@ -57,6 +44,7 @@ class MemoryRuntime:
 
     @classmethod
     async def start(cls, settings: dict[str, Any], cwd: Path) -> "MemoryRuntime":
+        settings = validated(settings)
         path = Path(settings["database"]) if settings.get("database") else default_database_path()
         config = MemoryConfig(
             block_turn_size=int(settings["block_turn_size"]),

@@ -1,0 +1,49 @@
+"""The plugin's settings, validated once at startup: a wrong value is one clear line.
+
+Profiles are hand-edited YAML (``block_turn_size: "abc"``, ``namespace_mode: projet``);
+checking every field here means the user reads which setting is wrong and what it should
+be, not ``invalid literal for int()`` from deep inside.
+"""
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..core.config import MemoryConfig
+from ..core.errors import InvalidInput
+
+SETTINGS_ID = "stratagate-memory"
+CORE = MemoryConfig()
+
+
+class MemorySettings(BaseModel):
+    """The ``settings: {stratagate-memory: …}`` section of a profile."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    database: str = ""
+    namespace_mode: Literal["project", "session", "global"] = "project"
+    namespace_prefix: str = Field(default="sg", min_length=1)
+    global_namespace: str = Field(default="global", min_length=1)
+    block_turn_size: int = Field(default=6, ge=1, le=1000)
+    block_decay_lambda: float = Field(default=CORE.block_decay_lambda, ge=0)
+    agent_memory_enabled: bool = True
+    agent_memory_weight: float = Field(default=CORE.agent_memory_weight, ge=0, le=10)
+    structured_task_timeout_s: float = Field(default=CORE.structured_task_timeout_s, gt=0)
+    model: dict[str, Any] = {}
+
+
+DEFAULT_SETTINGS: dict[str, Any] = MemorySettings().model_dump()
+
+
+def validated(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` checked and completed with defaults; ``InvalidInput`` names each problem."""
+    try:
+        return MemorySettings.model_validate(settings).model_dump()
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in problem['loc']) or '(section)'}: {problem['msg']}"
+            f" (got {problem['input']!r})"
+            for problem in error.errors(include_url=False)
+        )
+        raise InvalidInput(f"invalid {SETTINGS_ID} settings in the profile: {problems}") from None
