@@ -195,3 +195,18 @@ def test_doctor_without_a_backup_says_so(
     path.write_bytes(b"x" * 100)
     code, _, err = run(capsys, "doctor", "--db", str(path), "--restore")
     assert code == 2 and "no backup of" in err
+
+
+def test_the_daily_check_warns_about_a_damaged_file_and_keeps_the_good_backups(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    path, file = tmp_path / "m.db", messages_file(tmp_path)
+    run(capsys, "ingest", str(file), "--db", str(path))
+    [good] = (tmp_path / "backups").glob("m.*.db")
+    good.touch()
+    os.utime(good, (good.stat().st_atime, good.stat().st_mtime - 2 * 86400))  # a day old
+    corrupt_an_index(path)
+    code, _, _ = run(capsys, "blocks", "--db", str(path))
+    assert code == 0
+    assert "failed its daily integrity check" in caplog.text and "stratagate doctor" in caplog.text
+    assert list((tmp_path / "backups").glob("m.*.db")) == [good]

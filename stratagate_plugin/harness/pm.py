@@ -58,10 +58,11 @@ async def call_hook(
         try:
             value = impl.function(*[kwargs[arg] for arg in impl.argnames])
             result = await await_me_maybe(value)
-        except Exception:
+        except Exception as error:
             if not isolate:
                 raise
-            logger.exception("plugin %s failed in hook %s", impl.plugin_name, name)
+            logger.error("plugin %s failed in hook %s: %s", impl.plugin_name, name, error)
+            logger.debug("plugin %s failed in hook %s", impl.plugin_name, name, exc_info=True)
             continue
         if result is not None:
             results.append(result)

@@ -109,8 +109,8 @@ class MemoryPlugin:
                 )
                 turn.recall = recall.text
             sections += await _memory_sections(runtime, turn.recall)
-        except Exception:
-            log.exception("StrataGate context build failed; continuing without memory")
+        except Exception as error:
+            log_failure("context build failed; continuing without memory", error)
         return sections
 
     @hookimpl
@@ -128,8 +128,8 @@ class MemoryPlugin:
             replaced = await replace_with_blocks(
                 runtime.memory, runtime.namespace(session), session.id, history
             )
-        except Exception:
-            log.exception("StrataGate history replacement failed; using native history")
+        except Exception as error:
+            log_failure("history replacement failed; using native history", error)
             return None
         runtime.histories[session.id] = (len(history), replaced)
         return replaced
@@ -175,6 +175,13 @@ class MemoryPlugin:
         runtime, self._runtime = self._runtime, None
         if runtime is not None:
             await runtime.stop()
+
+
+def log_failure(what: str, error: Exception) -> None:
+    """One line for the user (no traceback: a damaged file or a locked database is not a
+    bug to debug); the traceback is kept at DEBUG level."""
+    log.error("StrataGate %s: %s", what, error)
+    log.debug("StrataGate %s", what, exc_info=True)
 
 
 async def _memory_sections(runtime: MemoryRuntime, recall: str) -> list[ContextSection]:

@@ -88,8 +88,9 @@ class MemoryRuntime:
             self.wake.clear()
             try:
                 report = await self.memory.process_pending()
-            except Exception:
-                log.exception("StrataGate derivation pass failed")
+            except Exception as failure:
+                log.error("StrataGate derivation pass failed: %s", failure)
+                log.debug("StrataGate derivation pass failed", exc_info=True)
                 continue
             for error in report.errors:
                 log.warning("StrataGate derivation: %s", error)

@@ -15,6 +15,7 @@ open of a day copies the file into ``backups/`` (``health.backup``).
 """
 
 import asyncio
+import logging
 import os
 import sqlite3
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from .migrations import migrate
 from .search_index import register_functions
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 BUSY_TIMEOUT_MS = 10_000
 
 
@@ -65,12 +67,23 @@ class Database:
             await self._call(_prepare_connection)
             await self._call(migrate)
             if self.backups and health.backup_due(self.path, utc_now()):
-                await self._call(health.backup, self.path, utc_now())
+                await self._daily_backup()
         except BaseException:
             await self.close()
             raise
         self._checkpointer = Checkpointer(self.path, busy_timeout_ms=BUSY_TIMEOUT_MS)
         return self
+
+    async def _daily_backup(self) -> None:
+        """Copy the file to ``backups/``; a copy failing ``quick_check`` is the daily sign
+        that the file is damaged, so the user is told (once a day) what to run."""
+        if await self._call(health.backup, self.path, utc_now()) is None:
+            logger.warning(
+                "%s failed its daily integrity check (no backup was made over the good ones): "
+                "run 'stratagate doctor --db %s'",
+                self.path,
+                self.path,
+            )
 
     async def close(self) -> None:
         if self._checkpointer is not None:
