@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..text.clean import valid_json_value
-from .base import StructuredTask, T
+from .base import StructuredTask, T, validation_problems
 from .replies import WireMessage
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
@@ -48,16 +48,7 @@ def _validate(task: StructuredTask[T], data: Any, raw: str) -> T:
     try:
         return task.output_type.model_validate(data)
     except ValidationError as error:
-        raise InvalidOutput(_describe(error), raw) from error
-
-
-def _describe(error: ValidationError) -> str:
-    """One line per problem: ``events.0.scope: Input should be 'user', 'project' or …``."""
-    lines = []
-    for problem in error.errors(include_url=False):
-        where = ".".join(str(part) for part in problem["loc"]) or "(root)"
-        lines.append(f"{where}: {problem['msg']}")
-    return "\n".join(lines)
+        raise InvalidOutput("\n".join(validation_problems(error)), raw) from error
 
 
 def _json_from_text(text: str) -> dict[str, Any] | None:
