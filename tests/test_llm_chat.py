@@ -29,7 +29,7 @@ from stratagate_plugin.harness.hookspecs import hookimpl
 from stratagate_plugin.harness.pm import make_plugin_manager
 from stratagate_plugin.harness.profiles import Profile, profile_path
 from stratagate_plugin.harness.runtime import Host
-from stratagate_plugin.harness.sessions import open_session, session_path
+from stratagate_plugin.harness.sessions import open_session, read_session, session_path
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY_ENV = "STRATAGATE_TEST_CHAT_KEY"
@@ -160,6 +160,23 @@ async def test_http_chat_drives_the_agent_loop(provider: FakeProvider, tmp_path:
     assert result.answer == "Clear."
     tool_message = provider.requests[1][1]["messages"][-1]
     assert json.loads(tool_message["content"]) == {"city": "Leeds", "sky": "clear"}
+
+
+async def test_http_chat_malformed_reply_fails_the_turn_and_keeps_the_message(
+    provider: FakeProvider, tmp_path: Path
+) -> None:
+    provider.replies.append(JSONResponse({"choices": [{"message": "just a string"}]}))
+    host = Host(make_plugin_manager([]), Profile(name="t"), cwd=tmp_path)
+    async with host, HttpChatModel(config(provider)) as model:
+        session = open_session("bad1", "t", tmp_path)
+        result = await Agent(host, model).run_turn(session, "Are you there?")
+    assert not result.ok and result.error is not None
+    assert result.error.startswith("model call failed: ")
+    assert "choices.0.message should be an object, not a string" in result.error
+    assert provider.base_url in result.error
+    stored = read_session(session_path("bad1"))
+    assert stored.turns == 1
+    assert [m.text for m in stored.history if m.role == "user"] == ["Are you there?"]
 
 
 async def test_echo_chat_repeats_the_human_message() -> None:

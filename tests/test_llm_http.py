@@ -12,6 +12,7 @@ import pytest
 from loopback import FakeProvider, fake_provider
 from pydantic import ValidationError
 from starlette.responses import JSONResponse, Response
+from waits import FakeTime
 
 from stratagate_plugin.core.llm.base import (
     ModelAuthError,
@@ -25,6 +26,7 @@ from stratagate_plugin.core.llm.base import (
 )
 from stratagate_plugin.core.llm.http import HttpModel, HttpModelConfig
 from stratagate_plugin.core.llm.prompts import load_prompt
+from stratagate_plugin.core.llm.retry import RetryPolicy
 from stratagate_plugin.core.llm.tasks import (
     EXTRACT_EVENT_CARDS,
     SUMMARIZE_BLOCK,
@@ -62,7 +64,7 @@ async def provider(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeProvide
 
 @pytest.fixture
 async def model(provider: FakeProvider) -> AsyncIterator[HttpModel]:
-    async with HttpModel(_config(provider)) as http_model:
+    async with HttpModel(_config(provider), clock=FakeTime().clock()) as http_model:
         yield http_model
 
 
@@ -217,14 +219,14 @@ async def test_http_model_404_names_base_url_and_model(
 
 
 async def test_http_model_429_reports_retry_after(model: HttpModel, provider: FakeProvider) -> None:
-    provider.push(_error_reply(429, "Rate limit reached", headers={"Retry-After": "17"}))
-    with pytest.raises(ModelRateLimitedError, match="retry after 17 s"):
+    provider.push(_error_reply(429, "Rate limit reached", headers={"Retry-After": "600"}))
+    with pytest.raises(ModelRateLimitedError, match=r"retry after 600 s; gave up after 1 attempt$"):
         await model.complete(_summary_task())
     assert len(provider.requests) == 1
 
 
 async def test_http_model_500_raises_server_error(model: HttpModel, provider: FakeProvider) -> None:
-    provider.push(Response("upstream exploded", status_code=500))
+    provider.push(*[Response("upstream exploded", status_code=500)] * 4)
     with pytest.raises(ModelServerError, match="HTTP 500: upstream exploded"):
         await model.complete(_summary_task())
 
@@ -271,7 +273,7 @@ async def test_http_model_slow_reply_raises_timeout(provider: FakeProvider) -> N
         return _tool_reply(SUMMARY)
 
     provider.push(slow)
-    async with HttpModel(_config(provider, timeout_s=0.2)) as http_model:
+    async with HttpModel(_config(provider, timeout_s=0.2, max_attempts=1)) as http_model:
         with pytest.raises(ModelTimeoutError, match=r"within 0\.2 s"):
             await http_model.complete(_summary_task())
 
@@ -282,7 +284,8 @@ async def test_http_model_refused_connection_raises_model_error(
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))
         base_url = f"http://127.0.0.1:{unused.getsockname()[1]}/v1"
-    async with HttpModel(_config(provider, base_url=base_url)) as http_model:
+    config = _config(provider, base_url=base_url)
+    async with HttpModel(config, clock=FakeTime().clock()) as http_model:
         with pytest.raises(ModelError, match="cannot reach"):
             await http_model.complete(_summary_task())
 
@@ -335,6 +338,9 @@ def test_http_model_config_normalises_base_url_and_bounds_tokens() -> None:
     config = HttpModelConfig(base_url="http://h/v1/chat/completions/", model="m")
     assert config.base_url == "http://h/v1"
     assert (config.timeout_s, config.max_output_tokens, config.temperature) == (120, 2048, 0)
+    assert config.retry_policy == RetryPolicy(
+        max_attempts=4, base_delay_s=0.5, max_delay_s=30, max_total_s=60
+    )
     with pytest.raises(ValidationError):
         HttpModelConfig(base_url="http://h/v1", model="m", max_output_tokens=255)
 

@@ -11,6 +11,7 @@ from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
 from ..core.records import BlockView
 from ..core.store import default_database_path
+from ..harness.profiles import DEFAULT_PROFILE, load_profile
 
 DEFAULT_NAMESPACE = "default"
 
@@ -22,9 +23,16 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
 
 
 async def open_memory(args: argparse.Namespace, config: MemoryConfig | None = None) -> StrataGate:
-    """The memory with the model the environment names (``STRATAGATE_BASE_URL``…), else offline."""
-    model = model_from_settings(environ=os.environ)
+    """The memory with the model the profile names, else the environment
+    (``STRATAGATE_BASE_URL``…), else offline: resolved as the plugin's derivation does it."""
+    model = model_from_settings(profile_model(args), os.environ)
     return await StrataGate.open(args.db or default_database_path(), config, model)
+
+
+def profile_model(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``model:`` block of ``--profile``, or of the default profile for commands without one."""
+    profile = load_profile(getattr(args, "profile", None) or DEFAULT_PROFILE)
+    return profile.model.model_dump() if profile.model is not None else {}
 
 
 def block_row(view: BlockView) -> dict[str, Any]:

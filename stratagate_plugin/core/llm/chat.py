@@ -14,7 +14,8 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from .base import ModelError
-from .http import HttpModel, _error_detail
+from .http import HttpModel
+from .replies import WireChoice
 
 logger = logging.getLogger(__name__)
 
@@ -160,13 +161,8 @@ class HttpChatModel(HttpModel):
         return f"HttpChatModel(model={self.config.model!r}, base_url={self.config.base_url!r})"
 
     async def chat(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ChatMessage:
-        for _ in range(4):
-            response = await self._post(self._chat_body(messages, tools))
-            if response.status_code == 400 and self._adapt(_error_detail(response)):
-                continue
-            self._check_status(response)
-            return self._reply_of(response)
-        self._fail(ModelError, f"{self._where()} kept rejecting the request (HTTP 400)")
+        response = await self._accepted(lambda: self._chat_body(messages, tools))
+        return _assistant_message(self._choice_of(response))
 
     def _chat_body(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
@@ -186,35 +182,18 @@ class HttpChatModel(HttpModel):
             logger.warning("%s does not accept tools; calling without them", self._where())
         return body
 
-    def _reply_of(self, response: Any) -> ChatMessage:
-        """The first choice's message; ``response`` is the ``httpx.Response``."""
-        try:
-            choice = response.json()["choices"][0]
-            return _assistant_message(choice["message"], choice.get("finish_reason"))
-        except (LookupError, TypeError, ValueError) as error:
-            detail = str(response.text)[:300]
-            self._fail(ModelError, f"{self._where()} sent an unexpected reply: {detail}", error)
 
-
-def _assistant_message(message: dict[str, Any], finish_reason: Any) -> ChatMessage:
-    content = message.get("content")
-    calls = [_tool_call(raw, index) for index, raw in enumerate(message.get("tool_calls") or [])]
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
+def _assistant_message(choice: WireChoice) -> ChatMessage:
+    """A validated reply as a native message (its strings are already valid text)."""
+    message = choice.message
+    calls = [ToolCall(id=i, name=f.name, arguments=f.arguments) for i, f in message.calls()]
     return ChatMessage(
         role="assistant",
-        content=content if isinstance(content, str | list) else None,
+        content=message.content,
         tool_calls=tuple(calls),
-        reasoning=reasoning if isinstance(reasoning, str) else None,
-        finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+        reasoning=message.reasoning_content or message.reasoning,
+        finish_reason=choice.finish_reason,
     )
-
-
-def _tool_call(raw: dict[str, Any], index: int) -> ToolCall:
-    function = raw["function"]
-    arguments = function.get("arguments") or "{}"
-    if not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False)
-    return ToolCall(id=raw.get("id") or f"call_{index}", name=function["name"], arguments=arguments)
 
 
 def _wire_call(call: ToolCall) -> dict[str, Any]:

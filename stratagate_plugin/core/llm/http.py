@@ -3,6 +3,8 @@
 Works against DeepSeek, OpenAI, Ollama, vLLM and llama.cpp's server: one forced tool call per
 task, JSON-in-text fallback, one validation retry with the error fed back, and one-time
 adaptations when a server rejects a request feature (tools, ``max_tokens``, ``temperature``).
+A request that a later attempt may fix (429, 5xx, a dropped connection, a timeout) is tried
+again by ``retry.py``'s policy; every reply is validated by ``replies.py`` before it is read.
 The API key is read from the environment per request and scrubbed from every message.
 """
 
@@ -11,13 +13,15 @@ import json
 import logging
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from types import TracebackType
 from typing import Any, NoReturn, Self
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..clock import utc_now
 from .base import (
     ModelAuthError,
     ModelError,
@@ -29,34 +33,24 @@ from .base import (
     StructuredTask,
     T,
 )
+from .endpoint import HttpModelConfig as HttpModelConfig
+from .outputs import InvalidOutput, parse_output
+from .replies import MalformedReply, WireChoice, WireMessage, first_choice
+from .retry import RETRY_STATUSES, RetryClock, retry_after_seconds, retry_delay
 
 logger = logging.getLogger(__name__)
 
 TOOL_PREFIX = "stratagate_"
 _DETAIL_LIMIT = 300
 _ECHO_LIMIT = 4000
-_FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
+_RETRIED_ERRORS = (
+    TimeoutError,
+    httpx.TimeoutException,
+    httpx.NetworkError,
+    httpx.RemoteProtocolError,
+)
 
-
-class HttpModelConfig(BaseModel):
-    """Where and how to call the model; ``api_key_env`` names the variable holding the key."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    base_url: str = Field(min_length=1)
-    model: str = Field(min_length=1)
-    api_key_env: str | None = None
-    timeout_s: float = Field(default=120, gt=0)
-    max_output_tokens: int = Field(default=2048, ge=256)
-    temperature: float = Field(default=0, ge=0, le=2)
-
-    @field_validator("base_url")
-    @classmethod
-    def _strip_endpoint(cls, value: str) -> str:
-        """Accept ``…/v1``, ``…/v1/`` and a pasted ``…/v1/chat/completions`` alike."""
-        value = value.strip().rstrip("/")
-        return value.removesuffix("/chat/completions").rstrip("/")
+Outcome = httpx.Response | BaseException
 
 
 @dataclass
@@ -83,27 +77,24 @@ class _Compat:
         return None
 
 
-class _InvalidOutput(Exception):
-    """The reply could not be turned into the task's output type."""
-
-    def __init__(self, reason: str, raw: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.raw = raw
-
-
 class HttpModel:
     """A ``StructuredModel`` over ``POST {base_url}/chat/completions``.
 
     Use as an async context manager or call ``aclose()``; an injected client is left open.
     """
 
-    def __init__(self, config: HttpModelConfig, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        config: HttpModelConfig,
+        client: httpx.AsyncClient | None = None,
+        clock: RetryClock | None = None,
+    ) -> None:
         self.config = config
         self.name = config.model
         self._client = client
         self._owns_client = client is None
         self._compat = _Compat()
+        self._clock = clock or RetryClock()
 
     def __repr__(self) -> str:
         return f"HttpModel(model={self.config.model!r}, base_url={self.config.base_url!r})"
@@ -127,12 +118,12 @@ class HttpModel:
 
     async def complete(self, task: StructuredTask[T]) -> T:
         """Call the model; validate; on invalid output retry once with the error fed back."""
-        feedback: _InvalidOutput | None = None
+        feedback: InvalidOutput | None = None
         for attempt in (1, 2):
             message = await self._request(task, feedback)
             try:
-                return _parse_reply(task, message)
-            except _InvalidOutput as invalid:
+                return parse_output(task, message)
+            except InvalidOutput as invalid:
                 logger.warning("%s: invalid %s output (attempt %d)", self.name, task.name, attempt)
                 feedback = invalid
         assert feedback is not None
@@ -142,14 +133,21 @@ class HttpModel:
             f"{feedback.reason}",
         )
 
-    async def _request(self, task: StructuredTask[Any], feedback: _InvalidOutput | None) -> Any:
-        """POST until the server accepts the request shape; the reply's message object."""
+    async def _request(
+        self, task: StructuredTask[Any], feedback: InvalidOutput | None
+    ) -> WireMessage:
+        body = partial(_request_body, self.config, self._compat, task, feedback)
+        return self._choice_of(await self._accepted(body)).message
+
+    async def _accepted(self, body: Callable[[], dict[str, Any]]) -> httpx.Response:
+        """POST until the server accepts the request shape (``body`` is rebuilt after each
+        adaptation); the successful response."""
         for _ in range(4):
-            response = await self._post(_request_body(self.config, self._compat, task, feedback))
+            response = await self._post(body())
             if response.status_code == 400 and self._adapt(_error_detail(response)):
                 continue
             self._check_status(response)
-            return self._message_of(response)
+            return response
         self._fail(ModelError, f"{self._where()} kept rejecting the request (HTTP 400)")
 
     def _adapt(self, detail: str) -> bool:
@@ -159,19 +157,57 @@ class HttpModel:
         return change is not None
 
     async def _post(self, body: dict[str, Any]) -> httpx.Response:
+        """POST, trying again while the policy allows; the response, or the typed error."""
+        started, attempt = self._clock.now(), 1
+        while True:
+            timeout = self._attempt_timeout(started, attempt)
+            outcome = await self._send(body, timeout)
+            delay = self._retry_delay(outcome, attempt, started)
+            if delay is None:
+                return self._settle(outcome, attempt, timeout)
+            logger.info("%s: %s; retry %d in %.1f s", self.name, _why(outcome), attempt, delay)
+            await self._clock.sleep(delay)
+            attempt += 1
+
+    async def _send(self, body: dict[str, Any], timeout: float) -> Outcome:
         url = f"{self.config.base_url}/chat/completions"
         headers = self._headers()
         try:
-            async with asyncio.timeout(self.config.timeout_s):
+            async with asyncio.timeout(timeout):
                 return await self._http().post(url, json=body, headers=headers)
-        except (TimeoutError, httpx.TimeoutException) as error:
-            self._fail(
-                ModelTimeoutError,
-                f"{self._where()} did not answer within {self.config.timeout_s:g} s",
-                error,
-            )
+        except _RETRIED_ERRORS as error:
+            return error
         except httpx.HTTPError as error:
             self._fail(ModelError, f"cannot reach {self._where()}: {error}", error)
+
+    def _attempt_timeout(self, started: float, attempt: int) -> float:
+        """The full ``timeout_s`` for the first request; a retry only what the budget has left."""
+        if attempt == 1:
+            return self.config.timeout_s
+        left = self.config.retry_max_total_s - (self._clock.now() - started)
+        return max(0.001, min(self.config.timeout_s, left))
+
+    def _retry_delay(self, outcome: Outcome, attempt: int, started: float) -> float | None:
+        retry_after = None
+        if isinstance(outcome, httpx.Response):
+            if outcome.status_code not in RETRY_STATUSES:
+                return None
+            retry_after = retry_after_seconds(outcome.headers.get("retry-after"), utc_now())
+        elapsed = self._clock.now() - started
+        policy = self.config.retry_policy
+        return retry_delay(policy, attempt, elapsed, retry_after, self._clock.draw)
+
+    def _settle(self, outcome: Outcome, attempts: int, timeout: float) -> httpx.Response:
+        """The final response, or the final failure raised as its typed error."""
+        tried = _attempts(attempts)
+        if isinstance(outcome, httpx.Response):
+            if outcome.status_code in RETRY_STATUSES:
+                self._check_status(outcome, tried)
+            return outcome
+        if isinstance(outcome, TimeoutError | httpx.TimeoutException):
+            message = f"{self._where()} did not answer within {timeout:g} s{tried}"
+            self._fail(ModelTimeoutError, message, outcome)
+        self._fail(ModelError, f"cannot reach {self._where()}: {outcome}{tried}", outcome)
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -187,7 +223,8 @@ class HttpModel:
             self._fail(ModelAuthError, f"no API key: environment variable ${env} is not set")
         return {"Authorization": f"Bearer {key}"}
 
-    def _check_status(self, response: httpx.Response) -> None:
+    def _check_status(self, response: httpx.Response, tried: str = "") -> None:
+        """Raise the typed error for a failed status; ``tried`` says how often it was sent."""
         status = response.status_code
         if status < 400:
             return
@@ -201,9 +238,9 @@ class HttpModel:
                 f"(usually ends in /v1) and the model name ({detail})",
             )
         if status == 429:
-            self._fail(ModelRateLimitedError, self._rate_limited(response, detail))
+            self._fail(ModelRateLimitedError, self._rate_limited(response, detail) + tried)
         if status >= 500:
-            self._fail(ModelServerError, f"{self._where()} failed (HTTP {status}: {detail})")
+            self._fail(ModelServerError, f"{self._where()} failed (HTTP {status}: {detail}){tried}")
         self._fail(ModelError, f"{self._where()} rejected the request (HTTP {status}: {detail})")
 
     def _auth_problem(self) -> str:
@@ -222,12 +259,14 @@ class HttpModel:
         unit = " s" if retry_after.isdigit() else ""
         return f"{message}; retry after {retry_after}{unit}"
 
-    def _message_of(self, response: httpx.Response) -> Any:
+    def _choice_of(self, response: httpx.Response) -> WireChoice:
+        """The reply's first choice, validated; a malformed one is a one-line ``ModelError``."""
         try:
-            return response.json()["choices"][0]["message"]
-        except (ValueError, LookupError, TypeError) as error:
-            detail = _truncate(response.text, _DETAIL_LIMIT)
-            self._fail(ModelError, f"{self._where()} sent an unexpected reply: {detail}", error)
+            return first_choice(response.content)
+        except MalformedReply as error:
+            body = _truncate(" ".join(response.text.split()) or "(empty)", _DETAIL_LIMIT)
+            message = f"{self._where()} sent an unexpected reply: {error} (body: {body})"
+            self._fail(ModelError, message, error)
 
     def _where(self) -> str:
         return f"the model server at {self.config.base_url}"
@@ -248,7 +287,7 @@ def _request_body(
     config: HttpModelConfig,
     compat: _Compat,
     task: StructuredTask[Any],
-    feedback: _InvalidOutput | None,
+    feedback: InvalidOutput | None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": config.model,
@@ -274,7 +313,7 @@ def _tool_function(task: StructuredTask[Any]) -> dict[str, Any]:
 
 
 def _messages(
-    compat: _Compat, task: StructuredTask[Any], feedback: _InvalidOutput | None
+    compat: _Compat, task: StructuredTask[Any], feedback: InvalidOutput | None
 ) -> list[dict[str, str]]:
     system = task.instructions
     if not compat.tools:
@@ -290,93 +329,13 @@ def _messages(
     return messages
 
 
-def _retry_instruction(compat: _Compat, feedback: _InvalidOutput) -> str:
+def _retry_instruction(compat: _Compat, feedback: InvalidOutput) -> str:
     how = "Call the tool again" if compat.tools else "Reply again with one JSON object"
     return (
         f"Your previous answer was invalid:\n{feedback.reason}\n\n"
         f"Previous answer:\n{_truncate(feedback.raw, _ECHO_LIMIT)}\n\n"
         f"{how} with a corrected answer that matches the schema exactly."
     )
-
-
-def _parse_reply(task: StructuredTask[T], message: Any) -> T:
-    """The validated output from a tool call, else from JSON found in the message text."""
-    raw = _tool_arguments(message)
-    if raw is None:
-        raw = _message_text(message)
-        found = _json_from_text(raw)
-        if found is None:
-            raise _InvalidOutput("the reply contained no tool call and no JSON object", raw)
-        return _validate(task, found, raw)
-    if isinstance(raw, dict):
-        return _validate(task, raw, json.dumps(raw, ensure_ascii=False))
-    try:
-        arguments = json.loads(raw)
-    except json.JSONDecodeError as error:
-        raise _InvalidOutput(f"the tool arguments are not valid JSON: {error}", raw) from error
-    return _validate(task, arguments, raw)
-
-
-def _validate(task: StructuredTask[T], data: Any, raw: str) -> T:
-    try:
-        return task.output_type.model_validate(data)
-    except ValidationError as error:
-        raise _InvalidOutput(_describe(error), raw) from error
-
-
-def _describe(error: ValidationError) -> str:
-    """One line per problem: ``events.0.scope: Input should be 'user', 'project' or …``."""
-    lines = []
-    for problem in error.errors(include_url=False):
-        where = ".".join(str(part) for part in problem["loc"]) or "(root)"
-        lines.append(f"{where}: {problem['msg']}")
-    return "\n".join(lines)
-
-
-def _tool_arguments(message: Any) -> str | dict[str, Any] | None:
-    """The first tool call's arguments (string, or a dict as some servers send), if any."""
-    if not isinstance(message, dict):
-        return None
-    calls = message.get("tool_calls") or []
-    legacy = message.get("function_call")
-    functions = [call.get("function") for call in calls if isinstance(call, dict)]
-    for function in [*functions, legacy]:
-        if isinstance(function, dict) and isinstance(function.get("arguments"), str | dict):
-            arguments: str | dict[str, Any] = function["arguments"]
-            return arguments
-    return None
-
-
-def _message_text(message: Any) -> str:
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, list):
-        parts = [part.get("text", "") for part in content if isinstance(part, dict)]
-        return "".join(str(part) for part in parts)
-    return content if isinstance(content, str) else ""
-
-
-def _json_from_text(text: str) -> dict[str, Any] | None:
-    """The first JSON object in a ```json fence, else the first ``{...}`` in the text."""
-    text = _THINK.sub("", text)
-    for block in _FENCE.findall(text):
-        found = _first_object(block)
-        if found is not None:
-            return found
-    return _first_object(text)
-
-
-def _first_object(text: str) -> dict[str, Any] | None:
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            value = None
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    return None
 
 
 def _error_detail(response: httpx.Response) -> str:
@@ -392,6 +351,16 @@ def _error_detail(response: httpx.Response) -> str:
             detail = detail.get("message") or detail
     text = detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False)
     return _truncate(text, _DETAIL_LIMIT)
+
+
+def _attempts(count: int) -> str:
+    return f"; gave up after {count} attempt{'s' if count > 1 else ''}"
+
+
+def _why(outcome: Outcome) -> str:
+    if isinstance(outcome, httpx.Response):
+        return f"HTTP {outcome.status_code}"
+    return type(outcome).__name__
 
 
 def _truncate(text: str, limit: int) -> str:

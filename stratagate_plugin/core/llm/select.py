@@ -1,32 +1,76 @@
 """Choosing the structured-task model: the configured HTTP endpoint, else the offline one.
 
-Configuration comes from the caller: a harness profile's ``settings`` and, when the wiring
-code (CLI, plugin runtime) hands it over, an ``environ`` with ``STRATAGATE_BASE_URL`` +
-``STRATAGATE_MODEL`` (and the key in the variable named by ``STRATAGATE_API_KEY_ENV``,
-default ``STRATAGATE_API_KEY``). Core never reads the process environment itself, so a
-test or an embedding program gets the offline model unless it asks for another.
+One rule for every caller (the CLI's commands, the plugin's background derivation, the
+benchmark): ``settings`` (a harness profile's ``model:`` block, or the plugin's own) come
+first, then the ``environ`` the wiring code hands over: ``STRATAGATE_BASE_URL`` +
+``STRATAGATE_MODEL``, the key in the variable named by ``STRATAGATE_API_KEY_ENV`` (default
+``STRATAGATE_API_KEY``), and any other ``HttpModelConfig`` field as ``STRATAGATE_<FIELD>``
+(``STRATAGATE_TIMEOUT_S``, ``STRATAGATE_MAX_ATTEMPTS``, …). Core never reads the process
+environment itself, so a test or an embedding program gets the offline model unless it
+asks for another.
 """
 
 from collections.abc import Mapping
 
-from .base import ModelError, StructuredModel
+from pydantic import ValidationError
+
+from .base import ModelConfigError, StructuredModel, validation_problems
+from .endpoint import HttpModelConfig
+
+ENV_PREFIX = "STRATAGATE_"
+DEFAULT_KEY_ENV = "STRATAGATE_API_KEY"
+ENDPOINT = ("base_url", "model", "api_key_env")
+
+
+def resolve_model_settings(
+    settings: Mapping[str, object] | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, object]:
+    """The HTTP model's settings, field by field from ``settings`` then ``environ``; empty
+    when neither names an endpoint.
+
+    The endpoint (URL, model, key variable) is taken whole from one side: a profile's URL
+    with the environment's model name would ask a server for a model it does not have, and
+    a profile without ``api_key_env`` means a server that needs no key.
+    """
+    given = {name: value for name, value in (settings or {}).items() if value not in (None, "")}
+    env = environ or {}
+    if given.get("base_url") or given.get("model"):
+        endpoint = {name: given.get(name) for name in ENDPOINT}
+    else:
+        endpoint = {name: env.get(ENV_PREFIX + name.upper()) for name in ENDPOINT}
+        if endpoint["base_url"] or endpoint["model"]:
+            endpoint["api_key_env"] = endpoint["api_key_env"] or DEFAULT_KEY_ENV
+    if not (endpoint["base_url"] or endpoint["model"]):
+        return {}
+    tuning = {
+        name: given.get(name, env.get(ENV_PREFIX + name.upper()))
+        for name in HttpModelConfig.model_fields.keys() - set(ENDPOINT)
+    }
+    unknown = {name: value for name, value in given.items() if name not in tuning}
+    merged = {**unknown, **tuning, **endpoint}
+    return {name: value for name, value in merged.items() if value not in (None, "")}
 
 
 def model_from_settings(
     settings: Mapping[str, object] | None = None, environ: Mapping[str, str] | None = None
 ) -> StructuredModel:
     """The endpoint ``settings`` (else ``environ``) names; nothing named → offline."""
-    values = dict(settings or {})
-    env = environ or {}
-    base_url = str(values.get("base_url") or env.get("STRATAGATE_BASE_URL") or "")
-    model = str(values.get("model") or env.get("STRATAGATE_MODEL") or "")
-    if not base_url and not model:
+    values = resolve_model_settings(settings, environ)
+    if not values:
         from .offline.model import OfflineModel
 
         return OfflineModel()
-    if not (base_url and model):
-        raise ModelError("a model endpoint needs both a base URL and a model name")
-    from .http import HttpModel, HttpModelConfig
+    if not (values.get("base_url") and values.get("model")):
+        raise ModelConfigError("a model endpoint needs both a base URL and a model name")
+    from .http import HttpModel
 
-    key_env = values.get("api_key_env") or env.get("STRATAGATE_API_KEY_ENV", "STRATAGATE_API_KEY")
-    return HttpModel(HttpModelConfig(base_url=base_url, model=model, api_key_env=str(key_env)))
+    return HttpModel(http_config(values))
+
+
+def http_config(values: Mapping[str, object]) -> HttpModelConfig:
+    """``values`` validated; a mistake is one ``ModelConfigError`` line naming the field."""
+    try:
+        return HttpModelConfig.model_validate(values)
+    except ValidationError as error:
+        problems = "; ".join(validation_problems(error))
+        raise ModelConfigError(f"invalid model settings: {problems}") from error

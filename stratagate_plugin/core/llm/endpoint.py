@@ -1,0 +1,48 @@
+"""``HttpModelConfig``: where and how to call an OpenAI-compatible model, retries included.
+
+Kept apart from ``http.py`` so that choosing a model (``select.py``) and reading a profile
+can validate settings without importing httpx.
+"""
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .retry import RetryPolicy
+
+
+class HttpModelConfig(BaseModel):
+    """Where and how to call the model; ``api_key_env`` names the variable holding the key.
+
+    ``timeout_s`` bounds one request. A failed one (429, 5xx, a dropped connection, a
+    timeout) is tried again, ``max_attempts`` requests in all, within ``retry_max_total_s``
+    from the first: a retry gets only what is left of that budget, so one request, retries
+    included, ends within the larger of ``timeout_s`` and ``retry_max_total_s``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    api_key_env: str | None = None
+    timeout_s: float = Field(default=120, gt=0)
+    max_output_tokens: int = Field(default=2048, ge=256)
+    temperature: float = Field(default=0, ge=0, le=2)
+    max_attempts: int = Field(default=4, ge=1, le=10)
+    retry_base_delay_s: float = Field(default=0.5, ge=0)
+    retry_max_delay_s: float = Field(default=30, ge=0)
+    retry_max_total_s: float = Field(default=60, gt=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _strip_endpoint(cls, value: str) -> str:
+        """Accept ``…/v1``, ``…/v1/`` and a pasted ``…/v1/chat/completions`` alike."""
+        value = value.strip().rstrip("/")
+        return value.removesuffix("/chat/completions").rstrip("/")
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(
+            max_attempts=self.max_attempts,
+            base_delay_s=self.retry_base_delay_s,
+            max_delay_s=self.retry_max_delay_s,
+            max_total_s=self.retry_max_total_s,
+        )
