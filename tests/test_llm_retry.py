@@ -210,10 +210,15 @@ async def slow() -> Response:
     return ok()
 
 
+async def very_slow() -> Response:
+    await asyncio.sleep(5)  # cancelled when the server stops
+    return ok()
+
+
 async def test_http_model_read_timeout_is_retried(provider: FakeProvider) -> None:
-    provider.push(slow, ok())
-    time = FakeTime()
-    assert (await complete(provider, time, timeout_s=0.05)).title == "T"
+    provider.push(very_slow, ok())
+    time = FakeTime()  # a timeout generous enough for the second, prompt reply on a busy box
+    assert (await complete(provider, time, timeout_s=1.0, retry_max_total_s=10)).title == "T"
     assert len(provider.requests) == 2 and len(time.sleeps) == 1
 
 

@@ -17,7 +17,8 @@ from stratagate_plugin.core.llm.http import HttpModel
 from stratagate_plugin.core.llm.offline.model import OfflineModel
 from stratagate_plugin.core.llm.select import model_from_settings, resolve_model_settings
 from stratagate_plugin.harness.profiles import profile_path
-from stratagate_plugin.memory_plugin.runtime import DEFAULT_SETTINGS, MemoryRuntime
+from stratagate_plugin.memory_plugin.runtime import MemoryRuntime
+from stratagate_plugin.memory_plugin.settings import DEFAULT_SETTINGS
 
 PROFILE = {"base_url": "http://profile/v1", "model": "profile-model", "timeout_s": 7}
 ENV = {
