@@ -23,10 +23,13 @@ from typing import Any
 
 from ..core.blocks.transcript import image_marker
 from ..core.config import MemoryConfig
+from ..core.errors import InvalidInput
+from ..core.importer.json_document import read_json_file
 from ..core.llm.offline.model import OfflineModel
 from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
 from ..core.records import MessageIn, Role
+from .locomo_shape import SESSION_KEY, check_samples
 
 BLOCK_TURN_SIZE = 6
 CUTOFFS = (1, 5, 10, 20)
@@ -77,7 +80,7 @@ def sessions_of(conversation: dict[str, Any], captions: bool = True) -> list[Ses
     numbers = sorted(
         int(key.split("_")[1])
         for key, value in conversation.items()
-        if re.fullmatch(r"session_\d+", key) and value
+        if SESSION_KEY.fullmatch(key) and value
     )
     first = conversation["speaker_a"]
     return [
@@ -260,6 +263,17 @@ def _write_ranked(
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
+def load_samples(path: Path) -> list[dict[str, Any]]:
+    """The samples of a LoCoMo file; invalid text replaced (said on stderr), shape checked."""
+    document = read_json_file(path)
+    for note in document.notes:
+        print(f"stratagate: warning: {note}", file=sys.stderr)
+    try:
+        return check_samples(document.value)
+    except InvalidInput as error:
+        raise InvalidInput(f"{path}: {error}") from None
+
+
 async def run_locomo(
     data_path: Path | str,
     out_path: Path | str,
@@ -269,7 +283,7 @@ async def run_locomo(
     captions: bool = True,
 ) -> dict[str, Any]:
     """Ingest, derive, rank every question, write the JSONL, print and return the table."""
-    samples: list[dict[str, Any]] = json.loads(Path(data_path).read_text(encoding="utf-8"))
+    samples = load_samples(Path(data_path))
     model = OfflineModel() if model_kind == "offline" else model_from_settings(environ=os.environ)
     bm25_okapi = load_okapi()
     with tempfile.TemporaryDirectory() as scratch:

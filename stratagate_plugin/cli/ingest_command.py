@@ -1,15 +1,31 @@
-"""``stratagate ingest FILE``: record a JSON list of messages as turns."""
+"""``stratagate ingest FILE``: record a JSON list of messages (or a LoCoMo file) as turns.
+
+The whole file is checked before anything is written, and each turn's receipt is keyed
+by what it says (``core/importer/receipts.py``), so a corrected file can simply be run
+again: the turns already recorded are skipped, only the fixed and the new ones are added.
+"""
 
 import argparse
-import hashlib
-import json
+import sqlite3
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..bench.locomo import Session, sessions_of, turns_of
-from ..core.importer.message_list import group_turns, parse_message_list, turn_time
+from ..bench.locomo_shape import check_samples
+from ..core.errors import InvalidInput, ReceiptConflict, StrataGateError
+from ..core.importer.json_document import read_json_file
+from ..core.importer.message_list import group_turns, out_of_range, parse_message_list, turn_time
+from ..core.importer.receipts import receipt_ids
 from ..core.memory import StrataGate
-from ..core.records import MessageIn
+from ..core.records import MessageIn, TurnReceipt
 from .common import DEFAULT_NAMESPACE, add_db_option, open_memory
+
+
+class IngestStopped(StrataGateError):
+    """Recording failed midway; the message says how far it got."""
 
 
 def register(commands: Any) -> None:
@@ -23,35 +39,56 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=ingest)
 
 
+@dataclass(frozen=True)
+class PlannedTurn:
+    """One turn to record; ``seal_after`` ends a LoCoMo session (its tail sealed at once)."""
+
+    namespace: str
+    thread: str
+    messages: list[MessageIn]
+    receipt_id: str
+    seal_after: bool = False
+
+
+@dataclass
+class Tally:
+    """What recording has done so far: read when it stops midway, too."""
+
+    fresh: int = 0
+    replayed: int = 0
+    retimed: int = 0
+    sealed: int = 0
+
+    def add(self, receipt: TurnReceipt) -> None:
+        self.replayed += receipt.replayed
+        self.fresh += not receipt.replayed
+        self.sealed += receipt.sealed_block_id is not None
+
+
 async def ingest(args: argparse.Namespace) -> int:
-    with open(args.file, "rb") as handle:
-        body = handle.read()
-    try:
-        entries = json.loads(body)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{args.file} is not valid JSON: {error}") from None
-    file_key = hashlib.sha256(body).hexdigest()[:16]
-    if is_locomo(entries):
-        return await ingest_locomo(args, entries, file_key)
-    turns = group_turns(parse_message_list(entries))
-    memory = await open_memory(args)
-    async with memory:
-        if args.block_turns is not None:
-            await memory.set_block_turn_size(args.namespace, args.block_turns)
-        replayed = sealed = 0
-        for index, (thread, messages) in enumerate(turns):
-            receipt = await memory.record_turn(
-                args.namespace,
-                thread,
-                messages,
-                at=turn_time(messages),
-                receipt_id=f"ingest:{file_key}:{index}",
-            )
-            replayed += receipt.replayed
-            sealed += receipt.sealed_block_id is not None
-    fresh = len(turns) - replayed
-    print(f"recorded {fresh} turns ({replayed} already present), sealed {sealed} blocks")
+    document = read_json_file(Path(args.file))
+    warn(*document.notes)
+    plan = plan_file(args.file, document.value, args.namespace)
+    tally = await record_plan(args, plan)
+    if tally.retimed:
+        warn(
+            f"{args.file}: {tally.retimed} turns were recorded before with another time; "
+            "the first time is kept"
+        )
+    print(summary(tally, document.value))
     return 0
+
+
+def summary(tally: Tally, entries: Any) -> str:
+    if is_locomo(entries):
+        return f"recorded {tally.fresh} LoCoMo turns from {len(entries)} conversations"
+    present = tally.replayed + tally.retimed
+    return f"recorded {tally.fresh} turns ({present} already present), sealed {tally.sealed} blocks"
+
+
+def warn(*notes: str) -> None:
+    for note in notes:
+        print(f"stratagate: warning: {note}", file=sys.stderr)
 
 
 def is_locomo(entries: Any) -> bool:
@@ -62,36 +99,88 @@ def is_locomo(entries: Any) -> bool:
     )
 
 
-async def ingest_locomo(args: argparse.Namespace, samples: list[Any], file_key: str) -> int:
-    """LoCoMo: one namespace per sample, one thread per session, each session sealed."""
-    memory = await open_memory(args)
-    recorded = 0
-    async with memory:
-        for number, sample in enumerate(samples):
-            namespace = str(sample.get("sample_id") or f"{args.namespace}-{number}")
-            if args.block_turns is not None:
-                await memory.set_block_turn_size(namespace, args.block_turns)
-            for session in sessions_of(sample["conversation"]):
-                recorded += await _record_session(memory, namespace, session, file_key)
-    print(f"recorded {recorded} LoCoMo turns from {len(samples)} conversations")
-    return 0
+def plan_file(source: str, entries: Any, namespace: str) -> list[PlannedTurn]:
+    """Every turn the file holds, checked whole before anything is written."""
+    try:
+        if is_locomo(entries):
+            return plan_locomo(check_samples(entries, questions=False), namespace)
+        return plan_messages(source, entries, namespace)
+    except InvalidInput as error:
+        raise InvalidInput(f"{source}: {error}; nothing was recorded") from None
 
 
-async def _record_session(
-    memory: StrataGate, namespace: str, session: Session, file_key: str
-) -> int:
-    count = 0
-    for index, turn in enumerate(turns_of(session.lines)):
-        messages = [MessageIn(role=line.role, content=line.content, at=session.at) for line in turn]
-        if not any(m.role == "user" for m in messages):
-            continue
-        receipt = await memory.record_turn(
-            namespace,
-            session.thread_id,
-            messages,
-            at=session.at,
-            receipt_id=f"locomo:{file_key}:{namespace}:{session.thread_id}:{index}",
+def plan_messages(source: str, entries: Any, namespace: str) -> list[PlannedTurn]:
+    """Every turn of a message list with its receipt; a clamped time is said on stderr."""
+    messages = parse_message_list(entries)
+    turns = group_turns(messages)
+    clamped = out_of_range(messages)
+    if clamped:
+        warn(
+            f"{source}: {len(clamped)} times lie outside the years 1-9999 in UTC "
+            f"(first: message {clamped[0]}) and were stored as the nearest time in range"
         )
-        count += not receipt.replayed
-    await memory.seal_tail(namespace, session.thread_id)
-    return count
+    ids = receipt_ids("ingest", ((namespace, thread, turn) for thread, turn in turns))
+    return [PlannedTurn(namespace, t, m, key) for (t, m), key in zip(turns, ids, strict=True)]
+
+
+def plan_locomo(samples: list[dict[str, Any]], default_namespace: str) -> list[PlannedTurn]:
+    """LoCoMo: one namespace per sample, one thread per session, each session sealed."""
+    turns: list[tuple[str, str, list[MessageIn]]] = []
+    seals: list[bool] = []
+    for number, sample in enumerate(samples):
+        named = str(sample.get("sample_id") or "")
+        namespace = named if named.strip() else f"{default_namespace}-{number}"
+        for session in sessions_of(sample["conversation"]):
+            found = session_turns(session)
+            turns += [(namespace, session.thread_id, messages) for messages in found]
+            seals += [index == len(found) - 1 for index in range(len(found))]
+    ids = receipt_ids("locomo", turns)
+    return [
+        PlannedTurn(*turn, receipt_id=key, seal_after=seal)
+        for turn, key, seal in zip(turns, ids, seals, strict=True)
+    ]
+
+
+def session_turns(session: Session) -> list[list[MessageIn]]:
+    """A session's turns as messages, each dated by the session; a turn needs a user line."""
+    turns = [
+        [MessageIn(role=line.role, content=line.content, at=session.at) for line in turn]
+        for turn in turns_of(session.lines)
+    ]
+    return [turn for turn in turns if any(m.role == "user" for m in turn)]
+
+
+async def record_plan(args: argparse.Namespace, plan: Sequence[PlannedTurn]) -> Tally:
+    """Record every planned turn; a failure midway says how many were recorded first."""
+    tally = Tally()
+    try:
+        memory = await open_memory(args)
+        async with memory:
+            if args.block_turns is not None:
+                for namespace in dict.fromkeys(turn.namespace for turn in plan):
+                    await memory.set_block_turn_size(namespace, args.block_turns)
+            for turn in plan:
+                await record_one(memory, turn, tally)
+    except (StrataGateError, OSError, ValueError, sqlite3.Error) as error:
+        raise IngestStopped(
+            f"{args.file}: {error}; {tally.fresh} turns recorded before the error, "
+            "re-run after fixing: recorded turns are skipped"
+        ) from None
+    return tally
+
+
+async def record_one(memory: StrataGate, turn: PlannedTurn, tally: Tally) -> None:
+    try:
+        receipt = await memory.record_turn(
+            turn.namespace,
+            turn.thread,
+            turn.messages,
+            at=turn_time(turn.messages),
+            receipt_id=turn.receipt_id,
+        )
+    except ReceiptConflict:  # the same words were recorded with another time
+        tally.retimed += 1
+    else:
+        tally.add(receipt)
+    if turn.seal_after:
+        tally.sealed += await memory.seal_tail(turn.namespace, turn.thread) is not None

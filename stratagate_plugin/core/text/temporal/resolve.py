@@ -126,11 +126,26 @@ def find_time_expressions(
     for match, handler in _candidates(text):
         if match.start() < taken_until:
             continue
-        span = handler(match, context)
-        if span is not None:
-            found.append(_anchor(span, match, reference))
+        expression = _resolved(match, handler, context, reference)
+        if expression is not None:
+            found.append(expression)
             taken_until = match.end()
     return found
+
+
+def _resolved(
+    match: re.Match[str], handler: Handler, context: Context, reference: datetime
+) -> TimeExpression | None:
+    """The expression anchored; None when it names no date or one off the calendar.
+
+    "Tomorrow" said on 9999-12-31 (or "next month" in December 9999) is no date Python can
+    hold: left unresolved, like any other unreadable phrase, instead of failing the block.
+    """
+    try:
+        span = handler(match, context)
+        return None if span is None else _anchor(span, match, reference)
+    except (OverflowError, ValueError):
+        return None
 
 
 def resolve_time(text: str, reference: datetime, future: bool | None = None) -> TimeExpression:
