@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 from loopback import FakeProvider, fake_provider
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from stratagate_plugin.cli.main import main
 from stratagate_plugin.core.llm.base import ModelConfigError
@@ -156,3 +156,17 @@ async def test_plugin_runtime_derives_with_the_profile_model_and_its_timeout(
         assert (model.config.model, model.config.timeout_s) == ("profile-model", 7)
     finally:
         await runtime.stop(grace_s=0)
+
+
+async def test_chat_uses_the_environments_model_like_every_other_command(
+    provider: FakeProvider, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRATAGATE_BASE_URL", provider.base_url)
+    monkeypatch.setenv("STRATAGATE_MODEL", "env-model")
+    monkeypatch.setenv("STRATAGATE_API_KEY", "sk-env-key-0000")
+    reply = {"choices": [{"message": {"content": "From the server."}, "finish_reason": "stop"}]}
+    provider.push(*[JSONResponse(reply)] * 4)
+    code = await asyncio.to_thread(main, ["chat", "--message", "hello"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "From the server." in out and "model env-model" in err
+    assert provider.requests[0].body["model"] == "env-model"

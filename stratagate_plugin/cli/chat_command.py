@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import contextlib
 import importlib
+import os
 import sys
 import threading
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..core.llm.chat import ChatModel, EchoChatModel, HttpChatModel
+from ..core.llm.select import http_config, resolve_model_settings
 from ..harness.agent import Agent
 from ..harness.errors import HostError
 from ..harness.pm import await_me_maybe
@@ -55,9 +57,12 @@ async def run_chat(args: argparse.Namespace) -> int:
 
 
 async def chat_model(host: Host) -> ChatModel:
-    """The profile's HTTP model, else the offline agent, else the echo fallback."""
-    if host.profile.model is not None:
-        return HttpChatModel(host.profile.model)
+    """The HTTP model the profile (else ``STRATAGATE_BASE_URL``…) names, resolved as every
+    other command resolves it; else the offline agent, else the echo fallback."""
+    named = host.profile.model.model_dump() if host.profile.model is not None else {}
+    values = resolve_model_settings(named, os.environ)
+    if values:
+        return HttpChatModel(http_config(values))
     try:
         module = importlib.import_module(OFFLINE_AGENT)
     except ModuleNotFoundError as error:
