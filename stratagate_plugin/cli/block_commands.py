@@ -31,6 +31,7 @@ async def list_blocks(args: argparse.Namespace) -> int:
 async def expand_block(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        view = await memory.expand_block(args.block_id, args.level, source="user")
-    print(f"{view.block.id} now at L{view.current_level} (anchored by user)")
+        view = await memory.expand_block(args.block_id, args.level, source="user", strict=True)
+    print(f"{view.block.id} now at L{view.current_level} (anchored by user):\n")
+    print(view.text)
     return 0

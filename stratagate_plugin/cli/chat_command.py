@@ -1,8 +1,9 @@
 """``stratagate chat``: the reference harness's agent loop, interactive or one ``--message``.
 
 With a ``model`` in the profile (or ``STRATAGATE_BASE_URL`` + ``STRATAGATE_MODEL``) the agent
-talks to that OpenAI-compatible server; without one it uses the offline agent (``stratagate_plugin.memory_plugin.offline_agent.create_chat_model``)
-when that module exists, else an echo model.
+talks to that OpenAI-compatible server; without one it uses the offline agent
+(``stratagate_plugin.memory_plugin.offline_agent.create_chat_model``) when that module
+exists, else an echo model.
 """
 
 import argparse

@@ -6,8 +6,10 @@ become one clear line on stderr and exit status 2, never a traceback.
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
+from importlib import metadata
 from typing import Any
 
 from ..core.errors import StrataGateError
@@ -24,11 +26,32 @@ from . import (
 )
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
+DESCRIPTION = """\
+StrataGate gives an agent a long-term memory that keeps the original words as evidence.
+'stratagate chat' talks to the agent, which remembers across sessions; the other commands
+look into what it remembers and manage it. Everything stays in one local SQLite file
+($STRATAGATE_HOME/memory.db, or --db)."""
+EXAMPLES = """\
+examples:
+  stratagate chat --session monday            talk (Ctrl-D or /exit to leave)
+  stratagate chat --message "When is the sale?"
+  stratagate ingest conversation.json         record an exported conversation
+  stratagate process                          derive summaries and events now
+  stratagate events                           what memory knows, as event cards
+  stratagate doctor                           check the database file
+
+'stratagate COMMAND --help' explains one command."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="stratagate", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="stratagate",
+        description=DESCRIPTION,
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in (
         demo_command,
         ingest_command,
@@ -49,12 +72,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args([valid_text(arg) for arg in raw])
     handler: Handler = args.handler
     try:
-        return asyncio.run(handler(args))
+        code = asyncio.run(handler(args))
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:  # `stratagate blocks | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (StrataGateError, OSError, ValueError) as error:
         print(f"stratagate: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _version() -> str:
+    try:
+        return metadata.version("stratagate-memory")
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 if __name__ == "__main__":

@@ -10,16 +10,26 @@ from ..harness.profiles import DEFAULT_PROFILE, Profile, disable_plugin, enable_
 
 def register(commands: Any) -> None:
     parser = commands.add_parser("plugin", help="enable, disable or list a profile's plugins")
-    parser.add_argument(
-        "--profile", default=DEFAULT_PROFILE, help="profile name (default: %(default)s)"
-    )
+    add_profile_option(parser, DEFAULT_PROFILE)
     actions = parser.add_subparsers(dest="action", required=True)
     add = actions.add_parser("add", help="enable an installed plugin (checks compatibility)")
     add.add_argument("plugin")
     remove = actions.add_parser("remove", help="disable a plugin (its settings are kept)")
     remove.add_argument("plugin")
-    actions.add_parser("list", help="installed plugins and whether this profile enables them")
+    listing = actions.add_parser(
+        "list", help="installed plugins and whether this profile enables them"
+    )
+    for action in (add, remove, listing):  # `plugin list --profile X` as well as before it
+        add_profile_option(action, argparse.SUPPRESS)
     parser.set_defaults(handler=run_plugin)
+
+
+def add_profile_option(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--profile`` on the group and on each action; an action's ``SUPPRESS`` default
+    leaves the group's value alone when the option is given before the action."""
+    parser.add_argument(
+        "--profile", default=default, help=f"profile name (default: {DEFAULT_PROFILE})"
+    )
 
 
 async def run_plugin(args: argparse.Namespace) -> int:

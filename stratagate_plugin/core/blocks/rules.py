@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import InvalidInput
 from ..records import Block
 from ..text.token_budget import estimate_tokens
 from .transcript import TranscriptMessage, render_raw
@@ -51,10 +52,23 @@ def clamp_level(level: int) -> int:
     return max(0, min(5, level))
 
 
+LEVEL_NAMES = ("L0", "L1", "L2", "L3", "L4", "L5", "0", "1", "2", "3", "4", "5", "raw", "next")
+
+
+def strict_target_level(target: str, current: int) -> int:
+    """A target a person typed: one of ``LEVEL_NAMES`` or an error saying which are valid
+    (the agent's lenient reading below would turn a typo like ``L9`` into 'next')."""
+    text = target.strip().lower()
+    if text not in {name.lower() for name in LEVEL_NAMES}:
+        raise InvalidInput(f"unknown level {target!r}: use L0..L5, 0..5, raw or next")
+    return normalize_target_level(text, current)
+
+
 def normalize_target_level(target: Any, current: int) -> int:
     """Expand targets: 'raw'/'L5'/5 → 5, 'next'/'+1'/None → current+1, 'L0'..'L5', numbers.
 
-    Anything unrecognised means one level deeper, like 'next'. Lowering is allowed.
+    Anything unrecognised means one level deeper, like 'next' (a model's loose argument
+    should still lift the block). Lowering is allowed.
     """
     following = clamp_level(current + 1)
     if target is None or isinstance(target, bool):

@@ -149,16 +149,20 @@ class BlocksService(ServiceBase):
         return await self.db.write(lambda raw: block_rows.mark_ready(raw, block_id, now, derived))
 
     async def expand_block(
-        self, block_id: str, target: Any = None, source: LiftSource = "user"
+        self, block_id: str, target: Any = None, source: LiftSource = "user", strict: bool = False
     ) -> BlockView:
-        """Lift (or lower) a ready block's view and re-anchor its decay there."""
+        """Lift (or lower) a ready block's view and re-anchor its decay there; ``strict``
+        (a person's typed level) refuses a target that is not a level name."""
         if source not in ("user", "agent"):
             raise InvalidInput("source must be 'user' or 'agent'")
         now = iso(utc_now())
 
         def unit(raw: sqlite3.Connection) -> BlockView:
             current, _ = current_level(raw, block_rows.get_block(raw, block_id))
-            level = block_rules.normalize_target_level(target, current)
+            if strict:
+                level = block_rules.strict_target_level(str(target), current)
+            else:
+                level = block_rules.normalize_target_level(target, current)
             block = block_rows.reanchor(raw, block_id, level, source, now)
             return block_view(raw, block)
 
