@@ -52,10 +52,11 @@ class StrataGate(
         config: MemoryConfig | None = None,
         model: StructuredModel | None = None,
     ) -> "StrataGate":
-        """Open (creating or migrating) the file; jobs a dead process left running are failed."""
+        """Open (creating or migrating) the file; running jobs whose lease ran out (their
+        worker died) are failed, retryable now; a live worker's jobs are left alone."""
         db = await Database(path or default_database_path()).open()
         now = utc_now()
-        await db.write(lambda raw: jobs.recover_interrupted(raw, now))
+        await db.write(lambda raw: jobs.recover_expired(raw, now))
         return cls(db, config, model)
 
     async def close(self) -> None:
