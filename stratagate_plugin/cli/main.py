@@ -18,6 +18,7 @@ from . import (
     demo_command,
     derive_commands,
     ingest_command,
+    jobs_command,
     plugin_command,
 )
 
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         ingest_command,
         block_commands,
         derive_commands,
+        jobs_command,
         bench_command,
         chat_command,
         plugin_command,

@@ -336,7 +336,19 @@ class DerivationService(ServiceBase):
     async def list_jobs(self, namespace: str | None = None, status: str | None = None) -> list[Job]:
         return await self.db.read(lambda raw: jobs.list_jobs(raw, namespace, status))
 
+    async def due_job_count(self) -> int:
+        """How many jobs a pass would run from now: the due ones, plus the extraction each due
+        summary queues when it succeeds (a progress bar's total)."""
+        now = utc_now()
+        due = await self.db.read(lambda raw: jobs.due_counts(raw, now, DERIVATION_JOBS))
+        return sum(due.values()) + due.get(SUMMARY_JOB, 0)
+
     async def retry_job(self, job_id: str) -> Job:
         """Manual retry of a failed job: attempts start again and it runs at the next pass."""
         now = utc_now()
         return await self.db.write(lambda raw: jobs.retry(raw, job_id, now))
+
+    async def retry_failed_jobs(self) -> int:
+        """Every failed job queued again at once (attempts from zero); how many there were."""
+        now = utc_now()
+        return await self.db.write(lambda raw: jobs.retry_failed(raw, now))

@@ -138,6 +138,22 @@ def retry(raw: sqlite3.Connection, job_id: str, now: datetime) -> Job:
     return get_job(raw, job_id)
 
 
+def retry_failed(raw: sqlite3.Connection, now: datetime) -> int:
+    """Every failed job queued again, attempts from zero; how many there were."""
+    return raw.execute(_RETRY, (iso(now),)).rowcount
+
+
+def due_counts(raw: sqlite3.Connection, now: datetime, kinds: tuple[str, ...]) -> dict[str, int]:
+    """Jobs a worker could claim now, by kind (expired leases counted as taken back)."""
+    marks = ",".join("?" * len(kinds))
+    rows = raw.execute(
+        f"SELECT kind, COUNT(*) FROM jobs WHERE kind IN ({marks}) AND ({_DUE} OR "
+        f"({_EXPIRED} AND attempts < ?)) GROUP BY kind",
+        (*kinds, MAX_ATTEMPTS, iso(now), iso(now), MAX_ATTEMPTS),
+    ).fetchall()
+    return {kind: count for kind, count in rows}
+
+
 def list_jobs(
     raw: sqlite3.Connection, namespace: str | None = None, status: str | None = None
 ) -> list[Job]:
