@@ -193,3 +193,21 @@ async def test_open_messages_stay_out_of_the_block_index(
         "SELECT COUNT(*) FROM messages INDEXED BY messages_block WHERE block_id = ?", (block_id,)
     ).fetchone()
     assert rows[0] == 2
+
+
+async def test_jobs_gain_leases_and_a_job_left_running_without_one_is_taken_back(
+    db_path: Path,
+) -> None:
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    migrate(conn, target=11)
+    stamp = "2025-01-01T00:00:00+00:00"
+    conn.execute(
+        "INSERT INTO jobs(id, namespace, kind, target_id, status, attempts, created_at, "
+        "updated_at) VALUES ('job_old', 'ns', 'block_summary', 'blk', 'running', 2, ?, ?)",
+        (stamp, stamp),
+    )
+    conn.close()
+    async with await StrataGate.open(db_path) as memory:
+        [job] = await memory.list_jobs()
+    assert (job.claims, job.owner, job.lease_expires_at) == (2, None, None)
+    assert (job.status, job.last_error) == ("failed", "interrupted before completion")

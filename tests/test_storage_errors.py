@@ -95,24 +95,35 @@ def _as_unprivileged() -> list[str]:
     return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
 
 
-def test_a_read_only_database_exits_with_one_line_and_never_hangs(shared_folder: Path) -> None:
-    path = shared_folder / "memory.db"
-    assert main(["blocks", "--db", str(path)]) == 0
+def test_a_read_only_database_can_be_read_and_a_write_is_one_line(shared_folder: Path) -> None:
+    path, file = shared_folder / "memory.db", messages_file(shared_folder)
+    assert main(["ingest", str(file), "--db", str(path)]) == 0
     path.chmod(0o444)
+    file.chmod(0o444)
     prefix = _as_unprivileged()
     if prefix:
         os.chown(shared_folder, NOBODY, NOBODY)  # it may make -wal/-shm, not write the db
     env = {**os.environ, "STRATAGATE_HOME": str(shared_folder)}
-    done = subprocess.run(
-        [*prefix, sys.executable, "-m", "stratagate_plugin.cli.main", "blocks", "--db", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,  # a hang (a worker thread left open) fails here instead of forever
-        env=env,
-    )
-    assert done.returncode == 2, done.stderr
-    assert "read-only" in done.stderr and str(path) in done.stderr
-    assert "Traceback" not in done.stderr
+    command = [*prefix, sys.executable, "-m", "stratagate_plugin.cli.main"]
+
+    def stratagate(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command, *argv, "--db", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,  # a hang (a worker thread left open) fails here instead of forever
+            env=env,
+        )
+
+    listing = stratagate("events")
+    assert listing.returncode == 0 and "Traceback" not in listing.stderr, listing.stderr
+    changed = file.with_name("more.json")
+    changed.write_text(file.read_text().replace("fact 1", "fact one"))
+    changed.chmod(0o444)
+    writing = stratagate("ingest", str(changed))
+    assert writing.returncode == 2, writing.stderr
+    assert "read-only" in writing.stderr and str(path) in writing.stderr
+    assert "Traceback" not in writing.stderr and writing.stderr.count("\n") == 1
 
 
 async def test_a_failed_open_leaves_no_worker_thread(

@@ -14,6 +14,7 @@ from ..core.store import default_database_path
 from ..harness.profiles import DEFAULT_PROFILE, load_profile
 
 DEFAULT_NAMESPACE = "default"
+BATCH_BUSY_TIMEOUT_S = 120  # a command run by hand waits for a long write elsewhere
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +27,8 @@ async def open_memory(args: argparse.Namespace, config: MemoryConfig | None = No
     """The memory with the model the profile names, else the environment
     (``STRATAGATE_BASE_URL``…), else offline: resolved as the plugin's derivation does it."""
     model = model_from_settings(profile_model(args), os.environ)
-    return await StrataGate.open(args.db or default_database_path(), config, model)
+    path = args.db or default_database_path()
+    return await StrataGate.open(path, config, model, busy_timeout_s=BATCH_BUSY_TIMEOUT_S)
 
 
 def profile_model(args: argparse.Namespace) -> dict[str, Any]:

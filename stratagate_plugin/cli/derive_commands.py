@@ -8,6 +8,7 @@ from typing import Any
 from ..core.events.cards import EventCard
 from ..core.records import Job
 from .common import add_db_option, open_memory
+from .jobs_command import failed_notice
 
 
 def register(commands: Any) -> None:
@@ -25,36 +26,43 @@ def register(commands: Any) -> None:
 async def process_jobs(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        total = len(await memory.list_jobs(status="pending")) or 1
-        bar = ProgressBar(total)
+        bar = ProgressBar(await memory.due_job_count())
         report = await memory.process_pending(on_job=bar.advance)
+        failed = await memory.list_jobs(status="failed")
     bar.close()
+    lost = f", {report.lost} taken over by another worker" if report.lost else ""
     print(
         f"ran {report.ran} jobs: {report.succeeded} succeeded, {report.skipped} skipped, "
-        f"{report.failed} failed; {len(report.ready_blocks)} blocks became ready"
+        f"{report.failed} failed{lost}; {len(report.ready_blocks)} blocks became ready"
     )
     for error in report.errors[:10]:
         print(f"  failed: {error}", file=sys.stderr)
-    return 1 if report.failed else 0
+    for line in failed_notice(failed):
+        print(line, file=sys.stderr)
+    return 1 if failed else 0
 
 
 class ProgressBar:
-    """A one-line progress bar on stderr (jobs queue more jobs, so the total can grow)."""
+    """A one-line progress bar on stderr over the jobs due when the run began (a job another
+    process takes, or one queued later, can make the count differ: it never goes past 100%)."""
 
     def __init__(self, total: int) -> None:
-        self.total, self.done = total, 0
+        self.total, self.done, self.drawn = max(total, 1), 0, False
 
     def advance(self, job: Job) -> None:
         self.done += 1
         self.total = max(self.total, self.done)
         if not sys.stderr.isatty() and self.done % 50:
             return
+        self.drawn = True
         filled = int(30 * self.done / self.total)
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done} {job.kind:<18}")
+        sys.stderr.write(
+            f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {job.kind:<18}"
+        )
         sys.stderr.flush()
 
     def close(self) -> None:
-        if self.done:
+        if self.drawn:
             sys.stderr.write("\n")
 
 

@@ -22,6 +22,7 @@ from . import (
     derive_commands,
     doctor_command,
     ingest_command,
+    jobs_command,
     plugin_command,
 )
 
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         ingest_command,
         block_commands,
         derive_commands,
+        jobs_command,
         bench_command,
         chat_command,
         plugin_command,

@@ -3,6 +3,7 @@
 from pydantic import BaseModel, ConfigDict, Field
 
 from .blocks.rules import DEFAULT_DECAY_LAMBDA
+from .derivation.lease import DEFAULT_LEASE_S
 
 CORE_BLOCK_TURN_SIZE = 12
 
@@ -14,3 +15,5 @@ class MemoryConfig(BaseModel):
     block_decay_lambda: float = Field(default=DEFAULT_DECAY_LAMBDA, ge=0)
     structured_task_timeout_s: float = Field(default=120.0, ge=1)
     agent_memory_weight: float = Field(default=1.0, ge=0, le=5)
+    # how long a derivation job stays its worker's without a heartbeat (renewed every third)
+    job_lease_s: float = Field(default=DEFAULT_LEASE_S, gt=0)

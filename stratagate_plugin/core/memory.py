@@ -51,19 +51,27 @@ class StrataGate(
         path: Path | str | None = None,
         config: MemoryConfig | None = None,
         model: StructuredModel | None = None,
+        busy_timeout_s: float | None = None,
     ) -> "StrataGate":
-        """Open (creating or migrating) the file; jobs a dead process left running are failed."""
-        db = await Database(path or default_database_path()).open()
+        """Open (creating or migrating) the file; running jobs whose lease ran out (their
+        worker died) are failed, retryable now; a live worker's jobs are left alone."""
+        busy_ms = int(busy_timeout_s * 1000) if busy_timeout_s else None
+        db = await Database(path or default_database_path(), busy_timeout_ms=busy_ms).open()
         now = utc_now()
         try:
-            await db.write(lambda raw: jobs.recover_interrupted(raw, now))
+            if await db.read(lambda raw: jobs.any_expired(raw, now)):
+                await db.write(lambda raw: jobs.recover_expired(raw, now))
         except BaseException:
             await db.close()  # else its worker thread keeps the process alive
             raise
         return cls(db, config, model)
 
     async def close(self) -> None:
+        """Close the file, and the model's HTTP client if it has one."""
         await self.db.close()
+        aclose = getattr(self.model, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
     async def __aenter__(self) -> "StrataGate":
         return self

@@ -122,3 +122,6 @@ class Job(BaseModel):
     created_at: UtcDatetime
     updated_at: UtcDatetime
     detail: str | None = None
+    owner: str | None = None
+    lease_expires_at: UtcDatetime | None = None
+    claims: int = 0

@@ -1,16 +1,19 @@
 """Background derivation: the summary job (L0–L2) then the extraction job (event cards).
 
-Each job is claimed in one transaction, the model is called outside any transaction,
-and the result is committed in another; a model failure records a failed attempt and
-never touches the sealed block. A block becomes ready only after valid L0–L2 and a
-successful (or validly skipped) extraction.
+Each job is claimed in one transaction (leased to this worker, the lease renewed while
+the model works), the model is called outside any transaction, and the result is
+committed in another that first checks the job is still this claim's: a result is applied
+once, never by a worker whose job was taken over. A model failure records a failed
+attempt and never touches the sealed block. A block becomes ready only after valid L0–L2
+and a successful (or validly skipped) extraction.
 """
 
+import asyncio
 import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..clock import iso, utc_now
@@ -36,9 +39,11 @@ from ..store import Database, block_rows, event_rows, jobs
 from ..store.sealing import SUMMARY_JOB, enqueue_job
 from ..text.search_terms import query_tokens
 from .input import derivation_messages
+from .lease import DEFAULT_LEASE_S, heartbeat, worker_id
 
 EXTRACTION_JOB = "event_extraction"
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
+LOST = "lost"  # the job was taken over by another worker: nothing of this run is applied
 TIMELINE_RELEVANT, TIMELINE_RECENT = 8, 4
 log = logging.getLogger(__name__)
 
@@ -53,17 +58,24 @@ class DerivationReport:
     succeeded: int = 0
     skipped: int = 0
     failed: int = 0
+    lost: int = 0
     ready_blocks: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
 
 class Deriver:
-    """Runs due derivation jobs against one model."""
+    """Runs due derivation jobs against one model, as one owner of the jobs it claims."""
 
     def __init__(
-        self, db: Database, model: StructuredModel, clock: Callable[[], datetime] = utc_now
+        self,
+        db: Database,
+        model: StructuredModel,
+        clock: Callable[[], datetime] = utc_now,
+        lease: timedelta = timedelta(seconds=DEFAULT_LEASE_S),
+        owner: str | None = None,
     ) -> None:
-        self.db, self.model, self.clock = db, model, clock
+        self.db, self.model, self.clock, self.lease = db, model, clock, lease
+        self.owner = owner or worker_id()
 
     async def process_pending(
         self, max_jobs: int | None = None, on_job: Callable[[Job], None] | None = None
@@ -81,14 +93,20 @@ class Deriver:
 
     async def _claim(self) -> Job | None:
         now = self.clock()
-        return await self.db.write(lambda raw: jobs.claim_next(raw, now, DERIVATION_JOBS))
+        return await self.db.write(
+            lambda raw: jobs.claim_next(raw, now, DERIVATION_JOBS, self.owner, self.lease)
+        )
 
     async def _run(self, job: Job, report: DerivationReport) -> None:
         report.ran += 1
         try:
-            outcome = await (
-                self._summarize(job) if job.kind == SUMMARY_JOB else self._extract(job)
-            )
+            async with heartbeat(lambda: self._renew(job), self.lease):
+                outcome = await (
+                    self._summarize(job) if job.kind == SUMMARY_JOB else self._extract(job)
+                )
+        except asyncio.CancelledError:
+            await self._give_back(job)
+            raise
         except (ModelError, StrataGateError) as error:
             await self._record_failure(job, f"{type(error).__name__}: {error}", report)
             return
@@ -96,16 +114,30 @@ class Deriver:
             log.exception("derivation job %s crashed", job.id)
             await self._record_failure(job, f"internal error: {error!r}", report)
             return
-        if outcome == "skipped":
-            report.skipped += 1
-        else:
-            report.succeeded += 1
-        if job.kind == EXTRACTION_JOB:
-            report.ready_blocks.append(job.target_id)
+        _count(job, outcome, report)
+
+    async def _renew(self, job: Job) -> bool:
+        until = self.clock() + self.lease
+        renewed = await self.db.write(lambda raw: jobs.renew(raw, job, until))
+        if not renewed:
+            log.warning("derivation job %s was taken over; this run's result is dropped", job.id)
+        return renewed
+
+    async def _give_back(self, job: Job) -> None:
+        """A cancelled run (shutdown, Ctrl-C) hands its job back for the next worker at once;
+        should that write fail too, the lease simply runs out."""
+        now = self.clock()
+        try:
+            await self.db.write(lambda raw: jobs.interrupt(raw, job, now))
+        except Exception:
+            log.exception("could not give back derivation job %s", job.id)
 
     async def _record_failure(self, job: Job, message: str, report: DerivationReport) -> None:
         now = self.clock()
-        await self.db.write(lambda raw: jobs.fail(raw, job.id, message, now))
+        recorded = await self.db.write(lambda raw: jobs.fail(raw, job, message, now))
+        if recorded is None:
+            _count(job, LOST, report)
+            return
         report.failed += 1
         report.errors.append(f"{job.kind} {job.target_id}: {message}")
 
@@ -116,6 +148,8 @@ class Deriver:
         now = iso(self.clock())
 
         def commit(raw: sqlite3.Connection) -> str:
+            if not jobs.holds(raw, job):
+                return LOST
             block_rows.store_summary(
                 raw,
                 block.id,
@@ -158,6 +192,8 @@ class Deriver:
         status = "succeeded" if cards else "skipped"
 
         def commit(raw: sqlite3.Connection) -> str:
+            if not jobs.holds(raw, job):
+                return LOST
             formed = block_rows.block_namespace_turn(raw, block.id)
             for draft in cards:
                 card = _card_from_draft(raw, draft, block, formed, moment, self.model.name)
@@ -167,6 +203,18 @@ class Deriver:
             return status
 
         return await self.db.write(commit)
+
+
+def _count(job: Job, outcome: str, report: DerivationReport) -> None:
+    if outcome == LOST:
+        log.warning("derivation job %s was taken over by another worker; result dropped", job.id)
+        report.lost += 1
+    elif outcome == "skipped":
+        report.skipped += 1
+    else:
+        report.succeeded += 1
+    if outcome != LOST and job.kind == EXTRACTION_JOB:
+        report.ready_blocks.append(job.target_id)
 
 
 def _clean_summary(summary: BlockSummary) -> BlockSummary:
@@ -282,12 +330,25 @@ class DerivationService(ServiceBase):
         self, max_jobs: int | None = None, on_job: Callable[[Job], None] | None = None
     ) -> DerivationReport:
         """Run every due derivation job now (summaries, then event extraction)."""
-        return await Deriver(self.db, self.model).process_pending(max_jobs, on_job)
+        lease = timedelta(seconds=self.config.job_lease_s)
+        return await Deriver(self.db, self.model, lease=lease).process_pending(max_jobs, on_job)
 
     async def list_jobs(self, namespace: str | None = None, status: str | None = None) -> list[Job]:
         return await self.db.read(lambda raw: jobs.list_jobs(raw, namespace, status))
+
+    async def due_job_count(self) -> int:
+        """How many jobs a pass would run from now: the due ones, plus the extraction each due
+        summary queues when it succeeds (a progress bar's total)."""
+        now = utc_now()
+        due = await self.db.read(lambda raw: jobs.due_counts(raw, now, DERIVATION_JOBS))
+        return sum(due.values()) + due.get(SUMMARY_JOB, 0)
 
     async def retry_job(self, job_id: str) -> Job:
         """Manual retry of a failed job: attempts start again and it runs at the next pass."""
         now = utc_now()
         return await self.db.write(lambda raw: jobs.retry(raw, job_id, now))
+
+    async def retry_failed_jobs(self) -> int:
+        """Every failed job queued again at once (attempts from zero); how many there were."""
+        now = utc_now()
+        return await self.db.write(lambda raw: jobs.retry_failed(raw, now))

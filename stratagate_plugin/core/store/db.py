@@ -47,9 +47,14 @@ def default_database_path() -> Path:
 class Database:
     """An open StrataGate database file."""
 
-    def __init__(self, path: Path | str, backups: bool = True) -> None:
+    def __init__(
+        self, path: Path | str, backups: bool = True, busy_timeout_ms: int | None = None
+    ) -> None:
+        """``busy_timeout_ms``: how long a write waits for another process's lock (default
+        ``BUSY_TIMEOUT_MS``; a batch command can afford to wait longer than a chat turn)."""
         self.path = Path(path)
         self.backups = backups
+        self.busy_timeout_ms = busy_timeout_ms or BUSY_TIMEOUT_MS
         self._conn: aiosqlite.Connection | None = None
         self._checkpointer: Checkpointer | None = None
         self._write_lock = asyncio.Lock()
@@ -61,17 +66,17 @@ class Database:
             raise health.StorageError(f"cannot create {self.path.parent}: {error}") from None
         await asyncio.to_thread(health.probe, self.path)  # a failed aiosqlite connect leaks
         self._conn = await aiosqlite.connect(  # its thread, so errors are found before it
-            str(self.path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
+            str(self.path), isolation_level=None, timeout=self.busy_timeout_ms / 1000
         )
         try:
-            await self._call(_prepare_connection)
+            await self._call(_prepare_connection, self.busy_timeout_ms)
             await self._call(migrate)
             if self.backups and health.backup_due(self.path, utc_now()):
                 await self._daily_backup()
         except BaseException:
             await self.close()
             raise
-        self._checkpointer = Checkpointer(self.path, busy_timeout_ms=BUSY_TIMEOUT_MS)
+        self._checkpointer = Checkpointer(self.path, busy_timeout_ms=self.busy_timeout_ms)
         return self
 
     async def _daily_backup(self) -> None:
@@ -128,9 +133,9 @@ class Database:
         return result
 
 
-def _prepare_connection(raw: sqlite3.Connection) -> None:
+def _prepare_connection(raw: sqlite3.Connection, busy_timeout_ms: int) -> None:
     raw.row_factory = sqlite3.Row
-    raw.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    raw.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     raw.execute("PRAGMA journal_mode = WAL")
     raw.execute("PRAGMA synchronous = NORMAL")
     raw.execute(f"PRAGMA wal_autocheckpoint = {WRITER_SAFETY_NET_PAGES}")  # see checkpoint.py

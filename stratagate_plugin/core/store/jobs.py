@@ -1,8 +1,11 @@
-"""Persisted derivation jobs: claim, finish, fail with backoff, recover after a crash.
+"""Persisted derivation jobs: claim under a lease, renew it, finish, fail with backoff.
 
 ``pending → running → succeeded | skipped | failed``; at most three attempts with
-``next_retry_at = now + 1 s · 2^(attempts−1)``; a job found ``running`` when the file is
-opened was interrupted and becomes failed (retryable at once while attempts remain).
+``next_retry_at = now + 1 s · 2^(attempts−1)``. A claim leases the job to one worker
+(``owner``) until ``lease_expires_at`` and the worker renews the lease while it works, so
+only a job whose lease ran out (its worker died or stalled) is taken back: it becomes
+failed, retryable at once while attempts remain. Every write of a result first checks the
+claim (``holds``): a worker whose job was taken back applies nothing.
 """
 
 import sqlite3
@@ -15,28 +18,66 @@ from .rows import job_from_row
 
 MAX_ATTEMPTS = 3
 INTERRUPTED = "interrupted before completion"
+_HELD = "id = ? AND status = 'running' AND owner = ? AND claims = ?"
+_DUE = (
+    "(status = 'pending' OR (status = 'failed' AND attempts < ? AND next_retry_at IS NOT NULL "
+    "AND next_retry_at <= ?))"
+)
+_EXPIRED = "status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)"
+_INTERRUPT = (
+    "UPDATE jobs SET status = 'failed', last_error = ?, lease_expires_at = NULL, "
+    "updated_at = ?, next_retry_at = CASE WHEN attempts < ? THEN ? ELSE NULL END WHERE "
+)
+_RETRY = (
+    "UPDATE jobs SET status = 'pending', attempts = 0, next_retry_at = NULL, updated_at = ? "
+    "WHERE status = 'failed'"
+)
 
 
 def backoff(attempts: int) -> timedelta:
     return timedelta(seconds=2 ** max(0, attempts - 1))
 
 
-def claim_next(raw: sqlite3.Connection, now: datetime, kinds: tuple[str, ...]) -> Job | None:
-    """Mark the oldest due job running (one more attempt) and return it."""
+def claim_next(
+    raw: sqlite3.Connection,
+    now: datetime,
+    kinds: tuple[str, ...],
+    owner: str,
+    lease: timedelta,
+) -> Job | None:
+    """Lease the oldest due job to ``owner`` (one more attempt), expired leases taken back first."""
+    recover_expired(raw, now)
     marks = ",".join("?" * len(kinds))
     row = raw.execute(
-        f"SELECT * FROM jobs WHERE kind IN ({marks}) AND (status = 'pending' OR "
-        "(status = 'failed' AND attempts < ? AND next_retry_at IS NOT NULL "
-        "AND next_retry_at <= ?)) ORDER BY created_at, id LIMIT 1",
+        f"SELECT id FROM jobs WHERE kind IN ({marks}) AND {_DUE} ORDER BY created_at, id LIMIT 1",
         (*kinds, MAX_ATTEMPTS, iso(now)),
     ).fetchone()
     if row is None:
         return None
     raw.execute(
-        "UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? WHERE id = ?",
-        (iso(now), row["id"]),
+        "UPDATE jobs SET status = 'running', attempts = attempts + 1, claims = claims + 1, "
+        "owner = ?, lease_expires_at = ?, updated_at = ? WHERE id = ?",
+        (owner, iso(now + lease), iso(now), row["id"]),
     )
     return get_job(raw, row["id"])
+
+
+def holds(raw: sqlite3.Connection, job: Job) -> bool:
+    """Is ``job`` still running under the claim it was handed out with (same owner, same claim)?"""
+    row = raw.execute(f"SELECT 1 FROM jobs WHERE {_HELD}", _claim(job)).fetchone()
+    return row is not None
+
+
+def renew(raw: sqlite3.Connection, job: Job, until: datetime) -> bool:
+    """Extend the lease of a job still held; False once it was taken back."""
+    cursor = raw.execute(
+        f"UPDATE jobs SET lease_expires_at = ? WHERE {_HELD}", (iso(until), *_claim(job))
+    )
+    return cursor.rowcount == 1
+
+
+def _claim(job: Job) -> tuple[str, str | None, int]:
+    return job.id, job.owner, job.claims
 
 
 def get_job(raw: sqlite3.Connection, job_id: str) -> Job:
@@ -49,31 +90,48 @@ def get_job(raw: sqlite3.Connection, job_id: str) -> Job:
 def finish(
     raw: sqlite3.Connection, job_id: str, status: str, now: datetime, detail: str = ""
 ) -> None:
+    """Close a job the caller checked it ``holds`` in the same transaction."""
     raw.execute(
         "UPDATE jobs SET status = ?, last_error = NULL, next_retry_at = NULL, detail = ?, "
-        "updated_at = ? WHERE id = ?",
+        "lease_expires_at = NULL, updated_at = ? WHERE id = ?",
         (status, detail or None, iso(now), job_id),
     )
 
 
-def fail(raw: sqlite3.Connection, job_id: str, error: str, now: datetime) -> Job:
-    """Record a failed attempt; schedule the next one unless attempts are used up."""
-    job = get_job(raw, job_id)
+def fail(raw: sqlite3.Connection, job: Job, error: str, now: datetime) -> Job | None:
+    """Record a failed attempt of a job still held and schedule the next one unless attempts
+    are used up; ``None`` (nothing written) when the job was taken back."""
+    if not holds(raw, job):
+        return None
     retry_at = iso(now + backoff(job.attempts)) if job.attempts < MAX_ATTEMPTS else None
     raw.execute(
-        "UPDATE jobs SET status = 'failed', last_error = ?, next_retry_at = ?, updated_at = ? "
-        "WHERE id = ?",
-        (error[:1000], retry_at, iso(now), job_id),
+        "UPDATE jobs SET status = 'failed', last_error = ?, next_retry_at = ?, "
+        "lease_expires_at = NULL, updated_at = ? WHERE id = ?",
+        (error[:1000], retry_at, iso(now), job.id),
     )
-    return get_job(raw, job_id)
+    return get_job(raw, job.id)
 
 
-def recover_interrupted(raw: sqlite3.Connection, now: datetime) -> int:
-    """Jobs left running by a dead process become failed; retryable now if attempts remain."""
+def interrupt(raw: sqlite3.Connection, job: Job, now: datetime) -> bool:
+    """Give back a job still held whose worker was stopped: failed, retryable at once."""
     cursor = raw.execute(
-        "UPDATE jobs SET status = 'failed', last_error = ?, updated_at = ?, "
-        "next_retry_at = CASE WHEN attempts < ? THEN ? ELSE NULL END WHERE status = 'running'",
-        (INTERRUPTED, iso(now), MAX_ATTEMPTS, iso(now)),
+        _INTERRUPT + _HELD, (INTERRUPTED, iso(now), MAX_ATTEMPTS, iso(now), *_claim(job))
+    )
+    return cursor.rowcount == 1
+
+
+def any_expired(raw: sqlite3.Connection, now: datetime) -> bool:
+    """Whether ``recover_expired`` has anything to do (asked without a write lock, so an
+    open does not queue behind another process's long write)."""
+    row = raw.execute(f"SELECT 1 FROM jobs WHERE {_EXPIRED} LIMIT 1", (iso(now),)).fetchone()
+    return row is not None
+
+
+def recover_expired(raw: sqlite3.Connection, now: datetime) -> int:
+    """Running jobs whose lease ran out (a dead or stalled worker) become failed, retryable
+    now if attempts remain; a live worker's job is never touched."""
+    cursor = raw.execute(
+        _INTERRUPT + _EXPIRED, (INTERRUPTED, iso(now), MAX_ATTEMPTS, iso(now), iso(now))
     )
     return cursor.rowcount
 
@@ -83,12 +141,24 @@ def retry(raw: sqlite3.Connection, job_id: str, now: datetime) -> Job:
     job = get_job(raw, job_id)
     if job.status != "failed":
         raise InvalidInput(f"job {job_id} is {job.status}; only failed jobs can be retried")
-    raw.execute(
-        "UPDATE jobs SET status = 'pending', attempts = 0, next_retry_at = NULL, updated_at = ? "
-        "WHERE id = ?",
-        (iso(now), job_id),
-    )
+    raw.execute(_RETRY + " AND id = ?", (iso(now), job_id))
     return get_job(raw, job_id)
+
+
+def retry_failed(raw: sqlite3.Connection, now: datetime) -> int:
+    """Every failed job queued again, attempts from zero; how many there were."""
+    return raw.execute(_RETRY, (iso(now),)).rowcount
+
+
+def due_counts(raw: sqlite3.Connection, now: datetime, kinds: tuple[str, ...]) -> dict[str, int]:
+    """Jobs a worker could claim now, by kind (expired leases counted as taken back)."""
+    marks = ",".join("?" * len(kinds))
+    rows = raw.execute(
+        f"SELECT kind, COUNT(*) FROM jobs WHERE kind IN ({marks}) AND ({_DUE} OR "
+        f"({_EXPIRED} AND attempts < ?)) GROUP BY kind",
+        (*kinds, MAX_ATTEMPTS, iso(now), iso(now), MAX_ATTEMPTS),
+    ).fetchall()
+    return {kind: count for kind, count in rows}
 
 
 def list_jobs(

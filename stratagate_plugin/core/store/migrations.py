@@ -311,6 +311,16 @@ def _m011_index_stats(raw: sqlite3.Connection) -> None:
         recount_index_stats(raw)
 
 
+def _m012_job_leases(raw: sqlite3.Connection) -> None:
+    """A running job is leased to one worker (``owner``) until ``lease_expires_at``;
+    ``claims`` counts every hand-out (a manual retry resets ``attempts``, never this), so a
+    result is applied only under the claim that produced it."""
+    raw.execute("ALTER TABLE jobs ADD COLUMN owner TEXT")
+    raw.execute("ALTER TABLE jobs ADD COLUMN lease_expires_at TEXT")
+    raw.execute("ALTER TABLE jobs ADD COLUMN claims INTEGER NOT NULL DEFAULT 0")
+    raw.execute("UPDATE jobs SET claims = attempts")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
@@ -323,6 +333,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m009_sealed_messages_index,
     _m010_block_ordered_fts_rowids,
     _m011_index_stats,
+    _m012_job_leases,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,93 @@
+"""Two ``stratagate process`` runs at once, while a third process keeps opening the file,
+derive every block exactly once: as many events as one run alone, no job run twice."""
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.memory import StrataGate
+
+BLOCKS = 40
+OPENER = textwrap.dedent(
+    """
+    import asyncio, os, sys
+    from stratagate_plugin.core.memory import StrataGate
+
+    async def main(path, stop):
+        opens = 0
+        while not os.path.exists(stop):
+            memory = await StrataGate.open(path)
+            await memory.close()
+            opens += 1
+            if opens == 1:
+                print("ready", flush=True)
+        print(opens, flush=True)
+
+    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    """
+)
+
+
+async def pending_blocks(path: Path) -> None:
+    async with await StrataGate.open(path, MemoryConfig(block_turn_size=1)) as memory:
+        for i in range(BLOCKS):
+            await memory.append_turn(
+                "ns",
+                "t",
+                user=f"I moved the kiln firing to Friday {i}. Ana visits Rome on May {i % 28 + 1}.",
+                assistant="Noted.",
+                receipt_id=f"r{i}",
+            )
+
+
+def copy_database(source: Path, target: Path) -> None:
+    src, dst = sqlite3.connect(source), sqlite3.connect(target)
+    src.backup(dst)
+    src.close()
+    dst.close()
+
+
+def events_per_block(path: Path) -> dict[str, int]:
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT source_block_id, COUNT(*) FROM events GROUP BY 1").fetchall()
+    conn.close()
+    return dict(rows)
+
+
+def job_runs(path: Path) -> set[tuple[str, int, int]]:
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT DISTINCT status, attempts, claims FROM jobs").fetchall()
+    conn.close()
+    return set(rows)
+
+
+def start_cli(*argv: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "stratagate_plugin.cli.main", *argv]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+async def test_two_process_runs_and_repeated_opens_derive_each_block_once(
+    tmp_path: Path,
+) -> None:
+    db, alone = tmp_path / "shared.db", tmp_path / "alone.db"
+    await pending_blocks(db)
+    copy_database(db, alone)
+    stop = tmp_path / "stop"
+    with subprocess.Popen(
+        [sys.executable, "-c", OPENER, str(db), str(stop)], stdout=subprocess.PIPE, text=True
+    ) as opener:
+        assert opener.stdout is not None and opener.stdout.readline().strip() == "ready"
+        runs = [start_cli("process", "--db", str(db)) for _ in range(2)]
+        outputs = [run.communicate(timeout=60) for run in runs]
+        stop.touch()
+        opens = int(opener.stdout.read().strip())
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    async with await StrataGate.open(alone) as memory:
+        report = await memory.process_pending()
+    assert report.ran == 2 * BLOCKS and opens >= 1
+    shared = events_per_block(db)
+    assert shared == events_per_block(alone) and len(shared) == BLOCKS
+    assert job_runs(db) == job_runs(alone) == {("succeeded", 1, 1)}
