@@ -221,3 +221,23 @@ def test_the_daily_check_warns_about_a_damaged_file_and_keeps_the_good_backups(
     assert code == 0
     assert "failed its daily integrity check" in caplog.text and "stratagate doctor" in caplog.text
     assert list((tmp_path / "backups").glob("m.*.db")) == [good]
+
+
+def test_a_command_waits_out_another_processs_long_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """7 parallel ingests of a 5 MB message each hold the lock for seconds; a command run
+    by hand waits for them (a chat turn's shorter wait is covered by deferred turns)."""
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 200)  # what the engine waits by default
+    path, file = tmp_path / "m.db", messages_file(tmp_path)
+    assert main(["blocks", "--db", str(path)]) == 0
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(1.0, holder.execute, ("ROLLBACK",))  # a long write elsewhere
+    release.start()
+    try:
+        code = main(["ingest", str(file), "--db", str(path)])
+    finally:
+        release.join()
+        holder.close()
+    assert code == 0, capsys.readouterr().err
