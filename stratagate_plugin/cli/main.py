@@ -21,6 +21,7 @@ from . import (
     doctor_command,
     ingest_command,
     plugin_command,
+    spaces_command,
 )
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         chat_command,
         plugin_command,
         doctor_command,
+        spaces_command,
     ):
         module.register(commands)
     return parser
