@@ -28,6 +28,7 @@ def chat(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
         ("namespace_mode: projet", "namespace_mode: Input should be 'project'"),
         ("agent_memory_enabled: maybe", "agent_memory_enabled: Input should be a valid boolean"),
         ("blok_turn_size: 4", "blok_turn_size: Extra inputs are not permitted"),
+        ("seal_idle_minutes: -5", "seal_idle_minutes: Input should be greater than or equal to 0"),
     ],
 )
 def test_a_wrong_memory_setting_is_one_line_naming_it(

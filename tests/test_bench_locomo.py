@@ -131,12 +131,12 @@ def test_ingest_of_a_corrected_locomo_file_records_only_the_fixed_turn(
     }
     data, db = tmp_path / "locomo.json", str(tmp_path / "m.db")
     data.write_text(json.dumps([{**SAMPLE, "conversation": conversation}]), encoding="utf-8")
-    code, out, _ = run_cli(capsys, "ingest", str(data), "--db", db)
-    assert code == 0 and "recorded 5 LoCoMo turns from 1 conversations" in out
+    code, out, _ = run_cli(capsys, "ingest", str(data), "--db", db, "--space", "s1")
+    assert code == 0 and "recorded 5 LoCoMo turns from 1 conversations into s1" in out
     lines[4]["text"] = "line 4, corrected"
     data.write_text(json.dumps([{**SAMPLE, "conversation": conversation}]), encoding="utf-8")
-    code, out, _ = run_cli(capsys, "ingest", str(data), "--db", db)
-    assert code == 0 and "recorded 1 LoCoMo turns from 1 conversations" in out
+    code, out, _ = run_cli(capsys, "ingest", str(data), "--db", db, "--space", "s1")
+    assert code == 0 and "recorded 1 LoCoMo turns from 1 conversations into s1" in out
     texts = asyncio.run(namespace_texts(Path(db), "s1"))
     assert len(texts) == 12 and len(set(texts)) == 11 and "Ann: line 4, corrected" in texts
 

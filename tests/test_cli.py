@@ -39,14 +39,15 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_ingest_then_blocks_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db, file = str(tmp_path / "m.db"), write_messages(tmp_path / "msgs.json", 7)
     code, out, _ = run(capsys, "ingest", str(file), "--db", db, "--block-turns", "3")
-    assert code == 0 and "recorded 7 turns" in out and "sealed 2 blocks" in out
+    assert code == 0 and "recorded 7 turns" in out and "sealed 3 blocks" in out  # tail: turn 7
     code, out, _ = run(capsys, "ingest", str(file), "--db", db)
-    assert "recorded 0 turns (7 already present)" in out
+    assert "recorded 0 turns (7 already present)" in out and "sealed 0 blocks" in out
     code, out, _ = run(capsys, "blocks", "--db", db, "--json")
     rows = json.loads(out)
     assert [(r["turns"], r["status"], r["level"]) for r in rows] == [
         ([1, 3], "pending", 5),
         ([4, 6], "pending", 5),
+        ([7, 7], "pending", 5),
     ]
     assert rows[0]["tokens"]["L3"] <= rows[0]["tokens"]["L4"] <= rows[0]["tokens"]["L5"]
 
@@ -55,11 +56,11 @@ def test_blocks_table_and_expand(tmp_path: Path, capsys: pytest.CaptureFixture[s
     db = str(tmp_path / "m.db")
     code, out, _ = run(capsys, "demo", "--db", db)
     assert code == 0 and "ready" in out and "open tail: 2 messages" in out
-    code, out, _ = run(capsys, "blocks", "--db", db, "--json")
+    code, out, _ = run(capsys, "blocks", "--db", db, "--json", "--space", "demo")
     first = json.loads(out)[0]
     code, out, _ = run(capsys, "expand", first["id"], "L3", "--db", db)
     assert code == 0 and "now at L3" in out
-    code, out, _ = run(capsys, "blocks", "--db", db, "--thread", "demo-session")
+    code, out, _ = run(capsys, "blocks", "--db", db, "--space", "demo", "--thread", "demo-session")
     assert "L3" in out and first["id"] in out
 
 

@@ -76,7 +76,7 @@ def test_expand_refuses_unknown_levels(
 ) -> None:
     db = str(tmp_path / "m.db")
     run(capsys, "demo", "--db", db)
-    _, out, _ = run(capsys, "blocks", "--db", db, "--json")
+    _, out, _ = run(capsys, "blocks", "--db", db, "--json", "--space", "demo")
     block = json.loads(out)[0]["id"]
     code, _, err = run(capsys, "expand", block, level, "--db", db)
     assert code == 2 and "unknown level" in err and "L0..L5" in err
@@ -87,7 +87,7 @@ def test_expand_prints_the_text_at_the_new_level(
 ) -> None:
     db = str(tmp_path / "m.db")
     run(capsys, "demo", "--db", db)
-    _, out, _ = run(capsys, "blocks", "--db", db, "--json")
+    _, out, _ = run(capsys, "blocks", "--db", db, "--json", "--space", "demo")
     block = json.loads(out)[0]["id"]
     code, out, _ = run(capsys, "expand", block, "raw", "--db", db)
     assert code == 0 and "now at L5" in out

@@ -295,6 +295,48 @@ async def test_hook_session_started_sees_the_turns_of_the_session_file(tmp_path:
     assert seen == [[], [(1, "hi"), (2, "again")]]
 
 
+async def test_hook_describe_session_lines_are_notes_and_failures_are_skipped(
+    tmp_path: Path,
+) -> None:
+    class Describer:
+        @hookimpl
+        async def describe_session(self, session: Session) -> str:
+            return f"{session.id} uses space x"
+
+    class Broken:
+        @hookimpl(tryfirst=True)
+        def describe_session(self) -> str:
+            raise RuntimeError("no database")
+
+    class Silent:
+        @hookimpl
+        def describe_session(self) -> None:
+            return None
+
+    async with make_host(tmp_path, Describer(), Broken(), Silent()) as host:
+        agent = Agent(host, ScriptedChatModel.of())
+        assert await agent.describe(session(tmp_path)) == ["s1 uses space x"]
+
+
+async def test_hook_session_ended_only_when_the_agent_ends_the_session(tmp_path: Path) -> None:
+    ended: list[tuple[str, int]] = []
+
+    class Watcher:
+        @hookimpl
+        def session_ended(self, session: Session) -> str:
+            ended.append((session.id, len(session.completed)))
+            return "tail sealed later"
+
+    async with make_host(tmp_path, Watcher()) as host:
+        agent = Agent(host, ScriptedChatModel.of("one"))
+        first = session(tmp_path)
+        await agent.start(first)
+        await agent.run_turn(first, "hi")
+        assert ended == []  # a turn, even the last one, does not end the session
+        assert await agent.end(session(tmp_path)) == ["tail sealed later"]
+    assert ended == [("s1", 1)]
+
+
 async def test_hook_shutdown_every_plugin_runs_despite_failures(tmp_path: Path) -> None:
     closed: list[str] = []
 

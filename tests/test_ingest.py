@@ -31,9 +31,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def ingest(capsys: pytest.CaptureFixture[str], file: Path, entries: Any, *more: str) -> str:
-    """Write ``entries`` to ``file``, ingest it into the database beside it; stdout + stderr."""
+    """Write ``entries`` to ``file``, ingest it into the database beside it (space
+    ``default``); stdout + stderr."""
     file.write_text(json.dumps(entries), encoding="utf-8")
-    code, out, err = run(capsys, "ingest", str(file), "--db", str(file.with_suffix(".db")), *more)
+    db = str(file.with_suffix(".db"))
+    code, out, err = run(capsys, "ingest", str(file), "--db", db, "--space", "default", *more)
     assert code == 0, err
     return out + err
 

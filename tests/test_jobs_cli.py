@@ -71,8 +71,8 @@ def test_process_progress_counts_the_due_jobs(
     run(capsys, "ingest", str(messages), "--db", path, "--block-turns", "3")
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     code, out, err = run(capsys, "process", "--db", path)
-    assert code == 0 and "ran 4 jobs" in out
-    assert "] 1/4 block_summary" in err and "] 4/4 event_extraction" in err
+    assert code == 0 and "ran 6 jobs" in out  # 3 blocks: ingest seals the tail at the end
+    assert "] 1/6 block_summary" in err and "] 6/6 event_extraction" in err
 
 
 def test_jobs_lists_every_job_or_the_failed_ones(
@@ -92,7 +92,7 @@ def test_jobs_lists_every_job_or_the_failed_ones(
         "UTC",
         "error",
     ]
-    assert len(lines) == 5 and [line.startswith(dead) for line in lines[1:]].count(True) == 1
+    assert len(lines) == 7 and [line.startswith(dead) for line in lines[1:]].count(True) == 1
     code, out, _ = run(capsys, "jobs", "--failed", "--db", db)
     [row] = out.splitlines()[1:]
     assert row.startswith(dead) and row.split()[3:] == [

@@ -124,11 +124,14 @@ async def test_retrieve_raw_adds_neighbours_of_matches(
     world: tuple[StrataGate, dict[str, str]],
 ) -> None:
     sg, ids = world
-    ranked = await sg.raw_channel(NS, parse_query("what breed is the puppy"), 10)
+    query = parse_query("what breed is the puppy")
+    ranked = await sg.raw_channel(NS, query, 10, current_thread="t1")
     found = [message_id for message_id, _ in ranked]
     assert found[0] == ids["What breed is the puppy?"]
     assert ids["A beagle, he loves the park"] in found
-    assert ids["Rex chewed my violin case"] not in found
+    assert ids["Rex chewed my violin case"] not in found  # t1's own open tail
+    elsewhere = [message_id for message_id, _ in await sg.raw_channel(NS, query, 10)]
+    assert ids["Rex chewed my violin case"] in elsewhere  # a neighbour in another's view
     assert all(score > 0 for _, score in ranked)
     assert len(await sg.raw_channel(NS, parse_query("violin"), 1)) == 1
 
@@ -177,9 +180,13 @@ async def test_retrieve_raw_candidate_cap_keeps_statistics_of_the_whole_namespac
 ) -> None:
     sg, _ = world
     terms = query_tokens("beagle")
-    docs, stats = await sg.db.read(lambda raw: channel_rows(raw, NS, terms, 1, 2))
+    docs, stats = await sg.db.read(
+        lambda raw: channel_rows(raw, NS, terms, 1, 2, current_thread="t1")
+    )
     assert 1 < len(docs) <= 1 + 2 * 2  # one capped match and its neighbours within 2
     assert (stats.messages, stats.blocks, stats.message_df) == (8, 2, {"w:beagl": 2})
+    _docs, with_tail = await sg.db.read(lambda raw: channel_rows(raw, NS, terms, 1, 2))
+    assert (with_tail.messages, with_tail.blocks) == (10, 3)  # t1's tail counts as a block
 
 
 async def test_retrieve_raw_context_reaches_two_positions_past_the_reply(

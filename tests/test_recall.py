@@ -46,7 +46,7 @@ def message(turn: int, role: Any, content: str, **extra: Any) -> Message:
 
 
 def test_render_without_items_is_heading_and_nothing() -> None:
-    text, shown = render_activated([], [], 900)
+    text, shown, _ = render_activated([], [], 900)
     assert text == "\n".join([*HEADING, NOTHING]) and shown == 0
 
 
@@ -57,7 +57,7 @@ def test_render_writes_one_json_line_per_event() -> None:
         "Fires Friday",
         temporal={"happened_start": "2024-05-03", "status": "planned", "mentioned_at": "x"},
     )
-    text, shown = render_activated([event, card("e2")], [], 900)
+    text, shown, _ = render_activated([event, card("e2")], [], 900)
     lines = text.split("\n")
     assert lines[: len(HEADING)] == list(HEADING) and lines[len(HEADING)] == "Events:"
     assert json.loads(lines[len(HEADING) + 1][2:]) == {
@@ -73,7 +73,7 @@ def test_render_writes_one_json_line_per_event() -> None:
 def test_render_stops_at_the_first_event_over_budget() -> None:
     big = [card(f"e{i}", summary="word " * 200) for i in range(6)]
     small = card("tiny")
-    text, shown = render_activated([*big, small], [], 900)
+    text, shown, _ = render_activated([*big, small], [], 900)
     heading = estimate_tokens("\n".join(HEADING))
     cost = estimate_tokens("\nEvents:\n- " + text.split("\n")[len(HEADING) + 1][2:])
     assert shown == (900 - heading) // cost and shown < len(big)

@@ -141,7 +141,7 @@ async def test_a_failed_open_leaves_no_worker_thread(
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert sqlite_workers() == before
+    assert sqlite_workers() <= before  # (an earlier test's worker may finish meanwhile)
 
 
 def sqlite_workers() -> int:
@@ -169,7 +169,7 @@ def test_doctor_finds_a_damaged_index_and_rebuilds_it_from_the_rows(
     code, out, _ = run(capsys, "ingest", str(file), "--db", str(path), "--block-turns", "4")
     code, out, _ = run(capsys, "blocks", "--db", str(path), "--json")
     blocks = json.loads(out)
-    assert len(blocks) == 6
+    assert len(blocks) == 9  # three threads of ten turns: 4 + 4 + the tail sealed at the end
     code, out, _ = run(capsys, "doctor", "--db", str(path))
     assert code == 0 and "ok (integrity_check)" in out
     corrupt_an_index(path)

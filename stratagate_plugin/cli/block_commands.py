@@ -1,15 +1,15 @@
-"""``stratagate blocks`` and ``stratagate expand``."""
+"""``stratagate blocks`` (of chat's memory space here, or ``--space``) and ``stratagate expand``."""
 
 import argparse
 from typing import Any
 
-from .common import add_db_option, open_memory, print_blocks
+from .common import add_db_option, add_space_option, open_memory, print_blocks, resolve_space
 
 
 def register(commands: Any) -> None:
     listing = commands.add_parser("blocks", help="list blocks with their current decayed level")
     add_db_option(listing)
-    listing.add_argument("--namespace", default=None)
+    add_space_option(listing)
     listing.add_argument("--thread", default=None)
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.set_defaults(handler=list_blocks)
@@ -23,7 +23,7 @@ def register(commands: Any) -> None:
 async def list_blocks(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        views = await memory.get_blocks(args.namespace, args.thread)
+        views = await memory.get_blocks(await resolve_space(args, memory), args.thread)
     print_blocks(views, args.json)
     return 0
 

@@ -4,6 +4,12 @@ With a ``model`` in the profile (or ``STRATAGATE_BASE_URL`` + ``STRATAGATE_MODEL
 talks to that OpenAI-compatible server; without one it uses the offline agent
 (``stratagate_plugin.memory_plugin.offline_agent.create_chat_model``) when that module
 exists, else an echo model.
+
+Plugins describe the session as it opens (the memory plugin: which memory space it uses
+and how much it holds). Leaving an interactive chat (``/exit``, ``/quit``, Ctrl-D) ends
+the session, and plugins hear of it (``session_ended``: memory seals the open tail). A
+``--message`` turn does not end its session, which the next ``--session`` run continues;
+the memory plugin seals such a tail once it has been idle.
 """
 
 import argparse
@@ -50,9 +56,13 @@ async def run_chat(args: argparse.Namespace) -> int:
             print(f"[session {session.id}; model {model.name}]", file=sys.stderr)
             agent = Agent(host, model)
             warn(await agent.start(session))
+            for note in await agent.describe(session):
+                print(f"[{note}]", file=sys.stderr)
             if args.message is not None:
                 return await one_turn(agent, session, args.message)
-            return await interactive(agent, session)
+            code = await interactive(agent, session)
+            warn(await agent.end(session))
+            return code
         finally:
             await await_me_maybe(getattr(model, "aclose", lambda: None)())
 

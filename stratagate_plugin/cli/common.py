@@ -1,40 +1,122 @@
-"""Options and helpers shared by the CLI command modules."""
+"""Options and helpers shared by the CLI command modules.
+
+Memory commands open what ``chat`` would use: the database and block settings of the
+profile's memory plugin, and by default the memory space a chat started in this directory
+uses (``chat_space``); ``--space`` names another (``resolve_space``).
+"""
 
 import argparse
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from ..core.clock import utc_now
 from ..core.config import MemoryConfig
+from ..core.errors import InvalidInput, NotFound
 from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
+from ..core.profile.spaces import SpaceSummary
 from ..core.records import BlockView
-from ..core.store import default_database_path
-from ..harness.profiles import DEFAULT_PROFILE, load_profile
+from ..harness.profiles import DEFAULT_PROFILE, Profile, load_profile
+from ..memory_plugin.runtime import database_path
+from ..memory_plugin.settings import SETTINGS_ID, memory_config, space_of, validated
 
-DEFAULT_NAMESPACE = "default"
 BATCH_BUSY_TIMEOUT_S = 120  # a command run by hand waits for a long write elsewhere
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--db", type=Path, default=None, help=f"database file (default {default_database_path()})"
+        "--db",
+        type=Path,
+        default=None,
+        help="database file (default: the profile's, else $STRATAGATE_HOME/memory.db)",
     )
 
 
+def add_space_option(parser: argparse.ArgumentParser) -> None:
+    """``--space`` (``--namespace``, its old name, still works) and the ``--profile`` whose
+    settings say which space chat uses."""
+    parser.add_argument(
+        "--space",
+        default=None,
+        help="memory space: a name `stratagate spaces` lists, or a namespace "
+        "(default: the space `chat` uses in this directory)",
+    )
+    parser.add_argument("--namespace", dest="space", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--profile", default=DEFAULT_PROFILE, help="profile (default: %(default)s)")
+
+
 async def open_memory(args: argparse.Namespace, config: MemoryConfig | None = None) -> StrataGate:
-    """The memory with the model the profile names, else the environment
-    (``STRATAGATE_BASE_URL``…), else offline: resolved as the plugin's derivation does it."""
+    """The memory chat uses: the profile's database and block settings, with the model the
+    profile names, else the environment (``STRATAGATE_BASE_URL``…), else offline: resolved
+    as the plugin's derivation does it."""
+    settings = plugin_settings(args)
     model = model_from_settings(profile_model(args), os.environ)
-    path = args.db or default_database_path()
+    path = args.db or database_path(settings)
+    config = config or memory_config(settings)
     return await StrataGate.open(path, config, model, busy_timeout_s=BATCH_BUSY_TIMEOUT_S)
+
+
+def profile_of(args: argparse.Namespace) -> Profile:
+    """``--profile``, or the default profile for commands without one."""
+    return load_profile(getattr(args, "profile", None) or DEFAULT_PROFILE)
 
 
 def profile_model(args: argparse.Namespace) -> dict[str, Any]:
     """The ``model:`` block of ``--profile``, or of the default profile for commands without one."""
-    profile = load_profile(getattr(args, "profile", None) or DEFAULT_PROFILE)
+    profile = profile_of(args)
     return profile.model.model_dump() if profile.model is not None else {}
+
+
+def plugin_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The memory plugin's settings in the profile, validated and completed with defaults."""
+    return validated(profile_of(args).settings.get(SETTINGS_ID, {}))
+
+
+def chat_space(args: argparse.Namespace) -> str:
+    """The memory space ``chat`` uses when started in this directory with this profile."""
+    settings = plugin_settings(args)
+    if settings["namespace_mode"] == "session":
+        raise InvalidInput(
+            "this profile keeps one memory space per chat session (namespace_mode: session); "
+            "name one with --space (`stratagate spaces` lists them)"
+        )
+    return space_of(settings, str(Path.cwd()), session_id="")
+
+
+async def resolve_space(
+    args: argparse.Namespace, memory: StrataGate, *, create: bool = False
+) -> str:
+    """``--space`` as a namespace (an exact one, else a unique display name), or chat's
+    space here; an unknown name is a new space only when ``create``."""
+    if args.space is None:
+        return chat_space(args)
+    return pick_space(args.space, await memory.memory_spaces(), create=create)
+
+
+def pick_space(named: str, spaces: list[SpaceSummary], *, create: bool = False) -> str:
+    """The space ``named`` means among ``spaces``: its namespace or its display name."""
+    if any(space.namespace == named for space in spaces):
+        return named
+    matches = [space.namespace for space in spaces if space.display_name == named]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise InvalidInput(
+            f"several memory spaces are called {named!r} ({', '.join(matches)}); "
+            "name one by its namespace"
+        )
+    if create:
+        return named
+    raise NotFound(f"no memory space called {named!r} (`stratagate spaces` lists them)")
+
+
+async def seal_idle_tails(args: argparse.Namespace, memory: StrataGate) -> list[str]:
+    """Seal the tails idle past the profile's ``seal_idle_minutes``, as a chat start would."""
+    quiet = timedelta(minutes=float(plugin_settings(args)["seal_idle_minutes"]))
+    return await memory.seal_idle_tails(utc_now() - quiet)
 
 
 def block_row(view: BlockView) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..core.events.cards import EventCard
 from ..core.records import Job
-from .common import add_db_option, open_memory
+from .common import add_db_option, add_space_option, open_memory, resolve_space, seal_idle_tails
 from .jobs_command import failed_notice
 
 
@@ -17,7 +17,7 @@ def register(commands: Any) -> None:
     process.set_defaults(handler=process_jobs)
     events = commands.add_parser("events", help="list event cards")
     add_db_option(events)
-    events.add_argument("--namespace", default=None)
+    add_space_option(events)
     events.add_argument("--all", action="store_true", help="include forgotten/archived events")
     events.add_argument("--json", action="store_true", help="machine-readable output")
     events.set_defaults(handler=list_events)
@@ -26,6 +26,7 @@ def register(commands: Any) -> None:
 async def process_jobs(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
+        await seal_idle_tails(args, memory)  # a tail no chat will come back to seal
         bar = ProgressBar(await memory.due_job_count())
         report = await memory.process_pending(on_job=bar.advance)
         failed = await memory.list_jobs(status="failed")
@@ -69,7 +70,9 @@ class ProgressBar:
 async def list_events(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        events = await memory.list_events(args.namespace, include_hidden=args.all)
+        events = await memory.list_events(
+            await resolve_space(args, memory), include_hidden=args.all
+        )
     if args.json:
         print(json.dumps([event_json(e) for e in events], ensure_ascii=False, indent=2))
         return 0

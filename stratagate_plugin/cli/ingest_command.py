@@ -3,6 +3,9 @@
 The whole file is checked before anything is written, and each turn's receipt is keyed
 by what it says (``core/importer/receipts.py``), so a corrected file can simply be run
 again: the turns already recorded are skipped, only the fixed and the new ones are added.
+
+Turns go to the memory space ``chat`` uses in this directory, or to ``--space``. A file is
+a finished conversation: each thread's tail is sealed after its last turn in the file.
 """
 
 import argparse
@@ -21,7 +24,7 @@ from ..core.importer.message_list import group_turns, out_of_range, parse_messag
 from ..core.importer.receipts import receipt_ids
 from ..core.memory import StrataGate
 from ..core.records import MessageIn, TurnReceipt
-from .common import DEFAULT_NAMESPACE, add_db_option, open_memory
+from .common import add_db_option, add_space_option, open_memory, resolve_space
 
 
 class IngestStopped(StrataGateError):
@@ -34,16 +37,15 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "file", help="JSON list of {thread, role, content, at, tool_calls?}, or a LoCoMo file"
     )
-    parser.add_argument("--namespace", default=DEFAULT_NAMESPACE)
+    add_space_option(parser)
     parser.add_argument("--block-turns", type=int, default=None, help="block size for new blocks")
     parser.set_defaults(handler=ingest)
 
 
 @dataclass(frozen=True)
 class PlannedTurn:
-    """One turn to record; ``seal_after`` ends a LoCoMo session (its tail sealed at once)."""
+    """One turn to record; ``seal_after``: the thread's last in the file (its tail sealed)."""
 
-    namespace: str
     thread: str
     messages: list[MessageIn]
     receipt_id: str
@@ -58,6 +60,7 @@ class Tally:
     replayed: int = 0
     retimed: int = 0
     sealed: int = 0
+    space: str = ""
 
     def add(self, receipt: TurnReceipt) -> None:
         self.replayed += receipt.replayed
@@ -68,8 +71,7 @@ class Tally:
 async def ingest(args: argparse.Namespace) -> int:
     document = read_json_file(Path(args.file))
     warn(*document.notes)
-    plan = plan_file(args.file, document.value, args.namespace)
-    tally = await record_plan(args, plan)
+    tally = await record_file(args, document.value)
     if tally.retimed:
         warn(
             f"{args.file}: {tally.retimed} turns were recorded before with another time; "
@@ -80,10 +82,14 @@ async def ingest(args: argparse.Namespace) -> int:
 
 
 def summary(tally: Tally, entries: Any) -> str:
+    space = f" into {tally.space}" if tally.space else ""
     if is_locomo(entries):
-        return f"recorded {tally.fresh} LoCoMo turns from {len(entries)} conversations"
+        return f"recorded {tally.fresh} LoCoMo turns from {len(entries)} conversations{space}"
     present = tally.replayed + tally.retimed
-    return f"recorded {tally.fresh} turns ({present} already present), sealed {tally.sealed} blocks"
+    return (
+        f"recorded {tally.fresh} turns ({present} already present){space}, "
+        f"sealed {tally.sealed} blocks"
+    )
 
 
 def warn(*notes: str) -> None:
@@ -99,17 +105,20 @@ def is_locomo(entries: Any) -> bool:
     )
 
 
-def plan_file(source: str, entries: Any, namespace: str) -> list[PlannedTurn]:
-    """Every turn the file holds, checked whole before anything is written."""
+def plan_file(source: str, entries: Any) -> list[PlannedTurn]:
+    """Every turn the file holds, checked whole before anything is written.
+
+    Receipts do not name the space (the store scopes them by it), so the plan is made
+    before the space is known."""
     try:
         if is_locomo(entries):
-            return plan_locomo(check_samples(entries, questions=False), namespace)
-        return plan_messages(source, entries, namespace)
+            return plan_locomo(check_samples(entries, questions=False))
+        return plan_messages(source, entries)
     except InvalidInput as error:
         raise InvalidInput(f"{source}: {error}; nothing was recorded") from None
 
 
-def plan_messages(source: str, entries: Any, namespace: str) -> list[PlannedTurn]:
+def plan_messages(source: str, entries: Any) -> list[PlannedTurn]:
     """Every turn of a message list with its receipt; a clamped time is said on stderr."""
     messages = parse_message_list(entries)
     turns = group_turns(messages)
@@ -119,25 +128,31 @@ def plan_messages(source: str, entries: Any, namespace: str) -> list[PlannedTurn
             f"{source}: {len(clamped)} times lie outside the years 1-9999 in UTC "
             f"(first: message {clamped[0]}) and were stored as the nearest time in range"
         )
-    ids = receipt_ids("ingest", ((namespace, thread, turn) for thread, turn in turns))
-    return [PlannedTurn(namespace, t, m, key) for (t, m), key in zip(turns, ids, strict=True)]
+    ids = receipt_ids("ingest", (("", thread, turn) for thread, turn in turns))
+    last = {thread: index for index, (thread, _) in enumerate(turns)}
+    return [
+        PlannedTurn(thread, messages, key, seal_after=last[thread] == index)
+        for index, ((thread, messages), key) in enumerate(zip(turns, ids, strict=True))
+    ]
 
 
-def plan_locomo(samples: list[dict[str, Any]], default_namespace: str) -> list[PlannedTurn]:
-    """LoCoMo: one namespace per sample, one thread per session, each session sealed."""
+def plan_locomo(samples: list[dict[str, Any]]) -> list[PlannedTurn]:
+    """LoCoMo: every sample into the one space, a thread per session named after its
+    sample (``conv-26/session_1``), each session sealed at its end."""
     turns: list[tuple[str, str, list[MessageIn]]] = []
     seals: list[bool] = []
     for number, sample in enumerate(samples):
         named = str(sample.get("sample_id") or "")
-        namespace = named if named.strip() else f"{default_namespace}-{number}"
+        conversation = named if named.strip() else f"sample-{number}"
         for session in sessions_of(sample["conversation"]):
             found = session_turns(session)
-            turns += [(namespace, session.thread_id, messages) for messages in found]
+            thread = f"{conversation}/{session.thread_id}"
+            turns += [("", thread, messages) for messages in found]
             seals += [index == len(found) - 1 for index in range(len(found))]
     ids = receipt_ids("locomo", turns)
     return [
-        PlannedTurn(*turn, receipt_id=key, seal_after=seal)
-        for turn, key, seal in zip(turns, ids, seals, strict=True)
+        PlannedTurn(thread, messages, key, seal_after=seal)
+        for (_, thread, messages), key, seal in zip(turns, ids, seals, strict=True)
     ]
 
 
@@ -150,17 +165,16 @@ def session_turns(session: Session) -> list[list[MessageIn]]:
     return [turn for turn in turns if any(m.role == "user" for m in turn)]
 
 
-async def record_plan(args: argparse.Namespace, plan: Sequence[PlannedTurn]) -> Tally:
-    """Record every planned turn; a failure midway says how many were recorded first."""
+async def record_file(args: argparse.Namespace, entries: Any) -> Tally:
+    """Check the whole file, then record it into the chosen space; a failure midway says
+    how many turns were recorded first."""
+    plan = plan_file(args.file, entries)
     tally = Tally()
     try:
         memory = await open_memory(args)
         async with memory:
-            if args.block_turns is not None:
-                for namespace in dict.fromkeys(turn.namespace for turn in plan):
-                    await memory.set_block_turn_size(namespace, args.block_turns)
-            for turn in plan:
-                await record_one(memory, turn, tally)
+            tally.space = await resolve_space(args, memory, create=True)
+            await record_plan(args, memory, plan, tally)
     except (StrataGateError, OSError, ValueError, sqlite3.Error) as error:
         raise IngestStopped(
             f"{args.file}: {error}; {tally.fresh} turns recorded before the error, "
@@ -169,10 +183,19 @@ async def record_plan(args: argparse.Namespace, plan: Sequence[PlannedTurn]) -> 
     return tally
 
 
-async def record_one(memory: StrataGate, turn: PlannedTurn, tally: Tally) -> None:
+async def record_plan(
+    args: argparse.Namespace, memory: StrataGate, plan: Sequence[PlannedTurn], tally: Tally
+) -> None:
+    if args.block_turns is not None:
+        await memory.set_block_turn_size(tally.space, args.block_turns)
+    for turn in plan:
+        await record_one(memory, tally.space, turn, tally)
+
+
+async def record_one(memory: StrataGate, space: str, turn: PlannedTurn, tally: Tally) -> None:
     try:
         receipt = await memory.record_turn(
-            turn.namespace,
+            space,
             turn.thread,
             turn.messages,
             at=turn_time(turn.messages),
@@ -183,4 +206,4 @@ async def record_one(memory: StrataGate, turn: PlannedTurn, tally: Tally) -> Non
     else:
         tally.add(receipt)
     if turn.seal_after:
-        tally.sealed += await memory.seal_tail(turn.namespace, turn.thread) is not None
+        tally.sealed += await memory.seal_tail(space, turn.thread) is not None

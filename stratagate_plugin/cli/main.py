@@ -24,6 +24,7 @@ from . import (
     ingest_command,
     jobs_command,
     plugin_command,
+    spaces_command,
 )
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         chat_command,
         plugin_command,
         doctor_command,
+        spaces_command,
     ):
         module.register(commands)
     return parser

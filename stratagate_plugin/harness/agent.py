@@ -4,7 +4,8 @@ Every model call gets: the system message (system context sections joined, in or
 session's history, the user-role context sections, then this turn's messages. When the model
 stops, plugins decide (``turn_stopping``); the turn is recorded durably and only then handed
 to ``turn_completed``. Plugin failures in context or turn hooks are logged, never fatal;
-texts ``session_started`` and ``turn_completed`` return are warnings shown to the user.
+texts ``session_started``, ``session_ended`` and ``turn_completed`` return are warnings
+shown to the user, those of ``describe_session`` plain notes.
 The human's text and every tool result pass the U+FFFD rule (``core.text.clean``), so
 nothing they contain can keep the turn from being written.
 """
@@ -64,9 +65,19 @@ class Agent:
 
     async def start(self, session: Session) -> list[str]:
         """Tell the plugins a session is open (new or continued); their warnings."""
+        return await self._session_hook("session_started", session)
+
+    async def describe(self, session: Session) -> list[str]:
+        """What the plugins say about the opened session, one line each."""
+        return await self._session_hook("describe_session", session)
+
+    async def end(self, session: Session) -> list[str]:
+        """Tell the plugins an interactive session ended; their warnings."""
+        return await self._session_hook("session_ended", session)
+
+    async def _session_hook(self, name: str, session: Session) -> list[str]:
         hook_args = {"host": self.host, "session": session}
-        results = await call_hook(self.host.pm, "session_started", isolate=True, **hook_args)
-        return _warnings(results)
+        return _warnings(await call_hook(self.host.pm, name, isolate=True, **hook_args))
 
     async def run_turn(self, session: Session, user_text: str) -> TurnResult:
         """Run one turn to its end, record it, then tell the plugins."""

@@ -67,6 +67,16 @@ def session_started(host: HostAPI, session: Session) -> Awaitable[str | None] | 
 
 
 @hookspec
+def describe_session(host: HostAPI, session: Session) -> Awaitable[str | None] | str | None:
+    """Return one line about the opened session for the user (e.g. which memory it uses)."""
+
+
+@hookspec
+def session_ended(host: HostAPI, session: Session) -> Awaitable[str | None] | str | None:
+    """An interactive session ended (exit or end of input); a returned text warns the user."""
+
+
+@hookspec
 def turn_completed(
     host: HostAPI, session: Session, turn: HostTurn
 ) -> Awaitable[str | None] | str | None:

@@ -3,7 +3,9 @@
 Turns are recorded when they complete (receipt = session + turn number) and derived in the
 background; each model call gets the resident profile, automatic recall and the memory
 protocol; the finish step makes the agent close every evidence batch before answering.
-Memory failures are logged and never break the agent's turn.
+Memory failures are logged and never break the agent's turn. An interactive session's
+end seals its open tail; tails of sessions that simply stop are sealed once idle
+(``runtime``). Each session opens with one line naming its memory space.
 
 The entry point names ``MemoryPlugin``; the host registers one instance per ``Host``, and
 that instance holds the running engine between ``startup`` and ``shutdown``.
@@ -12,6 +14,7 @@ that instance holds the running engine between ``startup`` and ``shutdown``.
 import logging
 from collections.abc import Callable
 
+from ..core.profile.spaces import SpaceSummary, display_name
 from ..harness.hookspecs import hookimpl
 from ..harness.types import (
     ChatMessage,
@@ -42,6 +45,8 @@ HOOKS: tuple[str, ...] = (
     "register_settings",
     "startup",
     "session_started",
+    "describe_session",
+    "session_ended",
     "register_tools",
     "build_context",
     "build_history",
@@ -164,6 +169,31 @@ class MemoryPlugin:
         return await record_missing(self.runtime, session)
 
     @hookimpl
+    async def describe_session(self, session: Session) -> str:
+        """Which memory space the session uses and how much it holds (memory being silently
+        bound to the working directory surprised people)."""
+        runtime = self.runtime
+        namespace = runtime.namespace(session)
+        spaces = await runtime.memory.memory_spaces()
+        return space_line(namespace, spaces)
+
+    @hookimpl
+    async def session_ended(self, session: Session) -> str | None:
+        """Seal the session's open tail now and derive it in the background (the host
+        gives the worker a few seconds at shutdown; a job left over runs at the next start)."""
+        runtime = self.runtime
+        waiting = await record_missing(runtime, session)
+        if waiting:
+            return waiting  # sealing now would leave the waiting turns out of the block
+        try:
+            await runtime.memory.seal_tail(runtime.namespace(session), session.id)
+        except Exception as error:
+            log_failure("could not seal the ended session", error)
+            return f"memory could not seal this session yet ({error}); it is sealed once idle"
+        runtime.kick()
+        return None
+
+    @hookimpl
     async def turn_completed(self, session: Session, turn: HostTurn) -> str | None:
         """Record the turn (after any older one still waiting); a warning when it must wait."""
         runtime = self.runtime
@@ -182,6 +212,19 @@ def log_failure(what: str, error: Exception) -> None:
     bug to debug); the traceback is kept at DEBUG level."""
     log.error("StrataGate %s: %s", what, error)
     log.debug("StrataGate %s", what, exc_info=True)
+
+
+def space_line(namespace: str, spaces: list[SpaceSummary]) -> str:
+    """``memory space "shop" (sg:project:/home/u/shop): 12 messages …``; an empty space
+    says how many others hold memory."""
+    this = next((space for space in spaces if space.namespace == namespace), None)
+    holdings = this.holdings() if this else "empty"
+    line = f"memory space {display_name(namespace)!r} ({namespace}): {holdings}"
+    others = [space for space in spaces if space.namespace != namespace and space.messages]
+    if holdings == "empty" and others:
+        held = "1 other space holds" if len(others) == 1 else f"{len(others)} other spaces hold"
+        line += f"; {held} memory (see `stratagate spaces`)"
+    return line
 
 
 async def _memory_sections(runtime: MemoryRuntime, recall: str) -> list[ContextSection]:

@@ -1,20 +1,28 @@
-"""The plugin's running state: the engine, memory spaces, a derivation worker, turn state."""
+"""The plugin's running state: the engine, memory spaces, a derivation worker, turn state.
+
+The worker also seals the tails that went idle (``seal_idle_minutes``): once as the plugin
+starts (a conversation left unfinished by an earlier process), after every turn, and
+every ``idle_check_s`` while the process runs, so no tail stays unsealed for ever.
+"""
 
 import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..core.config import MemoryConfig
+from ..core.clock import utc_now
 from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
-from ..core.profile.spaces import namespace_for
 from ..core.store.db import default_database_path
 from ..harness.types import ChatMessage, Session
-from .settings import validated
+from .settings import memory_config, space_of, validated
+
+IDLE_CHECK_S = 60.0
 
 log = logging.getLogger(__name__)
 
@@ -41,19 +49,16 @@ class MemoryRuntime:
     gates: dict[tuple[str, int], TurnGate] = field(default_factory=dict)
     histories: dict[str, tuple[int, list[ChatMessage] | None]] = field(default_factory=dict)
     synced: dict[str, int] = field(default_factory=dict)  # session → its newest turn in memory
+    clock: Callable[[], datetime] = utc_now
+    idle_check_s: float = IDLE_CHECK_S
 
     @classmethod
     async def start(cls, settings: dict[str, Any], cwd: Path) -> "MemoryRuntime":
         settings = validated(settings)
-        path = Path(settings["database"]) if settings.get("database") else default_database_path()
-        config = MemoryConfig(
-            block_turn_size=int(settings["block_turn_size"]),
-            block_decay_lambda=float(settings["block_decay_lambda"]),
-            structured_task_timeout_s=float(settings["structured_task_timeout_s"]),
-            agent_memory_weight=float(settings["agent_memory_weight"]),
-        )
         memory = await StrataGate.open(
-            path, config, model_from_settings(settings.get("model"), os.environ)
+            database_path(settings),
+            memory_config(settings),
+            model_from_settings(settings.get("model"), os.environ),
         )
         runtime = cls(memory, settings, cwd)
         runtime.worker = asyncio.create_task(runtime._derive_forever())
@@ -70,30 +75,35 @@ class MemoryRuntime:
         return self.gates.setdefault((session.id, turn), TurnGate())
 
     def namespace(self, session: Session) -> str:
-        return namespace_for(
-            str(self.settings["namespace_mode"]),
-            cwd=str(session.cwd or self.cwd),
-            session_id=session.id,
-            prefix=str(self.settings["namespace_prefix"]),
-            global_name=str(self.settings["global_namespace"]),
-        )
+        return space_of(self.settings, str(session.cwd or self.cwd), session.id)
+
+    async def seal_idle_tails(self) -> list[str]:
+        """Seal every tail quiet for ``seal_idle_minutes`` (by ``clock``); the new blocks."""
+        quiet = timedelta(minutes=float(self.settings["seal_idle_minutes"]))
+        return await self.memory.seal_idle_tails(self.clock() - quiet)
 
     async def _derive_forever(self) -> None:
-        """Run derivation jobs in the background whenever a turn may have sealed a block."""
+        """Seal idle tails and run derivation jobs whenever a turn may have sealed a block,
+        and look for idle tails every ``idle_check_s`` in between."""
         while True:
             if not self.wake.is_set():
                 self.idle.set()
-            await self.wake.wait()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), timeout=self.idle_check_s)
+            woken = self.wake.is_set()
             self.idle.clear()
             self.wake.clear()
             try:
-                report = await self.memory.process_pending()
+                if await self.seal_idle_tails() or woken:
+                    await self._derive()
             except Exception as failure:
                 log.error("StrataGate derivation pass failed: %s", failure)
                 log.debug("StrataGate derivation pass failed", exc_info=True)
-                continue
-            for error in report.errors:
-                log.warning("StrataGate derivation: %s", error)
+
+    async def _derive(self) -> None:
+        report = await self.memory.process_pending()
+        for error in report.errors:
+            log.warning("StrataGate derivation: %s", error)
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Give queued derivation a few seconds to finish, then cancel; an interrupted job is
@@ -105,3 +115,8 @@ class MemoryRuntime:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(self.worker, timeout=5)
         await self.memory.close()
+
+
+def database_path(settings: dict[str, Any]) -> Path:
+    """The profile's ``database`` setting, else ``$STRATAGATE_HOME/memory.db``."""
+    return Path(settings["database"]) if settings.get("database") else default_database_path()

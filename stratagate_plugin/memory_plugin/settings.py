@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.config import MemoryConfig
 from ..core.errors import InvalidInput
+from ..core.profile.spaces import namespace_for
 
 SETTINGS_ID = "stratagate-memory"
 CORE = MemoryConfig()
@@ -30,10 +31,34 @@ class MemorySettings(BaseModel):
     agent_memory_enabled: bool = True
     agent_memory_weight: float = Field(default=CORE.agent_memory_weight, ge=0, le=10)
     structured_task_timeout_s: float = Field(default=CORE.structured_task_timeout_s, gt=0)
+    seal_idle_minutes: float = Field(default=30.0, ge=0)
+    """A session's open tail quiet this long is sealed (and derived) as a shorter block."""
     model: dict[str, Any] = {}
 
 
 DEFAULT_SETTINGS: dict[str, Any] = MemorySettings().model_dump()
+
+
+def memory_config(settings: dict[str, Any]) -> MemoryConfig:
+    """The engine configuration validated ``settings`` name (the plugin's and the CLI's)."""
+    return MemoryConfig(
+        block_turn_size=int(settings["block_turn_size"]),
+        block_decay_lambda=float(settings["block_decay_lambda"]),
+        structured_task_timeout_s=float(settings["structured_task_timeout_s"]),
+        agent_memory_weight=float(settings["agent_memory_weight"]),
+    )
+
+
+def space_of(settings: dict[str, Any], cwd: str, session_id: str) -> str:
+    """The memory space (namespace) a session in ``cwd`` uses under validated ``settings``:
+    one rule for the plugin and for the commands that default to chat's space."""
+    return namespace_for(
+        str(settings["namespace_mode"]),
+        cwd=cwd,
+        session_id=session_id,
+        prefix=str(settings["namespace_prefix"]),
+        global_name=str(settings["global_namespace"]),
+    )
 
 
 def validated(settings: dict[str, Any]) -> dict[str, Any]:

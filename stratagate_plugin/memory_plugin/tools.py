@@ -12,6 +12,7 @@ from pydantic import Field
 from ..core.gate.evidence import Strategy, Verdict
 from ..core.profile.fields import FIELD_NAMES
 from ..core.remember.rules import Category
+from ..core.retrieval.raw_channel import OPEN_TAIL
 from ..harness.types import ToolCallContext
 from .runtime import MemoryRuntime
 
@@ -108,16 +109,17 @@ class RetrievalTools:
         scope: Literal["namespace", "session"] = "namespace",
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Search the raw (L5) messages of
-        sealed conversation blocks; each hit comes with its previous and next message.
-        Namespace scope ranks by the fused retrieval (the message, its neighbours, its block,
-        events citing it, dates the query names); session scope by BM25 in this thread."""
+        sealed conversation blocks and of other sessions' not yet sealed turns; each hit
+        comes with its previous and next message. Namespace scope ranks by the fused
+        retrieval (the message, its neighbours, its block, events citing it, dates the
+        query names); session scope by BM25 in this thread's sealed blocks."""
         namespace, thread = _where(self.runtime, call)
         memory = self.runtime.memory
         if scope == "session":
             hits = await memory.search_raw(namespace, query, limit, thread)
         else:
-            hits = await memory.search_raw_ranked(namespace, query, limit)
-        refs = [f"raw:{h.block_id}:{h.message.id}:{i}" for i, h in enumerate(hits)]
+            hits = await memory.search_raw_ranked(namespace, query, limit, current_thread=thread)
+        refs = [f"raw:{h.block_id or OPEN_TAIL}:{h.message.id}:{i}" for i, h in enumerate(hits)]
         results = [_raw_card(ref, hit) for ref, hit in zip(refs, hits, strict=True)]
         return await _batch(self.runtime, call, "memory_search_raw", refs, {}, results)
 

@@ -1,7 +1,8 @@
 """Blocks on the façade: recording turns, sealing tails, views at their decayed level, expansion.
 
 A turn is one ``BEGIN IMMEDIATE`` transaction that writes L5 and seals a full tail into a
-pending block (L4/L3 by rule) before any model is called.
+pending block (L4/L3 by rule) before any model is called. A shorter tail is sealed whole
+when its session ends or goes idle, so no tail stays open for ever.
 """
 
 import sqlite3
@@ -12,10 +13,12 @@ from typing import Any
 
 from ..clock import iso, to_utc, utc_now
 from ..errors import InvalidInput, NotFound, require_names
+from ..profile.spaces import SpaceSummary
 from ..records import Block, BlockView, LiftSource, Message, MessageIn, ToolTrace, TurnReceipt
 from ..service_base import ServiceBase
 from ..store import block_rows
-from ..store.sealing import seal_whole_tail
+from ..store.sealing import idle_tails, seal_idle_tails, seal_whole_tail
+from ..store.space_rows import space_summaries
 from ..store.turns import (
     ReceiptExists,
     existing_receipts,
@@ -91,6 +94,21 @@ class BlocksService(ServiceBase):
         """Seal the thread's open tail now (end of a session or an import); None if empty."""
         now = iso(utc_now())
         return await self.db.write(lambda raw: seal_whole_tail(raw, namespace, thread_id, now))
+
+    async def seal_idle_tails(self, before: datetime) -> list[str]:
+        """Seal whole every open tail (of any space) whose newest message is older than
+        ``before``: a conversation that went quiet without ending still becomes a block.
+
+        Looks first without a write lock: the usual answer is that nothing is idle."""
+        cutoff = to_utc(before)
+        if not await self.db.read(lambda raw: idle_tails(raw, cutoff)):
+            return []
+        now = iso(utc_now())
+        return await self.db.write(lambda raw: seal_idle_tails(raw, cutoff, now))
+
+    async def memory_spaces(self, namespace: str | None = None) -> list[SpaceSummary]:
+        """Every memory space (or the one named) with its counts, most recently used first."""
+        return await self.db.read(lambda raw: space_summaries(raw, namespace))
 
     # -- block settings ----------------------------------------------------------------
 

@@ -21,11 +21,12 @@ class HitMessage(BaseModel):
 
 
 class RawHit(BaseModel):
-    """A sealed message that matched a raw search, with its block and thread neighbours."""
+    """A message that matched a raw search, with its block (None while it is in an open
+    tail) and thread neighbours."""
 
     model_config = ConfigDict(frozen=True)
 
-    block_id: str
+    block_id: str | None
     turn_range: tuple[int, int]
     message: HitMessage
     previous: HitMessage | None = None

@@ -1,4 +1,9 @@
-"""The raw channel of ``retrieve()``: sealed messages ranked by BM25, then voted by context.
+"""The raw channel of ``retrieve()``: raw messages ranked by BM25, then voted by context.
+
+Its corpus is the sealed messages plus the open tails of the other sessions (issue #14,
+beyond spec §6.6's sealed-only corpus): a fact told in one session is found from every
+other one from its next turn on, however short the first session stays. An open tail
+counts as a block of its own (``OPEN_TAIL``) for the block votes.
 
 A message gains from its best-matching thread neighbour (an answer usually sits next to
 the question that names the topic), from how well its block matches, from the speaker a
@@ -36,11 +41,14 @@ class RawChannelConfig:
 
 
 RAW_CHANNEL = RawChannelConfig()
+OPEN_TAIL = "open-tail"
+"""Stands for the block of a message still in an open tail (a raw ref's block, too)."""
 
 
 @dataclass(frozen=True)
 class ChannelDoc:
-    """A sealed message: its tokens and the tokens of its ``Name:`` label (``speaker``)."""
+    """A message (sealed, or in an open tail: ``block_id`` is then ``OPEN_TAIL:<thread>``):
+    its tokens and the tokens of its ``Name:`` label (``speaker``)."""
 
     id: str
     thread_id: str
@@ -53,7 +61,7 @@ class ChannelDoc:
 
 @dataclass(frozen=True)
 class CorpusStats:
-    """BM25 statistics of a namespace's sealed messages and of its blocks."""
+    """BM25 statistics of a namespace's searched messages and of their blocks."""
 
     messages: int
     message_tokens: int
@@ -64,7 +72,7 @@ class CorpusStats:
 
 
 def scan_stats(docs: Sequence[ChannelDoc], terms: Sequence[str]) -> CorpusStats:
-    """The statistics computed from a complete list of a namespace's sealed messages."""
+    """The statistics computed from a complete list of messages (a namespace's, its tails')."""
     block_tokens: dict[str, set[str]] = {}
     lengths: dict[str, int] = {}
     for doc in docs:
@@ -78,6 +86,22 @@ def scan_stats(docs: Sequence[ChannelDoc], terms: Sequence[str]) -> CorpusStats:
         message_df={t: sum(1 for s in token_sets if t in s) for t in terms},
         block_df={t: sum(1 for s in block_tokens.values() if t in s) for t in terms},
         block_lengths=lengths,
+    )
+
+
+def added_stats(first: CorpusStats, second: CorpusStats) -> CorpusStats:
+    """The statistics of two disjoint corpora together (sealed ones and open tails)."""
+
+    def summed(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+        return {key: a.get(key, 0) + b.get(key, 0) for key in a.keys() | b.keys()}
+
+    return CorpusStats(
+        messages=first.messages + second.messages,
+        message_tokens=first.message_tokens + second.message_tokens,
+        blocks=first.blocks + second.blocks,
+        message_df=summed(first.message_df, second.message_df),
+        block_df=summed(first.block_df, second.block_df),
+        block_lengths=summed(first.block_lengths, second.block_lengths),
     )
 
 

@@ -4,6 +4,10 @@ The activation query is the latest user message plus the thread's last two open-
 turns. Relevant events and every pinned or safety event are fused by RRF of relevance and
 weight; events sourced from the current thread (already in native history) are dropped;
 lines are added while the estimated total stays within the budget. Nothing reinforces.
+
+Beyond spec §9 (issue #14): the other sessions' open-tail messages that match the latest
+user message follow the events, so what was said elsewhere is recalled from the next turn
+on, before its tail is sealed and derived into events.
 """
 
 import json
@@ -16,8 +20,9 @@ from pydantic import BaseModel
 from ..events.cards import EventCard
 from ..events.ranking import WeightKey, weight_key, weight_order_ids
 from ..records import Message
+from ..text.search_terms import tokenize
 from ..text.token_budget import estimate_tokens
-from .bm25 import rrf_rank
+from .bm25 import bm25_rank, rrf_rank
 
 HEADING = (
     "[Activated long-term memory]",
@@ -38,18 +43,22 @@ class RecallConfig:
     relevance_limit: int = 20
     tail_turns: int = 2
     agent_weight: float = 1.0
+    tail_message_limit: int = 4
+    tail_message_chars: int = 300
 
 
 DEFAULT_RECALL = RecallConfig()
 
 
 class AutoContext(BaseModel):
-    """The rendered block and what went into it (``nodes`` stays empty until the graph)."""
+    """The rendered block and what went into it (``nodes`` stays empty until the graph);
+    ``messages``: the other sessions' open-tail messages shown."""
 
     text: str
     query: str
     events: list[EventCard]
     nodes: list[dict[str, Any]] = []
+    messages: list[Message] = []
 
 
 def activate_events(
@@ -97,19 +106,44 @@ def event_line(card: EventCard) -> dict[str, Any]:
     return line | {"temporal": status}
 
 
+def matching_tail_messages(
+    terms: Sequence[str], tails: Sequence[Message], limit: int
+) -> list[Message]:
+    """The user and assistant messages of other sessions' open tails that hold a query
+    term, best BM25 first, the newer of equals first."""
+    spoken = [message for message in tails if message.role in ("user", "assistant")]
+    docs = {-index: tokenize(message.content) for index, message in enumerate(spoken)}
+    return [spoken[-index] for index, _ in bm25_rank(terms, docs)[:limit]]
+
+
+def message_line(message: Message, chars: int) -> dict[str, Any]:
+    """``{session, role, content, createdAt}``: the content cut to ``chars``."""
+    return {
+        "session": message.thread_id,
+        "role": message.role,
+        "content": message.content[:chars],
+        "createdAt": message.created_at.isoformat(),
+    }
+
+
 def render_activated(
-    events: Sequence[EventCard], nodes: Sequence[Mapping[str, Any]], budget: int
-) -> tuple[str, int]:
-    """(text, events shown). Each list stops at its first item that would exceed ``budget``."""
+    events: Sequence[EventCard],
+    nodes: Sequence[Mapping[str, Any]],
+    budget: int,
+    messages: Sequence[Mapping[str, Any]] = (),
+) -> tuple[str, int, int]:
+    """(text, events shown, messages shown). Each list stops at its first item that would
+    exceed ``budget``."""
     lines = list(HEADING)
     tokens = estimate_tokens("\n".join(lines))
     shown_events, tokens = _append_section(
         lines, "Events:", [event_line(card) for card in events], tokens, budget
     )
     shown_nodes, tokens = _append_section(lines, "KnowledgeGraph:", nodes, tokens, budget)
-    if not shown_events and not shown_nodes:
+    shown_messages, tokens = _append_section(lines, "RecentMessages:", messages, tokens, budget)
+    if not shown_events and not shown_nodes and not shown_messages:
         lines.append(NOTHING)
-    return "\n".join(lines), shown_events
+    return "\n".join(lines), shown_events, shown_messages
 
 
 def _append_section(

@@ -42,6 +42,8 @@ from .recall import (
     RecallConfig,
     activation_order,
     activation_query,
+    matching_tail_messages,
+    message_line,
     render_activated,
 )
 
@@ -59,29 +61,47 @@ class RetrievalService(EventSearchService):
             lambda raw: raw_search.search_raw(raw, namespace, query, limit, thread_id)
         )
 
-    async def search_raw_ranked(self, namespace: str, query: str, limit: int = 6) -> list[RawHit]:
-        """Sealed messages in ``retrieve()``'s order with their neighbours: what the agent's raw
+    async def search_raw_ranked(
+        self, namespace: str, query: str, limit: int = 6, *, current_thread: str | None = None
+    ) -> list[RawHit]:
+        """Messages in ``retrieve()``'s order with their neighbours: what the agent's raw
         search shows at namespace scope, so it reads what the benchmark measures."""
         if limit < 1:
             return []
-        found = await self.retrieve(namespace, query, limit)
+        found = await self.retrieve(namespace, query, limit, current_thread=current_thread)
         scored = [(hit.message_id, hit.score) for hit in found]
         return await self.db.read(lambda raw: raw_search.hits_for(raw, scored))
 
     async def retrieve(
-        self, namespace: str, query: str, k: int = 20, config: FusionConfig | None = None
+        self,
+        namespace: str,
+        query: str,
+        k: int = 20,
+        config: FusionConfig | None = None,
+        *,
+        current_thread: str | None = None,
     ) -> list[Retrieved]:
         """The fused first-step evidence (raw, event and block channels) as message ids."""
         settings = config or FUSION
-        return fuse(await self.channel_rankings(namespace, query, k, settings), settings, k)
+        rankings = await self.channel_rankings(
+            namespace, query, k, settings, current_thread=current_thread
+        )
+        return fuse(rankings, settings, k)
 
     async def channel_rankings(
-        self, namespace: str, query: str, k: int = 20, config: FusionConfig | None = None
+        self,
+        namespace: str,
+        query: str,
+        k: int = 20,
+        config: FusionConfig | None = None,
+        *,
+        current_thread: str | None = None,
     ) -> dict[str, list[str]]:
         """Each channel's ranked message ids (for fusion, and for per-channel measurement).
 
         A query without search terms finds nothing in any channel (event search alone would
-        list every event for an empty query).
+        list every event for an empty query). The raw channel reads every open tail but
+        ``current_thread``'s: the asking session has its own in view.
         """
         settings = config or FUSION
         reference = await self.db.read(lambda raw: latest_message_time(raw, namespace))
@@ -102,7 +122,9 @@ class RetrievalService(EventSearchService):
                 lambda raw: dated_messages(raw, namespace, parsed.windows)
             )
             boost = window_votes(boost, created, happened, settings)
-        ranked = await self.raw_channel(namespace, parsed, 2 * k, settings.raw_channel, boost)
+        ranked = await self.raw_channel(
+            namespace, parsed, 2 * k, settings.raw_channel, boost, current_thread=current_thread
+        )
         raw_ids = [message_id for message_id, _ in ranked]
         limit = settings.block_limit
         blocks = await self.db.read(lambda raw: block_channel(raw, raw_ids, parsed, limit))
@@ -116,11 +138,13 @@ class RetrievalService(EventSearchService):
         k: int,
         config: RawChannelConfig = RAW_CHANNEL,
         boost: Mapping[str, float] | None = None,
+        *,
+        current_thread: str | None = None,
     ) -> list[tuple[str, float]]:
         """The raw channel alone: (message id, score) best first; nothing when no term matches.
 
         ``boost`` adds to a message's score but never makes a message with no matching
-        neighbourhood appear.
+        neighbourhood appear; ``current_thread``'s open tail is left out.
         """
         if not query.terms or k < 1:
             return []
@@ -134,6 +158,7 @@ class RetrievalService(EventSearchService):
                 config.context_reach,
                 weak,
                 config.category_cap,
+                current_thread,
             )
         )
         return context_rank(terms, docs, stats, config, boost or {}, weak)[:k]
@@ -148,10 +173,16 @@ class RetrievalService(EventSearchService):
     ) -> AutoContext:
         """Automatic recall for one model call (spec §9); stamps the events found, no reinforcing.
 
+        Other sessions' open-tail messages that match follow the events (issue #14).
         Without ``config``, the spec's budgets with the façade's agent memory weight.
         """
         settings = config or replace(DEFAULT_RECALL, agent_weight=self.config.agent_memory_weight)
-        tail = await self.db.read(lambda raw: block_rows.open_tail(raw, namespace, thread_id))
+        tail, others = await self.db.read(
+            lambda raw: (
+                block_rows.open_tail(raw, namespace, thread_id),
+                block_rows.open_tails(raw, namespace, thread_id),
+            )
+        )
         text = activation_query(latest_user_message, tail, settings.tail_turns)
         relevance = await self.ranked_events(
             namespace,
@@ -162,8 +193,14 @@ class RetrievalService(EventSearchService):
         events = await self.db.read(
             lambda raw: activated(raw, namespace, thread_id, relevance, settings)
         )
-        rendered, shown = render_activated(events, [], settings.token_budget)
-        return AutoContext(text=rendered, query=text, events=events[:shown])
+        recent = matching_tail_messages(  # the asked words alone: tail chatter matches chatter
+            parse_query(latest_user_message).terms, others, settings.tail_message_limit
+        )
+        lines = [message_line(message, settings.tail_message_chars) for message in recent]
+        rendered, shown, spoken = render_activated(events, [], settings.token_budget, lines)
+        return AutoContext(
+            text=rendered, query=text, events=events[:shown], messages=recent[:spoken]
+        )
 
 
 def block_channel(

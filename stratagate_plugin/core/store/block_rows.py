@@ -49,6 +49,27 @@ def open_tail(raw: sqlite3.Connection, namespace: str, thread_id: str) -> list[M
     return [message_from_row(row) for row in rows]
 
 
+OPEN_TAILS = (
+    "FROM threads t CROSS JOIN messages m ON m.namespace = t.namespace "
+    "AND m.thread_id = t.thread_id AND m.position > t.sealed_position "
+    "WHERE t.namespace = ? AND t.message_count > t.sealed_position AND t.thread_id IS NOT ?"
+)
+"""The open-tail messages of a namespace's threads but one (``IS NOT NULL``: all of them).
+
+One primary-key probe a thread: tails are short (under a block's turns) and few, since
+idle and ended sessions have theirs sealed."""
+
+
+def open_tails(
+    raw: sqlite3.Connection, namespace: str, except_thread: str | None = None
+) -> list[Message]:
+    """Every thread's open-tail messages but ``except_thread``'s, by thread and position."""
+    rows = raw.execute(
+        f"SELECT m.* {OPEN_TAILS} ORDER BY m.thread_id, m.position", (namespace, except_thread)
+    ).fetchall()
+    return [message_from_row(row) for row in rows]
+
+
 def latest_ready_position(raw: sqlite3.Connection, namespace: str, thread_id: str) -> int:
     row = raw.execute(
         "SELECT COALESCE(MAX(ready_position), 0) FROM blocks WHERE namespace = ? "

@@ -18,9 +18,11 @@ from .search_index import has_index, prefilter
 MAX_CANDIDATES = 5000
 _COLUMNS = (
     "SELECT m.pk, m.id, m.thread_id, m.block_id, m.position, m.role, m.content, m.created_at, "
-    "b.sequence AS block_sequence, b.start_turn, b.end_turn"
+    "b.sequence AS block_sequence, coalesce(b.start_turn, m.turn) AS start_turn, "
+    "coalesce(b.end_turn, m.turn) AS end_turn"
 )
 _FROM = "FROM messages m JOIN blocks b ON b.id = m.block_id"
+_ANY = "FROM messages m LEFT JOIN blocks b ON b.id = m.block_id"  # open tails too
 
 
 def candidate_limit(limit: int) -> int:
@@ -47,11 +49,12 @@ def search_raw(
 
 
 def hits_for(raw: sqlite3.Connection, scored: list[tuple[str, float]]) -> list[RawHit]:
-    """``RawHit``s for sealed messages given as (id, score), in the order given."""
+    """``RawHit``s for messages given as (id, score), in the order given; one still in an
+    open tail has no block and its own turn as the range."""
     ids = [message_id for message_id, _ in scored]
     rows = fetch_rows(
         raw,
-        f"{_COLUMNS} {_FROM} WHERE m.id IN (SELECT value FROM json_each(?))",
+        f"{_COLUMNS} {_ANY} WHERE m.id IN (SELECT value FROM json_each(?))",
         [json.dumps(ids)],
     )
     by_id = {row["id"]: row for row in rows}

@@ -4,8 +4,9 @@ The raw channel never loads a whole namespace when the FTS5 index exists: it tak
 sealed messages that match a query term (best FTS rank first, capped), the thread
 neighbours their context votes need, and namespace-wide statistics aggregated inside
 SQLite; without FTS5 the same rows come from a scan. Token counts come from the index
-text, one encoded term a token. Each row also carries its speaker: the tokens of a leading
-``Name:`` label, if any.
+text, one encoded term a token. The other sessions' open tails, which the index does not
+hold, are read whole (they are short and few) and their statistics added. Each row also
+carries its speaker: the tokens of a leading ``Name:`` label, if any.
 """
 
 import json
@@ -15,13 +16,26 @@ from datetime import datetime
 
 from ..clock import iso, parse_iso
 from ..retrieval.query import Window
-from ..retrieval.raw_channel import ChannelDoc, CorpusStats, scan_stats, speaker_label
+from ..retrieval.raw_channel import (
+    OPEN_TAIL,
+    ChannelDoc,
+    CorpusStats,
+    added_stats,
+    scan_stats,
+    speaker_label,
+)
 from ..text.search_terms import fts_match_any, tokenize
+from .block_rows import OPEN_TAILS
 from .raw_search import fetch_rows
 from .search_index import FTS_TOKEN_COUNT, has_index
 
 _COLUMNS = "m.id, m.thread_id, m.block_id, m.position, b.sequence AS block_sequence"
 _SEALED = "JOIN blocks b ON b.id = m.block_id WHERE m.namespace = ?"
+_TAILS = (  # an open tail is a block of its own, newer than every sealed one
+    f"SELECT m.id, m.thread_id, '{OPEN_TAIL}:' || m.thread_id AS block_id, m.position, "
+    "(SELECT block_count + 1 FROM namespaces WHERE namespace = t.namespace) AS block_sequence, "
+    f"m.content {OPEN_TAILS}"
+)
 
 
 def channel_rows(
@@ -32,22 +46,27 @@ def channel_rows(
     reach: int,
     weak: Sequence[str] = (),
     weak_cap: int = 0,
+    current_thread: str | None = None,
 ) -> tuple[list[ChannelDoc], CorpusStats]:
-    """Matching messages plus neighbours within ``reach``, and the statistics.
+    """Matching messages plus neighbours within ``reach``, the open tails, the statistics.
 
-    Up to ``cap`` messages match ``terms`` and up to ``weak_cap`` more match ``weak`` (a
-    category's members), fetched apart so that weak terms never crowd the others out.
-    Statistics cover the terms that occur in the loaded messages (no other term can score).
+    Up to ``cap`` sealed messages match ``terms`` and up to ``weak_cap`` more match ``weak``
+    (a category's members), fetched apart so that weak terms never crowd the others out.
+    Every thread's open tail but ``current_thread``'s (the asking session has its own in
+    view) is loaded whole. Statistics cover the terms that occur in the loaded messages
+    (no other term can score).
     """
     if not has_index(raw):
-        return scan_rows(raw, namespace, [*terms, *weak])
+        return scan_rows(raw, namespace, [*terms, *weak], current_thread)
     matched = _matching(raw, namespace, terms, cap)
     seen = {doc.id for doc in matched}
     matched += [doc for doc in _matching(raw, namespace, weak, weak_cap) if doc.id not in seen]
-    docs = matched + _neighbours(raw, namespace, matched, reach)
+    tails = tail_docs(raw, namespace, current_thread)
+    docs = matched + _neighbours(raw, namespace, matched, reach) + tails
     loaded = {token for doc in docs for token in doc.tokens}
     present = [term for term in dict.fromkeys([*terms, *weak]) if term in loaded]
-    return docs, _index_stats(raw, namespace, present, {d.block_id for d in matched})
+    sealed = _index_stats(raw, namespace, present, {d.block_id for d in matched})
+    return docs, added_stats(sealed, scan_stats(tails, present))
 
 
 def _matching(
@@ -67,12 +86,25 @@ def _matching(
 
 
 def scan_rows(
-    raw: sqlite3.Connection, namespace: str, terms: Sequence[str]
+    raw: sqlite3.Connection,
+    namespace: str,
+    terms: Sequence[str],
+    current_thread: str | None = None,
 ) -> tuple[list[ChannelDoc], CorpusStats]:
-    """Every sealed message of the namespace, tokenized here (no index, or as a reference)."""
+    """Every sealed message of the namespace and the open tails but ``current_thread``'s,
+    tokenized here (no index, or as a reference)."""
     rows = fetch_rows(raw, f"SELECT {_COLUMNS}, m.content FROM messages m {_SEALED}", [namespace])
     docs = [_doc(row, tokenize(row["content"])) for row in rows]
+    docs += tail_docs(raw, namespace, current_thread)
     return docs, scan_stats(docs, terms)
+
+
+def tail_docs(
+    raw: sqlite3.Connection, namespace: str, current_thread: str | None
+) -> list[ChannelDoc]:
+    """The open-tail messages of every thread but ``current_thread``, tokenized here."""
+    rows = fetch_rows(raw, _TAILS, [namespace, current_thread])
+    return [_doc(row, tokenize(row["content"])) for row in rows]
 
 
 def _doc(row: sqlite3.Row, tokens: list[str]) -> ChannelDoc:
@@ -172,14 +204,14 @@ def latest_message_time(raw: sqlite3.Connection, namespace: str) -> datetime | N
 def dated_messages(
     raw: sqlite3.Connection, namespace: str, windows: Sequence[Window]
 ) -> tuple[set[str], set[str]]:
-    """(sealed messages created in a window, messages cited by an event happened in one)."""
+    """(messages created in a window, open tails' too, messages cited by an event happened
+    in one)."""
     created: set[str] = set()
     for window in windows:
         created.update(
             row[0]
             for row in raw.execute(
-                "SELECT id FROM messages WHERE namespace = ? AND block_id IS NOT NULL "
-                "AND created_at BETWEEN ? AND ?",
+                "SELECT id FROM messages WHERE namespace = ? AND created_at BETWEEN ? AND ?",
                 (namespace, iso(window.start), iso(window.end)),
             )
         )

@@ -1,7 +1,11 @@
-"""Sealing full open tails into pending blocks: L5 stays as rows, L4/L3 are computed.
+"""Sealing open tails into pending blocks: L5 stays as rows, L4/L3 are computed.
 
-Sealing is also when messages enter the FTS index: every reader searches sealed L5 only,
-and one index segment per block instead of one per turn keeps each commit small.
+A tail is sealed when it holds a block's turns, and whole (a shorter block) when its
+session ends, its import file ends, or it has been idle too long.
+
+Sealing is also when messages enter the FTS index: one index segment per block instead of
+one per turn keeps each commit small. Readers scan the open tails beside the index (they
+are short and few: ``block_rows.OPEN_TAILS``).
 
 Runs inside the recording transaction, before any model is asked anything, so a
 sealed block and its summary job exist the moment the turn that filled it returns.
@@ -9,9 +13,10 @@ sealed block and its summary job exist the moment the turn that filled it return
 
 import sqlite3
 from dataclasses import dataclass
+from datetime import datetime
 
 from ..blocks.transcript import layer_texts
-from ..clock import iso, utc_now
+from ..clock import iso, parse_iso, utc_now
 from ..ids import new_id
 from ..records import Role, ToolTrace
 from .rows import traces_from_json
@@ -67,6 +72,25 @@ def seal_whole_tail(
     if thread is None or thread[0] < 1:
         return None
     return _seal_one(raw, namespace, thread_id, int(thread[0]), int(thread[1]), now)
+
+
+def idle_tails(raw: sqlite3.Connection, before: datetime) -> list[tuple[str, str]]:
+    """(namespace, thread) of every open tail whose newest message is older than ``before``.
+
+    Read off each open thread's last message (a primary-key probe); times are compared
+    parsed, not as text."""
+    rows = raw.execute(
+        "SELECT t.namespace, t.thread_id, m.created_at FROM threads t CROSS JOIN messages m "
+        "ON m.namespace = t.namespace AND m.thread_id = t.thread_id "
+        "AND m.position = t.message_count WHERE t.message_count > t.sealed_position"
+    ).fetchall()
+    return [(row[0], row[1]) for row in rows if parse_iso(row[2]) < before]
+
+
+def seal_idle_tails(raw: sqlite3.Connection, before: datetime, now: str) -> list[str]:
+    """Seal each tail idle since before ``before`` whole, as one (possibly short) block."""
+    sealed = (seal_whole_tail(raw, ns, thread, now) for ns, thread in idle_tails(raw, before))
+    return [block_id for block_id in sealed if block_id is not None]
 
 
 def _seal_one(
