@@ -186,3 +186,42 @@ async def test_a_cancelled_run_gives_its_job_back_at_once(
     memory.model = ScriptedModel.of([SUMMARY, {"should_extract": False}])
     assert (await memory.process_pending()).ran == 2
     await memory.close()
+
+
+async def test_a_killed_local_workers_job_is_taken_back_at_the_next_open(tmp_path: Path) -> None:
+    """A lease outlives a SIGKILLed worker; its pid being gone is proof enough here."""
+    import os
+    import socket
+    import sqlite3
+    import subprocess
+    import sys
+
+    from stratagate_plugin.core.memory import StrataGate
+
+    path = tmp_path / "m.db"
+    async with await StrataGate.open(path) as memory:
+        await memory.append_turn("ns", "t", user="kiln fires friday", assistant="ok")
+        await memory.seal_tail("ns", "t")
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    raw = sqlite3.connect(path)
+    raw.execute(
+        "UPDATE jobs SET status = 'running', attempts = 1, claims = 1, owner = ?, "
+        "lease_expires_at = '2999-01-01T00:00:00+00:00'",
+        (f"{socket.gethostname()}:{gone.pid}:dead0000",),
+    )
+    raw.execute(
+        "INSERT INTO jobs(id, namespace, kind, target_id, status, attempts, claims, owner, "
+        "lease_expires_at, created_at, updated_at) VALUES ('job_live', 'ns', 'block_summary', "
+        "'x', 'running', 1, 1, ?, '2999-01-01T00:00:00+00:00', '2026-01-01T00:00:00+00:00', "
+        "'2026-01-01T00:00:00+00:00')",
+        (f"{socket.gethostname()}:{os.getpid()}:live0000",),
+    )
+    raw.commit()
+    raw.close()
+    async with await StrataGate.open(path) as memory:
+        states = {job.id: job.status for job in await memory.list_jobs()}
+        report = await memory.process_pending()
+    assert states["job_live"] == "running"  # this process is alive: its lease holds
+    assert [s for i, s in states.items() if i != "job_live"] == ["failed"]
+    assert report.succeeded >= 1

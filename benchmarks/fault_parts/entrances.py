@@ -53,7 +53,9 @@ from stratagate_plugin.harness.errors import HostError
 from stratagate_plugin.harness.profiles import load_profile, profiles_dir
 from stratagate_plugin.harness.tools import ToolArgumentsError, parse_arguments
 
-CONFIG = HttpModelConfig(base_url="http://fuzz.invalid/v1", model="fuzz", timeout_s=5)
+CONFIG = HttpModelConfig(  # one attempt: retries (tested on their own) would only sleep
+    base_url="http://fuzz.invalid/v1", model="fuzz", timeout_s=5, max_attempts=1
+)
 TASKS: dict[str, StructuredTask[Any]] = {
     SUMMARIZE_BLOCK: StructuredTask(SUMMARIZE_BLOCK, BlockSummary, "summarize", {"block": {}}),
     EXTRACT_EVENT_CARDS: StructuredTask(EXTRACT_EVENT_CARDS, EventExtraction, "extract", {}),

@@ -4,11 +4,14 @@ It opens the database and composes one service per capability; each service's me
 are the use cases (pure rules joined with store transactions). No framework code here.
 """
 
+import sqlite3
+from datetime import datetime
 from pathlib import Path
 
 from .blocks.service import BlocksService
 from .clock import utc_now
 from .config import MemoryConfig
+from .derivation.lease import dead_local_owners
 from .derivation.service import DerivationService
 from .events.service import EventsService
 from .gate.service import GateService
@@ -59,8 +62,7 @@ class StrataGate(
         db = await Database(path or default_database_path(), busy_timeout_ms=busy_ms).open()
         now = utc_now()
         try:
-            if await db.read(lambda raw: jobs.any_expired(raw, now)):
-                await db.write(lambda raw: jobs.recover_expired(raw, now))
+            await _take_back_abandoned_jobs(db, now)
         except BaseException:
             await db.close()  # else its worker thread keeps the process alive
             raise
@@ -78,3 +80,18 @@ class StrataGate(
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+async def _take_back_abandoned_jobs(db: Database, now: datetime) -> None:
+    """Jobs whose lease ran out, or whose owner was a process of this machine that is gone
+    (killed, crashed), become failed-retryable-now; a live worker's jobs are left alone.
+    Asked first without a write lock, so an open does not wait behind another's write."""
+    dead = dead_local_owners(await db.read(jobs.lease_holders))
+    expired = await db.read(lambda raw: jobs.any_expired(raw, now))
+    if dead or expired:
+
+        def take_back(raw: sqlite3.Connection) -> None:
+            jobs.release_owners(raw, dead, now)
+            jobs.recover_expired(raw, now)
+
+        await db.write(take_back)

@@ -55,7 +55,7 @@ def load_profile(name: str) -> Profile:
         return Profile.model_validate({**data, "name": name})
     except ValidationError as error:
         raise HostError(f"invalid profile {path}: {describe(error)}") from error
-    except (yaml.YAMLError, TypeError, UnicodeDecodeError) as error:
+    except (yaml.YAMLError, TypeError, ValueError) as error:  # bad bytes, bad dates too
         raise HostError(f"invalid profile {path}: {error}") from error
 
 

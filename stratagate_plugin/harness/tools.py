@@ -82,6 +82,8 @@ def parse_arguments(call: ToolCall) -> dict[str, Any]:
         values = json.loads(call.arguments or "{}")
     except json.JSONDecodeError as error:
         raise ToolArgumentsError(f"arguments are not valid JSON: {error}") from error
+    except RecursionError:
+        raise ToolArgumentsError("arguments are JSON nested too deeply to read") from None
     if not isinstance(values, dict):
         raise ToolArgumentsError("arguments must be a JSON object")
     return values

@@ -11,7 +11,7 @@ import logging
 import os
 import secrets
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import timedelta
 
 DEFAULT_LEASE_S = 60.0
@@ -21,6 +21,30 @@ log = logging.getLogger(__name__)
 def worker_id() -> str:
     """``host:pid:random``: the process holding a job, and which of its workers."""
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def dead_local_owners(owners: Iterable[str]) -> set[str]:
+    """The owners among ``owners`` that were processes of this machine and are gone: their
+    leases need not run out before a restarted ``stratagate process`` takes their jobs back
+    (a reused pid only means waiting for the lease, as for any other owner)."""
+    here = socket.gethostname()
+    dead = set()
+    for owner in owners:
+        host, _, rest = owner.partition(":")
+        pid = rest.partition(":")[0]
+        if host == here and pid.isdigit() and not _alive(int(pid)):
+            dead.add(owner)
+    return dead
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
 
 
 @contextlib.asynccontextmanager

@@ -342,7 +342,7 @@ def _error_detail(response: httpx.Response) -> str:
     """The provider's error message (OpenAI, Ollama and FastAPI shapes), else the raw body."""
     try:
         data = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return _truncate(response.text.strip() or response.reason_phrase, _DETAIL_LIMIT)
     detail: Any = data
     if isinstance(data, dict):

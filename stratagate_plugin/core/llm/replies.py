@@ -50,7 +50,7 @@ def _without_lone_surrogates(arguments: str) -> str:
         return arguments
     try:
         value = json.loads(arguments)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return arguments
     cleaned = valid_json_value(value)
     return arguments if cleaned == value else json.dumps(cleaned, ensure_ascii=False)
@@ -125,6 +125,8 @@ def first_choice(body: bytes) -> WireChoice:
         data = valid_json_value(json.loads(text))
     except json.JSONDecodeError as error:
         raise MalformedReply(f"the body is not JSON ({error.msg})") from error
+    except RecursionError:
+        raise MalformedReply("the body is JSON nested too deeply to read") from None
     if not isinstance(data, dict):
         raise MalformedReply(f"the reply should be an object, not {_kind(data)}")
     try:

@@ -9,6 +9,7 @@ claim (``holds``): a worker whose job was taken back applies nothing.
 """
 
 import sqlite3
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from ..clock import iso
@@ -125,6 +126,23 @@ def any_expired(raw: sqlite3.Connection, now: datetime) -> bool:
     open does not queue behind another process's long write)."""
     row = raw.execute(f"SELECT 1 FROM jobs WHERE {_EXPIRED} LIMIT 1", (iso(now),)).fetchone()
     return row is not None
+
+
+def lease_holders(raw: sqlite3.Connection) -> set[str]:
+    """The owners of running jobs (whose processes may have died before their lease ends)."""
+    rows = raw.execute("SELECT DISTINCT owner FROM jobs WHERE status = 'running'")
+    return {row[0] for row in rows if row[0]}
+
+
+def release_owners(raw: sqlite3.Connection, owners: Iterable[str], now: datetime) -> int:
+    """The running jobs of ``owners`` (known dead) taken back as ``recover_expired`` does."""
+    count = 0
+    for owner in owners:
+        count += raw.execute(
+            _INTERRUPT + "status = 'running' AND owner = ?",
+            (INTERRUPTED, iso(now), MAX_ATTEMPTS, iso(now), owner),
+        ).rowcount
+    return count
 
 
 def recover_expired(raw: sqlite3.Connection, now: datetime) -> int:
