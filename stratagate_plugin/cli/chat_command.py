@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import importlib
 import os
+import re
 import sys
 import threading
 from collections.abc import Sequence
@@ -88,7 +89,37 @@ def warn(warnings: Sequence[str]) -> None:
         print(f"stratagate: warning: {warning}", file=sys.stderr)
 
 
+HELP = """\
+/help     this list
+/space    which memory space this chat uses, and how much it holds
+/exit     leave (also /quit or Ctrl-D); the session's last turns are sealed into memory
+Anything else is a message to the agent."""
+_COMMAND = re.compile(r"/[A-Za-z]+")
+
+
+def slash_command(text: str) -> str | None:
+    """The command a line is (``/help``), or None for a message: a line is a command when it
+    is one slash word, so "/etc/hosts is broken" is still a message."""
+    return text.lower() if _COMMAND.fullmatch(text) else None
+
+
+async def run_command(agent: Agent, session: Session, command: str) -> str:
+    """What a slash command prints; handled here, so it is never a turn nor remembered."""
+    if command == "/help":
+        return HELP
+    if command == "/space":
+        notes = await agent.describe(session)
+        return "\n".join(notes) or "no plugin keeps memory in this profile"
+    return f"unknown command {command}; /help lists the commands"
+
+
 async def one_turn(agent: Agent, session: Session, text: str) -> int:
+    command = slash_command(text.strip())
+    if command is not None and command not in EXIT_COMMANDS:
+        print(await run_command(agent, session, command))
+        return 0
+    if command is not None:
+        return 0
     result = await agent.run_turn(session, text)
     warn(result.warnings)
     if not result.ok:
@@ -107,9 +138,12 @@ async def interactive(agent: Agent, session: Session) -> int:
         except EOFError:
             print(file=sys.stderr)
             return 0
-        if text in EXIT_COMMANDS:
+        command = slash_command(text)
+        if command in EXIT_COMMANDS:
             return 0
-        if text:
+        if command is not None:
+            print(await run_command(agent, session, command))
+        elif text:
             result = await agent.run_turn(session, text)
             print(result.answer if result.ok else f"[turn failed: {result.error}]")
             warn(result.warnings)

@@ -3,7 +3,13 @@
 Used when no model endpoint is configured. For a question it searches events and raw
 memory, assesses both batches, records what it adopts (or ``[]``), and answers only from
 adopted evidence — or says it cannot confirm. Statements are acknowledged; "remember …"
-goes to memory_remember and "call me …" to the profile tool.
+goes to memory_remember and "call me …" to the profile tool. With no memory tools (the
+memory plugin disabled) it says so instead of pretending to note anything.
+
+Its own earlier answers are not evidence: a raw hit that is an assistant message is the
+agent repeating what the user said (the user's words it came from are found anyway), and
+an earlier question says nothing is true; one fact found both as an event and as a raw
+line is one line of the answer.
 """
 
 import json
@@ -49,6 +55,8 @@ class OfflineAgent:
     async def chat(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ChatMessage:
         turn = _read_turn(messages)
         available = {tool.name for tool in tools}
+        if not available and not turn.order and not turn.steer:
+            return text_reply(_memory_off(turn))
         if not available:
             return text_reply(_answer(turn))
         if turn.steer:
@@ -172,12 +180,36 @@ def _evidence(turn: _Turn, search: str) -> list[tuple[str, str]]:
     refs, items = result.get("evidenceRefs") or [], result.get("results") or []
     scored = []
     for ref, item in zip(refs, items, strict=False):
+        if _is_own_answer(item):
+            continue
         text = _item_text(item)
         overlap = len(wanted & set(tokenize(text))) / max(1, len(wanted))
         if overlap >= MIN_OVERLAP:
             scored.append((overlap, str(ref), text))
     scored.sort(key=lambda entry: -entry[0])
     return [(ref, text) for _, ref, text in scored[:2]]
+
+
+def _is_own_answer(item: Any) -> bool:
+    """An assistant message (the agent's own words) or an earlier question: neither says
+    what is true, so neither is evidence for an answer."""
+    message = item.get("message") if isinstance(item, dict) else None
+    if not isinstance(message, dict):
+        return False
+    asked = message.get("role") == "user" and _QUESTION.search(str(message.get("content", "")))
+    return message.get("role") == "assistant" or bool(asked)
+
+
+def _memory_off(turn: _Turn) -> str:
+    if _QUESTION.search(turn.question):
+        return "Memory is off in this profile, so I can't look that up."
+    return "Memory is off in this profile, so I won't remember that."
+
+
+def _fact_key(text: str) -> frozenset[str]:
+    """What a line says, without "You said:" or its date: the same fact found twice."""
+    text = re.sub(r"\s*\(\d{4}-\d\d-\d\d\)$", "", text.removeprefix("You said: "))
+    return frozenset(tokenize(text))
 
 
 def _item_text(item: Any) -> str:
@@ -201,8 +233,13 @@ def _answer(turn: _Turn) -> str:
         if _QUESTION.search(turn.question):
             return "I can't confirm that from memory."
         return "Noted."
-    lines = list(dict.fromkeys(found))[:3]
-    return "From what you told me before:\n" + "\n".join(f"- {line}" for line in lines)
+    lines: dict[frozenset[str], str] = {}
+    for text in found:
+        key = _fact_key(text)
+        if not any(key <= seen or seen <= key for seen in lines):
+            lines[key] = text
+    shown = list(lines.values())[:3]
+    return "From what you told me before:\n" + "\n".join(f"- {line}" for line in shown)
 
 
 def _close_listed(turn: _Turn) -> ChatMessage:
