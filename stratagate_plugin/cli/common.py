@@ -23,6 +23,19 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_space_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--space", default=None, help=f"memory space (default: {DEFAULT_NAMESPACE})"
+    )
+
+
+async def resolve_space(
+    args: argparse.Namespace, memory: StrataGate, *, create: bool = False
+) -> str:
+    """The memory space a command works in: ``--space``, else the default space."""
+    return str(args.space or DEFAULT_NAMESPACE)
+
+
 async def open_memory(args: argparse.Namespace, config: MemoryConfig | None = None) -> StrataGate:
     """The memory with the model the profile names, else the environment
     (``STRATAGATE_BASE_URL``…), else offline: resolved as the plugin's derivation does it."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from .blocks.service import BlocksService
 from .clock import utc_now
 from .config import MemoryConfig
+from .curation.service import CurationService
 from .derivation.service import DerivationService
 from .events.service import EventsService
 from .gate.service import GateService
@@ -22,6 +23,7 @@ from .store import Database, default_database_path, jobs
 
 class StrataGate(
     BlocksService,
+    CurationService,
     DerivationService,
     EventsService,
     GateService,
