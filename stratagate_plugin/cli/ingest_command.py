@@ -22,6 +22,7 @@ from ..core.importer.receipts import receipt_ids
 from ..core.memory import StrataGate
 from ..core.records import MessageIn, TurnReceipt
 from .common import DEFAULT_NAMESPACE, add_db_option, open_memory
+from .progress import Progress
 
 
 class IngestStopped(StrataGateError):
@@ -159,8 +160,10 @@ async def record_plan(args: argparse.Namespace, plan: Sequence[PlannedTurn]) -> 
             if args.block_turns is not None:
                 for namespace in dict.fromkeys(turn.namespace for turn in plan):
                     await memory.set_block_turn_size(namespace, args.block_turns)
-            for turn in plan:
-                await record_one(memory, turn, tally)
+            with Progress("ingest", "turns", len(plan)) as progress:
+                for turn in plan:
+                    await record_one(memory, turn, tally)
+                    progress.advance()
     except (StrataGateError, OSError, ValueError, sqlite3.Error) as error:
         raise IngestStopped(
             f"{args.file}: {error}; {tally.fresh} turns recorded before the error, "
