@@ -166,3 +166,15 @@ def test_bench_on_a_directory_says_it_cannot_read_it(
 ) -> None:
     code, _out, err = run_cli(capsys, "bench", "locomo", "--data", str(tmp_path), "--out", "o")
     assert code == 2 and err == f"stratagate: error: cannot read {tmp_path}: Is a directory\n"
+
+
+def test_bench_ends_with_a_progress_line_counting_questions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = [{"question": q, "evidence": ["D1:1"]} for q in ("What?", "Who?", "Where?")]
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps([{**SAMPLE, "qa": questions}]), encoding="utf-8")
+    argv = ("bench", "locomo", "--data", str(data), "--out", str(tmp_path / "ranked.jsonl"))
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0 and err.splitlines()[-1].startswith("bench locomo: 3/3 questions (100%), ")
+    assert "%)" not in out  # progress never on stdout

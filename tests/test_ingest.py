@@ -212,7 +212,9 @@ def test_invalid_utf8_is_replaced_with_a_warning_naming_the_file(
     file = write_bytes(tmp_path / "latin.json", body)
     code, out, err = run(capsys, "ingest", str(file), "--db", str(tmp_path / "m.db"))
     assert code == 0 and "recorded 1 turns" in out
-    assert err == f"stratagate: warning: {file}: 2 bytes of invalid UTF-8 replaced with U+FFFD\n"
+    warning, progress = err.splitlines()
+    assert warning == f"stratagate: warning: {file}: 2 bytes of invalid UTF-8 replaced with U+FFFD"
+    assert progress.startswith("ingest: 1/1 turns (100%)")
 
 
 def test_lone_surrogate_escapes_are_stored_as_replacement_characters(

@@ -72,7 +72,7 @@ def test_process_progress_counts_the_due_jobs(
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     code, out, err = run(capsys, "process", "--db", path)
     assert code == 0 and "ran 6 jobs" in out  # 3 blocks: ingest seals the tail at the end
-    assert "] 1/6 block_summary" in err and "] 6/6 event_extraction" in err
+    assert err.endswith("\033[K\n") and "\rprocess: 6/6 jobs (100%), " in err
 
 
 def test_jobs_lists_every_job_or_the_failed_ones(
@@ -125,7 +125,8 @@ def test_jobs_retry_one_then_all_and_process_runs_them(
     )
     assert set(states) == {("pending", 0)}
     code, out, err = run(capsys, "process", "--db", db)
-    assert code == 0 and out.startswith("ran 3 jobs") and "0 failed" in out and err == ""
+    assert code == 0 and out.startswith("ran 3 jobs") and "0 failed" in out
+    assert err.startswith("process: 3/3 jobs (100%)") and err.count("\n") == 1
     assert run(capsys, "jobs", "--failed", "--db", db)[1].strip() == "(no failed jobs)"
     assert run(capsys, "jobs", "retry", "--all", "--db", db)[1].strip() == "(no failed jobs)"
     conn.close()

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -141,7 +142,11 @@ async def test_a_failed_open_leaves_no_worker_thread(
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert sqlite_workers() <= before  # (an earlier test's worker may finish meanwhile)
+    for _ in range(200):  # the closed connection's thread exits just after close returns
+        if sqlite_workers() <= before:
+            break
+        time.sleep(0.01)
+    assert sqlite_workers() <= before  # a hang would keep it alive for good
 
 
 def sqlite_workers() -> int:

@@ -10,6 +10,7 @@ carries a description, and the way LoCoMo's own retrieval code renders a turn ("
 shared <caption>"). ``captions=False`` (``--no-captions``) ranks the text alone.
 """
 
+import itertools
 import json
 import os
 import re
@@ -40,6 +41,7 @@ _ZH_DATE = re.compile(
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 _PLAIN = re.compile(r"[\u4e00-\u9fff]|(?:(?![\u4e00-\u9fff])\w)+")
 Ranker = Callable[[str, int], list[str]]
+ProgressHook = Callable[[int, int], None]  # (questions ranked, questions in the file)
 BASELINE_SKIPPED = (
     "rank_bm25 not installed: the plain-BM25 baseline row is skipped (pip install rank_bm25)"
 )
@@ -177,8 +179,10 @@ async def rank_sample(
     k: int,
     captions: bool = True,
     bm25_okapi: Any | None = None,
+    on_question: Callable[[], None] | None = None,
 ) -> dict[str, list[list[str]]]:
-    """Top-k dia_ids per question for retrieve(), each channel and the baselines."""
+    """Top-k dia_ids per question for retrieve(), each channel and the baselines;
+    ``on_question`` is called after each question is ranked."""
     namespace = str(sample["sample_id"])
     sessions = sessions_of(sample["conversation"], captions)
     dia_of = await ingest(sg, namespace, sessions)
@@ -200,6 +204,8 @@ async def rank_sample(
         add("spec search_raw", [hit.message.id for hit in hits])
         if baseline:
             ranked.setdefault("rank_bm25 baseline", []).append(baseline(question, k))
+        if on_question is not None:
+            on_question()
     return ranked
 
 
@@ -281,9 +287,20 @@ async def run_locomo(
     db_path: Path | str | None = None,
     model_kind: str = "offline",
     captions: bool = True,
+    progress: ProgressHook | None = None,
 ) -> dict[str, Any]:
-    """Ingest, derive, rank every question, write the JSONL, print and return the table."""
+    """Ingest, derive, rank every question, write the JSONL, print and return the table;
+    ``progress`` hears (questions ranked, questions in the file) as the run goes."""
     samples = load_samples(Path(data_path))
+    total, counted = sum(len(sample["qa"]) for sample in samples), itertools.count(1)
+
+    def ranked_one() -> None:
+        if progress is not None:
+            progress(next(counted), total)
+
+    if progress is not None:
+        progress(0, total)
+
     model = OfflineModel() if model_kind == "offline" else model_from_settings(environ=os.environ)
     bm25_okapi = load_okapi()
     with tempfile.TemporaryDirectory() as scratch:
@@ -291,7 +308,8 @@ async def run_locomo(
         config = MemoryConfig(block_turn_size=BLOCK_TURN_SIZE)
         async with await StrataGate.open(path, config, model) as sg:
             per_sample = [
-                await rank_sample(sg, sample, k, captions, bm25_okapi) for sample in samples
+                await rank_sample(sg, sample, k, captions, bm25_okapi, ranked_one)
+                for sample in samples
             ]
     ranked = {method: [lists[method] for lists in per_sample] for method in per_sample[0]}
     _write_ranked(Path(out_path), samples, ranked["retrieve (fused)"])

@@ -4,6 +4,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from .progress import Progress
+
 
 def register(commands: Any) -> None:
     bench = commands.add_parser("bench", help="run a benchmark")
@@ -24,15 +26,18 @@ def register(commands: Any) -> None:
 
 
 async def run_locomo_bench(args: argparse.Namespace) -> int:
-    """A missing or malformed ``--data`` file is one line from ``load_samples``."""
+    """A missing or malformed ``--data`` file is one line from ``load_samples``; progress
+    counts the questions ranked (each conversation is recorded and derived first)."""
     from ..bench.locomo import run_locomo
 
-    await run_locomo(
-        args.data,
-        args.out,
-        k=args.k,
-        db_path=args.db,
-        model_kind=args.model,
-        captions=args.captions,
-    )
+    with Progress("bench locomo", "questions", 0) as progress:
+        await run_locomo(
+            args.data,
+            args.out,
+            k=args.k,
+            db_path=args.db,
+            model_kind=args.model,
+            captions=args.captions,
+            progress=progress.update,
+        )
     return 0

@@ -6,9 +6,9 @@ import sys
 from typing import Any
 
 from ..core.events.cards import EventCard
-from ..core.records import Job
 from .common import add_db_option, add_space_option, open_memory, resolve_space, seal_idle_tails
 from .jobs_command import failed_notice
+from .progress import Progress
 
 
 def register(commands: Any) -> None:
@@ -24,13 +24,18 @@ def register(commands: Any) -> None:
 
 
 async def process_jobs(args: argparse.Namespace) -> int:
+    """The progress total is the jobs due when the run began plus the extraction each due
+    summary queues; a job another process takes, or one queued later, can make the count
+    differ, and the total grows rather than pass 100%."""
     memory = await open_memory(args)
     async with memory:
         await seal_idle_tails(args, memory)  # a tail no chat will come back to seal
-        bar = ProgressBar(await memory.due_job_count())
-        report = await memory.process_pending(on_job=bar.advance)
+        with Progress("process", "jobs", await memory.due_job_count()) as progress:
+            report = await memory.process_pending(
+                on_job=lambda job: progress.advance(note=job.kind)
+            )
+            progress.complete()  # process_pending stops only once no job is due
         failed = await memory.list_jobs(status="failed")
-    bar.close()
     lost = f", {report.lost} taken over by another worker" if report.lost else ""
     print(
         f"ran {report.ran} jobs: {report.succeeded} succeeded, {report.skipped} skipped, "
@@ -41,30 +46,6 @@ async def process_jobs(args: argparse.Namespace) -> int:
     for line in failed_notice(failed):
         print(line, file=sys.stderr)
     return 1 if failed else 0
-
-
-class ProgressBar:
-    """A one-line progress bar on stderr over the jobs due when the run began (a job another
-    process takes, or one queued later, can make the count differ: it never goes past 100%)."""
-
-    def __init__(self, total: int) -> None:
-        self.total, self.done, self.drawn = max(total, 1), 0, False
-
-    def advance(self, job: Job) -> None:
-        self.done += 1
-        self.total = max(self.total, self.done)
-        if not sys.stderr.isatty() and self.done % 50:
-            return
-        self.drawn = True
-        filled = int(30 * self.done / self.total)
-        sys.stderr.write(
-            f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {job.kind:<18}"
-        )
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.drawn:
-            sys.stderr.write("\n")
 
 
 async def list_events(args: argparse.Namespace) -> int:

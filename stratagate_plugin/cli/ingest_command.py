@@ -25,6 +25,7 @@ from ..core.importer.receipts import receipt_ids
 from ..core.memory import StrataGate
 from ..core.records import MessageIn, TurnReceipt
 from .common import add_db_option, add_space_option, open_memory, resolve_space
+from .progress import Progress
 
 
 class IngestStopped(StrataGateError):
@@ -188,8 +189,10 @@ async def record_plan(
 ) -> None:
     if args.block_turns is not None:
         await memory.set_block_turn_size(tally.space, args.block_turns)
-    for turn in plan:
-        await record_one(memory, tally.space, turn, tally)
+    with Progress("ingest", "turns", len(plan)) as progress:
+        for turn in plan:
+            await record_one(memory, tally.space, turn, tally)
+            progress.advance()
 
 
 async def record_one(memory: StrataGate, space: str, turn: PlannedTurn, tally: Tally) -> None:

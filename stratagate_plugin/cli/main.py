@@ -18,12 +18,15 @@ from . import (
     bench_command,
     block_commands,
     chat_command,
+    curate_commands,
     demo_command,
     derive_commands,
     doctor_command,
     ingest_command,
     jobs_command,
     plugin_command,
+    search_command,
+    show_command,
     spaces_command,
 )
 
@@ -40,6 +43,8 @@ examples:
   stratagate ingest conversation.json         record an exported conversation
   stratagate process                          derive summaries and events now
   stratagate events                           what memory knows, as event cards
+  stratagate search "spring sale"             find what memory holds, as the agent would
+  stratagate forget evt_…                     hide an event ('restore' brings it back)
   stratagate doctor                           check the database file
 
 'stratagate COMMAND --help' explains one command."""
@@ -59,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
         ingest_command,
         block_commands,
         derive_commands,
+        search_command,
+        show_command,
+        curate_commands,
         jobs_command,
         bench_command,
         chat_command,

@@ -11,6 +11,7 @@ from pathlib import Path
 from .blocks.service import BlocksService
 from .clock import utc_now
 from .config import MemoryConfig
+from .curation.service import CurationService
 from .derivation.lease import dead_local_owners
 from .derivation.service import DerivationService
 from .events.service import EventsService
@@ -25,6 +26,7 @@ from .store import Database, default_database_path, jobs
 
 class StrataGate(
     BlocksService,
+    CurationService,
     DerivationService,
     EventsService,
     GateService,

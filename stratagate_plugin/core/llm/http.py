@@ -22,6 +22,7 @@ from typing import Any, NoReturn, Self
 import httpx
 
 from ..clock import utc_now
+from ..text.clean import valid_text
 from .base import (
     ModelAuthError,
     ModelError,
@@ -274,8 +275,9 @@ class HttpModel:
     def _fail(
         self, kind: type[ModelError], message: str, cause: BaseException | None = None
     ) -> NoReturn:
-        """Raise ``kind`` with the API key scrubbed from the message."""
-        raise kind(self._scrub(message)) from cause
+        """Raise ``kind`` with the API key scrubbed from the message (and the U+FFFD rule
+        applied: a provider's error body may hold lone surrogates, unprintable as UTF-8)."""
+        raise kind(valid_text(self._scrub(message))) from cause
 
     def _scrub(self, text: str) -> str:
         env = self.config.api_key_env

@@ -6,10 +6,12 @@ stay short for the agent. Forget and restore are reversible: restore returns an 
 ``superseded`` when it has a successor, else to ``active``.
 """
 
+import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..curation.actions import Adoption
 from ..errors import InvalidInput, NotFound
 from ..events.cards import EventCard
 from ..gate import evidence as gate
@@ -171,6 +173,33 @@ def insert_receipt(
             now,
         ),
     )
+
+
+def adoptions_of(raw: sqlite3.Connection, event_id: str) -> list[Adoption]:
+    """Every adoption receipt naming the event, oldest first, with its batch's tool and turn
+    (a scan of the receipts: a person's ``show``, not a hot path)."""
+    rows = raw.execute(
+        "SELECT u.receipt_id, u.batch_id, u.audit_json, u.created_at, b.tool, b.turn "
+        "FROM usage_receipts u LEFT JOIN batches b ON b.id = u.batch_id "
+        "WHERE EXISTS (SELECT 1 FROM json_each(u.event_ids_json) j WHERE j.value = ?) "
+        "ORDER BY u.created_at, u.rowid",
+        (event_id,),
+    ).fetchall()
+    found = []
+    for row in rows:
+        audit = json.loads(row["audit_json"])
+        found.append(
+            Adoption(
+                receipt_id=row["receipt_id"],
+                batch_id=row["batch_id"],
+                thread_id=audit.get("thread_id"),
+                turn=audit.get("turn", row["turn"]),
+                tool=row["tool"],
+                verdict=audit.get("verdict"),
+                created_at=row["created_at"],
+            )
+        )
+    return found
 
 
 # -- reinforcement and flags ---------------------------------------------------------------

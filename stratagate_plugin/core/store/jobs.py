@@ -16,6 +16,7 @@ from ..clock import iso
 from ..errors import InvalidInput, NotFound
 from ..records import Job
 from .rows import job_from_row
+from .sealing import SUMMARY_JOB
 
 MAX_ATTEMPTS = 3
 INTERRUPTED = "interrupted before completion"
@@ -161,6 +162,18 @@ def retry(raw: sqlite3.Connection, job_id: str, now: datetime) -> Job:
         raise InvalidInput(f"job {job_id} is {job.status}; only failed jobs can be retried")
     raw.execute(_RETRY + " AND id = ?", (iso(now), job_id))
     return get_job(raw, job_id)
+
+
+def requeue_block(raw: sqlite3.Connection, block_id: str, now: datetime) -> None:
+    """A purge changed the block's words: its summary job runs again from zero attempts, and
+    a job running on the old words loses its claim (``holds`` fails, nothing is applied).
+    A finished extraction stays finished, so no event is formed from the block twice."""
+    raw.execute(
+        "UPDATE jobs SET status = 'pending', attempts = 0, next_retry_at = NULL, "
+        "last_error = NULL, owner = NULL, lease_expires_at = NULL, updated_at = ? "
+        "WHERE target_id = ? AND (kind = ? OR status = 'running')",
+        (iso(now), block_id, SUMMARY_JOB),
+    )
 
 
 def retry_failed(raw: sqlite3.Connection, now: datetime) -> int:

@@ -321,6 +321,19 @@ def _m012_job_leases(raw: sqlite3.Connection) -> None:
     raw.execute("UPDATE jobs SET claims = attempts")
 
 
+def _m013_memory_actions(raw: sqlite3.Connection) -> None:
+    """A receipt for every memory action a person takes (forget, restore, pin, unpin, purge),
+    and when a message's text was purged: a purged message keeps its row, position and id."""
+    raw.execute(
+        "CREATE TABLE memory_actions (id TEXT PRIMARY KEY, namespace TEXT NOT NULL, "
+        "kind TEXT NOT NULL CHECK (kind IN ('forget', 'restore', 'pin', 'unpin', 'purge')), "
+        "target_id TEXT NOT NULL, actor TEXT NOT NULL CHECK (actor IN ('user', 'agent')), "
+        "detail_json TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL)"
+    )
+    raw.execute("CREATE INDEX memory_actions_target ON memory_actions(target_id, created_at)")
+    raw.execute("ALTER TABLE messages ADD COLUMN purged_at TEXT")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
@@ -334,6 +347,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m010_block_ordered_fts_rowids,
     _m011_index_stats,
     _m012_job_leases,
+    _m013_memory_actions,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -114,6 +114,35 @@ def index_messages(raw: sqlite3.Connection, namespace: str, rows: list[tuple[int
     )
 
 
+def unindex_messages(raw: sqlite3.Connection, rowids: Sequence[int]) -> None:
+    """Take messages (by ``fts_rowid``) out of the index and out of their namespace's counts,
+    a block no longer counted once none of its messages is indexed (a purge)."""
+    if not rowids or not has_index(raw):
+        return
+    wanted = json.dumps(list(rowids))
+    found = raw.execute(
+        f"SELECT m.namespace, m.block_id, {FTS_TOKEN_COUNT} FROM message_fts f JOIN messages m "
+        "ON m.fts_rowid = f.rowid WHERE f.rowid IN (SELECT value FROM json_each(?))",
+        (wanted,),
+    ).fetchall()
+    raw.execute(
+        "DELETE FROM message_fts WHERE rowid IN (SELECT value FROM json_each(?))", (wanted,)
+    )
+    blocks = {(namespace, block_id) for namespace, block_id, _ in found}
+    for namespace, block_id in blocks:
+        rows = [tokens for space, block, tokens in found if (space, block) == (namespace, block_id)]
+        still = raw.execute(
+            "SELECT 1 FROM messages m JOIN message_fts f ON f.rowid = m.fts_rowid "
+            "WHERE m.block_id = ? LIMIT 1",
+            (block_id,),
+        ).fetchone()
+        raw.execute(
+            "UPDATE message_index_stats SET messages = messages - ?, tokens = tokens - ?, "
+            "blocks = blocks - ? WHERE namespace = ?",
+            (len(rows), sum(int(t) for t in rows), int(still is None), namespace),
+        )
+
+
 def recount_index_stats(raw: sqlite3.Connection) -> None:
     """Per namespace: indexed (sealed) messages, their FTS tokens and blocks, from scratch."""
     raw.execute("DELETE FROM message_index_stats")

@@ -1,0 +1,1 @@
+"""The memory actions a person takes by hand, and what they read of one item."""

@@ -1,0 +1,241 @@
+"""A person's memory actions in the store: their receipts, the reads ``show`` and ``search``
+make of one item, and purging an event's source messages.
+
+A purge runs in the caller's one transaction: the messages keep their rows (block, position,
+id) with a tombstone for text and no tool traces, leave the FTS index, and every view built
+on their words is redone or blanked — the blocks' L4/L3 recomputed by rule, their L0–L2
+blanked and the summary job queued again (the extraction is not re-run, so no event is
+formed twice), and every event citing them forgotten with its texts blanked, in the search
+index and in the titles batches and adoption receipts kept of it.
+"""
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from ..blocks.transcript import layer_texts
+from ..clock import parse_iso
+from ..curation.actions import (
+    PURGED_TITLE,
+    ActionKind,
+    Actor,
+    EventBrief,
+    MemoryAction,
+    MessageCard,
+    PurgePlan,
+    purged_temporal,
+    tombstone,
+)
+from ..errors import NotFound
+from ..gate.evidence import receipt_payload
+from ..ids import new_id
+from . import block_rows, jobs
+from .event_rows import VISIBLE, get_event
+from .rows import dump_json, message_from_row, record_from_row
+from .search_index import event_row_text, index_event, unindex_messages
+
+_IDS = "(SELECT value FROM json_each(?))"
+EVERY_STATUS = (*VISIBLE, "forgotten", "archived")
+
+
+# -- receipts ----------------------------------------------------------------------------
+
+
+def insert_action(
+    raw: sqlite3.Connection,
+    namespace: str,
+    kind: ActionKind,
+    target_id: str,
+    actor: Actor,
+    detail: dict[str, Any],
+    now: str,
+) -> MemoryAction:
+    action_id = new_id("act")
+    raw.execute(
+        "INSERT INTO memory_actions(id, namespace, kind, target_id, actor, detail_json, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (action_id, namespace, kind, target_id, actor, dump_json(detail), now),
+    )
+    return list_actions(raw, action_id=action_id)[0]
+
+
+def list_actions(
+    raw: sqlite3.Connection,
+    target_id: str | None = None,
+    action_id: str | None = None,
+    limit: int = 100,
+) -> list[MemoryAction]:
+    """Receipts oldest first: of one target, one receipt, or (neither given) the newest."""
+    rows = raw.execute(
+        "SELECT * FROM (SELECT * FROM memory_actions WHERE (? IS NULL OR target_id = ?) "
+        "AND (? IS NULL OR id = ?) ORDER BY created_at DESC, id DESC LIMIT ?) "
+        "ORDER BY created_at, id",
+        (target_id, target_id, action_id, action_id, limit),
+    ).fetchall()
+    return [record_from_row(MemoryAction, row) for row in rows]
+
+
+# -- reading one item ----------------------------------------------------------------------
+
+
+def message_cards(raw: sqlite3.Connection, message_ids: Sequence[str]) -> list[MessageCard]:
+    """The messages in the order asked (unknown ids left out), each with the live events
+    citing it: one read for the messages, one for the citations."""
+    ids = json.dumps(list(message_ids))
+    rows = raw.execute(f"SELECT * FROM messages WHERE id IN {_IDS}", (ids,)).fetchall()
+    by_id = {row["id"]: row for row in rows}
+    citing = citing_events(raw, list(by_id))
+    return [
+        MessageCard(
+            message=message_from_row(by_id[key]),
+            purged_at=by_id[key]["purged_at"],
+            events=citing.get(key, []),
+        )
+        for key in message_ids
+        if key in by_id
+    ]
+
+
+def citing_events(
+    raw: sqlite3.Connection, message_ids: Sequence[str], statuses: Sequence[str] = VISIBLE
+) -> dict[str, list[EventBrief]]:
+    """Per message, the events with one of ``statuses`` that cite it (oldest event first)."""
+    marks = ",".join("?" * len(statuses))
+    rows = raw.execute(
+        "SELECT s.message_id, e.id, e.title, e.status FROM event_sources s "
+        f"JOIN events e ON e.id = s.event_id WHERE s.message_id IN {_IDS} "
+        f"AND e.status IN ({marks}) ORDER BY e.pk",
+        (json.dumps(list(message_ids)), *statuses),
+    ).fetchall()
+    found: dict[str, list[EventBrief]] = {}
+    for message_id, event_id, title, status in rows:
+        found.setdefault(message_id, []).append(EventBrief(id=event_id, title=title, status=status))
+    return found
+
+
+def briefs(raw: sqlite3.Connection, event_ids: Sequence[str]) -> dict[str, EventBrief]:
+    """Id, title and status of those of ``event_ids`` that exist, whatever their status."""
+    rows = raw.execute(
+        f"SELECT id, title, status FROM events WHERE id IN {_IDS}", (json.dumps(list(event_ids)),)
+    ).fetchall()
+    return {row[0]: EventBrief(id=row[0], title=row[1], status=row[2]) for row in rows}
+
+
+def block_exists(raw: sqlite3.Connection, block_id: str) -> bool:
+    return raw.execute("SELECT 1 FROM blocks WHERE id = ?", (block_id,)).fetchone() is not None
+
+
+def block_event_briefs(raw: sqlite3.Connection, block_id: str) -> list[EventBrief]:
+    """The live events formed from the block, in the order they were formed."""
+    rows = raw.execute(
+        "SELECT id, title, status FROM events WHERE source_block_id = ? AND status IN (?, ?) "
+        "ORDER BY pk",
+        (block_id, *VISIBLE),
+    ).fetchall()
+    return [EventBrief(id=row[0], title=row[1], status=row[2]) for row in rows]
+
+
+def purged_sources(raw: sqlite3.Connection, event_id: str) -> list[str]:
+    """The event's source messages whose text was purged."""
+    rows = raw.execute(
+        "SELECT m.id FROM event_sources s JOIN messages m ON m.id = s.message_id "
+        "WHERE s.event_id = ? AND m.purged_at IS NOT NULL ORDER BY s.position",
+        (event_id,),
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+# -- purge -------------------------------------------------------------------------------
+
+
+def purge_plan(raw: sqlite3.Connection, event_id: str) -> PurgePlan:
+    card = get_event(raw, event_id)
+    ids = json.dumps(card.source_message_ids)
+    rows = raw.execute(
+        f"SELECT DISTINCT block_id FROM messages WHERE id IN {_IDS} AND block_id IS NOT NULL "
+        "ORDER BY block_id",
+        (ids,),
+    ).fetchall()
+    citing = citing_events(raw, card.source_message_ids, EVERY_STATUS)  # hidden ones too
+    others = {e.id: e for found in citing.values() for e in found if e.id != event_id}
+    return PurgePlan(
+        event_id=event_id,
+        namespace=card.namespace,
+        message_ids=card.source_message_ids,
+        block_ids=[row[0] for row in rows],
+        also_forgotten=list(others.values()),
+    )
+
+
+def purge(raw: sqlite3.Connection, plan: PurgePlan, now: str) -> None:
+    """Tombstone the plan's messages and redo or blank every view of their words; a message
+    purged before keeps its first tombstone (and its blocks are not derived again)."""
+    fresh = raw.execute(
+        f"SELECT id, fts_rowid, block_id FROM messages WHERE id IN {_IDS} AND purged_at IS NULL",
+        (json.dumps(plan.message_ids),),
+    ).fetchall()
+    unindex_messages(raw, [int(row[1]) for row in fresh if row[1] is not None])
+    text = tombstone(parse_iso(now))
+    raw.executemany(
+        "UPDATE messages SET content = ?, tool_calls_json = '[]', fts_rowid = NULL, "
+        "purged_at = ? WHERE id = ?",
+        [(text, now, row[0]) for row in fresh],
+    )
+    for block_id in dict.fromkeys(row[2] for row in fresh if row[2] is not None):
+        _rederive_block(raw, block_id, now)
+    for event_id in [plan.event_id, *(event.id for event in plan.also_forgotten)]:
+        _blank_event(raw, event_id, text, now)
+
+
+def _rederive_block(raw: sqlite3.Connection, block_id: str, now: str) -> None:
+    """L4/L3 again from the tombstoned L5; L0–L2 blank until the summary job runs again."""
+    _raw_text, readable, condensed = layer_texts(block_rows.block_messages(raw, block_id))
+    raw.execute(
+        "UPDATE blocks SET l4_readable = ?, l3_condensed = ?, l0_title = NULL, "
+        "l0_tags_json = NULL, l1_summary = NULL, l2_keypoints_json = NULL, updated_at = ? "
+        "WHERE id = ?",
+        (readable, condensed, now, block_id),
+    )
+    jobs.requeue_block(raw, block_id, parse_iso(now))
+
+
+def _blank_event(raw: sqlite3.Connection, event_id: str, text: str, now: str) -> None:
+    row = raw.execute("SELECT temporal_json FROM events WHERE id = ?", (event_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no event with id {event_id!r}")
+    raw.execute(
+        "UPDATE events SET title = ?, summary = ?, tags_json = '[]', quotes_json = '[]', "
+        "catalog_hints_json = '[]', temporal_json = ?, updated_at = ?, status = CASE WHEN "
+        "status IN ('active', 'superseded') THEN 'forgotten' ELSE status END WHERE id = ?",
+        (PURGED_TITLE, text, dump_json(purged_temporal(json.loads(row[0]))), now, event_id),
+    )
+    stored = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
+    index_event(raw, stored["pk"], event_row_text(stored))
+    _blank_recorded_titles(raw, event_id)
+
+
+def _blank_recorded_titles(raw: sqlite3.Connection, event_id: str) -> None:
+    """The event's title as batches and adoption receipts keep it; a receipt's payload is
+    recomputed from its audit, so an identical replay is still recognised."""
+    key = f'$."event:{event_id}"'
+    raw.execute(
+        "UPDATE batches SET titles_json = json_set(titles_json, ?, ?) "
+        "WHERE json_extract(titles_json, ?) IS NOT NULL",
+        (key, PURGED_TITLE, key),
+    )
+    receipts = raw.execute(
+        "SELECT u.rowid, u.event_ids_json, u.audit_json FROM usage_receipts u "
+        "WHERE EXISTS (SELECT 1 FROM json_each(u.event_ids_json) j WHERE j.value = ?)",
+        (event_id,),
+    ).fetchall()
+    for rowid, event_ids_json, audit_json in receipts:
+        audit = json.loads(audit_json)
+        for citation in audit.get("citations", []):
+            if citation.get("kind") == "event" and citation.get("id") == event_id:
+                citation["title"] = PURGED_TITLE
+        payload = receipt_payload(json.loads(event_ids_json), audit)
+        raw.execute(
+            "UPDATE usage_receipts SET audit_json = ?, payload = ? WHERE rowid = ?",
+            (dump_json(audit), payload, rowid),
+        )
