@@ -5,7 +5,7 @@ import json
 import sys
 from typing import Any
 
-from ..core.events.cards import EventCard
+from ..core.events.cards import EventCard, happened_label
 from ..core.records import Job
 from .common import add_db_option, open_memory
 
@@ -68,7 +68,7 @@ async def list_events(args: argparse.Namespace) -> int:
     if not events:
         print("(no events yet)")
     for event in events:
-        when = event.temporal.get("happened_start", "")[:10] or "—"
+        when = happened_label(event.temporal) or "—"
         print(f"{event.id}  {when:<10}  {event.status:<10} {event.scope:<8} {event.title[:70]}")
     return 0
 

@@ -249,6 +249,20 @@ def chronology_key(temporal: Mapping[str, Any], created_at: str) -> str:
     return created_at
 
 
+def happened_label(temporal: Mapping[str, Any]) -> str:
+    """When it happened, at its precision: ``2026`` for a year (今年), ``2026-05`` for a month,
+    ``2026-04-20``, ``2026-12-02 15:00``, ``a..b`` for a range; "" when unknown."""
+    start, end = temporal.get("happened_start"), temporal.get("happened_end") or ""
+    if not isinstance(start, str) or not _is_iso_time(start):
+        return ""
+    widths = {"year": 4, "month": 7, "day": 10, "instant": 16}
+    width = widths.get(str(temporal.get("precision", "")))
+    if width is not None:
+        return start.replace("T", " ")[:width]
+    last = end[:10] if isinstance(end, str) and end[:10] != start[:10] else ""
+    return f"{start[:10]}..{last}" if last else start[:10]
+
+
 def event_search_text(
     title: str, summary: str, tags: list[str], quotes: list[str], temporal: Mapping[str, Any]
 ) -> str:
