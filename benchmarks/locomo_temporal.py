@@ -241,7 +241,7 @@ async def run(data: Path) -> dict[str, Any]:
             if qa.get("category") == 2:
                 totals["temporal_questions"] += 1
                 row = score_question(qa, derived)
-                rows.extend([row] if row else [])
+                rows.extend([{"sample": str(sample["sample_id"]), **row}] if row else [])
     return summarize(data, totals, rows)
 
 
@@ -265,8 +265,19 @@ def summarize(
         "pipeline_share": round(hits / len(rows), 3) if rows else 0.0,
         "baseline_share": round(baseline / len(rows), 3) if rows else 0.0,
         "with_dated_event": sum(r["dated_events"] > 0 for r in rows),
-        "by_kind": by_kind, "rows": list(rows),
+        "by_kind": by_kind, "by_conversation": by_conversation(rows), "rows": list(rows),
     }  # fmt: skip
+
+
+def by_conversation(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Scored questions and pipeline hits per conversation: the rules were not fitted per
+    conversation, so each one's share is also its held-out share."""
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        counts = out.setdefault(row["sample"], {"n": 0, "pipeline": 0})
+        counts["n"] += 1
+        counts["pipeline"] += int(row["hit"])
+    return out
 
 
 def format_table(report: Mapping[str, Any]) -> str:
@@ -283,6 +294,9 @@ def format_table(report: Mapping[str, Any]) -> str:
         f"{'all':<10} {report['scored']:>4} {report['pipeline_hits']:>9} "
         f"{report['baseline_hits']:>9}"
     )
+    lines.append("")
+    for name, row in report["by_conversation"].items():
+        lines.append(f"{name:<10} {row['n']:>4} {row['pipeline']:>9}")
     lines.append(
         f"share: pipeline {report['pipeline_share']:.3f}, "
         f"naive baseline (happened = message date) {report['baseline_share']:.3f}"

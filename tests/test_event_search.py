@@ -271,11 +271,12 @@ async def test_search_pools_statuses_and_agent_weight(memory: StrataGate) -> Non
     new = card("evt_new", "kiln schedule moved", temporal={"supersedes_event_ids": ["evt_old"]})
     await store(memory, old, new, card("evt_gone", "kiln", status="forgotten"))
     await store(memory, card("evt_agent", "kiln preference", pool="agent"))
-    found = {h.card.id: h.card.status for h in await memory.search_events("ns", "kiln")}
-    assert found == {"evt_old": "superseded", "evt_new": "active", "evt_agent": "active"}
+    hits = await memory.search_events("ns", "kiln")
+    found = {h.card.id: [older.status for older in h.history] for h in hits}
+    assert found == {"evt_new": ["superseded"], "evt_agent": []}  # evt_old as evt_new's history
     no_agent = memory.config.model_copy(update={"agent_memory_weight": 0})
     off = await StrataGate(memory.db, no_agent).search_events("ns", "kiln")
-    assert {h.card.id for h in off} == {"evt_old", "evt_new"}
+    assert [(h.card.id, [o.id for o in h.history]) for h in off] == [("evt_new", ["evt_old"])]
 
 
 async def test_structured_filters_find_events_without_a_lexical_match(memory: StrataGate) -> None:

@@ -174,7 +174,8 @@ SHOP = [
 ]
 TIMELINE = [
     {"id": "evt_sale", "title": "Spring sale on 10 March", "status": "active",
-     "summary": "The user said: The spring sale is on 10 March."},
+     "summary": "The user said: The spring sale is on 10 March.",
+     "happened_start": "2023-03-10T00:00:00+00:00", "happened_end": "2023-03-10T23:59:59+00:00"},
     {"id": "evt_order", "title": "Glaze ordered from Glazeworks", "status": "active",
      "summary": "The user said: I placed an order for glaze with Glazeworks."},
     {"id": "evt_tea", "title": "The user prefers green tea", "status": "active",
@@ -280,6 +281,12 @@ async def test_offline_replacement_supersedes_and_cancellation_relates_timeline_
         ("我们把春季促销改到3月14日。", {"supersedes_event_ids": ["evt_zh"]}),
         ("我不再喝绿茶了，改喝咖啡。", {"supersedes_event_ids": ["evt_zh_tea"]}),
         ("我取消了和星辰公司的订单。", {"related_event_ids": ["evt_zh_order"]}),
+        ("Actually we moved the spring sale to 21 March.", {"supersedes_event_ids": ["evt_sale"]}),
+        ("I've switched: I now prefer black coffee.", {"supersedes_event_ids": ["evt_tea"]}),
+        ("Actually, the spring sale is on 24 March.", {"supersedes_event_ids": ["evt_sale"]}),
+        ("Actually, we loved the spring sale.", {}),  # "actually" without another date
+        ("我现在更喜欢喝咖啡。", {"supersedes_event_ids": ["evt_zh_tea"]}),
+        ("Melanie: I've switched, I now prefer black coffee.", {}),  # another speaker's
     ],
 )
 async def test_offline_relations_need_a_clearly_matching_timeline_event(
@@ -346,3 +353,13 @@ def test_offline_summaries_do_not_depend_on_the_process_hash_seed() -> None:
         for seed in ("1", "2", "3")
     }
     assert len(outputs) == 1 and json.loads(outputs.pop())
+
+
+async def test_offline_correction_in_the_same_block_names_the_earlier_card() -> None:
+    plan = message("p1", "user", "We planned the product launch for April 20th.")
+    change = message("p2", "user", "Actually we moved the launch to May.")
+    result = await extract([plan, message("p0", "assistant", "OK."), change])
+    first, second = card_from(result, "p1"), card_from(result, "p2")
+    assert "supersedes_event_ids" not in (first.temporal or {})
+    assert (second.temporal or {})["supersedes_event_ids"] == ["card:0"]
+    assert result.events.index(first) == 0

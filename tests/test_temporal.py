@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from stratagate_plugin.core.events.cards import happened_label
 from stratagate_plugin.core.text.temporal.resolve import (
     UNKNOWN,
     find_time_expressions,
@@ -117,3 +118,122 @@ def test_find_time_expressions_in_text_order_without_overlaps() -> None:
     found = find_time_expressions("Yesterday we met, and on 8 May 2023 we signed.", THURSDAY)
     assert [e.original_text for e in found] == ["Yesterday", "8 May 2023"]
     assert [e.describe() for e in found] == ["2023-07-19", "2023-05-08"]
+
+
+# Said on Tuesday 1 December 2026 (issue #14): plans look ahead, and the expressions that
+# were not recognised before.
+SAID = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+SAID_ON_1_DECEMBER = [
+    # text, first day, last day, precision, basis
+    ("We planned the product launch for April 20th", "2027-04-20", "2027-04-20", "day", "inferred"),
+    ("The demo is scheduled for March 3", "2027-03-03", "2027-03-03", "day", "inferred"),
+    ("Actually we moved the launch to May", "2027-05-01", "2027-05-31", "month", "inferred"),
+    ("I moved to Lisbon in May", "2026-05-01", "2026-05-31", "month", "inferred"),
+    ("We went to Rome in April", "2026-04-01", "2026-04-30", "month", "inferred"),
+    ("The invoice is dated 12/05/2026", "2026-12-05", "2026-12-05", "day", "explicit"),
+    ("The invoice is dated 25/12/2026", "2026-12-25", "2026-12-25", "day", "explicit"),
+    ("The invoice is dated 12/25/26", "2026-12-25", "2026-12-25", "day", "explicit"),
+    ("The invoice is dated 12.05.2026", "2026-05-12", "2026-05-12", "day", "explicit"),
+    ("I paid it on 11/20", "2026-11-20", "2026-11-20", "day", "inferred"),
+    ("I'll pay by the end of the month", "2026-12-21", "2026-12-31", "range", "relative"),
+    ("It ships at the end of next month", "2027-01-21", "2027-01-31", "range", "relative"),
+    ("We will launch at the beginning of May", "2027-05-01", "2027-05-10", "range", "inferred"),
+    ("It ended in the middle of May 2025", "2025-05-11", "2025-05-20", "range", "explicit"),
+    ("We hope to finish by the end of the year", "2026-10-01", "2026-12-31", "range", "relative"),
+    ("We will meet on the 15th", "2026-12-15", "2026-12-15", "day", "relative"),
+    ("I paid the rent on the 15th", "2026-11-15", "2026-11-15", "day", "relative"),
+    ("I saw her a fortnight ago", "2026-11-16", "2026-11-22", "range", "relative"),
+    ("We'll know in a fortnight", "2026-12-14", "2026-12-20", "range", "relative"),
+    ("It rained all last fortnight", "2026-11-16", "2026-11-29", "range", "relative"),
+    ("Call me tomorrow at 3pm", "2026-12-02", "2026-12-02", "instant", "relative"),
+    ("The call is at 15:30", "2026-12-01", "2026-12-01", "instant", "relative"),
+    ("We'll meet at 9am", "2026-12-02", "2026-12-02", "instant", "relative"),
+    ("我们把发布会定在4月20日", "2027-04-20", "2027-04-20", "day", "inferred"),
+    ("其实发布会改到5月了", "2027-05-01", "2027-05-31", "month", "inferred"),
+    ("今年我们去了日本", "2026-01-01", "2026-12-31", "year", "relative"),
+    ("明年我们去日本", "2027-01-01", "2027-12-31", "year", "relative"),
+    ("房租月底交", "2026-12-21", "2026-12-31", "range", "relative"),
+    ("下个月初见", "2027-01-01", "2027-01-10", "range", "relative"),
+    ("项目5月下旬上线", "2026-05-21", "2026-05-31", "range", "inferred"),
+    ("我们打算年底去日本", "2026-10-01", "2026-12-31", "range", "relative"),
+    ("我们打算15号见面", "2026-12-15", "2026-12-15", "day", "relative"),
+    ("下个月15号交稿", "2027-01-15", "2027-01-15", "day", "relative"),
+    ("明天下午3点开会", "2026-12-02", "2026-12-02", "instant", "relative"),
+    # general forms beside the issue's: halves, "the past few", bare weekdays, holidays
+    ("I saw it a year and a half ago", "2025-06-01", "2025-06-30", "month", "relative"),
+    ("We moved here half a year ago", "2026-06-01", "2026-06-30", "month", "relative"),
+    ("I went hiking Saturday", "2026-11-28", "2026-11-28", "day", "relative"),
+    ("We will meet Sunday", "2026-12-06", "2026-12-06", "day", "relative"),
+    ("It rained the past few days", "2026-11-26", "2026-12-01", "range", "relative"),
+    ("I met him the other week", "2026-11-09", "2026-11-29", "range", "relative"),
+    ("We went the weekend before last", "2026-11-21", "2026-11-22", "range", "relative"),
+    ("Free this coming weekend?", "2026-12-05", "2026-12-06", "range", "relative"),
+    ("I slept badly two nights ago", "2026-11-29", "2026-11-29", "day", "relative"),
+    ("Couple days ago I ran", "2026-11-29", "2026-11-29", "day", "relative"),
+    ("We travelled over the summer", "2026-06-01", "2026-08-31", "range", "relative"),
+    ("We met last Christmas", "2025-12-25", "2025-12-25", "day", "relative"),
+    ("We'll all meet on Thanksgiving", "2027-11-25", "2027-11-25", "day", "relative"),
+    ("一年半前我们搬了家", "2025-06-01", "2025-06-30", "month", "relative"),
+    ("两个周末前我们去爬山了", "2026-11-21", "2026-11-22", "range", "relative"),
+    ("最近几天一直下雨", "2026-11-26", "2026-12-01", "range", "relative"),
+    ("去年圣诞节我们见过", "2025-12-25", "2025-12-25", "day", "relative"),
+]
+
+
+@pytest.mark.parametrize(("text", "first", "last", "precision", "basis"), SAID_ON_1_DECEMBER)
+def test_resolve_time_said_on_1_december(
+    text: str, first: str, last: str, precision: str, basis: str
+) -> None:
+    found = resolve_time(text, SAID)
+    assert found.start is not None and found.end is not None, text
+    assert (found.start.date().isoformat(), found.end.date().isoformat()) == (first, last)
+    assert (found.precision, found.basis) == (precision, basis)
+    assert found.original_text and found.original_text in text
+
+
+@pytest.mark.parametrize(
+    ("text", "moment"),
+    [
+        ("Call me tomorrow at 3pm", "2026-12-02 15:00"),
+        ("at noon on Friday", "2026-11-27 12:00"),
+        ("The call is at 15:30", "2026-12-01 15:30"),
+        ("明天下午3点开会", "2026-12-02 15:00"),
+        ("晚上八点半吃饭", "2026-12-01 20:30"),
+    ],
+)
+def test_a_time_of_day_joins_its_day_into_one_instant(text: str, moment: str) -> None:
+    [found] = find_time_expressions(text, SAID)
+    assert found.precision == "instant" and found.describe() == moment
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I live on the 15th floor",
+        "It was the 3rd time",
+        "Take line 1号线 to the museum",
+        "我有3点建议",
+        "She scored 3/4 of the points",
+        "Version 1.2.3 is out",
+        "大年初一我们包饺子",
+        "三个月中我们都很忙",
+        "I bought a Christmas tree",
+        "圣诞老人来了",
+        "Black Friday deals",
+        "On Saturdays I swim",
+    ],
+)
+def test_new_rules_leave_look_alikes_alone(text: str) -> None:
+    assert find_time_expressions(text, SAID) == []
+
+
+def test_year_expressions_are_year_intervals_and_listed_as_years() -> None:
+    found = resolve_time("今年我们去了日本", SAID)
+    assert found.describe() == "2026"
+    assert happened_label(found.as_temporal()) == "2026"
+    assert (
+        happened_label(resolve_time("下个月初见", SAID).as_temporal()) == "2027-01-01..2027-01-10"
+    )
+    assert happened_label(resolve_time("Call me tomorrow at 3pm", SAID).as_temporal()) == (
+        "2026-12-02 15:00"
+    )

@@ -5,7 +5,7 @@ import json
 import sys
 from typing import Any
 
-from ..core.events.cards import EventCard
+from ..core.events.cards import EventCard, happened_label
 from .common import add_db_option, add_space_option, open_memory, resolve_space, seal_idle_tails
 from .jobs_command import failed_notice
 from .progress import Progress
@@ -60,7 +60,7 @@ async def list_events(args: argparse.Namespace) -> int:
     if not events:
         print("(no events yet)")
     for event in events:
-        when = event.temporal.get("happened_start", "")[:10] or "—"
+        when = happened_label(event.temporal) or "—"
         print(f"{event.id}  {when:<10}  {event.status:<10} {event.scope:<8} {event.title[:70]}")
     return 0
 

@@ -195,9 +195,12 @@ class Deriver:
             if not jobs.holds(raw, job):
                 return LOST
             formed = block_rows.block_namespace_turn(raw, block.id)
+            stored: list[str] = []
             for draft in cards:
+                draft = event_rules.resolve_local_refs(draft, stored)
                 card = _card_from_draft(raw, draft, block, formed, moment, self.model.name)
                 event_rows.insert_event(raw, card)
+                stored.append(card.id)
             jobs.finish(raw, job.id, status, moment, note or f"{len(cards)} events")
             block_rows.mark_ready(raw, block.id, iso(moment))
             return status

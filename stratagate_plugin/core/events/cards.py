@@ -187,16 +187,46 @@ def accept_drafts(
     timeline_ids: Iterable[str],
     default_mentioned_at: str,
 ) -> list[EventCardDraft]:
-    """Valid cards with normalised fields; exact duplicates merged (sources/tags/quotes unioned)."""
+    """Valid cards with normalised fields; exact duplicates merged (sources/tags/quotes unioned).
+
+    A relation may name an earlier card of the same answer as ``card:<n>`` (its index in the
+    model's list): it is renumbered to that card's place among the accepted cards, and
+    dropped when that card was not accepted or is not earlier.
+    """
     allowed, timeline = set(allowed_message_ids), set(timeline_ids)
     merged: dict[str, EventCardDraft] = {}
-    for draft in drafts:
-        card = _accept_one(draft, allowed, timeline, default_mentioned_at)
+    places: dict[str, str] = {}  # the model's card:<n> → card:<accepted place>
+    for index, draft in enumerate(drafts):
+        card = _accept_one(draft, allowed, timeline | set(places), default_mentioned_at)
         if card is None:
             continue
+        card = card.model_copy(update={"temporal": renamed_relations(card.temporal, places)})
         key = _duplicate_key(card)
         merged[key] = _merge(merged[key], card) if key in merged else card
+        places[local_ref(index)] = local_ref(list(merged).index(key))
     return list(merged.values())
+
+
+def local_ref(place: int) -> str:
+    """How a relation names the card at ``place`` of the same extraction answer."""
+    return f"card:{place}"
+
+
+def renamed_relations(temporal: dict[str, Any] | None, names: Mapping[str, str]) -> dict[str, Any]:
+    """Relation ids replaced by ``names[id]`` where there is one (local refs → ids)."""
+    out = dict(temporal or {})
+    for key in RELATION_LISTS:
+        if key in out:
+            out[key] = list(dict.fromkeys(names.get(i, i) for i in out[key]))
+    if out.get("same_event_id") in names:
+        out["same_event_id"] = names[out["same_event_id"]]
+    return out
+
+
+def resolve_local_refs(draft: EventCardDraft, earlier_ids: list[str]) -> EventCardDraft:
+    """``card:<n>`` relations of an accepted draft → the id given to the n-th card stored."""
+    names = {local_ref(place): event_id for place, event_id in enumerate(earlier_ids)}
+    return draft.model_copy(update={"temporal": renamed_relations(draft.temporal, names)})
 
 
 def _accept_one(
@@ -247,6 +277,20 @@ def chronology_key(temporal: Mapping[str, Any], created_at: str) -> str:
         if isinstance(temporal.get(key), str):
             return str(temporal[key])
     return created_at
+
+
+def happened_label(temporal: Mapping[str, Any]) -> str:
+    """When it happened, at its precision: ``2026`` for a year (今年), ``2026-05`` for a month,
+    ``2026-04-20``, ``2026-12-02 15:00``, ``a..b`` for a range; "" when unknown."""
+    start, end = temporal.get("happened_start"), temporal.get("happened_end") or ""
+    if not isinstance(start, str) or not _is_iso_time(start):
+        return ""
+    widths = {"year": 4, "month": 7, "day": 10, "instant": 16}
+    width = widths.get(str(temporal.get("precision", "")))
+    if width is not None:
+        return start.replace("T", " ")[:width]
+    last = end[:10] if isinstance(end, str) and end[:10] != start[:10] else ""
+    return f"{start[:10]}..{last}" if last else start[:10]
 
 
 def event_search_text(

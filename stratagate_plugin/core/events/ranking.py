@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from ..clock import iso, parse_iso
 from ..retrieval.bm25 import bm25_rank_counted, fuzzy_match, rrf_rank, weighted_tokens
 from .cards import EventCard, chronology_key, normalize_event_type
+from .history import history_line
 from .weights import card_weight
 
 TemporalIntent = Literal["first", "latest"]
@@ -104,17 +105,32 @@ class EventSearch:
 
 
 class EventHit(BaseModel):
-    """A ranked event: the full card, its fused rank score and the compact tool card."""
+    """A ranked event: the full card, its fused rank score and the compact tool card.
+
+    ``history``: the older versions this card superseded, newest first (``history.py``).
+    """
 
     model_config = ConfigDict(frozen=True)
 
     card: EventCard
     rank_score: float
     score_meaning: str = SCORE_MEANING
+    history: list[EventCard] = []
 
     def compact(self) -> dict[str, Any]:
-        """The §12.3 compact card the search tool returns."""
-        return compact_card(self.card, self.rank_score)
+        """The §12.3 compact card the search tool returns, with the versions it replaced."""
+        card = compact_card(self.card, self.rank_score)
+        if self.history:
+            card["history"] = [history_line(older) for older in self.history]
+        return card
+
+    @property
+    def source_message_ids(self) -> list[str]:
+        """The card's sources, then its history's: the evidence of the change and of what
+        it changed."""
+        ids = [*self.card.source_message_ids]
+        ids += [i for older in self.history for i in older.source_message_ids]
+        return list(dict.fromkeys(ids))
 
 
 def participants_match(temporal: Mapping[str, Any], wanted: Sequence[str]) -> bool:
@@ -283,10 +299,12 @@ def rank_events(
     request: EventSearch,
     current_turn: int,
     documents: Mapping[str, Document] = NO_DOCUMENTS,
+    paged: bool = True,
 ) -> list[EventHit]:
     """Both pools ranked apart, lanes fused by weighted RRF, then the requested page.
 
     ``documents``: stored BM25 documents by event id (others are tokenised here).
+    ``paged=False``: every fused hit, for a caller that pages after folding (``history``).
     """
     scope = request.filters.event_ids
     visible = [
@@ -299,7 +317,8 @@ def rank_events(
         rank_pool([c for c in visible if c.pool == pool], request, current_turn, documents)
         for pool in POOL_ORDER
     ]
-    return [EventHit(card=by_id[key], rank_score=score) for key, score in fuse(lanes, request)]
+    fused = fuse(lanes, request, paged)
+    return [EventHit(card=by_id[key], rank_score=score) for key, score in fused]
 
 
 def is_plain(request: EventSearch) -> bool:
@@ -308,18 +327,24 @@ def is_plain(request: EventSearch) -> bool:
     return bool(request.tokens) and not filters.checks() and filters.event_ids is None
 
 
-def rank_plain(pools: Mapping[str, Mapping[str, Document]], request: EventSearch) -> list[Hit]:
+def rank_plain(
+    pools: Mapping[str, Mapping[str, Document]], request: EventSearch, paged: bool = True
+) -> list[Hit]:
     """``rank_events`` of a plain query from documents alone, before any card is built."""
     lanes = [_lexical(pools.get(pool, {}), request.tokens)[: request.lane] for pool in POOL_ORDER]
-    return fuse(lanes, request)
+    return fuse(lanes, request, paged)
 
 
-def fuse(lanes: Sequence[list[str]], request: EventSearch) -> list[Hit]:
+def fuse(lanes: Sequence[list[str]], request: EventSearch, paged: bool = True) -> list[Hit]:
     """Conversation and agent lanes by weighted RRF, then the page (offset, limit)."""
     weights = (1.0, request.agent_lane_weight)
     fused = rrf_rank(list(zip(lanes, weights, strict=True)))
+    return page_of(fused, request) if paged else fused
+
+
+def page_of(hits: Sequence[Hit], request: EventSearch) -> list[Hit]:
     start = max(0, request.offset)
-    return fused[start : start + request.page]
+    return list(hits[start : start + request.page])
 
 
 def compact_card(card: EventCard, rank_score: float) -> dict[str, Any]:

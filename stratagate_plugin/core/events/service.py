@@ -6,8 +6,9 @@ separate small write (skipped with ``track_retrieval=False``). Nothing here rein
 """
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -21,6 +22,7 @@ from ..service_base import ServiceBase
 from ..store import block_rows, event_rows
 from ..store import event_queries_rows as rows
 from ..store.search_index import row_document
+from . import history
 from .cards import EventCard, Pool
 from .ranking import (
     Document,
@@ -29,6 +31,7 @@ from .ranking import (
     EventSearch,
     TemporalIntent,
     is_plain,
+    page_of,
     rank_events,
     rank_plain,
 )
@@ -77,9 +80,7 @@ class BlocksReport(BaseModel):
 
 def search_in(raw: sqlite3.Connection, namespace: str, request: EventSearch) -> list[EventHit]:
     """Candidates of both pools, ranked (runs on the database thread)."""
-    pools = POOLS if request.agent_lane_weight > 0 else POOLS[:1]
-    found = candidate_rows(raw, namespace, pools, request)
-    unique = list({row["id"]: row for row in found}.values())
+    unique = _candidates(raw, namespace, request)
     if is_plain(request):
         return plain_hits(raw, unique, request)
     cards = event_rows.events_from_rows(raw, unique)
@@ -87,21 +88,104 @@ def search_in(raw: sqlite3.Connection, namespace: str, request: EventSearch) -> 
     return rank_events(cards, request, rows.current_turn(raw, namespace), documents)
 
 
+def search_with_history(
+    raw: sqlite3.Connection, namespace: str, request: EventSearch
+) -> list[EventHit]:
+    """``search_in`` with every superseded card folded under its newer card (``history``):
+    the whole fused order is folded first, then paged, so pages agree."""
+    found = {row["id"]: row for row in _candidates(raw, namespace, request)}
+    order = ranked_order(raw, namespace, list(found.values()), request)
+    links = supersession_links(raw, namespace, found.values(), [key for key, _ in order])
+    page = page_of(history.fold(order, links), request)
+    by_id = {card.id: card for card in cards_of(raw, namespace, [key for key, _ in page], found)}
+    read = partial(event_rows.visible_cards, raw, namespace)
+    return [
+        EventHit(card=by_id[key], rank_score=score, history=history.history_of(by_id[key], read))
+        for key, score in page
+        if key in by_id
+    ]
+
+
+def _candidates(raw: sqlite3.Connection, namespace: str, request: EventSearch) -> list[sqlite3.Row]:
+    pools = POOLS if request.agent_lane_weight > 0 else POOLS[:1]
+    found = candidate_rows(raw, namespace, pools, request)
+    return list({row["id"]: row for row in found}.values())
+
+
+def ranked_order(
+    raw: sqlite3.Connection, namespace: str, found: Sequence[sqlite3.Row], request: EventSearch
+) -> list[tuple[str, float]]:
+    """Every fused (id, score), unpaged."""
+    if is_plain(request):
+        return rank_plain(_plain_documents(raw, found, request), request, paged=False)
+    cards = event_rows.events_from_rows(raw, list(found))
+    documents = rows.stored_documents(raw, found, request.tokens) if request.tokens else {}
+    turn = rows.current_turn(raw, namespace)
+    hits = rank_events(cards, request, turn, documents, paged=False)
+    return [(hit.card.id, hit.rank_score) for hit in hits]
+
+
+def supersession_links(
+    raw: sqlite3.Connection,
+    namespace: str,
+    found: Iterable[sqlite3.Row],
+    ids: Sequence[str],
+) -> dict[str, str | None]:
+    """``superseded_by`` of the ranked cards and of every visible card up their chains (a
+    superseder that is no longer visible stays out, so the chain ends before it)."""
+    links = {row["id"]: _newer(row) for row in found}
+    asked: set[str] = set()
+    missing = history.unknown_links(ids, links)
+    for _ in range(history.MAX_CHAIN):
+        missing -= asked
+        if not missing:
+            break
+        asked |= missing
+        read = event_rows.visible_rows(raw, namespace, sorted(missing))
+        links.update({row["id"]: _newer(row) for row in read})
+        missing = history.unknown_links([row["id"] for row in read], links)
+    return links
+
+
+def _newer(row: sqlite3.Row) -> str | None:
+    return row["superseded_by"] if row["status"] == "superseded" else None
+
+
+def cards_of(
+    raw: sqlite3.Connection,
+    namespace: str,
+    ids: Sequence[str],
+    known: dict[str, sqlite3.Row],
+) -> list[EventCard]:
+    """The cards of ``ids``, from the candidate rows or read (a head outside them)."""
+    missing = [key for key in ids if key not in known]
+    read = {row["id"]: row for row in event_rows.visible_rows(raw, namespace, missing)}
+    rows_in_order = [known.get(key) or read.get(key) for key in ids]
+    return event_rows.events_from_rows(raw, [row for row in rows_in_order if row is not None])
+
+
 def plain_hits(
     raw: sqlite3.Connection, found: Sequence[sqlite3.Row], request: EventSearch
 ) -> list[EventHit]:
     """A plain query ranked from stored documents; cards are built for the page only."""
-    pools: dict[str, dict[str, Document]] = {}
-    stored = rows.stored_documents(raw, found, request.tokens)
-    for row in found:
-        document = stored.get(row["id"]) or row_document(row)
-        pools.setdefault(row["pool"], {})[row["id"]] = document
-    page = rank_plain(pools, request)
+    page = rank_plain(_plain_documents(raw, found, request), request)
     by_id = {row["id"]: row for row in found}
     cards = event_rows.events_from_rows(raw, [by_id[key] for key, _ in page])
     return [
         EventHit(card=card, rank_score=score) for card, (_, score) in zip(cards, page, strict=True)
     ]
+
+
+def _plain_documents(
+    raw: sqlite3.Connection, found: Sequence[sqlite3.Row], request: EventSearch
+) -> dict[str, dict[str, Document]]:
+    """Each pool's BM25 documents: stored ones, else tokenised from the row."""
+    pools: dict[str, dict[str, Document]] = {}
+    stored = rows.stored_documents(raw, found, request.tokens)
+    for row in found:
+        document = stored.get(row["id"]) or row_document(row)
+        pools.setdefault(row["pool"], {})[row["id"]] = document
+    return pools
 
 
 def candidate_rows(
@@ -184,9 +268,11 @@ class EventSearchService(ServiceBase):
         filters: EventFilters = NO_FILTERS,
         track_retrieval: bool = True,
     ) -> list[EventHit]:
-        """Spec §6.4 event search of ``query.terms`` under ``filters``; never reinforces."""
+        """Spec §6.4 event search of ``query.terms`` under ``filters``; never reinforces.
+
+        A superseded card is folded under the card that replaced it (``history.py``)."""
         request = EventSearch(query.terms, limit, offset, filters, agent_weight)
-        hits = await self.db.read(lambda raw: search_in(raw, namespace, request))
+        hits = await self.db.read(lambda raw: search_with_history(raw, namespace, request))
         if track_retrieval and hits:
             ids = [hit.card.id for hit in hits]
             now = iso(utc_now())

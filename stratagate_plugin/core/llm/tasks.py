@@ -2,7 +2,10 @@
 
 Temporal fields arrive as a loose dict and are normalised by the event rules, so one
 malformed field never loses an event; ``scope`` is strict so an invalid one triggers
-the bounded retry.
+the bounded retry. Relation lists name timeline ids; a later card may also name an earlier
+card of the same answer as ``card:<n>`` (``n`` its index in ``events``, from 0), so a
+correction within one block ("we moved the launch to May") can supersede the plan it
+corrects, which has no id yet.
 """
 
 from typing import Any, Literal
@@ -67,7 +70,7 @@ TEMPORAL_FIELDS_DOC = {
     "same_event_id": "timeline id this continues",
     "before_event_ids": "timeline ids this happened before",
     "after_event_ids": "timeline ids this happened after",
-    "supersedes_event_ids": "timeline ids this explicitly replaces/corrects",
+    "supersedes_event_ids": "timeline ids (or card:<n>) this explicitly replaces/corrects",
     "conflicts_with_event_ids": "timeline ids this contradicts without replacing",
     "related_event_ids": "other related timeline ids",
 }

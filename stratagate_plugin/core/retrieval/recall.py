@@ -2,7 +2,8 @@
 
 The activation query is the latest user message plus the thread's last two open-tail
 turns. Relevant events and every pinned or safety event are fused by RRF of relevance and
-weight; events sourced from the current thread (already in native history) are dropped;
+weight; a superseded event gives its place to the event that replaced it, shown with it as
+history; events sourced from the current thread (already in native history) are dropped;
 lines are added while the estimated total stays within the budget. Nothing reinforces.
 
 Beyond spec §9 (issue #14): the other sessions' open-tail messages that match the latest
@@ -52,13 +53,15 @@ DEFAULT_RECALL = RecallConfig()
 
 class AutoContext(BaseModel):
     """The rendered block and what went into it (``nodes`` stays empty until the graph);
-    ``messages``: the other sessions' open-tail messages shown."""
+    ``messages``: the other sessions' open-tail messages shown; ``history``: by event id,
+    the older versions that event replaced (shown beside it)."""
 
     text: str
     query: str
     events: list[EventCard]
     nodes: list[dict[str, Any]] = []
     messages: list[Message] = []
+    history: dict[str, list[EventCard]] = {}
 
 
 def activate_events(
@@ -95,15 +98,24 @@ def _tail_line(message: Message) -> str:
     return line
 
 
-def event_line(card: EventCard) -> dict[str, Any]:
-    """``{id, title, summary, happenedStart, happenedEnd, temporal: {status}}``; absent keys go."""
-    temporal = card.temporal
-    line: dict[str, Any] = {"id": card.id, "title": card.title, "summary": card.summary}
+def event_line(card: EventCard, history: Sequence[EventCard] = ()) -> dict[str, Any]:
+    """``{id, title, summary, happenedStart, happenedEnd, temporal: {status}}``; absent keys go.
+
+    An event that replaced others lists them as ``replaced`` (what they said, and when), so
+    the newer statement is read with the older one as history."""
+    line = _dated({"id": card.id, "title": card.title, "summary": card.summary}, card)
+    status = {"status": card.temporal["status"]} if "status" in card.temporal else {}
+    line |= {"temporal": status}
+    if history:
+        line["replaced"] = [_dated({"id": old.id, "summary": old.summary}, old) for old in history]
+    return line
+
+
+def _dated(line: dict[str, Any], card: EventCard) -> dict[str, Any]:
     for key, name in (("happened_start", "happenedStart"), ("happened_end", "happenedEnd")):
-        if key in temporal:
-            line[name] = temporal[key]
-    status = {"status": temporal["status"]} if "status" in temporal else {}
-    return line | {"temporal": status}
+        if key in card.temporal:
+            line[name] = card.temporal[key]
+    return line
 
 
 def matching_tail_messages(
@@ -131,13 +143,15 @@ def render_activated(
     nodes: Sequence[Mapping[str, Any]],
     budget: int,
     messages: Sequence[Mapping[str, Any]] = (),
+    history: Mapping[str, Sequence[EventCard]] | None = None,
 ) -> tuple[str, int, int]:
     """(text, events shown, messages shown). Each list stops at its first item that would
     exceed ``budget``."""
     lines = list(HEADING)
     tokens = estimate_tokens("\n".join(lines))
+    older = history or {}
     shown_events, tokens = _append_section(
-        lines, "Events:", [event_line(card) for card in events], tokens, budget
+        lines, "Events:", [event_line(c, older.get(c.id, ())) for c in events], tokens, budget
     )
     shown_nodes, tokens = _append_section(lines, "KnowledgeGraph:", nodes, tokens, budget)
     shown_messages, tokens = _append_section(lines, "RecentMessages:", messages, tokens, budget)

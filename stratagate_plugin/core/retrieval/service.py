@@ -8,11 +8,12 @@ channel; the rules live in ``fused``, ``raw_channel`` and ``recall``, the reads 
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 
 from ..clock import utc_now
-from ..events.cards import EventCard
+from ..events import history
 from ..events.ranking import EventHit, weight_key
-from ..events.service import EventSearchService
+from ..events.service import EventSearchService, supersession_links
 from ..store import block_rows, event_rows, raw_search
 from ..store import event_queries_rows as event_reads
 from ..store.retrieval_rows import (
@@ -115,7 +116,7 @@ class RetrievalService(EventSearchService):
             agent_weight=settings.agent_weight,
             track_retrieval=False,
         )
-        cited = [hit.card.source_message_ids for hit in hits]
+        cited = [hit.source_message_ids for hit in hits]
         boost = event_boost(cited, settings.event_boost)
         if parsed.windows:
             created, happened = await self.db.read(
@@ -190,16 +191,24 @@ class RetrievalService(EventSearchService):
             limit=settings.relevance_limit,
             agent_weight=settings.agent_weight,
         )
-        events = await self.db.read(
+        chosen = await self.db.read(
             lambda raw: activated(raw, namespace, thread_id, relevance, settings)
         )
+        events = [hit.card for hit in chosen]
+        older = {hit.card.id: hit.history for hit in chosen if hit.history}
         recent = matching_tail_messages(  # the asked words alone: tail chatter matches chatter
             parse_query(latest_user_message).terms, others, settings.tail_message_limit
         )
         lines = [message_line(message, settings.tail_message_chars) for message in recent]
-        rendered, shown, spoken = render_activated(events, [], settings.token_budget, lines)
+        rendered, shown, spoken = render_activated(events, [], settings.token_budget, lines, older)
+        shown_ids = {card.id for card in events[:shown]}
+        history = {key: cards for key, cards in older.items() if key in shown_ids}
         return AutoContext(
-            text=rendered, query=text, events=events[:shown], messages=recent[:spoken]
+            text=rendered,
+            query=text,
+            events=events[:shown],
+            messages=recent[:spoken],
+            history=history,
         )
 
 
@@ -224,28 +233,41 @@ def activated(
     thread_id: str,
     relevance: Sequence[EventHit],
     config: RecallConfig,
-) -> list[EventCard]:
+) -> list[EventHit]:
     """Relevance hits and pinned/safety events fused from weight keys alone; cards are read
-    only for the events shown."""
+    only for the events shown. A superseded event takes its newer card's place."""
     turn = event_reads.current_turn(raw, namespace)
-    cards = {hit.card.id: hit.card for hit in relevance}
-    keys = {key: weight_key(card, turn) for key, card in cards.items()}
+    hits = {hit.card.id: hit for hit in relevance}
+    keys = {key: weight_key(hit.card, turn) for key, hit in hits.items()}
     for key, weight in event_reads.bypass_weights(raw, namespace, turn).items():
         keys.setdefault(key, weight)
-    fused = activation_order(list(cards), keys)
-    chosen = _outside_thread(raw, fused, thread_id, config.event_limit)
-    return [cards.get(key) or event_rows.get_event(raw, key) for key in chosen]
+    fused = activation_order(list(hits), keys)
+    chosen = _outside_thread(raw, namespace, fused, thread_id, config.event_limit)
+    return [hits.get(key) or _with_history(raw, namespace, key) for key in chosen]
+
+
+def _with_history(raw: sqlite3.Connection, namespace: str, event_id: str) -> EventHit:
+    """A card recall adds beside the relevance hits (pinned, safety, or their newer card)."""
+    card = event_rows.get_event(raw, event_id)
+    read = partial(event_rows.visible_cards, raw, namespace)
+    return EventHit(card=card, rank_score=0.0, history=history.history_of(card, read))
 
 
 def _outside_thread(
-    raw: sqlite3.Connection, fused: Sequence[str], thread_id: str, limit: int
+    raw: sqlite3.Connection, namespace: str, fused: Sequence[str], thread_id: str, limit: int
 ) -> list[str]:
-    """The first ``limit`` ids not sourced from ``thread_id``, checked a slice at a time."""
+    """The first ``limit`` heads (``history.head_of``) not sourced from ``thread_id``, checked
+    a slice at a time."""
     chosen: list[str] = []
     for start in range(0, len(fused), OWN_CHECK_SLICE):
         part = fused[start : start + OWN_CHECK_SLICE]
-        own = event_reads.events_from_thread(raw, part, thread_id)
-        chosen += [key for key in part if key not in own]
+        found = event_rows.visible_rows(raw, namespace, part)
+        links = supersession_links(raw, namespace, found, part)
+        heads = [
+            h for h in dict.fromkeys(history.head_of(k, links) for k in part) if h not in chosen
+        ]
+        own = event_reads.events_from_thread(raw, heads, thread_id)
+        chosen += [key for key in heads if key not in own]
         if len(chosen) >= limit:
             break
     return chosen[:limit]

@@ -6,7 +6,7 @@ writer of cards (derivation, remember, import) passes through ``insert_event``.
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..clock import iso
@@ -179,6 +179,28 @@ def visible_events(raw: sqlite3.Connection, namespace: str, limit: int) -> list[
         "SELECT * FROM events WHERE namespace = ? AND status IN (?, ?) LIMIT ?",
         (namespace, *VISIBLE, limit),
     ).fetchall()
+
+
+def visible_rows(
+    raw: sqlite3.Connection, namespace: str, event_ids: Sequence[str]
+) -> list[sqlite3.Row]:
+    """The active or superseded rows among ``event_ids`` in the namespace (by id)."""
+    found: list[sqlite3.Row] = []
+    ids = list(dict.fromkeys(event_ids))
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        found += raw.execute(
+            f"SELECT * FROM events WHERE namespace = ? AND status IN (?, ?) "
+            f"AND id IN ({','.join('?' * len(chunk))})",
+            [namespace, *VISIBLE, *chunk],
+        ).fetchall()
+    return found
+
+
+def visible_cards(
+    raw: sqlite3.Connection, namespace: str, event_ids: Sequence[str]
+) -> list[EventCard]:
+    return events_from_rows(raw, visible_rows(raw, namespace, event_ids))
 
 
 def live_event_ids(raw: sqlite3.Connection, event_ids: Iterable[str]) -> set[str]:

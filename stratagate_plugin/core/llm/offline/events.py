@@ -7,9 +7,11 @@ content terms. Admission is asymmetric: a person's statements (the user, or any 
 root cause, limit or decision that is not an acknowledgement nor an echo of the user's words
 in the same block. Its time comes from ``core.text.temporal``; a sentence without one inherits the
 latest expression of the same message (basis ``inferred``), and "just"/"刚" means the message
-day.
+day. A sentence that corrects or changes an earlier statement supersedes it (``relations``),
+whether that one is in the timeline or drafted from an earlier sentence of the same block.
 """
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta, tzinfo
@@ -59,6 +61,9 @@ MAX_EVENTS = 24
 _ASSISTANT_TYPES = {"decision", "change", "cancellation", "release", "task_completed", "migration"}
 _IMPERSONAL_TYPES = _ASSISTANT_TYPES | {"meeting", "incident"}
 ECHO = 0.5
+_CLAUSE_BREAK = re.compile(
+    r"[,;:—–，；：]|\s(?:and|but|so|because)\s|但是|而且|所以|因为", re.IGNORECASE
+)
 
 
 def message_sentences(messages: Iterable[Mapping[str, Any]]) -> list[Sentence]:
@@ -133,7 +138,7 @@ def extract_events(payload: Mapping[str, Any], zone: tzinfo) -> EventExtraction:
     """Event cards for the target block of an EXTRACT_EVENT_CARDS payload."""
     messages = list(payload.get("target", {}).get("messages", []))
     allowed = set(payload.get("allowed_source_message_ids") or [m.get("id") for m in messages])
-    timeline = list(payload.get("timeline") or [])
+    timeline = [dict(entry) for entry in payload.get("timeline") or []]
     sentences = message_sentences(messages)
     speakers = {s.speaker for s in sentences if s.speaker}
     heard = frozenset(t for s in sentences if s.role == "user" for t in content_terms(s.text))
@@ -143,7 +148,9 @@ def extract_events(payload: Mapping[str, Any], zone: tzinfo) -> EventExtraction:
         if event_type is None or sentence.message_id not in allowed:
             continue
         card = draft_card(sentence, event_type, when, _reference(sentence, zone), speakers)
-        _merge(cards, _related(card, sentence.text, event_type, timeline, speakers))
+        card = _related(card, sentence.text, event_type, timeline, speakers)
+        if _merge(cards, card) and len(cards) <= MAX_EVENTS:
+            timeline.append(_as_entry(card, f"card:{len(cards) - 1}"))
     events = list(cards.values())[:MAX_EVENTS]
     return EventExtraction(should_extract=bool(events), events=events)
 
@@ -152,13 +159,24 @@ def _related(
     card: EventCardDraft,
     text: str,
     event_type: str,
-    timeline: Sequence[Mapping[str, Any]],
+    candidates: list[dict[str, Any]],
     speakers: set[str],
 ) -> EventCardDraft:
-    links = relation_fields(text, event_type, timeline, speakers)
+    """The card with its links to the timeline or an earlier card of this block; what it
+    supersedes is no longer live for the sentences after it."""
+    links = relation_fields(_as_entry(card, ""), text, event_type, candidates, speakers)
+    for entry in candidates:
+        if entry.get("id") in links.get("supersedes_event_ids", []):
+            entry["status"] = "superseded"
     if not links:
         return card
     return card.model_copy(update={"temporal": {**(card.temporal or {}), **links}})
+
+
+def _as_entry(card: EventCardDraft, event_id: str) -> dict[str, Any]:
+    """A drafted card in the timeline's shape, so later sentences can link to it."""
+    return {**(card.temporal or {}), "id": event_id, "title": card.title,
+            "summary": card.summary, "status": "active"}  # fmt: skip
 
 
 def _reference(sentence: Sentence, zone: tzinfo) -> datetime:
@@ -192,13 +210,23 @@ def _timed(
 
 
 def _mention_day(text: str, reference: datetime) -> TimeExpression:
-    """The message day for "just …", "is now open" and ongoing statements, else unknown."""
+    """The message day for "just …", "is now open" and ongoing statements, else unknown.
+
+    The tense is the clause's: "I'm currently reading X and hoping it'll help" is read now.
+    """
     match = JUST_NOW.search(text) or ONGOING.search(text)
-    if match is None or is_future(text):
+    if match is None or is_future(_clause_at(text, match.start())):
         return UNKNOWN
     start = reference.replace(hour=0, minute=0, second=0, microsecond=0)
     end = start + timedelta(days=1, seconds=-1)
     return TimeExpression(start, end, "day", "inferred", match.group(0), match.start())
+
+
+def _clause_at(text: str, position: int) -> str:
+    """The clause of ``text`` around ``position`` (cut at commas, semicolons, "and", "but")."""
+    starts = [0] + [m.end() for m in _CLAUSE_BREAK.finditer(text) if m.end() <= position]
+    ends = [m.start() for m in _CLAUSE_BREAK.finditer(text) if m.start() > position]
+    return text[max(starts) : min(ends, default=len(text))]
 
 
 def draft_card(
@@ -289,11 +317,13 @@ def _tags(text: str, speakers: set[str]) -> list[str]:
     return list(dict.fromkeys(found))[:5]
 
 
-def _merge(cards: dict[str, EventCardDraft], card: EventCardDraft) -> None:
-    """Identical summaries become one card with the union of their source messages."""
+def _merge(cards: dict[str, EventCardDraft], card: EventCardDraft) -> bool:
+    """Identical summaries become one card with the union of their source messages; True
+    when ``card`` is a new one."""
     existing = cards.get(card.summary)
     if existing is None:
         cards[card.summary] = card
-        return
+        return True
     ids = list(dict.fromkeys(existing.source_message_ids + card.source_message_ids))
     cards[card.summary] = existing.model_copy(update={"source_message_ids": ids})
+    return False

@@ -57,7 +57,8 @@ EVENT_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )  # fmt: skip
 
 PREFERENCE = _cue(
-    r"i (?:really |absolutely |just |totally |kinda )?(?:love|like|prefer|hate|enjoy|adore"
+    r"i (?:really |absolutely |just |totally |kinda |now |still |also |actually )?(?:love|like"
+    r"|prefer|hate|enjoy|adore"
     r"|dislike|can't stand)|my (?:all-time )?favou?rite|favou?rite|i'm (?:a (?:big |huge )?fan of"
     r"|into|passionate about)|i'd rather",
     r"喜欢|热爱|讨厌|偏好|最爱|更爱|不爱|受不了",
@@ -98,7 +99,7 @@ ELIDED_SUBJECT = re.compile(
 )
 DISCOURSE = re.compile(
     r"^(?:(?:hey|hi|hello|oh|ah|so|well|wow|yeah|yes|btw|by the way|anyway|also|and|but"
-    r"|guess what|you know what|thanks|thank you|haha|lol|woohoo|yay|omg)\b[^\w]*"
+    r"|guess what|you know what|thanks|thank you|haha|lol|woohoo|yay|omg|actually|in fact)\b[^\w]*"
     r"(?:[A-Z][a-z]+[!,.]\s*)?)+|^(?:嘿|嗨|哦|哇|对了|顺便说一句|另外|其实)[，,！!]?",
     re.IGNORECASE,
 )
@@ -125,8 +126,17 @@ RULE = _cue(r"always|never|must|from now on|going forward|make sure to|by defaul
 REPLACEMENT = _cue(
     r"mov(?:e|ed|ing)\b[^.!?]{0,40}?\b(?:to|until)|(?:changed?|switch(?:ed)?|reschedul(?:e|ed)"
     r"|postponed?|push(?:ed)?(?: back)?|delay(?:ed)?) (?:\w+ ){0,4}?(?:to|until)|instead"
-    r"|no longer|replaced|correction|not \w+ (?:any more|anymore)",
-    r"改为|改成|改到|换成|换到|不再|推迟到|延期到|改期",
+    r"|no longer|replaced|correction|not \w+ (?:any more|anymore)|switch(?:ed|ing)"
+    r"|now prefer|changed (?:my|our) minds?|rather than|i meant|scratch that|brought forward",
+    r"改为|改成|改到|换成|换到|不再|推迟到|延期到|提前到|改期|现在更喜欢|现在更爱|现在改|改喝|改用"
+    r"|更正|纠正|说错了|而是",
+)
+# "Actually …" corrects only when it restates a matching event with another time.
+CORRECTION_HINT = _cue(r"actually|in fact|as it turns out|turns out", r"其实|实际上|事实上")
+# The verb of a preference, so "I now prefer calls" meets "I prefer email".
+PREFERENCE_FRAME = re.compile(
+    r"\b(prefer|rather|like|love|enjoy|adore|hate|dislike|favou?rite)|(喜欢|偏好|热爱|最爱|讨厌)",
+    re.IGNORECASE,
 )
 CANCELLATION = _cue(r"cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)? off|scrapped", r"取消|作罢")
 PLACE_CUE = re.compile(

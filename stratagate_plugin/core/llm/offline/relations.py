@@ -1,72 +1,191 @@
-"""Relations of a new offline card to the extraction timeline (spec §3.3, §3.4).
+"""Relations of a new offline card to what was said before (spec §3.3, §3.4).
 
-Only a card that changes, corrects or cancels something is linked, and only to the timeline
-event it clearly talks about: the content terms of both (time words, speaker names and role
-words removed) must share at least two terms and cover half of the smaller set. An explicit
-replacement ("moved to", "instead", "no longer", 改为, 不再) supersedes that event; a
-cancellation of it is only related (the card itself carries status ``cancelled``).
+A correction or change of mind supersedes the event it talks about; a cancellation is only
+related to it (the card itself carries status ``cancelled``). The candidates are the
+extraction timeline's events and the cards drafted earlier from the same block, named
+``card:<n>`` (``tasks.py``), so "Actually we moved the launch to May" replaces "We planned
+the launch for April 20th" whether or not both sentences are in one block.
+
+A card *changes* something when it says so ("moved … to", "switched", "no longer", "now
+prefer", 改到, 不再, 现在更喜欢 …). It then supersedes the live candidate it shares the most
+subject terms with: content terms (stemmed) without time words, change and preference
+verbs, role words and speaker names; at least two shared, or the whole of a one-term side
+("the launch"), covering half of the smaller set. A change of preference with no shared
+subject ("I now prefer phone calls" after "I prefer email") supersedes the same speaker's
+latest preference stated with the same verb. "Actually" / 其实 alone corrects only a matching
+event whose time differs. Ties go to the most recently mentioned candidate. Two different
+named speakers never share a subject; the unnamed assistant and the user may.
 """
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from .lexicon import CANCELLATION, REPLACEMENT
+from ...text.search_terms import stem
+from .lexicon import CANCELLATION, CORRECTION_HINT, PREFERENCE, PREFERENCE_FRAME, REPLACEMENT
 from .text import content_terms, without_times, word_set
 
 MIN_CONTAINMENT = 0.5
-_ATTRIBUTION = re.compile(r"^[^:：]{1,40}?(?:\s+said|说)\s*[:：]\s*")
 MIN_SHARED = 2
+_ATTRIBUTION = re.compile(r"^(?P<speaker>[^:：]{1,40}?)(?:\s+said|说)\s*[:：]\s*")
 _ROLE_WORDS = ("The user", "the user", "The assistant", "the assistant", "用户", "助手")
-_CHANGE_WORDS = word_set(
+_UNNAMED = frozenset(_ROLE_WORDS)
+_VERBS = word_set(
     """move moved moving change changed switch switched cancel cancelled canceled decided
-    postpone postponed reschedule rescheduled instead longer 取消 改为 改成 改到 决定 不再"""
+    postpone postponed reschedule rescheduled instead longer prefer prefers preferred rather
+    like likes love loves enjoy enjoys hate hates favorite favourite plan plans planned
+    planning schedule scheduled delay delayed push pushed meant correction"""
+)
+_VERB_STEMS = frozenset(stem(word) for word in _VERBS)
+_ZH_VERBS = re.compile(
+    r"取消|改为|改成|改到|换成|换到|决定|不再|现在|其实|实际上|事实上|更喜欢|喜欢|偏好|定在|计划|打算"
+    r"|推迟到|提前到|延期到|改期|更正|纠正|而是|改喝|改用"
 )
 
 
+@dataclass(frozen=True)
+class Statement:
+    """What relation matching reads of a card or timeline entry."""
+
+    id: str
+    terms: frozenset[str]
+    speaker: str
+    frame: str | None
+    start: str | None
+    end: str | None
+    mentioned_at: str
+    live: bool
+
+
+def statement(entry: Mapping[str, Any], names: Sequence[str], text: str | None = None) -> Statement:
+    """A timeline entry (or a draft in entry form) as matching sees it; ``text``: the
+    sentence itself, when known, instead of the entry's title and summary."""
+    summary = str(entry.get("summary", ""))
+    attribution = _ATTRIBUTION.match(summary)
+    said = text if text is not None else f"{entry.get('title', '')} {summary[_end(attribution) :]}"
+    frame = PREFERENCE_FRAME.search(said) if PREFERENCE.search(said) else None
+    return Statement(
+        id=str(entry.get("id", "")),
+        terms=subject_terms(said, (*_ROLE_WORDS, *names)),
+        speaker=attribution["speaker"].strip() if attribution else "",
+        frame=_frame_key(frame.group(0)) if frame else None,
+        start=entry.get("happened_start"),
+        end=entry.get("happened_end"),
+        mentioned_at=str(entry.get("mentioned_at", "")),
+        live=entry.get("status", "active") == "active",
+    )
+
+
+def _end(match: re.Match[str] | None) -> int:
+    return match.end() if match else 0
+
+
+def _frame_key(word: str) -> str:
+    lower = word.lower()
+    return {"rather": "prefer", "favourite": "favorite"}.get(lower, lower)
+
+
 def relation_fields(
-    text: str, event_type: str, timeline: Sequence[Mapping[str, Any]], names: Iterable[str]
+    card: Mapping[str, Any],
+    text: str,
+    event_type: str,
+    candidates: Sequence[Mapping[str, Any]],
+    names: Iterable[str],
 ) -> dict[str, list[str]]:
-    """``supersedes_event_ids`` / ``related_event_ids`` for the card stating ``text``."""
-    replaces = REPLACEMENT.search(text) is not None
+    """``supersedes_event_ids`` / ``related_event_ids`` of the card (in entry form) stating
+    ``text``, among the candidate entries."""
+    changes = REPLACEMENT.search(text) is not None
+    corrects = CORRECTION_HINT.search(text) is not None
     cancels = event_type == "cancellation" or CANCELLATION.search(text) is not None
-    if not (replaces or cancels or event_type == "change"):
+    if not (changes or corrects or cancels or event_type == "change"):
         return {}
-    ignored = (*_ROLE_WORDS, *names)
-    target = best_match(_terms(text, ignored), timeline, ignored, replaces)
-    if target is None:
+    ignored = tuple(names)
+    new = statement(card, ignored, text)
+    others = [statement(entry, ignored) for entry in candidates]
+    if (changes or corrects) and not cancels:
+        target = superseded(new, others, loose=changes)
+        if target is not None:
+            return {"supersedes_event_ids": [target]}
+    if not (cancels or event_type == "change"):
         return {}
-    key = "supersedes_event_ids" if replaces else "related_event_ids"
-    return {key: [target]}
+    related = _best(new, [o for o in others if same_subject(new, o) >= MIN_CONTAINMENT])
+    return {"related_event_ids": [related]} if related else {}
 
 
-def best_match(
-    terms: set[str],
-    timeline: Sequence[Mapping[str, Any]],
-    ignored: Sequence[str],
-    live_only: bool,
-) -> str | None:
-    """The timeline id whose text the terms contain best (≥ 0.5), first one on ties."""
-    best, best_score = None, 0.0
-    for entry in timeline:
-        if live_only and entry.get("status", "active") != "active":
+def superseded(new: Statement, others: Sequence[Statement], loose: bool) -> str | None:
+    """The live candidate ``new`` replaces. ``loose``: an explicit change, which may also
+    replace a preference without shared terms; else ("actually") only a matching event
+    stated with another time."""
+    matching: list[Statement] = []
+    for old in others:
+        if not old.live or old.id == new.id or not _compatible(new.speaker, old.speaker):
             continue
-        summary = _ATTRIBUTION.sub("", str(entry.get("summary", "")))
-        text = f"{entry.get('title', '')} {summary}"
-        score = containment(terms, _terms(text, ignored))
-        if score >= MIN_CONTAINMENT and score > best_score:
-            best, best_score = str(entry["id"]), score
-    return best
+        if same_subject(new, old) >= MIN_CONTAINMENT and (loose or _times_differ(new, old)):
+            matching.append(old)
+    if matching:
+        return _best(new, matching)
+    if not loose or new.frame is None:
+        return None
+    preferences = [
+        old for old in others if old.live and old.frame == new.frame and old.speaker == new.speaker
+    ]
+    return _latest(preferences)
 
 
-def containment(first: set[str], second: set[str]) -> float:
-    """Shared terms / the smaller set; 0 with fewer than two shared terms."""
-    shared = len(first & second)
-    return shared / min(len(first), len(second)) if shared >= MIN_SHARED else 0.0
+def same_subject(new: Statement, old: Statement) -> float:
+    """Containment of subject terms: shared / the smaller set, 0 below the shared minimum."""
+    shared = len(new.terms & old.terms)
+    smaller = min(len(new.terms), len(old.terms))
+    if shared == 0 or shared < min(MIN_SHARED, smaller):
+        return 0.0
+    return shared / smaller
 
 
-def _terms(text: str, names: Sequence[str]) -> set[str]:
-    """Content terms without time words, change words, role words and speaker names."""
+def _best(new: Statement, candidates: Sequence[Statement]) -> str | None:
+    """Highest containment; among equals the latest mentioned (later in the list on ties)."""
+    if not candidates:
+        return None
+    ranked = sorted(enumerate(candidates), key=lambda p: (same_subject(new, p[1]), *_when(p)))
+    return ranked[-1][1].id
+
+
+def _latest(candidates: Sequence[Statement]) -> str | None:
+    if not candidates:
+        return None
+    return max(enumerate(candidates), key=_when)[1].id
+
+
+def _when(pair: tuple[int, Statement]) -> tuple[str, int]:
+    return pair[1].mentioned_at, pair[0]
+
+
+def _compatible(first: str, second: str) -> bool:
+    """Two different named speakers speak of different things ("my job" is not yours)."""
+    return first == second or first in _UNNAMED or second in _UNNAMED or not (first and second)
+
+
+def _times_differ(new: Statement, old: Statement) -> bool:
+    """Both are dated and their intervals do not overlap."""
+    times = [_moment(value) for value in (new.start, new.end, old.start, old.end)]
+    if any(moment is None for moment in times):
+        return False
+    new_start, new_end, old_start, old_end = times
+    assert new_start and new_end and old_start and old_end  # checked above
+    return new_end < old_start or old_end < new_start
+
+
+def _moment(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value)) if value else None
+    except ValueError:
+        return None
+
+
+def subject_terms(text: str, names: Sequence[str]) -> frozenset[str]:
+    """Stemmed content terms without times, change and preference verbs, roles and names."""
     for name in names:
         text = text.replace(name, " ")
-    return set(content_terms(without_times(text))) - _CHANGE_WORDS
+    text = _ZH_VERBS.sub(" ", without_times(text))
+    return frozenset(stem(term) for term in content_terms(text)) - _VERB_STEMS

@@ -48,8 +48,14 @@ def summarize_block(messages: Sequence[Mapping[str, Any]], zone: tzinfo) -> Bloc
         tags=_tags(phrases, weights),
         summary=_narrative(facts, weights),
         keypoints=_keypoints(facts, weights, zone),
-        should_extract=any(event_type_of(s) for s in sentences),
+        should_extract=any(event_type_of(s, timed=_dated(s)) for s in sentences),
     )
+
+
+def _dated(sentence: Sentence) -> bool:
+    """The pre-screen admits what extraction would: a sentence's own time counts as a term
+    ("The launch is on April 20th")."""
+    return sentence.text != without_times(sentence.text)
 
 
 def term_weights(sentences: Sequence[Sentence]) -> dict[str, float]:

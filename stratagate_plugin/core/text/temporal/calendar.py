@@ -1,9 +1,14 @@
 """Calendar arithmetic for ``resolve``: date spans for days, weeks, months, seasons.
 
-Weeks run Monday–Sunday; seasons are meteorological (northern hemisphere).
+Weeks run Monday–Sunday; seasons are meteorological (northern hemisphere). A part of a
+month ("the end of May", 5月底, 下旬) is one of its thirds, as the Chinese 上旬/中旬/下旬 are:
+days 1–10, 11–20, 21 to the last. A part of a year is its first quarter, May–August, or
+its last quarter.
 """
 
 import calendar
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, time, timedelta
 from typing import Literal
@@ -24,6 +29,20 @@ class Span:
     precision: Precision
     basis: Basis = "relative"
     at: time | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a rule resolves against: the reference day and time, and the sentence's tense."""
+
+    today: date
+    future: bool
+    now: time = time(12, 0)
+
+
+Handler = Callable[[re.Match[str], Context], Span | None]
+PART_OF_MONTH = {"beginning": (1, 10), "middle": (11, 20), "end": (21, 31)}
+PART_OF_YEAR = {"beginning": (1, 3), "middle": (5, 8), "end": (10, 12)}
 
 
 def day_span(day: date, basis: Basis = "relative") -> Span:
@@ -63,6 +82,12 @@ def current_season_year(season: str, today: date) -> int:
     """The year of the latest occurrence of ``season`` that has begun by ``today``."""
     begun = (today.month, today.day) >= (SEASON_MONTHS[season], 1)
     return today.year if begun else today.year - 1
+
+
+def nearest_weekend(ctx: Context) -> Span:
+    """ "the weekend": this week's when future or already begun, else last week's."""
+    begun = ctx.today.weekday() >= 5
+    return weekend_span(ctx.today, 0 if ctx.future or begun else -1)
 
 
 def weekday_before(today: date, weekday: int) -> date:
@@ -121,3 +146,28 @@ def unit_offset(today: date, unit: str, amount: int) -> Span:
     if unit == "week":
         return week_span(today, amount)
     return _unit_span(_shift(today, unit, amount), unit)
+
+
+def month_part(year: int, month: int, part: str, basis: Basis = "relative") -> Span:
+    """A third of the month: ``part`` is beginning, middle or end."""
+    first, last = PART_OF_MONTH[part]
+    length = calendar.monthrange(year, month)[1]
+    return Span(date(year, month, first), date(year, month, min(last, length)), "range", basis)
+
+
+def year_part(year: int, part: str, basis: Basis = "relative") -> Span:
+    """The first quarter, May–August, or the last quarter of ``year``."""
+    first, last = PART_OF_YEAR[part]
+    return Span(month_span(year, first).first, month_span(year, last).last, "range", basis)
+
+
+def day_in_month(today: date, day: int, future: bool) -> date | None:
+    """ "the 15th": this month's, unless that lies against the tense (then the month before
+    or after); None when the nearest such month has no such day."""
+    offset = 0
+    if future and day < today.day:
+        offset = 1
+    elif not future and day > today.day:
+        offset = -1
+    month = month_span(today.year, today.month, offset).first
+    return safe_date(month.year, month.month, day)

@@ -1,6 +1,7 @@
 """The regular-expression table of ``resolve`` (English and Chinese) and its word lists.
 
-Each entry is ``(handler name, compiled pattern)``; ``temporal`` keeps the handlers.
+Each entry is ``(handler name, compiled pattern)``; ``resolve``, ``day_rules`` and
+``times_of_day`` keep the handlers.
 """
 
 import re
@@ -29,7 +30,7 @@ EN_MONTHS = {
 _WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
 _WORDS += ["eleven", "twelve"]
 EN_NUMBERS = {word: number for number, word in enumerate(_WORDS, start=1)}
-EN_NUMBERS |= {"a": 1, "an": 1, "a couple": 2, "a couple of": 2, "couple of": 2}
+EN_NUMBERS |= {"a": 1, "an": 1, "a couple": 2, "a couple of": 2, "couple of": 2, "couple": 2}
 EN_NUMBERS |= {"fifteen": 15, "twenty": 20, "thirty": 30}
 WEEKDAYS = {
     "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
@@ -61,7 +62,7 @@ _MONTH = (
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?"
 )
 _NUM = (
-    r"(?P<n>\d{1,3}|a\s+couple\s+of|a\s+couple|couple\s+of|a\s+few|few|several|an?|one|two"
+    r"(?P<n>\d{1,3}|a\s+couple\s+of|a\s+couple|couple\s+of|couple|a\s+few|few|several|an?|one|two"
     r"|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty)"
 )
 _WEEKDAY = (
@@ -83,25 +84,28 @@ EN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("date", _en(rf"\b(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MONTH}(?:,?\s*{_YEAR}\b)?")),
     ("date", _en(rf"\b{_MONTH}\s+(?P<d>\d{{1,2}}){_ORD}\b(?:,?\s*{_YEAR}\b)?")),
     ("month_year", _en(rf"\b{_MONTH}[,.]?\s*(?:of\s+)?{_YEAR}\b")),
-    ("month_year", _en(r"\b(?:in|during|since|until|till|by|early|late|mid|of|last|this|next)"
+    ("month_year", _en(r"\b(?:in|during|since|until|till|by|early|late|mid|of|last|this|next|to"
+                       r"|for|on|from|around|before|after|through|into)"
                        rf"[\s-]+{_MONTH}(?![\s,.]*\d)")),
     ("year", _en(r"\b(?:in|during|since|of|by|until|till|from|year|early|late|mid)[\s-]+"
                  rf"{_YEAR}\b(?!\s*[-/]\d)")),
     ("season", _en(rf"\b(?P<rel>last|this|next|past)\s+{_SEASON}\b")),
     ("season", _en(rf"\b(?:the\s+)?{_SEASON}\s+(?:of\s+)?{_YEAR}\b")),
+    ("season", _en(rf"\b(?:in|over|during|through)\s+the\s+{_SEASON}\b")),
     ("day_word", _en(r"\b(?:the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow"
-                     r"|yesterday|today|tonight|tomorrow|last\s+night"
+                     r"|the\s+night\s+before\s+last|yesterday|today|tonight|tomorrow|last\s+night"
                      r"|this\s+(?:morning|afternoon|evening))\b")),
-    ("ago", _en(rf"\b{_NUM}\s+(?P<unit>day|week|month|year)s?\s+"
+    ("ago", _en(rf"\b{_NUM}\s+(?P<unit>day|night|week|fortnight|month|year)s?(?:\s+or\s+so)?\s+"
                 r"(?P<dir>ago|back|earlier|from\s+now)\b")),
-    ("ago", _en(rf"\bin\s+{_NUM}\s+(?P<unit>day|week|month|year)s?\b")),
+    ("ago", _en(rf"\bin\s+{_NUM}\s+(?P<unit>day|week|fortnight|month|year)s?\b")),
     ("other_day", _en(r"\bthe\s+other\s+day\b")),
     ("relative_unit", _en(r"\b(?P<rel>last|this|next|this\s+past|past|previous|the\s+following)"
                           r"\s+(?P<unit>week|month|year)\b")),
     ("relative_unit", _en(r"\bthe\s+(?P<unit>week|month|year)\s+before\s+last\b")),
     ("weekend", _en(rf"\b{_NUM}\s+weekends?\s+ago\b")),
-    ("weekend", _en(r"\b(?P<rel>last|this|next|this\s+past|past|over\s+the|on\s+the|the)"
-                    r"\s+weekend\b")),
+    ("weekend", _en(r"\b(?P<rel>last|this\s+coming|this|next|this\s+past|past|over\s+the|on\s+the"
+                    r"|the|coming|upcoming)\s+weekend\b")),
+    ("weekend", _en(r"\bthe\s+weekend\s+before\s+last\b")),
     ("weekday", _en(rf"\b(?P<rel>last|this|next|on|past)\s+{_WEEKDAY}")),
 )  # fmt: skip
 
@@ -127,10 +131,104 @@ ZH_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                                 r"(?P<season>春天|夏天|秋天|冬天|春季|夏季|秋季|冬季)?")),
 )  # fmt: skip
 
+_PART = r"(?P<part>end|beginning|start|middle)"
+_RELATIVE = r"(?:(?P<rel>this|next|last|coming|following|previous)\s+)?"
+# After "on the 15th" only a function word may follow: "on the 15th floor" is no date.
+_NOT_A_NOUN = (
+    r"(?!\s+(?!(?:and|or|but|at|in|to|for|with|so|then|when|because|if|we|i|you|he|she|they"
+    r"|it|is|was|will|as|too|instead|again|please|now|this|next|that|which)\b)[a-z])"
+)
+_HOLIDAY = (
+    r"Christmas\s+Eve|Christmas(?:\s+Day)?|christmas|New\s+Year'?s\s+Eve|New\s+Year'?s?"
+    r"(?:\s+Day)?|Halloween|halloween|Valentine'?s(?:\s+Day)?|Thanksgiving|thanksgiving"
+    r"|Independence\s+Day|Fourth\s+of\s+July|Mother'?s\s+Day|Father'?s\s+Day|Labou?r\s+Day"
+    r"|Memorial\s+Day"
+)
+_PREPOSITION = r"(?:on|by|until|till|before|after|from|since|for|around|through|starting)"
+EN_DAY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("numeric_date", _en(r"(?<![\w/.])(?P<a>\d{1,2})/(?P<b>\d{1,2})/"
+                         r"(?P<y>(?:19|20)\d{2}|\d{2})(?![\w/])")),
+    ("numeric_date", _en(r"(?<![\w.])(?P<a>\d{1,2})(?P<dot>\.)(?P<b>\d{1,2})\."
+                         r"(?P<y>(?:19|20)\d{2})(?![\w.]|\.\d)")),
+    ("numeric_date", _en(rf"\b{_PREPOSITION}\s+(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}})(?![\w/])")),
+    ("part_of", _en(rf"\b(?:the\s+)?{_PART}\s+of\s+(?:the\s+)?{_RELATIVE}(?P<unit>month|year)\b")),
+    ("part_of", _en(rf"\b(?:the\s+)?{_PART}\s+of\s+{_MONTH}(?:,?\s*{_YEAR}\b)?")),
+    ("part_of", _en(rf"\b(?:the\s+)?{_PART}\s+of\s+{_YEAR}\b")),
+    ("ordinal_day", _en(rf"\b{_PREPOSITION}\s+the\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)\b"
+                        r"(?:\s+of\s+(?:the\s+)?(?P<rel>this|next|last|the)\s+month\b)?"
+                        + _NOT_A_NOUN)),
+    ("fortnight", _en(r"\b(?P<rel>last|this|next|past|previous|coming)\s+fortnight\b")),
+    ("half_ago", _en(r"\b(?:(?P<n>\d{1,2}|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
+                     r"\s+(?P<unit>day|week|month|year)s?\s+and\s+a\s+half"
+                     r"|half\s+an?\s+(?P<half>day|week|month|year))"
+                     r"\s+(?P<dir>ago|back|earlier|from\s+now)\b")),
+    ("past_few", _en(r"\b(?:the\s+|these\s+)?(?:past|last)\s+(?P<n>few|couple(?:\s+of)?|several"
+                     r"|\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)\s+"
+                     r"(?P<unit>day|week|month|year)s\b")),
+    ("other_week", _en(r"\bthe\s+other\s+week\b")),
+    # a capitalised weekday alone ("hiking Saturday"); not a plural, not a named day
+    ("bare_weekday", re.compile(r"(?<!Black )(?<!Good )(?<!Cyber )(?<!Easter )(?<!Palm )"
+                                r"(?<!Ash )\b(?P<wd>Monday|Tuesday|Wednesday|Thursday|Friday"
+                                r"|Saturday|Sunday)\b(?!s\b)")),
+    # a holiday as a time: after last/this/next or a preposition ("a Christmas tree" is none)
+    ("holiday", re.compile(r"\b(?:(?i:(?P<rel>last|this|next))\s+|(?i:on|at|for|over|during"
+                           r"|around|before|after|until|till|since|by)\s+(?:the\s+)?)"
+                           rf"(?P<name>{_HOLIDAY})\b")),
+)  # fmt: skip
+
+_ZH_PART = r"(?P<part>底|末|初|上旬|中旬|下旬)"
+_ZH_HOLIDAY = r"平安夜|圣诞节|跨年夜|元旦|万圣节|情人节|感恩节|国庆节|母亲节|父亲节|劳动节"
+_ZH_COUNT = r"\d{1,2}|[一二两三四五六七八九十]{1,3}"
+ZH_DAY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("zh_month_part", re.compile(rf"(?:{_YEAR}\s*年\s*)?(?<![\d个上下这本每])(?P<m>{_ZH_NUM})"
+                                 rf"\s*月份?\s*{_ZH_PART}")),
+    ("zh_month_part", re.compile(r"(?<![\d一二三四五六七八九十个每])"
+                                 rf"(?P<rel>上上|上|这|本|下下|下)?个?月{_ZH_PART}")),
+    ("zh_month_day", re.compile(r"(?P<rel>上上|上|这|本|下下|下)个?月"
+                                rf"\s*(?P<d>{_ZH_DAY})\s*[日号]")),
+    ("zh_year_part", re.compile(r"(?:(?P<rel>前|去|今|明|后)年|(?P<y>(?:19|20)\d{2})\s*年"
+                                r"|(?<![\d一二三四五六七八九十百千两几多每个新])年)年?"
+                                r"(?P<part>底|末|初)(?![一二三四五六七八九十])")),
+    ("zh_bare_day", re.compile(r"(?<![\d月年号.:/])(?P<d>\d{1,2})\s*号"
+                               r"(?![线楼房门床座位机院栋车码])")),
+    ("zh_bare_day", re.compile(r"(?<![\d月年号.:/])(?P<d>\d{1,2})\s*日(?![元币本语文报期])")),
+    ("zh_half_ago", re.compile(rf"(?:(?P<n>{_ZH_COUNT})(?P<unit>年|个月|周|个星期|天)半"
+                               r"|半(?P<half>年|个月|天))\s*(?P<dir>以前|之前|前|以后|之后|后)")),
+    ("zh_weekends_ago", re.compile(rf"(?P<n>{_ZH_COUNT})个周末(?:以前|之前|前)")),
+    ("zh_past_few", re.compile(rf"(?:过去|最近|近)(?:的)?(?P<n>几|{_ZH_COUNT})"
+                               r"(?P<unit>天|周|个星期|个月|年)")),
+    ("zh_this_season", re.compile(r"这个(?P<season>春天|夏天|秋天|冬天)")),
+    ("holiday", re.compile(r"(?:(?P<rel>去年|今年|明年)的?|(?<=[在到过等至]))"
+                           rf"(?P<name>{_ZH_HOLIDAY})")),
+    ("holiday", re.compile(rf"(?P<name>{_ZH_HOLIDAY})"
+                           r"(?=那天|当天|期间|的时候|前|后|假期|当晚|快乐)")),
+)  # fmt: skip
+
+_ZH_HOUR = r"\d{1,2}|十[一二]?|[一二三四五六七八九两]"
+_ZH_MINUTE = r"\d{1,2}|[一二三四五]?十[一二三四五六七八九]?|[一二三四五六七八九]"
+_ZH_PERIOD = r"(?P<period>凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|半夜)"
+CLOCK_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("clock", _en(r"\b(?P<hh>1[0-2]|0?[1-9])(?::(?P<mm>[0-5]\d))?\s*(?P<ampm>[ap])\.?m\b\.?")),
+    ("clock", _en(r"(?<![\d:.])(?P<hh>[01]?\d|2[0-3]):(?P<mm>[0-5]\d)(?![\d:])(?!\s*[ap]\.?m\b)")),
+    ("clock", _en(r"\b(?P<hh>1[0-2]|0?[1-9])\s*o'?clock\b")),
+    ("clock", _en(r"\b(?P<word>noon|midday|midnight)\b")),
+    ("zh_clock", re.compile(rf"{_ZH_PERIOD}\s*(?P<hh>{_ZH_HOUR})\s*[点时]"
+                            rf"(?:\s*(?P<half>半)|\s*(?P<mm>{_ZH_MINUTE})\s*分?|钟)?")),
+    ("zh_clock", re.compile(rf"(?<![\d一二三四五六七八九十两])(?P<hh>{_ZH_HOUR})\s*点"
+                            rf"(?:\s*(?P<half>半)|\s*(?P<mm>{_ZH_MINUTE})\s*分|钟)")),
+)  # fmt: skip
+
 FUTURE_CUES = re.compile(
     r"\b(?:will|shall|going\s+to|gonna|plan(?:s|ning)?\s+to|intend(?:s|ing)?\s+to|next"
     r"|tomorrow|upcoming|soon|can't\s+wait|looking\s+forward)\b|['\u2019]ll\b"
     r"|\b(?:move|moving|postpone|reschedule|push|delay)\b[^.!?]{0,40}?\b(?:to|until)\b"
-    r"|打算|准备|计划|将要|即将|要去|会去|明天|下周|下个月|明年|等不及|改到|推迟到|延期到",
+    # a past reschedule whose destination is a time ("moved the launch to May") looks ahead;
+    # "moved to Lisbon" stays a past relocation
+    r"|\b(?:moved|postponed|rescheduled|pushed|delayed|changed|shifted)\b[^.!?]{0,40}?"
+    rf"\b(?:to|until|till)\s+(?:the\s+)?(?:next\b|following\b|\d|{_MONTH}|{_WEEKDAY}|tomorrow)"
+    r"|\b(?:plan(?:s|ned|ning)?|schedul(?:e|es|ed|ing)|booked|slated|due|arranged)\b"
+    r"[^.!?]{0,40}?\b(?:for|on)\b"
+    r"|打算|准备|计划|将要|即将|要去|会去|明天|下周|下个月|明年|等不及|改到|推迟到|延期到"
+    r"|定在|定于|安排在|约在|约好|预定|预计|预约",
     re.IGNORECASE,
 )

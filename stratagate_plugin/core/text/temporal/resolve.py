@@ -17,23 +17,28 @@ The calendar is the reference's timezone; weeks run Monday–Sunday; intervals a
 * "a few/several days|weeks|months ago", ``几天前``, "the other day" → an honest range (2–5
   units back for "few").
 * explicit dates (ISO, "8 May 2023", "May 8, 2023", "May 2023", "in 2022", ``2023年5月8日``)
-  → basis explicit. A day or month without a year takes the nearest year in the direction of
-  the sentence's tense (past unless a future cue is present): basis inferred.
+  → basis explicit. A day or month without a year ("April 20th", "to May", 5月) takes the
+  nearest year in the direction of the sentence's tense (past unless a future cue is
+  present: will, plans "for"/定在, a reschedule "to May"/改到 …): basis inferred.
+* numeric dates, ordinal days, parts of months and years ("the end of the month", 月底,
+  下旬), fortnights: ``day_rules``; times of day and "tomorrow at 3pm": ``times_of_day``.
 """
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import datetime, time, timedelta
 
 from .calendar import (
     Basis,
+    Context,
+    Handler,
     Precision,
     Span,
     current_season_year,
     day_span,
     few_range,
     month_span,
+    nearest_weekend,
     nearest_year,
     safe_date,
     season_span,
@@ -44,16 +49,21 @@ from .calendar import (
     weekend_span,
     year_span,
 )
+from .day_rules import DAY_HANDLERS, fortnights_as_weeks
+from .holidays import HOLIDAY_HANDLERS
 from .patterns import (
+    CLOCK_PATTERNS,
+    EN_DAY_PATTERNS,
     EN_MONTHS,
     EN_NUMBERS,
     EN_PATTERNS,
     FUTURE_CUES,
     WEEKDAYS,
+    ZH_DAY_PATTERNS,
     ZH_PATTERNS,
-    ZH_UNITS,
-    zh_number,
 )
+from .times_of_day import CLOCK_HANDLERS, CLOCK_RULES, joins
+from .zh_rules import ZH_HANDLERS
 
 __all__ = ["UNKNOWN", "Basis", "Precision", "TimeExpression", "find_time_expressions"]
 __all__ += ["is_future", "resolve_time"]
@@ -102,15 +112,6 @@ class TimeExpression:
 UNKNOWN = TimeExpression(None, None, "unknown", "unknown", "")
 
 
-@dataclass(frozen=True)
-class Context:
-    today: date
-    future: bool
-
-
-Handler = Callable[[re.Match[str], Context], Span | None]
-
-
 def is_future(text: str) -> bool:
     """True when the sentence speaks about the future (plans, will, 打算 …)."""
     return FUTURE_CUES.search(text) is not None
@@ -120,17 +121,53 @@ def find_time_expressions(
     text: str, reference: datetime, future: bool | None = None
 ) -> list[TimeExpression]:
     """Every time expression in ``text``, in text order, resolved against ``reference``."""
-    context = Context(reference.date(), is_future(text) if future is None else future)
-    found: list[TimeExpression] = []
+    tense = is_future(text) if future is None else future
+    context = Context(reference.date(), tense, reference.time())
+    found: list[tuple[str, TimeExpression]] = []
     taken_until = -1
-    for match, handler in _candidates(text):
+    for match, rule in _candidates(text):
         if match.start() < taken_until:
             continue
-        expression = _resolved(match, handler, context, reference)
+        expression = _resolved(match, _HANDLERS[rule], context, reference)
         if expression is not None:
-            found.append(expression)
+            found.append((rule, expression))
             taken_until = match.end()
-    return found
+    return _joined(text, found)
+
+
+def _joined(text: str, found: list[tuple[str, TimeExpression]]) -> list[TimeExpression]:
+    """A day and a time of day side by side ("tomorrow at 3pm", 明天下午3点) are one instant."""
+    out: list[tuple[str, TimeExpression]] = []
+    for rule, expression in found:
+        if out and _day_and_clock(text, out[-1], (rule, expression)):
+            out[-1] = ("joined", _join(text, out[-1], (rule, expression)))
+        else:
+            out.append((rule, expression))
+    return [expression for _, expression in out]
+
+
+def _day_and_clock(
+    text: str, first: tuple[str, TimeExpression], second: tuple[str, TimeExpression]
+) -> bool:
+    clocks = [rule in CLOCK_RULES for rule, _ in (first, second)]
+    day = second[1] if clocks[0] else first[1]
+    if clocks[0] == clocks[1] or day.precision != "day":
+        return False
+    return joins(text[_end(first[1]) : second[1].position])
+
+
+def _join(
+    text: str, first: tuple[str, TimeExpression], second: tuple[str, TimeExpression]
+) -> TimeExpression:
+    clock, day = (first[1], second[1]) if first[0] in CLOCK_RULES else (second[1], first[1])
+    assert clock.start is not None and day.start is not None  # both resolved
+    moment = datetime.combine(day.start.date(), clock.start.timetz())
+    words = text[first[1].position : _end(second[1])]
+    return TimeExpression(moment, moment, "instant", day.basis, words, first[1].position)
+
+
+def _end(expression: TimeExpression) -> int:
+    return expression.position + len(expression.original_text)
 
 
 def _resolved(
@@ -154,13 +191,13 @@ def resolve_time(text: str, reference: datetime, future: bool | None = None) -> 
     return found[0] if found else UNKNOWN
 
 
-def _candidates(text: str) -> list[tuple[re.Match[str], Handler]]:
-    """All rule matches, earliest first and longest first at one position."""
-    matches = [
-        (match, _HANDLERS[name])
-        for name, pattern in (*EN_PATTERNS, *ZH_PATTERNS)
-        for match in pattern.finditer(text)
-    ]
+_TABLE = (*EN_PATTERNS, *EN_DAY_PATTERNS, *ZH_PATTERNS, *ZH_DAY_PATTERNS, *CLOCK_PATTERNS)
+
+
+def _candidates(text: str) -> list[tuple[re.Match[str], str]]:
+    """All rule matches (with their rule's name), earliest first and longest first at one
+    position."""
+    matches = [(match, name) for name, pattern in _TABLE for match in pattern.finditer(text)]
     return sorted(matches, key=lambda item: (item[0].start(), -len(item[0].group(0))))
 
 
@@ -235,8 +272,9 @@ def _h_season(match: re.Match[str], ctx: Context) -> Span | None:
     current = current_season_year(name, ctx.today)
     inside = season_span(name, current).last >= ctx.today
     offset = {"last": -1 if inside else 0, "past": -1 if inside else 0, "this": 0, "next": 1}
-    shift = offset[groups["rel"].lower()]
-    if groups["rel"].lower() == "this" and ctx.future and not inside:
+    rel = (groups.get("rel") or "this").lower()  # "over the summer": this one
+    shift = offset[rel]
+    if rel == "this" and ctx.future and not inside:
         shift = 1
     return season_span(name, current + shift)
 
@@ -244,16 +282,16 @@ def _h_season(match: re.Match[str], ctx: Context) -> Span | None:
 def _h_day_word(match: re.Match[str], ctx: Context) -> Span | None:
     word = " ".join(match.group(0).lower().split())
     offsets = {"the day before yesterday": -2, "the day after tomorrow": 2, "yesterday": -1}
-    offsets |= {"last night": -1, "tomorrow": 1}
+    offsets |= {"last night": -1, "tomorrow": 1, "the night before last": -2}
     return day_span(ctx.today + timedelta(days=offsets.get(word, 0)))
 
 
 def _h_ago(match: re.Match[str], ctx: Context) -> Span | None:
     """``N units ago/back/earlier`` (past), ``N units from now`` and ``in N units`` (future)."""
-    unit = match["unit"].lower()
     direction = (match.groupdict().get("dir") or "from now").lower()
     sign = 1 if direction.startswith("from") else -1
-    amount = _en_number(match["n"])
+    unit, amount = fortnights_as_weeks(match["unit"].lower(), _en_number(match["n"]))
+    unit = "day" if unit == "night" else unit
     if amount is None:
         return few_range(ctx.today, unit, future=sign > 0)
     return unit_offset(ctx.today, unit, sign * amount)
@@ -274,18 +312,16 @@ def _h_weekend(match: re.Match[str], ctx: Context) -> Span | None:
     if groups.get("n"):
         amount = _en_number(groups["n"])
         return None if amount is None else weekend_span(ctx.today, -amount)
+    if groups.get("rel") is None:  # "the weekend before last"
+        return weekend_span(ctx.today, -2)
     rel = " ".join(groups["rel"].lower().split())
+    if rel in ("this coming", "coming", "upcoming"):
+        return weekend_span(ctx.today, 0 if ctx.today.weekday() < 5 else 1)
     if rel in ("this", "next"):
         return weekend_span(ctx.today, 0 if rel == "this" else 1)
     if rel in ("over the", "on the", "the"):
-        return _nearest_weekend(ctx)
+        return nearest_weekend(ctx)
     return weekend_span(ctx.today, -1)
-
-
-def _nearest_weekend(ctx: Context) -> Span:
-    """ "the weekend": this week's when future or already begun, else last week's."""
-    begun = ctx.today.weekday() >= 5
-    return weekend_span(ctx.today, 0 if ctx.future or begun else -1)
 
 
 def _h_weekday(match: re.Match[str], ctx: Context) -> Span | None:
@@ -296,78 +332,6 @@ def _h_weekday(match: re.Match[str], ctx: Context) -> Span | None:
     if rel == "next" or (rel == "on" and ctx.future):
         return day_span(weekday_after(ctx.today, weekday))
     return day_span(weekday_before(ctx.today, weekday))
-
-
-def _h_zh_full_date(match: re.Match[str], ctx: Context) -> Span | None:
-    month, day = zh_number(match["m"]), zh_number(match["d"])
-    if match["y"]:
-        found = safe_date(int(match["y"]), month, day)
-        return day_span(found, "explicit") if found else None
-    found = safe_date(nearest_year(ctx.today, month, day, ctx.future), month, day)
-    return day_span(found, "inferred") if found else None
-
-
-def _h_zh_month(match: re.Match[str], ctx: Context) -> Span | None:
-    month = zh_number(match["m"])
-    if not 1 <= month <= 12:
-        return None
-    if match["y"]:
-        return month_span(int(match["y"]), month, basis="explicit")
-    year = nearest_year(ctx.today, month, 1 if ctx.future else 0, ctx.future)
-    return month_span(year, month, basis="inferred")
-
-
-def _h_zh_day_word(match: re.Match[str], ctx: Context) -> Span | None:
-    word = match["w"]
-    offsets = {"大前": -3, "大后": 3, "前": -2, "昨": -1, "今": 0, "明": 1, "后": 2}
-    offset = offsets.get(word[:2], offsets.get(word[:1], 0))
-    return day_span(ctx.today + timedelta(days=offset))
-
-
-def _h_zh_ago(match: re.Match[str], ctx: Context) -> Span | None:
-    unit = ZH_UNITS[match["unit"]]
-    future = match["dir"] in ("后", "以后", "之后")
-    if match["n"] == "几":
-        return few_range(ctx.today, unit, future)
-    amount = zh_number(match["n"])
-    return unit_offset(ctx.today, unit, amount if future else -amount)
-
-
-def _h_zh_week(match: re.Match[str], ctx: Context) -> Span | None:
-    offset = {"上上": -2, "上": -1, "这": 0, "本": 0, "下": 1, "下下": 2}[match["rel"]]
-    day = match["wd"]
-    if not day:
-        return week_span(ctx.today, offset)
-    if day == "末":
-        return weekend_span(ctx.today, offset)
-    monday = week_span(ctx.today, offset).first
-    return day_span(monday + timedelta(days=WEEKDAYS[day]))
-
-
-def _h_zh_bare_weekday(match: re.Match[str], ctx: Context) -> Span | None:
-    if match["wd"] == "末":
-        return _nearest_weekend(ctx)
-    weekday = WEEKDAYS[match["wd"]]
-    if ctx.future:
-        return day_span(weekday_after(ctx.today, weekday))
-    return day_span(weekday_before(ctx.today, weekday))
-
-
-def _h_zh_month_word(match: re.Match[str], ctx: Context) -> Span | None:
-    offset = {"上上": -2, "上": -1, "这": 0, "本": 0, "下": 1, "下下": 2}[match["rel"]]
-    return month_span(ctx.today.year, ctx.today.month, offset)
-
-
-def _h_zh_year_word(match: re.Match[str], ctx: Context) -> Span | None:
-    offset = {"前": -2, "去": -1, "今": 0, "明": 1, "后": 2}[match["rel"]]
-    year = ctx.today.year + offset
-    if match["season"]:
-        return season_span(match["season"], year)
-    return year_span(year)
-
-
-def _h_zh_few_days(match: re.Match[str], ctx: Context) -> Span | None:
-    return few_range(ctx.today, "day")
 
 
 _HANDLERS: dict[str, Handler] = {
@@ -382,13 +346,8 @@ _HANDLERS: dict[str, Handler] = {
     "relative_unit": _h_relative_unit,
     "weekend": _h_weekend,
     "weekday": _h_weekday,
-    "zh_full_date": _h_zh_full_date,
-    "zh_month": _h_zh_month,
-    "zh_day_word": _h_zh_day_word,
-    "zh_ago": _h_zh_ago,
-    "zh_week": _h_zh_week,
-    "zh_bare_weekday": _h_zh_bare_weekday,
-    "zh_month_word": _h_zh_month_word,
-    "zh_year_word": _h_zh_year_word,
-    "zh_few_days": _h_zh_few_days,
+    **ZH_HANDLERS,
+    **DAY_HANDLERS,
+    **HOLIDAY_HANDLERS,
+    **CLOCK_HANDLERS,
 }
