@@ -5,6 +5,7 @@ import json
 import sys
 from typing import Any
 
+from ..core.config import MemoryConfig
 from ..core.events.cards import EventCard
 from ..core.records import Job
 from .common import add_db_option, open_memory
@@ -14,6 +15,14 @@ from .jobs_command import failed_notice
 def register(commands: Any) -> None:
     process = commands.add_parser("process", help="run pending derivation jobs to completion")
     add_db_option(process)
+    process.add_argument(
+        "-j",
+        "--concurrency",
+        type=at_least_one,
+        default=None,
+        metavar="K",
+        help=f"model calls under way at once (default {MemoryConfig().derive_concurrency})",
+    )
     process.set_defaults(handler=process_jobs)
     events = commands.add_parser("events", help="list event cards")
     add_db_option(events)
@@ -27,7 +36,7 @@ async def process_jobs(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
         bar = ProgressBar(await memory.due_job_count())
-        report = await memory.process_pending(on_job=bar.advance)
+        report = await memory.process_pending(on_job=bar.advance, concurrency=args.concurrency)
         failed = await memory.list_jobs(status="failed")
     bar.close()
     lost = f", {report.lost} taken over by another worker" if report.lost else ""
@@ -40,6 +49,12 @@ async def process_jobs(args: argparse.Namespace) -> int:
     for line in failed_notice(failed):
         print(line, file=sys.stderr)
     return 1 if failed else 0
+
+
+def at_least_one(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
 
 
 class ProgressBar:

@@ -51,6 +51,7 @@ class MemoryRuntime:
             block_decay_lambda=float(settings["block_decay_lambda"]),
             structured_task_timeout_s=float(settings["structured_task_timeout_s"]),
             agent_memory_weight=float(settings["agent_memory_weight"]),
+            derive_concurrency=int(settings["derive_concurrency"]),
         )
         memory = await StrataGate.open(
             path, config, model_from_settings(settings.get("model"), os.environ)

@@ -30,6 +30,7 @@ class MemorySettings(BaseModel):
     agent_memory_enabled: bool = True
     agent_memory_weight: float = Field(default=CORE.agent_memory_weight, ge=0, le=10)
     structured_task_timeout_s: float = Field(default=CORE.structured_task_timeout_s, gt=0)
+    derive_concurrency: int = Field(default=CORE.derive_concurrency, ge=1, le=64)
     model: dict[str, Any] = {}
 
 
