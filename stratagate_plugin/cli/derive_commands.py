@@ -5,6 +5,7 @@ import json
 import sys
 from typing import Any
 
+from ..core.config import MemoryConfig
 from ..core.events.cards import EventCard, happened_label
 from .common import add_db_option, add_space_option, open_memory, resolve_space, seal_idle_tails
 from .jobs_command import failed_notice
@@ -14,6 +15,14 @@ from .progress import Progress
 def register(commands: Any) -> None:
     process = commands.add_parser("process", help="run pending derivation jobs to completion")
     add_db_option(process)
+    process.add_argument(
+        "-j",
+        "--concurrency",
+        type=at_least_one,
+        default=None,
+        metavar="K",
+        help=f"model calls under way at once (default {MemoryConfig().derive_concurrency})",
+    )
     process.set_defaults(handler=process_jobs)
     events = commands.add_parser("events", help="list event cards")
     add_db_option(events)
@@ -32,7 +41,8 @@ async def process_jobs(args: argparse.Namespace) -> int:
         await seal_idle_tails(args, memory)  # a tail no chat will come back to seal
         with Progress("process", "jobs", await memory.due_job_count()) as progress:
             report = await memory.process_pending(
-                on_job=lambda job: progress.advance(note=job.kind)
+                on_job=lambda job: progress.advance(note=job.kind),
+                concurrency=args.concurrency,
             )
             progress.complete()  # process_pending stops only once no job is due
         failed = await memory.list_jobs(status="failed")
@@ -46,6 +56,12 @@ async def process_jobs(args: argparse.Namespace) -> int:
     for line in failed_notice(failed):
         print(line, file=sys.stderr)
     return 1 if failed else 0
+
+
+def at_least_one(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
 
 
 async def list_events(args: argparse.Namespace) -> int:

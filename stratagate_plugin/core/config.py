@@ -17,3 +17,5 @@ class MemoryConfig(BaseModel):
     agent_memory_weight: float = Field(default=1.0, ge=0, le=5)
     # how long a derivation job stays its worker's without a heartbeat (renewed every third)
     job_lease_s: float = Field(default=DEFAULT_LEASE_S, gt=0)
+    # derivation jobs (model calls) a pass runs at once; commits stay one at a time
+    derive_concurrency: int = Field(default=4, ge=1, le=64)

@@ -33,6 +33,7 @@ class MemorySettings(BaseModel):
     structured_task_timeout_s: float = Field(default=CORE.structured_task_timeout_s, gt=0)
     seal_idle_minutes: float = Field(default=30.0, ge=0)
     """A session's open tail quiet this long is sealed (and derived) as a shorter block."""
+    derive_concurrency: int = Field(default=CORE.derive_concurrency, ge=1, le=64)
     model: dict[str, Any] = {}
 
 
@@ -46,6 +47,7 @@ def memory_config(settings: dict[str, Any]) -> MemoryConfig:
         block_decay_lambda=float(settings["block_decay_lambda"]),
         structured_task_timeout_s=float(settings["structured_task_timeout_s"]),
         agent_memory_weight=float(settings["agent_memory_weight"]),
+        derive_concurrency=int(settings["derive_concurrency"]),
     )
 
 

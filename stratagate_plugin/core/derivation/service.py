@@ -6,6 +6,12 @@ committed in another that first checks the job is still this claim's: a result i
 once, never by a worker whose job was taken over. A model failure records a failed
 attempt and never touches the sealed block. A block becomes ready only after valid L0–L2
 and a successful (or validly skipped) extraction.
+
+A pass runs ``concurrency`` workers (``workers.py``), so that many model calls are in
+flight; the commits stay one at a time under the database's write lock. A block's
+extraction waits for every earlier block of its thread (``jobs.claim_next``'s thread
+order): its timeline then holds their events, as with one worker. Blocks of other threads
+run beside it and may miss each other's events (``docs/derivation-throughput.md``).
 """
 
 import asyncio
@@ -40,6 +46,7 @@ from ..store.sealing import SUMMARY_JOB, enqueue_job
 from ..text.search_terms import query_tokens
 from .input import derivation_messages
 from .lease import DEFAULT_LEASE_S, heartbeat, worker_id
+from .workers import Pass, run_all
 
 EXTRACTION_JOB = "event_extraction"
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
@@ -64,7 +71,8 @@ class DerivationReport:
 
 
 class Deriver:
-    """Runs due derivation jobs against one model, as one owner of the jobs it claims."""
+    """Runs due derivation jobs against one model, as one owner of the jobs it claims, with
+    up to ``concurrency`` jobs (model calls) under way at once."""
 
     def __init__(
         self,
@@ -73,28 +81,39 @@ class Deriver:
         clock: Callable[[], datetime] = utc_now,
         lease: timedelta = timedelta(seconds=DEFAULT_LEASE_S),
         owner: str | None = None,
+        concurrency: int = 1,
     ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, not {concurrency}")
         self.db, self.model, self.clock, self.lease = db, model, clock, lease
         self.owner = owner or worker_id()
+        self.concurrency = concurrency
 
     async def process_pending(
         self, max_jobs: int | None = None, on_job: Callable[[Job], None] | None = None
     ) -> DerivationReport:
-        """Run due jobs now until none is due (or ``max_jobs`` ran)."""
-        report = DerivationReport()
-        while max_jobs is None or report.ran < max_jobs:
-            job = await self._claim()
-            if job is None:
-                break
-            await self._run(job, report)
+        """Run due jobs now until none is due (or ``max_jobs`` ran); ``on_job`` after each."""
+        report, run = DerivationReport(), Pass(max_jobs)
+        await run_all([self._work(run, report, on_job) for _ in range(self.concurrency)])
+        return report
+
+    async def _work(
+        self, run: Pass, report: DerivationReport, on_job: Callable[[Job], None] | None
+    ) -> None:
+        while (job := await run.next_job(self._claim)) is not None:
+            try:
+                await self._run(job, report)
+            finally:
+                run.job_done()
             if on_job is not None:
                 on_job(job)
-        return report
 
     async def _claim(self) -> Job | None:
         now = self.clock()
         return await self.db.write(
-            lambda raw: jobs.claim_next(raw, now, DERIVATION_JOBS, self.owner, self.lease)
+            lambda raw: jobs.claim_next(
+                raw, now, DERIVATION_JOBS, self.owner, self.lease, in_thread_order=EXTRACTION_JOB
+            )
         )
 
     async def _run(self, job: Job, report: DerivationReport) -> None:
@@ -330,11 +349,17 @@ class DerivationService(ServiceBase):
     """Derivation jobs on the ``StrataGate`` façade: run them, list them, retry one."""
 
     async def process_pending(
-        self, max_jobs: int | None = None, on_job: Callable[[Job], None] | None = None
+        self,
+        max_jobs: int | None = None,
+        on_job: Callable[[Job], None] | None = None,
+        concurrency: int | None = None,
     ) -> DerivationReport:
-        """Run every due derivation job now (summaries, then event extraction)."""
+        """Run every due derivation job now (summaries, then event extraction), up to
+        ``concurrency`` at once (default: the config's ``derive_concurrency``)."""
         lease = timedelta(seconds=self.config.job_lease_s)
-        return await Deriver(self.db, self.model, lease=lease).process_pending(max_jobs, on_job)
+        workers = self.config.derive_concurrency if concurrency is None else concurrency
+        deriver = Deriver(self.db, self.model, lease=lease, concurrency=workers)
+        return await deriver.process_pending(max_jobs, on_job)
 
     async def list_jobs(self, namespace: str | None = None, status: str | None = None) -> list[Job]:
         return await self.db.read(lambda raw: jobs.list_jobs(raw, namespace, status))

@@ -1,5 +1,7 @@
 """The structured-task protocol every model implementation satisfies."""
 
+import copy
+import functools
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,7 +22,14 @@ class StructuredTask(Generic[T]):
     payload: dict[str, Any]
 
     def json_schema(self) -> dict[str, Any]:
-        return self.output_type.model_json_schema()
+        """A copy of the output type's schema, built once per type (pydantic takes a few
+        milliseconds, and every request of a derivation pass sends it)."""
+        return copy.deepcopy(_schema_of(self.output_type))
+
+
+@functools.cache
+def _schema_of(output_type: type[BaseModel]) -> dict[str, Any]:
+    return output_type.model_json_schema()
 
 
 class StructuredModel(Protocol):

@@ -14,7 +14,7 @@ import logging
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from types import TracebackType
 from typing import Any, NoReturn, Self
@@ -142,10 +142,14 @@ class HttpModel:
 
     async def _accepted(self, body: Callable[[], dict[str, Any]]) -> httpx.Response:
         """POST until the server accepts the request shape (``body`` is rebuilt after each
-        adaptation); the successful response."""
+        adaptation); the successful response. With several requests in flight, another one
+        may have adapted the shape while this one was out: it is then simply sent again."""
         for _ in range(4):
+            shape = replace(self._compat)
             response = await self._post(body())
-            if response.status_code == 400 and self._adapt(_error_detail(response)):
+            if response.status_code == 400 and (
+                self._compat != shape or self._adapt(_error_detail(response))
+            ):
                 continue
             self._check_status(response)
             return response

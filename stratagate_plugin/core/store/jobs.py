@@ -6,6 +6,9 @@
 only a job whose lease ran out (its worker died or stalled) is taken back: it becomes
 failed, retryable at once while attempts remain. Every write of a result first checks the
 claim (``holds``): a worker whose job was taken back applies nothing.
+
+Several workers may claim at once; a kind claimed *in thread order* (event extraction,
+whose timeline holds the events of earlier blocks) waits for its thread's earlier blocks.
 """
 
 import sqlite3
@@ -30,6 +33,16 @@ _INTERRUPT = (
     "UPDATE jobs SET status = 'failed', last_error = ?, lease_expires_at = NULL, "
     "updated_at = ?, next_retry_at = CASE WHEN attempts < ? THEN ? ELSE NULL END WHERE "
 )
+_UNFINISHED = (
+    "(other.status IN ('pending', 'running') OR (other.status = 'failed' AND other.attempts < ?))"
+)
+_WAITING = (
+    "EXISTS (SELECT 1 FROM blocks mine JOIN blocks prior ON prior.namespace = mine.namespace "
+    "AND prior.thread_id = mine.thread_id AND prior.thread_sequence <= mine.thread_sequence + 1 "
+    "JOIN jobs other ON other.kind IN ({marks}) AND other.target_id = prior.id "
+    "WHERE mine.id = due.target_id AND other.id != due.id AND "
+    f"(prior.thread_sequence < mine.thread_sequence OR other.kind = ?) AND {_UNFINISHED})"
+)
 _RETRY = (
     "UPDATE jobs SET status = 'pending', attempts = 0, next_retry_at = NULL, updated_at = ? "
     "WHERE status = 'failed'"
@@ -46,14 +59,23 @@ def claim_next(
     kinds: tuple[str, ...],
     owner: str,
     lease: timedelta,
+    in_thread_order: str | None = None,
 ) -> Job | None:
-    """Lease the oldest due job to ``owner`` (one more attempt), expired leases taken back first."""
+    """Lease the oldest due job to ``owner`` (one more attempt), expired leases taken back first.
+
+    A job of kind ``in_thread_order`` is due only once no job of an earlier block of its
+    thread is unfinished (pending, running, or failed with attempts left), nor the summary
+    of the next block: so it runs after its predecessors committed and sees its neighbour's
+    key points, as it would with one worker, however many claim at once.
+    """
     recover_expired(raw, now)
     marks = ",".join("?" * len(kinds))
-    row = raw.execute(
-        f"SELECT id FROM jobs WHERE kind IN ({marks}) AND {_DUE} ORDER BY created_at, id LIMIT 1",
-        (*kinds, MAX_ATTEMPTS, iso(now)),
-    ).fetchone()
+    sql = f"SELECT id FROM jobs AS due WHERE kind IN ({marks}) AND {_DUE}"
+    params: list[object] = [*kinds, MAX_ATTEMPTS, iso(now)]
+    if in_thread_order is not None:
+        sql += f" AND (kind != ? OR NOT {_WAITING.format(marks=marks)})"
+        params += [in_thread_order, *kinds, SUMMARY_JOB, MAX_ATTEMPTS]
+    row = raw.execute(f"{sql} ORDER BY created_at, id LIMIT 1", params).fetchone()
     if row is None:
         return None
     raw.execute(
