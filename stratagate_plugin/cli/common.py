@@ -60,8 +60,13 @@ async def open_memory(args: argparse.Namespace, config: MemoryConfig | None = No
 
 
 def profile_of(args: argparse.Namespace) -> Profile:
-    """``--profile``, or the default profile for commands without one."""
-    return load_profile(getattr(args, "profile", None) or DEFAULT_PROFILE)
+    """``--profile``, or the default profile for commands without one; read once per
+    command (opening the memory, its space and idle sealing all ask for it)."""
+    loaded: Profile | None = getattr(args, "loaded_profile", None)
+    if loaded is None:
+        loaded = load_profile(getattr(args, "profile", None) or DEFAULT_PROFILE)
+        args.loaded_profile = loaded
+    return loaded
 
 
 def profile_model(args: argparse.Namespace) -> dict[str, Any]:

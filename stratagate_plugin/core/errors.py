@@ -1,5 +1,7 @@
 """Small exception classes raised deep in core and translated once at each edge."""
 
+from pydantic import ValidationError
+
 
 class StrataGateError(Exception):
     """Base of every error the engine raises for its caller: a user-facing message in ``str``."""
@@ -30,3 +32,14 @@ def require_names(**names: object) -> None:
     for label, value in names.items():
         if not isinstance(value, str) or not value.strip():
             raise InvalidInput(f"{label} must be a non-empty string")
+
+
+def validation_problems(error: ValidationError, *, show_input: bool = False) -> list[str]:
+    """One line per problem, ``events.0.scope: Input should be 'user', …`` (``show_input``
+    adds ``(got 'abc')``): how every edge reports a pydantic error to a person."""
+    problems = []
+    for problem in error.errors(include_url=False):
+        where = ".".join(str(part) for part in problem["loc"]) or "(value)"
+        given = f" (got {problem['input']!r})" if show_input else ""
+        problems.append(f"{where}: {problem['msg']}{given}")
+    return problems

@@ -77,7 +77,7 @@ class Agent:
 
     async def _session_hook(self, name: str, session: Session) -> list[str]:
         hook_args = {"host": self.host, "session": session}
-        return _warnings(await call_hook(self.host.pm, name, isolate=True, **hook_args))
+        return _texts(await call_hook(self.host.pm, name, isolate=True, **hook_args))
 
     async def run_turn(self, session: Session, user_text: str) -> TurnResult:
         """Run one turn to its end, record it, then tell the plugins."""
@@ -91,7 +91,7 @@ class Agent:
         if folded is not None:
             hook_args = {"host": self.host, "session": session, "turn": folded}
             results = await call_hook(self.host.pm, "turn_completed", isolate=True, **hook_args)
-            warnings = _warnings(results)
+            warnings = _texts(results)
         answer = "" if error else message_text_of(state)
         return TurnResult(state.turn, answer, error, folded, tuple(warnings))
 
@@ -245,7 +245,8 @@ def assemble(
     return messages
 
 
-def _warnings(results: list[object]) -> list[str]:
+def _texts(results: list[object]) -> list[str]:
+    """The non-blank texts hooks returned (warnings, or a session's description)."""
     return [result for result in results if isinstance(result, str) and result.strip()]
 
 

@@ -2,6 +2,8 @@
 
 from pydantic import ValidationError
 
+from ..core.errors import validation_problems
+
 
 class HostError(ValueError):
     """A configuration problem the user must fix (a ``ValueError``, so the CLI reports it)."""
@@ -9,8 +11,4 @@ class HostError(ValueError):
 
 def describe(error: ValidationError) -> str:
     """One line for all problems: ``limit: Input should be less than or equal to 20; …``."""
-    problems = []
-    for problem in error.errors(include_url=False):
-        where = ".".join(str(part) for part in problem["loc"]) or "(value)"
-        problems.append(f"{where}: {problem['msg']}")
-    return "; ".join(problems)
+    return "; ".join(validation_problems(error))

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.config import MemoryConfig
-from ..core.errors import InvalidInput
+from ..core.errors import InvalidInput, validation_problems
 from ..core.profile.spaces import namespace_for
 
 SETTINGS_ID = "stratagate-memory"
@@ -68,9 +68,5 @@ def validated(settings: dict[str, Any]) -> dict[str, Any]:
     try:
         return MemorySettings.model_validate(settings).model_dump()
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in problem['loc']) or '(section)'}: {problem['msg']}"
-            f" (got {problem['input']!r})"
-            for problem in error.errors(include_url=False)
-        )
+        problems = "; ".join(validation_problems(error, show_input=True))
         raise InvalidInput(f"invalid {SETTINGS_ID} settings in the profile: {problems}") from None

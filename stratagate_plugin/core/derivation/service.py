@@ -28,8 +28,7 @@ from ..events import cards as event_rules
 from ..events.cards import EventCard
 from ..events.ranking import EventSearch
 from ..events.service import search_in
-from ..events.weights import floor_weight
-from ..ids import new_id
+from ..events.weights import new_card
 from ..llm.base import ModelError, StructuredModel, StructuredTask
 from ..llm.prompts import load_prompt
 from ..llm.tasks import (
@@ -217,7 +216,7 @@ class Deriver:
             stored: list[str] = []
             for draft in cards:
                 draft = event_rules.resolve_local_refs(draft, stored)
-                card = _card_from_draft(raw, draft, block, formed, moment, self.model.name)
+                card = _card_from_draft(raw, draft, block, formed, moment)
                 event_rows.insert_event(raw, card)
                 stored.append(card.id)
             jobs.finish(raw, job.id, status, moment, note or f"{len(cards)} events")
@@ -309,12 +308,10 @@ def _card_from_draft(
     block: Block,
     formed_turn: int,
     moment: datetime,
-    extractor: str,
 ) -> EventCard:
     temporal = _still_visible_links(raw, dict(draft.temporal or {}))
     temporal["thread_id"] = block.thread_id
-    return EventCard(
-        id=new_id("evt"),
+    return new_card(
         namespace=block.namespace,
         title=draft.title,
         summary=draft.summary,
@@ -326,11 +323,8 @@ def _card_from_draft(
         temporal=temporal,
         scope=draft.scope,
         criticality=draft.criticality,
-        last_adopted_turn=formed_turn,
-        floor_weight=floor_weight(draft.criticality),
         catalog_hints=draft.catalog_hints,
         created_at=moment,
-        updated_at=moment,
     )
 
 

@@ -7,9 +7,12 @@ the floor, then the forced cap (0.1 for superseded events).
 """
 
 import math
+from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ..ids import new_id
 from ..llm.tasks import Criticality
 from .cards import EventCard, EventStatus
 
@@ -41,6 +44,23 @@ def decay_rate(mention_count: int) -> float:
 
 def floor_weight(criticality: Criticality) -> float:
     return FLOORS[criticality]
+
+
+def new_card(
+    *, criticality: Criticality, formed_turn: int, created_at: datetime, **fields: Any
+) -> EventCard:
+    """A card as it is first formed (by derivation or by ``memory_remember``): a new id,
+    adopted at the turn it was formed, its criticality's floor, updated when created."""
+    return EventCard(
+        id=new_id("evt"),
+        criticality=criticality,
+        formed_turn=formed_turn,
+        last_adopted_turn=formed_turn,
+        floor_weight=floor_weight(criticality),
+        created_at=created_at,
+        updated_at=created_at,
+        **fields,
+    )
 
 
 def memory_weight(

@@ -72,15 +72,6 @@ class ModelConfigError(ModelError, ValueError):
     """The model settings are incomplete or invalid (a ``ValueError``, so the CLI reports it)."""
 
 
-def validation_problems(error: ValidationError) -> list[str]:
-    """One line per problem: ``events.0.scope: Input should be 'user', 'project' or …``."""
-    problems = []
-    for problem in error.errors(include_url=False):
-        where = ".".join(str(part) for part in problem["loc"]) or "(root)"
-        problems.append(f"{where}: {problem['msg']}")
-    return problems
-
-
 @dataclass
 class ScriptedModel:
     """A fake model for tests: answers from a queue and records every task it was given.

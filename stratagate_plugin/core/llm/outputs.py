@@ -10,8 +10,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..errors import validation_problems
 from ..text.clean import valid_json_value
-from .base import StructuredTask, T, validation_problems
+from .base import StructuredTask, T
 from .replies import WireMessage
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)

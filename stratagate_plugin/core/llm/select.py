@@ -14,7 +14,8 @@ from collections.abc import Mapping
 
 from pydantic import ValidationError
 
-from .base import ModelConfigError, StructuredModel, validation_problems
+from ..errors import validation_problems
+from .base import ModelConfigError, StructuredModel
 from .endpoint import HttpModelConfig
 
 ENV_PREFIX = "STRATAGATE_"

@@ -27,8 +27,7 @@ from ..clock import iso, to_utc, utc_now
 from ..config import MemoryConfig
 from ..errors import InvalidInput, require_names
 from ..events.cards import MAX_TAGS, EventCard, clean_strings
-from ..events.weights import card_weight, floor_weight
-from ..ids import new_id
+from ..events.weights import card_weight, new_card
 from ..llm.base import StructuredModel
 from ..records import Message
 from ..service_base import ServiceBase
@@ -316,8 +315,7 @@ def _agent_card(
         "event_type": candidate.event_type,
         **links,
     }
-    return EventCard(
-        id=new_id("evt"),
+    return new_card(
         namespace=namespace,
         pool="agent",
         title=candidate.title,
@@ -329,8 +327,5 @@ def _agent_card(
         temporal=temporal,
         scope=candidate.scope,
         criticality=candidate.criticality,
-        last_adopted_turn=turn,
-        floor_weight=floor_weight(candidate.criticality),
         created_at=candidate.mentioned_at,
-        updated_at=candidate.mentioned_at,
     )
