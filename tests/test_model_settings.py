@@ -170,3 +170,23 @@ async def test_chat_uses_the_environments_model_like_every_other_command(
     out, err = capsys.readouterr()
     assert code == 0 and "From the server." in out and "model env-model" in err
     assert provider.requests[0].body["model"] == "env-model"
+
+
+async def test_process_uses_the_memory_plugins_own_model_like_its_derivation_does(
+    provider: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``settings: {stratagate-memory: {model: …}}`` is the endpoint the plugin derives with
+    (its startup prefers it to the profile's chat ``model:``); ``process`` must agree."""
+    path = profile_path("default")
+    path.parent.mkdir(parents=True)
+    own = {"base_url": provider.base_url, "model": "memory-model", "max_attempts": 1}
+    chat = {"base_url": "http://127.0.0.1:9/v1", "model": "chat-model"}
+    body = {"plugins": [], "model": chat, "settings": {"stratagate-memory": {"model": own}}}
+    path.write_text(yaml.safe_dump(body))
+    provider.push(*[Response("{}", media_type="application/json")] * 4)
+    db, messages = str(tmp_path / "m.db"), write_messages(tmp_path / "m.json", 6)
+    ingest = ["ingest", str(messages), "--db", db, "--block-turns", "3"]
+    assert await asyncio.to_thread(main, ingest) == 0
+    await asyncio.to_thread(main, ["process", "--db", db])
+    capsys.readouterr()
+    assert provider.requests and provider.requests[0].body["model"] == "memory-model"

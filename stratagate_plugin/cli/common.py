@@ -21,7 +21,13 @@ from ..core.profile.spaces import SpaceSummary
 from ..core.records import BlockView
 from ..harness.profiles import DEFAULT_PROFILE, Profile, load_profile
 from ..memory_plugin.runtime import database_path
-from ..memory_plugin.settings import SETTINGS_ID, memory_config, space_of, validated
+from ..memory_plugin.settings import (
+    SETTINGS_ID,
+    derivation_model,
+    memory_config,
+    space_of,
+    validated,
+)
 
 BATCH_BUSY_TIMEOUT_S = 120  # a command run by hand waits for a long write elsewhere
 
@@ -53,7 +59,7 @@ async def open_memory(args: argparse.Namespace, config: MemoryConfig | None = No
     profile names, else the environment (``STRATAGATE_BASE_URL``…), else offline: resolved
     as the plugin's derivation does it."""
     settings = plugin_settings(args)
-    model = model_from_settings(profile_model(args), os.environ)
+    model = model_from_settings(derivation_model(settings, profile_model(args)), os.environ)
     path = args.db or database_path(settings)
     config = config or memory_config(settings)
     return await StrataGate.open(path, config, model, busy_timeout_s=BATCH_BUSY_TIMEOUT_S)

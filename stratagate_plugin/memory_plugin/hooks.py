@@ -37,7 +37,7 @@ from .protocol import (
     leaks_bookkeeping,
 )
 from .runtime import MemoryRuntime
-from .settings import DEFAULT_SETTINGS, SETTINGS_ID
+from .settings import DEFAULT_SETTINGS, SETTINGS_ID, derivation_model
 from .tools import memory_tools
 
 PLUGIN_NAME = "stratagate-memory"
@@ -89,8 +89,8 @@ class MemoryPlugin:
     @hookimpl
     async def startup(self, host: HostAPI) -> None:
         settings = host.settings(SETTINGS_ID)
-        if not settings.get("model") and host.profile.model is not None:
-            settings["model"] = host.profile.model.model_dump()
+        chat_model = host.profile.model.model_dump() if host.profile.model is not None else None
+        settings["model"] = derivation_model(settings, chat_model)
         self._runtime = await MemoryRuntime.start(settings, host.cwd)
 
     @hookimpl

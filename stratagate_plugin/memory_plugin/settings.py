@@ -63,6 +63,14 @@ def space_of(settings: dict[str, Any], cwd: str, session_id: str) -> str:
     )
 
 
+def derivation_model(
+    settings: dict[str, Any], profile_model: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The endpoint memory derives with: the plugin's own ``model`` setting, else the
+    profile's chat ``model:`` (one rule for the plugin and the commands)."""
+    return dict(settings.get("model") or profile_model or {})
+
+
 def validated(settings: dict[str, Any]) -> dict[str, Any]:
     """``settings`` checked and completed with defaults; ``InvalidInput`` names each problem."""
     try:
