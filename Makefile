@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/stratagate chat
+	$(BIN)/stratagate serve
 
 check test: $(STAMP)
 	$(BIN)/ruff format --check stratagate_plugin tests benchmarks

@@ -26,6 +26,7 @@ from . import (
     jobs_command,
     plugin_command,
     search_command,
+    serve_command,
     show_command,
     spaces_command,
 )
@@ -38,6 +39,7 @@ look into what it remembers and manage it. Everything stays in one local SQLite 
 ($STRATAGATE_HOME/memory.db, or --db)."""
 EXAMPLES = """\
 examples:
+  stratagate serve                            the web app: chat and memory pages
   stratagate chat --session monday            talk (Ctrl-D or /exit to leave)
   stratagate chat --message "When is the sale?"
   stratagate ingest conversation.json         record an exported conversation
@@ -70,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         jobs_command,
         bench_command,
         chat_command,
+        serve_command,
         plugin_command,
         doctor_command,
         spaces_command,

@@ -10,6 +10,7 @@ import pluggy
 
 from .types import (
     ChatMessage,
+    ChatNote,
     ContextSection,
     HostAPI,
     HostTurn,
@@ -17,6 +18,7 @@ from .types import (
     SettingsSection,
     StopDecision,
     TurnState,
+    WebSection,
 )
 
 hookspec = pluggy.HookspecMarker("stratagate")
@@ -81,6 +83,18 @@ def turn_completed(
     host: HostAPI, session: Session, turn: HostTurn
 ) -> Awaitable[str | None] | str | None:
     """Receive the folded turn once it is in the session file; a returned text warns the user."""
+
+
+@hookspec
+def register_web(host: HostAPI, register: Callable[[WebSection], None]) -> Awaitable[None] | None:
+    """Add pages to the web app (after ``startup``): routes, navigation, translations."""
+
+
+@hookspec
+def chat_annotations(
+    host: HostAPI, session: Session
+) -> list[ChatNote] | Awaitable[list[ChatNote] | None] | None:
+    """Notes the web chat shows below the session's turns (citations, status rows)."""
 
 
 @hookspec

@@ -143,3 +143,36 @@ def _fsync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+class SessionSummary(BaseModel):
+    """One line of a sessions list: the id, when it began, its first words, its turns."""
+
+    id: str
+    created_at: datetime
+    title: str
+    turns: int
+
+
+def list_sessions(limit: int = 50) -> list[SessionSummary]:
+    """The ``limit`` most recently written sessions, newest first (unreadable files skipped:
+    one damaged file must not hide the others)."""
+    directory = sessions_dir()
+    if not directory.is_dir():
+        return []
+    paths = sorted(directory.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
+    found = []
+    for path in paths[:limit]:
+        try:
+            session = read_session(path)
+        except (HostError, OSError, ValueError) as error:
+            logger.warning("skipping session file %s: %s", path, error)
+            continue
+        first = session.completed[0].user if session.completed else ""
+        title = " ".join(first.split())[:80] or session.id
+        found.append(
+            SessionSummary(
+                id=session.id, created_at=session.created_at, title=title, turns=session.turns
+            )
+        )
+    return found

@@ -14,9 +14,12 @@ from .profiles import Profile
 
 __all__ = [
     "ChatMessage",
+    "ChatNote",
     "ContextSection",
     "HostAPI",
     "HostTurn",
+    "NavLink",
+    "NoteItem",
     "Session",
     "SettingsSection",
     "StopDecision",
@@ -24,6 +27,7 @@ __all__ = [
     "ToolCallContext",
     "ToolTrace",
     "TurnState",
+    "WebSection",
 ]
 
 
@@ -186,14 +190,60 @@ class StopDecision:
 
 @dataclass(frozen=True)
 class SettingsSection:
-    """A plugin's settings: defaults for its profile entry and an optional web app.
-
-    ``app`` is an ASGI application a web server may mount at ``mount`` (e.g. ``/api/x``).
-    """
+    """A plugin's settings: defaults for its entry in the profile (its web pages, if it has
+    any, come through ``register_web``)."""
 
     id: str
     title: str
     defaults: dict[str, Any] = field(default_factory=dict)
     order: int = 100
-    mount: str | None = None
-    app: Any = None
+
+
+@dataclass(frozen=True)
+class NavLink:
+    """One entry of the web app's navigation: a path and its label per language."""
+
+    href: str
+    labels: dict[str, str]
+
+
+@dataclass(frozen=True)
+class WebSection:
+    """A plugin's part of the web app (``register_web``), as datasette's ``register_routes``.
+
+    ``routes`` are Starlette routes mounted under ``path``; ``nav`` adds links to the app's
+    navigation; ``strings`` adds translations (language → key → text) the templates use.
+    Templates are found in the app's ``webui/templates`` and in ``templates`` if given.
+    """
+
+    id: str
+    path: str
+    routes: list[Any]
+    nav: list[NavLink] = field(default_factory=list)
+    strings: dict[str, dict[str, str]] = field(default_factory=dict)
+    templates: Path | None = None
+    order: int = 100
+
+
+@dataclass(frozen=True)
+class NoteItem:
+    """One line of a chat note: a label, an optional link into the app, a detail."""
+
+    label: str
+    href: str | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ChatNote:
+    """What a plugin adds below a turn in the web chat (``chat_annotations``).
+
+    ``kind`` is ``citations`` (the evidence the answer used; ``more`` holds what was checked
+    and not used, shown folded) or ``status`` (a row such as "block sealed"), which the
+    user may hide."""
+
+    turn: int
+    kind: Literal["citations", "status"]
+    title: str
+    items: tuple[NoteItem, ...] = ()
+    more: tuple[NoteItem, ...] = ()

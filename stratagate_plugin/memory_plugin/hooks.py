@@ -25,7 +25,9 @@ from ..harness.types import (
     SettingsSection,
     StopDecision,
     TurnState,
+    WebSection,
 )
+from ..web.memory.section import memory_section
 from .catch_up import record_missing
 from .history import replace_with_blocks
 from .protocol import (
@@ -52,6 +54,7 @@ HOOKS: tuple[str, ...] = (
     "build_history",
     "turn_stopping",
     "turn_completed",
+    "register_web",
     "shutdown",
 )
 TOOLS: tuple[str, ...] = (
@@ -199,6 +202,11 @@ class MemoryPlugin:
         runtime = self.runtime
         runtime.gates.pop((session.id, turn.turn), None)
         return await record_missing(runtime, session, turn)
+
+    @hookimpl
+    def register_web(self, host: HostAPI, register: Callable[[WebSection], None]) -> None:
+        """The memory page (``/memory``), over this plugin's running engine."""
+        register(memory_section(host, lambda: self.runtime))
 
     @hookimpl
     async def shutdown(self) -> None:

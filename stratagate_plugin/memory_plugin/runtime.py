@@ -77,6 +77,10 @@ class MemoryRuntime:
     def namespace(self, session: Session) -> str:
         return space_of(self.settings, str(session.cwd or self.cwd), session.id)
 
+    def default_namespace(self) -> str:
+        """The space a new chat in the host's directory uses (what the web app shows first)."""
+        return space_of(self.settings, str(self.cwd), "")
+
     async def seal_idle_tails(self) -> list[str]:
         """Seal every tail quiet for ``seal_idle_minutes`` (by ``clock``); the new blocks."""
         quiet = timedelta(minutes=float(self.settings["seal_idle_minutes"]))

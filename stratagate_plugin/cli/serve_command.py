@@ -1,0 +1,80 @@
+"""``stratagate serve``: the reference harness as a local web app (chat and plugin pages).
+
+One process: the host with its plugins (the memory plugin's background worker included),
+and uvicorn serving the app on 127.0.0.1 unless told otherwise. Any other address needs an
+access token, and the URL printed carries it once (it is then kept in a cookie).
+"""
+
+import argparse
+import os
+import socket
+import sys
+from typing import Any
+
+import uvicorn
+
+from ..harness.errors import HostError
+from ..harness.pm import await_me_maybe
+from ..harness.profiles import DEFAULT_PROFILE, load_profile
+from ..harness.runtime import Host
+from ..web.shell.app import build_app
+from ..web.shell.security import policy_for
+from .chat_command import chat_model
+
+DEFAULT_PORT = 8377
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("serve", help="the web app: chat and memory pages in a browser")
+    parser.add_argument("--profile", default=DEFAULT_PROFILE, help="profile (default: %(default)s)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="port (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--token",
+        default=None,
+        help="access token, required off 127.0.0.1 (or STRATAGATE_WEB_TOKEN)",
+    )
+    parser.set_defaults(handler=run_serve)
+
+
+async def run_serve(args: argparse.Namespace) -> int:
+    token = args.token or os.environ.get("STRATAGATE_WEB_TOKEN") or None
+    try:
+        policy = policy_for(args.host, token)
+    except ValueError as error:
+        raise HostError(str(error)) from error
+    listener = bind(args.host, args.port)
+    profile = load_profile(args.profile)
+    async with Host.from_profile(profile) as host:
+        model = await chat_model(host)
+        try:
+            app = await build_app(host, model, policy)
+            config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False)
+            port = listener.getsockname()[1]
+            shown = f"[{args.host}]" if ":" in args.host else args.host
+            suffix = f"?token={token}" if token else ""
+            print(f"StrataGate is serving on http://{shown}:{port}/{suffix}", flush=True)
+            print("Press Ctrl-C to stop.", file=sys.stderr, flush=True)
+            await uvicorn.Server(config).serve(sockets=[listener])
+        finally:
+            await await_me_maybe(getattr(model, "aclose", lambda: None)())
+    return 0
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, opened first so a taken port is one line and port 0 works."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as error:
+        listener.close()
+        raise HostError(f"cannot listen on {host}:{port}: {error.strerror or error}") from error
+    listener.listen(128)
+    listener.setblocking(False)
+    return listener

@@ -1,0 +1,28 @@
+"""The memory plugin's web section: the memory page's views, navigation and texts."""
+
+from collections.abc import Callable
+from typing import Any
+
+from ...harness.types import HostAPI, NavLink, WebSection
+from . import audit, blocks, conflicts, events, jobs, profile, raw, settings_page, status
+from .pages import SECTION_PATH, MemoryPages
+from .strings import MEMORY_STRINGS
+
+PAGE_MODULES = (status, profile, blocks, events, conflicts, audit, jobs, settings_page, raw)
+
+
+def memory_section(host: HostAPI, runtime: Callable[[], Any]) -> WebSection:
+    pages = MemoryPages(host, runtime)
+    strings = {lang: dict(table) for lang, table in MEMORY_STRINGS.items()}
+    for module in PAGE_MODULES:
+        for lang, table in module.STRINGS.items():
+            strings.setdefault(lang, {}).update(table)
+    routes = [route for module in PAGE_MODULES for route in module.routes(pages)]
+    return WebSection(
+        id="stratagate-memory",
+        path=SECTION_PATH,
+        routes=routes,
+        nav=[NavLink(SECTION_PATH + "/", {"en": "Memory", "zh": "记忆"})],
+        strings=strings,
+        order=10,
+    )

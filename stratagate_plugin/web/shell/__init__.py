@@ -1,0 +1,1 @@
+"""The harness's web app shell: it knows sessions and plugins' sections, nothing of memory."""

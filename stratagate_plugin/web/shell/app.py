@@ -1,0 +1,107 @@
+"""``build_app``: the harness's Starlette app for one started host and chat model.
+
+The shell serves the chat and the static files; every plugin's ``register_web`` section
+is mounted at its path, its navigation links and translations joined to the shell's.
+Errors are pages (or one JSON line for ``/api`` paths), never a traceback.
+"""
+
+import logging
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ...core.errors import (
+    BlockNotReady,
+    InvalidInput,
+    NotFound,
+    ReceiptConflict,
+    StrataGateError,
+)
+from ...core.llm.chat import ChatModel
+from ...harness.agent import Agent
+from ...harness.pm import call_hook
+from ...harness.runtime import Host
+from ...harness.types import NavLink, WebSection
+from .assets import static_dir
+from .chat import ROUTES as CHAT_ROUTES
+from .chat import ChatRooms
+from .security import BodyTooLarge, Guard, GuardPolicy, policy_for
+from .templating import WebState, json_response, render
+
+log = logging.getLogger(__name__)
+CHAT_LINK = NavLink("/chat", {"en": "Chat", "zh": "对话"})
+
+
+async def build_app(host: Host, model: ChatModel, policy: GuardPolicy | None = None) -> Starlette:
+    """The app over a started ``host``; ``policy`` defaults to loopback without a token."""
+    state = WebState(host=host, nav=[CHAT_LINK])
+    sections = await _sections(host)
+    routes: list[BaseRoute] = [Route("/", _home), *CHAT_ROUTES]
+    for section in sections:
+        routes.append(Mount(section.path, routes=section.routes))
+        state.nav.extend(section.nav)
+        state.catalog.add(section.strings)
+        if section.templates is not None:
+            state.template_dirs.append(section.templates)
+    routes.append(Mount("/static", StaticFiles(directory=static_dir()), name="static"))
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(Guard, policy=policy or policy_for("127.0.0.1", None))],
+        exception_handlers={
+            HTTPException: _http_error,
+            BodyTooLarge: _too_large,
+            StrataGateError: _memory_error,
+            Exception: _internal_error,
+        },
+    )
+    app.state.web = state
+    app.state.chat = ChatRooms(Agent(host, model))
+    return app
+
+
+async def _sections(host: Host) -> list[WebSection]:
+    found: list[WebSection] = []
+    await call_hook(host.pm, "register_web", host=host, register=found.append)
+    return sorted(found, key=lambda section: section.order)
+
+
+async def _home(request: Request) -> Response:
+    return RedirectResponse("/chat", status_code=307)
+
+
+def error_page(request: Request, status: int, message: str) -> Response:
+    if request.url.path.startswith("/api/") or "json" in request.headers.get("accept", ""):
+        return json_response({"error": message}, status_code=status)
+    if status == 304:
+        return Response(status_code=304)
+    context = {"status": status, "message": message}
+    return render(request, "shell/error.html", context, status_code=status)
+
+
+async def _http_error(request: Request, error: Any) -> Response:
+    if error.status_code in (204, 304):
+        return Response(status_code=error.status_code, headers=error.headers)
+    return error_page(request, error.status_code, str(error.detail))
+
+
+async def _too_large(request: Request, error: Exception) -> Response:
+    return PlainTextResponse(f"refused: {error}\n", status_code=413)
+
+
+async def _memory_error(request: Request, error: Exception) -> Response:
+    """An engine error is the user's to read: unknown id 404, bad input 400, else 503."""
+    status = {NotFound: 404, InvalidInput: 400, BlockNotReady: 409, ReceiptConflict: 409}
+    code = next((code for kind, code in status.items() if isinstance(error, kind)), 503)
+    return error_page(request, code, str(error))
+
+
+async def _internal_error(request: Request, error: Exception) -> Response:
+    log.error("web: %s %s failed: %s", request.method, request.url.path, error)
+    log.debug("web request failed", exc_info=True)
+    return error_page(request, 500, "the server failed to answer this request; see its log")

@@ -1,0 +1,126 @@
+"""The chat pages: a list of conversations, a conversation, and sending a message.
+
+A message runs one agent turn in this process (the same ``Agent`` as ``stratagate chat``);
+an htmx request gets the new turn as a fragment, a plain form post a redirect. Below each
+turn the plugins' notes (``chat_annotations``: the memory plugin's citation tail and
+block status rows) are shown, escaped like everything else.
+"""
+
+import asyncio
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from ...core.text.clean import valid_text
+from ...harness.agent import Agent
+from ...harness.errors import HostError
+from ...harness.pm import call_hook
+from ...harness.sessions import list_sessions, new_session_id, open_session, session_path
+from ...harness.types import ChatNote, Session
+from .templating import render, web_state
+
+MAX_MESSAGE_CHARS = 20_000
+
+
+@dataclass
+class ChatRooms:
+    """The sessions this app has open, each turned by one request at a time."""
+
+    agent: Agent
+    sessions: dict[str, Session] = field(default_factory=dict)
+    locks: defaultdict[str, asyncio.Lock] = field(default_factory=lambda: defaultdict(asyncio.Lock))
+    warnings: dict[str, list[str]] = field(default_factory=dict)
+
+    async def open(self, session_id: str, *, create: bool = False) -> Session:
+        """The session (first opened here: plugins hear ``session_started``); unknown → 404."""
+        if session_id in self.sessions:
+            return self.sessions[session_id]
+        try:
+            exists = session_path(session_id).exists()
+        except HostError as error:
+            raise HTTPException(404, str(error)) from error
+        if not exists and not create:
+            raise HTTPException(404, f"no conversation {session_id!r}")
+        host = self.agent.host
+        session = open_session(session_id, host.profile.name, host.cwd)
+        self.sessions[session_id] = session
+        self.warnings[session_id] = await self.agent.start(session)
+        return session
+
+
+def rooms(request: Request) -> ChatRooms:
+    chat: ChatRooms = request.app.state.chat
+    return chat
+
+
+async def chat_index(request: Request) -> Response:
+    return render(request, "shell/chat.html", {"sessions": list_sessions(), "session": None})
+
+
+async def new_chat(request: Request) -> Response:
+    session = await rooms(request).open(new_session_id(), create=True)
+    return RedirectResponse(f"/chat/{session.id}", status_code=303)
+
+
+async def chat_page(request: Request) -> Response:
+    session = await rooms(request).open(request.path_params["session_id"])
+    notes = await session_notes(request, session)
+    context = {
+        "sessions": list_sessions(),
+        "session": session,
+        "turns": [(turn, notes.get(turn.turn, [])) for turn in session.completed],
+        "warnings": rooms(request).warnings.get(session.id, []),
+    }
+    return render(request, "shell/chat.html", context)
+
+
+async def send_message(request: Request) -> Response:
+    chat = rooms(request)
+    session = await chat.open(request.path_params["session_id"])
+    text = await message_text(request)
+    async with chat.locks[session.id]:
+        result = await chat.agent.run_turn(session, text)
+    if request.headers.get("hx-request") != "true":
+        return RedirectResponse(f"/chat/{session.id}", status_code=303)
+    notes = await session_notes(request, session)
+    context = {
+        "session": session,
+        "result": result,
+        "user_text": text,
+        "notes": notes.get(result.turn, []),
+    }
+    return render(request, "shell/turn.html", context)
+
+
+async def message_text(request: Request) -> str:
+    form = await request.form()
+    text = form.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise HTTPException(400, "the message is empty")
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise HTTPException(413, f"the message is over {MAX_MESSAGE_CHARS} characters")
+    return valid_text(text.strip())
+
+
+async def session_notes(request: Request, session: Session) -> dict[int, list[ChatNote]]:
+    """The plugins' notes by turn (a failing plugin is logged and skipped)."""
+    host: Any = web_state(request).host
+    results = await call_hook(host.pm, "chat_annotations", isolate=True, host=host, session=session)
+    notes: dict[int, list[ChatNote]] = defaultdict(list)
+    for batch in results:
+        for note in batch:
+            notes[note.turn].append(note)
+    return notes
+
+
+ROUTES = [
+    Route("/chat", chat_index),
+    Route("/chat/new", new_chat, methods=["POST"]),
+    Route("/chat/{session_id}", chat_page),
+    Route("/chat/{session_id}/messages", send_message, methods=["POST"]),
+]

@@ -1,0 +1,112 @@
+"""English and Chinese for every text the pages show; plugins add their own keys.
+
+The language is the ``lang`` query parameter (remembered in a cookie), else the cookie,
+else the browser's ``Accept-Language``; English when none of them says Chinese.
+"""
+
+from collections.abc import Mapping
+
+from starlette.requests import Request
+
+LANGUAGES = ("en", "zh")
+LANG_COOKIE = "sg_lang"
+
+SHELL_STRINGS: dict[str, dict[str, str]] = {
+    "en": {
+        "app.title": "StrataGate",
+        "nav.chat": "Chat",
+        "nav.language": "中文",
+        "chat.sessions": "Conversations",
+        "chat.new": "New conversation",
+        "chat.empty": "No conversations yet.",
+        "chat.placeholder": "Type a message…",
+        "chat.send": "Send",
+        "chat.sending": "Thinking…",
+        "chat.you": "You",
+        "chat.agent": "Agent",
+        "chat.failed": "The turn failed",
+        "chat.turns": "{n} turns",
+        "chat.show_status": "Show memory status rows",
+        "chat.hide_status": "Hide memory status rows",
+        "chat.more": "Checked but not used",
+        "chat.intro": "Start by telling the agent something worth remembering.",
+        "chat.warning": "Warning",
+        "error.title": "Something is wrong",
+        "error.back": "Back to the start",
+        "error.404": "Not found",
+        "error.400": "Bad request",
+        "error.403": "Refused",
+        "error.409": "Conflict",
+        "error.413": "Too large",
+        "error.500": "Internal error",
+        "error.503": "Memory is unavailable",
+    },
+    "zh": {
+        "app.title": "StrataGate",
+        "nav.chat": "对话",
+        "nav.language": "English",
+        "chat.sessions": "对话列表",
+        "chat.new": "新对话",
+        "chat.empty": "还没有对话。",
+        "chat.placeholder": "输入消息…",
+        "chat.send": "发送",
+        "chat.sending": "思考中…",
+        "chat.you": "你",
+        "chat.agent": "助手",
+        "chat.failed": "这一轮失败了",
+        "chat.turns": "{n} 轮",
+        "chat.show_status": "显示记忆状态行",
+        "chat.hide_status": "隐藏记忆状态行",
+        "chat.more": "已检查但未采用",
+        "chat.intro": "先告诉助手一件值得记住的事。",
+        "chat.warning": "警告",
+        "error.title": "出了点问题",
+        "error.back": "回到首页",
+        "error.404": "未找到",
+        "error.400": "请求有误",
+        "error.403": "已拒绝",
+        "error.409": "冲突",
+        "error.413": "内容过大",
+        "error.500": "内部错误",
+        "error.503": "记忆暂不可用",
+    },
+}
+
+
+class Catalog:
+    """All strings of the shell and the registered sections, by language."""
+
+    def __init__(self) -> None:
+        self.strings: dict[str, dict[str, str]] = {lang: {} for lang in LANGUAGES}
+        self.add(SHELL_STRINGS)
+
+    def add(self, strings: Mapping[str, Mapping[str, str]]) -> None:
+        for lang, table in strings.items():
+            self.strings.setdefault(lang, {}).update(table)
+
+    def translator(self, lang: str) -> "Translator":
+        return Translator(self.strings.get(lang, {}), self.strings["en"])
+
+
+class Translator:
+    """``t("key", n=3)``: the text in this language, else English, else the key itself."""
+
+    def __init__(self, table: Mapping[str, str], fallback: Mapping[str, str]) -> None:
+        self.table = table
+        self.fallback = fallback
+
+    def __call__(self, key: str, **values: object) -> str:
+        text = self.table.get(key) or self.fallback.get(key) or key
+        return text.format(**values) if values else text
+
+
+def request_language(request: Request) -> str:
+    asked = request.query_params.get("lang")
+    if asked in LANGUAGES:
+        return asked
+    remembered = request.cookies.get(LANG_COOKIE)
+    if remembered in LANGUAGES:
+        return remembered
+    accepted = request.headers.get("accept-language", "").lower()
+    first = accepted.split(",", 1)[0].strip()
+    return "zh" if first.startswith("zh") else "en"

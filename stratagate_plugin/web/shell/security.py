@@ -1,0 +1,211 @@
+"""The guard in front of every request: who may talk to the app and what it answers with.
+
+- A request whose ``Host`` is not a name the app is bound to is refused (DNS rebinding).
+- A write (POST, PUT, PATCH, DELETE) a browser sends from another site is refused: by
+  ``Sec-Fetch-Site``, else by ``Origin`` (a request with neither is not from a browser,
+  so no cross-site page can have sent it), as Go's ``http.CrossOriginProtection`` does.
+- With an access token (required off loopback), every request carries it: as a bearer
+  header, or the cookie a visit to ``/?token=…`` sets.
+- Bodies are limited in size; every page gets a Content-Security-Policy without inline
+  script; HTML and JSON answers pass the secret redaction once more, as a last net.
+"""
+
+import hmac
+from collections.abc import Iterable
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ...core.text.secrets import redact_secrets
+
+MAX_BODY_BYTES = 1_000_000
+TOKEN_COOKIE = "sg_token"
+UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+    "form-action 'self'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"x-frame-options", b"DENY"),
+]
+_REDACTED_TYPES = (b"text/html", b"application/json")
+
+
+@dataclass(frozen=True)
+class GuardPolicy:
+    """``hosts``: the names a request's Host may carry; ``token``: None on loopback."""
+
+    hosts: frozenset[str]
+    token: str | None = None
+    max_body: int = MAX_BODY_BYTES
+
+
+def policy_for(bind: str, token: str | None, extra_hosts: Iterable[str] = ()) -> GuardPolicy:
+    """Loopback answers to its loopback names; any other bind to its own name and those
+    given, and only with a token."""
+    names = {bind, *extra_hosts}
+    if bind in LOOPBACK_NAMES:
+        names.update(LOOPBACK_NAMES)
+    elif not token:
+        raise ValueError(
+            f"refusing to serve on {bind} without an access token: pass --token "
+            "(or set STRATAGATE_WEB_TOKEN), or bind 127.0.0.1"
+        )
+    return GuardPolicy(frozenset(name.lower() for name in names), token)
+
+
+class Guard:
+    """Pure ASGI middleware applying a ``GuardPolicy``."""
+
+    def __init__(self, app: ASGIApp, policy: GuardPolicy) -> None:
+        self.app = app
+        self.policy = policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        refusal = self._refusal(scope, headers)
+        if refusal is not None:
+            await _plain(send, *refusal)
+            return
+        if self.policy.token and _query_token(scope):
+            await self._accept_token(scope, send)
+            return
+        await self.app(scope, self._limited(receive, headers), _secured(send))
+
+    def _refusal(self, scope: Scope, headers: Headers) -> tuple[int, str] | None:
+        if _host_name(headers.get("host", "")) not in self.policy.hosts:
+            return 421, "refused: this server does not answer to that Host name"
+        if scope["method"] in UNSAFE_METHODS and _cross_site(headers):
+            return 403, "refused: a cross-site request may not change anything here"
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.policy.max_body):
+            return 413, f"refused: the request body is over {self.policy.max_body} bytes"
+        token = self.policy.token
+        if token and not self._has_token(scope, headers) and _query_token(scope) != token:
+            return 401, "refused: open the link with ?token=… that `stratagate serve` printed"
+        return None
+
+    def _has_token(self, scope: Scope, headers: Headers) -> bool:
+        token = self.policy.token or ""
+        bearer = headers.get("authorization", "")
+        if bearer.lower().startswith("bearer ") and _same(bearer[7:].strip(), token):
+            return True
+        cookie = SimpleCookie(headers.get("cookie", ""))
+        return TOKEN_COOKIE in cookie and _same(cookie[TOKEN_COOKIE].value, token)
+
+    async def _accept_token(self, scope: Scope, send: Send) -> None:
+        """``?token=`` right: remember it in a cookie and drop it from the address bar."""
+        query = {k: v for k, v in parse_qs(scope.get("query_string", b"").decode()).items()}
+        query.pop("token", None)
+        location = scope["path"] + (f"?{urlencode(query, doseq=True)}" if query else "")
+        cookie = f"{TOKEN_COOKIE}={self.policy.token}; Path=/; HttpOnly; SameSite=Strict"
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 303,
+                "headers": [(b"location", location.encode()), (b"set-cookie", cookie.encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
+
+    def _limited(self, receive: Receive, headers: Headers) -> Receive:
+        """A body without Content-Length (chunked) is counted as it arrives."""
+        seen = 0
+        limit = self.policy.max_body
+
+        async def limited_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise BodyTooLarge(limit)
+            return message
+
+        return limited_receive
+
+
+class BodyTooLarge(Exception):
+    """Raised into the view reading a chunked body over the limit (answered with 413)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the request body is over {limit} bytes")
+
+
+def _secured(send: Send) -> Send:
+    """Adds the security headers; redacts HTML and JSON bodies (buffered: they are small)."""
+    start: Message | None = None
+    chunks: list[bytes] = []
+
+    async def secured_send(message: Message) -> None:
+        nonlocal start
+        if message["type"] == "http.response.start":
+            headers = [*message.get("headers", []), *SECURITY_HEADERS]
+            start = {**message, "headers": headers}
+            if not _redacted_type(headers):
+                await send(start)
+                start = None
+            return
+        if start is None or message["type"] != "http.response.body":
+            await send(message)
+            return
+        chunks.append(message.get("body", b""))
+        if message.get("more_body"):
+            return
+        body = redact_secrets(b"".join(chunks).decode("utf-8", "replace")).encode()
+        headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({**start, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    return secured_send
+
+
+def _redacted_type(headers: list[tuple[bytes, bytes]]) -> bool:
+    content_type = next((v for k, v in headers if k.lower() == b"content-type"), b"")
+    return content_type.startswith(_REDACTED_TYPES)
+
+
+def _cross_site(headers: Headers) -> bool:
+    fetch_site = headers.get("sec-fetch-site")
+    if fetch_site is not None:
+        return fetch_site not in ("same-origin", "none")
+    origin = headers.get("origin")
+    if origin is None:
+        return False
+    return origin == "null" or urlsplit(origin).netloc.lower() != headers.get("host", "").lower()
+
+
+def _host_name(host: str) -> str:
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _query_token(scope: Scope) -> str | None:
+    values = parse_qs(scope.get("query_string", b"").decode()).get("token")
+    return values[0] if values else None
+
+
+def _same(given: str, token: str) -> bool:
+    return hmac.compare_digest(given.encode(), token.encode())
+
+
+async def _plain(send: Send, status: int, text: str) -> None:
+    body = (text + "\n").encode()
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), *SECURITY_HEADERS]
+    headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,89 @@
+"""Rendering: one Jinja environment (autoescaped everywhere), the navigation and the
+translations of every section, and the helpers views answer with."""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from ...core.text.secrets import redact_value
+from ...harness.types import HostAPI, NavLink
+from .assets import templates_dir
+from .i18n import LANG_COOKIE, Catalog, request_language
+
+
+@dataclass
+class WebState:
+    """What every view reaches through ``request.app.state.web``."""
+
+    host: HostAPI
+    catalog: Catalog = field(default_factory=Catalog)
+    nav: list[NavLink] = field(default_factory=list)
+    template_dirs: list[Path] = field(default_factory=lambda: [templates_dir()])
+    _env: jinja2.Environment | None = None
+
+    @property
+    def env(self) -> jinja2.Environment:
+        if self._env is None:
+            loader = jinja2.FileSystemLoader([str(path) for path in self.template_dirs])
+            self._env = jinja2.Environment(
+                loader=loader, autoescape=True, undefined=jinja2.StrictUndefined
+            )
+            self._env.filters["tojson_pretty"] = _pretty_json
+        return self._env
+
+
+def web_state(request: Request) -> WebState:
+    state: WebState = request.app.state.web
+    return state
+
+
+def render(
+    request: Request,
+    template: str,
+    context: dict[str, Any] | None = None,
+    *,
+    status_code: int = 200,
+    headers: dict[str, str] | None = None,
+) -> HTMLResponse:
+    """The template in the page's language, with the navigation and ``t`` for texts; an
+    htmx request gets the same template (templates pick their fragment by ``partial``)."""
+    state = web_state(request)
+    lang = request_language(request)
+    values = {
+        "request": request,
+        "lang": lang,
+        "t": state.catalog.translator(lang),
+        "nav": [(link.href, link.labels.get(lang) or link.labels["en"]) for link in state.nav],
+        "partial": request.headers.get("hx-request") == "true",
+        **(context or {}),
+    }
+    html = state.env.get_template(template).render(values)
+    response = HTMLResponse(html, status_code=status_code, headers=headers)
+    if request.query_params.get("lang") == lang:
+        response.set_cookie(LANG_COOKIE, lang, max_age=365 * 86400, samesite="lax")
+    return response
+
+
+def json_response(value: Any, status_code: int = 200) -> JSONResponse:
+    """JSON with every secret-looking string redacted (the guard redacts again)."""
+    return JSONResponse(redact_value(value), status_code=status_code)
+
+
+def not_modified_or(request: Request, etag: str, build: Any) -> Response:
+    """304 when the client already has this ``etag``, else ``build()`` with the tag set."""
+    quoted = f'"{etag}"'
+    if quoted in request.headers.get("if-none-match", ""):
+        return Response(status_code=304, headers={"ETag": quoted})
+    response: Response = build()
+    response.headers["ETag"] = quoted
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+def _pretty_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)

@@ -1,0 +1,43 @@
+"""A started host with the memory plugin, its web app, and an HTTP client for route tests.
+
+``web_app(home)`` yields ``(app, host, client)``; the client talks to the app in process
+through ``httpx.ASGITransport`` with a loopback Host header, as a browser on 127.0.0.1."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from stratagate_plugin.harness.profiles import load_profile
+from stratagate_plugin.harness.runtime import Host
+from stratagate_plugin.memory_plugin.offline_agent import create_chat_model
+from stratagate_plugin.web.shell.app import build_app
+from stratagate_plugin.web.shell.security import GuardPolicy
+
+BASE_URL = "http://127.0.0.1:8377"
+SAME_ORIGIN = {"sec-fetch-site": "same-origin", "origin": BASE_URL}
+
+
+@asynccontextmanager
+async def web_app(
+    cwd: Path, policy: GuardPolicy | None = None, profile: str = "default"
+) -> AsyncIterator[tuple[Any, Host, httpx.AsyncClient]]:
+    """The app over a fresh host (``$STRATAGATE_HOME`` is the test's, see conftest)."""
+    host = Host.from_profile(load_profile(profile), cwd)
+    await host.start()
+    try:
+        model = create_chat_model(host)
+        app = await build_app(host, model, policy)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:
+            yield app, host, client
+    finally:
+        await host.stop()
+
+
+async def post(client: httpx.AsyncClient, url: str, **kwargs: Any) -> httpx.Response:
+    """A same-origin form post, as the browser sends it from one of the app's pages."""
+    headers = {**SAME_ORIGIN, **kwargs.pop("headers", {})}
+    return await client.post(url, headers=headers, **kwargs)
