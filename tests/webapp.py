@@ -41,3 +41,20 @@ async def post(client: httpx.AsyncClient, url: str, **kwargs: Any) -> httpx.Resp
     """A same-origin form post, as the browser sends it from one of the app's pages."""
     headers = {**SAME_ORIGIN, **kwargs.pop("headers", {})}
     return await client.post(url, headers=headers, **kwargs)
+
+
+def memory_of(host: Host) -> Any:
+    """The memory plugin's running engine (a ``StrataGate``)."""
+    return host.pm.get_plugin("stratagate-memory").runtime.memory
+
+
+async def new_chat(client: httpx.AsyncClient) -> str:
+    """A new web chat session; its id."""
+    response = await post(client, "/chat/new")
+    return str(response.headers["location"]).rsplit("/", 1)[-1]
+
+
+async def say(client: httpx.AsyncClient, session_id: str, text: str) -> httpx.Response:
+    """One chat turn through the web chat, as the page's form sends it (htmx)."""
+    url = f"/chat/{session_id}/messages"
+    return await post(client, url, data={"text": text}, headers={"hx-request": "true"})
