@@ -4,7 +4,9 @@ break on a small made-up package.
 - core imports nothing of harness, memory_plugin, web or cli, nor a web or plugin framework;
 - core's rule modules import no store (only ``service.py``, ``memory.py``, ``service_base.py``);
 - only ``core/store/`` executes SQL; only it imports aiosqlite; only ``core/llm/http.py`` httpx;
-- the harness never imports the memory plugin, and its import graph has no cycle.
+- the harness never imports the memory plugin, and its import graph has no cycle;
+- the web shell (the harness's app) imports no plugin and no memory page; the memory pages
+  call the engine's services, never ``core/store/``.
 """
 
 import ast
@@ -129,6 +131,23 @@ def harness_naming_the_plugin(root: Path) -> list[str]:
     return found
 
 
+def web_layers_broken(root: Path) -> list[str]:
+    """Shell modules naming the plugin or its pages; memory pages importing the store."""
+    shell = (f"{NAME}.memory_plugin", f"{NAME}.web.memory", f"{NAME}.core.store")
+    pages = (f"{NAME}.core.store", f"{NAME}.memory_plugin")
+    found = [
+        relative(root, path)
+        for path in modules(root, "web/shell")
+        if names_any(imported_modules(root, path), shell)
+    ]
+    found += [
+        relative(root, path)
+        for path in modules(root, "web/memory")
+        if names_any(imported_modules(root, path), pages)
+    ]
+    return found
+
+
 def harness_graph(root: Path) -> dict[str, set[str]]:
     found = {module_name(root, path): path for path in modules(root, "harness")}
     return {
@@ -187,6 +206,11 @@ def test_harness_never_imports_the_memory_plugin() -> None:
     assert harness_naming_the_plugin(PACKAGE) == []
 
 
+def test_web_shell_knows_no_plugin_and_pages_use_services_only() -> None:
+    assert (PACKAGE / "web" / "shell").is_dir() and (PACKAGE / "web" / "memory").is_dir()
+    assert web_layers_broken(PACKAGE) == []
+
+
 def test_harness_import_graph_has_no_cycle() -> None:
     graph = harness_graph(PACKAGE)
     assert graph[f"{NAME}.harness.hookspecs"] <= {f"{NAME}.harness.types"}
@@ -208,6 +232,9 @@ BROKEN = {
     "harness/hookspecs.py": "from .runtime import Host\n",
     "harness/runtime.py": "from . import types\n",
     "harness/types.py": "import typing\nif typing.TYPE_CHECKING:\n    from .hookspecs import x\n",
+    "web/shell/chat.py": "from ..memory import section\n",
+    "web/memory/events.py": "from ...core.store import event_rows\n",
+    "web/memory/pages.py": "from ...core.memory import StrataGate\n",
 }
 
 
@@ -227,5 +254,6 @@ def test_the_checks_catch_each_break(broken: Path) -> None:
     assert sql_outside_the_store(broken) == ["core/gate/service.py", "core/remember/service.py"]
     assert users_of(broken, "httpx") == {"core/llm/chat.py"}
     assert harness_naming_the_plugin(broken) == ["harness/pm.py"]
+    assert web_layers_broken(broken) == ["web/shell/chat.py", "web/memory/events.py"]
     cycle = find_cycle(harness_graph(broken))
     assert cycle[0] == cycle[-1] and f"{NAME}.harness.hookspecs" in cycle

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ...core.errors import (
     BlockNotReady,
@@ -52,12 +53,14 @@ async def build_app(host: Host, model: ChatModel, policy: GuardPolicy | None = N
     routes.append(Mount("/static", StaticFiles(directory=static_dir()), name="static"))
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(Guard, policy=policy or policy_for("127.0.0.1", None))],
+        middleware=[
+            Middleware(Guard, policy=policy or policy_for("127.0.0.1", None)),
+            Middleware(InternalErrorPage),
+        ],
         exception_handlers={
             HTTPException: _http_error,
             BodyTooLarge: _too_large,
             StrataGateError: _memory_error,
-            Exception: _internal_error,
         },
     )
     app.state.web = state
@@ -101,7 +104,31 @@ async def _memory_error(request: Request, error: Exception) -> Response:
     return error_page(request, code, str(error))
 
 
-async def _internal_error(request: Request, error: Exception) -> Response:
-    log.error("web: %s %s failed: %s", request.method, request.url.path, error)
-    log.debug("web request failed", exc_info=True)
-    return error_page(request, 500, "the server failed to answer this request; see its log")
+class InternalErrorPage:
+    """A bug in a view is one logged line and a 500 page (the traceback at DEBUG level),
+    not Starlette's re-raise into the server's log."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched_send)
+        except Exception as error:
+            request = Request(scope)
+            log.error("web: %s %s failed: %s", request.method, request.url.path, error)
+            log.debug("web request failed", exc_info=True)
+            if started:
+                raise
+            page = error_page(request, 500, "the server failed to answer this request; see its log")
+            await page(scope, receive, send)
