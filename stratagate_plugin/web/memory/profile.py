@@ -110,9 +110,8 @@ async def save_field(pages: MemoryPages, request: Request) -> Response:
     memory = pages.memory
     try:
         update = await memory.update_profile(name, value, "settings", expected_revision=revision)
-    except ProfileConflict as conflict:
+    except ProfileConflict:
         row = field_row(await memory.get_profile(), name, typed=value, conflict=True)
-        row["error"] = str(conflict)
         return await _refused(pages, request, row, 409)
     except InvalidInput as error:
         row = field_row(await memory.get_profile(), name, typed=value, error=str(error))
