@@ -110,6 +110,19 @@ class BlockView(BaseModel):
     text: str = ""
 
 
+class BlockMark(BaseModel):
+    """When a block of a thread was sealed and became ready, and the thread turns it holds."""
+
+    id: str
+    thread_sequence: int
+    start_turn: int
+    end_turn: int
+    processing_status: ProcessingStatus
+    title: str | None = None
+    sealed_at: UtcDatetime
+    ready_at: UtcDatetime | None = None
+
+
 class Job(BaseModel):
     id: str
     namespace: str

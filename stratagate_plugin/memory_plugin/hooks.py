@@ -18,6 +18,7 @@ from ..core.profile.spaces import SpaceSummary, display_name
 from ..harness.hookspecs import hookimpl
 from ..harness.types import (
     ChatMessage,
+    ChatNote,
     ContextSection,
     HostAPI,
     HostTurn,
@@ -28,6 +29,7 @@ from ..harness.types import (
     WebSection,
 )
 from ..web.memory.section import memory_section
+from .annotations import chat_notes
 from .catch_up import record_missing
 from .history import replace_with_blocks
 from .protocol import (
@@ -55,6 +57,7 @@ HOOKS: tuple[str, ...] = (
     "turn_stopping",
     "turn_completed",
     "register_web",
+    "chat_annotations",
     "shutdown",
 )
 TOOLS: tuple[str, ...] = (
@@ -207,6 +210,12 @@ class MemoryPlugin:
     def register_web(self, host: HostAPI, register: Callable[[WebSection], None]) -> None:
         """The memory page (``/memory``), over this plugin's running engine."""
         register(memory_section(host, lambda: self.runtime))
+
+    @hookimpl
+    async def chat_annotations(self, session: Session) -> list[ChatNote]:
+        """Below each web-chat turn: the evidence its answer adopted (with what was checked
+        and left), and rows for the session's blocks as they seal and become ready."""
+        return await chat_notes(self.runtime, session)
 
     @hookimpl
     async def shutdown(self) -> None:

@@ -14,7 +14,16 @@ from typing import Any
 from ..clock import iso, to_utc, utc_now
 from ..errors import InvalidInput, NotFound, require_names
 from ..profile.spaces import SpaceSummary
-from ..records import Block, BlockView, LiftSource, Message, MessageIn, ToolTrace, TurnReceipt
+from ..records import (
+    Block,
+    BlockMark,
+    BlockView,
+    LiftSource,
+    Message,
+    MessageIn,
+    ToolTrace,
+    TurnReceipt,
+)
 from ..service_base import ServiceBase
 from ..store import block_rows
 from ..store.sealing import idle_tails, seal_idle_tails, seal_whole_tail
@@ -142,6 +151,13 @@ class BlocksService(ServiceBase):
             return [block_view(raw, block) for block in found]
 
         return await self.db.read(query)
+
+    async def block_marks(self, namespace: str, thread_id: str) -> list[BlockMark]:
+        """The thread's blocks with their turn ranges and when each was sealed and became
+        ready, without their texts (the chat's status rows)."""
+        return await self.db.read(
+            lambda raw: block_rows.thread_block_marks(raw, namespace, thread_id)
+        )
 
     async def view_block(self, block_id: str, level: int | None = None) -> BlockView:
         """One block rendered at ``level`` (default: its current decayed level)."""

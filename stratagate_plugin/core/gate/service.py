@@ -22,7 +22,8 @@ from ..service_base import ServiceBase
 from ..store import event_rows
 from ..store import gate_rows as rows
 from . import evidence as gate
-from .evidence import Assessment, Batch, Citation, RecordPlan
+from .evidence import Assessment, Batch, Citation, RecordPlan, parse_ref
+from .trail import EvidenceTrail
 
 
 class Assessed(BaseModel):
@@ -154,6 +155,23 @@ class GateService(ServiceBase):
 
     async def list_batches(self, namespace: str, thread_id: str) -> list[Batch]:
         return await self.db.read(lambda raw: rows.list_batches(raw, namespace, thread_id))
+
+    async def evidence_trail(self, namespace: str, thread_id: str) -> EvidenceTrail:
+        """Every batch of the thread with its receipt, and the events and messages their
+        refs name (three queries, whatever the thread's length): the chat's citation tails."""
+
+        def query(raw: sqlite3.Connection) -> EvidenceTrail:
+            uses = rows.thread_uses(raw, namespace, thread_id)
+            refs = [parse_ref(ref) for use in uses for ref in use.evidence_refs]
+            events = sorted({r.target_id for r in refs if r and r.kind == "event"})
+            messages = sorted({r.message_id for r in refs if r and r.message_id})
+            return EvidenceTrail(
+                uses=tuple(uses),
+                events=rows.event_marks(raw, events) if events else {},
+                messages=rows.message_marks(raw, messages) if messages else {},
+            )
+
+        return await self.db.read(query)
 
     # -- event flags and weights ---------------------------------------------------------------
 

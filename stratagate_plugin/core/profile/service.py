@@ -1,24 +1,47 @@
-"""Resident-profile use cases: read, one-field updates, agent proposals and consent."""
+"""Resident-profile use cases: read, one-field updates, agent proposals and consent.
+
+A settings edit names the revision it was made from; a stale one raises
+``ProfileConflict`` (with the stored value), so an edit never overwrites a change the
+editor has not seen. Every change is kept in the audit, read back newest first.
+"""
 
 import sqlite3
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from ..clock import iso, utc_now
+from ..clock import UtcDatetime, iso, utc_now
 from ..service_base import ServiceBase
 from ..store import profile_rows as rows
+from ..store.profile_rows import ProfileConflict
+from ..store.rows import record_from_row
 from . import fields as rules
 
 Source = Literal["settings", "user_explicit", "agent_tool", "maintenance"]
+__all__ = ["ProfileChange", "ProfileConflict", "ProfileService", "ProfileUpdate", "ProfileView"]
 
 
 class ProfileView(BaseModel):
+    """Each field's value and revision (0: never set); ``updated_at`` for set ones."""
+
     values: dict[str, str]
     revisions: dict[str, int]
+    updated_at: dict[str, str] = Field(default_factory=dict)
 
     def rendered(self) -> str | None:
         return rules.render_profile(self.values)
+
+
+class ProfileChange(BaseModel):
+    """One audit row: a field went from ``old_value`` to ``new_value``."""
+
+    id: int
+    field: str
+    old_value: str
+    new_value: str
+    source: Source
+    message_id: str | None = None
+    created_at: UtcDatetime
 
 
 class ProfileUpdate(BaseModel):
@@ -34,11 +57,20 @@ class ProfileService(ServiceBase):
     """The installation-wide resident profile on the ``StrataGate`` façade."""
 
     async def get_profile(self) -> ProfileView:
-        stored = await self.db.read(rows.read_profile)
-        return ProfileView(
-            values={f: stored.get(f, ("", 0))[0] for f in rules.FIELD_NAMES},
-            revisions={f: stored.get(f, ("", 0))[1] for f in rules.FIELD_NAMES},
-        )
+        def query(raw: sqlite3.Connection) -> ProfileView:
+            stored = rows.read_profile(raw)
+            return ProfileView(
+                values={f: stored.get(f, ("", 0))[0] for f in rules.FIELD_NAMES},
+                revisions={f: stored.get(f, ("", 0))[1] for f in rules.FIELD_NAMES},
+                updated_at=rows.updated_times(raw),
+            )
+
+        return await self.db.read(query)
+
+    async def profile_history(self, limit: int = 50, offset: int = 0) -> list[ProfileChange]:
+        """The profile's changes, newest first, one page."""
+        found = await self.db.read(lambda raw: rows.changes(raw, limit, offset))
+        return [record_from_row(ProfileChange, row) for row in found]
 
     async def update_profile(
         self,

@@ -3,9 +3,9 @@
 import sqlite3
 
 from ..errors import BlockNotReady, NotFound
-from ..records import Block, LiftSource, Message
+from ..records import Block, BlockMark, LiftSource, Message
 from ..text.secrets import redact_secrets, redact_value
-from .rows import block_from_row, dump_json, maybe_json, message_from_row
+from .rows import block_from_row, dump_json, maybe_json, message_from_row, record_from_row
 
 
 def get_block(raw: sqlite3.Connection, block_id: str) -> Block:
@@ -30,6 +30,18 @@ def list_blocks(
         f"SELECT * FROM blocks {where} ORDER BY namespace, thread_id, thread_sequence", params
     ).fetchall()
     return [block_from_row(row) for row in rows]
+
+
+def thread_block_marks(raw: sqlite3.Connection, namespace: str, thread_id: str) -> list[BlockMark]:
+    """The thread's blocks oldest first, only their turns, status and times (one query
+    over the ``(namespace, thread_id, thread_sequence)`` key; no texts read)."""
+    rows = raw.execute(
+        "SELECT id, thread_sequence, start_turn, end_turn, processing_status, "
+        "l0_title AS title, created_at AS sealed_at, ready_at FROM blocks "
+        "WHERE namespace = ? AND thread_id = ? ORDER BY thread_sequence",
+        (namespace, thread_id),
+    ).fetchall()
+    return [record_from_row(BlockMark, row) for row in rows]
 
 
 def block_messages(raw: sqlite3.Connection, block_id: str) -> list[Message]:
@@ -105,7 +117,7 @@ def mark_ready(
         "pointer_current_level = 5, pointer_anchor_level = 5, pointer_anchor_position = ?, "
         "l0_title = COALESCE(?, l0_title), l0_tags_json = COALESCE(?, l0_tags_json), "
         "l1_summary = COALESCE(?, l1_summary), l2_keypoints_json = COALESCE(?, "
-        "l2_keypoints_json), updated_at = ? WHERE id = ?",
+        "l2_keypoints_json), updated_at = ?, ready_at = ? WHERE id = ?",
         (
             position,
             position,
@@ -113,6 +125,7 @@ def mark_ready(
             _json_or_none(fields.get("l0_tags")),
             fields.get("l1_summary"),
             _json_or_none(fields.get("l2_keypoints")),
+            now,
             now,
             block_id,
         ),

@@ -1,7 +1,8 @@
 """Evidence-gate persistence: batches, adoption receipts, reinforcement, pin/forget flags.
 
 Plain functions over a ``sqlite3.Connection``; callers run writes inside ``Database.write``.
-Batch ids are ``batch_<n>`` from a database-wide counter, so they survive restarts and
+A thread's batches with their receipts are read in one query for the chat's citation
+tails. Batch ids are ``batch_<n>`` from a database-wide counter, so they survive restarts and
 stay short for the agent. Forget and restore are reversible: restore returns an event to
 ``superseded`` when it has a successor, else to ``active``.
 """
@@ -16,6 +17,7 @@ from ..errors import InvalidInput, NotFound
 from ..events.cards import EventCard
 from ..gate import evidence as gate
 from ..gate.evidence import Assessment, Batch
+from ..gate.trail import SNIPPET_CHARS, BatchUse, EventMark, MessageMark
 from ..text.secrets import redact_secrets, redact_value
 from .event_rows import VISIBLE, get_event
 from .rows import dump_json, record_from_row
@@ -272,3 +274,47 @@ def merge_into(
     )
     row = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
     index_event(raw, row["pk"], event_row_text(row))
+
+
+# -- a thread's evidence trail (the chat's citation tails) ---------------------------------
+
+
+def thread_uses(raw: sqlite3.Connection, namespace: str, thread_id: str) -> list[BatchUse]:
+    """Every batch of the thread by sequence with its receipt, if recorded: one query over
+    the ``(namespace, thread_id, sequence)`` key and the receipts' batch index."""
+    rows = raw.execute(
+        "SELECT b.id, b.sequence, b.tool, b.evidence_refs_json, b.titles_json, b.status, "
+        "b.turn AS opened_turn, b.created_at, u.receipt_id, u.audit_json, "
+        "u.created_at AS recorded_at FROM batches b LEFT JOIN usage_receipts u "
+        "ON u.batch_id = b.id AND u.namespace = b.namespace "
+        "WHERE b.namespace = ? AND b.thread_id = ? ORDER BY b.sequence",
+        (namespace, thread_id),
+    ).fetchall()
+    uses = []
+    for row in rows:
+        audit = json.loads(row["audit_json"]) if row["audit_json"] else {}
+        adopted = tuple(audit.get("evidence_refs") or ())
+        uses.append(record_from_row(BatchUse, row, adopted_refs=adopted))
+    return uses
+
+
+def event_marks(raw: sqlite3.Connection, event_ids: Sequence[str]) -> dict[str, EventMark]:
+    """Title, status and times of those of ``event_ids`` that exist, whatever their status
+    (by the events' unique id index)."""
+    rows = raw.execute(
+        "SELECT id, title, status, json_extract(temporal_json, '$.happened_start') AS "
+        "happened_start, json_extract(temporal_json, '$.mentioned_at') AS mentioned_at "
+        "FROM events WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(event_ids)),),
+    ).fetchall()
+    return {row["id"]: record_from_row(EventMark, row) for row in rows}
+
+
+def message_marks(raw: sqlite3.Connection, message_ids: Sequence[str]) -> dict[str, MessageMark]:
+    """Role, time and the first characters of those of ``message_ids`` that exist."""
+    rows = raw.execute(
+        "SELECT id, role, substr(content, 1, ?) AS text, created_at FROM messages "
+        "WHERE id IN (SELECT value FROM json_each(?))",
+        (SNIPPET_CHARS, json.dumps(list(message_ids))),
+    ).fetchall()
+    return {row["id"]: record_from_row(MessageMark, row) for row in rows}

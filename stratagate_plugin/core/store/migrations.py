@@ -334,6 +334,13 @@ def _m013_memory_actions(raw: sqlite3.Connection) -> None:
     raw.execute("ALTER TABLE messages ADD COLUMN purged_at TEXT")
 
 
+def _m016_block_ready_times(raw: sqlite3.Connection) -> None:
+    """When a block became ready (the chat's "block ready" rows); blocks made ready before
+    this column existed take their last update, the closest time known."""
+    raw.execute("ALTER TABLE blocks ADD COLUMN ready_at TEXT")
+    raw.execute("UPDATE blocks SET ready_at = updated_at WHERE processing_status = 'ready'")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
@@ -348,6 +355,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m011_index_stats,
     _m012_job_leases,
     _m013_memory_actions,
+    _m016_block_ready_times,  # number 16 once 14 and 15 (other branches) are merged
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

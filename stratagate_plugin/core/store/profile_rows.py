@@ -7,7 +7,15 @@ from ..ids import new_id
 
 
 class ProfileConflict(StrataGateError):
-    """The field changed elsewhere since the caller read it (stale revision)."""
+    """The field changed elsewhere since the caller read it (stale revision); it carries
+    the stored value and revision, so the caller can show them beside its own edit."""
+
+    def __init__(self, field: str, value: str, revision: int, expected: int) -> None:
+        self.field, self.value, self.revision, self.expected = field, value, revision, expected
+        super().__init__(
+            f"{field} was just updated elsewhere (revision {revision}, you had "
+            f"{expected}); reload it and try again"
+        )
 
 
 def read_profile(raw: sqlite3.Connection) -> dict[str, tuple[str, int]]:
@@ -28,10 +36,7 @@ def write_field(
     """(modified, revision). The revision is the id of the field's latest change row."""
     old_value, revision = read_profile(raw).get(field, ("", 0))
     if expected_revision is not None and expected_revision != revision:
-        raise ProfileConflict(
-            f"{field} was just updated elsewhere (revision {revision}, you had "
-            f"{expected_revision}); reload it and try again"
-        )
+        raise ProfileConflict(field, old_value, revision, expected_revision)
     if old_value == value:
         return False, revision
     cursor = raw.execute(
@@ -49,9 +54,16 @@ def write_field(
     return True, revision
 
 
-def changes(raw: sqlite3.Connection, limit: int = 100) -> list[sqlite3.Row]:
+def updated_times(raw: sqlite3.Connection) -> dict[str, str]:
+    """field → when it was last changed (ISO-8601, UTC)."""
+    rows = raw.execute("SELECT field, updated_at FROM profile_fields").fetchall()
+    return {row[0]: row[1] for row in rows}
+
+
+def changes(raw: sqlite3.Connection, limit: int = 100, offset: int = 0) -> list[sqlite3.Row]:
+    """The audit rows newest first, one page (by the primary key)."""
     return raw.execute(
-        "SELECT * FROM profile_changes ORDER BY id DESC LIMIT ?", (limit,)
+        "SELECT * FROM profile_changes ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
     ).fetchall()
 
 

@@ -1,11 +1,270 @@
-"""Placeholder: filled in by the profile page's owner."""
+"""The resident profile page: the twelve fields in the original's groups, one field saved
+at a time, and the change history.
 
+Each field's form carries the revision it was rendered with; a save from an older
+revision is refused (409) and the row shows the stored value beside what was typed, so
+the user merges by hand instead of silently losing the other change. An htmx save swaps
+that one row (and the history, out of band); a plain form post is redirected back.
+"""
+
+from typing import Any
+from urllib.parse import quote
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from .pages import MemoryPages
+from ...core.errors import InvalidInput
+from ...core.profile.fields import FIELD_NAMES, FIELDS, TOTAL_LIMIT
+from ...core.profile.service import ProfileConflict, ProfileView
+from .pages import MemoryPages, form_fields, int_param
 
-STRINGS: dict[str, dict[str, str]] = {"en": {}, "zh": {}}
+HISTORY_PAGE = 50
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "identity",
+        (
+            "user_preferred_name",
+            "assistant_preferred_name",
+            "preferred_language",
+            "reasoning_language",
+        ),
+    ),
+    ("interaction", ("response_preferences", "standing_instructions")),
+    ("places", ("default_location", "current_city", "home_city")),
+    ("about", ("user_background", "long_term_goals")),
+    ("other", ("persistent_notes",)),
+)
+LIMITS = {field.name: field.limit for field in FIELDS}
+SHORT_FIELD = 200  # fields up to this limit get a one-line input, longer ones a text area
+
+
+def field_row(profile: ProfileView, name: str, **state: Any) -> dict[str, Any]:
+    """What a field's row shows: the stored value (or ``typed``, after a refused save),
+    its revision, counters and the outcome of the last save (``saved``, ``error``,
+    ``conflict``)."""
+    stored = profile.values[name]
+    shown = state.get("typed", stored)
+    return {
+        "name": name,
+        "value": shown,
+        "stored": stored,
+        "revision": profile.revisions[name],
+        "updated_at": profile.updated_at.get(name),
+        "limit": LIMITS[name],
+        "length": len(shown),
+        "multiline": LIMITS[name] > SHORT_FIELD,
+        "saved": state.get("saved"),
+        "error": state.get("error"),
+        "conflict": state.get("conflict", False),
+    }
+
+
+async def profile_page(pages: MemoryPages, request: Request) -> Response:
+    return await render_page(pages, request)
+
+
+async def render_page(
+    pages: MemoryPages,
+    request: Request,
+    changed: dict[str, Any] | None = None,
+    status_code: int = 200,
+) -> Response:
+    """The whole page; ``changed`` is the row of a refused plain-form save, shown in place."""
+    profile = await pages.memory.get_profile()
+    offset = int_param(request, "offset", 0)
+    rows = {name: field_row(profile, name) for name in FIELD_NAMES}
+    if changed is not None:
+        rows[changed["name"]] = changed
+    groups = [(group, [rows[name] for name in names]) for group, names in GROUPS]
+    context = {
+        "groups": groups,
+        "total": sum(len(value) for value in profile.values.values()),
+        "total_limit": TOTAL_LIMIT,
+        **await history_context(pages, offset),
+    }
+    return await pages.render(
+        request, "memory/profile.html", context, tab="profile", status_code=status_code
+    )
+
+
+async def history_context(pages: MemoryPages, offset: int) -> dict[str, Any]:
+    """One page of changes, newest first (one more row read tells whether older ones exist)."""
+    found = await pages.memory.profile_history(HISTORY_PAGE + 1, offset)
+    return {
+        "changes": found[:HISTORY_PAGE],
+        "offset": offset,
+        "older": offset + HISTORY_PAGE if len(found) > HISTORY_PAGE else None,
+        "newer": max(0, offset - HISTORY_PAGE) if offset else None,
+        "page_size": HISTORY_PAGE,
+    }
+
+
+async def save_field(pages: MemoryPages, request: Request) -> Response:
+    """Save one field from the revision the form was rendered with (source ``settings``)."""
+    name = request.path_params["field"]
+    if name not in FIELD_NAMES:
+        raise HTTPException(404, f"no profile field {name!r}")
+    value, revision = await _posted(request)
+    memory = pages.memory
+    try:
+        update = await memory.update_profile(name, value, "settings", expected_revision=revision)
+    except ProfileConflict:
+        row = field_row(await memory.get_profile(), name, typed=value, conflict=True)
+        return await _refused(pages, request, row, 409)
+    except InvalidInput as error:
+        row = field_row(await memory.get_profile(), name, typed=value, error=str(error))
+        return await _refused(pages, request, row, 400)
+    if request.headers.get("hx-request") != "true":
+        space = quote(pages.space(request), safe="")
+        return RedirectResponse(f"/memory/profile?space={space}#field-{name}", status_code=303)
+    row = field_row(await memory.get_profile(), name, saved=update.status)
+    return await _fragment(pages, request, row, 200, with_history=True)
+
+
+async def _posted(request: Request) -> tuple[str, int]:
+    form = await form_fields(request)
+    value, revision = form.get("value"), form.get("revision", "")
+    if value is None:
+        raise HTTPException(400, "the form has no value")
+    if not revision.isdigit():
+        raise HTTPException(400, f"revision must be a whole number, not {revision!r}")
+    return value, int(revision)
+
+
+async def _refused(
+    pages: MemoryPages, request: Request, row: dict[str, Any], status: int
+) -> Response:
+    if request.headers.get("hx-request") == "true":
+        return await _fragment(pages, request, row, status, with_history=False)
+    return await render_page(pages, request, changed=row, status_code=status)
+
+
+async def _fragment(
+    pages: MemoryPages, request: Request, row: dict[str, Any], status: int, *, with_history: bool
+) -> Response:
+    """The field's row; after a save also the history and total, swapped out of band."""
+    context: dict[str, Any] = {"row": row, "oob": with_history}
+    if with_history:
+        profile = await pages.memory.get_profile()
+        context["total"] = sum(len(value) for value in profile.values.values())
+        context["total_limit"] = TOTAL_LIMIT
+        context.update(await history_context(pages, 0))
+    return await pages.render(
+        request, "memory/profile_saved.html", context, tab="profile", status_code=status
+    )
 
 
 def routes(pages: MemoryPages) -> list[Route]:
-    return []
+    return [
+        pages.route("/profile", profile_page),
+        pages.route("/profile/{field}", save_field, methods=["POST"]),
+    ]
+
+
+_FIELD_LABELS_EN = {field.name: field.label for field in FIELDS}
+_FIELD_LABELS_ZH = {
+    "user_preferred_name": "用户称呼",
+    "assistant_preferred_name": "助手名字",
+    "preferred_language": "回答语言",
+    "reasoning_language": "可见思考语言",
+    "default_location": "默认地点",
+    "home_city": "常住城市（旧）",
+    "current_city": "当前城市",
+    "response_preferences": "回答偏好",
+    "standing_instructions": "长期指令",
+    "user_background": "用户背景",
+    "long_term_goals": "长期目标",
+    "persistent_notes": "其他备注",
+}
+_HINTS_EN = {field.name: field.guidance for field in FIELDS}
+_HINTS_ZH = {
+    "user_preferred_name": "助手这样称呼你。",
+    "assistant_preferred_name": "你这样称呼助手。",
+    "preferred_language": "最终回答使用的语言。",
+    "reasoning_language": "只用于展示给你的思考文字。",
+    "default_location": "任务没有指定地点时的参考地点，不代表你在哪里。",
+    "home_city": "旧字段：常住城市；不会据此推断你的位置。",
+    "current_city": "你现在所在的城市（可能在旅行）；修改前一直有效。",
+    "response_preferences": "回答的风格偏好。",
+    "standing_instructions": "每次对话都要遵守的指令。",
+    "user_background": "稳定的背景信息。",
+    "long_term_goals": "需要长期记住的目标。",
+    "persistent_notes": "其他长期备注。",
+}
+
+
+def _per_field(prefix: str, table: dict[str, str]) -> dict[str, str]:
+    return {f"mem.profile.{prefix}.{name}": text for name, text in table.items()}
+
+
+STRINGS: dict[str, dict[str, str]] = {
+    "en": {
+        "mem.profile.title": "Resident profile",
+        "mem.profile.intro": "What every conversation is told about you. Edit one field at a "
+        "time; an empty field is left out.",
+        "mem.profile.total": "Total {n} / {limit} characters",
+        "mem.profile.group.identity": "Identity and language",
+        "mem.profile.group.interaction": "Interaction preferences",
+        "mem.profile.group.places": "Places",
+        "mem.profile.group.about": "About the user",
+        "mem.profile.group.other": "Other",
+        "mem.profile.count": "{n} / {limit}",
+        "mem.profile.revision": "revision {n}",
+        "mem.profile.updated": "updated {at}",
+        "mem.profile.never": "never set",
+        "mem.profile.save": "Save",
+        "mem.profile.saved.applied": "Saved.",
+        "mem.profile.saved.unchanged": "No change: the value was already this.",
+        "mem.profile.conflict": "This field was just changed elsewhere; your edit was not saved.",
+        "mem.profile.conflict.stored": "Now stored",
+        "mem.profile.conflict.yours": "Your edit (still in the box: merge and save again)",
+        "mem.profile.history": "Change history",
+        "mem.profile.history.none": "No changes yet.",
+        "mem.profile.history.when": "When",
+        "mem.profile.history.field": "Field",
+        "mem.profile.history.change": "Old → new",
+        "mem.profile.history.source": "Source",
+        "mem.profile.empty": "(empty)",
+        "mem.profile.source.settings": "settings page",
+        "mem.profile.source.user_explicit": "user's request",
+        "mem.profile.source.agent_tool": "agent, with consent",
+        "mem.profile.source.maintenance": "maintenance",
+        **_per_field("field", _FIELD_LABELS_EN),
+        **_per_field("hint", _HINTS_EN),
+    },
+    "zh": {
+        "mem.profile.title": "常驻画像",
+        "mem.profile.intro": "每次对话都会告知助手的关于你的信息。每次编辑一项；空的项不会注入。",
+        "mem.profile.total": "总字符 {n} / {limit}",
+        "mem.profile.group.identity": "身份与语言",
+        "mem.profile.group.interaction": "交互偏好",
+        "mem.profile.group.places": "常用地址",
+        "mem.profile.group.about": "关于用户",
+        "mem.profile.group.other": "其他",
+        "mem.profile.count": "{n} / {limit}",
+        "mem.profile.revision": "版本 {n}",
+        "mem.profile.updated": "更新于 {at}",
+        "mem.profile.never": "尚未设置",
+        "mem.profile.save": "保存",
+        "mem.profile.saved.applied": "已保存。",
+        "mem.profile.saved.unchanged": "没有变化：值本来就是这样。",
+        "mem.profile.conflict": "该项刚刚在其他位置更新，你的修改没有保存。",
+        "mem.profile.conflict.stored": "当前保存的内容",
+        "mem.profile.conflict.yours": "你的修改（仍在输入框中：合并后再保存）",
+        "mem.profile.history": "修改记录",
+        "mem.profile.history.none": "还没有修改。",
+        "mem.profile.history.when": "时间",
+        "mem.profile.history.field": "字段",
+        "mem.profile.history.change": "旧值 → 新值",
+        "mem.profile.history.source": "来源",
+        "mem.profile.empty": "（空）",
+        "mem.profile.source.settings": "设置页面",
+        "mem.profile.source.user_explicit": "用户明确要求",
+        "mem.profile.source.agent_tool": "助手（经同意）",
+        "mem.profile.source.maintenance": "后台整理",
+        **_per_field("field", _FIELD_LABELS_ZH),
+        **_per_field("hint", _HINTS_ZH),
+    },
+}
