@@ -19,6 +19,10 @@ class ReceiptConflict(StrataGateError):
     """A receipt id replayed with a different payload."""
 
 
+class StaleEdit(StrataGateError):
+    """A change based on a read that is no longer current (someone saved in between)."""
+
+
 class SchemaTooNew(StrataGateError):
     """The database was written by a newer StrataGate than this one."""
 

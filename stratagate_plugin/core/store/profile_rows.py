@@ -2,11 +2,11 @@
 
 import sqlite3
 
-from ..errors import StrataGateError
+from ..errors import StaleEdit
 from ..ids import new_id
 
 
-class ProfileConflict(StrataGateError):
+class ProfileConflict(StaleEdit):
     """The field changed elsewhere since the caller read it (stale revision); it carries
     the stored value and revision, so the caller can show them beside its own edit."""
 

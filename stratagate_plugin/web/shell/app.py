@@ -22,6 +22,7 @@ from ...core.errors import (
     InvalidInput,
     NotFound,
     ReceiptConflict,
+    StaleEdit,
     StrataGateError,
 )
 from ...core.llm.chat import ChatModel
@@ -99,7 +100,13 @@ async def _too_large(request: Request, error: Exception) -> Response:
 
 async def _memory_error(request: Request, error: Exception) -> Response:
     """An engine error is the user's to read: unknown id 404, bad input 400, else 503."""
-    status = {NotFound: 404, InvalidInput: 400, BlockNotReady: 409, ReceiptConflict: 409}
+    status = {
+        NotFound: 404,
+        InvalidInput: 400,
+        BlockNotReady: 409,
+        ReceiptConflict: 409,
+        StaleEdit: 409,
+    }
     code = next((code for kind, code in status.items() if isinstance(error, kind)), 503)
     return error_page(request, code, str(error))
 
