@@ -334,6 +334,23 @@ def _m013_memory_actions(raw: sqlite3.Connection) -> None:
     raw.execute("ALTER TABLE messages ADD COLUMN purged_at TEXT")
 
 
+def _m017_overview_indexes(raw: sqlite3.Connection) -> None:
+    """The memory page's counts and lists read indexes only: blocks and jobs of a space by
+    state, its jobs and usage receipts newest first, its receipts that adopted something."""
+    _run_script(
+        raw,
+        """
+        CREATE INDEX blocks_space_status ON blocks(namespace, processing_status);
+        CREATE INDEX jobs_space_state ON jobs(namespace, status, kind);
+        CREATE INDEX jobs_space_recent ON jobs(namespace, updated_at, id);
+        CREATE INDEX jobs_space_state_recent ON jobs(namespace, status, updated_at, id);
+        CREATE INDEX usage_receipts_recent ON usage_receipts(namespace, created_at, receipt_id);
+        CREATE INDEX usage_receipts_adopted ON usage_receipts(namespace)
+            WHERE event_ids_json != '[]'
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
@@ -348,6 +365,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m011_index_stats,
     _m012_job_leases,
     _m013_memory_actions,
+    _m017_overview_indexes,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
