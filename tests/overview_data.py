@@ -4,6 +4,7 @@ straight through the plugin's running engine (no chat turn, so no worker pass is
 import asyncio
 from typing import Any
 
+from stratagate_plugin.core.llm.base import ModelError
 from stratagate_plugin.harness.runtime import Host
 
 FACTS = [
@@ -43,3 +44,27 @@ async def adopt(memory: Any, namespace: str, event_ids: list[str], receipt_id: s
     if refs:
         await memory.assess(namespace, thread, batch.id, "sufficient", refs, "direct", None, "answer")
     await memory.record_use(namespace, thread, batch.id, refs, receipt_id)
+
+
+class DownModel:
+    """A model endpoint that is down: every derivation task fails with ``message``."""
+
+    name = "down"
+
+    def __init__(self, message: str = "the endpoint is down") -> None:
+        self.message = message
+
+    async def complete(self, task: Any) -> Any:
+        raise ModelError(self.message)
+
+
+async def failed_jobs(memory: Any, message: str = "the endpoint is down") -> list[Any]:
+    """Run the due jobs against a model that is down (one failed attempt each), then put
+    the engine's own model back: the failed jobs."""
+    model, memory.model = memory.model, DownModel(message)
+    try:
+        await memory.process_pending()
+    finally:
+        memory.model = model
+    failed: list[Any] = await memory.list_jobs(status="failed")
+    return failed

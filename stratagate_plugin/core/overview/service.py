@@ -18,10 +18,12 @@ from ..errors import InvalidInput, NotFound, validation_problems
 from ..records import Job
 from ..service_base import ServiceBase
 from ..store import overview_rows as rows
+from ..store.jobs import MAX_ATTEMPTS
 from ..store.sealing import SUMMARY_JOB
 from .rules import AuditEntry, JobFilter, Page, SpaceCounts, Stage, job_status, stages
 
 STAGES = (("summaries", SUMMARY_JOB), ("extraction", EXTRACTION_JOB))
+__all__ = ["MAX_ATTEMPTS", "STAGES", "OverviewService"]
 APPLIED = ("block_turn_size", "block_decay_lambda", "agent_memory_weight")
 
 
