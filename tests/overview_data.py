@@ -37,12 +37,18 @@ async def sealed_block(host: Host, thread: str = "monday", turns: Any = FACTS) -
 
 
 async def adopt(memory: Any, namespace: str, event_ids: list[str], receipt_id: str) -> None:
-    """One batch over ``event_ids``, judged sufficient, adopted under ``receipt_id``."""
+    """One batch over ``event_ids`` (with their titles, as the search tool gives them),
+    judged sufficient, adopted under ``receipt_id``."""
     refs = [f"event:{event_id}" for event_id in event_ids]
     thread = "audit-" + receipt_id
-    batch = await memory.open_batch(namespace, thread, "memory_search_events", refs or [])
+    titles = {
+        f"event:{event_id}": (await memory.get_event(event_id)).title for event_id in event_ids
+    }
+    batch = await memory.open_batch(namespace, thread, "memory_search_events", refs, titles)
     if refs:
-        await memory.assess(namespace, thread, batch.id, "sufficient", refs, "direct", None, "answer")
+        await memory.assess(
+            namespace, thread, batch.id, "sufficient", refs, "direct", None, "answer"
+        )
     await memory.record_use(namespace, thread, batch.id, refs, receipt_id)
 
 
@@ -68,3 +74,12 @@ async def failed_jobs(memory: Any, message: str = "the endpoint is down") -> lis
         memory.model = model
     failed: list[Any] = await memory.list_jobs(status="failed")
     return failed
+
+
+async def ready_event(host: Host) -> tuple[Any, str, Any]:
+    """A derived block in the default space: the engine, the space and one of its events."""
+    await sealed_block(host)
+    memory = runtime_of(host).memory
+    await memory.process_pending()
+    space = (await quiet(host)).default_namespace()
+    return memory, space, (await memory.list_events(space))[0]

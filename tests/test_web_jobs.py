@@ -27,7 +27,10 @@ async def test_retrying_a_failed_job_runs_it_again(tmp_path: Path) -> None:
         [job] = await failed_jobs(memory)
         answer = await post(client, f"/memory/jobs/{job.id}/retry?state=failed")
         assert answer.status_code == 303
-        assert "/memory/jobs?" in answer.headers["location"] and "retried=1" in answer.headers["location"]
+        assert (
+            "/memory/jobs?" in answer.headers["location"]
+            and "retried=1" in answer.headers["location"]
+        )
         await quiet(host)  # the retry asked the worker for a pass
         jobs = {j.kind: j for j in await memory.list_jobs()}
         assert jobs["block_summary"].status == "succeeded"

@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from overview_data import quiet
+from webapp import memory_of, post, web_app
+
 from stratagate_plugin.core.llm.endpoint import HttpModelConfig
 from stratagate_plugin.harness.profiles import profile_path
 from stratagate_plugin.web.memory.settings_page import endpoint
-from webapp import memory_of, post, web_app
 
 KEY = "sk-proj-abcdefghijklmnopqrstuvwx"
 FORM = {
@@ -53,7 +53,10 @@ async def test_saving_persists_to_the_profile_and_applies_at_once(tmp_path: Path
             "show_status_rows": False,
             "show_citations": True,
         }
-        assert runtime.settings["block_turn_size"] == 2 and runtime.settings["show_status_rows"] is False
+        assert (
+            runtime.settings["block_turn_size"] == 2
+            and runtime.settings["show_status_rows"] is False
+        )
         assert memory.config.block_turn_size == 2 and memory.config.agent_memory_weight == 2.5
         assert memory.config.block_decay_lambda == 0.55
         first = await memory.append_turn(space, "fresh", user="One.", assistant="a")
@@ -130,6 +133,7 @@ async def test_an_unset_key_variable_is_said(tmp_path: Path) -> None:
 
 async def test_the_chinese_settings_page(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
+        await quiet(host)
         page = await client.get("/memory/settings?lang=zh")
         assert "记忆设置" in page.text and "每个短期记忆块的轮数" in page.text
         assert "内置离线模型" in page.text

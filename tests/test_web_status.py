@@ -3,7 +3,7 @@
 from pathlib import Path
 from urllib.parse import quote
 
-from overview_data import adopt, quiet, sealed_block
+from overview_data import adopt, quiet, ready_event, sealed_block
 from webapp import memory_of, web_app
 
 
@@ -39,7 +39,10 @@ async def test_the_panel_counts_blocks_events_messages_and_jobs(tmp_path: Path) 
         await memory.append_turn(space, "tuesday", user="The kiln is fixed.", assistant="Good.")
         counts = await memory.space_counts(space)
         assert counts.blocks == {"ready": 1} and counts.messages == 6 and counts.open_turns == 1
-        assert counts.jobs == {"block_summary": {"succeeded": 1}, "event_extraction": {"succeeded": 1}}
+        assert counts.jobs == {
+            "block_summary": {"succeeded": 1},
+            "event_extraction": {"succeeded": 1},
+        }
         events = sum(counts.events.values())
         assert events >= 1
         html = (await client.get("/memory/status/panel")).text
@@ -64,11 +67,7 @@ async def test_an_unchanged_poll_is_304_and_a_change_is_200(tmp_path: Path) -> N
 
 async def test_the_adoption_counter_counts_receipts_that_adopted_an_event(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
-        await sealed_block(host)
-        memory = memory_of(host)
-        await memory.process_pending()
-        space = (await quiet(host)).default_namespace()
-        event = (await memory.list_events(space))[0]
+        memory, space, event = await ready_event(host)
         await adopt(memory, space, [event.id], "r-1")
         await adopt(memory, space, [event.id], "r-2")
         await adopt(memory, space, [], "r-empty")

@@ -84,7 +84,9 @@ def retry_failed_in(raw: sqlite3.Connection, namespace: str, now: datetime) -> i
     return len(ids)
 
 
-def audit_page(raw: sqlite3.Connection, namespace: str, offset: int, limit: int) -> list[AuditEntry]:
+def audit_page(
+    raw: sqlite3.Connection, namespace: str, offset: int, limit: int
+) -> list[AuditEntry]:
     """Up to ``limit`` usage receipts of the space with their batch, newest first."""
     rows = raw.execute(_AUDIT, (namespace, limit, offset)).fetchall()
     return [
@@ -93,7 +95,9 @@ def audit_page(raw: sqlite3.Connection, namespace: str, offset: int, limit: int)
     ]
 
 
-def receipt_record(raw: sqlite3.Connection, namespace: str, receipt_id: str) -> dict[str, Any] | None:
+def receipt_record(
+    raw: sqlite3.Connection, namespace: str, receipt_id: str
+) -> dict[str, Any] | None:
     """One usage receipt as stored, its JSON decoded, with its batch (None: no receipt)."""
     row = receipt_row(raw, namespace, receipt_id)
     if row is None:

@@ -36,11 +36,17 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.settings.invalid": "Nothing was saved:",
         "mem.settings.memory": "Memory",
         "mem.settings.block_turn_size": "Turns per short-term block",
-        "mem.settings.block_turn_size.hint": "Applies to blocks sealed from now on, in every space.",
+        "mem.settings.block_turn_size.hint": (
+            "Applies to blocks sealed from now on, in every space."
+        ),
         "mem.settings.block_decay_lambda": "Block decay λ",
-        "mem.settings.block_decay_lambda.hint": "How fast older blocks fold to shorter levels (0 = never).",
+        "mem.settings.block_decay_lambda.hint": (
+            "How fast older blocks fold to shorter levels (0 = never)."
+        ),
         "mem.settings.agent_memory_weight": "Agent-memory retrieval weight",
-        "mem.settings.agent_memory_weight.hint": "Share of memories the agent recorded itself in recall (0–5).",
+        "mem.settings.agent_memory_weight.hint": (
+            "Share of memories the agent recorded itself in recall (0–5)."
+        ),
         "mem.settings.display": "Chat page",
         "mem.settings.show_status_rows": "Show a row when a block seals or becomes ready",
         "mem.settings.show_citations": "Show the memories each answer adopted",
@@ -71,7 +77,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.settings.block_turn_size": "每个短期记忆块的轮数",
         "mem.settings.block_turn_size.hint": "对所有空间中此后封存的记忆块生效。",
         "mem.settings.block_decay_lambda": "记忆块衰减 λ",
-        "mem.settings.block_decay_lambda.hint": "较早的记忆块折叠到更短层级的速度（0 表示不衰减）。",
+        "mem.settings.block_decay_lambda.hint": "较早的记忆块折叠到更短层级的速度"
+        "（0 表示不衰减）。",
         "mem.settings.agent_memory_weight": "助手记忆的检索权重",
         "mem.settings.agent_memory_weight.hint": "助手自己记录的记忆在召回中的份额（0–5）。",
         "mem.settings.display": "对话页面",
