@@ -11,7 +11,7 @@ from typing import Any
 from webapp import memory_of, new_chat, say, web_app
 
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.store.migrations import MIGRATIONS, _m016_block_ready_times, migrate
+from stratagate_plugin.core.store.migrations import MIGRATIONS, _m014_block_ready_times, migrate
 from stratagate_plugin.harness.pm import call_hook
 from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.memory_plugin.annotations import citation_title, receipt_turn
@@ -207,7 +207,7 @@ async def test_ready_times_are_filled_in_for_blocks_ready_before_the_column(
     tmp_path: Path,
 ) -> None:
     raw = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
-    migrate(raw, MIGRATIONS.index(_m016_block_ready_times))
+    migrate(raw, MIGRATIONS.index(_m014_block_ready_times))
     now = "2025-01-02T03:04:05+00:00"
     raw.execute(
         "INSERT INTO namespaces(namespace, block_turn_size, block_decay_lambda, created_at, "

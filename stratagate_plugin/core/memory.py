@@ -18,6 +18,7 @@ from .events.service import EventsService
 from .gate.service import GateService
 from .llm.base import StructuredModel
 from .llm.offline.model import OfflineModel
+from .overview.service import OverviewService
 from .profile.service import ProfileService
 from .remember.service import RememberService
 from .retrieval.service import RetrievalService
@@ -30,6 +31,7 @@ class StrataGate(
     DerivationService,
     EventsService,
     GateService,
+    OverviewService,
     ProfileService,
     RememberService,
     RetrievalService,

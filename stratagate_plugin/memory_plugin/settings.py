@@ -34,6 +34,10 @@ class MemorySettings(BaseModel):
     seal_idle_minutes: float = Field(default=30.0, ge=0)
     """A session's open tail quiet this long is sealed (and derived) as a shorter block."""
     derive_concurrency: int = Field(default=CORE.derive_concurrency, ge=1, le=64)
+    show_status_rows: bool = True
+    """The chat page shows a row when a block seals or becomes ready."""
+    show_citations: bool = True
+    """The chat page shows each answer's citation tail (the memories it adopted)."""
     model: dict[str, Any] = {}
 
 

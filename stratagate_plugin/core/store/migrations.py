@@ -334,11 +334,28 @@ def _m013_memory_actions(raw: sqlite3.Connection) -> None:
     raw.execute("ALTER TABLE messages ADD COLUMN purged_at TEXT")
 
 
-def _m016_block_ready_times(raw: sqlite3.Connection) -> None:
+def _m014_block_ready_times(raw: sqlite3.Connection) -> None:
     """When a block became ready (the chat's "block ready" rows); blocks made ready before
     this column existed take their last update, the closest time known."""
     raw.execute("ALTER TABLE blocks ADD COLUMN ready_at TEXT")
     raw.execute("UPDATE blocks SET ready_at = updated_at WHERE processing_status = 'ready'")
+
+
+def _m015_overview_indexes(raw: sqlite3.Connection) -> None:
+    """The memory page's counts and lists read indexes only: blocks and jobs of a space by
+    state, its jobs and usage receipts newest first, its receipts that adopted something."""
+    _run_script(
+        raw,
+        """
+        CREATE INDEX blocks_space_status ON blocks(namespace, processing_status);
+        CREATE INDEX jobs_space_state ON jobs(namespace, status, kind);
+        CREATE INDEX jobs_space_recent ON jobs(namespace, updated_at, id);
+        CREATE INDEX jobs_space_state_recent ON jobs(namespace, status, updated_at, id);
+        CREATE INDEX usage_receipts_recent ON usage_receipts(namespace, created_at, receipt_id);
+        CREATE INDEX usage_receipts_adopted ON usage_receipts(namespace)
+            WHERE event_ids_json != '[]'
+        """,
+    )
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
@@ -355,7 +372,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m011_index_stats,
     _m012_job_leases,
     _m013_memory_actions,
-    _m016_block_ready_times,  # number 16 once 14 and 15 (other branches) are merged
+    _m014_block_ready_times,
+    _m015_overview_indexes,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,11 +1,113 @@
-"""Placeholder: filled in by the jobs page's owner."""
+"""The jobs page: a space's derivation jobs by state, a failed one retried, or all of them.
 
+A retry only queues the job again (attempts from zero, ``retry_job``'s rule: a job that is
+not failed is refused with a 400 saying its state); the plugin's worker is then asked
+for a pass, so the job runs now rather than at the next turn.
+"""
+
+from typing import get_args
+from urllib.parse import urlencode
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from .pages import MemoryPages
+from ...core.overview.rules import JOB_FILTERS, JobFilter
+from ...core.overview.service import MAX_ATTEMPTS
+from .pages import SECTION_PATH, MemoryPages, int_param
 
-STRINGS: dict[str, dict[str, str]] = {"en": {}, "zh": {}}
+PAGE_SIZE = 50
+
+STRINGS: dict[str, dict[str, str]] = {
+    "en": {
+        "mem.jobs.title": "Background jobs",
+        "mem.jobs.filter.failed": "Failed",
+        "mem.jobs.filter.running": "Running",
+        "mem.jobs.filter.pending": "Pending",
+        "mem.jobs.filter.all": "All",
+        "mem.jobs.kind": "Kind",
+        "mem.jobs.target": "Block",
+        "mem.jobs.state": "State",
+        "mem.jobs.attempts": "Attempts",
+        "mem.jobs.error": "Last error",
+        "mem.jobs.owner": "Lease owner",
+        "mem.jobs.lease_until": "until {at}",
+        "mem.jobs.next_retry": "next try {at}",
+        "mem.jobs.updated": "Changed",
+        "mem.jobs.retry": "Retry",
+        "mem.jobs.retry_all": "Retry every failed job of this space",
+        "mem.jobs.retried": "{n} job(s) queued again; the worker was asked to run them.",
+        "mem.jobs.none": "No jobs in this state.",
+    },
+    "zh": {
+        "mem.jobs.title": "后台任务",
+        "mem.jobs.filter.failed": "失败",
+        "mem.jobs.filter.running": "运行中",
+        "mem.jobs.filter.pending": "等待中",
+        "mem.jobs.filter.all": "全部",
+        "mem.jobs.kind": "类型",
+        "mem.jobs.target": "记忆块",
+        "mem.jobs.state": "状态",
+        "mem.jobs.attempts": "尝试次数",
+        "mem.jobs.error": "最近的错误",
+        "mem.jobs.owner": "租约持有者",
+        "mem.jobs.lease_until": "至 {at}",
+        "mem.jobs.next_retry": "下次尝试 {at}",
+        "mem.jobs.updated": "更新时间",
+        "mem.jobs.retry": "重试",
+        "mem.jobs.retry_all": "重试本空间所有失败的任务",
+        "mem.jobs.retried": "已重新排队 {n} 个任务，后台已开始处理。",
+        "mem.jobs.none": "没有这个状态的任务。",
+    },
+}
+
+
+def job_filter(request: Request) -> JobFilter:
+    state = request.query_params.get("state") or "all"
+    if state not in get_args(JobFilter):
+        raise HTTPException(400, f"state must be one of {', '.join(JOB_FILTERS)}, not {state!r}")
+    return state  # type: ignore[return-value]
+
+
+async def jobs_page(pages: MemoryPages, request: Request) -> Response:
+    space, state = pages.space(request), job_filter(request)
+    page = await pages.memory.job_page(space, state, int_param(request, "offset", 0), PAGE_SIZE)
+    context = {
+        "page": page,
+        "state": state,
+        "filters": JOB_FILTERS,
+        "max_attempts": MAX_ATTEMPTS,
+        "retried": int_param(request, "retried", -1, low=-1),
+        "here": jobs_url(space, state),
+    }
+    return await pages.render(request, "memory/jobs.html", context, tab="jobs")
+
+
+async def retry_one(pages: MemoryPages, request: Request) -> Response:
+    """Unknown job → 404 (``NotFound``); a job that is not failed → 400 naming its state."""
+    await pages.memory.retry_job(request.path_params["job_id"])
+    return retried(pages, request, 1)
+
+
+async def retry_all(pages: MemoryPages, request: Request) -> Response:
+    count = await pages.memory.retry_failed_jobs_in(pages.space(request))
+    return retried(pages, request, count)
+
+
+def retried(pages: MemoryPages, request: Request, count: int) -> Response:
+    pages.runtime.kick()
+    url = jobs_url(pages.space(request), job_filter(request), retried=count)
+    return RedirectResponse(url, status_code=303)
+
+
+def jobs_url(space: str, state: str, **more: object) -> str:
+    return f"{SECTION_PATH}/jobs?" + urlencode({"space": space, "state": state, **more})
 
 
 def routes(pages: MemoryPages) -> list[Route]:
-    return []
+    return [
+        pages.route("/jobs", jobs_page),
+        pages.route("/jobs/retry-failed", retry_all, methods=["POST"]),
+        pages.route("/jobs/{job_id}/retry", retry_one, methods=["POST"]),
+    ]

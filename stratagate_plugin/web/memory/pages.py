@@ -26,8 +26,8 @@ SECTION_PATH = "/memory"
 class MemoryPages:
     """The engine and settings of a started memory plugin, as views use them.
 
-    ``runtime`` is a ``memory_plugin.runtime.MemoryRuntime`` (typed loosely: the web layer
-    does not import the plugin), read on every request so a restart is seen."""
+    ``runtime`` is a ``memory_plugin.runtime.MemoryRuntime`` (typed loosely: the runtime
+    module imports the engine's wiring, not needed here), read on every request."""
 
     def __init__(self, host: HostAPI, runtime: Callable[[], Any]) -> None:
         self.host = host

@@ -1,0 +1,1 @@
+"""What the memory page shows about a space as a whole: counts, stages, jobs, usage audit."""
