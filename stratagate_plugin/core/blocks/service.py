@@ -27,7 +27,7 @@ from ..records import (
 from ..service_base import ServiceBase
 from ..store import block_rows
 from ..store.sealing import idle_tails, seal_idle_tails, seal_whole_tail
-from ..store.space_rows import space_summaries
+from ..store.space_rows import space_names, space_summaries
 from ..store.turns import (
     ReceiptExists,
     existing_receipts,
@@ -118,6 +118,10 @@ class BlocksService(ServiceBase):
     async def memory_spaces(self, namespace: str | None = None) -> list[SpaceSummary]:
         """Every memory space (or the one named) with its counts, most recently used first."""
         return await self.db.read(lambda raw: space_summaries(raw, namespace))
+
+    async def memory_space_names(self) -> list[str]:
+        """Every memory space's namespace, most recently used first (nothing counted)."""
+        return await self.db.read(space_names)
 
     # -- block settings ----------------------------------------------------------------
 

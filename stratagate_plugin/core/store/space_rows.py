@@ -36,3 +36,10 @@ def space_summaries(raw: sqlite3.Connection, namespace: str | None = None) -> li
         )
         for row in rows
     ]
+
+
+def space_names(raw: sqlite3.Connection) -> list[str]:
+    """Every namespace, most recently used first, without counting anything (the web
+    app's space selector asks on every page)."""
+    rows = raw.execute("SELECT namespace FROM namespaces ORDER BY updated_at DESC, namespace")
+    return [row[0] for row in rows]

@@ -69,8 +69,7 @@ class MemoryPages:
         """A memory page: the shell's layout with the memory tabs (``tab`` current) and the
         space selector (every space with memory, by display name)."""
         space = self.space(request)
-        spaces = await self.memory.memory_spaces()
-        names = [(item.namespace, item.display_name) for item in spaces]
+        names = [(name, display_name(name)) for name in await self.memory.memory_space_names()]
         if space not in {namespace for namespace, _ in names}:
             names.insert(0, (space, display_name(space)))
         values = {"tab": tab, "space": space, "spaces": names, "base": SECTION_PATH, **context}
