@@ -8,7 +8,7 @@ from stratagate_plugin.web.memory.section import memory_section
 from stratagate_plugin.web.shell.assets import templates_dir
 from stratagate_plugin.web.shell.i18n import SHELL_STRINGS, Catalog
 
-LITERAL_KEY = re.compile(r"""\bt\(\s*["']([a-z0-9_.]+)["']""")
+LITERAL_KEY = re.compile(r"""\bt\(\s*["']([a-z0-9_.]+)["']\s*[,)]""")
 
 
 def catalog() -> Catalog:
@@ -42,7 +42,8 @@ def test_every_key_a_template_names_exists() -> None:
 
 
 def test_the_key_reader_sees_keys() -> None:
-    assert LITERAL_KEY.findall("""{{ t("mem.a") }} {{ t('chat.b', n=2) }} {{ t(x) }}""") == [
+    text = """{{ t("mem.a") }} {{ t('chat.b', n=2) }} {{ t(x) }} {{ t("mem.c." ~ k) }}"""
+    assert LITERAL_KEY.findall(text) == [
         "mem.a",
         "chat.b",
     ]
