@@ -66,7 +66,9 @@ def test_percent_of_an_empty_whole_is_zero() -> None:
 
 
 def test_level_sizes_measure_every_view_against_l5() -> None:
-    derived = block(l0_title="Kiln", l0_tags=["kiln"], l1_summary="Kiln on Friday.", l2_keypoints=[])
+    derived = block(
+        l0_title="Kiln", l0_tags=["kiln"], l1_summary="Kiln on Friday.", l2_keypoints=[]
+    )
     sizes = rail.level_sizes(derived, MESSAGES)
     raw = estimate_tokens(RAW)
     assert [size.level for size in sizes] == [0, 1, 2, 3, 4, 5]

@@ -249,7 +249,15 @@ async def test_blocks_page_in_chinese(tmp_path: Path) -> None:
         await memory.set_block_turn_size(space, 3)
         await turns(memory, space, 1, start=2)
         page = await rail_page(client, space, lang="zh")
-        for label in ("短期记忆", "对话", "已整理", "当前层级", "占 L5 比例", "未封存的尾部", "展开到"):
+        for label in (
+            "短期记忆",
+            "对话",
+            "已整理",
+            "当前层级",
+            "占 L5 比例",
+            "未封存的尾部",
+            "展开到",
+        ):
             assert label in page
         assert "1 / 3 轮" in page and "Current level" not in page
 

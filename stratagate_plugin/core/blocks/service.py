@@ -249,7 +249,7 @@ def rail_blocks(raw: sqlite3.Connection, blocks: list[Block], newest: int) -> li
     latest = block_rows.latest_ready_position(raw, namespace, thread_id)
     context = RailContext(latest, newest, block_rows.decay_lambda(raw, namespace))
     ids = [block.id for block in blocks]
-    messages, jobs = rail_rows.messages_of(raw, ids), rail_rows.jobs_of(raw, ids)
+    messages, jobs = rail_rows.transcripts_of(raw, ids), rail_rows.jobs_of(raw, ids)
     events = rail_rows.events_of(raw, ids)
     out = []
     for block in blocks:

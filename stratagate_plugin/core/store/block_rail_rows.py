@@ -10,15 +10,18 @@ range), messages by ``messages_block``, jobs by ``(kind, target_id)``, events by
 import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..blocks.rail import Conversation, EventLink, OpenTail
 from ..errors import NotFound
-from ..records import Block, Job, Message
-from .rows import block_from_row, job_from_row, maybe_time, message_from_row
+from ..records import Block, Job, Role, ToolTrace
+from .rows import block_from_row, job_from_row, maybe_time, traces_from_json
 from .sealing import EXTRACTION_JOB, SUMMARY_JOB
 
 _CONVERSATIONS = (
-    "SELECT t.thread_id, t.block_count, t.message_count, t.turn_count, "
+    "SELECT t.thread_id, t.message_count, t.turn_count, "
+    "(SELECT COALESCE(MAX(b.thread_sequence), 0) FROM blocks b WHERE b.namespace = t.namespace "
+    "AND b.thread_id = t.thread_id) AS block_count, "
     "(SELECT m.created_at FROM messages m WHERE m.namespace = t.namespace "
     "AND m.thread_id = t.thread_id AND m.position = t.message_count) AS last_at "
     "FROM threads t WHERE t.namespace = ? ORDER BY last_at DESC, t.thread_id LIMIT ?"
@@ -26,7 +29,8 @@ _CONVERSATIONS = (
 
 
 def conversations(raw: sqlite3.Connection, namespace: str, limit: int) -> list[Conversation]:
-    """The space's threads, most recently active first (one index probe a thread)."""
+    """The space's threads, most recently active first (two index probes a thread; the
+    block count is the newest block's sequence, as ``thread_tail`` reads it)."""
     rows = raw.execute(_CONVERSATIONS, (namespace, limit)).fetchall()
     return [
         Conversation(
@@ -41,9 +45,13 @@ def conversations(raw: sqlite3.Connection, namespace: str, limit: int) -> list[C
 
 
 def thread_tail(raw: sqlite3.Connection, namespace: str, thread_id: str) -> tuple[int, OpenTail]:
-    """(how many blocks the thread has, its open tail against the space's block size)."""
+    """(the thread's newest block sequence, i.e. how many blocks it has, and its open tail
+    against the space's block size). The sequence is read from the blocks (one index probe),
+    not from the thread's counter, so a database written by other tools pages right too."""
     row = raw.execute(
-        "SELECT t.block_count, t.open_user_messages, t.message_count - t.sealed_position AS open, "
+        "SELECT (SELECT COALESCE(MAX(b.thread_sequence), 0) FROM blocks b "
+        "WHERE b.namespace = t.namespace AND b.thread_id = t.thread_id) AS block_count, "
+        "t.open_user_messages, t.message_count - t.sealed_position AS open, "
         "n.block_turn_size FROM threads t JOIN namespaces n ON n.namespace = t.namespace "
         "WHERE t.namespace = ? AND t.thread_id = ?",
         (namespace, thread_id),
@@ -70,15 +78,26 @@ def _marks(ids: Sequence[str]) -> str:
     return ",".join("?" * len(ids))
 
 
-def messages_of(raw: sqlite3.Connection, block_ids: Sequence[str]) -> dict[str, list[Message]]:
+@dataclass(frozen=True)
+class Said:
+    """The three columns the L5 view is rendered from (a full ``Message`` costs 10× more to
+    build, and a page holds a thousand of them)."""
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolTrace, ...]
+
+
+def transcripts_of(raw: sqlite3.Connection, block_ids: Sequence[str]) -> dict[str, list[Said]]:
+    """Each block's messages, in order, as the transcript rules read them."""
     rows = raw.execute(
-        f"SELECT * FROM messages WHERE block_id IN ({_marks(block_ids)}) "
-        "ORDER BY block_id, position",
+        f"SELECT block_id, role, content, tool_calls_json FROM messages "
+        f"WHERE block_id IN ({_marks(block_ids)}) ORDER BY block_id, position",
         list(block_ids),
     ).fetchall()
-    found: dict[str, list[Message]] = defaultdict(list)
-    for row in rows:
-        found[row["block_id"]].append(message_from_row(row))
+    found: dict[str, list[Said]] = defaultdict(list)
+    for block_id, role, content, traces in rows:
+        found[block_id].append(Said(role, content, traces_from_json(traces)))
     return found
 
 

@@ -16,9 +16,9 @@ LEVELS = tuple(range(6))
 STRINGS: dict[str, dict[str, str]] = {
     "en": {
         "mem.blocks.title": "Short-term memory",
-        "mem.blocks.conversations": "Conversations",
+        "mem.blocks.conversation": "Conversation",
+        "mem.blocks.choose": "Show",
         "mem.blocks.counts": "{blocks} blocks · {messages} messages",
-        "mem.blocks.last_activity": "last activity {at}",
         "mem.blocks.no_conversations": "No conversation in this memory space yet.",
         "mem.blocks.rail": "Blocks, oldest → newest",
         "mem.blocks.showing": "Blocks {first}–{last} of {total}",
@@ -64,9 +64,9 @@ STRINGS: dict[str, dict[str, str]] = {
     },
     "zh": {
         "mem.blocks.title": "短期记忆",
-        "mem.blocks.conversations": "对话",
+        "mem.blocks.conversation": "对话",
+        "mem.blocks.choose": "查看",
         "mem.blocks.counts": "{blocks} 个块 · {messages} 条消息",
-        "mem.blocks.last_activity": "最近活动 {at}",
         "mem.blocks.no_conversations": "这个记忆空间还没有对话。",
         "mem.blocks.rail": "记忆块（从旧到新）",
         "mem.blocks.showing": "第 {first}–{last} 块，共 {total} 块",
