@@ -1,4 +1,5 @@
-"""Blocks on the façade: recording turns, sealing tails, views at their decayed level, expansion.
+"""Blocks on the façade: recording turns, sealing tails, views at their decayed level,
+expansion, and the block rail of a conversation (the short-term page).
 
 A turn is one ``BEGIN IMMEDIATE`` transaction that writes L5 and seals a full tail into a
 pending block (L4/L3 by rule) before any model is called. A shorter tail is sealed whole
@@ -18,6 +19,7 @@ from ..records import (
     Block,
     BlockMark,
     BlockView,
+    Job,
     LiftSource,
     Message,
     MessageIn,
@@ -25,6 +27,7 @@ from ..records import (
     TurnReceipt,
 )
 from ..service_base import ServiceBase
+from ..store import block_rail_rows as rail_rows
 from ..store import block_rows
 from ..store.sealing import idle_tails, seal_idle_tails, seal_whole_tail
 from ..store.space_rows import space_names, space_summaries
@@ -37,7 +40,9 @@ from ..store.turns import (
     update_namespace_setting,
 )
 from ..text.clean import valid_text
+from . import rail
 from . import rules as block_rules
+from .rail import RAIL_PAGE, BlockRail, Conversation, RailBlock, RailContext
 
 
 class BlocksService(ServiceBase):
@@ -206,16 +211,77 @@ class BlocksService(ServiceBase):
 
         return await self.db.write(unit)
 
+    # -- the block rail ------------------------------------------------------------------
+
+    async def conversations(self, namespace: str, limit: int = 100) -> list[Conversation]:
+        """The space's conversations (threads), most recently active first."""
+        return await self.db.read(lambda raw: rail_rows.conversations(raw, namespace, limit))
+
+    async def block_rail(
+        self, namespace: str, thread_id: str, offset: int = 0, size: int = RAIL_PAGE
+    ) -> BlockRail:
+        """``size`` blocks of the thread oldest → newest, ``offset`` newest blocks back; the
+        newest page (offset 0) ends with the open tail."""
+
+        def query(raw: sqlite3.Connection) -> BlockRail:
+            total, tail = rail_rows.thread_tail(raw, namespace, thread_id)
+            first, last = rail.page_bounds(total, offset, size)
+            found = rail_rows.blocks_between(raw, namespace, thread_id, first, last)
+            shown = rail_blocks(raw, found, total)
+            return BlockRail(thread_id, total, offset, shown, tail if offset == 0 else None)
+
+        return await self.db.read(query)
+
+    async def rail_block(self, block_id: str) -> RailBlock:
+        """One block as the rail shows it (after an action on its card)."""
+
+        def query(raw: sqlite3.Connection) -> RailBlock:
+            block = block_rows.get_block(raw, block_id)
+            total, _ = rail_rows.thread_tail(raw, block.namespace, block.thread_id)
+            return rail_blocks(raw, [block], total)[0]
+
+        return await self.db.read(query)
+
+    async def failed_block_job(self, block_id: str) -> Job | None:
+        """The block's failed derivation job (what "retry summary" retries), if it has one."""
+
+        def query(raw: sqlite3.Connection) -> Job | None:
+            block_rows.get_block(raw, block_id)
+            return rail_rows.failed_job(raw, block_id)
+
+        return await self.db.read(query)
+
+
+def rail_blocks(raw: sqlite3.Connection, blocks: list[Block], newest: int) -> list[RailBlock]:
+    """Blocks of one thread with their sizes, level, jobs and events: one query each for
+    the messages, jobs and events of all of them."""
+    if not blocks:
+        return []
+    namespace, thread_id = blocks[0].namespace, blocks[0].thread_id
+    latest = block_rows.latest_ready_position(raw, namespace, thread_id)
+    context = RailContext(latest, newest, block_rows.decay_lambda(raw, namespace))
+    ids = [block.id for block in blocks]
+    messages, jobs = rail_rows.transcripts_of(raw, ids), rail_rows.jobs_of(raw, ids)
+    events = rail_rows.events_of(raw, ids)
+    out = []
+    for block in blocks:
+        its_jobs = jobs.get(block.id, [])
+        error = next((job.last_error for job in its_jobs if job.status == "failed"), None)
+        states = [job.status for job in its_jobs]
+        out.append(
+            rail.rail_block(
+                block, messages.get(block.id, []), context, states, events.get(block.id, []), error
+            )
+        )
+    return out
+
 
 def current_level(raw: sqlite3.Connection, block: Block) -> tuple[int, int]:
     """(level, age): pending blocks stay at L5 and never age."""
     if block.processing_status != "ready" or block.pointer_anchor_position is None:
         return 5, 0
     latest = block_rows.latest_ready_position(raw, block.namespace, block.thread_id)
-    decay = block_rows.decay_lambda(raw, block.namespace)
-    level = block_rules.decayed_level(
-        block.pointer_anchor_level, block.pointer_anchor_position, latest, decay
-    )
+    level = rail.level_now(block, latest, block_rows.decay_lambda(raw, block.namespace))
     return level, max(0, latest - (block.ready_position or latest))
 
 

@@ -41,13 +41,12 @@ from ..llm.tasks import (
 from ..records import Block, Job
 from ..service_base import ServiceBase
 from ..store import Database, block_rows, event_rows, jobs
-from ..store.sealing import SUMMARY_JOB, enqueue_job
+from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB, enqueue_job
 from ..text.search_terms import query_tokens
 from .input import derivation_messages
 from .lease import DEFAULT_LEASE_S, heartbeat, worker_id
 from .workers import Pass, run_all
 
-EXTRACTION_JOB = "event_extraction"
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
 LOST = "lost"  # the job was taken over by another worker: nothing of this run is applied
 TIMELINE_RELEVANT, TIMELINE_RECENT = 8, 4

@@ -13,13 +13,12 @@ from pydantic import ValidationError
 
 from ..clock import utc_now
 from ..config import MemoryConfig
-from ..derivation.service import EXTRACTION_JOB
 from ..errors import InvalidInput, NotFound, validation_problems
 from ..records import Job
 from ..service_base import ServiceBase
 from ..store import overview_rows as rows
 from ..store.jobs import MAX_ATTEMPTS
-from ..store.sealing import SUMMARY_JOB
+from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB
 from .rules import AuditEntry, JobFilter, Page, SpaceCounts, Stage, job_status, stages
 
 STAGES = (("summaries", SUMMARY_JOB), ("extraction", EXTRACTION_JOB))

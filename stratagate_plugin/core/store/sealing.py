@@ -23,6 +23,7 @@ from .rows import traces_from_json
 from .search_index import index_messages
 
 SUMMARY_JOB = "block_summary"
+EXTRACTION_JOB = "event_extraction"  # queued by derivation once the summary is in
 
 
 @dataclass(frozen=True)
