@@ -22,6 +22,22 @@ _TOKENS = re.compile(
         )
     )
 )
+# Each token pattern starts with one of these: a text holding none of them (most pages of
+# the web app, 100 KB and more) skips the token scan, which costs ~25 ms per 150 KB.
+_TOKEN_STARTS = (
+    "sk-",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "xox",
+    "AKIA",
+    "AIza",
+    "eyJ",
+)
+_TOKEN_STARTS += ("-----BEGIN",)
 _LABELLED = re.compile(  # the label stays, the value after it goes
     r"(?i)(\b(?:bearer\s+|(?:api[_-]?key|secret|password|passwd|token)[\"']?\s*[:=]\s*[\"']?))"
     r"(?!\[redacted)([^\s\"',;]{8,})"
@@ -30,7 +46,8 @@ _LABELLED = re.compile(  # the label stays, the value after it goes
 
 def redact_secrets(text: str) -> str:
     """``text`` with every secret-looking token replaced by ``[redacted secret]``."""
-    text = _TOKENS.sub(REDACTED, text)
+    if any(start in text for start in _TOKEN_STARTS):
+        text = _TOKENS.sub(REDACTED, text)
     return _LABELLED.sub(lambda found: found.group(1) + REDACTED, text)
 
 
