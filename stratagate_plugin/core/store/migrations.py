@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from ..clock import iso, utc_now
 from ..errors import SchemaTooNew
+from .timeline_rows import TIMELINE_INDEXES
 from .search_index import (
     ensure_index,
     has_index,
@@ -334,6 +335,25 @@ def _m013_memory_actions(raw: sqlite3.Connection) -> None:
     raw.execute("ALTER TABLE messages ADD COLUMN purged_at TEXT")
 
 
+def _m014_timeline(raw: sqlite3.Connection) -> None:
+    """Receipts for corrections and resolved conflicts (SQLite cannot alter a CHECK, so the
+    table is rebuilt), and the indexes the timeline pages walk: events by chronology (all
+    statuses, one status) and active events still marked in conflict."""
+    raw.execute(
+        "CREATE TABLE memory_actions_new (id TEXT PRIMARY KEY, namespace TEXT NOT NULL, "
+        "kind TEXT NOT NULL CHECK (kind IN "
+        "('forget', 'restore', 'pin', 'unpin', 'purge', 'correct', 'resolve')), "
+        "target_id TEXT NOT NULL, actor TEXT NOT NULL CHECK (actor IN ('user', 'agent')), "
+        "detail_json TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL)"
+    )
+    raw.execute("INSERT INTO memory_actions_new SELECT * FROM memory_actions")
+    raw.execute("DROP TABLE memory_actions")
+    raw.execute("ALTER TABLE memory_actions_new RENAME TO memory_actions")
+    raw.execute("CREATE INDEX memory_actions_target ON memory_actions(target_id, created_at)")
+    for statement in TIMELINE_INDEXES:
+        raw.execute(statement)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
@@ -348,6 +368,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m011_index_stats,
     _m012_job_leases,
     _m013_memory_actions,
+    _m014_timeline,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
