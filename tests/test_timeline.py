@@ -121,14 +121,32 @@ async def sample(memory: StrataGate) -> None:
     await world(memory)
     await store(
         memory,
-        event_card("a", title="Kiln fired", summary="The kiln was fired", temporal=when("2026-03-01")
-        | {"event_type": "release", "participants": ["Ada"]}),
-        event_card("b", title="Glaze order", summary="Ordered blue glaze", temporal=when("2026-04-10")
-        | {"event_type": "plan", "participants": ["Ben"]}),
-        event_card("c", title="Agent note", summary="Kiln needs a new shelf", pool="agent",
-                   temporal={"mentioned_at": "2026-05-01T00:00:00+00:00"}),
-        event_card("d", title="Old plan", summary="Dropped idea", status="forgotten",
-                   temporal=when("2026-06-01")),
+        event_card(
+            "a",
+            title="Kiln fired",
+            summary="The kiln was fired",
+            temporal=when("2026-03-01") | {"event_type": "release", "participants": ["Ada"]},
+        ),
+        event_card(
+            "b",
+            title="Glaze order",
+            summary="Ordered blue glaze",
+            temporal=when("2026-04-10") | {"event_type": "plan", "participants": ["Ben"]},
+        ),
+        event_card(
+            "c",
+            title="Agent note",
+            summary="Kiln needs a new shelf",
+            pool="agent",
+            temporal={"mentioned_at": "2026-05-01T00:00:00+00:00"},
+        ),
+        event_card(
+            "d",
+            title="Old plan",
+            summary="Dropped idea",
+            status="forgotten",
+            temporal=when("2026-06-01"),
+        ),
     )
 
 
@@ -202,8 +220,16 @@ async def test_correct_writes_a_superseding_event_citing_the_old_sources(
     memory: StrataGate,
 ) -> None:
     messages = await world(memory)
-    await store(memory, event_card("old", title="Sale on 14 March", summary="The sale is on "
-                "14 March", source_message_ids=messages[:1], temporal=when("2026-03-14")))
+    await store(
+        memory,
+        event_card(
+            "old",
+            title="Sale on 14 March",
+            summary="The sale is on 14 March",
+            source_message_ids=messages[:1],
+            temporal=when("2026-03-14"),
+        ),
+    )
     happened = datetime(2026, 3, 21, tzinfo=UTC)
     result = await memory.correct_event(
         "old", title="Sale on 21 March", summary="Moved to 21 March", happened=happened
@@ -311,7 +337,9 @@ def test_migration_14_keeps_receipts_and_allows_corrections(tmp_path: Path) -> N
         "INSERT INTO memory_actions VALUES ('act_1', 'ns', 'pin', 'e', 'user', '{}', 'now')"
     )
     with pytest.raises(sqlite3.IntegrityError):
-        raw.execute("INSERT INTO memory_actions VALUES ('a2', 'ns', 'correct', 'e', 'user', '{}', 'n')")
+        raw.execute(
+            "INSERT INTO memory_actions VALUES ('a2', 'ns', 'correct', 'e', 'user', '{}', 'n')"
+        )
     migrate(raw)
     raw.execute("INSERT INTO memory_actions VALUES ('a3', 'ns', 'resolve', 'e', 'user', '{}', 'n')")
     assert [r[0] for r in raw.execute("SELECT id FROM memory_actions ORDER BY id")] == [

@@ -97,8 +97,14 @@ async def test_each_filter_narrows_the_timeline(
 
 
 async def test_participant_status_and_source_filters_find_what_they_name(world: World) -> None:
-    await world.store(event_card("evt_ada", namespace=world.space, title="Ada joined",
-                                 temporal={"participants": ["Ada Lovelace"]}))
+    await world.store(
+        event_card(
+            "evt_ada",
+            namespace=world.space,
+            title="Ada joined",
+            temporal={"participants": ["Ada Lovelace"]},
+        )
+    )
     await world.memory.remember(world.space, "monday", "The kiln shelf is cracked.")
     await world.memory.memory_action("forget", (await world.event("glaze")).id)
     assert await world.titles(participant="ada") == ["Ada joined"]
@@ -110,8 +116,14 @@ async def test_participant_status_and_source_filters_find_what_they_name(world: 
 async def test_the_timeline_pages_forty_at_a_time(world: World) -> None:
     for i in range(45):
         day = f"2020-01-{1 + i % 28:02d}T{i % 24:02d}:00:00+00:00"
-        await world.store(event_card(f"evt_{i:03d}", namespace=world.space, title=f"old {i:03d}",
-                                     temporal={"happened_start": day}))
+        await world.store(
+            event_card(
+                f"evt_{i:03d}",
+                namespace=world.space,
+                title=f"old {i:03d}",
+                temporal={"happened_start": day},
+            )
+        )
     first = await world.titles()
     second = await world.client.get("/memory/events", params={"offset": "40"})
     assert len(first) == 40 and 'rel="next"' in (await world.client.get("/memory/events")).text
@@ -121,8 +133,15 @@ async def test_the_timeline_pages_forty_at_a_time(world: World) -> None:
 
 @pytest.mark.parametrize(
     "params",
-    [{"since": "last week"}, {"until": "2026-02-30"}, {"offset": "-1"}, {"offset": "x"},
-     {"status": "deleted"}, {"source": "import"}, {"type": "party"}],
+    [
+        {"since": "last week"},
+        {"until": "2026-02-30"},
+        {"offset": "-1"},
+        {"offset": "x"},
+        {"status": "deleted"},
+        {"source": "import"},
+        {"type": "party"},
+    ],
 )
 async def test_bad_parameters_are_a_400_page(world: World, params: dict[str, str]) -> None:
     response = await world.client.get("/memory/events", params=params)
@@ -132,8 +151,9 @@ async def test_bad_parameters_are_a_400_page(world: World, params: dict[str, str
 async def test_an_unknown_event_is_a_404_page(world: World) -> None:
     assert (await world.client.get("/memory/events/evt_nope")).status_code == 404
     assert (await post(world.client, "/memory/events/evt_nope/pin")).status_code == 404
-    response = await post(world.client, "/memory/events/evt_nope/correct",
-                          data={"title": "t", "summary": "s"})
+    response = await post(
+        world.client, "/memory/events/evt_nope/correct", data={"title": "t", "summary": "s"}
+    )
     assert response.status_code == 404
 
 
@@ -146,13 +166,11 @@ async def test_the_detail_shows_sources_times_adoptions_and_the_weight_chart(
     batch = await memory.open_batch(
         world.space, "tue", "memory_search_events", [ref], {ref: card.title}
     )
-    await memory.assess(
-        world.space, "tue", batch.id, "sufficient", [ref], "direct", None, "answer"
-    )
+    await memory.assess(world.space, "tue", batch.id, "sufficient", [ref], "direct", None, "answer")
     await memory.record_use(world.space, "tue", batch.id, [ref], "receipt-1")
     page = (await world.client.get(f"/memory/events/{card.id}")).text
     assert "We decided to move the spring sale to 14 March." in page  # the source message
-    assert f"/memory/blocks?space=" in page and "thread=monday" in page
+    assert "/memory/blocks?space=" in page and "thread=monday" in page
     assert card.temporal["mentioned_at"] in page and "2027-03-14" in page
     assert batch.id in page and "Not adopted yet." not in page
     assert re.search(r'<polyline class="weight-line" points="[\d., ]+"', page)
@@ -201,7 +219,11 @@ async def test_correct_writes_a_superseding_event_shown_with_its_chain_both_ways
     response = await post(
         world.client,
         f"/memory/events/{old.id}/correct",
-        data={"title": "Spring sale on 21 March", "summary": "Moved again.", "happened": "2027-03-21"},
+        data={
+            "title": "Spring sale on 21 March",
+            "summary": "Moved again.",
+            "happened": "2027-03-21",
+        },
     )
     assert response.status_code == 303
     new = await world.event("21 march")
@@ -222,15 +244,21 @@ async def test_a_bad_correction_is_a_400_page(world: World) -> None:
     card = await world.event("glaze")
     url = f"/memory/events/{card.id}/correct"
     empty = await post(world.client, url, data={"title": "", "summary": "s"})
-    bad_date = await post(world.client, url, data={"title": "t", "summary": "s", "happened": "soon"})
+    bad_date = await post(
+        world.client, url, data={"title": "t", "summary": "s", "happened": "soon"}
+    )
     assert empty.status_code == 400 and bad_date.status_code == 400
     assert (await world.memory.get_event(card.id)).status == "active"
 
 
+def hostile(space: str, **fields: Any) -> EventCard:
+    """An event whose title and summary are markup that would run if not escaped."""
+    markup = {"title": "<script>alert(1)</script>", "summary": "<img src=x onerror=alert(1)>"}
+    return event_card("evt_xss", namespace=space, **(markup | fields))
+
+
 async def test_event_text_is_escaped(world: World) -> None:
-    await world.store(event_card("evt_xss", namespace=world.space,
-                                 title="<script>alert(1)</script>",
-                                 summary="<img src=x onerror=alert(1)>"))
+    await world.store(hostile(world.space))
     for url in ("/memory/events", "/memory/events/evt_xss"):
         page = (await world.client.get(url)).text
         assert "<script>alert(1)</script>" not in page and "<img src=x" not in page

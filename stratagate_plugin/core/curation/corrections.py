@@ -101,7 +101,7 @@ def without_conflict(temporal: dict[str, Any], other_id: str) -> dict[str, Any]:
 
 
 def superseding(temporal: dict[str, Any], other_id: str) -> dict[str, Any]:
-    """The winner's temporal fields: the conflict dropped, ``other_id`` among those it supersedes."""
+    """The winner's temporal fields: the conflict gone, ``other_id`` among those it replaced."""
     out = without_conflict(temporal, other_id)
     out[SUPERSEDES] = list(dict.fromkeys([*out.get(SUPERSEDES, []), other_id]))
     return out

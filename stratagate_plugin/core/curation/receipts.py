@@ -25,7 +25,9 @@ def receipt_line(result: ActionResult) -> str:
             f"the old wording kept as history (receipt {action.id})"
         )
     if action.kind == "resolve":
-        how = RESOLVED[detail["resolution"]].format(event=action.target_id, other=detail["other_id"])
+        how = RESOLVED[detail["resolution"]].format(
+            event=action.target_id, other=detail["other_id"]
+        )
         return (
             f"resolved the conflict of {action.target_id} and {detail['other_id']}: {how} "
             f"(receipt {action.id})"

@@ -109,9 +109,13 @@ class CurationService(ServiceBase):
                 mine = corrections.superseding(event.temporal, other.id)
                 rows.supersede(raw, other.id, event.id, now)
             rows.set_temporal(raw, event.id, mine, now)
-            rows.set_temporal(raw, other.id, corrections.without_conflict(other.temporal, event.id), now)
+            rows.set_temporal(
+                raw, other.id, corrections.without_conflict(other.temporal, event.id), now
+            )
             detail = {"other_id": other.id, "resolution": how}
-            action = rows.insert_action(raw, event.namespace, "resolve", event.id, actor, detail, now)
+            action = rows.insert_action(
+                raw, event.namespace, "resolve", event.id, actor, detail, now
+            )
             return ActionResult(action=action, card=event_rows.get_event(raw, event.id))
 
         return await self.db.write(unit)

@@ -18,20 +18,20 @@ from ..blocks.transcript import layer_texts
 from ..clock import parse_iso
 from ..curation.actions import (
     PURGED_TITLE,
-    ReceiptKind,
     Actor,
     EventBrief,
     MemoryAction,
     MessageCard,
     PurgePlan,
+    ReceiptKind,
     purged_temporal,
     tombstone,
 )
 from ..errors import NotFound
+from ..events.weights import SUPERSEDED_CAP
 from ..gate.evidence import receipt_payload
 from ..ids import new_id
 from . import block_rows, jobs
-from ..events.weights import SUPERSEDED_CAP
 from .event_rows import VISIBLE, get_event
 from .rows import dump_json, message_from_row, record_from_row
 from .search_index import event_row_text, index_event, unindex_messages

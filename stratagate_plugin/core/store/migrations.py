@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 from ..clock import iso, utc_now
 from ..errors import SchemaTooNew
-from .timeline_rows import TIMELINE_INDEXES
 from .search_index import (
     ensure_index,
     has_index,
@@ -17,6 +16,7 @@ from .search_index import (
     recount_index_stats,
     store_all_documents,
 )
+from .timeline_rows import TIMELINE_INDEXES
 
 
 def _run_script(raw: sqlite3.Connection, script: str) -> None:

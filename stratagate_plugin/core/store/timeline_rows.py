@@ -37,7 +37,8 @@ def rows_by_id(raw: sqlite3.Connection, event_ids: list[str]) -> list[sqlite3.Ro
     """Event rows by id alone, whatever their status (only the unique id index can serve
     this: a namespace or status term would let the planner walk a whole space instead)."""
     return raw.execute(
-        "SELECT * FROM events WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(event_ids),)
+        "SELECT * FROM events WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(event_ids),),
     ).fetchall()
 
 

@@ -138,4 +138,3 @@ def _conflicts(raw: sqlite3.Connection, namespace: str, offset: int, limit: int)
 
     pairs = [ConflictPair(newer=side(a), older=side(b)) for a, b in shown]
     return ConflictPage(pairs=pairs, offset=offset, limit=limit, has_more=len(found) > limit)
-

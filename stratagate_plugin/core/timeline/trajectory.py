@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..events.cards import EventCard
-from ..events.weights import WeightCounters, memory_weight, reinforce
+from ..events.weights import WeightCounters, card_weight, reinforce
 
 MAX_POINTS = 200
 
@@ -50,16 +50,11 @@ def weight_trajectory(
     for turn in sampled_turns(start, end, sorted(adopted), max_points):
         while pending and max(start, pending[0]) <= turn:
             counters = reinforce(counters, pending.pop(0))
-        weight = memory_weight(
-            turn,
-            counters.last_adopted_turn,
-            counters.mention_count,
-            card.criticality,
-            pinned=card.pinned,
-            forced_cap=card.forced_cap,
-            status=card.status,
-            floor=card.floor_weight,
-        )
+        moved = {
+            "mention_count": counters.mention_count,
+            "last_adopted_turn": counters.last_adopted_turn,
+        }
+        weight = card_weight(card.model_copy(update=moved), turn)
         points.append(WeightPoint(turn=turn, weight=round(weight, 4), adopted=turn in adopted))
     return points
 

@@ -111,7 +111,10 @@ _TEXTS: dict[str, tuple[str, str]] = {
     ),
     "mem.event.new_title": ("Title", "标题"),
     "mem.event.new_summary": ("Summary", "摘要"),
-    "mem.event.new_happened": ("Happened (optional ISO date or time)", "发生时间（可选，ISO 日期或时间）"),
+    "mem.event.new_happened": (
+        "Happened (optional ISO date or time)",
+        "发生时间（可选，ISO 日期或时间）",
+    ),
     "mem.event.receipt": ("Done", "已完成"),
     "mem.event.corrected": ("a user correction", "用户更正"),
     "mem.event.agent": ("recorded by the agent", "由智能体记录"),

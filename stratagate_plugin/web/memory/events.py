@@ -149,4 +149,3 @@ def weight_chart(points: list[WeightPoint]) -> dict[str, Any]:
         "first": first,
         "last": last,
     }
-
