@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from ..core.curation.actions import ActionKind, ActionResult, PurgePlan
+from ..core.curation.receipts import count, receipt_line
 from ..core.errors import InvalidInput
 from ..core.memory import StrataGate
 from .common import add_db_option, open_memory
@@ -24,7 +25,6 @@ HELP: dict[ActionKind, str] = {
     "pin": "keep an event at full weight until unpinned",
     "unpin": "let a pinned event fade again",
 }
-DONE = {"forget": "forgot", "restore": "restored", "pin": "pinned", "unpin": "unpinned"}
 
 
 def register(commands: Any) -> None:
@@ -88,29 +88,9 @@ def purge_warning(plan: PurgePlan) -> list[str]:
     return lines
 
 
-def receipt_line(result: ActionResult) -> str:
-    action, card = result.action, result.card
-    if action.kind == "purge":
-        detail = action.detail
-        others = len(detail["also_forgotten"])
-        also = f"; also forgot {count(others, 'event')} citing them" if others else ""
-        return (
-            f"forgot {card.id} and purged {count(len(detail['messages']), 'source message')}"
-            f"{also} (receipt {action.id}); the summaries of "
-            f"{count(len(detail['blocks']), 'block')} are derived again by 'stratagate process'"
-        )
-    state = card.status + (", pinned" if card.pinned else "")
-    undo = f"; 'stratagate restore {card.id}' brings it back" if action.kind == "forget" else ""
-    return f"{DONE[action.kind]} {card.id} (now {state}) (receipt {action.id}){undo}"
-
-
 def receipt_json(result: ActionResult) -> dict[str, Any]:
     card = result.card
     return {
         "receipt": result.action.model_dump(mode="json"),
         "event": {"id": card.id, "status": card.status, "pinned": card.pinned},
     }
-
-
-def count(number: int, noun: str) -> str:
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"

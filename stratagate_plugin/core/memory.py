@@ -23,6 +23,7 @@ from .profile.service import ProfileService
 from .remember.service import RememberService
 from .retrieval.service import RetrievalService
 from .store import Database, default_database_path, jobs
+from .timeline.service import TimelineService
 
 
 class StrataGate(
@@ -35,6 +36,7 @@ class StrataGate(
     ProfileService,
     RememberService,
     RetrievalService,
+    TimelineService,
 ):
     """The memory engine over one database file: each base is one capability's use cases.
 

@@ -1,10 +1,11 @@
 """A person's memory actions and what they read of one item: shapes and rules (pure).
 
-Every forget, restore, pin, unpin and purge leaves a receipt (``MemoryAction``), so what
-was done to memory, when and by whom can be read back (``stratagate show``). Forget only
-hides an event and restore undoes it; purge also replaces the words of the event's L5
-source messages with a tombstone, which nothing can undo: the rows stay, so block
-structure, positions and ids are kept, but the text is gone from every view built on it.
+Every forget, restore, pin, unpin, purge, correction and resolved conflict leaves a receipt
+(``MemoryAction``), so what was done to memory, when and by whom can be read back
+(``stratagate show``). Forget only hides an event and restore undoes it; purge also replaces
+the words of the event's L5 source messages with a tombstone, which nothing can undo: the
+rows stay, so block structure, positions and ids are kept, but the text is gone from every
+view built on it.
 """
 
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from ..events.cards import RELATION_LISTS, EventCard
 from ..records import BlockView, Message
 
 ActionKind = Literal["forget", "restore", "pin", "unpin", "purge"]
+ReceiptKind = Literal[ActionKind, "correct", "resolve"]  # correct/resolve: corrections.py
 Actor = Literal["user", "agent"]
 ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
 PURGED_TITLE = "[purged]"
@@ -40,7 +42,7 @@ class MemoryAction(_Frozen):
 
     id: str
     namespace: str
-    kind: ActionKind
+    kind: ReceiptKind
     target_id: str
     actor: Actor
     detail: dict[str, Any] = Field(default_factory=dict)

@@ -9,6 +9,7 @@ of the event's sources (``curation_rows.purge``), also in that one transaction.
 
 import sqlite3
 from collections.abc import Sequence
+from datetime import datetime
 
 from ..blocks.rules import render_level
 from ..blocks.service import block_view
@@ -19,6 +20,7 @@ from ..service_base import ServiceBase
 from ..store import block_rows, event_rows
 from ..store import curation_rows as rows
 from ..store import gate_rows as flags
+from . import corrections
 from .actions import (
     ACTION_KINDS,
     ActionKind,
@@ -37,7 +39,8 @@ from .actions import (
 
 
 class CurationService(ServiceBase):
-    """Forget, restore, pin, unpin and purge with receipts; one item's details."""
+    """Forget, restore, pin, unpin, purge, correct and resolve, with receipts; one item's
+    details."""
 
     async def memory_action(
         self, kind: ActionKind, event_id: str, *, actor: Actor = "user"
@@ -63,6 +66,71 @@ class CurationService(ServiceBase):
 
         return await self.db.write(unit)
 
+    async def correct_event(
+        self,
+        event_id: str,
+        *,
+        title: str,
+        summary: str,
+        happened: datetime | None = None,
+        actor: Actor = "user",
+    ) -> ActionResult:
+        """Write a new card with the person's wording that supersedes the event (kept as
+        history); the receipt (kind ``correct``) is on the old event, ``card`` is the new one."""
+        now = utc_now()
+
+        def unit(raw: sqlite3.Connection) -> ActionResult:
+            old = event_rows.get_event(raw, event_id)
+            turn = flags.current_turn(raw, old.namespace)
+            new = corrections.corrected_card(
+                old, title=title, summary=summary, happened=happened, turn=turn, now=now
+            )
+            event_rows.insert_event(raw, new)
+            detail = corrections.correction_detail(old, new)
+            stamp = iso(now)
+            action = rows.insert_action(raw, old.namespace, "correct", old.id, actor, detail, stamp)
+            return ActionResult(action=action, card=event_rows.get_event(raw, new.id))
+
+        return await self.db.write(unit)
+
+    async def resolve_conflict(
+        self, event_id: str, other_id: str, resolution: str, *, actor: Actor = "user"
+    ) -> ActionResult:
+        """End the conflict between two active events: ``keep_both`` drops the link on both
+        sides; ``supersedes`` makes ``event_id`` supersede ``other_id``. One receipt
+        (kind ``resolve``) on ``event_id``."""
+        now = iso(utc_now())
+
+        def unit(raw: sqlite3.Connection) -> ActionResult:
+            event, other = event_rows.get_event(raw, event_id), event_rows.get_event(raw, other_id)
+            how = corrections.check_resolution(event, other, resolution)
+            mine = corrections.without_conflict(event.temporal, other.id)
+            if how == "supersedes":
+                mine = corrections.superseding(event.temporal, other.id)
+                rows.supersede(raw, other.id, event.id, now)
+            rows.set_temporal(raw, event.id, mine, now)
+            rows.set_temporal(
+                raw, other.id, corrections.without_conflict(other.temporal, event.id), now
+            )
+            detail = {"other_id": other.id, "resolution": how}
+            action = rows.insert_action(
+                raw, event.namespace, "resolve", event.id, actor, detail, now
+            )
+            return ActionResult(action=action, card=event_rows.get_event(raw, event.id))
+
+        return await self.db.write(unit)
+
+    async def memory_receipt(self, action_id: str) -> MemoryAction:
+        """One receipt by its id."""
+
+        def read(raw: sqlite3.Connection) -> MemoryAction:
+            found = rows.list_actions(raw, action_id=action_id, limit=1)
+            if not found:
+                raise NotFound(f"no memory action receipt with id {action_id!r}")
+            return found[0]
+
+        return await self.db.read(read)
+
     async def purge_plan(self, event_id: str) -> PurgePlan:
         """What ``memory_action("purge", event_id)`` would touch (to ask before doing it)."""
         return await self.db.read(lambda raw: rows.purge_plan(raw, event_id))
@@ -80,7 +148,7 @@ class CurationService(ServiceBase):
 
     async def event_details(self, event_id: str) -> EventDetails:
         """The card whatever its status, its sources, links, adoptions and receipts."""
-        return await self.db.read(lambda raw: _event_details(raw, event_id))
+        return await self.db.read(lambda raw: event_details_in(raw, event_id))
 
     async def block_details(self, block_id: str) -> BlockDetails:
         """The block at its current level, every view's size, its L0–L2, messages, events."""
@@ -91,7 +159,7 @@ class CurationService(ServiceBase):
 
         def read(raw: sqlite3.Connection) -> EventDetails | BlockDetails | MessageCard:
             if rows.briefs(raw, [item_id]):
-                return _event_details(raw, item_id)
+                return event_details_in(raw, item_id)
             if rows.block_exists(raw, item_id):
                 return _block_details(raw, item_id)
             found = rows.message_cards(raw, [item_id])
@@ -102,7 +170,8 @@ class CurationService(ServiceBase):
         return await self.db.read(read)
 
 
-def _event_details(raw: sqlite3.Connection, event_id: str) -> EventDetails:
+def event_details_in(raw: sqlite3.Connection, event_id: str) -> EventDetails:
+    """``event_details`` inside a caller's read (the timeline's detail reads more with it)."""
     card = event_rows.get_event(raw, event_id)
     return EventDetails(
         card=card,

@@ -18,16 +18,17 @@ from ..blocks.transcript import layer_texts
 from ..clock import parse_iso
 from ..curation.actions import (
     PURGED_TITLE,
-    ActionKind,
     Actor,
     EventBrief,
     MemoryAction,
     MessageCard,
     PurgePlan,
+    ReceiptKind,
     purged_temporal,
     tombstone,
 )
 from ..errors import NotFound
+from ..events.weights import SUPERSEDED_CAP
 from ..gate.evidence import receipt_payload
 from ..ids import new_id
 from . import block_rows, jobs
@@ -45,7 +46,7 @@ EVERY_STATUS = (*VISIBLE, "forgotten", "archived")
 def insert_action(
     raw: sqlite3.Connection,
     namespace: str,
-    kind: ActionKind,
+    kind: ReceiptKind,
     target_id: str,
     actor: Actor,
     detail: dict[str, Any],
@@ -144,6 +145,30 @@ def purged_sources(raw: sqlite3.Connection, event_id: str) -> list[str]:
         (event_id,),
     ).fetchall()
     return [row[0] for row in rows]
+
+
+# -- corrections and conflicts ------------------------------------------------------------
+
+
+def set_temporal(
+    raw: sqlite3.Connection, event_id: str, temporal: dict[str, Any], now: str
+) -> None:
+    """Store the event's edited temporal fields (links) and re-index its text."""
+    raw.execute(
+        "UPDATE events SET temporal_json = ?, updated_at = ? WHERE id = ?",
+        (dump_json(temporal), now, event_id),
+    )
+    row = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
+    index_event(raw, row["pk"], event_row_text(row))
+
+
+def supersede(raw: sqlite3.Connection, older_id: str, newer_id: str, now: str) -> None:
+    """``older_id`` becomes history under ``newer_id``, capped as every superseded card is."""
+    raw.execute(
+        "UPDATE events SET status = 'superseded', superseded_by = ?, forced_cap = ?, "
+        "updated_at = ? WHERE id = ?",
+        (newer_id, SUPERSEDED_CAP, now, older_id),
+    )
 
 
 # -- purge -------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from .search_index import (
     recount_index_stats,
     store_all_documents,
 )
+from .timeline_rows import TIMELINE_INDEXES
 
 
 def _run_script(raw: sqlite3.Connection, script: str) -> None:
@@ -358,6 +359,25 @@ def _m015_overview_indexes(raw: sqlite3.Connection) -> None:
     )
 
 
+def _m016_timeline(raw: sqlite3.Connection) -> None:
+    """Receipts for corrections and resolved conflicts (SQLite cannot alter a CHECK, so the
+    table is rebuilt), and the indexes the timeline pages walk: events by chronology (all
+    statuses, one status) and active events still marked in conflict."""
+    raw.execute(
+        "CREATE TABLE memory_actions_new (id TEXT PRIMARY KEY, namespace TEXT NOT NULL, "
+        "kind TEXT NOT NULL CHECK (kind IN "
+        "('forget', 'restore', 'pin', 'unpin', 'purge', 'correct', 'resolve')), "
+        "target_id TEXT NOT NULL, actor TEXT NOT NULL CHECK (actor IN ('user', 'agent')), "
+        "detail_json TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL)"
+    )
+    raw.execute("INSERT INTO memory_actions_new SELECT * FROM memory_actions")
+    raw.execute("DROP TABLE memory_actions")
+    raw.execute("ALTER TABLE memory_actions_new RENAME TO memory_actions")
+    raw.execute("CREATE INDEX memory_actions_target ON memory_actions(target_id, created_at)")
+    for statement in TIMELINE_INDEXES:
+        raw.execute(statement)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
@@ -374,6 +394,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m013_memory_actions,
     _m014_block_ready_times,
     _m015_overview_indexes,
+    _m016_timeline,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -36,8 +36,8 @@ _TOKEN_STARTS = (
     "AKIA",
     "AIza",
     "eyJ",
+    "-----BEGIN",
 )
-_TOKEN_STARTS += ("-----BEGIN",)
 _LABELLED = re.compile(  # the label stays, the value after it goes
     r"(?i)(\b(?:bearer\s+|(?:api[_-]?key|secret|password|passwd|token)[\"']?\s*[:=]\s*[\"']?))"
     r"(?!\[redacted)([^\s\"',;]{8,})"

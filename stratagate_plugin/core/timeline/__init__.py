@@ -1,0 +1,1 @@
+"""The long-term timeline: filtered, paged event listings and one event's full story."""
