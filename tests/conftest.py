@@ -10,6 +10,9 @@ import pytest
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
 
+# The browser tests' fixtures (app, browser, page): see tests/browser.py.
+pytest_plugins = ["browser"]
+
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,247 @@
+"""The browser-test harness: the real ``stratagate serve`` and Debian's headless Chromium.
+
+tests/conftest.py loads this module as a plugin, so any test can ask for:
+
+- ``app``: one ``stratagate serve --port 0`` subprocess per module, on its own
+  ``$STRATAGATE_HOME`` and cwd (an ``App``: ``url``, ``home``, ``session_file(id)``);
+- ``page``: a Playwright page per test in a fresh browser context (no cookies carried
+  over) at 1280 px wide, with relative URLs resolved against the app, e.g. ``page.goto("/")``;
+- ``screenshot(page, "name")`` saves ``assets/screenshots/name.png`` (the whole page).
+
+One browser per module keeps the run short. Every page is watched: a script error or a
+Content-Security-Policy violation on any page fails the test that showed it. Without
+``/usr/bin/chromium`` the tests fail (``apt-get install chromium``), they are not skipped.
+``serve(root, *args)`` and ``start(root, *args)`` run the command for tests of ``serve`` itself.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from weakref import WeakKeyDictionary
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+
+REPO = Path(__file__).resolve().parents[1]
+SCREENSHOTS = REPO / "assets" / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+# Without the background-networking flags Chromium dials out, and a closed network refuses it.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1280, "height": 800}
+TIMEOUT_S = 15.0
+URL_PREFIX = "StrataGate is serving on "
+expect.set_options(timeout=TIMEOUT_S * 1000)  # a loaded CI machine is slow to answer
+_PAGE_PROBLEMS: "WeakKeyDictionary[Page, list[str]]" = WeakKeyDictionary()
+
+
+@dataclass
+class App:
+    """A running ``stratagate serve``: its URL (no trailing slash, no token) and files."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    home: Path
+    cwd: Path
+    printed: str = ""
+    logs: Path = field(default_factory=Path)
+
+    def session_file(self, session_id: str) -> Path:
+        return self.home / "sessions" / f"{session_id}.jsonl"
+
+    def stderr(self) -> str:
+        return (self.logs / "stderr.txt").read_text(errors="replace")
+
+
+def server_env(home: Path) -> dict[str, str]:
+    """The user's environment minus StrataGate settings and proxies, and this checkout's code."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("STRATAGATE_") and "proxy" not in name.lower()
+    }
+    env["STRATAGATE_HOME"] = str(home)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def run(root: Path, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    """``stratagate <args>`` to the end, in ``root`` (its home ``root/home``)."""
+    root.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "stratagate_plugin.cli.main", *args]
+    return subprocess.run(
+        command,
+        cwd=root,
+        env=server_env(root / "home"),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def start(root: Path, *args: str) -> App:
+    """``stratagate serve <args>`` in the background; returns once it prints its URL and
+    answers. Output goes to files under ``root`` (an unread pipe could fill and block it)."""
+    home, cwd, logs = root / "home", root / "cwd", root / "logs"
+    for folder in (cwd, logs):
+        folder.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "stratagate_plugin.cli.main", "serve", *args]
+    with (logs / "stdout.txt").open("wb") as out, (logs / "stderr.txt").open("wb") as err:
+        process = subprocess.Popen(command, cwd=cwd, env=server_env(home), stdout=out, stderr=err)
+    app = App(process, "", home, cwd, logs=logs)
+    try:
+        app.printed = _printed_url(app)
+        app.url = app.printed.split("?", 1)[0].rstrip("/")
+        _wait_until_answering(app)
+    except BaseException:
+        stop(app)
+        raise
+    return app
+
+
+def stop(app: App) -> int:
+    """Ctrl-C, as a user stops it; killed if it has not exited within 10 s. The exit code."""
+    if app.process.poll() is None:
+        app.process.send_signal(signal.SIGINT)
+        try:
+            app.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            app.process.kill()
+            app.process.wait()
+    return app.process.returncode
+
+
+@contextmanager
+def serve(root: Path, *args: str) -> Iterator[App]:
+    app = start(root, *args)
+    try:
+        yield app
+    finally:
+        stop(app)
+
+
+def _printed_url(app: App) -> str:
+    deadline = time.monotonic() + TIMEOUT_S
+    stdout = app.logs / "stdout.txt"
+    while time.monotonic() < deadline:
+        for line in stdout.read_text(errors="replace").splitlines():
+            if line.startswith(URL_PREFIX):
+                return line.removeprefix(URL_PREFIX).strip()
+        if app.process.poll() is not None:
+            break
+        time.sleep(0.05)
+    pytest.fail(
+        f"stratagate serve printed no URL (exit {app.process.poll()}):\n"
+        f"stdout: {stdout.read_text(errors='replace')}\nstderr: {app.stderr()}"
+    )
+
+
+def _wait_until_answering(app: App) -> None:
+    deadline = time.monotonic() + TIMEOUT_S
+    with httpx.Client(trust_env=False, timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            with suppress(httpx.TransportError):
+                client.get(app.url + "/static/stratagate.css")
+                return
+            time.sleep(0.05)
+    pytest.fail(f"stratagate serve did not answer at {app.url}:\n{app.stderr()}")
+
+
+def http_client(app: App, **kwargs: Any) -> httpx.Client:
+    """A plain HTTP client to the app (no proxies), for checks a browser cannot make."""
+    return httpx.Client(base_url=app.url, trust_env=False, timeout=TIMEOUT_S, **kwargs)
+
+
+def screenshot(page: Page, name: str) -> Path:
+    """The whole page as ``assets/screenshots/<name>.png`` (the README shows them)."""
+    if page.locator("html").get_attribute("lang") == "zh-CN":
+        _need_a_chinese_font()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def _need_a_chinese_font() -> None:
+    """Without one Chromium draws boxes for every Chinese character, and the picture lies."""
+    if shutil.which("fc-list") is None:
+        return
+    fonts = subprocess.run(
+        ["fc-list", ":lang=zh", "family"], capture_output=True, text=True, check=False
+    )
+    if not fonts.stdout.strip():
+        pytest.fail(
+            "a Chinese screenshot needs a CJK font: `apt-get install fonts-wqy-microhei`",
+            pytrace=False,
+        )
+
+
+def page_problems(page: Page) -> list[str]:
+    """Script errors and CSP violations the page has shown so far (checked after each test)."""
+    return _PAGE_PROBLEMS.setdefault(page, [])
+
+
+def _watch(page: Page) -> None:
+    problems = page_problems(page)
+
+    def console(message: ConsoleMessage) -> None:
+        if "Content Security Policy" in message.text:
+            problems.append(f"CSP violation on {page.url}: {message.text}")
+
+    page.on("console", console)
+    page.on("pageerror", lambda error: problems.append(f"script error on {page.url}: {error}"))
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
+    """One server per test module; a traceback in its log fails the module's last test."""
+    app = start(tmp_path_factory.mktemp("served"), "--port", "0")
+    yield app
+    code = stop(app)
+    assert code == 0, f"stratagate serve exited {code} on Ctrl-C:\n{app.stderr()}"
+    assert "Traceback" not in app.stderr(), app.stderr()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"browser tests need Chromium at {CHROMIUM}: `apt-get install chromium` "
+            "(.ci/run does it)",
+            pytrace=False,
+        )
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser, app: App) -> Iterator[Page]:
+    context = browser.new_context(base_url=app.url, viewport=VIEWPORT)
+    context.set_default_timeout(TIMEOUT_S * 1000)
+    page = context.new_page()
+    _watch(page)
+    yield page
+    problems = page_problems(page)
+    context.close()
+    assert not problems, "\n".join(problems)
