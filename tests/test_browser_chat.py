@@ -60,7 +60,7 @@ def test_telling_a_fact_answers_in_place_and_persists(page: Page, app: App) -> N
     listed = page.locator(".session-list li.current a")
     expect(listed).to_have_text(FACT)
     assert listed.get_attribute("href") == f"/chat/{session_id}"
-    expect(page.locator(".session-list li.current")).to_contain_text("1 turns")
+    expect(page.locator(".session-list li.current")).to_contain_text("1 turn")
     expect(page.locator("#turns .message.user .text")).to_have_text([FACT])
     expect(page.locator("#turns .message.agent .text")).not_to_be_empty()
     screenshot(page, "chat")
