@@ -6,7 +6,6 @@ event text stays text; every view is screenshotted for the README."""
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from browser import App, run, screenshot, start, stop
@@ -14,8 +13,8 @@ from playwright.sync_api import Browser, Page, expect
 
 FACT = "My sister Ana moved to Porto in March."
 HOSTILE = (
-    'I decided to launch the <script>window.__pwned=1</script> <img src=x onerror="window.__pwned=2">'
-    " project with my sister Ana next Monday."
+    "I decided to launch the <script>window.__pwned=1</script> "
+    '<img src=x onerror="window.__pwned=2"> project with my sister Ana next Monday.'
 )
 
 
