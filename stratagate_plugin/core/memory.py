@@ -22,6 +22,7 @@ from .profile.service import ProfileService
 from .remember.service import RememberService
 from .retrieval.service import RetrievalService
 from .store import Database, default_database_path, jobs
+from .topics.service import TopicsService
 
 
 class StrataGate(
@@ -33,6 +34,7 @@ class StrataGate(
     ProfileService,
     RememberService,
     RetrievalService,
+    TopicsService,
 ):
     """The memory engine over one database file: each base is one capability's use cases.
 
@@ -59,16 +61,19 @@ class StrataGate(
         busy_timeout_s: float | None = None,
     ) -> "StrataGate":
         """Open (creating or migrating) the file; running jobs whose lease ran out (their
-        worker died) are failed, retryable now; a live worker's jobs are left alone."""
+        worker died) are failed, retryable now; a live worker's jobs are left alone. Spaces
+        not yet under this topic projector freeze their events for the topic bootstrap."""
         busy_ms = int(busy_timeout_s * 1000) if busy_timeout_s else None
         db = await Database(path or default_database_path(), busy_timeout_ms=busy_ms).open()
         now = utc_now()
         try:
             await _take_back_abandoned_jobs(db, now)
+            memory = cls(db, config, model)
+            await memory.bootstrap_topics()
         except BaseException:
             await db.close()  # else its worker thread keeps the process alive
             raise
-        return cls(db, config, model)
+        return memory
 
     async def close(self) -> None:
         """Close the file, and the model's HTTP client if it has one."""
