@@ -8,12 +8,13 @@ chapter) in table order; with a query, both ranked by BM25 over title ×4, descr
 
 import sqlite3
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from ..clock import iso
 from ..errors import NotFound
 from ..text.search_terms import fts_match_any, query_tokens
-from ..topics.categories import CATEGORIES
+from ..topics.categories import CATEGORIES, event_category
 from ..topics.directory import Entry, Listing, rank_entries
 from ..topics.merge import order_topics, ordered_paragraphs, ordered_sections
 from ..topics.model import (
@@ -82,7 +83,7 @@ def _entry(topic: Topic, members: int, stale: bool) -> Entry:
     )
 
 
-def _fallbacks(rows: list[sqlite3.Row]) -> list[Entry]:
+def _fallbacks(rows: Sequence[Sequence[Any]]) -> list[Entry]:
     return [
         Entry(
             id=fallback_id(row[0]),
@@ -114,11 +115,14 @@ def opened(
     raw: sqlite3.Connection, namespace: str, entry_id: str, weight: float
 ) -> tuple[Entry, Topic | None]:
     if is_fallback(entry_id):
+        # an id listed earlier still opens once its event has joined a chapter
         event_id = entry_id.removeprefix(FALLBACK_PREFIX)
-        rows = topic_rows.fallback_rows(raw, namespace, weight, None, 1, 0, [event_id])
-        if not rows:
+        cards = event_rows.visible_cards(raw, namespace, [event_id])
+        if not cards or (cards[0].pool == "agent" and weight <= 0):
             raise NotFound(f"no fallback entry {entry_id!r} in this memory space")
-        return _fallbacks(rows)[0], None
+        card = cards[0]
+        category = event_category(card.criticality, card.temporal.get("event_type"))
+        return _fallbacks([(card.id, card.title, category)])[0], None
     topic = topic_rows.get_topic(raw, entry_id)
     if topic is None or topic.namespace != namespace or (topic.has_agent and weight <= 0):
         raise NotFound(f"no topic {entry_id!r} in this memory space")

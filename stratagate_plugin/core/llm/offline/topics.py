@@ -3,7 +3,8 @@
 Deterministic and general: an event continues the chapter it already belongs to, else
 joins the candidate chapter it shares the most with (participants weigh 3, tags and hints
 2, content terms 1; at least 3 needed); the rest form new chapters — one per main
-participant, else events linked by a shared tag or two shared terms. A chapter is titled
+participant, else events linked by a shared tag or two shared terms (an event sharing
+nothing opens its own, which later events may join). A chapter is titled
 by its participant or its most frequent tag; inside it an event's section is its catalog
 hint, else a tag it shares with another event (or an existing section), else its browse
 category. Each section gets one paragraph made of its events' titles, citing them.
@@ -92,13 +93,7 @@ def _new_groups(events: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
             by_person.setdefault(label_key(people[0]), []).append(event)
         else:
             loose.append(event)
-    groups = list(by_person.values())
-    linked = _linked(loose)
-    singles = [g[0] for g in linked if len(g) == 1]
-    groups += [g for g in linked if len(g) > 1]
-    if singles:
-        groups.append(singles)
-    return groups
+    return [*by_person.values(), *_linked(loose)]
 
 
 def _linked(events: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
