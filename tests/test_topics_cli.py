@@ -79,18 +79,22 @@ def test_failed_batches_are_listed_and_retried(
     with sqlite3.connect(path) as conn:
         conn.execute("DELETE FROM topic_members")
         conn.execute("DELETE FROM topics")
-        conn.execute("UPDATE jobs SET status = 'failed', attempts = 3, next_retry_at = NULL, last_error = 'InvalidProjection: bad' WHERE kind = 'topic_projection'")  # fmt: skip
+        conn.execute(
+            "UPDATE jobs SET status = 'failed', attempts = 3, next_retry_at = NULL, "
+            "last_error = 'InvalidProjection: bad' WHERE kind = 'topic_projection'"
+        )
         [batch] = conn.execute("SELECT id FROM topic_batches").fetchone()
         conn.executemany(
-            "INSERT INTO topic_queue(event_id, namespace, batch_id, position) VALUES (?, 's', ?, ?)",
+            "INSERT INTO topic_queue(event_id, namespace, batch_id, position) "
+            "VALUES (?, 's', ?, ?)",
             [("evt_s_0000", batch, 0), ("evt_s_0001", batch, 1)],
         )
-    code, out, _ = run(capsys, "topics", "--db", str(path), "--space", "s")
+    _, out, _ = run(capsys, "topics", "--db", str(path), "--space", "s")
     assert "(no topics yet)" in out and "2 events in no topic yet" in out
     assert "failed batch job_" in out and "evt_s_0000 evt_s_0001 — InvalidProjection: bad" in out
-    code, out, _ = run(capsys, "topics", "--db", str(path), "--space", "s", "--retry")
+    _, out, _ = run(capsys, "topics", "--db", str(path), "--space", "s", "--retry")
     assert out.startswith("1 topic batch(es) queued again")
-    code, out, _ = run(capsys, "process", "--db", str(path))
-    code, out, _ = run(capsys, "topics", "--db", str(path), "--space", "s", "--json")
+    assert run(capsys, "process", "--db", str(path))[0] == 0
+    _, out, _ = run(capsys, "topics", "--db", str(path), "--space", "s", "--json")
     book = json.loads(out)
     assert book["pending"] == [] and len(book["chapters"]) == 2

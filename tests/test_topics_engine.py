@@ -2,7 +2,6 @@
 grouper, invalidated by a changed source and never by adoption or decay, the historical
 budget and leases of §5.3, and a garbage answer rejected before anything is written."""
 
-import json
 import sqlite3
 from collections import deque
 from datetime import timedelta
@@ -209,7 +208,7 @@ def topic_jobs_sync(raw: sqlite3.Connection) -> None:
 async def test_agent_weight_zero_hides_chapters_with_agent_events(tmp_path: Path) -> None:
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         await new_space(memory, NS)
-        passive, other = await add_events(memory, NS, 2)  # gardening, pottery
+        passive, _ = await add_events(memory, NS, 2)  # gardening, pottery
         [agent] = await add_events(memory, NS, 1, start=7, pool="agent")  # gardening too
         await memory.process_topics()
         book = {c["title"]: c for c in chapters(await memory.topic_book(NS))}

@@ -71,7 +71,10 @@ def test_a_valid_projection_passes_and_may_repeat_an_old_paragraph_verbatim() ->
         ([{**GOOD, "event_ids": [*BATCH, "e9"]}], "not a batch event"),
         ([{**GOOD, "topic_id": "topic_unseen"}], "not offered"),
         ([{"title": "Garden", "event_ids": BATCH}], "title of another chapter"),
-        ([{"title": " POTTERY ", "event_ids": BATCH}], "give its topic_id"),
+        (
+            [{"title": " POTTERY ", "event_ids": BATCH}],
+            "title of another chapter: give its topic_id",
+        ),
         (
             [{"title": "A b", "event_ids": ["e1"]}, {"title": "a  B", "event_ids": ["e2", "e3"]}],
             "two topics are labelled",
@@ -83,16 +86,30 @@ def test_a_valid_projection_passes_and_may_repeat_an_old_paragraph_verbatim() ->
             "verbatim",
         ),
         (
-            [{**GOOD, "overview": [{"kind": "scope", "title": "Nope", "text": "x", "event_ids": ["e1"]}]}],
+            [
+                {
+                    **GOOD,
+                    "overview": [
+                        {"kind": "scope", "title": "Nope", "text": "x", "event_ids": ["e1"]}
+                    ],
+                }
+            ],
             "names no section",
         ),
         (
-            [{**GOOD, "overview": [{"kind": "change", "text": f"p{i}", "event_ids": ["e1"]} for i in range(9)]}],
+            [
+                {
+                    **GOOD,
+                    "overview": [
+                        {"kind": "change", "text": f"p{i}", "event_ids": ["e1"]} for i in range(9)
+                    ],
+                }
+            ],
             "at most 8",
         ),
         ([{"title": f"T{i}", "event_ids": [BATCH[i % 3]]} for i in range(13)], "1–12"),
     ],
-)  # fmt: skip
+)
 def test_a_broken_rule_rejects_the_whole_projection(broken: list[Any], reason: str) -> None:
     labels = {"pottery": "topic_old", "garden": "topic_hidden"}
     result = projection(*broken)
@@ -125,7 +142,12 @@ def test_the_fingerprint_ignores_bookkeeping_and_follows_text_and_status() -> No
         }
     )
     assert event_fingerprint(same) == event_fingerprint(card)
-    for change in ({"summary": "We cancelled the sale."}, {"status": "forgotten"}, {"status": "superseded"}, {"title": "x"}):  # fmt: skip
+    for change in (
+        {"summary": "We cancelled the sale."},
+        {"status": "forgotten"},
+        {"status": "superseded"},
+        {"title": "x"},
+    ):
         assert event_fingerprint(card.model_copy(update=change)) != event_fingerprint(card)
 
 
@@ -150,9 +172,13 @@ def test_batches_hold_at_most_12_events_within_16000_characters() -> None:
     assert [len(b) for b in make_batches(small)] == [12, 12, 6]
     big = [event_card(f"b{i}", summary="x" * 1000, title="y" * 200) for i in range(30)]
     batches = make_batches(big)
-    assert all(sum(size(compact_event(c)) for c in big if c.id in b) <= BATCH_CHARS for b in batches)
+    assert all(
+        sum(size(compact_event(c)) for c in big if c.id in b) <= BATCH_CHARS for b in batches
+    )
     assert [i for b in batches for i in b] == [c.id for c in big]
-    assert "quotes" not in compact_event(big[0]) and "source_message_ids" not in compact_event(big[0])
+    assert "quotes" not in compact_event(big[0]) and "source_message_ids" not in compact_event(
+        big[0]
+    )
 
 
 def test_categories_by_criticality_then_type_and_majority_ties_in_fixed_order() -> None:
@@ -182,8 +208,11 @@ def entries(count: int, title: str, description: str) -> list[Entry]:
 @pytest.mark.parametrize("count", [1, 12, 500])
 @pytest.mark.parametrize(
     ("title", "description"),
-    [("Pottery classes and the spring sale", "What was decided"), ("求职与职业发展" * 12, "尚未归入主题" * 10)],
-)  # fmt: skip
+    [
+        ("Pottery classes and the spring sale", "What was decided"),
+        ("求职与职业发展" * 12, "尚未归入主题" * 10),
+    ],
+)
 def test_the_directory_fits_400_tokens_and_every_category_stays_reachable(
     count: int, title: str, description: str
 ) -> None:
@@ -212,15 +241,24 @@ def test_an_expanded_topic_fits_2400_tokens_and_says_what_it_left_out() -> None:
         namespace="ns",
         title="Big",
         member_ids=members,
-        sections=[{"title": f"Section {n}", "event_ids": members[n * 3 : n * 3 + 3]} for n in range(100)],
+        sections=[
+            {"title": f"Section {n}", "event_ids": members[n * 3 : n * 3 + 3]} for n in range(100)
+        ],
         overview=[
-            {"kind": "history", "title": f"Section {n}", "text": "word " * 110, "event_ids": members[n * 3 : n * 3 + 3]}
+            {
+                "kind": "history",
+                "title": f"Section {n}",
+                "text": "word " * 110,
+                "event_ids": members[n * 3 : n * 3 + 3],
+            }
             for n in range(100)
         ],
         created_at=T0,
         updated_at=T0,
-    )  # fmt: skip
-    entry = Entry(id="topic_big", title="Big", description="", category="other", source_event_count=300)
+    )
+    entry = Entry(
+        id="topic_big", title="Big", description="", category="other", source_event_count=300
+    )
     shown = bounded_topic("ns", entry, topic)
     assert estimate_tokens(json.dumps(shown, ensure_ascii=False)) <= 2400
     assert shown["navigationOnly"] is True and shown["sourceEventIds"] == members[:12]

@@ -55,8 +55,12 @@ async def test_listing_and_expanding_topics_are_navigation_only(tmp_path: Path) 
         assert page["navigationOnly"] is True and page["total"] == 2 and page["nextOffset"] is None
         assert [t["title"] for t in page["topics"]] == ["Caroline", "Melanie"]
         assert {c["id"] for c in page["categories"]} == {
-            "preferences", "decisions", "work", "relationships", "other"
-        }  # fmt: skip
+            "preferences",
+            "decisions",
+            "work",
+            "relationships",
+            "other",
+        }
         topic_id = page["topics"][0]["id"]
         shown = await tool["memory_expand_topic"](CALL, id=topic_id)
         assert shown["navigationOnly"] is True and shown["sections"]

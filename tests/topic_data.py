@@ -16,11 +16,20 @@ from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows
 
 EN_TURNS = [
-    ("Caroline: I went to the LGBTQ support group yesterday and it was powerful.", "Melanie: That's great, Caroline!"),
-    ("Caroline: I'm thinking about adoption; I want to give a kid a home.", "Melanie: Adoption is a beautiful choice."),
-    ("Melanie: I painted a lake sunrise last week for my pottery class.", "Caroline: Your painting sounds lovely."),
+    (
+        "Caroline: I went to the LGBTQ support group yesterday and it was powerful.",
+        "Melanie: That's great, Caroline!",
+    ),
+    (
+        "Caroline: I'm thinking about adoption; I want to give a kid a home.",
+        "Melanie: Adoption is a beautiful choice.",
+    ),
+    (
+        "Melanie: I painted a lake sunrise last week for my pottery class.",
+        "Caroline: Your painting sounds lovely.",
+    ),
     ("Melanie: My kids and I went camping at the beach in June.", "Caroline: Camping sounds fun."),
-]  # fmt: skip
+]
 ZH_TURNS = [
     ("小明: 我们决定把新版官网的发布推迟到五月。", "小红: 好的，我通知设计团队。"),
     ("小明: 我喜欢喝绿茶，不喜欢咖啡。", "小红: 记住了。"),

@@ -68,10 +68,9 @@ def _check_labels(
         if topic.topic_id is not None and topic.topic_id not in candidates:
             raise InvalidProjection(f"topic id {topic.topic_id!r} was not offered as a candidate")
         owner = existing.get(key)
-        if owner is not None and owner != topic.topic_id and owner not in candidates:
-            raise InvalidProjection(f"{topic.title!r} is the title of another chapter")
-        if owner is not None and topic.topic_id is None:
-            raise InvalidProjection(f"{topic.title!r} is a candidate's title: give its topic_id")
+        if owner is not None and owner != topic.topic_id:
+            hint = ": give its topic_id" if owner in candidates else ""
+            raise InvalidProjection(f"{topic.title!r} is the title of another chapter{hint}")
 
 
 def _check_sections(topic: ProjectedTopic, old: Topic | None, index: int) -> None:

@@ -42,7 +42,8 @@ def project_topics(payload: dict[str, Any]) -> TopicProjection:
     by_id = {c["topic_id"]: c for c in candidates}
     topics = [_chapter(group, by_id[owner]) for owner, group in groups.items()]
     topics += [_chapter(group, None) for group in _new_groups(rest)]
-    return TopicProjection(topics=_unique_titles(topics))
+    taken = {label_key(c["title"]): c["topic_id"] for c in candidates if c.get("title")}
+    return TopicProjection(topics=_unique_titles(topics, taken))
 
 
 def _features(event: dict[str, Any]) -> tuple[set[str], set[str], set[str]]:
@@ -199,11 +200,14 @@ def _paragraph(section: TopicSection, events: Sequence[dict[str, Any]]) -> Topic
     )
 
 
-def _unique_titles(topics: list[ProjectedTopic]) -> list[ProjectedTopic]:
-    seen: Counter[str] = Counter()
+def _unique_titles(topics: list[ProjectedTopic], taken: dict[str, str]) -> list[ProjectedTopic]:
+    """Titles made unique among the answer and the candidates (a chapter being rebuilt may
+    meet a namesake opened while it was pending): ``Title (2)``, ``Title (3)`` …"""
+    used = dict(taken)
     for topic in topics:
-        key = label_key(topic.title)
-        seen[key] += 1
-        if seen[key] > 1:
-            topic.title = clip(f"{topic.title} ({seen[key]})", 120)
+        base, number = topic.title, 1
+        while used.get(label_key(topic.title), topic.topic_id) != topic.topic_id:
+            number += 1
+            topic.title = clip(f"{base} ({number})", 120)
+        used[label_key(topic.title)] = topic.topic_id or f"new:{id(topic)}"
     return topics
