@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from topic_data import EN_TURNS, ZH_TURNS, TopicScript, add_events, at, conversation, new_space
 
+from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.errors import NotFound
 from stratagate_plugin.core.llm.base import ModelError
 from stratagate_plugin.core.memory import StrataGate
@@ -116,7 +117,8 @@ async def test_adoption_pinning_and_decay_never_invalidate(tmp_path: Path) -> No
 async def test_a_garbage_answer_fails_the_job_and_writes_nothing(tmp_path: Path) -> None:
     bad = {"topics": [{"title": "Half", "event_ids": ["evt_not_in_batch"]}]}
     model = TopicScript(answers=deque([bad, ModelError("timeout"), {"topics": []}]))
-    async with await StrataGate.open(tmp_path / "m.db", model=model) as memory:
+    config = MemoryConfig(topic_projector="model")  # the default is the embedded grouper
+    async with await StrataGate.open(tmp_path / "m.db", config, model) as memory:
         memory.topic_clock = lambda: at(0)  # type: ignore[method-assign]
         await new_space(memory, NS)
         await add_events(memory, NS, 3)
@@ -142,6 +144,10 @@ async def test_a_garbage_answer_fails_the_job_and_writes_nothing(tmp_path: Path)
         assert report.succeeded == 1
         book = await memory.topic_book(NS)
         assert book["pending"] == [] and book["fallbackEntries"] == 0
+        assert len(model.topic_tasks) == 3  # scripted answers; the fresh job got the grouper
+        payload = model.topic_tasks[0].payload
+        assert [e["id"] for e in payload["events"]] == [f"evt_ns_000{n}" for n in range(3)]
+        assert payload["candidates"] == [] and "quotes" not in payload["events"][0]
 
 
 async def test_historical_batches_wait_for_the_budget_across_reopen(tmp_path: Path) -> None:

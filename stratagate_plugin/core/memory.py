@@ -4,6 +4,7 @@ It opens the database and composes one service per capability; each service's me
 are the use cases (pure rules joined with store transactions). No framework code here.
 """
 
+import logging
 import sqlite3
 from datetime import datetime
 from pathlib import Path
@@ -22,7 +23,11 @@ from .profile.service import ProfileService
 from .remember.service import RememberService
 from .retrieval.service import RetrievalService
 from .store import Database, default_database_path, jobs
+from .store.health import StorageError
 from .topics.service import TopicsService
+
+
+log = logging.getLogger(__name__)
 
 
 class StrataGate(
@@ -69,7 +74,7 @@ class StrataGate(
         try:
             await _take_back_abandoned_jobs(db, now)
             memory = cls(db, config, model)
-            await memory.bootstrap_topics()
+            await _bootstrap_topics(memory)
         except BaseException:
             await db.close()  # else its worker thread keeps the process alive
             raise
@@ -102,3 +107,12 @@ async def _take_back_abandoned_jobs(db: Database, now: datetime) -> None:
             jobs.recover_expired(raw, now)
 
         await db.write(take_back)
+
+
+async def _bootstrap_topics(memory: "StrataGate") -> None:
+    """The topic bootstrap of spaces new to this projector; a file this process may only
+    read (``stratagate events`` on a read-only copy) is opened all the same, as before."""
+    try:
+        await memory.bootstrap_topics()
+    except StorageError as error:
+        log.debug("StrataGate: topic bootstrap skipped: %s", error)

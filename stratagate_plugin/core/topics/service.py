@@ -26,6 +26,7 @@ from ..errors import InvalidInput, StrataGateError
 from ..events.cards import EventCard
 from ..ids import new_id
 from ..llm.base import ModelError, StructuredTask
+from ..llm.offline.model import OfflineModel
 from ..llm.prompts import load_prompt
 from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
 from ..records import Job
@@ -49,6 +50,7 @@ BACKOFF_UNIT_S = 30.0
 LOST = "lost"
 DIRECTORY_ENTRIES = 30  # more never fit 400 tokens: the directory then shows categories
 DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY = 12, 20, 500
+_GROUPER = OfflineModel()  # the embedded grouper: the default projector (§5)
 log = logging.getLogger(__name__)
 
 
@@ -233,7 +235,8 @@ class TopicsService(ServiceBase):
             load_prompt(PROJECT_MEMORY_TOPICS),
             given.payload,
         )
-        result = await self.model.complete(task)
+        model = self.model if self.config.topic_projector == "model" else _GROUPER
+        result = await model.complete(task)
         validate_projection(
             result, given.batch_ids, given.candidates, given.labels, given.truncated
         )
