@@ -26,7 +26,6 @@ from .store import Database, default_database_path, jobs
 from .store.health import StorageError
 from .topics.service import TopicsService
 
-
 log = logging.getLogger(__name__)
 
 
