@@ -29,6 +29,7 @@ from . import (
     serve_command,
     show_command,
     spaces_command,
+    topics_command,
 )
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
@@ -46,6 +47,7 @@ examples:
   stratagate process                          derive summaries and events now
   stratagate events                           what memory knows, as event cards
   stratagate search "spring sale"             find what memory holds, as the agent would
+  stratagate topics                           the topic catalog: chapters, sections, events
   stratagate forget evt_…                     hide an event ('restore' brings it back)
   stratagate doctor                           check the database file
 
@@ -76,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         plugin_command,
         doctor_command,
         spaces_command,
+        topics_command,
     ):
         module.register(commands)
     return parser

@@ -4,6 +4,7 @@ It opens the database and composes one service per capability; each service's me
 are the use cases (pure rules joined with store transactions). No framework code here.
 """
 
+import logging
 import sqlite3
 from datetime import datetime
 from pathlib import Path
@@ -23,7 +24,11 @@ from .profile.service import ProfileService
 from .remember.service import RememberService
 from .retrieval.service import RetrievalService
 from .store import Database, default_database_path, jobs
+from .store.health import StorageError
 from .timeline.service import TimelineService
+from .topics.service import TopicsService
+
+log = logging.getLogger(__name__)
 
 
 class StrataGate(
@@ -37,6 +42,7 @@ class StrataGate(
     RememberService,
     RetrievalService,
     TimelineService,
+    TopicsService,
 ):
     """The memory engine over one database file: each base is one capability's use cases.
 
@@ -63,16 +69,19 @@ class StrataGate(
         busy_timeout_s: float | None = None,
     ) -> "StrataGate":
         """Open (creating or migrating) the file; running jobs whose lease ran out (their
-        worker died) are failed, retryable now; a live worker's jobs are left alone."""
+        worker died) are failed, retryable now; a live worker's jobs are left alone. Spaces
+        not yet under this topic projector freeze their events for the topic bootstrap."""
         busy_ms = int(busy_timeout_s * 1000) if busy_timeout_s else None
         db = await Database(path or default_database_path(), busy_timeout_ms=busy_ms).open()
         now = utc_now()
         try:
             await _take_back_abandoned_jobs(db, now)
+            memory = cls(db, config, model)
+            await _bootstrap_topics(memory)
         except BaseException:
             await db.close()  # else its worker thread keeps the process alive
             raise
-        return cls(db, config, model)
+        return memory
 
     async def close(self) -> None:
         """Close the file, and the model's HTTP client if it has one."""
@@ -101,3 +110,12 @@ async def _take_back_abandoned_jobs(db: Database, now: datetime) -> None:
             jobs.recover_expired(raw, now)
 
         await db.write(take_back)
+
+
+async def _bootstrap_topics(memory: "StrataGate") -> None:
+    """The topic bootstrap of spaces new to this projector; a file this process may only
+    read (``stratagate events`` on a read-only copy) is opened all the same, as before."""
+    try:
+        await memory.bootstrap_topics()
+    except StorageError as error:
+        log.debug("StrataGate: topic bootstrap skipped: %s", error)

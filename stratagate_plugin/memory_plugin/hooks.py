@@ -1,8 +1,9 @@
 """The StrataGate plugin: thin hook implementations that translate host calls to the façade.
 
 Turns are recorded when they complete (receipt = session + turn number) and derived in the
-background; each model call gets the resident profile, automatic recall and the memory
-protocol; the finish step makes the agent close every evidence batch before answering.
+background; each model call gets the resident profile, the memory directory, automatic
+recall and the memory protocol; the finish step makes the agent close every evidence batch
+before answering.
 Memory failures are logged and never break the agent's turn. An interactive session's
 end seals its open tail; tails of sessions that simply stop are sealed once idle
 (``runtime``). Each session opens with one line naming its memory space.
@@ -70,7 +71,10 @@ TOOLS: tuple[str, ...] = (
     "memory_record_use",
     "memory_profile_update",
     "memory_remember",
+    "memory_list_topics",
+    "memory_expand_topic",
 )
+DIRECTORY_SECTION = "stratagate:memory-directory"
 log = logging.getLogger(__name__)
 
 
@@ -119,7 +123,7 @@ class MemoryPlugin:
                     runtime.namespace(session), session.id, user_message
                 )
                 turn.recall = recall.text
-            sections += await _memory_sections(runtime, turn.recall)
+            sections += await _memory_sections(runtime, runtime.namespace(session), turn.recall)
         except Exception as error:
             log_failure("context build failed; continuing without memory", error)
         return sections
@@ -244,10 +248,16 @@ def space_line(namespace: str, spaces: list[SpaceSummary]) -> str:
     return line
 
 
-async def _memory_sections(runtime: MemoryRuntime, recall: str) -> list[ContextSection]:
-    """The profile (re-read each call: a tool may change it mid-turn) and the turn's recall."""
+async def _memory_sections(
+    runtime: MemoryRuntime, namespace: str, recall: str
+) -> list[ContextSection]:
+    """The profile and the memory directory (re-read each call: a tool or the background
+    worker may change them mid-turn), and the turn's recall."""
     sections = [ContextSection(id="stratagate:auto-memory", text=recall, order=20)]
     profile = (await runtime.memory.get_profile()).rendered()
     if profile:
         sections.append(ContextSection(id="stratagate:persistent-profile", text=profile, order=10))
+    directory = await runtime.memory.memory_directory(namespace)
+    if directory:
+        sections.append(ContextSection(id=DIRECTORY_SECTION, text=directory, order=15))
     return sections

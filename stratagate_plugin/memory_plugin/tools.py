@@ -1,7 +1,8 @@
 """The agent's memory tools (spec §12.3): typed functions over the core façade.
 
 Every retrieval or expansion opens an evidence batch and returns its id and refs; the
-host turns any exception into an ``Error: …`` tool result, so the agent loop never breaks.
+topic tools are navigation only and open none. The host turns any exception into an
+``Error: …`` tool result, so the agent loop never breaks.
 """
 
 from collections.abc import Callable
@@ -9,21 +10,30 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ..core.events.ranking import EventHit
 from ..core.gate.evidence import Strategy, Verdict
 from ..core.profile.fields import FIELD_NAMES
 from ..core.remember.rules import Category
 from ..core.retrieval.raw_channel import OPEN_TAIL
+from ..core.topics.categories import CATEGORIES
 from ..harness.types import ToolCallContext
 from .runtime import MemoryRuntime
 
 PREFIX = "This tool is provided by the StrataGate plugin. "
 Limit = Annotated[int, Field(ge=1, le=20)]
+TOPIC_SEARCH_DEPTH = 100  # a query within a topic ranks this many events of the space
 ProfileField = Literal[FIELD_NAMES]  # type: ignore[valid-type]
+Category_ = Literal[CATEGORIES]  # type: ignore[valid-type]
 
 
 def memory_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
-    """The nine tools bound to one running plugin (memory_remember only when enabled)."""
-    tools = [*RetrievalTools(runtime).all(), *_gate_tools(runtime), _profile_tool(runtime)]
+    """The eleven tools bound to one running plugin (memory_remember only when enabled)."""
+    tools = [
+        *RetrievalTools(runtime).all(),
+        *_gate_tools(runtime),
+        _profile_tool(runtime),
+        *_topic_tools(runtime),
+    ]
     if runtime.settings.get("agent_memory_enabled", True):
         tools.append(_remember_tool(runtime))
     return tools
@@ -77,19 +87,19 @@ class RetrievalTools:
         temporal_intent: Literal["first", "latest"] | None = None,
         event_type: str | None = None,
         participants: list[str] | None = None,
+        topic_id: str | None = None,
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Search long-term events (what
-        happened, when, how it changed) by words, participants, type or first/latest."""
+        happened, when, how it changed) by words, participants, type or first/latest;
+        with topic_id (from memory_list_topics) only that topic's events, and an empty
+        query lists them in order."""
         namespace, _ = _where(self.runtime, call)
-        hits = await self.runtime.memory.search_events(
-            namespace,
-            query,
-            limit=limit,
-            offset=offset,
-            temporal_intent=temporal_intent,
-            event_type=event_type,
-            participants=participants or (),
-        )
+        if topic_id is not None:
+            hits = await self._topic_hits(namespace, topic_id, query, limit, offset)
+        else:
+            hits = await self._search_hits(
+                namespace, query, limit, offset, temporal_intent, event_type, participants
+            )
         refs = [f"event:{hit.card.id}" for hit in hits]
         titles = {f"event:{hit.card.id}": hit.card.title for hit in hits}
         return await _batch(
@@ -100,6 +110,39 @@ class RetrievalTools:
             titles,
             [hit.compact() for hit in hits],
         )
+
+    async def _search_hits(
+        self,
+        namespace: str,
+        query: str,
+        limit: int,
+        offset: int,
+        temporal_intent: Literal["first", "latest"] | None,
+        event_type: str | None,
+        participants: list[str] | None,
+    ) -> list[EventHit]:
+        return await self.runtime.memory.search_events(
+            namespace,
+            query,
+            limit=limit,
+            offset=offset,
+            temporal_intent=temporal_intent,
+            event_type=event_type,
+            participants=participants or (),
+        )
+
+    async def _topic_hits(
+        self, namespace: str, topic_id: str, query: str, limit: int, offset: int
+    ) -> list[EventHit]:
+        """A topic's events: those matching ``query`` best first, else in member order."""
+        memory = self.runtime.memory
+        cards = await memory.topic_events(namespace, topic_id)
+        if query.strip():
+            members = {card.id for card in cards}
+            found = await memory.search_events(namespace, query, limit=TOPIC_SEARCH_DEPTH)
+            inside = [hit for hit in found if hit.card.id in members]
+            return inside[offset : offset + limit]
+        return [EventHit(card=card, rank_score=0.0) for card in cards[offset : offset + limit]]
 
     async def memory_search_raw(
         self,
@@ -258,3 +301,29 @@ def _profile_tool(runtime: MemoryRuntime) -> Callable[..., Any]:
         return result.model_dump(mode="json")
 
     return memory_profile_update
+
+
+def _topic_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
+    memory = runtime.memory
+
+    async def memory_list_topics(
+        call: ToolCallContext,
+        query: Annotated[str, Field(max_length=500)] | None = None,
+        category: Category_ | None = None,
+        offset: Annotated[int, Field(ge=0)] = 0,
+        limit: Limit = 12,
+    ) -> dict[str, Any]:
+        """This tool is provided by the StrataGate plugin. Page through the memory
+        directory's topics (chapters, then events not yet in one), optionally matching a
+        query or within a category. Navigation only: it is not evidence and opens no batch."""
+        namespace, _ = _where(runtime, call)
+        return await memory.list_topics(namespace, query, category, offset, limit)
+
+    async def memory_expand_topic(call: ToolCallContext, id: str) -> dict[str, Any]:
+        """This tool is provided by the StrataGate plugin. Open one topic of the memory
+        directory: its sections, overview and source event ids. Navigation only: find the
+        events to cite with memory_search_events(topic_id=...)."""
+        namespace, _ = _where(runtime, call)
+        return await memory.expand_topic(namespace, id)
+
+    return [memory_list_topics, memory_expand_topic]

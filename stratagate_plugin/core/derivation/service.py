@@ -66,6 +66,7 @@ class DerivationReport:
     lost: int = 0
     ready_blocks: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    topics: Any = None  # the topic pass that followed (``topics.service.TopicReport``)
 
 
 class Deriver:
@@ -348,11 +349,14 @@ class DerivationService(ServiceBase):
         concurrency: int | None = None,
     ) -> DerivationReport:
         """Run every due derivation job now (summaries, then event extraction), up to
-        ``concurrency`` at once (default: the config's ``derive_concurrency``)."""
+        ``concurrency`` at once (default: the config's ``derive_concurrency``); then the
+        topic work the new events queued."""
         lease = timedelta(seconds=self.config.job_lease_s)
         workers = self.config.derive_concurrency if concurrency is None else concurrency
         deriver = Deriver(self.db, self.model, lease=lease, concurrency=workers)
-        return await deriver.process_pending(max_jobs, on_job)
+        report = await deriver.process_pending(max_jobs, on_job)
+        await self._after_derivation(report)
+        return report
 
     async def list_jobs(self, namespace: str | None = None, status: str | None = None) -> list[Job]:
         return await self.db.read(lambda raw: jobs.list_jobs(raw, namespace, status))

@@ -90,3 +90,57 @@ TEMPORAL_FIELDS_DOC = {
 #                                              "mentioned_at", "happened_start",
 #                                              "happened_end", "participants",
 #                                              "event_type"}, ...]}
+
+
+PROJECT_MEMORY_TOPICS = "project_memory_topics"
+ParagraphKind = Literal["history", "decision", "change", "open-question", "scope"]
+
+
+class TopicParagraph(BaseModel):
+    """An overview paragraph of a chapter (§5.1): what its 1–12 cited events say together."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    kind: ParagraphKind
+    title: str | None = Field(default=None, max_length=80)
+    text: str = Field(min_length=1, max_length=600)
+    event_ids: list[str] = Field(min_length=1, max_length=12)
+
+
+class TopicSection(BaseModel):
+    """A lasting category inside a chapter and its member events."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    title: str = Field(min_length=1, max_length=80)
+    event_ids: list[str] = Field(default_factory=list)
+
+
+class ProjectedTopic(BaseModel):
+    """One chapter of a projection: an exposed candidate (``topic_id``) or a new one; its
+    ``event_ids`` are the batch events it takes."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    topic_id: str | None = None
+    title: str = Field(min_length=1, max_length=120)
+    description: str = Field(default="", max_length=400)
+    event_ids: list[str] = Field(min_length=1)
+    sections: list[TopicSection] = Field(default_factory=list)
+    overview: list[TopicParagraph] = Field(default_factory=list)
+
+
+class TopicProjection(BaseModel):
+    """The topic projector's answer for one batch of events."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    topics: list[ProjectedTopic] = Field(default_factory=list)
+
+
+# PROJECT_MEMORY_TOPICS payload = {"events": [compact event, ...], "truncated_event_ids": [...],
+#   "candidates": [{"topic_id", "title", "description", "sections": [title, ...],
+#                   "overview": [paragraph, ...] (≤ 4), "keywords": [...],
+#                   "continued_event_ids": [batch event ids already its members]}, ...]}
+# compact event = {"id", "title", "summary", "tags", "participants", "event_type",
+#                  "criticality", "catalog_hints", "status", "time"}

@@ -49,8 +49,8 @@ _RETRY = (
 )
 
 
-def backoff(attempts: int) -> timedelta:
-    return timedelta(seconds=2 ** max(0, attempts - 1))
+def backoff(attempts: int, unit_s: float = 1.0) -> timedelta:
+    return timedelta(seconds=unit_s * 2 ** max(0, attempts - 1))
 
 
 def claim_next(
@@ -78,12 +78,28 @@ def claim_next(
     row = raw.execute(f"{sql} ORDER BY created_at, id LIMIT 1", params).fetchone()
     if row is None:
         return None
+    return lease_job(raw, row["id"], owner, lease, now)
+
+
+def lease_job(
+    raw: sqlite3.Connection, job_id: str, owner: str, lease: timedelta, now: datetime
+) -> Job:
+    """Hand a due job to ``owner`` until ``now + lease``: one more attempt, one more claim."""
     raw.execute(
         "UPDATE jobs SET status = 'running', attempts = attempts + 1, claims = claims + 1, "
         "owner = ?, lease_expires_at = ?, updated_at = ? WHERE id = ?",
-        (owner, iso(now + lease), iso(now), row["id"]),
+        (owner, iso(now + lease), iso(now), job_id),
     )
-    return get_job(raw, row["id"])
+    return get_job(raw, job_id)
+
+
+def due_clause(alias: str) -> str:
+    """The SQL condition of a job row ``alias`` that may be claimed (params: attempts cap, now)."""
+    return (
+        _DUE.replace("status", f"{alias}.status")
+        .replace("attempts", f"{alias}.attempts")
+        .replace("next_retry_at", f"{alias}.next_retry_at")
+    )
 
 
 def holds(raw: sqlite3.Connection, job: Job) -> bool:
@@ -122,12 +138,17 @@ def finish(
     )
 
 
-def fail(raw: sqlite3.Connection, job: Job, error: str, now: datetime) -> Job | None:
+def fail(
+    raw: sqlite3.Connection, job: Job, error: str, now: datetime, backoff_unit_s: float = 1.0
+) -> Job | None:
     """Record a failed attempt of a job still held and schedule the next one unless attempts
-    are used up; ``None`` (nothing written) when the job was taken back."""
+    are used up (after ``backoff_unit_s · 2^(attempts−1)``); ``None`` (nothing written) when
+    the job was taken back."""
     if not holds(raw, job):
         return None
-    retry_at = iso(now + backoff(job.attempts)) if job.attempts < MAX_ATTEMPTS else None
+    retry_at = (
+        iso(now + backoff(job.attempts, backoff_unit_s)) if job.attempts < MAX_ATTEMPTS else None
+    )
     raw.execute(
         "UPDATE jobs SET status = 'failed', last_error = ?, next_retry_at = ?, "
         "lease_expires_at = NULL, updated_at = ? WHERE id = ?",

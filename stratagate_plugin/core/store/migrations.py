@@ -359,6 +359,69 @@ def _m015_overview_indexes(raw: sqlite3.Connection) -> None:
     )
 
 
+def _m017_topics(raw: sqlite3.Connection) -> None:
+    """The topic catalog (§5): chapters with their JSON sections and overview, members with
+    the fingerprint each was projected at, events queued in batches (a job's target), each
+    space's bootstrap under a projector version. The historical budget lives in ``meta``."""
+    _run_script(
+        raw,
+        """
+        CREATE TABLE topics (
+            pk INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            namespace TEXT NOT NULL,
+            title TEXT NOT NULL,
+            description TEXT NOT NULL DEFAULT '',
+            category TEXT NOT NULL DEFAULT 'other',
+            status TEXT NOT NULL CHECK (status IN ('ready', 'pending')),
+            sections_json TEXT NOT NULL DEFAULT '[]',
+            overview_json TEXT NOT NULL DEFAULT '[]',
+            keywords_json TEXT NOT NULL DEFAULT '[]',
+            has_agent INTEGER NOT NULL DEFAULT 0,
+            projector_version INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            invalidated_at TEXT
+        );
+        CREATE INDEX topics_order ON topics(namespace, created_at, id);
+        CREATE TABLE topic_members (
+            topic_id TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            fingerprint TEXT,
+            seen_at TEXT NOT NULL,
+            category TEXT NOT NULL,
+            pool TEXT NOT NULL,
+            PRIMARY KEY (topic_id, event_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX topic_members_event ON topic_members(event_id);
+        CREATE INDEX topic_members_namespace ON topic_members(namespace);
+        CREATE TABLE topic_batches (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            historical INTEGER NOT NULL,
+            topic_id TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE topic_queue (
+            event_id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            batch_id TEXT NOT NULL,
+            position INTEGER NOT NULL
+        );
+        CREATE INDEX topic_queue_batch ON topic_queue(batch_id, position);
+        CREATE INDEX topic_queue_namespace ON topic_queue(namespace);
+        CREATE TABLE topic_state (
+            namespace TEXT PRIMARY KEY,
+            projector_version INTEGER NOT NULL,
+            frozen_events INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        )
+        """,
+    )
+
+
 def _m016_timeline(raw: sqlite3.Connection) -> None:
     """Receipts for corrections and resolved conflicts (SQLite cannot alter a CHECK, so the
     table is rebuilt), and the indexes the timeline pages walk: events by chronology (all
@@ -395,6 +458,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m014_block_ready_times,
     _m015_overview_indexes,
     _m016_timeline,
+    _m017_topics,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

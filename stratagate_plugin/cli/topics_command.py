@@ -1,0 +1,97 @@
+"""``stratagate topics``: the topic catalog as a book; ``stratagate directory``: what the
+agent is shown of it.
+
+``topics`` lists chapters → sections → event ids in their shown order, then the batches
+still waiting or failed (``--retry`` queues the failed ones again). ``directory`` prints
+the directory text exactly as it is injected into each model call, its token estimate
+on stderr, so what the 400-token budget leaves in is plain to see.
+"""
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..core.text.token_budget import estimate_tokens
+from .common import add_db_option, add_space_option, open_memory, resolve_space
+
+
+def register(commands: Any) -> None:
+    topics = commands.add_parser("topics", help="the topic catalog: chapters, sections, events")
+    add_db_option(topics)
+    add_space_option(topics)
+    topics.add_argument("--json", action="store_true", help="machine-readable output")
+    topics.add_argument(
+        "--retry", action="store_true", help="queue failed topic batches of the space again"
+    )
+    topics.set_defaults(handler=show_topics)
+    directory = commands.add_parser(
+        "directory", help="the memory directory exactly as the agent is shown it"
+    )
+    add_db_option(directory)
+    add_space_option(directory)
+    directory.set_defaults(handler=show_directory)
+
+
+async def show_topics(args: argparse.Namespace) -> int:
+    memory = await open_memory(args)
+    async with memory:
+        namespace = await resolve_space(args, memory)
+        if args.retry:
+            count = await memory.retry_topics(namespace)
+            print(
+                f"{count} topic batch(es) queued again; run 'stratagate process' to run them"
+                if count
+                else "(no failed topic batches)"
+            )
+            return 0
+        book = await memory.topic_book(namespace)
+    if args.json:
+        print(json.dumps(book, ensure_ascii=False, indent=2))
+        return 0
+    for line in book_lines(book):
+        print(line)
+    return 0
+
+
+def book_lines(book: dict[str, Any]) -> list[str]:
+    lines = [] if book["chapters"] else ["(no topics yet)"]
+    for chapter in book["chapters"]:
+        marks = [chapter["category"], f"{chapter['sourceEventCount']} events"]
+        if chapter["status"] != "ready":
+            marks.append(chapter["status"])
+        if chapter["hidden"]:
+            marks.append("hidden: holds agent-recorded events")
+        lines.append(
+            f"{chapter['number']}. {chapter['title']}  [{', '.join(marks)}]  {chapter['id']}"
+        )
+        if chapter["description"]:
+            lines.append(f"   {chapter['description']}")
+        if chapter["overview"]:
+            lines.append(
+                f"   {chapter['number']}.0 overview: {len(chapter['overview'])} paragraphs"
+            )
+        for section in chapter["sections"]:
+            lines.append(
+                f"   {section['number']} {section['title']}: {' '.join(section['eventIds'])}"
+            )
+    if book["fallbackEntries"]:
+        lines.append(f"{book['fallbackEntries']} events in no topic yet (fallback entries)")
+    for batch in book["pending"]:
+        error = f" — {batch['lastError'].splitlines()[0][:80]}" if batch["lastError"] else ""
+        lines.append(
+            f"{batch['status']} batch {batch['jobId']} (tries {batch['attempts']}): "
+            f"{' '.join(batch['eventIds'])}{error}"
+        )
+    return lines
+
+
+async def show_directory(args: argparse.Namespace) -> int:
+    memory = await open_memory(args)
+    async with memory:
+        namespace = await resolve_space(args, memory)
+        text = await memory.memory_directory(namespace)
+    if text:
+        print(text)
+    print(f"({estimate_tokens(text)} estimated tokens of 400)", file=sys.stderr)
+    return 0

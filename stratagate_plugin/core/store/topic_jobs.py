@@ -1,0 +1,189 @@
+"""Topic projection jobs (spec §5.3): batches of queued events, claimed one per space.
+
+A batch is a job's target: its events wait in ``topic_queue`` until the batch commits.
+A claim takes new/changed (incremental) batches first; a historical one only when the
+database-wide budget grants it a slot, reserved in the claim's transaction. At most one
+topic job of a space runs at a time. Each space's bootstrap (the visible events frozen as
+the historical set) is recorded once per projector version in ``topic_state``.
+"""
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+
+from ..clock import iso
+from ..ids import new_id
+from ..records import Job
+from ..topics.budget import LEDGER_KEY
+from ..topics.model import PROJECTOR_VERSION
+from . import jobs
+from .event_rows import VISIBLE
+from .rows import job_from_row
+from .sealing import enqueue_job
+
+TOPIC_JOB = "topic_projection"
+_UNPLACED = (
+    "e.namespace = ? AND e.status IN (?, ?) AND NOT EXISTS (SELECT 1 FROM topic_members m "
+    "WHERE m.event_id = e.id) AND NOT EXISTS (SELECT 1 FROM topic_queue q WHERE "
+    "q.event_id = e.id)"
+)
+
+
+def state_version(raw: sqlite3.Connection, namespace: str) -> int | None:
+    row = raw.execute(
+        "SELECT projector_version FROM topic_state WHERE namespace = ?", (namespace,)
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def spaces_to_bootstrap(raw: sqlite3.Connection) -> list[str]:
+    """Spaces not yet bootstrapped under the current projector version."""
+    rows = raw.execute(
+        "SELECT n.namespace FROM namespaces n LEFT JOIN topic_state s ON s.namespace = "
+        "n.namespace WHERE s.projector_version IS NULL OR s.projector_version != ? "
+        "ORDER BY n.namespace",
+        (PROJECTOR_VERSION,),
+    )
+    return [row[0] for row in rows]
+
+
+def record_state(raw: sqlite3.Connection, namespace: str, frozen: int, now: datetime) -> None:
+    raw.execute(
+        "INSERT INTO topic_state(namespace, projector_version, frozen_events, created_at) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT(namespace) DO UPDATE SET projector_version = "
+        "excluded.projector_version, frozen_events = excluded.frozen_events",
+        (namespace, PROJECTOR_VERSION, frozen, iso(now)),
+    )
+
+
+def retire_old_generation(raw: sqlite3.Connection, namespace: str) -> None:
+    """Chapters of another projector version are retired with their queue."""
+    old = raw.execute(
+        "SELECT id FROM topics WHERE namespace = ? AND projector_version != ?",
+        (namespace, PROJECTOR_VERSION),
+    ).fetchall()
+    for (topic_id,) in old:
+        raw.execute("DELETE FROM topic_members WHERE topic_id = ?", (topic_id,))
+        raw.execute("DELETE FROM topics WHERE id = ?", (topic_id,))
+
+
+def unplaced_rows(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
+    """Visible events in no chapter and no batch, in table order."""
+    return raw.execute(
+        f"SELECT e.* FROM events e WHERE {_UNPLACED} ORDER BY e.pk", (namespace, *VISIBLE)
+    ).fetchall()
+
+
+def unqueued_members(raw: sqlite3.Connection, topic_id: str) -> list[tuple[str, bool]]:
+    """A pending chapter's members waiting for no batch: (event id, changed?)."""
+    rows = raw.execute(
+        "SELECT m.event_id, m.fingerprint IS NULL FROM topic_members m WHERE m.topic_id = ? "
+        "AND NOT EXISTS (SELECT 1 FROM topic_queue q WHERE q.event_id = m.event_id) "
+        "ORDER BY m.position",
+        (topic_id,),
+    )
+    return [(row[0], bool(row[1])) for row in rows]
+
+
+def queue_batch(
+    raw: sqlite3.Connection,
+    namespace: str,
+    event_ids: Sequence[str],
+    historical: bool,
+    now: datetime,
+    topic_id: str | None = None,
+) -> str:
+    """A batch of ``event_ids`` with its projection job; the batch id."""
+    batch_id = new_id("tbatch")
+    raw.execute(
+        "INSERT INTO topic_batches(id, namespace, historical, topic_id, created_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (batch_id, namespace, int(historical), topic_id, iso(now)),
+    )
+    raw.executemany(
+        "INSERT INTO topic_queue(event_id, namespace, batch_id, position) VALUES (?, ?, ?, ?)",
+        [(event_id, namespace, batch_id, i) for i, event_id in enumerate(event_ids)],
+    )
+    enqueue_job(raw, namespace, TOPIC_JOB, batch_id)
+    return batch_id
+
+
+def batch_of(raw: sqlite3.Connection, batch_id: str) -> tuple[bool, str | None, list[str]]:
+    """(historical?, the chapter it rebuilds, its queued event ids in order)."""
+    row = raw.execute(
+        "SELECT historical, topic_id FROM topic_batches WHERE id = ?", (batch_id,)
+    ).fetchone()
+    ids = raw.execute(
+        "SELECT event_id FROM topic_queue WHERE batch_id = ? ORDER BY position", (batch_id,)
+    )
+    return bool(row[0]), row[1], [r[0] for r in ids]
+
+
+def close_batch(raw: sqlite3.Connection, batch_id: str) -> None:
+    raw.execute("DELETE FROM topic_queue WHERE batch_id = ?", (batch_id,))
+
+
+def claim(
+    raw: sqlite3.Connection,
+    now: datetime,
+    owner: str,
+    lease: timedelta,
+    reserve: Callable[[str | None], tuple[bool, str]],
+) -> Job | None:
+    """The next due topic job of a space with none running: incremental first; a
+    historical one only when ``reserve(ledger)`` grants it (the ledger stored either way)."""
+    jobs.recover_expired(raw, now)
+    rows = raw.execute(
+        f"SELECT j.id, b.historical FROM jobs j JOIN topic_batches b ON b.id = j.target_id "
+        f"WHERE j.kind = ? AND {jobs.due_clause('j')} AND NOT EXISTS (SELECT 1 FROM jobs r "
+        "WHERE r.kind = j.kind AND r.namespace = j.namespace AND r.status = 'running') "
+        "ORDER BY b.historical, j.created_at, j.id",
+        (TOPIC_JOB, jobs.MAX_ATTEMPTS, iso(now)),
+    ).fetchall()
+    for job_id, historical in rows:
+        if historical:
+            granted, ledger = reserve(_ledger(raw))
+            raw.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
+                "value = excluded.value",
+                (LEDGER_KEY, ledger),
+            )
+            if not granted:
+                return None
+        return jobs.lease_job(raw, job_id, owner, lease, now)
+    return None
+
+
+def _ledger(raw: sqlite3.Connection) -> str | None:
+    row = raw.execute("SELECT value FROM meta WHERE key = ?", (LEDGER_KEY,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def topic_jobs(raw: sqlite3.Connection, namespace: str) -> list[tuple[Job, list[str]]]:
+    """The space's unfinished topic jobs (pending, running, failed) with their events."""
+    rows = raw.execute(
+        "SELECT * FROM jobs WHERE kind = ? AND namespace = ? AND status IN "
+        "('pending', 'running', 'failed') ORDER BY created_at, id",
+        (TOPIC_JOB, namespace),
+    ).fetchall()
+    found = []
+    for row in rows:
+        job = job_from_row(row)
+        found.append((job, batch_of(raw, job.target_id)[2]))
+    return found
+
+
+def retry_failed(raw: sqlite3.Connection, namespace: str, now: datetime) -> int:
+    """Each exhausted batch of the space queued again as a fresh job (a new batch id);
+    the old job is closed as retried. How many batches."""
+    rows = raw.execute(
+        "SELECT j.id, j.target_id FROM jobs j WHERE j.kind = ? AND j.namespace = ? AND "
+        "j.status = 'failed' AND (j.attempts >= ? OR j.next_retry_at IS NULL)",
+        (TOPIC_JOB, namespace, jobs.MAX_ATTEMPTS),
+    ).fetchall()
+    for job_id, batch_id in rows:
+        historical, topic_id, event_ids = batch_of(raw, batch_id)
+        close_batch(raw, batch_id)
+        fresh = queue_batch(raw, namespace, event_ids, historical, now, topic_id)
+        jobs.finish(raw, job_id, "skipped", now, f"retried as batch {fresh}")
+    return len(rows)

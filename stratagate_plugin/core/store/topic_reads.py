@@ -1,0 +1,178 @@
+"""The topic catalog's reads (spec §5.5): the directory's entries, a page, one entry, the book.
+
+Nothing here writes: a chapter whose events changed since it was projected is shown as
+pending at once (``stale_members`` without ``write``), before the next pass rebuilds it.
+Chapters come first in their order, then fallback entries (visible events in no shown
+chapter) in table order; with a query, both ranked by BM25 over title ×4, description ×2.
+"""
+
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from ..clock import iso
+from ..errors import NotFound
+from ..text.search_terms import fts_match_any, query_tokens
+from ..topics.categories import CATEGORIES, event_category
+from ..topics.directory import Entry, Listing, rank_entries
+from ..topics.merge import order_topics, ordered_paragraphs, ordered_sections
+from ..topics.model import (
+    FALLBACK_DESCRIPTION,
+    FALLBACK_PREFIX,
+    PENDING_TITLE,
+    Topic,
+    fallback_id,
+    is_fallback,
+)
+from . import event_rows, topic_jobs, topic_rows
+from .topic_sync import stale_members
+
+FTS_CANDIDATES = 2_000
+
+
+def listing(
+    raw: sqlite3.Connection,
+    namespace: str,
+    weight: float,
+    category: str | None,
+    offset: int,
+    limit: int,
+    query: str = "",
+) -> Listing:
+    stale = stale_members(raw, namespace)
+    counts = topic_rows.member_counts(raw, namespace)
+    entries = [
+        _entry(t, counts.get(t.id, 0), t.id in stale)
+        for t in topic_rows.shown_topics(raw, namespace, weight)
+    ]
+    spare = topic_rows.fallback_counts(raw, namespace, weight)
+    totals = Counter(e.category for e in entries) + Counter(spare)
+    firsts: dict[str, Entry] = {}
+    for entry in entries:
+        firsts.setdefault(entry.category, entry)
+    for name in CATEGORIES:
+        if name not in firsts and spare.get(name):
+            firsts[name] = _fallbacks(topic_rows.fallback_rows(raw, namespace, weight, name, 1, 0))[
+                0
+            ]
+    mine = [e for e in entries if category is None or e.category == category]
+    if query:
+        found = _matching_fallbacks(raw, namespace, weight, category, query)
+        ranked = rank_entries(query, [*mine, *found])
+        return Listing(len(ranked), ranked[offset : offset + limit], dict(totals), firsts)
+    total = len(mine) + (spare.get(category, 0) if category else sum(spare.values()))
+    page = mine[offset : offset + limit]
+    if len(page) < limit:
+        rows = topic_rows.fallback_rows(
+            raw, namespace, weight, category, limit - len(page), max(0, offset - len(mine))
+        )
+        page += _fallbacks(rows)
+    return Listing(total, page, dict(totals), firsts)
+
+
+def _entry(topic: Topic, members: int, stale: bool) -> Entry:
+    pending = stale or topic.status == "pending"
+    return Entry(
+        id=topic.id,
+        title=PENDING_TITLE if pending else topic.title,
+        description="" if pending else topic.description,
+        category=topic.category,
+        source_event_count=members,
+        status="pending" if pending else "ready",
+    )
+
+
+def _fallbacks(rows: Sequence[Sequence[Any]]) -> list[Entry]:
+    return [
+        Entry(
+            id=fallback_id(row[0]),
+            title=row[1][:120],
+            description=FALLBACK_DESCRIPTION,
+            category=row[2],
+            source_event_count=1,
+            is_fallback=True,
+        )
+        for row in rows
+    ]
+
+
+def _matching_fallbacks(
+    raw: sqlite3.Connection, namespace: str, weight: float, category: str | None, query: str
+) -> list[Entry]:
+    tokens = query_tokens(query)
+    if not tokens:
+        return []
+    rows = event_rows.fts_event_candidates(raw, namespace, fts_match_any(tokens), FTS_CANDIDATES)
+    ids = [row["id"] for row in rows]
+    if not ids:
+        return []
+    found = topic_rows.fallback_rows(raw, namespace, weight, category, len(ids), 0, ids)
+    return _fallbacks(found)
+
+
+def opened(
+    raw: sqlite3.Connection, namespace: str, entry_id: str, weight: float
+) -> tuple[Entry, Topic | None]:
+    if is_fallback(entry_id):
+        # an id listed earlier still opens once its event has joined a chapter
+        event_id = entry_id.removeprefix(FALLBACK_PREFIX)
+        cards = event_rows.visible_cards(raw, namespace, [event_id])
+        if not cards or (cards[0].pool == "agent" and weight <= 0):
+            raise NotFound(f"no fallback entry {entry_id!r} in this memory space")
+        card = cards[0]
+        category = event_category(card.criticality, card.temporal.get("event_type"))
+        return _fallbacks([(card.id, card.title, category)])[0], None
+    topic = topic_rows.get_topic(raw, entry_id)
+    if topic is None or topic.namespace != namespace or (topic.has_agent and weight <= 0):
+        raise NotFound(f"no topic {entry_id!r} in this memory space")
+    entry = _entry(topic, len(topic.member_ids), entry_id in stale_members(raw, namespace))
+    if entry.status == "pending":
+        topic = topic.model_copy(update={"status": "pending"})
+    return entry, topic
+
+
+def book(raw: sqlite3.Connection, namespace: str, weight: float) -> dict[str, Any]:
+    stale = stale_members(raw, namespace)
+    chapters = []
+    for number, listed in enumerate(order_topics(topic_rows.load_topics(raw, namespace)), 1):
+        topic = topic_rows.get_topic(raw, listed.id) or listed
+        entry = _entry(topic, len(topic.member_ids), topic.id in stale)
+        ready = entry.status == "ready"
+        sections = ordered_sections(topic) if ready else []
+        chapters.append(
+            {
+                "number": number,
+                **entry.card(),
+                "hidden": topic.has_agent and weight <= 0,
+                "overview": [
+                    p.model_dump(exclude_none=True)
+                    for p in ordered_paragraphs(topic, topic.overview)
+                ]
+                if ready
+                else [],
+                "sections": [
+                    {"number": f"{number}.{k}", "title": s.title, "eventIds": s.event_ids}
+                    for k, s in enumerate(sections, 1)
+                ],
+                "eventIds": topic.member_ids,
+            }
+        )
+    pending = [
+        {
+            "jobId": job.id,
+            "status": job.status,
+            "attempts": job.attempts,
+            "lastError": job.last_error,
+            "nextRetryAt": iso(job.next_retry_at) if job.next_retry_at else None,
+            "eventIds": ids,
+        }
+        for job, ids in topic_jobs.topic_jobs(raw, namespace)
+    ]
+    spare = topic_rows.fallback_counts(raw, namespace, weight)
+    return {
+        "namespace": namespace,
+        "chapters": chapters,
+        "pending": pending,
+        "fallbackEntries": sum(spare.values()),
+    }

@@ -1,0 +1,233 @@
+"""Topic chapters and their members; the directory's reads (spec §5).
+
+A member row keeps the fingerprint its event had when it was projected and the event's
+``updated_at`` then (``seen_at``): only members whose event was touched since (or hidden,
+or awaiting re-projection) are looked at again, so spotting a stale chapter stays cheap.
+Fallback entries are read straight from ``events``: visible events no shown chapter holds.
+"""
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..clock import iso
+from ..events.cards import EventCard
+from ..topics.categories import CATEGORIES, TYPE_CATEGORY
+from ..topics.model import PROJECTOR_VERSION, Topic
+from .event_rows import VISIBLE
+from .rows import dump_json, record_from_row
+
+_TYPE = "json_extract(e.temporal_json, '$.event_type')"
+EVENT_CATEGORY_SQL = (
+    "CASE WHEN e.criticality != 'routine' THEN 'preferences' "
+    + " ".join(f"WHEN {_TYPE} = '{kind}' THEN '{cat}'" for kind, cat in TYPE_CATEGORY.items())
+    + " ELSE 'other' END"
+)
+_SHOWN = "(? > 0 OR t.has_agent = 0)"
+_FALLBACK = (
+    "FROM events e WHERE e.namespace = ? AND e.status IN (?, ?) AND (? > 0 OR e.pool = "
+    "'conversation') AND NOT EXISTS (SELECT 1 FROM topic_members m JOIN topics t ON "
+    f"t.id = m.topic_id WHERE m.event_id = e.id AND {_SHOWN})"
+)
+
+
+def topic_from_row(row: sqlite3.Row, members: list[str] | None = None) -> Topic:
+    return record_from_row(Topic, row, member_ids=members or [], has_agent=bool(row["has_agent"]))
+
+
+def load_topics(raw: sqlite3.Connection, namespace: str) -> list[Topic]:
+    """Every chapter of the space without its member list, in chapter order."""
+    rows = raw.execute(
+        "SELECT * FROM topics WHERE namespace = ? ORDER BY created_at, id", (namespace,)
+    ).fetchall()
+    return [topic_from_row(row) for row in rows]
+
+
+def get_topic(raw: sqlite3.Connection, topic_id: str) -> Topic | None:
+    row = raw.execute("SELECT * FROM topics WHERE id = ?", (topic_id,)).fetchone()
+    return None if row is None else topic_from_row(row, member_ids(raw, topic_id))
+
+
+def member_ids(raw: sqlite3.Connection, topic_id: str) -> list[str]:
+    rows = raw.execute(
+        "SELECT event_id FROM topic_members WHERE topic_id = ? ORDER BY position", (topic_id,)
+    )
+    return [row[0] for row in rows]
+
+
+def topics_holding(raw: sqlite3.Connection, event_ids: Sequence[str]) -> dict[str, str]:
+    """event id → the chapter holding it, for those of ``event_ids`` that have one."""
+    marks = ",".join("?" * len(event_ids))
+    rows = raw.execute(
+        f"SELECT event_id, topic_id FROM topic_members WHERE event_id IN ({marks})",
+        list(event_ids),
+    )
+    return {row[0]: row[1] for row in rows}
+
+
+def save_topic(raw: sqlite3.Connection, topic: Topic) -> None:
+    """Insert or update the chapter's row (members are written apart)."""
+    values = (
+        topic.title,
+        topic.description,
+        topic.category,
+        topic.status,
+        dump_json([s.model_dump() for s in topic.sections]),
+        dump_json([p.model_dump() for p in topic.overview]),
+        dump_json(topic.keywords),
+        int(topic.has_agent),
+        PROJECTOR_VERSION,
+        iso(topic.updated_at),
+    )
+    updated = raw.execute(
+        "UPDATE topics SET title = ?, description = ?, category = ?, status = ?, "
+        "sections_json = ?, overview_json = ?, keywords_json = ?, has_agent = ?, "
+        "projector_version = ?, updated_at = ? WHERE id = ?",
+        (*values, topic.id),
+    ).rowcount
+    if not updated:
+        raw.execute(
+            "INSERT INTO topics(title, description, category, status, sections_json, "
+            "overview_json, keywords_json, has_agent, projector_version, updated_at, id, "
+            "namespace, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (*values, topic.id, topic.namespace, iso(topic.created_at)),
+        )
+
+
+def set_members(
+    raw: sqlite3.Connection,
+    topic: Topic,
+    cards: Iterable[EventCard],
+    fingerprints: dict[str, str],
+    categories: dict[str, str],
+) -> None:
+    """``cards`` become members of ``topic`` (taken from any other chapter) at their place in
+    its member list, projected at ``fingerprints``."""
+    place = {event_id: i for i, event_id in enumerate(topic.member_ids)}
+    for card in cards:
+        raw.execute("DELETE FROM topic_members WHERE event_id = ?", (card.id,))
+        raw.execute(
+            "INSERT INTO topic_members(topic_id, event_id, namespace, position, fingerprint, "
+            "seen_at, category, pool) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                topic.id,
+                card.id,
+                topic.namespace,
+                place[card.id],
+                fingerprints[card.id],
+                iso(card.updated_at),
+                categories[card.id],
+                card.pool,
+            ),
+        )
+
+
+def member_summary(raw: sqlite3.Connection, topic_id: str) -> tuple[list[str], bool]:
+    """The categories of a chapter's members and whether any is agent-recorded."""
+    rows = raw.execute(
+        "SELECT category, pool FROM topic_members WHERE topic_id = ?", (topic_id,)
+    ).fetchall()
+    return [row[0] for row in rows], any(row[1] == "agent" for row in rows)
+
+
+def drop_members(raw: sqlite3.Connection, topic_id: str, event_ids: Iterable[str]) -> None:
+    raw.executemany(
+        "DELETE FROM topic_members WHERE topic_id = ? AND event_id = ?",
+        [(topic_id, event_id) for event_id in event_ids],
+    )
+
+
+def mark_for_projection(raw: sqlite3.Connection, event_ids: Iterable[str]) -> None:
+    """Members whose event changed: their fingerprint is cleared until projected again."""
+    raw.executemany(
+        "UPDATE topic_members SET fingerprint = NULL WHERE event_id = ?",
+        [(event_id,) for event_id in event_ids],
+    )
+
+
+def mark_seen(raw: sqlite3.Connection, seen: Iterable[tuple[str, str]]) -> None:
+    """(event id, updated_at) of members touched without changing (adoption, decay)."""
+    raw.executemany(
+        "UPDATE topic_members SET seen_at = ? WHERE event_id = ?",
+        [(updated, event_id) for event_id, updated in seen],
+    )
+
+
+def clear_language(raw: sqlite3.Connection, topic_id: str, now: str) -> None:
+    """A stale chapter keeps its id and members; its words go until it is rebuilt, and the
+    first invalidation's time is kept."""
+    raw.execute(
+        "UPDATE topics SET status = 'pending', title = '', description = '', "
+        "sections_json = '[]', overview_json = '[]', updated_at = ?, "
+        "invalidated_at = COALESCE(invalidated_at, ?) WHERE id = ? AND status = 'ready'",
+        (now, now, topic_id),
+    )
+
+
+def delete_empty_topics(raw: sqlite3.Connection, namespace: str) -> int:
+    return raw.execute(
+        "DELETE FROM topics WHERE namespace = ? AND NOT EXISTS "
+        "(SELECT 1 FROM topic_members m WHERE m.topic_id = topics.id)",
+        (namespace,),
+    ).rowcount
+
+
+def touched_members(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
+    """Members whose event is gone, hidden, touched since projection or awaiting it:
+    ``topic_id, event_id, fingerprint, status``."""
+    return raw.execute(
+        "SELECT m.topic_id, m.event_id, m.fingerprint, e.status FROM topic_members m "
+        "LEFT JOIN events e ON e.id = m.event_id WHERE m.namespace = ? AND (e.id IS NULL OR "
+        "e.status NOT IN (?, ?) OR e.updated_at != m.seen_at OR m.fingerprint IS NULL)",
+        (namespace, *VISIBLE),
+    ).fetchall()
+
+
+def shown_topics(raw: sqlite3.Connection, namespace: str, agent_weight: float) -> list[Topic]:
+    """The chapters the directory shows (those holding agent events hidden at weight 0),
+    with their member counts as ``keywords``-free records."""
+    rows = raw.execute(
+        f"SELECT t.* FROM topics t WHERE t.namespace = ? AND {_SHOWN} ORDER BY t.created_at, t.id",
+        (namespace, agent_weight),
+    ).fetchall()
+    return [topic_from_row(row) for row in rows]
+
+
+def member_counts(raw: sqlite3.Connection, namespace: str) -> dict[str, int]:
+    rows = raw.execute(
+        "SELECT topic_id, COUNT(*) FROM topic_members WHERE namespace = ? GROUP BY topic_id",
+        (namespace,),
+    )
+    return {row[0]: row[1] for row in rows}
+
+
+def fallback_counts(raw: sqlite3.Connection, namespace: str, agent_weight: float) -> dict[str, int]:
+    """How many fallback entries (visible events in no shown chapter) each category has."""
+    rows = raw.execute(
+        f"SELECT {EVENT_CATEGORY_SQL} AS category, COUNT(*) {_FALLBACK} GROUP BY category",
+        (namespace, *VISIBLE, agent_weight, agent_weight),
+    ).fetchall()
+    counts = {row[0]: row[1] for row in rows}
+    return {c: counts[c] for c in CATEGORIES if c in counts}
+
+
+def fallback_rows(
+    raw: sqlite3.Connection,
+    namespace: str,
+    agent_weight: float,
+    category: str | None,
+    limit: int,
+    offset: int,
+    event_ids: Sequence[str] | None = None,
+) -> list[sqlite3.Row]:
+    """``id, title, category`` of fallback entries in table order (optionally of a category,
+    or among ``event_ids``)."""
+    sql = f"SELECT e.id, e.title, {EVENT_CATEGORY_SQL} AS category {_FALLBACK}"
+    params: list[Any] = [namespace, *VISIBLE, agent_weight, agent_weight]
+    if category is not None:
+        sql += f" AND {EVENT_CATEGORY_SQL} = ?"
+        params.append(category)
+    if event_ids is not None:
+        sql += f" AND e.id IN ({','.join('?' * len(event_ids))})"
+        params += list(event_ids)
+    return raw.execute(f"{sql} ORDER BY e.pk LIMIT ? OFFSET ?", [*params, limit, offset]).fetchall()

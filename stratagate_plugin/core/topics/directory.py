@@ -1,0 +1,180 @@
+"""The memory directory (spec §5.5): the injected text, the topic page, a bounded topic.
+
+Everything here is navigation only: it names where memory is, never what is true. The
+injected directory fits 400 estimated tokens in every case — when the entries do not,
+it shows the total, each category with its count, how to page, and a first entry per
+category while it fits, so every branch stays reachable. ``memory_expand_topic`` fits
+2,400: the section index first, then the overview paragraphs that fit.
+"""
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..retrieval.bm25 import bm25_rank, weighted_tokens
+from ..text.search_terms import query_tokens
+from ..text.token_budget import estimate_tokens
+from .categories import CATEGORIES, CATEGORY_LABELS
+from .merge import ordered_paragraphs, ordered_sections
+from .model import Topic
+
+DIRECTORY_BUDGET = 400
+EXPAND_BUDGET = 2_400
+EXPAND_SOURCE_IDS = 12
+_MARGIN = 16
+HEADER = "[StrataGate memory directory]"
+NOTICE = (
+    "Navigation only, not evidence: memory_expand_topic(id) opens an entry, "
+    "memory_search_events finds the events to cite."
+)
+PAGING = "Page with memory_list_topics(category, offset)."
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the directory: a chapter, or a fallback entry for one event."""
+
+    id: str
+    title: str
+    description: str
+    category: str
+    source_event_count: int
+    is_fallback: bool = False
+    status: str = "ready"
+
+    def card(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "description": self.description,
+            "category": self.category,
+            "sourceEventCount": self.source_event_count,
+            "isFallback": self.is_fallback,
+            "status": self.status,
+        }
+
+
+@dataclass
+class Listing:
+    """Entries of one page, with the totals the directory and the list tool report."""
+
+    total: int
+    entries: list[Entry]
+    category_counts: dict[str, int] = field(default_factory=dict)
+    firsts: dict[str, Entry] = field(default_factory=dict)  # first entry of each category
+
+
+def entry_line(entry: Entry, title_chars: int = 64, description_chars: int = 48) -> str:
+    line = f"- {entry.id}: {entry.title[:title_chars]}"
+    description = entry.description[:description_chars]
+    return f"{line}; {description}" if description else line
+
+
+def render_directory(listing: Listing, budget: int = DIRECTORY_BUDGET) -> str:
+    """The directory text, ≤ ``budget`` estimated tokens; "" when the space has no entry."""
+    if listing.total == 0:
+        return ""
+    lines = [HEADER, NOTICE, *(entry_line(entry) for entry in listing.entries)]
+    text = "\n".join(lines)
+    if len(listing.entries) == listing.total and estimate_tokens(text) <= budget:
+        return text
+    return _overview(listing, budget)
+
+
+def _overview(listing: Listing, budget: int) -> str:
+    counted = [c for c in CATEGORIES if listing.category_counts.get(c)]
+    lines = [HEADER, NOTICE, f"{listing.total} entries in {len(counted)} categories:"]
+    lines += [f"- {c} ({CATEGORY_LABELS[c]}): {listing.category_counts[c]}" for c in counted]
+    lines.append(PAGING)
+    firsts = [listing.firsts[c] for c in counted if c in listing.firsts]
+    if firsts:
+        lines.append("First entry of each category:")
+    text = "\n".join(lines)
+    for entry in firsts:
+        candidate = f"{text}\n{entry_line(entry, 40, 0)}"
+        if estimate_tokens(candidate) > budget:
+            break
+        text = candidate
+    return text if firsts else text.removesuffix("\nFirst entry of each category:")
+
+
+def topic_page(
+    namespace: str, listing: Listing, offset: int, limit: int, category: str | None
+) -> dict[str, Any]:
+    """``memory_list_topics``' answer: one page of entries and every category's count."""
+    following = offset + len(listing.entries)
+    return {
+        "namespace": namespace,
+        "navigationOnly": True,
+        "total": listing.total,
+        "offset": offset,
+        "nextOffset": following if following < listing.total else None,
+        "category": category,
+        "categories": [
+            {"id": c, "label": CATEGORY_LABELS[c], "count": listing.category_counts.get(c, 0)}
+            for c in CATEGORIES
+        ],
+        "topics": [entry.card() for entry in listing.entries[:limit]],
+    }
+
+
+def bounded_topic(
+    namespace: str, entry: Entry, topic: Topic | None, budget: int = EXPAND_BUDGET
+) -> dict[str, Any]:
+    """One entry opened within ``budget`` tokens: the section index, the paragraphs that
+    fit, the first 12 source ids and what was left out."""
+    members = topic.member_ids if topic else [entry.id.partition(":")[2]]
+    sections = ordered_sections(topic) if topic and topic.status == "ready" else []
+    shown = {
+        "namespace": namespace,
+        "navigationOnly": True,
+        **entry.card(),
+        "sections": [],
+        "overview": [],
+        "sourceEventIds": members[:EXPAND_SOURCE_IDS],
+        "totalSections": len(sections),
+        "omittedSections": 0,
+        "totalSourceEvents": len(members),
+        "omittedSourceEvents": max(0, len(members) - EXPAND_SOURCE_IDS),
+        "omittedOverviewParagraphs": 0,
+        "eventRetrieval": {
+            "tool": "memory_search_events",
+            "topic_id": entry.id,
+            "query": "",
+            "offset": 0,
+        },
+    }
+    index = [{"title": s.title, "sourceEventCount": len(s.event_ids)} for s in sections]
+    room = budget - _MARGIN  # the omitted counts may still grow by a few digits
+    shown["omittedSections"] = _fill(shown, "sections", index, room)
+    ready = topic is not None and topic.status == "ready"
+    paragraphs = ordered_paragraphs(topic, topic.overview) if topic and ready else []
+    cards = [p.model_dump(exclude_none=True) for p in paragraphs]
+    shown["omittedOverviewParagraphs"] = _fill(shown, "overview", cards, room)
+    return shown
+
+
+def _fill(shown: dict[str, Any], key: str, items: Sequence[Mapping[str, Any]], budget: int) -> int:
+    """Append ``items`` to ``shown[key]`` while the whole answer fits; how many were left."""
+    used = _tokens(shown)
+    for place, item in enumerate(items):
+        cost = _tokens(item) + 1
+        if used + cost > budget:
+            return len(items) - place
+        shown[key].append(item)
+        used += cost
+    return 0
+
+
+def _tokens(value: Any) -> int:
+    return estimate_tokens(json.dumps(value, ensure_ascii=False))
+
+
+def rank_entries(query: str, entries: Sequence[Entry]) -> list[Entry]:
+    """Entries matching ``query`` by BM25 over title ×4 and description ×2, best first."""
+    docs = {
+        place: weighted_tokens([(entry.title, 4), (entry.description, 2)])
+        for place, entry in enumerate(entries)
+    }
+    return [entries[place] for place, _ in bm25_rank(query_tokens(query), docs)]

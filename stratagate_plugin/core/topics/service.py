@@ -1,0 +1,336 @@
+"""Topic use cases on the ``StrataGate`` façade: the background projection and the reads.
+
+A topic pass (after every derivation pass, and ``process_topics``) first syncs each space
+in one transaction: stale chapters (an event they hold changed or was hidden) lose their
+words and are queued for a rebuild, new events are queued in batches. It then runs the
+due batches one by one: claimed under a 5-minute lease (one per space, historical ones
+only within the budget), the model called outside any transaction, the answer validated
+whole and committed only if the claim and every source are still as they were read.
+
+The reads (the directory, the topic page, one topic) never write and never open evidence
+batches: topics are navigation. A chapter whose events changed since it was projected is
+shown as pending at once, before the next pass rebuilds it.
+"""
+
+import asyncio
+import logging
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..clock import utc_now
+from ..derivation.lease import heartbeat, worker_id
+from ..errors import InvalidInput, StrataGateError
+from ..events.cards import EventCard
+from ..ids import new_id
+from ..llm.base import ModelError, StructuredTask
+from ..llm.offline.model import OfflineModel
+from ..llm.prompts import load_prompt
+from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
+from ..records import Job
+from ..service_base import ServiceBase
+from ..store import event_rows, jobs, topic_jobs, topic_reads, topic_rows, topic_sync
+from . import budget
+from .batching import bounded_event, candidate_view, rank_candidates
+from .categories import CATEGORIES, event_category, majority_category
+from .directory import bounded_topic, render_directory, topic_page
+from .fingerprint import event_fingerprint
+from .merge import apply_projection
+from .model import (
+    FALLBACK_PREFIX,
+    Topic,
+    label_key,
+)
+from .validation import validate_projection
+
+TOPIC_LEASE = timedelta(minutes=5)
+BACKOFF_UNIT_S = 30.0
+LOST = "lost"
+DIRECTORY_ENTRIES = 30  # more never fit 400 tokens: the directory then shows categories
+DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY = 12, 20, 500
+_GROUPER = OfflineModel()  # the embedded grouper: the default projector (§5)
+log = logging.getLogger(__name__)
+
+
+class SourceChanged(StrataGateError):
+    """An event or chapter the projection read changed before its answer was committed."""
+
+
+@dataclass
+class TopicReport:
+    ran: int = 0
+    succeeded: int = 0
+    skipped: int = 0
+    failed: int = 0
+    lost: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Input:
+    batch_ids: list[str]
+    cards: dict[str, EventCard]
+    fingerprints: dict[str, str]
+    candidates: dict[str, Topic]
+    labels: dict[str, str]
+    truncated: list[str]
+    payload: dict[str, Any]
+
+
+class TopicsService(ServiceBase):
+    """Building the topic catalog in the background, and reading it."""
+
+    topic_clock: Callable[[], datetime] = staticmethod(utc_now)
+
+    async def _after_derivation(self, report: Any) -> None:
+        report.topics = await self.process_topics()
+
+    async def bootstrap_topics(self) -> list[str]:
+        """At a writer's open: each space not yet under this projector version freezes its
+        visible events as the historical set (batched, budgeted). The spaces done."""
+        todo = await self.db.read(topic_jobs.spaces_to_bootstrap)
+        if not todo:
+            return []
+        now = self.topic_clock()
+
+        def write(raw: sqlite3.Connection) -> list[str]:
+            spaces = topic_jobs.spaces_to_bootstrap(raw)
+            for namespace in spaces:
+                topic_jobs.retire_old_generation(raw, namespace)
+                frozen = topic_sync.queue_unplaced(raw, namespace, now, historical=True)
+                topic_jobs.record_state(raw, namespace, frozen, now)
+            return spaces
+
+        return await self.db.write(write)
+
+    async def process_topics(self, max_jobs: int | None = None) -> TopicReport:
+        """Sync every space, then run due topic jobs until none is due (or ``max_jobs``)."""
+        now = self.topic_clock()
+        await self.db.write(lambda raw: _sync_all(raw, now))
+        report, owner = TopicReport(), worker_id()
+        while max_jobs is None or report.ran < max_jobs:
+            job = await self._claim_topic_job(owner)
+            if job is None:
+                break
+            await self._run_topic_job(job, report)
+        return report
+
+    async def retry_topics(self, namespace: str) -> int:
+        """Every topic batch of the space whose attempts ran out, queued again as a fresh
+        job (historical ones still within the budget); how many batches."""
+        now = self.topic_clock()
+        return await self.db.write(lambda raw: topic_jobs.retry_failed(raw, namespace, now))
+
+    async def memory_directory(self, namespace: str) -> str:
+        """The directory injected into each model call: ≤ 400 estimated tokens, "" when the
+        space has no topic and no event."""
+        weight = self.config.agent_memory_weight
+        listing = await self.db.read(
+            lambda raw: topic_reads.listing(raw, namespace, weight, None, 0, DIRECTORY_ENTRIES)
+        )
+        return render_directory(listing)
+
+    async def list_topics(
+        self,
+        namespace: str,
+        query: str | None = None,
+        category: str | None = None,
+        offset: int = 0,
+        limit: int = DEFAULT_LIMIT,
+    ) -> dict[str, Any]:
+        """``memory_list_topics``: one page of chapters then fallback entries (BM25 over
+        title ×4 and description ×2 when ``query``), and every category's count."""
+        if not 1 <= limit <= MAX_LIMIT or offset < 0:
+            raise InvalidInput(f"limit must be 1–{MAX_LIMIT} and offset ≥ 0")
+        if category is not None and category not in CATEGORIES:
+            raise InvalidInput(f"unknown category {category!r}; one of {', '.join(CATEGORIES)}")
+        words = (query or "").strip()[:MAX_QUERY]
+        weight = self.config.agent_memory_weight
+        listing = await self.db.read(
+            lambda raw: topic_reads.listing(raw, namespace, weight, category, offset, limit, words)
+        )
+        return topic_page(namespace, listing, offset, limit, category)
+
+    async def expand_topic(self, namespace: str, topic_id: str) -> dict[str, Any]:
+        """``memory_expand_topic``: one chapter or fallback entry within 2,400 tokens."""
+        weight = self.config.agent_memory_weight
+        entry, topic = await self.db.read(
+            lambda raw: topic_reads.opened(raw, namespace, topic_id, weight)
+        )
+        return bounded_topic(namespace, entry, topic)
+
+    async def topic_events(self, namespace: str, topic_id: str) -> list[EventCard]:
+        """The visible events an entry holds, in membership order (a fallback: its event)."""
+        weight = self.config.agent_memory_weight
+
+        def read(raw: sqlite3.Connection) -> list[EventCard]:
+            _, topic = topic_reads.opened(raw, namespace, topic_id, weight)
+            ids = topic.member_ids if topic else [topic_id.removeprefix(FALLBACK_PREFIX)]
+            cards = {card.id: card for card in event_rows.visible_cards(raw, namespace, ids)}
+            return [cards[i] for i in ids if i in cards]
+
+        return await self.db.read(read)
+
+    async def topic_book(self, namespace: str) -> dict[str, Any]:
+        """Chapters → sections → event ids in their shown order, the batches still pending
+        or failed, and how many events are fallback entries (the CLI's and web view's)."""
+        weight = self.config.agent_memory_weight
+        return await self.db.read(lambda raw: topic_reads.book(raw, namespace, weight))
+
+    async def _claim_topic_job(self, owner: str) -> Job | None:
+        now = self.topic_clock()
+        return await self.db.write(
+            lambda raw: topic_jobs.claim(
+                raw, now, owner, TOPIC_LEASE, lambda ledger: budget.reserve(ledger, now)
+            )
+        )
+
+    async def _run_topic_job(self, job: Job, report: TopicReport) -> None:
+        report.ran += 1
+
+        async def renew() -> bool:
+            until = self.topic_clock() + TOPIC_LEASE
+            return await self.db.write(lambda raw: jobs.renew(raw, job, until))
+
+        try:
+            async with heartbeat(renew, TOPIC_LEASE):
+                outcome = await self._project(job)
+        except asyncio.CancelledError:
+            now = self.topic_clock()
+            await self.db.write(lambda raw: jobs.interrupt(raw, job, now))
+            raise
+        except (ModelError, StrataGateError) as error:
+            await self._topic_failure(job, f"{type(error).__name__}: {error}", report)
+            return
+        except Exception as error:  # a bug must not wedge the queue
+            log.exception("topic job %s crashed", job.id)
+            await self._topic_failure(job, f"internal error: {error!r}", report)
+            return
+        if outcome == LOST:
+            report.lost += 1
+        elif outcome == "skipped":
+            report.skipped += 1
+        else:
+            report.succeeded += 1
+
+    async def _topic_failure(self, job: Job, message: str, report: TopicReport) -> None:
+        now = self.topic_clock()
+        failed = await self.db.write(lambda raw: jobs.fail(raw, job, message, now, BACKOFF_UNIT_S))
+        if failed is None:
+            report.lost += 1
+            return
+        report.failed += 1
+        report.errors.append(f"topic batch {job.target_id}: {message}")
+
+    async def _project(self, job: Job) -> str:
+        given = await self.db.read(lambda raw: _read_input(raw, job))
+        if not given.batch_ids:
+            now = self.topic_clock()
+            return await self.db.write(lambda raw: _commit(raw, job, given, None, now))
+        task = StructuredTask(
+            PROJECT_MEMORY_TOPICS,
+            TopicProjection,
+            load_prompt(PROJECT_MEMORY_TOPICS),
+            given.payload,
+        )
+        model = self.model if self.config.topic_projector == "model" else _GROUPER
+        result = await model.complete(task)
+        validate_projection(
+            result, given.batch_ids, given.candidates, given.labels, given.truncated
+        )
+        now = self.topic_clock()
+        return await self.db.write(lambda raw: _commit(raw, job, given, result, now))
+
+
+def _sync_all(raw: sqlite3.Connection, now: datetime) -> None:
+    for namespace in topic_sync.all_spaces(raw):
+        topic_sync.sync_space(raw, namespace, now)
+
+
+def _read_input(raw: sqlite3.Connection, job: Job) -> _Input:
+    """The batch's visible events (fingerprinted now) and the chapters it may extend."""
+    _historical, topic_id, queued = topic_jobs.batch_of(raw, job.target_id)
+    cards = {c.id: c for c in event_rows.visible_cards(raw, job.namespace, queued)}
+    batch_ids = [event_id for event_id in queued if event_id in cards]
+    entries, truncated = [], []
+    for event_id in batch_ids:
+        entry, cut = bounded_event(cards[event_id])
+        entries.append(entry)
+        if cut:
+            truncated.append(event_id)
+    topics = topic_rows.load_topics(raw, job.namespace)
+    holding = topic_rows.topics_holding(raw, batch_ids) if batch_ids else {}
+    continued = set(holding.values()) | ({topic_id} if topic_id else set())
+    keys = {label_key(w) for e in entries for w in [*e["participants"], *e["tags"]]}
+    first = [t for t in topics if t.id in continued or label_key(t.title) in keys]
+    ranked = rank_candidates([*first, *(t for t in topics if t not in first)], entries)
+    candidates = {}
+    for topic in ranked:
+        full = topic_rows.get_topic(raw, topic.id)
+        if full is not None:
+            candidates[topic.id] = full
+    return _Input(
+        batch_ids=batch_ids,
+        cards=cards,
+        fingerprints={i: event_fingerprint(cards[i]) for i in batch_ids},
+        candidates=candidates,
+        labels={label_key(t.title): t.id for t in topics if t.title},
+        truncated=truncated,
+        payload={
+            "events": entries,
+            "truncated_event_ids": truncated,
+            "candidates": [candidate_view(t, batch_ids) for t in candidates.values()],
+        },
+    )
+
+
+def _commit(
+    raw: sqlite3.Connection,
+    job: Job,
+    given: _Input,
+    result: TopicProjection | None,
+    now: datetime,
+) -> str:
+    """Apply the validated answer under the claim, if nothing it read changed meanwhile."""
+    if not jobs.holds(raw, job):
+        return LOST
+    if result is None:
+        topic_jobs.close_batch(raw, job.target_id)
+        jobs.finish(raw, job.id, "skipped", now, "no visible event left in the batch")
+        return "skipped"
+    _check_unchanged(raw, job.namespace, given)
+    keywords = {i: [*c.temporal.get("participants", []), *c.tags] for i, c in given.cards.items()}
+    changed = apply_projection(
+        result, given.candidates, job.namespace, keywords, now, lambda: new_id("topic")
+    )
+    categories = {
+        i: event_category(c.criticality, c.temporal.get("event_type"))
+        for i, c in given.cards.items()
+    }
+    for topic, projected in zip(changed, result.topics, strict=True):
+        placed = [given.cards[i] for i in projected.event_ids]
+        topic_rows.save_topic(raw, topic)
+        topic_rows.set_members(raw, topic, placed, given.fingerprints, categories)
+        kinds, has_agent = topic_rows.member_summary(raw, topic.id)
+        whole = topic.model_copy(
+            update={"category": majority_category(kinds), "has_agent": has_agent}
+        )
+        topic_rows.save_topic(raw, whole)
+    topic_rows.delete_empty_topics(raw, job.namespace)
+    topic_jobs.close_batch(raw, job.target_id)
+    jobs.finish(raw, job.id, "succeeded", now, f"{len(changed)} topics")
+    return "succeeded"
+
+
+def _check_unchanged(raw: sqlite3.Connection, namespace: str, given: _Input) -> None:
+    now_cards = {c.id: c for c in event_rows.visible_cards(raw, namespace, given.batch_ids)}
+    for event_id, fingerprint in given.fingerprints.items():
+        card = now_cards.get(event_id)
+        if card is None or event_fingerprint(card) != fingerprint:
+            raise SourceChanged(f"event {event_id} changed while its topics were projected")
+    for topic_id, topic in given.candidates.items():
+        current = topic_rows.get_topic(raw, topic_id)
+        if current is None or current.updated_at != topic.updated_at:
+            raise SourceChanged(f"topic {topic_id} changed while the batch was projected")

@@ -1,0 +1,232 @@
+"""The topic catalog through the real engine: built in the background by the offline
+grouper, invalidated by a changed source and never by adoption or decay, the historical
+budget and leases of §5.3, and a garbage answer rejected before anything is written."""
+
+import sqlite3
+from collections import deque
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from topic_data import EN_TURNS, ZH_TURNS, TopicScript, add_events, at, conversation, new_space
+
+from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.errors import NotFound
+from stratagate_plugin.core.llm.base import ModelError
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.store import topic_jobs
+from stratagate_plugin.core.text.token_budget import estimate_tokens
+from stratagate_plugin.core.topics.model import PENDING_TITLE
+
+NS = "ns"
+
+
+def chapters(book: dict[str, object]) -> list[dict[str, object]]:
+    return list(book["chapters"])  # type: ignore[call-overload]
+
+
+async def test_the_offline_grouper_builds_chapters_of_an_english_and_a_chinese_talk(
+    tmp_path: Path,
+) -> None:
+    async with await StrataGate.open(tmp_path / "m.db") as memory:
+        await conversation(memory, NS, EN_TURNS)
+        await conversation(memory, "zh", ZH_TURNS)
+        events = {e.id: e for e in await memory.list_events(NS)}
+        book = await memory.topic_book(NS)
+        titles = [c["title"] for c in chapters(book)]
+        assert titles == ["Caroline", "Melanie"]
+        held = [i for c in chapters(book) for i in c["eventIds"]]  # type: ignore[attr-defined]
+        assert sorted(held) == sorted(events) and book["fallbackEntries"] == 0
+        for chapter in chapters(book):
+            person = chapter["title"]
+            members = chapter["eventIds"]
+            assert all(events[i].temporal["participants"][0] == person for i in members)  # type: ignore[attr-defined]
+            sectioned = [i for s in chapter["sections"] for i in s["eventIds"]]  # type: ignore[attr-defined]
+            assert sorted(sectioned) == sorted(members)  # type: ignore[arg-type]
+            for paragraph in chapter["overview"]:  # type: ignore[attr-defined]
+                assert 1 <= len(paragraph["event_ids"]) <= 12
+                assert set(paragraph["event_ids"]) <= set(members)  # type: ignore[arg-type]
+        zh = chapters(await memory.topic_book("zh"))
+        assert {c["title"] for c in zh} == {"小明", "小红"}
+        sections = {s["title"] for c in zh for s in c["sections"]}  # type: ignore[attr-defined]
+        assert sections <= {"决定与计划", "偏好与要求", "工作与结果", "交流与协作", "其他经历"}
+        directory = await memory.memory_directory("zh")
+        assert "小明" in directory and estimate_tokens(directory) <= 400
+        again = await memory.process_pending()
+        assert again.topics.ran == 0  # nothing new: no job
+
+
+async def test_a_changed_or_forgotten_source_invalidates_and_the_chapter_is_rebuilt(
+    tmp_path: Path,
+) -> None:
+    async with await StrataGate.open(tmp_path / "m.db") as memory:
+        await conversation(memory, NS, EN_TURNS)
+        [caroline, melanie] = chapters(await memory.topic_book(NS))
+        edited = caroline["eventIds"][0]  # type: ignore[index]
+
+        def edit(raw: sqlite3.Connection) -> None:
+            raw.execute(
+                "UPDATE events SET summary = 'Caroline said the group was cancelled.', "
+                "updated_at = '2030-01-01T00:00:00+00:00' WHERE id = ?",
+                (edited,),
+            )
+
+        await memory.db.write(edit)
+        shown = await memory.expand_topic(NS, str(caroline["id"]))
+        assert shown["status"] == "pending" and shown["title"] == PENDING_TITLE
+        assert shown["overview"] == [] and shown["sections"] == []
+        assert PENDING_TITLE in await memory.memory_directory(NS)
+        report = await memory.process_topics()
+        assert report.succeeded >= 1 and report.failed == 0
+        rebuilt = {c["id"]: c for c in chapters(await memory.topic_book(NS))}
+        assert rebuilt[caroline["id"]]["status"] == "ready"  # same id, words again
+        assert rebuilt[caroline["id"]]["title"] == "Caroline"
+        assert edited in rebuilt[caroline["id"]]["eventIds"]  # type: ignore[operator]
+
+        gone = melanie["eventIds"][0]  # type: ignore[index]
+        await memory.forget_event(gone)
+        assert (await memory.expand_topic(NS, str(melanie["id"])))["status"] == "pending"
+        await memory.process_topics()
+        after = {c["id"]: c for c in chapters(await memory.topic_book(NS))}
+        assert gone not in after[melanie["id"]]["eventIds"]  # type: ignore[operator]
+        assert after[melanie["id"]]["status"] == "ready"
+
+
+async def test_adoption_pinning_and_decay_never_invalidate(tmp_path: Path) -> None:
+    async with await StrataGate.open(tmp_path / "m.db") as memory:
+        await conversation(memory, NS, EN_TURNS)
+        before = await memory.topic_book(NS)
+        event_id = str(chapters(before)[0]["eventIds"][0])  # type: ignore[index]
+        old = await memory.get_event(event_id)
+        batch = await memory.open_batch(NS, "t9", "memory_search_events", [f"event:{event_id}"])
+        ref = f"event:{event_id}"
+        await memory.assess(NS, "t9", batch.id, "sufficient", [ref], "direct", "", "answer")
+        await memory.record_use(NS, "t9", batch.id, [ref], "receipt-1")
+        await memory.pin_event(event_id)
+        for n in range(8):  # later turns and blocks: the event decays
+            await memory.append_turn(NS, "t2", user=f"unrelated chatter {n}", assistant="ok")
+        adopted = await memory.get_event(event_id)
+        assert adopted.mention_count == old.mention_count + 1 and adopted.pinned
+        assert adopted.updated_at > old.updated_at
+        assert all(e["status"] == "ready" for e in chapters(await memory.topic_book(NS)))
+        report = await memory.process_topics()
+        assert report.ran == 0
+        assert chapters(await memory.topic_book(NS)) == chapters(before)
+
+
+async def test_a_garbage_answer_fails_the_job_and_writes_nothing(tmp_path: Path) -> None:
+    bad = {"topics": [{"title": "Half", "event_ids": ["evt_not_in_batch"]}]}
+    model = TopicScript(answers=deque([bad, ModelError("timeout"), {"topics": []}]))
+    config = MemoryConfig(topic_projector="model")  # the default is the embedded grouper
+    async with await StrataGate.open(tmp_path / "m.db", config, model) as memory:
+        memory.topic_clock = lambda: at(0)  # type: ignore[method-assign]
+        await new_space(memory, NS)
+        await add_events(memory, NS, 3)
+        report = await memory.process_topics()
+        assert report.failed == 1 and "not a batch event" in report.errors[0]
+        book = await memory.topic_book(NS)
+        assert book["chapters"] == [] and book["fallbackEntries"] == 3
+        [pending] = book["pending"]
+        assert pending["status"] == "failed" and pending["attempts"] == 1
+        assert pending["nextRetryAt"] == at(0.5).isoformat()  # 30 s backoff
+        memory.topic_clock = lambda: at(0.5)  # type: ignore[method-assign]
+        await memory.process_topics()
+        [pending] = (await memory.topic_book(NS))["pending"]
+        assert pending["nextRetryAt"] == at(1.5).isoformat()  # then 60 s
+        memory.topic_clock = lambda: at(2)  # type: ignore[method-assign]
+        await memory.process_topics()
+        [pending] = (await memory.topic_book(NS))["pending"]
+        assert pending["attempts"] == 3 and pending["nextRetryAt"] is None
+        memory.topic_clock = lambda: at(60)  # type: ignore[method-assign]
+        assert (await memory.process_topics()).ran == 0  # exhausted: no automatic retry
+        assert await memory.retry_topics(NS) == 1
+        report = await memory.process_topics()  # a fresh job; offline answers now
+        assert report.succeeded == 1
+        book = await memory.topic_book(NS)
+        assert book["pending"] == [] and book["fallbackEntries"] == 0
+        assert len(model.topic_tasks) == 3  # scripted answers; the fresh job got the grouper
+        payload = model.topic_tasks[0].payload
+        assert [e["id"] for e in payload["events"]] == [f"evt_ns_000{n}" for n in range(3)]
+        assert payload["candidates"] == [] and "quotes" not in payload["events"][0]
+
+
+async def test_historical_batches_wait_for_the_budget_across_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    async with await StrataGate.open(path) as memory:
+        await new_space(memory, NS)
+        await add_events(memory, NS, 30)  # written before any topic pass: an old space
+
+        def forget_state(raw: sqlite3.Connection) -> None:
+            raw.execute("DELETE FROM topic_state")
+
+        await memory.db.write(forget_state)
+    async with await StrataGate.open(path) as memory:  # first open under this projector
+        memory.topic_clock = lambda: at(0)  # type: ignore[method-assign]
+        report = await memory.process_topics()
+        assert report.succeeded == 2  # 12 + 12 of 30; the third historical batch waits
+        waiting = (await memory.topic_book(NS))["pending"]
+        assert [(p["status"], len(p["eventIds"])) for p in waiting] == [("pending", 6)]
+        await new_space(memory, "other")
+        await add_events(memory, "other", 2)  # new events are not historical: they run
+        assert (await memory.process_topics()).succeeded == 1
+    async with await StrataGate.open(path) as memory:
+        memory.topic_clock = lambda: at(5)  # type: ignore[method-assign]
+        assert (await memory.process_topics()).ran == 0  # the ledger was persisted
+        memory.topic_clock = lambda: at(10)  # type: ignore[method-assign]
+        assert (await memory.process_topics()).succeeded == 1
+        book = await memory.topic_book(NS)
+        assert book["pending"] == [] and book["fallbackEntries"] == 0
+        assert sum(len(c["eventIds"]) for c in chapters(book)) == 30  # type: ignore[misc, arg-type]
+
+
+async def test_one_running_topic_job_per_space_under_a_five_minute_lease(tmp_path: Path) -> None:
+    async with await StrataGate.open(tmp_path / "m.db") as memory:
+        for namespace in (NS, "other"):
+            await new_space(memory, namespace)
+        await add_events(memory, NS, 20)  # two batches
+        await add_events(memory, "other", 1)
+        await memory.db.write(lambda raw: topic_jobs_sync(raw))
+
+        def claim(minutes: float, owner: str) -> object:
+            return memory.db.write(
+                lambda raw: topic_jobs.claim(
+                    raw, at(minutes), owner, timedelta(minutes=5), lambda _: (True, "{}")
+                )
+            )
+
+        first = await claim(0, "a")
+        second = await claim(0, "b")
+        assert first is not None and second is not None
+        assert {first.namespace, second.namespace} == {NS, "other"}  # type: ignore[attr-defined]
+        assert await claim(1, "c") is None  # NS's second batch waits for its running one
+        assert await claim(4.9, "c") is None
+        taken = await claim(5, "c")  # the lease ran out: taken back, claimed again
+        assert taken is not None and taken.namespace == NS  # type: ignore[attr-defined]
+
+
+def topic_jobs_sync(raw: sqlite3.Connection) -> None:
+    from stratagate_plugin.core.store.topic_sync import all_spaces, sync_space
+
+    for namespace in all_spaces(raw):
+        sync_space(raw, namespace, at(0))
+
+
+async def test_agent_weight_zero_hides_chapters_with_agent_events(tmp_path: Path) -> None:
+    async with await StrataGate.open(tmp_path / "m.db") as memory:
+        await new_space(memory, NS)
+        passive, _ = await add_events(memory, NS, 2)  # gardening, pottery
+        [agent] = await add_events(memory, NS, 1, start=7, pool="agent")  # gardening too
+        await memory.process_topics()
+        book = {c["title"]: c for c in chapters(await memory.topic_book(NS))}
+        assert set(book) == {"gardening", "pottery"}
+        assert book["gardening"]["eventIds"] == [passive, agent]
+    config = memory.config.model_copy(update={"agent_memory_weight": 0.0})
+    async with await StrataGate.open(tmp_path / "m.db", config=config) as memory:
+        page = await memory.list_topics(NS)
+        ids = [t["id"] for t in page["topics"]]
+        assert ids == [book["pottery"]["id"], f"fallback:{passive}"]  # the agent event: none
+        directory = await memory.memory_directory(NS)
+        assert str(book["gardening"]["id"]) not in directory and f"fallback:{passive}" in directory
+        with pytest.raises(NotFound, match="no topic"):
+            await memory.expand_topic(NS, str(book["gardening"]["id"]))
+        assert (await memory.topic_book(NS))["chapters"][0]["hidden"] is True

@@ -1,0 +1,275 @@
+"""The topic catalog's pure rules: validation (§5.4), fingerprints (§5.2), the historical
+budget (§5.3), batches, categories, and the directory's 400-token budget (§5.5)."""
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from cards import T0, event_card
+
+from stratagate_plugin.core.llm.tasks import TopicProjection
+from stratagate_plugin.core.text.token_budget import estimate_tokens
+from stratagate_plugin.core.topics import budget
+from stratagate_plugin.core.topics.batching import BATCH_CHARS, compact_event, make_batches, size
+from stratagate_plugin.core.topics.categories import CATEGORIES, event_category, majority_category
+from stratagate_plugin.core.topics.directory import (
+    HEADER,
+    PAGING,
+    Entry,
+    Listing,
+    bounded_topic,
+    render_directory,
+)
+from stratagate_plugin.core.topics.fingerprint import event_fingerprint
+from stratagate_plugin.core.topics.model import Topic, label_key
+from stratagate_plugin.core.topics.validation import InvalidProjection, validate_projection
+
+BATCH = ["e1", "e2", "e3"]
+OLD = Topic(
+    id="topic_old",
+    namespace="ns",
+    title="Pottery",
+    member_ids=["e0"],
+    sections=[{"title": "Classes", "event_ids": ["e0"]}],
+    overview=[{"kind": "history", "title": "Classes", "text": "Started.", "event_ids": ["e0"]}],
+    created_at=T0,
+    updated_at=T0,
+)
+
+
+def projection(*topics: dict[str, Any]) -> TopicProjection:
+    return TopicProjection.model_validate({"topics": list(topics)})
+
+
+def check(result: TopicProjection, labels: dict[str, str] | None = None) -> None:
+    labels = {"pottery": "topic_old"} if labels is None else labels
+    validate_projection(result, BATCH, {"topic_old": OLD}, labels)
+
+
+GOOD = {
+    "topic_id": "topic_old",
+    "title": "Pottery",
+    "event_ids": BATCH,
+    "sections": [{"title": "Classes", "event_ids": BATCH}],
+    "overview": [{"kind": "history", "title": "Classes", "text": "More.", "event_ids": ["e1"]}],
+}
+
+
+def test_a_valid_projection_passes_and_may_repeat_an_old_paragraph_verbatim() -> None:
+    kept = {**GOOD, "overview": [*GOOD["overview"], OLD.overview[0].model_dump()]}
+    check(projection(kept))
+    check(projection({"title": "Chess", "event_ids": BATCH}))
+
+
+@pytest.mark.parametrize(
+    ("broken", "reason"),
+    [
+        ([], "0 topics"),
+        ([{**GOOD, "event_ids": ["e1", "e2"], "sections": []}], "placed in no topic: e3"),
+        ([GOOD, {"title": "Other", "event_ids": ["e1"]}], "placed in two topics"),
+        ([{**GOOD, "event_ids": [*BATCH, "e9"]}], "not a batch event"),
+        ([{**GOOD, "topic_id": "topic_unseen"}], "not offered"),
+        ([{"title": "Garden", "event_ids": BATCH}], "title of another chapter"),
+        (
+            [{"title": " POTTERY ", "event_ids": BATCH}],
+            "title of another chapter: give its topic_id",
+        ),
+        (
+            [{"title": "A b", "event_ids": ["e1"]}, {"title": "a  B", "event_ids": ["e2", "e3"]}],
+            "two topics are labelled",
+        ),
+        ([{**GOOD, "sections": [{"title": "Classes", "event_ids": ["e1"]}]}], "out of every"),
+        ([{**GOOD, "sections": [{"title": "New", "event_ids": [*BATCH, "e0"]}]}], "reassigns"),
+        (
+            [{**GOOD, "overview": [{"kind": "history", "text": "x", "event_ids": ["e0"]}]}],
+            "verbatim",
+        ),
+        (
+            [
+                {
+                    **GOOD,
+                    "overview": [
+                        {"kind": "scope", "title": "Nope", "text": "x", "event_ids": ["e1"]}
+                    ],
+                }
+            ],
+            "names no section",
+        ),
+        (
+            [
+                {
+                    **GOOD,
+                    "overview": [
+                        {"kind": "change", "text": f"p{i}", "event_ids": ["e1"]} for i in range(9)
+                    ],
+                }
+            ],
+            "at most 8",
+        ),
+        ([{"title": f"T{i}", "event_ids": [BATCH[i % 3]]} for i in range(13)], "1–12"),
+    ],
+)
+def test_a_broken_rule_rejects_the_whole_projection(broken: list[Any], reason: str) -> None:
+    labels = {"pottery": "topic_old", "garden": "topic_hidden"}
+    result = projection(*broken)
+    with pytest.raises(InvalidProjection, match=reason):
+        check(result, labels)
+
+
+def test_truncated_events_support_only_scope_paragraphs() -> None:
+    para = {"kind": "history", "text": "x", "event_ids": ["e1"]}
+    topic = {"title": "Chess", "event_ids": BATCH, "overview": [para]}
+    with pytest.raises(InvalidProjection, match="only scope"):
+        validate_projection(projection(topic), BATCH, {}, {}, ["e1"])
+    topic["overview"] = [{**para, "kind": "scope"}]
+    validate_projection(projection(topic), BATCH, {}, {}, ["e1"])
+
+
+def test_the_fingerprint_ignores_bookkeeping_and_follows_text_and_status() -> None:
+    card = event_card("e1", summary="We moved the sale.", temporal={"participants": ["Ann"]})
+    same = card.model_copy(
+        update={
+            "mention_count": 9,
+            "last_adopted_turn": 40,
+            "last_retrieved_at": T0 + timedelta(days=3),
+            "pinned": True,
+            "floor_weight": 0.5,
+            "forced_cap": 0.1,
+            "updated_at": T0 + timedelta(days=3),
+            "formed_turn": 12,
+            "temporal": {"participants": ["Ann"], "participant_node_ids": ["node_1"]},
+        }
+    )
+    assert event_fingerprint(same) == event_fingerprint(card)
+    for change in (
+        {"summary": "We cancelled the sale."},
+        {"status": "forgotten"},
+        {"status": "superseded"},
+        {"title": "x"},
+    ):
+        assert event_fingerprint(card.model_copy(update=change)) != event_fingerprint(card)
+
+
+def test_the_historical_budget_grants_two_per_window_and_a_corrupt_ledger_none() -> None:
+    now = datetime(2024, 5, 1, tzinfo=UTC)
+    granted, ledger = budget.reserve(None, now)
+    assert granted
+    granted, ledger = budget.reserve(ledger, now + timedelta(minutes=1))
+    assert granted
+    granted, ledger = budget.reserve(ledger, now + timedelta(minutes=9))
+    assert not granted and json.loads(ledger)["used"] == 2
+    granted, ledger = budget.reserve(ledger, now + timedelta(minutes=10))
+    assert granted and json.loads(ledger)["used"] == 1
+    granted, ledger = budget.reserve("{not json", now)
+    assert not granted
+    assert not budget.reserve(ledger, now + timedelta(minutes=5))[0]
+    assert budget.reserve(ledger, now + timedelta(minutes=10))[0]
+
+
+def test_batches_hold_at_most_12_events_within_16000_characters() -> None:
+    small = [event_card(f"e{i}", summary="short") for i in range(30)]
+    assert [len(b) for b in make_batches(small)] == [12, 12, 6]
+    big = [event_card(f"b{i}", summary="x" * 1000, title="y" * 200) for i in range(30)]
+    batches = make_batches(big)
+    assert all(
+        sum(size(compact_event(c)) for c in big if c.id in b) <= BATCH_CHARS for b in batches
+    )
+    assert [i for b in batches for i in b] == [c.id for c in big]
+    assert "quotes" not in compact_event(big[0]) and "source_message_ids" not in compact_event(
+        big[0]
+    )
+
+
+def test_categories_by_criticality_then_type_and_majority_ties_in_fixed_order() -> None:
+    assert event_category("preference", "release") == "preferences"
+    assert event_category("routine", "plan") == "decisions"
+    assert event_category("routine", "incident") == "work"
+    assert event_category("routine", "meeting") == "relationships"
+    assert event_category("routine", None) == "other"
+    assert majority_category(["work", "other", "other"]) == "other"
+    assert majority_category(["other", "decisions"]) == "decisions"
+    assert label_key("  Ｓtrata\tGate ") == "strata gate"
+
+
+def entries(count: int, title: str, description: str) -> list[Entry]:
+    return [
+        Entry(
+            id=f"topic_{n:030d}",
+            title=f"{title} {n}",
+            description=description,
+            category=CATEGORIES[n % len(CATEGORIES)],
+            source_event_count=3,
+        )
+        for n in range(count)
+    ]
+
+
+@pytest.mark.parametrize("count", [1, 12, 500])
+@pytest.mark.parametrize(
+    ("title", "description"),
+    [
+        ("Pottery classes and the spring sale", "What was decided"),
+        ("求职与职业发展" * 12, "尚未归入主题" * 10),
+    ],
+)
+def test_the_directory_fits_400_tokens_and_every_category_stays_reachable(
+    count: int, title: str, description: str
+) -> None:
+    every = entries(count, title, description)
+    counts: dict[str, int] = {}
+    firsts: dict[str, Entry] = {}
+    for entry in every:
+        counts[entry.category] = counts.get(entry.category, 0) + 1
+        firsts.setdefault(entry.category, entry)
+    text = render_directory(Listing(count, every[:30], counts, firsts))
+    assert estimate_tokens(text) <= 400
+    assert text.startswith(HEADER)
+    shown = [c for c in CATEGORIES if c in counts]
+    listed = all(entry.id in text for entry in every)
+    if not listed:  # the overview form: every category with its count, and how to page
+        assert all(f"- {c} (" in text and f": {counts[c]}" in text for c in shown)
+        assert PAGING in text and f"{count} entries" in text
+    assert listed or count > 1
+    assert render_directory(Listing(0, [])) == ""
+
+
+def test_an_expanded_topic_fits_2400_tokens_and_says_what_it_left_out() -> None:
+    members = [f"evt_{n:026d}" for n in range(300)]
+    topic = Topic(
+        id="topic_big",
+        namespace="ns",
+        title="Big",
+        member_ids=members,
+        sections=[
+            {"title": f"Section {n}", "event_ids": members[n * 3 : n * 3 + 3]} for n in range(100)
+        ],
+        overview=[
+            {
+                "kind": "history",
+                "title": f"Section {n}",
+                "text": "word " * 110,
+                "event_ids": members[n * 3 : n * 3 + 3],
+            }
+            for n in range(100)
+        ],
+        created_at=T0,
+        updated_at=T0,
+    )
+    entry = Entry(
+        id="topic_big", title="Big", description="", category="other", source_event_count=300
+    )
+    shown = bounded_topic("ns", entry, topic)
+    assert estimate_tokens(json.dumps(shown, ensure_ascii=False)) <= 2400
+    assert shown["navigationOnly"] is True and shown["sourceEventIds"] == members[:12]
+    assert shown["totalSourceEvents"] == 300 and shown["omittedSourceEvents"] == 288
+    assert shown["totalSections"] == 100
+    assert len(shown["sections"]) + shown["omittedSections"] == 100
+    assert len(shown["overview"]) + shown["omittedOverviewParagraphs"] == 100
+    assert shown["omittedOverviewParagraphs"] > 0 and shown["sections"][0]["title"] == "Section 0"
+    assert shown["eventRetrieval"] == {
+        "tool": "memory_search_events",
+        "topic_id": "topic_big",
+        "query": "",
+        "offset": 0,
+    }
