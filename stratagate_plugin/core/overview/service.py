@@ -19,9 +19,11 @@ from ..service_base import ServiceBase
 from ..store import overview_rows as rows
 from ..store.jobs import MAX_ATTEMPTS
 from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB
+from ..store.topic_jobs import TOPIC_JOB
 from .rules import AuditEntry, JobFilter, Page, SpaceCounts, Stage, job_status, stages
 
 STAGES = (("summaries", SUMMARY_JOB), ("extraction", EXTRACTION_JOB))
+TOPIC_STAGE = ("topics", TOPIC_JOB)
 __all__ = ["MAX_ATTEMPTS", "STAGES", "OverviewService"]
 APPLIED = ("block_turn_size", "block_decay_lambda", "agent_memory_weight")
 
@@ -39,8 +41,10 @@ class OverviewService(ServiceBase):
         return await self.db.read(lambda raw: rows.space_counts(raw, namespace))
 
     def derivation_stages(self, counts: SpaceCounts) -> list[Stage]:
-        """Short-term summaries (block summary jobs), then long-term extraction."""
-        return stages(counts, STAGES)
+        """Short-term summaries (block summary jobs), then long-term extraction, then topic
+        organisation once the space has topic jobs (a space without them shows two)."""
+        kinds = (*STAGES, TOPIC_STAGE) if TOPIC_JOB in counts.jobs else STAGES
+        return stages(counts, kinds)
 
     async def job_page(
         self, namespace: str, state: JobFilter = "all", offset: int = 0, limit: int = 50

@@ -4,11 +4,22 @@ from collections.abc import Callable
 from typing import Any
 
 from ...harness.types import HostAPI, NavLink, WebSection
-from . import audit, blocks, conflicts, events, jobs, profile, raw, settings_page, status
+from . import (
+    audit,
+    blocks,
+    conflicts,
+    events,
+    jobs,
+    profile,
+    raw,
+    settings_page,
+    status,
+    topics,
+)
 from .pages import SECTION_PATH, MemoryPages
 from .strings import MEMORY_STRINGS
 
-PAGE_MODULES = (status, profile, blocks, events, conflicts, audit, jobs, settings_page, raw)
+PAGE_MODULES = (status, profile, blocks, events, topics, conflicts, audit, jobs, settings_page, raw)
 
 
 def memory_section(host: HostAPI, runtime: Callable[[], Any]) -> WebSection:

@@ -35,6 +35,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.status.state": "State",
         "mem.status.stage.summaries": "Short-term summaries",
         "mem.status.stage.extraction": "Long-term extraction",
+        "mem.status.stage.topics": "Topic organisation",
         "mem.status.stage.working": "Working",
         "mem.status.stage.failed": "Needs attention",
         "mem.status.stage.idle": "Up to date",
@@ -55,6 +56,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.status.state_archived": "Archived",
         "mem.status.kind_block_summary": "Block summary",
         "mem.status.kind_event_extraction": "Event extraction",
+        "mem.status.kind_topic_projection": "Topic organisation",
     },
     "zh": {
         "mem.status.title": "记忆状态",
@@ -71,6 +73,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.status.state": "状态",
         "mem.status.stage.summaries": "短期压缩",
         "mem.status.stage.extraction": "长期提取",
+        "mem.status.stage.topics": "主题整理",
         "mem.status.stage.working": "处理中",
         "mem.status.stage.failed": "需要处理",
         "mem.status.stage.idle": "已完成",
@@ -91,6 +94,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.status.state_archived": "已归档",
         "mem.status.kind_block_summary": "记忆块摘要",
         "mem.status.kind_event_extraction": "事件提取",
+        "mem.status.kind_topic_projection": "主题整理",
     },
 }
 

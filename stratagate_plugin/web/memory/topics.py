@@ -1,0 +1,133 @@
+"""The topics page: the memory space's book — chapters, each opened to its ``N.0``
+overview and its sections of member events — then the fallback entries, the batches
+still waiting or failed (with a retry), and the directory exactly as the agent sees it.
+
+A chapter opens in place (htmx loads ``/topics/{id}`` into its ``<details>``) or as a
+page of its own without script. A query or a category lists entries through
+``list_topics``, the agent's own listing tool, so the page finds what the agent would.
+Topics are navigation: every event is linked to its own page, where its evidence is.
+"""
+
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from ...core.errors import NotFound
+from ...core.text.token_budget import estimate_tokens
+from ...core.topics.categories import CATEGORIES
+from ...core.topics.directory import DIRECTORY_BUDGET
+from ...core.topics.model import FALLBACK_PREFIX, is_fallback
+from .pages import SECTION_PATH, MemoryPages, int_param
+from .topic_strings import TOPIC_STRINGS
+
+STRINGS = TOPIC_STRINGS
+PAGE_SIZE = 20  # chapters (then fallback entries) per page; list_topics' own maximum
+
+
+def routes(pages: MemoryPages) -> list[Route]:
+    return [
+        pages.route("/topics", book_page, methods=["GET"]),
+        pages.route("/topics/retry", retry, methods=["POST"]),
+        pages.route("/topics/{topic_id}", chapter_page, methods=["GET"]),
+    ]
+
+
+def asked_category(request: Request) -> str | None:
+    category = request.query_params.get("category", "").strip()
+    if category and category not in CATEGORIES:
+        raise HTTPException(400, f"category must be one of {', '.join(CATEGORIES)}")
+    return category or None
+
+
+async def book_page(pages: MemoryPages, request: Request) -> Response:
+    """``/memory/topics``: the book a page at a time (chapters, then fallback entries), or
+    the entries a query or category finds; the directory and the pending batches."""
+    space, query = pages.space(request), request.query_params.get("q", "").strip()[:500]
+    category, offset = asked_category(request), int_param(request, "offset", 0)
+    book = await pages.memory.topic_book(space)
+    chapters: list[dict[str, Any]] = []
+    if query or category:
+        found = await pages.memory.list_topics(space, query, category, offset, PAGE_SIZE)
+        entries, total = found["topics"], found["total"]
+    else:
+        chapters, found = await _book_window(pages, space, book, offset)
+        entries = [entry for entry in found["topics"] if entry["isFallback"]]
+        entries = entries[: PAGE_SIZE - len(chapters)]
+        total = len(book["chapters"]) + book["fallbackEntries"]
+    directory = await pages.memory.memory_directory(space)
+    asked = {"q": query, "category": category or ""}
+    following = offset + PAGE_SIZE
+    context = {
+        "book": book,
+        "chapters": chapters,
+        "entries": [with_event_id(entry) for entry in entries],
+        "filtered": bool(query or category),
+        "asked": asked,
+        "categories": found["categories"],
+        "directory": directory,
+        "directory_tokens": estimate_tokens(directory),
+        "directory_budget": DIRECTORY_BUDGET,
+        "failed": sum(1 for batch in book["pending"] if batch["status"] == "failed"),
+        "retried": int_param(request, "retried", -1, low=-1),
+        "newer_url": book_url(space, asked, offset - PAGE_SIZE) if offset > 0 else None,
+        "older_url": book_url(space, asked, following) if following < total else None,
+        "page_number": offset // PAGE_SIZE + 1,
+        "empty": not book["chapters"] and not book["fallbackEntries"] and not book["pending"],
+    }
+    return await pages.render(request, "memory/topics.html", context, tab="topics")
+
+
+async def _book_window(
+    pages: MemoryPages, space: str, book: dict[str, Any], offset: int
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The chapters of this page, and the listing page holding the fallback entries after
+    them (the listing counts only the chapters the agent is shown before its fallbacks)."""
+    chapters = book["chapters"]
+    shown = chapters[offset : offset + PAGE_SIZE]
+    listed = sum(1 for chapter in chapters if not chapter["hidden"])
+    start = listed + max(0, offset - len(chapters))
+    room = max(1, PAGE_SIZE - len(shown))
+    return shown, await pages.memory.list_topics(space, offset=start, limit=room)
+
+
+def with_event_id(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry with ``eventId``: the event a fallback entry stands for (else ``None``)."""
+    event_id = entry["id"].removeprefix(FALLBACK_PREFIX) if entry["isFallback"] else None
+    return {**entry, "eventId": event_id}
+
+
+def book_url(space: str, asked: dict[str, str], offset: int, **more: object) -> str:
+    kept = {name: value for name, value in asked.items() if value}
+    query = urlencode({"space": space, **kept, "offset": max(0, offset), **more})
+    return f"{SECTION_PATH}/topics?{query}"
+
+
+async def chapter_page(pages: MemoryPages, request: Request) -> Response:
+    """``/memory/topics/{id}``: one chapter (``N.0`` overview, then its sections) or one
+    fallback entry, every event linked; an unknown id is a 404. Under htmx, the body only."""
+    space, topic_id = pages.space(request), request.path_params["topic_id"]
+    chapter, entry = None, None
+    if is_fallback(topic_id):
+        entry = with_event_id(await pages.memory.expand_topic(space, topic_id))  # NotFound
+    else:
+        book = await pages.memory.topic_book(space)
+        chapter = next((c for c in book["chapters"] if c["id"] == topic_id), None)
+        if chapter is None:
+            raise NotFound(f"no topic {topic_id!r} in this memory space")
+    cards = {card.id: card for card in await pages.memory.topic_events(space, topic_id)}
+    context = {"entry": entry, "chapter": chapter, "cards": cards}
+    fragment = bool(request.headers.get("hx-request"))
+    template = "memory/_topic_body.html" if fragment else "memory/topic.html"
+    return await pages.render(request, template, context, tab="topics")
+
+
+async def retry(pages: MemoryPages, request: Request) -> Response:
+    """Every failed topic batch of the space queued again; the worker asked to run now."""
+    space = pages.space(request)
+    count = await pages.memory.retry_topics(space)
+    pages.runtime.kick()
+    return RedirectResponse(book_url(space, {}, 0, retried=count), status_code=303)
