@@ -1,5 +1,7 @@
 """Engine configuration (core defaults; the host plugin overrides some, e.g. 6-turn blocks)."""
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from .blocks.rules import DEFAULT_DECAY_LAMBDA
@@ -19,3 +21,5 @@ class MemoryConfig(BaseModel):
     job_lease_s: float = Field(default=DEFAULT_LEASE_S, gt=0)
     # derivation jobs (model calls) a pass runs at once; commits stay one at a time
     derive_concurrency: int = Field(default=4, ge=1, le=64)
+    # who projects events into the graph: the embedded offline projector, or the model
+    graph_projector: Literal["offline", "model"] = "offline"

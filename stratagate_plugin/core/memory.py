@@ -16,6 +16,7 @@ from .derivation.lease import dead_local_owners
 from .derivation.service import DerivationService
 from .events.service import EventsService
 from .gate.service import GateService
+from .graph.service import GraphService
 from .llm.base import StructuredModel
 from .llm.offline.model import OfflineModel
 from .profile.service import ProfileService
@@ -30,6 +31,7 @@ class StrataGate(
     DerivationService,
     EventsService,
     GateService,
+    GraphService,
     ProfileService,
     RememberService,
     RetrievalService,
@@ -59,16 +61,19 @@ class StrataGate(
         busy_timeout_s: float | None = None,
     ) -> "StrataGate":
         """Open (creating or migrating) the file; running jobs whose lease ran out (their
-        worker died) are failed, retryable now; a live worker's jobs are left alone."""
+        worker died) are failed, retryable now; a live worker's jobs are left alone; events
+        no graph projection batch holds yet are queued for one."""
         busy_ms = int(busy_timeout_s * 1000) if busy_timeout_s else None
         db = await Database(path or default_database_path(), busy_timeout_ms=busy_ms).open()
         now = utc_now()
+        memory = cls(db, config, model)
         try:
             await _take_back_abandoned_jobs(db, now)
+            await memory.backfill_graph()
         except BaseException:
             await db.close()  # else its worker thread keeps the process alive
             raise
-        return cls(db, config, model)
+        return memory
 
     async def close(self) -> None:
         """Close the file, and the model's HTTP client if it has one."""

@@ -1,9 +1,9 @@
 """The deterministic offline model: the embedded default when no endpoint is configured.
 
 No network and no randomness: the same task always gives the same answer. It summarises
-blocks and extracts event cards with the rule modules ``summary`` and
-``events``, and decides agent memories with ``remember.rules.offline_decide_payload``;
-any other task is refused with ``ModelError``.
+blocks, extracts event cards and projects them into the graph with the rule modules
+``summary``, ``events`` and ``graph``, and decides agent memories with
+``remember.rules.offline_decide_payload``; any other task is refused with ``ModelError``.
 """
 
 from datetime import UTC, tzinfo
@@ -11,8 +11,9 @@ from typing import Any
 
 from ...remember.rules import DECIDE_AGENT_MEMORY, offline_decide_payload
 from ..base import ModelError, StructuredTask, T
-from ..tasks import EXTRACT_EVENT_CARDS, SUMMARIZE_BLOCK
+from ..tasks import EXTRACT_EVENT_CARDS, PROJECT_GRAPH, SUMMARIZE_BLOCK
 from .events import extract_events
+from .graph import project_graph
 from .summary import summarize_block
 
 
@@ -34,6 +35,8 @@ class OfflineModel:
             return summarize_block(messages, self.timezone).model_dump()
         if name == EXTRACT_EVENT_CARDS:
             return extract_events(payload, self.timezone).model_dump()
+        if name == PROJECT_GRAPH:
+            return project_graph(payload).model_dump()
         if name == DECIDE_AGENT_MEMORY:
             return offline_decide_payload(payload).model_dump()
         raise ModelError(f"the offline model cannot run task {name!r}")
