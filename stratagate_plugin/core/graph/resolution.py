@@ -47,12 +47,13 @@ def near_reason(type_: str, keys: Iterable[str], other: Known) -> str | None:
         return None if other.type == type_ else f"same name, type {other.type} vs {type_}"
     if other.type != type_:
         return None
-    for mine in wanted:
-        for theirs in other.keys:
-            if within_one_edit(mine, theirs):
-                return f"names one edit apart ({mine!r} / {theirs!r})"
-            if _prefix(mine, theirs):
-                return f"one name begins the other ({mine!r} / {theirs!r})"
+    pairs = sorted((mine, theirs) for mine in wanted for theirs in other.keys)
+    for mine, theirs in pairs:
+        if within_one_edit(mine, theirs):
+            return f"names one edit apart ({mine!r} / {theirs!r})"
+    for mine, theirs in pairs:
+        if _prefix(mine, theirs):
+            return f"one name begins the other ({mine!r} / {theirs!r})"
     return None
 
 

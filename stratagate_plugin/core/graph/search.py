@@ -3,7 +3,8 @@
 Fields: name ×6, aliases ×5, tags ×5, type ×2, current facts ×4, historical facts ×2, current
 edge ends ×4, historical ends ×2, relation labels ×1. A node is returned only for a
 meaningful hit — a match outside relation labels, which rank but never qualify — and says
-whether it matched current or historical statements (or both).
+whether it matched current or historical statements (or both). Nodes the query names
+(by name or alias) come first: asked about someone, the answer starts with them.
 """
 
 from collections.abc import Sequence
@@ -123,9 +124,8 @@ def search_nodes(
         hit = _hit(by_id[node_id], score, matched, wanted)
         if hit is not None:
             hits.append(hit)
-        if len(hits) >= limit:
-            break
-    return hits
+    named = [hit for hit in hits if {"name", "aliases"} & set(hit.matched_fields)]
+    return [*named, *(hit for hit in hits if hit not in named)][:limit]
 
 
 def _hit(view: NodeView, score: float, matched: list[str], terms: set[str]) -> GraphHit | None:

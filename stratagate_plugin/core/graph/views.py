@@ -4,8 +4,8 @@ Now: a fact or edge is *current* when active or disputed with at least one activ
 event, *historical* otherwise (superseded, or only superseded events say it); archived ones
 are hidden. As of a date D: what we believed then — learned by D and not yet superseded at
 D is current (its ``valid_to`` unknown then, so not shown); learned by D and superseded by
-D is history. With a valid time T as well, a believed statement is current only when its
-validity ``[valid_from, valid_to)`` holds T.
+D is history. About a valid time T (now, or as of D): every statement known then whose
+validity ``[valid_from, valid_to)`` — its end as known then — holds T is current.
 """
 
 from collections.abc import Mapping, Sequence
@@ -19,6 +19,7 @@ from .projection import value_text
 from .shapes import GRAPH_PROVENANCE_LIMIT, GraphEdge, GraphFact, GraphNode
 
 LIVE = ("active", "disputed")
+EXPOSABLE = ("active", "superseded")
 STATE_CHARS = 500
 
 
@@ -69,12 +70,16 @@ class NodeView(BaseModel):
 
 
 def is_current(record: GraphFact | GraphEdge, status: Mapping[str, str], when: Moment) -> bool:
+    """True now / believed at ``as_of``; about a valid time, every statement known then
+    (replaced ones too: they still say what held before) whose validity holds it."""
+    if when.valid_at is not None:
+        learned = when.as_of is None or record.learned_at <= when.as_of
+        seen = any(status.get(i) in EXPOSABLE for i in record.source_event_ids)
+        return record.status != "archived" and learned and seen and _valid_at(record, when)
     if when.as_of is None:
         live = any(status.get(i) == "active" for i in record.source_event_ids)
-        believed = record.status in LIVE and live
-    else:
-        believed = _believed_at(record, when.as_of)
-    return believed and _valid_at(record, when)
+        return record.status in LIVE and live
+    return _believed_at(record, when.as_of)
 
 
 def is_history(record: GraphFact | GraphEdge, status: Mapping[str, str], when: Moment) -> bool:
@@ -124,7 +129,7 @@ def node_view(
     ``status``: event id → status (only exposable events count as sources)."""
     ordered = sorted(facts, key=lambda f: (f.valid_from or "", f.learned_at), reverse=True)
     edge_views = [_edge_view(node.id, edge, names) for edge in edges]
-    visible = [i for i in node.source_event_ids if status.get(i) in ("active", "superseded")]
+    visible = [i for i in node.source_event_ids if status.get(i) in EXPOSABLE]
     return NodeView(
         node=node,
         current_facts=tuple(as_known(f, when) for f in ordered if is_current(f, status, when)),

@@ -209,11 +209,11 @@ def _settle(
             "WHERE id = ?",
             (decision.history_until, now, record_id),
         )
-    for old in decision.supersede:
+    for old in decision.supersede:  # valid until the new one holds (never before it began)
         raw.execute(
-            f"UPDATE {table} SET status = 'superseded', valid_to = ?, superseded_at = ?, "
-            "superseded_by = ? WHERE id = ?",
-            (valid_from or now, now, record_id, old),
+            f"UPDATE {table} SET status = 'superseded', valid_to = CASE WHEN valid_from > ? "
+            "THEN valid_from ELSE ? END, superseded_at = ?, superseded_by = ? WHERE id = ?",
+            (valid_from or now, valid_from or now, now, record_id, old),
         )
 
 
