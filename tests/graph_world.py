@@ -52,7 +52,9 @@ async def add_events(memory: StrataGate, *cards: Any, queue: bool = True) -> lis
     return await memory.db.write(unit)
 
 
-def node(ref: str, name: str, sources: list[str], type_: str = "person", **extra: Any) -> dict[str, Any]:
+def node(
+    ref: str, name: str, sources: list[str], type_: str = "person", **extra: Any
+) -> dict[str, Any]:
     return {"ref": ref, "name": name, "type": type_, "source_event_ids": sources, **extra}
 
 

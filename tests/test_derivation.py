@@ -49,8 +49,10 @@ async def seal_block(memory: StrataGate, thread: str = "t", start: int = 0) -> l
 
 
 def job_states(plain: sqlite3.Connection) -> list[tuple[str, str, int]]:
-    rows = plain.execute("SELECT kind, status, attempts FROM jobs WHERE kind != 'graph_projection' "
-        "ORDER BY created_at, id")
+    rows = plain.execute(
+        "SELECT kind, status, attempts FROM jobs WHERE kind != 'graph_projection' "
+        "ORDER BY created_at, id"
+    )
     return [tuple(row) for row in rows]  # type: ignore[misc]
 
 

@@ -117,7 +117,9 @@ async def until(condition: Callable[[], bool]) -> None:
 
 
 def job_rows(plain: sqlite3.Connection) -> list[sqlite3.Row]:
-    return plain.execute("SELECT * FROM jobs WHERE kind != 'graph_projection' ORDER BY created_at, id").fetchall()
+    return plain.execute(
+        "SELECT * FROM jobs WHERE kind != 'graph_projection' ORDER BY created_at, id"
+    ).fetchall()
 
 
 async def test_four_workers_keep_four_model_calls_in_flight_and_never_more(

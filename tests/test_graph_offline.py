@@ -20,13 +20,19 @@ from stratagate_plugin.harness.types import ToolCallContext
 from tests.test_plugin_e2e import make_host
 
 ENGLISH = [
-    ("Caroline: I live in Paris and I love painting landscapes.",
-     "Melanie: I work at Google as an engineer."),
-    ("Caroline: Last month I moved to Berlin for a new job.",
-     "Melanie: I'm planning to visit Rome next week."),
-    ("Caroline: I went to a support group yesterday.",
-     "Melanie: I took my kids camping in Yosemite."),
-]  # fmt: skip
+    (
+        "Caroline: I live in Paris and I love painting landscapes.",
+        "Melanie: I work at Google as an engineer.",
+    ),
+    (
+        "Caroline: Last month I moved to Berlin for a new job.",
+        "Melanie: I'm planning to visit Rome next week.",
+    ),
+    (
+        "Caroline: I went to a support group yesterday.",
+        "Melanie: I took my kids camping in Yosemite.",
+    ),
+]
 CHINESE = [
     ("李雷: 我住在上海，我在腾讯工作。", "韩梅梅: 我下个月打算去北京旅游。"),
     ("李雷: 我上个月搬到了杭州。", "韩梅梅: 我喜欢画画。"),
@@ -35,7 +41,9 @@ CHINESE = [
 
 async def converse(memory: StrataGate, space: str, turns: list[tuple[str, str]]) -> None:
     for i, (user, assistant) in enumerate(turns):
-        await memory.append_turn(space, "old", user=user, assistant=assistant, receipt_id=f"{space}{i}")
+        await memory.append_turn(
+            space, "old", user=user, assistant=assistant, receipt_id=f"{space}{i}"
+        )
     await memory.seal_tail(space, "old")
     report = await memory.process_pending()
     assert report.graph_ran >= 1 and report.graph_failed == 0
@@ -52,7 +60,9 @@ async def test_both_speakers_become_people_and_a_move_replaces_where_they_live(
     nodes = named(await memory.graph_nodes("en"))
     assert nodes["Caroline"].node.type == nodes["Melanie"].node.type == "person"
     caroline = nodes["Caroline"]
-    assert [(e.edge.relation, e.other_name) for e in caroline.current_edges] == [("lives_in", "Berlin")]
+    assert [(e.edge.relation, e.other_name) for e in caroline.current_edges] == [
+        ("lives_in", "Berlin")
+    ]
     assert [e.other_name for e in caroline.historical_edges] == ["Paris"]
     assert [(e.edge.relation, e.other_name) for e in nodes["Melanie"].current_edges] == [
         ("works_at", "Google")
@@ -83,7 +93,9 @@ async def test_chinese_speakers_and_phrasings(memory: StrataGate) -> None:
 
 async def test_recall_adds_at_most_four_nodes_within_the_budget(memory: StrataGate) -> None:
     await converse(memory, "en", ENGLISH)
-    context = await memory.build_auto_context("en", "new", "Where do Caroline and Melanie live and work?")
+    context = await memory.build_auto_context(
+        "en", "new", "Where do Caroline and Melanie live and work?"
+    )
     assert 1 <= len(context.nodes) <= 4 and context.nodes[0]["name"] in {"Caroline", "Melanie"}
     assert "KnowledgeGraph:" in context.text and estimate_tokens(context.text) <= 900
     tight = await memory.build_auto_context(
@@ -101,17 +113,30 @@ async def test_graph_tools_open_batches_whose_refs_assess_and_record(tmp_path: P
         await converse(memory, space, ENGLISH)
     async with make_host(db, tmp_path) as host:
         call = ToolCallContext(session=open_session("s1", "t", tmp_path), turn=1, call_id="c1")
-        searched = await host.tools["memory_search_graph"].implementation({"query": "Caroline"}, call)
+        searched = await host.tools["memory_search_graph"].implementation(
+            {"query": "Caroline"}, call
+        )
         first = searched["results"][0]
-        assert first["name"] == "Caroline" and len(first["sourceEventIds"]) <= GRAPH_PROVENANCE_LIMIT
+        assert (
+            first["name"] == "Caroline" and len(first["sourceEventIds"]) <= GRAPH_PROVENANCE_LIMIT
+        )
         assert searched["evidenceRefs"][0] == f"graph-node:{first['id']}" == first["ref"]
-        expanded = await host.tools["memory_expand_graph_node"].implementation({"id": first["id"]}, call)
+        expanded = await host.tools["memory_expand_graph_node"].implementation(
+            {"id": first["id"]}, call
+        )
         ref = f"graph-node:{first['id']}:expanded"
         assert expanded["evidenceRefs"] == (ref,) and expanded["results"]["historicalRelations"]
         judged = await host.tools["memory_assess"].implementation(
-            {"verdict": "sufficient", "evidence_refs": [ref], "fit": "her city",
-             "missing": "", "next_strategy": "answer", "batch_id": expanded["batchId"]}, call
-        )  # fmt: skip
+            {
+                "verdict": "sufficient",
+                "evidence_refs": [ref],
+                "fit": "her city",
+                "missing": "",
+                "next_strategy": "answer",
+                "batch_id": expanded["batchId"],
+            },
+            call,
+        )
         assert judged["batch"]["assessment"]["evidence_refs"] == [ref]
         used = await host.tools["memory_record_use"].implementation(
             {"evidence_refs": [ref], "batch_id": expanded["batchId"]}, call
@@ -141,7 +166,9 @@ def test_cli_graph_shows_facts_sources_and_belief_as_of_a_date(
     code, out, _ = run(capsys, "graph", "Caroline", "--db", str(db), "--space", "en")
     assert code == 0 and out.startswith("Caroline [person]")
     assert "-> lives_in Berlin" in out and "was -> lives_in Paris" in out and "sources: evt_" in out
-    code, out, _ = run(capsys, "graph", "--db", str(db), "--space", "en", "--json", "--type", "place")
+    code, out, _ = run(
+        capsys, "graph", "--db", str(db), "--space", "en", "--json", "--type", "place"
+    )
     assert code == 0 and {card["type"] for card in json.loads(out)} == {"place"}
     code, out, _ = run(capsys, "graph", "--db", str(db), "--space", "en", "--as-of", "2000-01-01")
     assert (code, out.strip()) == (0, "(no graph nodes in memory space en as of 2000-01-01)")

@@ -21,7 +21,9 @@ async def test_a_projection_citing_no_event_of_its_batch_fails_and_writes_nothin
     model.push({"nodes": [ana, node("r", "Rome", [event], "place")]})
     assert await memory.project_pending_graph() == 1
     [job] = await memory.list_jobs(status="failed")
-    assert job.kind == "graph_projection" and "fact a.city cites no exposable event" in (job.last_error or "")
+    assert job.kind == "graph_projection" and "fact a.city cites no exposable event" in (
+        job.last_error or ""
+    )
     assert graph_counts(plain) == (0, 0, 0, 0)  # the valid node was not written either
     model.push("not json at all")  # garbage from the model: a clear error, nothing written
     plain.execute("UPDATE jobs SET next_retry_at = '2000-01-01T00:00:00+00:00'")
@@ -40,11 +42,15 @@ async def test_aliases_resolve_type_mismatches_and_near_names_are_kept_apart_and
     model.push({"nodes": [node("m", "Melanie", first, aliases=["Mel"])]})
     await memory.process_pending()
     second = await add_events(memory, card_for("Mel and Melany", "2024-02-01T00:00:00+00:00"))
-    model.push({"nodes": [
-        node("m", "mel", second),  # the proven alias: the same node
-        node("o", "MEL", second, "organization"),  # same key, other type: apart, listed
-        node("y", "Melanee", second),  # one edit from "melanie": apart, listed
-    ]})  # fmt: skip
+    model.push(
+        {
+            "nodes": [
+                node("m", "mel", second),  # the proven alias: the same node
+                node("o", "MEL", second, "organization"),  # same key, other type: apart, listed
+                node("y", "Melanee", second),  # one edit from "melanie": apart, listed
+            ]
+        }
+    )
     await memory.process_pending()
     views = await memory.graph_nodes(NS)
     by_name = {view.node.name: view for view in views}
@@ -104,7 +110,9 @@ async def test_an_older_statement_projected_later_is_history_not_current(db_path
     await lives(memory, model, "Ana lived in Lisbon", "Lisbon", "2024-01-10T00:00:00+00:00")
     [ana] = await memory.graph_nodes(NS)
     assert [f.value for f in ana.current_facts] == ["Rome"]
-    assert [(f.value, f.valid_to) for f in ana.historical_facts] == [("Lisbon", "2024-03-05T00:00:00+00:00")]
+    assert [(f.value, f.valid_to) for f in ana.historical_facts] == [
+        ("Lisbon", "2024-03-05T00:00:00+00:00")
+    ]
     await memory.close()
 
 
@@ -114,15 +122,28 @@ async def test_edges_supersede_by_from_and_relation_and_identical_ones_merge_sou
     memory, model = await open_scripted(db_path)
     for place, said in (("Lisbon", "2024-01-01"), ("Lisbon", "2024-02-01"), ("Rome", "2024-03-01")):
         [event] = await add_events(memory, card_for(f"Ana in {place}", f"{said}T00:00:00+00:00"))
-        model.push({
-            "nodes": [node("a", "Ana", [event]), node("p", place, [event], "place")],
-            "edges": [{"from_ref": "a", "to_ref": "p", "relation": "lives_in", "source_event_ids": [event]}],
-        })  # fmt: skip
+        model.push(
+            {
+                "nodes": [node("a", "Ana", [event]), node("p", place, [event], "place")],
+                "edges": [
+                    {
+                        "from_ref": "a",
+                        "to_ref": "p",
+                        "relation": "lives_in",
+                        "source_event_ids": [event],
+                    }
+                ],
+            }
+        )
         await memory.process_pending()
     [ana] = [v for v in await memory.graph_nodes(NS) if v.node.name == "Ana"]
     [now] = ana.current_edges
     [old] = ana.historical_edges
-    assert (now.other_name, old.other_name, old.edge.valid_to) == ("Rome", "Lisbon", now.edge.valid_from)
+    assert (now.other_name, old.other_name, old.edge.valid_to) == (
+        "Rome",
+        "Lisbon",
+        now.edge.valid_from,
+    )
     assert len(old.edge.source_event_ids) == 2  # the repeated Lisbon edge merged its sources
     await memory.close()
 
@@ -133,7 +154,9 @@ async def test_forget_strips_provenance_and_deletes_what_is_left_without_a_sourc
     memory, model = await open_scripted(db_path)
     first = await lives(memory, model, "Ana lives in Lisbon", "Lisbon", "2024-01-10T00:00:00+00:00")
     second = await lives(memory, model, "Ana moved to Rome", "Rome", "2024-03-05T00:00:00+00:00")
-    temporal = plain.execute("SELECT temporal_json FROM events WHERE id = ?", (second,)).fetchone()[0]
+    temporal = plain.execute("SELECT temporal_json FROM events WHERE id = ?", (second,)).fetchone()[
+        0
+    ]
     [ana] = await memory.graph_nodes(NS)
     assert ana.node.id in temporal  # the node citing the event is written back onto it
     await memory.memory_action("forget", second)
@@ -224,7 +247,9 @@ async def test_graph_jobs_run_after_extraction_and_by_priority(db_path: Path) ->
     def agent(raw: sqlite3.Connection) -> list[str]:
         card = card_for("high", "2024-01-01T00:00:00+00:00")
         event_rows.insert_event(raw, card)
-        graph_jobs.queue_events(raw, NS, [card.id], graph_jobs.AGENT_PRIORITY, "2024-01-02T00:00:00+00:00")
+        graph_jobs.queue_events(
+            raw, NS, [card.id], graph_jobs.AGENT_PRIORITY, "2024-01-02T00:00:00+00:00"
+        )
         return [card.id]
 
     high = await memory.db.write(agent)

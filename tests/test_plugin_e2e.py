@@ -300,7 +300,9 @@ async def test_a_block_sealed_by_the_last_turn_is_derived_before_shutdown(tmp_pa
             await turn(host, ScriptedChatModel.of("Noted."), text)
     conn = sqlite3.connect(db)
     statuses = conn.execute("SELECT processing_status FROM blocks").fetchall()
-    jobs = conn.execute("SELECT status FROM jobs WHERE kind != 'graph_projection' ORDER BY created_at").fetchall()
+    jobs = conn.execute(
+        "SELECT status FROM jobs WHERE kind != 'graph_projection' ORDER BY created_at"
+    ).fetchall()
     conn.close()
     assert statuses == [("ready",)]
     assert [row[0] for row in jobs] == ["succeeded", "succeeded"]

@@ -42,7 +42,9 @@ async def graph(args: argparse.Namespace) -> int:
         space = await resolve_space(args, memory)
         if args.query.strip():
             hits = await memory.search_graph(space, args.query, min(args.limit, 20), args.as_of)
-            cards = [hit.compact() for hit in hits if not args.type or hit.view.node.type == args.type]
+            cards = [
+                hit.compact() for hit in hits if not args.type or hit.view.node.type == args.type
+            ]
         else:
             views = await memory.graph_nodes(space, args.type, 0, args.limit, args.as_of)
             cards = [compact_card(view) for view in views]
@@ -81,4 +83,3 @@ def _since(record: dict[str, Any]) -> str:
     if start and end:
         return f"  ({start[:10]} → {end[:10]})"
     return f"  (since {start[:10]})" if start else ""
-

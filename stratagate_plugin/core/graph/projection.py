@@ -65,7 +65,9 @@ def validate_projection(
         what = f"edge {index} ({edge.from_ref} -{edge.relation}-> {edge.to_ref})"
         if edge.from_ref not in refs or edge.to_ref not in refs:
             problems.append(f"{what} names a node the projection does not hold")
-        edges.append(edge.model_copy(update={"source_event_ids": sources(what, edge.source_event_ids)}))
+        edges.append(
+            edge.model_copy(update={"source_event_ids": sources(what, edge.source_event_ids)})
+        )
     if problems:
         raise ProjectionRejected(problems)
     return Checked(GraphProjection(nodes=nodes, edges=edges), warnings)
@@ -74,7 +76,9 @@ def validate_projection(
 def _checked_node(node: NodeDraft, sources: Any) -> NodeDraft:
     facts = [
         fact.model_copy(
-            update={"source_event_ids": sources(f"fact {node.ref}.{fact.key}", fact.source_event_ids)}
+            update={
+                "source_event_ids": sources(f"fact {node.ref}.{fact.key}", fact.source_event_ids)
+            }
         )
         for fact in node.facts
     ]
@@ -105,7 +109,9 @@ def _utc(text: str) -> str:
         return text
 
 
-def latest(event_ids: Iterable[str], times: Mapping[str, EventTimes]) -> tuple[str | None, str | None]:
+def latest(
+    event_ids: Iterable[str], times: Mapping[str, EventTimes]
+) -> tuple[str | None, str | None]:
     """(default ``valid_from``, when stated): the latest of the sources' times."""
     found = [times[i] for i in event_ids if i in times]
     if not found:

@@ -82,10 +82,7 @@ def within_one_edit(a: str, b: str) -> bool:
     if len(a) == len(b):
         return sum(x != y for x, y in zip(a, b, strict=True)) == 1
     short, long = sorted((a, b), key=len)
-    for index in range(len(long)):
-        if long[:index] + long[index + 1 :] == short:
-            return True
-    return False
+    return any(long[:index] + long[index + 1 :] == short for index in range(len(long)))
 
 
 def keys_of(name: str, aliases: Iterable[str]) -> frozenset[str]:

@@ -47,7 +47,6 @@ class GraphHit(BaseModel):
             "scoreMeaning": SCORE_MEANING,
         }
 
-
     def recall_line(self, facts: int = 4, chars: int = 200) -> dict[str, Any]:
         """Automatic recall's compact line: current facts (matched ones first) and
         relations, a few of each, values cut short."""
@@ -59,7 +58,9 @@ class GraphHit(BaseModel):
         if view.node.aliases:
             line["aliases"] = list(view.node.aliases[:4])
         line["facts"] = [_short(fact_line(fact), chars) for fact in ordered[:facts]]
-        line["currentRelations"] = [relation_line(e)["relation"] for e in view.current_edges[:facts]]
+        line["currentRelations"] = [
+            relation_line(e)["relation"] for e in view.current_edges[:facts]
+        ]
         if view.historical_facts or view.historical_edges:
             line["historicalCount"] = len(view.historical_facts) + len(view.historical_edges)
         return line
@@ -83,7 +84,9 @@ def node_fields(view: NodeView) -> dict[str, str]:
         "historicalFacts": _facts(view.historical_facts),
         "currentEdgeEndpoints": " ".join(e.other_name for e in view.current_edges),
         "historicalEdgeEndpoints": " ".join(e.other_name for e in view.historical_edges),
-        "relations": " ".join(e.edge.relation for e in (*view.current_edges, *view.historical_edges)),
+        "relations": " ".join(
+            e.edge.relation for e in (*view.current_edges, *view.historical_edges)
+        ),
     }
 
 

@@ -188,7 +188,9 @@ def _event_entry(card: EventCard) -> dict[str, Any]:
     return entry
 
 
-def _context(raw: sqlite3.Connection, namespace: str, cards: list[EventCard]) -> list[dict[str, Any]]:
+def _context(
+    raw: sqlite3.Connection, namespace: str, cards: list[EventCard]
+) -> list[dict[str, Any]]:
     """Existing nodes the batch names (by participant), then the most recently updated;
     at most 32 (the model reuses their names)."""
     keys = {normalise_key(p) for card in cards for p in card.temporal.get("participants", [])}

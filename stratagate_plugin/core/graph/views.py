@@ -148,7 +148,10 @@ def _edge_view(node_id: str, edge: GraphEdge, names: Mapping[str, str]) -> EdgeV
     out = edge.from_node_id == node_id
     other = edge.to_node_id if out else edge.from_node_id
     return EdgeView(
-        edge=edge, direction="out" if out else "in", other_id=other, other_name=names.get(other, other)
+        edge=edge,
+        direction="out" if out else "in",
+        other_id=other,
+        other_name=names.get(other, other),
     )
 
 

@@ -204,7 +204,9 @@ class RetrievalService(EventSearchService):
             parse_query(latest_user_message).terms, others, settings.tail_message_limit
         )
         lines = [message_line(message, settings.tail_message_chars) for message in recent]
-        nodes = await self.db.read(lambda raw: graph_recall(raw, namespace, thread_id, text, settings))
+        nodes = await self.db.read(
+            lambda raw: graph_recall(raw, namespace, thread_id, text, settings)
+        )
         rendered, shown, noted, spoken = render_recall(
             events, nodes, settings.token_budget, lines, older
         )

@@ -95,9 +95,7 @@ def backfill(raw: sqlite3.Connection, now: str) -> int:
             chunk = ids[place * BATCH_SIZE : (place + 1) * BATCH_SIZE]
             _queue_batch(raw, namespace, chunk, count - place, now)
     newest = raw.execute("SELECT MAX(pk) FROM events").fetchone()[0] or 0
-    raw.execute(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_MARK, str(int(newest)))
-    )
+    raw.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_MARK, str(int(newest))))
     return len(rows)
 
 

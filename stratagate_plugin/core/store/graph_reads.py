@@ -40,15 +40,17 @@ def nodes(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[GraphNode]:
     rows = raw.execute(f"SELECT * FROM graph_nodes WHERE id IN ({_marks(ids)})", ids).fetchall()
     aliases: dict[str, list[str]] = {i: [] for i in ids}
     for node_id, alias in raw.execute(
-        f"SELECT node_id, alias FROM graph_aliases WHERE node_id IN ({_marks(ids)}) "
-        "ORDER BY rowid",
+        f"SELECT node_id, alias FROM graph_aliases WHERE node_id IN ({_marks(ids)}) ORDER BY rowid",
         ids,
     ):
         aliases[node_id].append(alias)
     sources = sources_of(raw, "node", ids)
     by_id = {
         row["id"]: record_from_row(
-            GraphNode, row, aliases=tuple(aliases[row["id"]]), source_event_ids=tuple(sources[row["id"]])
+            GraphNode,
+            row,
+            aliases=tuple(aliases[row["id"]]),
+            source_event_ids=tuple(sources[row["id"]]),
         )
         for row in rows
     }
@@ -63,7 +65,10 @@ def facts_of(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[GraphFact
     sources = sources_of(raw, "fact", [row["id"] for row in rows])
     return [
         record_from_row(
-            GraphFact, row, value=json.loads(row["value_json"]), source_event_ids=tuple(sources[row["id"]])
+            GraphFact,
+            row,
+            value=json.loads(row["value_json"]),
+            source_event_ids=tuple(sources[row["id"]]),
         )
         for row in rows
     ]
@@ -101,14 +106,10 @@ def views(raw: sqlite3.Connection, node_ids: Sequence[str], when: Moment = NOW) 
         return []
     ids = [node.id for node in found]
     facts, edges = facts_of(raw, ids), edges_of(raw, ids)
-    ends = {e.from_node_id for e in edges} | {e.to_node_id for e in edges}
-    names = dict(
-        raw.execute(
-            f"SELECT id, name FROM graph_nodes WHERE id IN ({_marks(list(ends))})", list(ends)
-        ).fetchall()
-    ) if ends else {}
+    names = _names(raw, list({e.from_node_id for e in edges} | {e.to_node_id for e in edges}))
     cited = [i for n in found for i in n.source_event_ids]
-    cited += [i for r in (*facts, *edges) for i in r.source_event_ids]
+    cited += [i for f in facts for i in f.source_event_ids]
+    cited += [i for e in edges for i in e.source_event_ids]
     status = event_statuses(raw, cited)
     return [
         node_view(
@@ -121,6 +122,15 @@ def views(raw: sqlite3.Connection, node_ids: Sequence[str], when: Moment = NOW) 
         )
         for node in found
     ]
+
+
+def _names(raw: sqlite3.Connection, node_ids: list[str]) -> dict[str, str]:
+    if not node_ids:
+        return {}
+    rows = raw.execute(
+        f"SELECT id, name FROM graph_nodes WHERE id IN ({_marks(node_ids)})", node_ids
+    )
+    return {row[0]: row[1] for row in rows}
 
 
 def candidates(

@@ -291,7 +291,10 @@ def strip_event_provenance(raw: sqlite3.Connection, event_ids: Sequence[str]) ->
     if not hit:
         return []
     raw.execute(f"DELETE FROM graph_sources WHERE event_id IN ({marks})", ids)
-    orphans = {kind: [r for k, r in hit if k == kind and _sourceless(raw, k, r)] for kind in ("node", "fact", "edge")}
+    orphans = {
+        kind: [r for k, r in hit if k == kind and _sourceless(raw, k, r)]
+        for kind in ("node", "fact", "edge")
+    }
     touched = {r for k, r in hit if k == "node"}
     touched |= _owners(raw, orphans["fact"], orphans["edge"])
     _delete_statements(raw, "graph_facts", orphans["fact"])
@@ -316,7 +319,9 @@ def _sourceless(raw: sqlite3.Connection, kind: str, record_id: str) -> bool:
 def _owners(raw: sqlite3.Connection, fact_ids: Sequence[str], edge_ids: Sequence[str]) -> set[str]:
     found: set[str] = set()
     for fact_id in fact_ids:
-        found |= {r[0] for r in raw.execute("SELECT node_id FROM graph_facts WHERE id = ?", (fact_id,))}
+        found |= {
+            r[0] for r in raw.execute("SELECT node_id FROM graph_facts WHERE id = ?", (fact_id,))
+        }
     for edge_id in edge_ids:
         for row in raw.execute(
             "SELECT from_node_id, to_node_id FROM graph_edges WHERE id = ?", (edge_id,)
@@ -338,7 +343,9 @@ def _delete_statements(raw: sqlite3.Connection, table: str, record_ids: Sequence
 
 def _delete_nodes(raw: sqlite3.Connection, node_ids: Sequence[str]) -> None:
     for node_id in node_ids:
-        facts = [r[0] for r in raw.execute("SELECT id FROM graph_facts WHERE node_id = ?", (node_id,))]
+        facts = [
+            r[0] for r in raw.execute("SELECT id FROM graph_facts WHERE node_id = ?", (node_id,))
+        ]
         edges = [
             r[0]
             for r in raw.execute(
@@ -354,6 +361,8 @@ def _delete_nodes(raw: sqlite3.Connection, node_ids: Sequence[str]) -> None:
                 [(kind, record_id) for record_id in ids],
             )
         raw.execute("DELETE FROM graph_terms WHERE node_id = ?", (node_id,))
-        raw.execute("DELETE FROM graph_duplicates WHERE node_id = ? OR other_id = ?", (node_id, node_id))
+        raw.execute(
+            "DELETE FROM graph_duplicates WHERE node_id = ? OR other_id = ?", (node_id, node_id)
+        )
         raw.execute("DELETE FROM graph_aliases WHERE node_id = ?", (node_id,))
         raw.execute("DELETE FROM graph_nodes WHERE id = ?", (node_id,))

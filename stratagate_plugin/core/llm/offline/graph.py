@@ -26,7 +26,8 @@ _HAN = r"(?P<x>[\u4e00-\u9fff]{2,8})"
 # (relation, target node type, patterns): the subject's single-valued relations
 PHRASINGS: tuple[tuple[str, str, tuple[re.Pattern[str], ...]], ...] = (
     ("lives_in", "place", (
-        re.compile(rf"\b(?:live[sd]?|living|moved|relocated|moving|settled)\s+(?:back\s+)?(?:in|to)\s+{_NAME}"),
+        re.compile(rf"\b(?:live[sd]?|living|moved|relocated|moving|settled)\s+(?:back\s+)?"
+                   rf"(?:in|to)\s+{_NAME}"),
         re.compile(rf"(?:住在|搬到了?|搬去了?|定居在?|搬家到){_HAN}"),
     )),
     ("works_at", "organization", (
@@ -35,7 +36,8 @@ PHRASINGS: tuple[tuple[str, str, tuple[re.Pattern[str], ...]], ...] = (
         re.compile(r"在(?P<x>[\u4e00-\u9fff]{2,8}?)(?:工作|上班|任职)"),
     )),
     ("from", "place", (
-        re.compile(rf"\b(?:grew up in|(?:am|i'm|is|are|come|comes|came) from|born in)\s+{_NAME}", re.I),
+        re.compile(rf"\b(?:[Gg]rew up in|(?:am|[Ii]'m|is|are|come|comes|came) from|[Bb]orn in)"
+                   rf"\s+{_NAME}"),
         re.compile(rf"(?:来自|老家在|老家是|出生在|出生于|家乡是){_HAN}"),
     )),
 )  # fmt: skip
