@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stratagate_plugin.core.errors import InvalidInput
+from stratagate_plugin.core.errors import InvalidInput, NotFound
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows, gate_rows, graph_jobs, graph_rows
 from tests.graph_world import NS, add_events, card_for, fact, graph_counts, node, open_scripted
@@ -258,4 +258,22 @@ async def test_graph_jobs_run_after_extraction_and_by_priority(db_path: Path) ->
     first, second = model.requests
     assert [e["id"] for e in first.payload["events"]] == high  # priority 2000 before 1000
     assert [e["id"] for e in second.payload["events"]] == low
+    await memory.close()
+
+
+async def test_the_listing_pages_by_importance_and_filters_by_type(db_path: Path) -> None:
+    memory, model = await open_scripted(db_path)
+    events = await add_events(
+        memory, *(card_for(f"e{i}", "2024-01-01T00:00:00+00:00") for i in range(3))
+    )
+    ana, ben = node("a", "Ana", events), node("b", "Ben", events[:2])
+    model.push({"nodes": [ana, ben, node("r", "Rome", events[:1], "place")]})
+    await memory.process_pending()
+    assert [v.node.name for v in await memory.graph_nodes(NS)] == ["Ana", "Ben", "Rome"]
+    assert [v.node.name for v in await memory.graph_nodes(NS, offset=1, limit=1)] == ["Ben"]
+    assert [v.node.name for v in await memory.graph_nodes(NS, type="place")] == ["Rome"]
+    with pytest.raises(InvalidInput):
+        await memory.graph_nodes(NS, type="planet")
+    with pytest.raises(NotFound):
+        await memory.graph_node("node_missing")
     await memory.close()

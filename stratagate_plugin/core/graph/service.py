@@ -34,6 +34,7 @@ from .views import Moment, NodeView
 LOST = "lost"
 CONTEXT_NODES, RECENT_NODES = 32, 24
 LISTING_PAGE = 100
+NODE_HISTORY = 1000  # replaced statements one node's detail shows
 
 
 def moment(as_of: datetime | str | None, valid_at: str | None = None) -> Moment:
@@ -78,7 +79,9 @@ class GraphService(ServiceBase):
     ) -> NodeView:
         """One node: current and historical facts, edges both ways, validity, source events."""
         when = moment(as_of, valid_at)
-        found = await self.db.read(lambda raw: graph_reads.views(raw, [node_id], when))
+        found = await self.db.read(
+            lambda raw: graph_reads.views(raw, [node_id], when, NODE_HISTORY)
+        )
         if not found:
             raise NotFound(f"no graph node with id {node_id!r}")
         return found[0]

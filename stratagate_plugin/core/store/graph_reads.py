@@ -1,17 +1,18 @@
 """Graph reads: nodes with their aliases and sources, facts, edges, views at a moment,
 search candidates by term, the importance listing and resolution candidates."""
 
-import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..clock import iso
 from ..graph.resolution import Known
 from ..graph.shapes import GraphEdge, GraphFact, GraphNode
 from ..graph.views import NOW, Moment, NodeView, node_view, visible_at
 from .rows import record_from_row
 
-CANDIDATES = 200
+CANDIDATES = 60
+HISTORY = 100  # replaced statements a view holds per node (newest first); search reads these
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -57,32 +58,61 @@ def nodes(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[GraphNode]:
     return [by_id[i] for i in ids if i in by_id]
 
 
-def facts_of(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[GraphFact]:
-    ids = list(node_ids)
-    rows = raw.execute(
-        f"SELECT * FROM graph_facts WHERE node_id IN ({_marks(ids)}) ORDER BY learned_at, id", ids
-    ).fetchall()
+_CURRENT = "status IN ('active', 'disputed') AND superseded_at IS NULL"
+
+
+def _bounded(
+    raw: sqlite3.Connection,
+    table: str,
+    ends: tuple[str, ...],
+    node_ids: Sequence[str],
+    history: int | None,
+    learned_by: str | None,
+) -> list[sqlite3.Row]:
+    """Each node's rows: every current one, then (with ``history``) only the newest others;
+    ``learned_by``: only rows learned by then (an as-of read)."""
+    if history is None:
+        clause = " OR ".join(f"{end} IN ({_marks(node_ids)})" for end in ends)
+        return raw.execute(
+            f"SELECT * FROM {table} WHERE ({clause}) ORDER BY learned_at, id",
+            [*node_ids] * len(ends),
+        ).fetchall()
+    rows: dict[str, sqlite3.Row] = {}
+    for node_id in node_ids:
+        for end in ends:
+            for part, limit in ((_CURRENT, -1), (f"NOT ({_CURRENT})", history)):
+                found = raw.execute(
+                    f"SELECT * FROM {table} WHERE {end} = ? AND {part} AND "
+                    "(? IS NULL OR learned_at <= ?) ORDER BY learned_at DESC LIMIT ?",
+                    (node_id, learned_by, learned_by, limit),
+                )
+                rows.update((row["id"], row) for row in found)
+    return sorted(rows.values(), key=lambda row: (row["learned_at"], row["id"]))
+
+
+def facts_of(
+    raw: sqlite3.Connection,
+    node_ids: Sequence[str],
+    history: int | None = None,
+    learned_by: str | None = None,
+) -> list[GraphFact]:
+    """The nodes' facts: all of them, or every current one and the ``history`` newest others."""
+    rows = _bounded(raw, "graph_facts", ("node_id",), list(node_ids), history, learned_by)
     sources = sources_of(raw, "fact", [row["id"] for row in rows])
     return [
-        record_from_row(
-            GraphFact,
-            row,
-            value=json.loads(row["value_json"]),
-            source_event_ids=tuple(sources[row["id"]]),
-        )
-        for row in rows
+        record_from_row(GraphFact, row, source_event_ids=tuple(sources[row["id"]])) for row in rows
     ]
 
 
-def edges_of(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[GraphEdge]:
-    """Edges in both directions of the nodes."""
-    ids = list(node_ids)
-    marks = _marks(ids)
-    rows = raw.execute(
-        f"SELECT * FROM graph_edges WHERE from_node_id IN ({marks}) OR to_node_id IN ({marks}) "
-        "ORDER BY learned_at, id",
-        [*ids, *ids],
-    ).fetchall()
+def edges_of(
+    raw: sqlite3.Connection,
+    node_ids: Sequence[str],
+    history: int | None = None,
+    learned_by: str | None = None,
+) -> list[GraphEdge]:
+    """Edges in both directions of the nodes (bounded as ``facts_of``)."""
+    ends = ("from_node_id", "to_node_id")
+    rows = _bounded(raw, "graph_edges", ends, list(node_ids), history, learned_by)
     sources = sources_of(raw, "edge", [row["id"] for row in rows])
     return [
         record_from_row(GraphEdge, row, source_event_ids=tuple(sources[row["id"]])) for row in rows
@@ -99,13 +129,20 @@ def event_statuses(raw: sqlite3.Connection, event_ids: Iterable[str]) -> dict[st
     return found
 
 
-def views(raw: sqlite3.Connection, node_ids: Sequence[str], when: Moment = NOW) -> list[NodeView]:
-    """The nodes' views at ``when``, in the order given; nodes not visible then are left out."""
+def views(
+    raw: sqlite3.Connection,
+    node_ids: Sequence[str],
+    when: Moment = NOW,
+    history: int | None = HISTORY,
+) -> list[NodeView]:
+    """The nodes' views at ``when``, in the order given; nodes not visible then are left out.
+    Each holds its current statements and its ``history`` newest others (None: all)."""
     found = [node for node in nodes(raw, node_ids) if visible_at(node, when)]
     if not found:
         return []
     ids = [node.id for node in found]
-    facts, edges = facts_of(raw, ids), edges_of(raw, ids)
+    bound = iso(when.as_of) if when.as_of else None
+    facts, edges = facts_of(raw, ids, history, bound), edges_of(raw, ids, history, bound)
     names = _names(raw, list({e.from_node_id for e in edges} | {e.to_node_id for e in edges}))
     cited = [i for n in found for i in n.source_event_ids]
     cited += [i for f in facts for i in f.source_event_ids]

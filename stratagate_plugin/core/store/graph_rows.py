@@ -38,22 +38,36 @@ def apply_projection(
     times: Mapping[str, EventTimes],
     now: str,
 ) -> Applied:
-    """Resolve, insert and supersede; then the search terms of every node touched."""
+    """Resolve, insert and supersede, adding each statement's search terms to its nodes (a
+    term once added stays: history is searchable too), so a node with a long history costs
+    no more to extend than a new one."""
     applied = Applied()
     refs: dict[str, str] = {}
     for draft in checked.projection.nodes:
         node_id = _node(raw, namespace, draft, now, applied)
         refs[draft.ref] = node_id
+        add_terms(raw, namespace, node_id, [draft.name, *draft.aliases, *draft.tags, draft.type])
         for fact in draft.facts:
             _fact(raw, node_id, fact, times, now)
             add_sources(raw, "node", node_id, fact.source_event_ids)
+            add_terms(raw, namespace, node_id, [f"{fact.key} {rules.value_text(fact.value)}"])
+    names = {draft.ref: draft.name for draft in checked.projection.nodes}
     for edge in checked.projection.edges:
         applied.edge_ids.append(_edge(raw, namespace, refs, edge, times, now))
+        add_terms(raw, namespace, refs[edge.from_ref], [names[edge.to_ref], edge.relation])
+        add_terms(raw, namespace, refs[edge.to_ref], [names[edge.from_ref], edge.relation])
     touched = list(dict.fromkeys(refs.values()))
     recount(raw, touched)
-    rebuild_terms(raw, _with_neighbours(raw, touched))
     applied.node_ids = touched
     return applied
+
+
+def add_terms(raw: sqlite3.Connection, namespace: str, node_id: str, texts: Sequence[str]) -> None:
+    terms = sorted({term for text in texts for term in tokenize(text)})
+    raw.executemany(
+        "INSERT OR IGNORE INTO graph_terms(namespace, term, node_id) VALUES (?, ?, ?)",
+        [(namespace, term, node_id) for term in terms],
+    )
 
 
 def _node(
@@ -228,28 +242,25 @@ def recount(raw: sqlite3.Connection, node_ids: Sequence[str]) -> None:
 
 def _with_neighbours(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[str]:
     """The nodes and the other ends of their edges (whose endpoint terms name them)."""
-    ends = {e.from_node_id for e in reads.edges_of(raw, node_ids)}
-    ends |= {e.to_node_id for e in reads.edges_of(raw, node_ids)}
+    edges = reads.edges_of(raw, node_ids)
+    ends = {e.from_node_id for e in edges} | {e.to_node_id for e in edges}
     return list(dict.fromkeys([*node_ids, *sorted(ends)]))
 
 
 def rebuild_terms(raw: sqlite3.Connection, node_ids: Sequence[str]) -> None:
-    """The search terms of each node: name, aliases, tags, type, facts, edge ends, relations."""
+    """The search terms of each node from scratch (after a forget took statements away):
+    name, aliases, tags, type, facts, edge ends, relations."""
     if not node_ids:
         return
-    for view in reads.views(raw, node_ids):
+    for view in reads.views(raw, node_ids, history=None):
         node = view.node
         texts = [node.name, *node.aliases, *node.tags, node.type]
         for fact in (*view.current_facts, *view.historical_facts):
             texts.append(f"{fact.key} {rules.value_text(fact.value)}")
         for edge in (*view.current_edges, *view.historical_edges):
             texts += [edge.other_name, edge.edge.relation]
-        terms = sorted({term for text in texts for term in tokenize(text)})
         raw.execute("DELETE FROM graph_terms WHERE node_id = ?", (node.id,))
-        raw.executemany(
-            "INSERT OR IGNORE INTO graph_terms(namespace, term, node_id) VALUES (?, ?, ?)",
-            [(node.namespace, term, node.id) for term in terms],
-        )
+        add_terms(raw, node.namespace, node.id, texts)
 
 
 def write_back(raw: sqlite3.Connection, event_ids: Sequence[str]) -> None:

@@ -382,6 +382,7 @@ def _m018_graph(raw: sqlite3.Connection) -> None:
             superseded_by TEXT
         );
         CREATE INDEX graph_facts_node ON graph_facts(node_id, key, status);
+        CREATE INDEX graph_facts_learned ON graph_facts(node_id, learned_at);
         CREATE TABLE graph_edges (
             id TEXT PRIMARY KEY,
             namespace TEXT NOT NULL,
@@ -399,7 +400,8 @@ def _m018_graph(raw: sqlite3.Connection) -> None:
             superseded_by TEXT
         );
         CREATE INDEX graph_edges_from ON graph_edges(from_node_id, relation, status);
-        CREATE INDEX graph_edges_to ON graph_edges(to_node_id);
+        CREATE INDEX graph_edges_from_learned ON graph_edges(from_node_id, learned_at);
+        CREATE INDEX graph_edges_to ON graph_edges(to_node_id, learned_at);
         CREATE TABLE graph_sources (
             record_kind TEXT NOT NULL CHECK (record_kind IN ('node', 'fact', 'edge')),
             record_id TEXT NOT NULL,
