@@ -50,7 +50,8 @@ async def seal_block(memory: StrataGate, thread: str = "t", start: int = 0) -> l
 
 def job_states(plain: sqlite3.Connection) -> list[tuple[str, str, int]]:
     rows = plain.execute(
-        "SELECT kind, status, attempts FROM jobs WHERE kind != 'topic_projection' "
+        "SELECT kind, status, attempts FROM jobs WHERE kind NOT IN "
+        "('topic_projection', 'graph_projection') "
         "ORDER BY created_at, id"
     )
     return [tuple(row) for row in rows]  # type: ignore[misc]

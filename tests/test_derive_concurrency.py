@@ -118,7 +118,9 @@ async def until(condition: Callable[[], bool]) -> None:
 
 def job_rows(plain: sqlite3.Connection) -> list[sqlite3.Row]:
     return plain.execute(
-        "SELECT * FROM jobs WHERE kind != 'topic_projection' ORDER BY created_at, id"
+        "SELECT * FROM jobs WHERE kind NOT IN "
+        "('topic_projection', 'graph_projection') "
+        "ORDER BY created_at, id"
     ).fetchall()
 
 

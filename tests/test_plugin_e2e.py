@@ -301,7 +301,9 @@ async def test_a_block_sealed_by_the_last_turn_is_derived_before_shutdown(tmp_pa
     conn = sqlite3.connect(db)
     statuses = conn.execute("SELECT processing_status FROM blocks").fetchall()
     jobs = conn.execute(
-        "SELECT status FROM jobs WHERE kind != 'topic_projection' ORDER BY created_at"
+        "SELECT status FROM jobs WHERE kind NOT IN "
+        "('topic_projection', 'graph_projection') "
+        "ORDER BY created_at"
     ).fetchall()
     conn.close()
     assert statuses == [("ready",)]

@@ -43,6 +43,7 @@ async def test_the_panel_counts_blocks_events_messages_and_jobs(tmp_path: Path) 
             "block_summary": {"succeeded": 1},
             "event_extraction": {"succeeded": 1},
             "topic_projection": {"succeeded": 1},  # the extracted event, put in a chapter
+            "graph_projection": {"succeeded": 1},  # and projected into the graph
         }
         events = sum(counts.events.values())
         assert events >= 1

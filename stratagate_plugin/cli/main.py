@@ -22,6 +22,7 @@ from . import (
     demo_command,
     derive_commands,
     doctor_command,
+    graph_command,
     ingest_command,
     jobs_command,
     plugin_command,
@@ -48,6 +49,7 @@ examples:
   stratagate events                           what memory knows, as event cards
   stratagate search "spring sale"             find what memory holds, as the agent would
   stratagate topics                           the topic catalog: chapters, sections, events
+  stratagate graph Caroline --as-of 2024-05-01  what memory believed about someone then
   stratagate forget evt_…                     hide an event ('restore' brings it back)
   stratagate doctor                           check the database file
 
@@ -69,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         block_commands,
         derive_commands,
         search_command,
+        graph_command,
         show_command,
         curate_commands,
         jobs_command,

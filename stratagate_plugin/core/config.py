@@ -23,3 +23,5 @@ class MemoryConfig(BaseModel):
     derive_concurrency: int = Field(default=4, ge=1, le=64)
     # who groups events into topics: the embedded offline grouper, or the configured model
     topic_projector: Literal["offline", "model"] = "offline"
+    # who projects events into the graph: the embedded offline projector, or the model
+    graph_projector: Literal["offline", "model"] = "offline"

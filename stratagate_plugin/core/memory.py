@@ -17,6 +17,7 @@ from .derivation.lease import dead_local_owners
 from .derivation.service import DerivationService
 from .events.service import EventsService
 from .gate.service import GateService
+from .graph.service import GraphService
 from .llm.base import StructuredModel
 from .llm.offline.model import OfflineModel
 from .overview.service import OverviewService
@@ -37,6 +38,7 @@ class StrataGate(
     DerivationService,
     EventsService,
     GateService,
+    GraphService,
     OverviewService,
     ProfileService,
     RememberService,
@@ -69,14 +71,16 @@ class StrataGate(
         busy_timeout_s: float | None = None,
     ) -> "StrataGate":
         """Open (creating or migrating) the file; running jobs whose lease ran out (their
-        worker died) are failed, retryable now; a live worker's jobs are left alone. Spaces
-        not yet under this topic projector freeze their events for the topic bootstrap."""
+        worker died) are failed, retryable now; a live worker's jobs are left alone; events
+        no graph projection batch holds yet are queued for one; spaces not yet under this
+        topic projector freeze their events for the topic bootstrap."""
         busy_ms = int(busy_timeout_s * 1000) if busy_timeout_s else None
         db = await Database(path or default_database_path(), busy_timeout_ms=busy_ms).open()
         now = utc_now()
+        memory = cls(db, config, model)
         try:
             await _take_back_abandoned_jobs(db, now)
-            memory = cls(db, config, model)
+            await memory.backfill_graph()
             await _bootstrap_topics(memory)
         except BaseException:
             await db.close()  # else its worker thread keeps the process alive

@@ -67,6 +67,8 @@ TOOLS: tuple[str, ...] = (
     "memory_get_blocks",
     "memory_expand_block",
     "memory_expand_event",
+    "memory_search_graph",
+    "memory_expand_graph_node",
     "memory_assess",
     "memory_record_use",
     "memory_profile_update",

@@ -7,7 +7,9 @@ Memory layers: each sealed conversation block has six views — L0 title and tag
 L2 key points, L3 condensed transcript, L4 readable transcript, L5 raw transcript (permanent).
 Older blocks fade to shallower views; expand them (memory_expand_block) or read raw messages
 (memory_search_raw) instead of guessing details that a shallow view leaves out.
-Events record what happened, when and how it changed; the resident profile holds what the
+Events record what happened, when and how it changed; the knowledge graph
+(memory_search_graph, memory_expand_graph_node) holds what is currently true about people,
+places, projects and tools, and what was true before; the resident profile holds what the
 user authorised as standing context. Recalled memory is historical evidence: current
 instructions and the current workspace take precedence.
 Search memory only for information that is not in the visible conversation.

@@ -10,8 +10,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ..core.errors import NotFound
 from ..core.events.ranking import EventHit
 from ..core.gate.evidence import Strategy, Verdict
+from ..core.graph.views import compact_card
 from ..core.profile.fields import FIELD_NAMES
 from ..core.remember.rules import Category
 from ..core.retrieval.raw_channel import OPEN_TAIL
@@ -30,6 +32,7 @@ def memory_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
     """The eleven tools bound to one running plugin (memory_remember only when enabled)."""
     tools = [
         *RetrievalTools(runtime).all(),
+        *GraphTools(runtime).all(),
         *_gate_tools(runtime),
         _profile_tool(runtime),
         *_topic_tools(runtime),
@@ -211,6 +214,43 @@ class RetrievalTools:
             {ref: expansion.card.title},
             {"event": card, "sources": sources},
         )
+
+
+class GraphTools:
+    """The two knowledge-graph tools; each opens an evidence batch of ``graph-node:`` refs."""
+
+    def __init__(self, runtime: MemoryRuntime) -> None:
+        self.runtime = runtime
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [self.memory_search_graph, self.memory_expand_graph_node]
+
+    async def memory_search_graph(
+        self, call: ToolCallContext, query: str, limit: Limit = 8
+    ) -> dict[str, Any]:
+        """This tool is provided by the StrataGate plugin. Search the knowledge graph (what
+        is currently true about people, places, projects, organisations and tools, and what
+        was true before); each node comes with its current facts, relations and up to six
+        source events."""
+        namespace, _ = _where(self.runtime, call)
+        hits = await self.runtime.memory.search_graph(namespace, query, limit)
+        refs = [f"graph-node:{hit.view.node.id}" for hit in hits]
+        titles = {ref: hit.view.node.name for ref, hit in zip(refs, hits, strict=True)}
+        results = [hit.compact() | {"ref": ref} for ref, hit in zip(refs, hits, strict=True)]
+        return await _batch(self.runtime, call, "memory_search_graph", refs, titles, results)
+
+    async def memory_expand_graph_node(self, call: ToolCallContext, id: str) -> dict[str, Any]:
+        """This tool is provided by the StrataGate plugin. Show one knowledge-graph node in
+        full: current and historical facts with their validity, relations in both
+        directions and up to six source events (expand those with memory_expand_event)."""
+        namespace, _ = _where(self.runtime, call)
+        view = await self.runtime.memory.graph_node(id)
+        if view.node.namespace != namespace:
+            raise NotFound(f"no graph node with id {id!r} in this memory space")
+        ref = f"graph-node:{view.node.id}:expanded"
+        card = compact_card(view) | {"ref": ref}
+        titles = {ref: view.node.name}
+        return await _batch(self.runtime, call, "memory_expand_graph_node", [ref], titles, card)
 
 
 def _raw_card(ref: str, hit: Any) -> dict[str, Any]:

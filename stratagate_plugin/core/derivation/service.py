@@ -29,6 +29,7 @@ from ..events.cards import EventCard
 from ..events.ranking import EventSearch
 from ..events.service import search_in
 from ..events.weights import new_card
+from ..graph.service import Projector
 from ..llm.base import ModelError, StructuredModel, StructuredTask
 from ..llm.prompts import load_prompt
 from ..llm.tasks import (
@@ -40,7 +41,7 @@ from ..llm.tasks import (
 )
 from ..records import Block, Job
 from ..service_base import ServiceBase
-from ..store import Database, block_rows, event_rows, jobs
+from ..store import Database, block_rows, event_rows, graph_jobs, jobs
 from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB, enqueue_job
 from ..text.search_terms import query_tokens
 from .input import derivation_messages
@@ -67,11 +68,15 @@ class DerivationReport:
     ready_blocks: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     topics: Any = None  # the topic pass that followed (``topics.service.TopicReport``)
+    graph_ran: int = 0  # graph projection jobs, counted apart from the block jobs above
+    graph_failed: int = 0
 
 
 class Deriver:
     """Runs due derivation jobs against one model, as one owner of the jobs it claims, with
-    up to ``concurrency`` jobs (model calls) under way at once."""
+    up to ``concurrency`` jobs (model calls) under way at once. Graph projection jobs are
+    claimed only when no summary or extraction is due (``derive=False``: only them), with
+    ``graph_model`` as projector (None: the embedded offline projector)."""
 
     def __init__(
         self,
@@ -81,12 +86,16 @@ class Deriver:
         lease: timedelta = timedelta(seconds=DEFAULT_LEASE_S),
         owner: str | None = None,
         concurrency: int = 1,
+        graph_model: StructuredModel | None = None,
+        derive: bool = True,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
         self.db, self.model, self.clock, self.lease = db, model, clock, lease
         self.owner = owner or worker_id()
         self.concurrency = concurrency
+        self.projector = Projector(db, graph_model, clock)
+        self.derive = derive
 
     async def process_pending(
         self, max_jobs: int | None = None, on_job: Callable[[Job], None] | None = None
@@ -104,24 +113,40 @@ class Deriver:
                 await self._run(job, report)
             finally:
                 run.job_done()
-            if on_job is not None:
+            if on_job is not None and job.kind != graph_jobs.GRAPH_JOB:
                 on_job(job)
 
     async def _claim(self) -> Job | None:
         now = self.clock()
-        return await self.db.write(
-            lambda raw: jobs.claim_next(
-                raw, now, DERIVATION_JOBS, self.owner, self.lease, in_thread_order=EXTRACTION_JOB
-            )
-        )
+
+        def claim(raw: sqlite3.Connection) -> Job | None:
+            found = None
+            if self.derive:
+                found = jobs.claim_next(
+                    raw, now, DERIVATION_JOBS, self.owner, self.lease, EXTRACTION_JOB
+                )
+            return found or jobs.claim_next(
+                raw, now, (graph_jobs.GRAPH_JOB,), self.owner, self.lease,
+                order=graph_jobs.CLAIM_ORDER,
+            )  # fmt: skip
+
+        return await self.db.write(claim)
+
+    async def _outcome(self, job: Job) -> str:
+        if job.kind == SUMMARY_JOB:
+            return await self._summarize(job)
+        if job.kind == graph_jobs.GRAPH_JOB:
+            return await self.projector.run(job)
+        return await self._extract(job)
 
     async def _run(self, job: Job, report: DerivationReport) -> None:
-        report.ran += 1
+        if job.kind == graph_jobs.GRAPH_JOB:
+            report.graph_ran += 1
+        else:
+            report.ran += 1
         try:
             async with heartbeat(lambda: self._renew(job), self.lease):
-                outcome = await (
-                    self._summarize(job) if job.kind == SUMMARY_JOB else self._extract(job)
-                )
+                outcome = await self._outcome(job)
         except asyncio.CancelledError:
             await self._give_back(job)
             raise
@@ -156,7 +181,10 @@ class Deriver:
         if recorded is None:
             _count(job, LOST, report)
             return
-        report.failed += 1
+        if job.kind == graph_jobs.GRAPH_JOB:
+            report.graph_failed += 1
+        else:
+            report.failed += 1
         report.errors.append(f"{job.kind} {job.target_id}: {message}")
 
     async def _summarize(self, job: Job) -> str:
@@ -221,12 +249,19 @@ class Deriver:
                 stored.append(card.id)
             jobs.finish(raw, job.id, status, moment, note or f"{len(cards)} events")
             block_rows.mark_ready(raw, block.id, iso(moment))
+            graph_jobs.queue_events(
+                raw, block.namespace, stored, graph_jobs.CONVERSATION_PRIORITY, iso(moment)
+            )
             return status
 
         return await self.db.write(commit)
 
 
 def _count(job: Job, outcome: str, report: DerivationReport) -> None:
+    if job.kind == graph_jobs.GRAPH_JOB:
+        if outcome == LOST:
+            log.warning("graph job %s was taken over by another worker; result dropped", job.id)
+        return
     if outcome == LOST:
         log.warning("derivation job %s was taken over by another worker; result dropped", job.id)
         report.lost += 1
@@ -348,15 +383,28 @@ class DerivationService(ServiceBase):
         on_job: Callable[[Job], None] | None = None,
         concurrency: int | None = None,
     ) -> DerivationReport:
-        """Run every due derivation job now (summaries, then event extraction), up to
-        ``concurrency`` at once (default: the config's ``derive_concurrency``); then the
-        topic work the new events queued."""
-        lease = timedelta(seconds=self.config.job_lease_s)
-        workers = self.config.derive_concurrency if concurrency is None else concurrency
-        deriver = Deriver(self.db, self.model, lease=lease, concurrency=workers)
-        report = await deriver.process_pending(max_jobs, on_job)
+        """Run every due derivation job now (summaries, then event extraction, then the
+        graph projection of the events they formed), up to ``concurrency`` at once
+        (default: the config's ``derive_concurrency``); then the topic work the new events
+        queued."""
+        report = await self._deriver(concurrency).process_pending(max_jobs, on_job)
         await self._after_derivation(report)
         return report
+
+    async def project_pending_graph(self, max_jobs: int | None = None) -> int:
+        """Run the due graph projection jobs only (``process_pending`` runs them too, once no
+        summary or extraction is due); how many ran."""
+        deriver = self._deriver(None, derive=False)
+        return (await deriver.process_pending(max_jobs)).graph_ran
+
+    def _deriver(self, concurrency: int | None, derive: bool = True) -> Deriver:
+        lease = timedelta(seconds=self.config.job_lease_s)
+        workers = self.config.derive_concurrency if concurrency is None else concurrency
+        graph_model = self.model if self.config.graph_projector == "model" else None
+        return Deriver(
+            self.db, self.model, lease=lease, concurrency=workers, graph_model=graph_model,
+            derive=derive,
+        )  # fmt: skip
 
     async def list_jobs(self, namespace: str | None = None, status: str | None = None) -> list[Job]:
         return await self.db.read(lambda raw: jobs.list_jobs(raw, namespace, status))

@@ -12,8 +12,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..graph.shapes import GraphProjection
+
 SUMMARIZE_BLOCK = "summarize_block"
 EXTRACT_EVENT_CARDS = "extract_event_cards"
+PROJECT_GRAPH = "project_graph"
+__all__ = ["GraphProjection"]  # PROJECT_GRAPH's output type (spec §4), shaped in core.graph
 
 Scope = Literal["user", "project", "session"]
 Criticality = Literal["routine", "preference", "identity", "safety"]
@@ -144,3 +148,8 @@ class TopicProjection(BaseModel):
 #                   "continued_event_ids": [batch event ids already its members]}, ...]}
 # compact event = {"id", "title", "summary", "tags", "participants", "event_type",
 #                  "criticality", "catalog_hints", "status", "time"}
+# PROJECT_GRAPH       payload = {"batch_id", "events": [{"id", "title", "summary", "tags",
+#                                "quotes", "participants", "event_type", "status",
+#                                "criticality", "mentioned_at", "happened_start",
+#                                "created_at"}, ...],
+#                                "nodes": [{"id", "name", "type", "aliases"}, ...]}

@@ -31,7 +31,7 @@ from ..events.weights import card_weight, new_card
 from ..llm.base import StructuredModel
 from ..records import Message
 from ..service_base import ServiceBase
-from ..store import Database, block_rows, event_rows
+from ..store import Database, block_rows, event_rows, graph_jobs
 from ..store import gate_rows as rows
 from ..store.turns import NamespaceDefaults, ensure_namespace
 from ..text.search_terms import fts_match_any, normalize, query_tokens
@@ -229,10 +229,12 @@ def _apply(
     if outcome.action == "MERGED":
         for target in targets:
             _merge(raw, target, candidate, turn, now)
+        graph_jobs.queue_events(raw, namespace, targets, graph_jobs.AGENT_PRIORITY, now)
         return _weighed(raw, result, targets[0], turn)
     provenance = _provenance(raw, namespace, candidate.thread_id)
     card = _agent_card(candidate, namespace, provenance, turn, _links(outcome))
     event_rows.insert_event(raw, card)
+    graph_jobs.queue_events(raw, namespace, [card.id], graph_jobs.AGENT_PRIORITY, now)
     return _weighed(raw, result.model_copy(update={"provenance": provenance}), card.id, turn)
 
 

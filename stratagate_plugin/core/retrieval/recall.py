@@ -6,6 +6,9 @@ weight; a superseded event gives its place to the event that replaced it, shown 
 history; events sourced from the current thread (already in native history) are dropped;
 lines are added while the estimated total stays within the budget. Nothing reinforces.
 
+Up to four graph nodes matching the query (their current facts, compact) follow the
+events in the same budget; nodes cited only by events of the current thread are left out.
+
 Beyond spec §9 (issue #14): the other sessions' open-tail messages that match the latest
 user message follow the events, so what was said elsewhere is recalled from the next turn
 on, before its tail is sealed and derived into events.
@@ -52,7 +55,7 @@ DEFAULT_RECALL = RecallConfig()
 
 
 class AutoContext(BaseModel):
-    """The rendered block and what went into it (``nodes`` stays empty until the graph);
+    """The rendered block and what went into it: ``nodes``, the graph nodes' lines shown;
     ``messages``: the other sessions' open-tail messages shown; ``history``: by event id,
     the older versions that event replaced (shown beside it)."""
 
@@ -147,6 +150,19 @@ def render_activated(
 ) -> tuple[str, int, int]:
     """(text, events shown, messages shown). Each list stops at its first item that would
     exceed ``budget``."""
+    text, shown_events, _, shown_messages = render_recall(events, nodes, budget, messages, history)
+    return text, shown_events, shown_messages
+
+
+def render_recall(
+    events: Sequence[EventCard],
+    nodes: Sequence[Mapping[str, Any]],
+    budget: int,
+    messages: Sequence[Mapping[str, Any]] = (),
+    history: Mapping[str, Sequence[EventCard]] | None = None,
+) -> tuple[str, int, int, int]:
+    """(text, events shown, graph nodes shown, messages shown): events first, then the
+    nodes, then the messages, all within the one ``budget``."""
     lines = list(HEADING)
     tokens = estimate_tokens("\n".join(lines))
     older = history or {}
@@ -157,7 +173,7 @@ def render_activated(
     shown_messages, tokens = _append_section(lines, "RecentMessages:", messages, tokens, budget)
     if not shown_events and not shown_nodes and not shown_messages:
         lines.append(NOTHING)
-    return "\n".join(lines), shown_events, shown_messages
+    return "\n".join(lines), shown_events, shown_nodes, shown_messages
 
 
 def _append_section(

@@ -9,11 +9,14 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 from ..clock import utc_now
 from ..events import history
 from ..events.ranking import EventHit, weight_key
 from ..events.service import EventSearchService, supersession_links
+from ..graph.service import search_graph_in
+from ..graph.views import NOW
 from ..store import block_rows, event_rows, raw_search
 from ..store import event_queries_rows as event_reads
 from ..store.retrieval_rows import (
@@ -45,10 +48,11 @@ from .recall import (
     activation_query,
     matching_tail_messages,
     message_line,
-    render_activated,
+    render_recall,
 )
 
 OWN_CHECK_SLICE = 16
+GRAPH_RELEVANCE = 12
 
 
 class RetrievalService(EventSearchService):
@@ -200,16 +204,35 @@ class RetrievalService(EventSearchService):
             parse_query(latest_user_message).terms, others, settings.tail_message_limit
         )
         lines = [message_line(message, settings.tail_message_chars) for message in recent]
-        rendered, shown, spoken = render_activated(events, [], settings.token_budget, lines, older)
+        nodes = await self.db.read(
+            lambda raw: graph_recall(raw, namespace, thread_id, text, settings)
+        )
+        rendered, shown, noted, spoken = render_recall(
+            events, nodes, settings.token_budget, lines, older
+        )
         shown_ids = {card.id for card in events[:shown]}
         history = {key: cards for key, cards in older.items() if key in shown_ids}
         return AutoContext(
             text=rendered,
             query=text,
             events=events[:shown],
+            nodes=nodes[:noted],
             messages=recent[:spoken],
             history=history,
         )
+
+
+def graph_recall(
+    raw: sqlite3.Connection, namespace: str, thread_id: str, query: str, config: RecallConfig
+) -> list[dict[str, Any]]:
+    """The recall lines of up to ``node_limit`` graph nodes matching the query (of 12
+    searched), leaving out nodes whose evidence all comes from the current thread (already
+    in the native history)."""
+    hits = search_graph_in(raw, namespace, query, GRAPH_RELEVANCE, NOW)
+    cited = [i for hit in hits for i in hit.provenance_event_ids]
+    own = event_reads.events_from_thread(raw, cited, thread_id)
+    kept = [hit for hit in hits if not set(hit.provenance_event_ids) <= own]
+    return [hit.recall_line() for hit in kept[: config.node_limit]]
 
 
 def block_channel(

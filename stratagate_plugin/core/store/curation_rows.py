@@ -33,6 +33,7 @@ from ..gate.evidence import receipt_payload
 from ..ids import new_id
 from . import block_rows, jobs
 from .event_rows import VISIBLE, get_event
+from .graph_rows import strip_event_provenance
 from .rows import dump_json, message_from_row, record_from_row
 from .search_index import event_row_text, index_event, unindex_messages
 
@@ -237,6 +238,7 @@ def _blank_event(raw: sqlite3.Connection, event_id: str, text: str, now: str) ->
     )
     stored = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
     index_event(raw, stored["pk"], event_row_text(stored))
+    strip_event_provenance(raw, [event_id])
     _blank_recorded_titles(raw, event_id)
 
 

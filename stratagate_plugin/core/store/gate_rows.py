@@ -20,6 +20,8 @@ from ..gate.evidence import Assessment, Batch
 from ..gate.trail import SNIPPET_CHARS, BatchUse, EventMark, MessageMark
 from ..text.secrets import redact_secrets, redact_value
 from .event_rows import VISIBLE, get_event
+from .graph_jobs import AGENT_PRIORITY, CONVERSATION_PRIORITY, queue_events
+from .graph_rows import strip_event_provenance
 from .rows import dump_json, record_from_row
 from .search_index import event_row_text, index_event
 
@@ -242,19 +244,23 @@ def forget(raw: sqlite3.Connection, event_id: str, now: str) -> EventCard:
         raw.execute(
             "UPDATE events SET status = 'forgotten', updated_at = ? WHERE id = ?", (now, event_id)
         )
+        strip_event_provenance(raw, [event_id])
     elif card.status != "forgotten":
         raise InvalidInput(f"event {event_id} is {card.status}; only live events can be forgotten")
     return get_event(raw, event_id)
 
 
 def restore(raw: sqlite3.Connection, event_id: str, now: str) -> EventCard:
-    """Undo ``forget``: superseded again when it has a successor, else active (idempotent)."""
+    """Undo ``forget``: superseded again when it has a successor, else active (idempotent);
+    its graph provenance, stripped by the forget, is projected again."""
     card = get_event(raw, event_id)
     if card.status == "forgotten":
         status = "superseded" if card.superseded_by else "active"
         raw.execute(
             "UPDATE events SET status = ?, updated_at = ? WHERE id = ?", (status, now, event_id)
         )
+        priority = AGENT_PRIORITY if card.pool == "agent" else CONVERSATION_PRIORITY
+        queue_events(raw, card.namespace, [event_id], priority, now)
     return get_event(raw, event_id)
 
 

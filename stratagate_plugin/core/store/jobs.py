@@ -60,8 +60,10 @@ def claim_next(
     owner: str,
     lease: timedelta,
     in_thread_order: str | None = None,
+    order: str = "created_at, id",
 ) -> Job | None:
-    """Lease the oldest due job to ``owner`` (one more attempt), expired leases taken back first.
+    """Lease the first due job in ``order`` (default: the oldest) to ``owner`` (one more
+    attempt), expired leases taken back first.
 
     A job of kind ``in_thread_order`` is due only once no job of an earlier block of its
     thread is unfinished (pending, running, or failed with attempts left), nor the summary
@@ -75,7 +77,7 @@ def claim_next(
     if in_thread_order is not None:
         sql += f" AND (kind != ? OR NOT {_WAITING.format(marks=marks)})"
         params += [in_thread_order, *kinds, SUMMARY_JOB, MAX_ATTEMPTS]
-    row = raw.execute(f"{sql} ORDER BY created_at, id LIMIT 1", params).fetchone()
+    row = raw.execute(f"{sql} ORDER BY {order} LIMIT 1", params).fetchone()
     if row is None:
         return None
     return lease_job(raw, row["id"], owner, lease, now)

@@ -422,6 +422,117 @@ def _m017_topics(raw: sqlite3.Connection) -> None:
     )
 
 
+def _m018_graph(raw: sqlite3.Connection) -> None:
+    """The knowledge graph (spec §4): nodes with aliases, bi-temporal facts and edges, the
+    events each record comes from, and projection batches (the events of each job)."""
+    _run_script(
+        raw,
+        """
+        CREATE TABLE graph_nodes (
+            pk INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            namespace TEXT NOT NULL,
+            name TEXT NOT NULL,
+            type TEXT NOT NULL
+                CHECK (type IN ('person', 'project', 'organization', 'tool', 'place')),
+            name_key TEXT NOT NULL,
+            tags_json TEXT NOT NULL DEFAULT '[]',
+            status TEXT NOT NULL DEFAULT 'active'
+                CHECK (status IN ('active', 'superseded', 'disputed', 'archived')),
+            confidence REAL NOT NULL DEFAULT 0.8,
+            source_count INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX graph_nodes_key ON graph_nodes(namespace, name_key, type);
+        CREATE INDEX graph_nodes_importance ON graph_nodes(namespace, source_count DESC, pk);
+        CREATE TABLE graph_aliases (
+            node_id TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+            namespace TEXT NOT NULL,
+            alias TEXT NOT NULL,
+            alias_key TEXT NOT NULL,
+            PRIMARY KEY (node_id, alias_key)
+        );
+        CREATE INDEX graph_aliases_key ON graph_aliases(namespace, alias_key);
+        CREATE TABLE graph_facts (
+            id TEXT PRIMARY KEY,
+            node_id TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+            key TEXT NOT NULL,
+            value_json TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active'
+                CHECK (status IN ('active', 'superseded', 'disputed', 'archived')),
+            confidence REAL NOT NULL DEFAULT 0.8,
+            valid_from TEXT,
+            valid_to TEXT,
+            stated_at TEXT,
+            learned_at TEXT NOT NULL,
+            superseded_at TEXT,
+            superseded_by TEXT
+        );
+        CREATE INDEX graph_facts_node ON graph_facts(node_id, key, status);
+        CREATE INDEX graph_facts_learned ON graph_facts(node_id, learned_at);
+        CREATE TABLE graph_edges (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            from_node_id TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+            to_node_id TEXT NOT NULL REFERENCES graph_nodes(id) ON DELETE CASCADE,
+            relation TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active'
+                CHECK (status IN ('active', 'superseded', 'disputed', 'archived')),
+            confidence REAL NOT NULL DEFAULT 0.8,
+            valid_from TEXT,
+            valid_to TEXT,
+            stated_at TEXT,
+            learned_at TEXT NOT NULL,
+            superseded_at TEXT,
+            superseded_by TEXT
+        );
+        CREATE INDEX graph_edges_from ON graph_edges(from_node_id, relation, status);
+        CREATE INDEX graph_edges_from_learned ON graph_edges(from_node_id, learned_at);
+        CREATE INDEX graph_edges_to ON graph_edges(to_node_id, learned_at);
+        CREATE TABLE graph_sources (
+            record_kind TEXT NOT NULL CHECK (record_kind IN ('node', 'fact', 'edge')),
+            record_id TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            PRIMARY KEY (record_kind, record_id, event_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX graph_sources_event ON graph_sources(event_id);
+        CREATE TABLE graph_terms (
+            namespace TEXT NOT NULL,
+            term TEXT NOT NULL,
+            node_id TEXT NOT NULL,
+            PRIMARY KEY (namespace, term, node_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX graph_terms_node ON graph_terms(node_id);
+        CREATE TABLE graph_duplicates (
+            node_id TEXT NOT NULL,
+            other_id TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (node_id, other_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX graph_duplicates_space ON graph_duplicates(namespace);
+        CREATE TABLE graph_batches (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            priority INTEGER NOT NULL DEFAULT 1000,
+            projector_version INTEGER NOT NULL,
+            node_ids_json TEXT NOT NULL DEFAULT '[]',
+            edge_ids_json TEXT NOT NULL DEFAULT '[]',
+            reason TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE graph_batch_events (
+            batch_id TEXT NOT NULL REFERENCES graph_batches(id),
+            event_id TEXT NOT NULL,
+            PRIMARY KEY (batch_id, event_id)
+        );
+        CREATE INDEX graph_batch_events_event ON graph_batch_events(event_id)
+        """,
+    )
+
+
 def _m016_timeline(raw: sqlite3.Connection) -> None:
     """Receipts for corrections and resolved conflicts (SQLite cannot alter a CHECK, so the
     table is rebuilt), and the indexes the timeline pages walk: events by chronology (all
@@ -459,6 +570,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m015_overview_indexes,
     _m016_timeline,
     _m017_topics,
+    _m018_graph,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

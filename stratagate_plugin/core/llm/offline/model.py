@@ -1,8 +1,9 @@
 """The deterministic offline model: the embedded default when no endpoint is configured.
 
 No network and no randomness: the same task always gives the same answer. It summarises
-blocks, extracts event cards and groups them into topics with the rule modules
-``summary``, ``events`` and ``topics``, and decides agent memories with
+blocks, extracts event cards, projects them into the graph and groups them into topics
+with the rule modules ``summary``, ``events``, ``graph`` and ``topics``, and decides agent
+memories with
 ``remember.rules.offline_decide_payload``; any other task is refused with ``ModelError``.
 """
 
@@ -11,8 +12,9 @@ from typing import Any
 
 from ...remember.rules import DECIDE_AGENT_MEMORY, offline_decide_payload
 from ..base import ModelError, StructuredTask, T
-from ..tasks import EXTRACT_EVENT_CARDS, PROJECT_MEMORY_TOPICS, SUMMARIZE_BLOCK
+from ..tasks import EXTRACT_EVENT_CARDS, PROJECT_GRAPH, PROJECT_MEMORY_TOPICS, SUMMARIZE_BLOCK
 from .events import extract_events
+from .graph import project_graph
 from .summary import summarize_block
 from .topics import project_topics
 
@@ -37,6 +39,8 @@ class OfflineModel:
             return extract_events(payload, self.timezone).model_dump()
         if name == PROJECT_MEMORY_TOPICS:
             return project_topics(payload).model_dump()
+        if name == PROJECT_GRAPH:
+            return project_graph(payload).model_dump()
         if name == DECIDE_AGENT_MEMORY:
             return offline_decide_payload(payload).model_dump()
         raise ModelError(f"the offline model cannot run task {name!r}")

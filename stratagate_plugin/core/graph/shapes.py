@@ -1,0 +1,145 @@
+"""Graph data shapes (spec §4): a projector's drafts with the §4 limits, and stored records.
+
+A projection names its nodes by a local ``ref`` (edges point at refs); every node, fact
+and edge lists the batch events it comes from. Stored facts and edges are bi-temporal:
+``valid_from``/``valid_to`` say when it was true in the world, ``learned_at`` when the
+projection wrote it and ``superseded_at`` when we stopped believing it.
+"""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..clock import UtcDatetime
+
+NodeType = Literal["person", "project", "organization", "tool", "place"]
+RecordStatus = Literal["active", "superseded", "disputed", "archived"]
+FactValue = str | list[str]
+NODE_TYPES: tuple[str, ...] = ("person", "project", "organization", "tool", "place")
+MAX_NODES, MAX_EDGES = 24, 32
+MAX_ALIASES, MAX_TAGS = 20, 12
+NAME_CHARS, KEY_CHARS, VALUE_CHARS, RELATION_CHARS = 160, 160, 1200, 100
+VALUE_ITEMS = 40
+GRAPH_PROVENANCE_LIMIT = 6
+PROJECTOR_VERSION = 1
+DEFAULT_CONFIDENCE = 0.8
+
+
+def _clean_list(values: list[str], limit: int, chars: int) -> list[str]:
+    seen = dict.fromkeys(v.strip()[:chars] for v in values if isinstance(v, str) and v.strip())
+    return list(seen)[:limit]
+
+
+class _Draft(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class FactDraft(_Draft):
+    """``key → value`` on its node; ``valid_from`` defaults to its sources' chronology."""
+
+    key: str = Field(min_length=1, max_length=KEY_CHARS)
+    value: FactValue
+    source_event_ids: list[str] = Field(default_factory=list)
+    valid_from: str | None = None
+    confidence: float = Field(default=DEFAULT_CONFIDENCE, ge=0, le=1)
+
+    @field_validator("value")
+    @classmethod
+    def _bounded(cls, value: FactValue) -> FactValue:
+        if isinstance(value, list):
+            return _clean_list(value, VALUE_ITEMS, 160)
+        return value.strip()[:VALUE_CHARS]
+
+
+class NodeDraft(_Draft):
+    """A proposed node: matched to an existing one by type and normalised name or alias."""
+
+    ref: str = Field(min_length=1, max_length=NAME_CHARS)
+    name: str = Field(min_length=1, max_length=NAME_CHARS)
+    type: NodeType
+    aliases: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    source_event_ids: list[str] = Field(default_factory=list)
+    facts: list[FactDraft] = Field(default_factory=list)
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases(cls, values: list[str]) -> list[str]:
+        return _clean_list(values, MAX_ALIASES, NAME_CHARS)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, values: list[str]) -> list[str]:
+        return _clean_list(values, MAX_TAGS, 60)
+
+
+class EdgeDraft(_Draft):
+    """A directed relation between two node refs of the same projection."""
+
+    from_ref: str = Field(min_length=1)
+    to_ref: str = Field(min_length=1)
+    relation: str = Field(min_length=1, max_length=RELATION_CHARS)
+    source_event_ids: list[str] = Field(default_factory=list)
+    valid_from: str | None = None
+    confidence: float = Field(default=DEFAULT_CONFIDENCE, ge=0, le=1)
+
+
+class GraphProjection(_Draft):
+    """A projector's answer for one batch (≤ 24 nodes, ≤ 32 edges)."""
+
+    nodes: list[NodeDraft] = Field(default_factory=list, max_length=MAX_NODES)
+    edges: list[EdgeDraft] = Field(default_factory=list, max_length=MAX_EDGES)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class GraphFact(_Record):
+    id: str
+    node_id: str
+    key: str
+    value: FactValue
+    status: RecordStatus
+    confidence: float
+    valid_from: str | None = None
+    valid_to: str | None = None
+    learned_at: UtcDatetime
+    superseded_at: UtcDatetime | None = None
+    source_event_ids: tuple[str, ...] = ()
+
+
+class GraphEdge(_Record):
+    id: str
+    from_node_id: str
+    to_node_id: str
+    relation: str
+    status: RecordStatus
+    confidence: float
+    valid_from: str | None = None
+    valid_to: str | None = None
+    learned_at: UtcDatetime
+    superseded_at: UtcDatetime | None = None
+    source_event_ids: tuple[str, ...] = ()
+
+
+class GraphNode(_Record):
+    id: str
+    namespace: str
+    name: str
+    type: NodeType
+    aliases: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    status: RecordStatus = "active"
+    confidence: float = DEFAULT_CONFIDENCE
+    source_event_ids: tuple[str, ...] = ()
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+
+class PossibleDuplicate(_Record):
+    """Two nodes kept apart whose names nearly match: listed for a person, never merged."""
+
+    node_id: str
+    other_id: str
+    reason: str

@@ -1,0 +1,200 @@
+"""A node as a reader sees it, now or as of a date (spec §4 effective view; bi-temporal). Pure.
+
+Now: a fact or edge is *current* when active or disputed with at least one active source
+event, *historical* otherwise (superseded, or only superseded events say it); archived ones
+are hidden. As of a date D: what we believed then — learned by D and not yet superseded at
+D is current (its ``valid_to`` unknown then, so not shown); learned by D and superseded by
+D is history. About a valid time T (now, or as of D): every statement known then whose
+validity ``[valid_from, valid_to)`` — its end as known then — holds T is current.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from .projection import value_text
+from .shapes import GRAPH_PROVENANCE_LIMIT, GraphEdge, GraphFact, GraphNode
+
+LIVE = ("active", "disputed")
+EXPOSABLE = ("active", "superseded")
+STATE_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Moment:
+    """When the graph is read: ``as_of`` (belief time) and ``valid_at`` (world time)."""
+
+    as_of: datetime | None = None
+    valid_at: str | None = None
+
+
+NOW = Moment()
+
+
+class EdgeView(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    edge: GraphEdge
+    direction: str  # "out" (this node → other) or "in"
+    other_id: str
+    other_name: str
+
+
+class NodeView(BaseModel):
+    """The node with its facts and edges split into current and historical, and the visible
+    source events (all of them; cards show the first ``GRAPH_PROVENANCE_LIMIT``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    node: GraphNode
+    current_facts: tuple[GraphFact, ...] = ()
+    historical_facts: tuple[GraphFact, ...] = ()
+    current_edges: tuple[EdgeView, ...] = ()
+    historical_edges: tuple[EdgeView, ...] = ()
+    source_event_ids: tuple[str, ...] = ()
+
+    @property
+    def importance(self) -> int:
+        return len(self.source_event_ids)
+
+    def current_state(self) -> str:
+        """Current facts as ``key: value`` lines (disputed ones marked)."""
+        lines = [
+            f"{f.key}: {value_text(f.value)}" + (" [disputed]" if f.status == "disputed" else "")
+            for f in self.current_facts
+        ]
+        return "; ".join(lines)[:STATE_CHARS]
+
+
+def is_current(record: GraphFact | GraphEdge, status: Mapping[str, str], when: Moment) -> bool:
+    """True now / believed at ``as_of``; about a valid time, every statement known then
+    (replaced ones too: they still say what held before) whose validity holds it."""
+    if when.valid_at is not None:
+        learned = when.as_of is None or record.learned_at <= when.as_of
+        seen = any(status.get(i) in EXPOSABLE for i in record.source_event_ids)
+        return record.status != "archived" and learned and seen and _valid_at(record, when)
+    if when.as_of is None:
+        live = any(status.get(i) == "active" for i in record.source_event_ids)
+        return record.status in LIVE and live
+    return _believed_at(record, when.as_of)
+
+
+def is_history(record: GraphFact | GraphEdge, status: Mapping[str, str], when: Moment) -> bool:
+    """Shown as history: not current, not archived, learned by the moment read."""
+    if record.status == "archived" or is_current(record, status, when):
+        return False
+    return when.as_of is None or record.learned_at <= when.as_of
+
+
+def _believed_at(record: GraphFact | GraphEdge, moment: datetime) -> bool:
+    if record.status == "archived" or record.learned_at > moment:
+        return False
+    return record.superseded_at is None or record.superseded_at > moment
+
+
+def _valid_at(record: GraphFact | GraphEdge, when: Moment) -> bool:
+    if when.valid_at is None:
+        return True
+    valid_to = _known_valid_to(record, when)
+    starts = record.valid_from is None or record.valid_from <= when.valid_at
+    return starts and (valid_to is None or when.valid_at < valid_to)
+
+
+def _known_valid_to(record: GraphFact | GraphEdge, when: Moment) -> str | None:
+    """``valid_to`` as known at the moment read (a later supersede was not known yet)."""
+    if when.as_of is not None and record.superseded_at and record.superseded_at > when.as_of:
+        return None
+    return record.valid_to
+
+
+def as_known(record: Any, when: Moment) -> Any:
+    """The record as it looked at ``when.as_of``: active, no end, if superseded later."""
+    if when.as_of is None or record.superseded_at is None or record.superseded_at <= when.as_of:
+        return record
+    return record.model_copy(update={"status": "active", "valid_to": None, "superseded_at": None})
+
+
+def node_view(
+    node: GraphNode,
+    facts: Sequence[GraphFact],
+    edges: Sequence[GraphEdge],
+    names: Mapping[str, str],
+    status: Mapping[str, str],
+    when: Moment = NOW,
+) -> NodeView:
+    """Split the node's records at ``when``; ``names``: node id → name of edge ends;
+    ``status``: event id → status (only exposable events count as sources)."""
+    ordered = sorted(facts, key=lambda f: (f.valid_from or "", f.learned_at), reverse=True)
+    edge_views = [_edge_view(node.id, edge, names) for edge in edges]
+    visible = [i for i in node.source_event_ids if status.get(i) in EXPOSABLE]
+    return NodeView(
+        node=node,
+        current_facts=tuple(as_known(f, when) for f in ordered if is_current(f, status, when)),
+        historical_facts=tuple(f for f in ordered if is_history(f, status, when)),
+        current_edges=tuple(
+            e.model_copy(update={"edge": as_known(e.edge, when)})
+            for e in edge_views
+            if is_current(e.edge, status, when)
+        ),
+        historical_edges=tuple(e for e in edge_views if is_history(e.edge, status, when)),
+        source_event_ids=tuple(visible),
+    )
+
+
+def _edge_view(node_id: str, edge: GraphEdge, names: Mapping[str, str]) -> EdgeView:
+    out = edge.from_node_id == node_id
+    other = edge.to_node_id if out else edge.from_node_id
+    return EdgeView(
+        edge=edge,
+        direction="out" if out else "in",
+        other_id=other,
+        other_name=names.get(other, other),
+    )
+
+
+def visible_at(node: GraphNode, when: Moment) -> bool:
+    """A node exists for a reader at ``when``: not archived, created by ``as_of``."""
+    return node.status in LIVE and (when.as_of is None or node.created_at <= when.as_of)
+
+
+def fact_line(fact: GraphFact) -> dict[str, Any]:
+    line: dict[str, Any] = {"key": fact.key, "value": fact.value, "status": fact.status}
+    for name in ("valid_from", "valid_to"):
+        if getattr(fact, name):
+            line["validFrom" if name == "valid_from" else "validTo"] = getattr(fact, name)
+    return line
+
+
+def relation_line(view: EdgeView) -> dict[str, Any]:
+    arrow = "->" if view.direction == "out" else "<-"
+    line: dict[str, Any] = {"relation": f"{arrow} {view.edge.relation} {view.other_name}"}
+    line |= {"nodeId": view.other_id, "status": view.edge.status}
+    if view.edge.valid_from:
+        line["validFrom"] = view.edge.valid_from
+    if view.edge.valid_to:
+        line["validTo"] = view.edge.valid_to
+    return line
+
+
+def compact_card(view: NodeView, limit: int = GRAPH_PROVENANCE_LIMIT) -> dict[str, Any]:
+    """A node for a tool result, the CLI or recall: current facts and relations, history in
+    short, at most ``limit`` source events."""
+    node = view.node
+    card: dict[str, Any] = {"id": node.id, "name": node.name, "type": node.type}
+    if node.aliases:
+        card["aliases"] = [a[:160] for a in node.aliases]
+    if node.tags:
+        card["tags"] = [t[:120] for t in node.tags]
+    card |= {"status": node.status, "currentState": view.current_state()}
+    card["facts"] = [fact_line(f) for f in view.current_facts]
+    card["currentRelations"] = [relation_line(e) for e in view.current_edges]
+    if view.historical_facts:
+        card["historicalFacts"] = [fact_line(f) for f in view.historical_facts[:limit]]
+    if view.historical_edges:
+        card["historicalRelations"] = [relation_line(e) for e in view.historical_edges[:limit]]
+    card["sourceEventIds"] = list(view.source_event_ids[:limit])
+    card["importance"] = view.importance
+    return card

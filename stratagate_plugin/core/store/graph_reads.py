@@ -1,0 +1,270 @@
+"""Graph reads: nodes with their aliases and sources, facts, edges, views at a moment,
+search candidates by term, the importance listing and resolution candidates."""
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..clock import iso
+from ..graph.resolution import Known
+from ..graph.shapes import GraphEdge, GraphFact, GraphNode
+from ..graph.views import NOW, Moment, NodeView, node_view, visible_at
+from .rows import record_from_row
+
+CANDIDATES = 60
+HISTORY = 100  # replaced statements a view holds per node (newest first); search reads these
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+def sources_of(raw: sqlite3.Connection, kind: str, ids: Sequence[str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {i: [] for i in ids}
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        rows = raw.execute(
+            f"SELECT record_id, event_id FROM graph_sources WHERE record_kind = ? "
+            f"AND record_id IN ({_marks(chunk)}) ORDER BY event_id",
+            [kind, *chunk],
+        )
+        for record_id, event_id in rows:
+            found[record_id].append(event_id)
+    return found
+
+
+def nodes(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[GraphNode]:
+    """The nodes by id, in the order given (missing ids skipped)."""
+    ids = list(dict.fromkeys(node_ids))
+    if not ids:
+        return []
+    rows = raw.execute(f"SELECT * FROM graph_nodes WHERE id IN ({_marks(ids)})", ids).fetchall()
+    aliases: dict[str, list[str]] = {i: [] for i in ids}
+    for node_id, alias in raw.execute(
+        f"SELECT node_id, alias FROM graph_aliases WHERE node_id IN ({_marks(ids)}) ORDER BY rowid",
+        ids,
+    ):
+        aliases[node_id].append(alias)
+    sources = sources_of(raw, "node", ids)
+    by_id = {
+        row["id"]: record_from_row(
+            GraphNode,
+            row,
+            aliases=tuple(aliases[row["id"]]),
+            source_event_ids=tuple(sources[row["id"]]),
+        )
+        for row in rows
+    }
+    return [by_id[i] for i in ids if i in by_id]
+
+
+_CURRENT = "status IN ('active', 'disputed') AND superseded_at IS NULL"
+
+
+def _bounded(
+    raw: sqlite3.Connection,
+    table: str,
+    ends: tuple[str, ...],
+    node_ids: Sequence[str],
+    history: int | None,
+    learned_by: str | None,
+) -> list[sqlite3.Row]:
+    """Each node's rows: every current one, then (with ``history``) only the newest others;
+    ``learned_by``: only rows learned by then (an as-of read)."""
+    if history is None:
+        clause = " OR ".join(f"{end} IN ({_marks(node_ids)})" for end in ends)
+        return raw.execute(
+            f"SELECT * FROM {table} WHERE ({clause}) ORDER BY learned_at, id",
+            [*node_ids] * len(ends),
+        ).fetchall()
+    rows: dict[str, sqlite3.Row] = {}
+    for node_id in node_ids:
+        for end in ends:
+            for part, limit in ((_CURRENT, -1), (f"NOT ({_CURRENT})", history)):
+                found = raw.execute(
+                    f"SELECT * FROM {table} WHERE {end} = ? AND {part} AND "
+                    "(? IS NULL OR learned_at <= ?) ORDER BY learned_at DESC LIMIT ?",
+                    (node_id, learned_by, learned_by, limit),
+                )
+                rows.update((row["id"], row) for row in found)
+    return sorted(rows.values(), key=lambda row: (row["learned_at"], row["id"]))
+
+
+def facts_of(
+    raw: sqlite3.Connection,
+    node_ids: Sequence[str],
+    history: int | None = None,
+    learned_by: str | None = None,
+) -> list[GraphFact]:
+    """The nodes' facts: all of them, or every current one and the ``history`` newest others."""
+    rows = _bounded(raw, "graph_facts", ("node_id",), list(node_ids), history, learned_by)
+    sources = sources_of(raw, "fact", [row["id"] for row in rows])
+    return [
+        record_from_row(GraphFact, row, source_event_ids=tuple(sources[row["id"]])) for row in rows
+    ]
+
+
+def edges_of(
+    raw: sqlite3.Connection,
+    node_ids: Sequence[str],
+    history: int | None = None,
+    learned_by: str | None = None,
+) -> list[GraphEdge]:
+    """Edges in both directions of the nodes (bounded as ``facts_of``)."""
+    ends = ("from_node_id", "to_node_id")
+    rows = _bounded(raw, "graph_edges", ends, list(node_ids), history, learned_by)
+    sources = sources_of(raw, "edge", [row["id"] for row in rows])
+    return [
+        record_from_row(GraphEdge, row, source_event_ids=tuple(sources[row["id"]])) for row in rows
+    ]
+
+
+def event_statuses(raw: sqlite3.Connection, event_ids: Iterable[str]) -> dict[str, str]:
+    ids = list(dict.fromkeys(event_ids))
+    found: dict[str, str] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows = raw.execute(f"SELECT id, status FROM events WHERE id IN ({_marks(chunk)})", chunk)
+        found.update({row[0]: row[1] for row in rows})
+    return found
+
+
+def views(
+    raw: sqlite3.Connection,
+    node_ids: Sequence[str],
+    when: Moment = NOW,
+    history: int | None = HISTORY,
+) -> list[NodeView]:
+    """The nodes' views at ``when``, in the order given; nodes not visible then are left out.
+    Each holds its current statements and its ``history`` newest others (None: all)."""
+    found = [node for node in nodes(raw, node_ids) if visible_at(node, when)]
+    if not found:
+        return []
+    ids = [node.id for node in found]
+    bound = iso(when.as_of) if when.as_of else None
+    facts, edges = facts_of(raw, ids, history, bound), edges_of(raw, ids, history, bound)
+    names = _names(raw, list({e.from_node_id for e in edges} | {e.to_node_id for e in edges}))
+    cited = [i for n in found for i in n.source_event_ids]
+    cited += [i for f in facts for i in f.source_event_ids]
+    cited += [i for e in edges for i in e.source_event_ids]
+    status = event_statuses(raw, cited)
+    return [
+        node_view(
+            node,
+            [f for f in facts if f.node_id == node.id],
+            [e for e in edges if node.id in (e.from_node_id, e.to_node_id)],
+            names,
+            status,
+            when,
+        )
+        for node in found
+    ]
+
+
+def _names(raw: sqlite3.Connection, node_ids: list[str]) -> dict[str, str]:
+    if not node_ids:
+        return {}
+    rows = raw.execute(
+        f"SELECT id, name FROM graph_nodes WHERE id IN ({_marks(node_ids)})", node_ids
+    )
+    return {row[0]: row[1] for row in rows}
+
+
+def candidates(
+    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], limit: int = CANDIDATES
+) -> list[str]:
+    """Nodes sharing a term with the query, most shared terms first, then importance."""
+    wanted = list(dict.fromkeys(terms))
+    if not wanted:
+        return []
+    rows = raw.execute(
+        f"SELECT t.node_id, COUNT(*) AS shared FROM graph_terms t JOIN graph_nodes n "
+        f"ON n.id = t.node_id WHERE t.namespace = ? AND t.term IN ({_marks(wanted)}) "
+        "GROUP BY t.node_id ORDER BY shared DESC, n.source_count DESC, n.pk LIMIT ?",
+        [namespace, *wanted, limit],
+    )
+    return [row[0] for row in rows]
+
+
+def top_node_ids(
+    raw: sqlite3.Connection,
+    namespace: str,
+    type_: str | None,
+    offset: int,
+    limit: int,
+    as_of: str | None = None,
+) -> list[str]:
+    """Nodes by importance (number of sources), most first; ``as_of``: created by then."""
+    rows = raw.execute(
+        "SELECT id FROM graph_nodes WHERE namespace = ? AND status IN ('active', 'disputed') "
+        "AND (? IS NULL OR type = ?) AND (? IS NULL OR created_at <= ?) "
+        "ORDER BY source_count DESC, pk LIMIT ? OFFSET ?",
+        (namespace, type_, type_, as_of, as_of, limit, offset),
+    )
+    return [row[0] for row in rows]
+
+
+def node_namespace(raw: sqlite3.Connection, node_id: str) -> str | None:
+    row = raw.execute("SELECT namespace FROM graph_nodes WHERE id = ?", (node_id,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def known_by_keys(raw: sqlite3.Connection, namespace: str, keys: Iterable[str]) -> list[Known]:
+    """Nodes whose name or an alias normalises to one of ``keys`` (any type)."""
+    wanted = list(dict.fromkeys(keys))
+    if not wanted:
+        return []
+    marks = _marks(wanted)
+    rows = raw.execute(
+        f"SELECT id FROM graph_nodes WHERE namespace = ? AND name_key IN ({marks}) UNION "
+        f"SELECT node_id FROM graph_aliases WHERE namespace = ? AND alias_key IN ({marks})",
+        [namespace, *wanted, namespace, *wanted],
+    )
+    return known(raw, [row[0] for row in rows])
+
+
+def near_candidates(raw: sqlite3.Connection, namespace: str, letters: Iterable[str]) -> list[Known]:
+    """Nodes whose name key begins with one of ``letters`` (index range scans)."""
+    ids: list[str] = []
+    for letter in sorted(set(letters)):
+        rows = raw.execute(
+            "SELECT id FROM graph_nodes WHERE namespace = ? AND name_key >= ? AND name_key < ? "
+            "LIMIT 500",
+            (namespace, letter, letter + "\U0010ffff"),
+        )
+        ids += [row[0] for row in rows]
+    return known(raw, ids)
+
+
+def known(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[Known]:
+    ids = list(dict.fromkeys(node_ids))
+    if not ids:
+        return []
+    keys: dict[str, set[str]] = {}
+    types: dict[str, str] = {}
+    for node_id, type_, key in raw.execute(
+        f"SELECT id, type, name_key FROM graph_nodes WHERE id IN ({_marks(ids)})", ids
+    ):
+        keys.setdefault(node_id, set()).add(key)
+        types[node_id] = type_
+    for node_id, key in raw.execute(
+        f"SELECT node_id, alias_key FROM graph_aliases WHERE node_id IN ({_marks(ids)})", ids
+    ):
+        keys.setdefault(node_id, set()).add(key)
+    return [Known(i, types[i], frozenset(keys[i])) for i in ids if i in types]
+
+
+def duplicates(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
+    return raw.execute(
+        "SELECT node_id, other_id, reason FROM graph_duplicates WHERE namespace = ? "
+        "ORDER BY created_at, node_id",
+        (namespace,),
+    ).fetchall()
+
+
+def recent_node_ids(raw: sqlite3.Connection, namespace: str, limit: int) -> list[str]:
+    rows = raw.execute(
+        "SELECT id FROM graph_nodes WHERE namespace = ? ORDER BY updated_at DESC, pk DESC LIMIT ?",
+        (namespace, limit),
+    )
+    return [row[0] for row in rows]
