@@ -9,6 +9,7 @@ from . import (
     blocks,
     conflicts,
     events,
+    graph,
     jobs,
     profile,
     raw,
@@ -19,7 +20,19 @@ from . import (
 from .pages import SECTION_PATH, MemoryPages
 from .strings import MEMORY_STRINGS
 
-PAGE_MODULES = (status, profile, blocks, events, topics, conflicts, audit, jobs, settings_page, raw)
+PAGE_MODULES = (
+    status,
+    profile,
+    blocks,
+    events,
+    graph,
+    topics,
+    conflicts,
+    audit,
+    jobs,
+    settings_page,
+    raw,
+)
 
 
 def memory_section(host: HostAPI, runtime: Callable[[], Any]) -> WebSection:
