@@ -152,6 +152,7 @@ async def test_bad_parameters_are_400_and_unknown_topics_404(tmp_path: Path) -> 
 async def test_a_failed_topic_batch_is_retried_from_the_page(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_namespace()
+        await runtime_of(host).idle.wait()  # the worker's start-up pass must not take the script
         working, config = memory.model, memory.config
         memory.config = config.model_copy(update={"topic_projector": "model"})
         memory.model = TopicScript(answers=deque([ModelError("timeout")] * 3))
