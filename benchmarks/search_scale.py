@@ -3,18 +3,22 @@
     .venv/bin/python benchmarks/search_scale.py --json /tmp/search_scale.json
 
 (about 4–5 minutes on 2 cores, build included). Options: ``--events 100000 --messages
-500000 --queries 200 --seed 7``; ``--keep DB`` builds the database there once and reuses
-it (queries come from their own seed, so a reused database gets the same queries).
+500000 --queries 200 --seed 7 --nodes 3000 --chapters 300``; ``--keep DB`` builds the
+database there once and reuses it (queries come from their own seed, so a reused database
+gets the same queries).
 
 A seeded generator writes one namespace (200 threads of sealed 12-turn blocks, the last
 thread with a two-turn open tail) straight through the store's own insert code
 (``event_rows.insert_event``, ``search_index.index_messages`` and the message INSERT of
 ``store/turns.py``) in a few big transactions, so both FTS5 indexes are filled as in
 normal use. Then ~200 queries run through ``search_events``, ``search_raw``,
-``search_raw_ranked`` (the agent's raw search tool: the fused ``retrieve()`` order) and
-``build_auto_context`` (p50/p95 latency), and the same queries through ``bm25s`` over the
-same texts in the same run (numpy backend), reported as latency ratios. Peak memory is the
-process's maximum resident set size (``getrusage``). Needs ``pip install bm25s``.
+``search_raw_ranked`` (the agent's raw search tool: the fused ``retrieve()`` order),
+``build_auto_context``, ``search_graph``, ``list_topics(query=...)`` and
+``memory_directory`` (p50/p95 latency; the graph nodes and topic chapters are written by
+``scale_graph.py`` through the store's own graph and topic write code), and the same
+queries through ``bm25s`` over the same texts in the same run (numpy backend), reported as
+latency ratios (the graph and topic rows have none). Peak memory is the process's maximum
+resident set size (``getrusage``). Needs ``pip install bm25s``.
 """
 
 import argparse
@@ -34,6 +38,7 @@ from typing import Any
 import bm25s  # type: ignore[import-untyped]
 from bm25s.tokenization import Tokenizer  # type: ignore[import-untyped]
 
+from benchmarks.scale_graph import build_structure
 from stratagate_plugin.core.events.cards import EVENT_TYPES, EventCard, event_search_text
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.retrieval.recall import activation_query
@@ -209,6 +214,15 @@ def build(path: Path, vocab: Vocabulary, events: int, messages: int) -> dict[str
     return {"messages_s": messages_done - started, "events_s": done - messages_done}
 
 
+def build_all(path: Path, vocab: Vocabulary, args: argparse.Namespace) -> dict[str, float]:
+    """The namespace, then its graph and topic catalog (``scale_graph``, own seed)."""
+    timings = build(path, vocab, args.events, args.messages)
+    words = vocab.words[len(_COMMON) :]
+    rng = random.Random(args.seed + 2)
+    timings |= build_structure(path, NAMESPACE, rng, args.nodes, args.chapters, words)
+    return timings
+
+
 def make_queries(vocab: Vocabulary, count: int) -> list[str]:
     """Half two-to-four content words, half short questions with function words."""
     queries = []
@@ -285,6 +299,9 @@ async def measure_ours(path: Path, queries: list[str]) -> tuple[dict[str, list[f
         "build_auto_context": await latencies(
             lambda q: sg.build_auto_context(NAMESPACE, thread, q), queries
         ),
+        "search_graph": await latencies(lambda q: sg.search_graph(NAMESPACE, q), queries),
+        "list_topics": await latencies(lambda q: sg.list_topics(NAMESPACE, query=q), queries),
+        "memory_directory": await latencies(lambda q: sg.memory_directory(NAMESPACE), queries),
     }
     await sg.close()
     return results, [activation_query(q, tail, 2) for q in queries]
@@ -296,6 +313,9 @@ def report(
     heads = ("p50 ms", "p95 ms", "bm25s p50", "bm25s p95", "p50 ratio")
     print(f"{'operation':<20}" + "".join(f"{head:>11}" for head in heads))
     for name, row in rows.items():
+        if "bm25s" not in row:  # graph and topic reads: no bm25s counterpart
+            print(f"{name:<20}{row['p50_ms']:>11}{row['p95_ms']:>11}" + f"{'-':>11}" * 3)
+            continue
         ratio = row["p50_ms"] / max(row["bm25s"]["p50_ms"], 1e-9)
         row["p50_ratio_vs_bm25s"] = round(ratio, 2)
         print(
@@ -306,6 +326,8 @@ def report(
         "events": args.events,
         "messages": args.messages,
         "queries": args.queries,
+        "graph_nodes": args.nodes,
+        "topic_chapters": args.chapters,
         **timings,
         "latency": rows,
     }
@@ -319,6 +341,8 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=500_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--nodes", type=int, default=3000, help="graph nodes to project")
+    parser.add_argument("--chapters", type=int, default=300, help="topic chapters to write")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--keep", type=Path, help="keep the database here (reused if present)")
     args = parser.parse_args()
@@ -342,7 +366,7 @@ def run(args: argparse.Namespace, path: Path, fresh: bool) -> dict[str, Any]:
     vocab = Vocabulary(random.Random(args.seed))
     timings: dict[str, Any] = {}
     if fresh:
-        timings["build"] = build(path, vocab, args.events, args.messages)
+        timings["build"] = build_all(path, vocab, args)
     timings["peak_rss_mb_after_build"] = peak_mb()
     vocab.rng = random.Random(args.seed + 1)  # same queries whether the database was reused
     queries = make_queries(vocab, args.queries)
@@ -359,7 +383,13 @@ def run(args: argparse.Namespace, path: Path, fresh: bool) -> dict[str, Any]:
     }
     timings["peak_rss_mb_after_bm25s"] = peak_mb()
     timings["bm25s_index_s"] = {"events": round(events_built, 2), "messages": round(raw_built, 2)}
-    rows = {name: {**summary(ours[name]), "bm25s": summary(theirs[name])} for name in ours}
+    rows = {
+        name: {
+            **summary(ours[name]),
+            **({"bm25s": summary(theirs[name])} if name in theirs else {}),
+        }
+        for name in ours
+    }
     return report(args, timings, rows)
 
 
