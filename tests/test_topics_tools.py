@@ -113,14 +113,17 @@ async def test_the_page_is_bounded_paged_searchable_and_by_category(tmp_path: Pa
 async def test_the_directory_is_injected_between_profile_and_recall(tmp_path: Path) -> None:
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         runtime = Runtime(memory)
-        empty = await _memory_sections(runtime, NS, "recall")  # type: ignore[arg-type]
+        text = await memory.memory_directory(NS)
+        empty = await _memory_sections(runtime, "recall", text)  # type: ignore[arg-type]
         assert DIRECTORY_SECTION not in {s.id for s in empty}  # nothing to navigate
         await new_space(memory, NS)
         await add_events(memory, NS, 500, distinct=True)
         await add_events(memory, NS, 3, start=500, criticality="preference")
         await memory.process_topics()
         assert len((await memory.topic_book(NS))["chapters"]) == 503
-        sections = {s.id: s for s in await _memory_sections(runtime, NS, "recall")}  # type: ignore[arg-type]
+        text = await memory.memory_directory(NS)
+        built = await _memory_sections(runtime, "recall", text)  # type: ignore[arg-type]
+        sections = {s.id: s for s in built}
         directory = sections[DIRECTORY_SECTION].text
         assert sections["stratagate:auto-memory"].order > sections[DIRECTORY_SECTION].order
         assert directory == await memory.memory_directory(NS)

@@ -125,7 +125,8 @@ class MemoryPlugin:
                     runtime.namespace(session), session.id, user_message
                 )
                 turn.recall = recall.text
-            sections += await _memory_sections(runtime, runtime.namespace(session), turn.recall)
+                turn.directory = await runtime.memory.memory_directory(runtime.namespace(session))
+            sections += await _memory_sections(runtime, turn.recall, turn.directory or "")
         except Exception as error:
             log_failure("context build failed; continuing without memory", error)
         return sections
@@ -251,15 +252,15 @@ def space_line(namespace: str, spaces: list[SpaceSummary]) -> str:
 
 
 async def _memory_sections(
-    runtime: MemoryRuntime, namespace: str, recall: str
+    runtime: MemoryRuntime, recall: str, directory: str
 ) -> list[ContextSection]:
-    """The profile and the memory directory (re-read each call: a tool or the background
-    worker may change them mid-turn), and the turn's recall."""
+    """The profile (re-read each call: a tool may change it mid-turn), and the turn's
+    recall and topic directory (read once per turn: the directory costs a scan of the
+    space's unplaced events, 200 ms at 20k events, docs/graph-topics-measurements.md)."""
     sections = [ContextSection(id="stratagate:auto-memory", text=recall, order=20)]
     profile = (await runtime.memory.get_profile()).rendered()
     if profile:
         sections.append(ContextSection(id="stratagate:persistent-profile", text=profile, order=10))
-    directory = await runtime.memory.memory_directory(namespace)
     if directory:
         sections.append(ContextSection(id=DIRECTORY_SECTION, text=directory, order=15))
     return sections

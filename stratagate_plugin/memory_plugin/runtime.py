@@ -33,6 +33,7 @@ class TurnGate:
 
     user_message: str = ""
     recall: str | None = None
+    directory: str | None = None  # the topic directory, read once per turn as recall is
     steers: int = 0
     open_at_last_steer: int = 0
     recovering: bool = False
