@@ -95,32 +95,29 @@ class _Record(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
-class GraphFact(_Record):
+class _Statement(_Record):
+    """What facts and edges share: status, confidence, both times, and the sources."""
+
     id: str
+    status: RecordStatus
+    confidence: float
+    valid_from: str | None = None
+    valid_to: str | None = None
+    learned_at: UtcDatetime
+    superseded_at: UtcDatetime | None = None
+    source_event_ids: tuple[str, ...] = ()
+
+
+class GraphFact(_Statement):
     node_id: str
     key: str
     value: FactValue
-    status: RecordStatus
-    confidence: float
-    valid_from: str | None = None
-    valid_to: str | None = None
-    learned_at: UtcDatetime
-    superseded_at: UtcDatetime | None = None
-    source_event_ids: tuple[str, ...] = ()
 
 
-class GraphEdge(_Record):
-    id: str
+class GraphEdge(_Statement):
     from_node_id: str
     to_node_id: str
     relation: str
-    status: RecordStatus
-    confidence: float
-    valid_from: str | None = None
-    valid_to: str | None = None
-    learned_at: UtcDatetime
-    superseded_at: UtcDatetime | None = None
-    source_event_ids: tuple[str, ...] = ()
 
 
 class GraphNode(_Record):

@@ -19,7 +19,6 @@ from ...harness.types import HostAPI
 from ..shell.templating import render
 
 View = Callable[["MemoryPages", Request], Awaitable[Response]]
-PAGE_SIZE_LIMIT = 200
 SECTION_PATH = "/memory"
 
 

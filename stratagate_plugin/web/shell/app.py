@@ -82,8 +82,6 @@ async def _home(request: Request) -> Response:
 def error_page(request: Request, status: int, message: str) -> Response:
     if request.url.path.startswith("/api/") or "json" in request.headers.get("accept", ""):
         return json_response({"error": message}, status_code=status)
-    if status == 304:
-        return Response(status_code=304)
     context = {"status": status, "message": message}
     return render(request, "shell/error.html", context, status_code=status)
 

@@ -78,7 +78,8 @@ class Guard:
         if refusal is not None:
             await _plain(send, *refusal)
             return
-        if self.policy.token and _query_token(scope):
+        given = _query_token(scope)
+        if self.policy.token and given is not None and _same(given, self.policy.token):
             await self._accept_token(scope, send)
             return
         await self.app(scope, self._limited(receive, headers), _secured(send))
@@ -92,7 +93,9 @@ class Guard:
         if length is not None and (not length.isdigit() or int(length) > self.policy.max_body):
             return 413, f"refused: the request body is over {self.policy.max_body} bytes"
         token = self.policy.token
-        if token and not self._has_token(scope, headers) and _query_token(scope) != token:
+        given = _query_token(scope)
+        query_ok = given is not None and _same(given, token or "")
+        if token and not self._has_token(scope, headers) and not query_ok:
             return 401, "refused: open the link with ?token=… that `stratagate serve` printed"
         return None
 
