@@ -42,6 +42,7 @@ from ..llm.tasks import (
 from ..records import Block, Job
 from ..service_base import ServiceBase
 from ..store import Database, block_rows, event_rows, graph_jobs, jobs
+from ..store.health import StorageBusy
 from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB, enqueue_job
 from ..text.search_terms import query_tokens
 from .input import derivation_messages
@@ -150,6 +151,9 @@ class Deriver:
         except asyncio.CancelledError:
             await self._give_back(job)
             raise
+        except StorageBusy:  # contention, not the job's fault: the next pass runs it again
+            await self._give_back(job)
+            return
         except (ModelError, StrataGateError) as error:
             await self._record_failure(job, f"{type(error).__name__}: {error}", report)
             return

@@ -27,6 +27,11 @@ class StorageError(StrataGateError):
     """The database file cannot be used as it is: the message says which file and why."""
 
 
+class StorageBusy(StorageError):
+    """Another process held the write lock past the busy timeout: a moment's contention, so a
+    background job hands its work back instead of counting a failed attempt."""
+
+
 def describe(path: Path, error: sqlite3.Error) -> StorageError:
     """The one-line explanation of ``error`` raised while using the file at ``path``."""
     text = str(error).lower()
@@ -50,7 +55,7 @@ def describe(path: Path, error: sqlite3.Error) -> StorageError:
             f"cannot open {path}: its directory is missing or not writable; check the path"
         )
     if "locked" in text or "busy" in text:
-        return StorageError(
+        return StorageBusy(
             f"{path} stayed locked by another process past the busy timeout; try again"
         )
     if "disk i/o" in text or "full" in text:
