@@ -122,6 +122,9 @@ def pool_rows(
     sql = f"SELECT e.* FROM events e WHERE e.namespace = ? AND e.pool = ? AND {_VISIBLE}"
     if ids is None:
         return _rows(raw, sql, [namespace, pool])
+    # by id: the unary + keeps the planner on the id index (with hundreds of ids it would
+    # otherwise walk the whole namespace's status index: 1.4 s vs 3 ms at 100k events)
+    sql = "SELECT e.* FROM events e WHERE +e.namespace = ? AND +e.pool = ? AND +" + _VISIBLE
     found: list[sqlite3.Row] = []
     wanted = list(ids)
     for start in range(0, len(wanted), 500):
