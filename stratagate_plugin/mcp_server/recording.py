@@ -1,0 +1,76 @@
+"""``memory_record_turn``: a completed turn recorded as the harness's after-turn hook does.
+
+An MCP client does not report its turns, so one that wants memory to grow calls this once
+per turn with the user's message and its final answer. The turn is written (L5, word for
+word) in one transaction before any model runs; a full tail seals into a block at the
+profile's ``block_turn_size``, and the derivation worker of this process summarises it and
+extracts its events in the background, as it does in the plugin.
+
+The user's message is also what settles a profile change proposed earlier: in the plugin
+the next turn's message agrees or refuses; here it arrives with the next recorded turn, so
+a proposal made during the turn being recorded waits for the turn after it.
+"""
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from ..core.errors import InvalidInput
+from ..harness.types import Tool, ToolCallContext
+from .connection import Connection
+
+SessionName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
+AWAITING_CONSENT = "awaiting_consent"
+
+
+def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str, Any]]]:
+    runtime = connection.runtime
+
+    async def memory_record_turn(
+        call: ToolCallContext, user: str, assistant: str, session: SessionName | None = None
+    ) -> dict[str, Any]:
+        """This tool is provided by the StrataGate plugin. Record one completed turn of
+        this conversation as long-term memory: the user's message and your final answer,
+        kept word for word, summarised and turned into events in the background. Call it
+        once per turn, after answering; session names the conversation when you keep one
+        across restarts (default: this connection's)."""
+        if not user.strip():
+            raise InvalidInput("user is empty: a turn is recorded from the user's message")
+        thread = connection.thread(session)
+        namespace = runtime.namespace(thread)
+        if connection.proposal_turn != call.turn:
+            await runtime.memory.settle_profile_proposals(call.session.id, user)
+        receipt = await runtime.memory.append_turn(
+            namespace,
+            thread.id,
+            user=user,
+            assistant=assistant,
+            receipt_id=f"mcp:{call.session.id}:{call.call_id}",
+        )
+        runtime.gates.pop((call.session.id, call.turn), None)
+        connection.turn += 1
+        runtime.kick()
+        return {
+            "recorded": not receipt.replayed,
+            "namespace": namespace,
+            "session": thread.id,
+            "turn": receipt.thread_turn,
+            "messageIds": receipt.message_ids,
+            "sealedBlockId": receipt.sealed_block_id,
+        }
+
+    return memory_record_turn
+
+
+def noting_proposals(connection: Connection, tool: Tool) -> Tool:
+    """``memory_profile_update`` as the plugin has it, remembering the turn of a proposal
+    (the server never sees the user's message, so a change is proposed, not applied)."""
+
+    async def implementation(values: dict[str, Any], call: ToolCallContext) -> Any:
+        result = await tool.implementation(values, call)
+        if isinstance(result, dict) and result.get("status") == AWAITING_CONSENT:
+            connection.proposal_turn = call.turn
+        return result
+
+    return Tool(tool.name, tool.description, tool.parameters, implementation)
