@@ -18,14 +18,12 @@ from typing import Any
 from ..core.profile.spaces import display_name
 from ..mcp_server.connection import Connection
 from ..mcp_server.server import serve_stdio
-from .common import add_db_option, add_space_option, pick_space, plugin_settings, profile_model
 from ..memory_plugin.settings import derivation_model
+from .common import add_db_option, add_space_option, pick_space, plugin_settings, profile_model
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser(
-        "mcp", help="serve the memory tools to an MCP client over stdio"
-    )
+    parser = commands.add_parser("mcp", help="serve the memory tools to an MCP client over stdio")
     add_space_option(parser)
     add_db_option(parser)
     parser.set_defaults(handler=run_mcp)

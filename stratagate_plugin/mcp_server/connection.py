@@ -64,8 +64,12 @@ class Connection:
         conversation it keeps across server restarts)."""
         if name is None or name == self.session.id:
             return self.session
-        return Session(id=name, profile=self.session.profile, cwd=self.session.cwd,
-                       created_at=self.session.created_at)
+        return Session(
+            id=name,
+            profile=self.session.profile,
+            cwd=self.session.cwd,
+            created_at=self.session.created_at,
+        )
 
     async def close(self) -> None:
         """Stop within the client's grace period (2 s after stdin closes): a derivation
