@@ -20,9 +20,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "stratagate_plugin"
 NAME = "stratagate_plugin"
-OUTER = tuple(
-    f"{NAME}.{room}" for room in ("harness", "memory_plugin", "mcp_server", "web", "cli")
-)
+OUTER = tuple(f"{NAME}.{room}" for room in ("harness", "memory_plugin", "mcp_server", "web", "cli"))
 FRAMEWORKS = ("pluggy", "starlette", "jinja2", "uvicorn", "mcp", "mcp_types")
 SERVICE_MODULES = {"service.py", "memory.py", "service_base.py"}
 SQL_CALLS = {"execute", "executemany", "executescript"}

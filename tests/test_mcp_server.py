@@ -187,27 +187,27 @@ async def test_remember_reinforces_a_duplicate(root: Path) -> None:
     assert twice["reinforced_event_id"] == added["event_id"]
 
 
-async def test_a_profile_change_waits_for_the_users_next_recorded_message(root: Path) -> None:
+async def test_profile_changes_settle_with_the_recorded_user_messages(root: Path) -> None:
+    """Asked for in its own turn → applied when the turn is recorded; proposed by the agent →
+    the next recorded message agrees or refuses."""
     async with connected(root) as client:
-        proposed = await call(
+        asked = await call(
             client, "memory_profile_update", field="user_preferred_name", value="Robin"
         )
-        assert proposed["status"] == "awaiting_consent" and not proposed["modified"]
-        await record(
-            client, ("Please call me Robin from now on.", "Shall I save Robin as your name?")
-        )
-        assert (
-            await profile_value(root, "user_preferred_name") == ""
-        )  # its own turn does not settle it
-        await record(client, ("yes", "Saved: I will call you Robin."))
+        assert asked["status"] == "awaiting_consent" and "memory_record_turn" in asked["message"]
+        await record(client, ("Please call me Robin from now on.", "Sure, Robin."))
         assert await profile_value(root, "user_preferred_name") == "Robin"
-        refused_later = await call(
-            client, "memory_profile_update", field="current_city", value="Oslo"
+        await call(client, "memory_profile_update", field="current_city", value="Oslo")
+        await record(
+            client, ("I'm travelling this week.", "Shall I save Oslo as your current city?")
         )
-        assert refused_later["status"] == "awaiting_consent"
-        await record(client, ("What's the weather?", "Shall I save Oslo as your current city?"))
+        assert await profile_value(root, "current_city") == ""
+        await record(client, ("yes", "Saved."))
+        assert await profile_value(root, "current_city") == "Oslo"
+        await call(client, "memory_profile_update", field="home_city", value="Bergen")
+        await record(client, ("Where did I grow up?", "Shall I save Bergen as your home city?"))
         await record(client, ("no, never mind", "Fine, not saved."))
-    assert await profile_value(root, "current_city") == ""
+    assert await profile_value(root, "home_city") == ""
 
 
 async def profile_value(root: Path, field: str) -> str:

@@ -6,9 +6,11 @@ word) in one transaction before any model runs; a full tail seals into a block a
 profile's ``block_turn_size``, and the derivation worker of this process summarises it and
 extracts its events in the background, as it does in the plugin.
 
-The user's message is also what settles a profile change proposed earlier: in the plugin
-the next turn's message agrees or refuses; here it arrives with the next recorded turn, so
-a proposal made during the turn being recorded waits for the turn after it.
+The user's message is also what settles a profile change. The plugin reads it before the
+model acts: a change the user asked for applies at once, one the agent proposes waits for
+the next message's agreement. Here the message comes only with the recorded turn, so every
+change is first a proposal; recording its turn applies it when that message asked for it,
+and otherwise the next recorded message agrees or refuses.
 """
 
 from collections.abc import Awaitable, Callable
@@ -22,6 +24,10 @@ from .connection import Connection
 
 SessionName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
 AWAITING_CONSENT = "awaiting_consent"
+OVER_MCP = (
+    "Over MCP: if the user asked for exactly this, it is applied when you record this turn "
+    "with memory_record_turn; otherwise their next recorded message agrees or refuses."
+)
 
 
 def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str, Any]]]:
@@ -39,8 +45,7 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
             raise InvalidInput("user is empty: a turn is recorded from the user's message")
         thread = connection.thread(session)
         namespace = runtime.namespace(thread)
-        if connection.proposal_turn != call.turn:
-            await runtime.memory.settle_profile_proposals(call.session.id, user)
+        await settle_profile(connection, call, user)
         receipt = await runtime.memory.append_turn(
             namespace,
             thread.id,
@@ -63,14 +68,25 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
     return memory_record_turn
 
 
+async def settle_profile(connection: Connection, call: ToolCallContext, user: str) -> None:
+    """A proposal of this turn applies if ``user`` asked for it; an earlier one is agreed
+    or refused by ``user``, as the next turn's message settles it in the plugin."""
+    memory = connection.runtime.memory
+    if connection.proposal_turn == call.turn:
+        await memory.apply_requested_proposals(call.session.id, user)
+    else:
+        await memory.settle_profile_proposals(call.session.id, user)
+
+
 def noting_proposals(connection: Connection, tool: Tool) -> Tool:
     """``memory_profile_update`` as the plugin has it, remembering the turn of a proposal
-    (the server never sees the user's message, so a change is proposed, not applied)."""
+    (the server never sees the user's message, so every change starts as one)."""
 
     async def implementation(values: dict[str, Any], call: ToolCallContext) -> Any:
         result = await tool.implementation(values, call)
         if isinstance(result, dict) and result.get("status") == AWAITING_CONSENT:
             connection.proposal_turn = call.turn
+            result["message"] += " " + OVER_MCP
         return result
 
     return Tool(tool.name, tool.description, tool.parameters, implementation)

@@ -37,8 +37,9 @@ INSTRUCTIONS = (
     + """
 Over MCP: this server does not see the conversation. To have it remembered, call
 memory_record_turn once per turn with the user's message and your final answer. A profile
-change is always a proposal here: say which field and value you propose; the user's next
-message, recorded with memory_record_turn, agrees or refuses."""
+change is first a proposal here: when the user asked for it, recording the turn applies it;
+when you propose it yourself, say the field and value, and the user's next recorded message
+agrees or refuses."""
 )
 
 log = logging.getLogger(__name__)
