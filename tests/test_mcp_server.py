@@ -81,15 +81,16 @@ async def record(client: Client, *turns: tuple[str, str], **extra: Any) -> list[
     ]
 
 
-async def search_until_found(client: Client, query: str) -> dict[str, Any]:
-    """Search events until derivation has produced a hit (bounded)."""
+async def poll(client: Client, tool: str, query: str) -> dict[str, Any]:
+    """Search until the background derivation has produced a hit (bounded); the empty
+    batches on the way are closed with nothing adopted."""
     for _ in range(POLLS):
-        found = await call(client, "memory_search_events", query=query)
+        found = await call(client, tool, query=query)
         if found["results"]:
             return found
         await call(client, "memory_record_use", batch_id=found["batchId"], evidence_refs=[])
         await anyio.sleep(0.1)
-    raise AssertionError(f"no event for {query!r} after {POLLS} searches")
+    raise AssertionError(f"{tool} found nothing for {query!r} after {POLLS} tries")
 
 
 LISBON = [
@@ -132,7 +133,7 @@ async def test_recorded_turns_are_derived_searched_assessed_and_used(root: Path)
         assert first["turn"] == 1 and first["sealedBlockId"] is None
         assert second["turn"] == 2 and second["sealedBlockId"]
         assert first["namespace"].startswith("sg:project:")
-        found = await search_until_found(client, "Alice Lisbon")
+        found = await poll(client, "memory_search_events", "Alice Lisbon")
         ref = found["evidenceRefs"][0]
         assert ref.startswith("event:") and "Lisbon" in json.dumps(found["results"][0])
         assessed = await call(
@@ -157,10 +158,30 @@ async def test_recorded_turns_are_derived_searched_assessed_and_used(root: Path)
         assert "recorded" in again
 
 
+async def test_a_named_session_continues_across_servers_into_the_graph_and_topics(
+    root: Path,
+) -> None:
+    async with connected(root) as first:
+        opened = await record(first, LISBON[0], session="desk")
+    async with connected(root) as second:
+        continued = await record(second, LISBON[1], session="desk")
+        graph = await poll(second, "memory_search_graph", "Alice")
+        node = next(hit for hit in graph["results"] if hit["name"] == "Alice")
+        expanded = await call(second, "memory_expand_graph_node", id=node["id"])
+        topics = await call(second, "memory_list_topics")
+    assert [(t["session"], t["turn"]) for t in opened + continued] == [("desk", 1), ("desk", 2)]
+    assert continued[0]["sealedBlockId"]
+    assert expanded["evidenceRefs"] == [f"graph-node:{node['id']}:expanded"]
+    assert any(
+        "Lisbon" in relation["relation"] for relation in expanded["results"]["currentRelations"]
+    )
+    assert "batchId" not in topics and topics["navigationOnly"] is True
+
+
 async def test_a_ref_from_another_batch_is_refused_by_the_gate(root: Path) -> None:
     async with connected(root) as client:
         await record(client, *LISBON)
-        found = await search_until_found(client, "Alice Lisbon")
+        found = await poll(client, "memory_search_events", "Alice Lisbon")
         blocks = await call(client, "memory_get_blocks", scope="session")
         assert blocks["batchId"] != found["batchId"]
         foreign = found["evidenceRefs"][0]
@@ -245,7 +266,7 @@ async def test_unknown_tools_and_bad_arguments_are_mcp_errors_and_write_nothing(
 async def test_spaces_keep_their_memory_apart(root: Path) -> None:
     async with connected(root, "--space", "alpha") as alpha:
         recorded = await record(alpha, *LISBON)
-        await search_until_found(alpha, "Alice Lisbon")
+        await poll(alpha, "memory_search_events", "Alice Lisbon")
     async with connected(root, "--space", "beta") as beta:
         await record(beta, ("Bob flew to Paris for the conference.", "Paris, noted."))
         events = await call(beta, "memory_search_events", query="Alice Lisbon")
