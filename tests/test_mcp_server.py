@@ -328,3 +328,24 @@ def test_stdout_carries_protocol_messages_only_and_eof_stops_the_server(root: Pa
     assert len(listed["result"]["tools"]) == len(TOOLS) + 1
     assert recorded["result"]["structuredContent"]["recorded"] is True
     assert errors.startswith("StrataGate MCP server on stdio: memory space 'project'"), errors
+
+
+def test_a_bad_profile_setting_is_one_line_and_no_protocol_output(root: Path) -> None:
+    profile = {
+        "plugins": ["stratagate-memory"],
+        "settings": {"stratagate-memory": {"block_turn_size": "six"}},
+    }
+    (root / "home" / "profiles" / "default.yml").write_text(yaml.safe_dump(profile), "utf-8")
+    done = subprocess.run(
+        COMMAND,
+        input="",
+        cwd=root / "project",
+        env=server_env(root / "home"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("stratagate: error: invalid stratagate-memory settings")
+    assert len(done.stderr.splitlines()) == 1 and "block_turn_size" in done.stderr

@@ -59,17 +59,10 @@ class Connection:
         """The context of the next tool call (its id unique within the session)."""
         return ToolCallContext(self.session, self.turn, f"mcp-call-{next(self.calls)}")
 
-    def thread(self, name: str | None) -> Session:
-        """The session a turn is recorded in: the client's own, or the one it names (a
-        conversation it keeps across server restarts)."""
-        if name is None or name == self.session.id:
-            return self.session
-        return Session(
-            id=name,
-            profile=self.session.profile,
-            cwd=self.session.cwd,
-            created_at=self.session.created_at,
-        )
+    def thread(self, name: str | None) -> str:
+        """The thread a turn is recorded in: the client's session, or the conversation it
+        names (one it keeps across server restarts), always in this connection's space."""
+        return name or self.session.id
 
     async def close(self) -> None:
         """Stop within the client's grace period (2 s after stdin closes): a derivation

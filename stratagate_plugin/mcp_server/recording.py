@@ -43,12 +43,11 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
         across restarts (default: this connection's)."""
         if not user.strip():
             raise InvalidInput("user is empty: a turn is recorded from the user's message")
-        thread = connection.thread(session)
-        namespace = runtime.namespace(thread)
+        thread, namespace = connection.thread(session), connection.namespace
         await settle_profile(connection, call, user)
         receipt = await runtime.memory.append_turn(
             namespace,
-            thread.id,
+            thread,
             user=user,
             assistant=assistant,
             receipt_id=f"mcp:{call.session.id}:{call.call_id}",
@@ -59,7 +58,7 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
         return {
             "recorded": not receipt.replayed,
             "namespace": namespace,
-            "session": thread.id,
+            "session": thread,
             "turn": receipt.thread_turn,
             "messageIds": receipt.message_ids,
             "sealedBlockId": receipt.sealed_block_id,
