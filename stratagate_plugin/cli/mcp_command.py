@@ -23,7 +23,13 @@ from .common import add_db_option, add_space_option, pick_space, plugin_settings
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("mcp", help="serve the memory tools to an MCP client over stdio")
+    parser = commands.add_parser(
+        "mcp",
+        help="serve the memory tools to an MCP client over stdio",
+        description="Serve the memory tools to an MCP client (Claude Desktop, Cursor, ...) "
+        "over stdio; the client starts this command. A --space name that no space has "
+        "yet starts a new space.",
+    )
     add_space_option(parser)
     add_db_option(parser)
     parser.set_defaults(handler=run_mcp)

@@ -13,6 +13,7 @@ change is first a proposal; recording its turn applies it when that message aske
 and otherwise the next recorded message agrees or refuses.
 """
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
@@ -24,6 +25,7 @@ from .connection import Connection
 
 SessionName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
 AWAITING_CONSENT = "awaiting_consent"
+log = logging.getLogger(__name__)
 OVER_MCP = (
     "Over MCP: if the user asked for exactly this, it is applied when you record this turn "
     "with memory_record_turn; otherwise their next recorded message agrees or refuses."
@@ -44,7 +46,6 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
         if not user.strip():
             raise InvalidInput("user is empty: a turn is recorded from the user's message")
         thread, namespace = connection.thread(session), connection.namespace
-        await settle_profile(connection, call, user)
         receipt = await runtime.memory.append_turn(
             namespace,
             thread,
@@ -52,6 +53,7 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
             assistant=assistant,
             receipt_id=f"mcp:{call.session.id}:{call.call_id}",
         )
+        await settle_profile(connection, call, user)
         runtime.gates.pop((call.session.id, call.turn), None)
         connection.turn += 1
         runtime.kick()
@@ -69,12 +71,16 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
 
 async def settle_profile(connection: Connection, call: ToolCallContext, user: str) -> None:
     """A proposal of this turn applies if ``user`` asked for it; an earlier one is agreed
-    or refused by ``user``, as the next turn's message settles it in the plugin."""
+    or refused by ``user``, as the next turn's message settles it in the plugin. Done once
+    the turn is written: a failure here is logged and leaves the recorded turn alone."""
     memory = connection.runtime.memory
-    if connection.proposal_turn == call.turn:
-        await memory.apply_requested_proposals(call.session.id, user)
-    else:
-        await memory.settle_profile_proposals(call.session.id, user)
+    try:
+        if connection.proposal_turn == call.turn:
+            await memory.apply_requested_proposals(call.session.id, user)
+        else:
+            await memory.settle_profile_proposals(call.session.id, user)
+    except Exception as error:  # the turn is recorded; the plugin logs this failure too
+        log.error("StrataGate could not settle a profile proposal: %s", error)
 
 
 def noting_proposals(connection: Connection, tool: Tool) -> Tool:
