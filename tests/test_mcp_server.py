@@ -19,8 +19,11 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.harness.tools import as_tool
 from stratagate_plugin.memory_plugin.hooks import TOOLS
-from stratagate_plugin.memory_plugin.tools import PREFIX
+from stratagate_plugin.memory_plugin.runtime import MemoryRuntime
+from stratagate_plugin.memory_plugin.settings import validated
+from stratagate_plugin.memory_plugin.tools import PREFIX, memory_tools
 
 COMMAND = [sys.executable, "-m", "stratagate_plugin.cli.main", "mcp"]
 POLLS = 300  # a bounded wait for the background derivation (0.1 s apart)
@@ -99,12 +102,20 @@ LISBON = [
 ]
 
 
-async def test_tools_are_the_plugins_with_their_schemas_and_record_turn(root: Path) -> None:
+async def test_tools_are_the_plugins_with_their_schemas_and_record_turn(
+    root: Path, memory: StrataGate
+) -> None:
     async with connected(root) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         instructions = client.instructions
     assert sorted(listed) == sorted([*TOOLS, "memory_record_turn"])
     assert all((tool.description or "").startswith(PREFIX) for tool in listed.values())
+    runtime = MemoryRuntime(memory, validated({}), root / "project")
+    for tool in map(as_tool, memory_tools(runtime)):  # what the harness's agent is offered
+        assert (listed[tool.name].description, listed[tool.name].input_schema) == (
+            tool.description,
+            tool.parameters,
+        )
     search = listed["memory_search_events"].input_schema
     assert search["required"] == ["query"] and search["additionalProperties"] is False
     assert (search["properties"]["limit"]["minimum"], search["properties"]["limit"]["maximum"]) == (
