@@ -360,3 +360,17 @@ def test_a_bad_profile_setting_is_one_line_and_no_protocol_output(root: Path) ->
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith("stratagate: error: invalid stratagate-memory settings")
     assert len(done.stderr.splitlines()) == 1 and "block_turn_size" in done.stderr
+
+
+def test_other_commands_do_not_import_the_mcp_sdk(root: Path) -> None:
+    """The SDK is slow to import; only ``stratagate mcp`` loads it."""
+    probe = "import sys, stratagate_plugin.cli.main; print('mcp' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=server_env(root / "home"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.strip() == "False"

@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from ..core.profile.spaces import display_name
-from ..mcp_server.connection import Connection
-from ..mcp_server.server import serve_stdio
 from ..memory_plugin.settings import derivation_model
 from .common import add_db_option, add_space_option, pick_space, plugin_settings, profile_model
 
@@ -36,6 +34,11 @@ def register(commands: Any) -> None:
 
 
 async def run_mcp(args: argparse.Namespace) -> int:
+    # Imported here: the MCP SDK takes longer to import than the rest of the CLI together,
+    # and no other command needs it.
+    from ..mcp_server.connection import Connection
+    from ..mcp_server.server import serve_stdio
+
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
     settings = plugin_settings(args)
     settings["model"] = derivation_model(settings, profile_model(args))
