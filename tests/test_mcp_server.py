@@ -142,6 +142,7 @@ async def test_recorded_turns_are_derived_searched_assessed_and_used(root: Path)
     async with connected(root) as client:
         first, second = await record(client, *LISBON)
         assert first["turn"] == 1 and first["sealedBlockId"] is None
+        assert first["unresolvedBatchIds"] == [] and "next" not in first
         assert second["turn"] == 2 and second["sealedBlockId"]
         assert first["namespace"].startswith("sg:project:")
         found = await poll(client, "memory_search_events", "Alice Lisbon")
@@ -195,6 +196,9 @@ async def test_a_ref_from_another_batch_is_refused_by_the_gate(root: Path) -> No
         found = await poll(client, "memory_search_events", "Alice Lisbon")
         blocks = await call(client, "memory_get_blocks", scope="session")
         assert blocks["batchId"] != found["batchId"]
+        (ended,) = await record(client, ("Where does Alice live?", "In Lisbon."))
+        assert ended["unresolvedBatchIds"] == [found["batchId"], blocks["batchId"]]
+        assert "memory_record_use" in ended["next"]
         foreign = found["evidenceRefs"][0]
         error = await refused(
             client, "memory_record_use", batch_id=blocks["batchId"], evidence_refs=[foreign]

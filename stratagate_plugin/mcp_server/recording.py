@@ -21,6 +21,7 @@ from pydantic import Field
 
 from ..core.errors import InvalidInput
 from ..harness.types import Tool, ToolCallContext
+from ..memory_plugin.protocol import cleanup_steer
 from .connection import Connection
 
 SessionName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
@@ -57,7 +58,7 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
         runtime.gates.pop((call.session.id, call.turn), None)
         connection.turn += 1
         runtime.kick()
-        return {
+        result = {
             "recorded": not receipt.replayed,
             "namespace": namespace,
             "session": thread,
@@ -65,8 +66,22 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
             "messageIds": receipt.message_ids,
             "sealedBlockId": receipt.sealed_block_id,
         }
+        return result | await open_batches(connection, call)
 
     return memory_record_turn
+
+
+async def open_batches(connection: Connection, call: ToolCallContext) -> dict[str, Any]:
+    """The batches this turn left open. The plugin's finish step steers the agent to close
+    them before it answers; a server cannot hold a client's answer back, so it names them
+    here, where the turn ends."""
+    memory = connection.runtime.memory
+    open_ids = [
+        b.id for b in await memory.unresolved_batches(connection.namespace, call.session.id)
+    ]
+    if not open_ids:
+        return {"unresolvedBatchIds": []}
+    return {"unresolvedBatchIds": open_ids, "next": cleanup_steer(open_ids)}
 
 
 async def settle_profile(connection: Connection, call: ToolCallContext, user: str) -> None:
