@@ -1,10 +1,12 @@
 """The rooms' rules (docs/architecture.md), each checked on the package and shown to catch a
 break on a small made-up package.
 
-- core imports nothing of harness, memory_plugin, web or cli, nor a web or plugin framework;
+- core imports nothing of harness, memory_plugin, mcp_server, web or cli, nor a web or plugin
+  framework (the MCP SDK included);
 - core's rule modules import no store (only ``service.py``, ``memory.py``, ``service_base.py``);
 - only ``core/store/`` executes SQL; only it imports aiosqlite; only ``core/llm/http.py`` httpx;
-- the harness never imports the memory plugin, and its import graph has no cycle;
+- the harness never imports the memory plugin or the MCP server, and its import graph has no
+  cycle; only ``mcp_server/`` imports the MCP SDK (the CLI reaches it through that room);
 - the web shell (the harness's app) imports no plugin and no memory page; the memory pages
   call the engine's services, never ``core/store/``.
 """
@@ -18,8 +20,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "stratagate_plugin"
 NAME = "stratagate_plugin"
-OUTER = tuple(f"{NAME}.{room}" for room in ("harness", "memory_plugin", "web", "cli"))
-FRAMEWORKS = ("pluggy", "starlette", "jinja2", "uvicorn")
+OUTER = tuple(f"{NAME}.{room}" for room in ("harness", "memory_plugin", "mcp_server", "web", "cli"))
+FRAMEWORKS = ("pluggy", "starlette", "jinja2", "uvicorn", "mcp", "mcp_types")
 SERVICE_MODULES = {"service.py", "memory.py", "service_base.py"}
 SQL_CALLS = {"execute", "executemany", "executescript"}
 SQL_TEXT = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|WITH)\s")
@@ -119,14 +121,15 @@ def users_of(root: Path, prefix: str) -> set[str]:
 
 
 def harness_naming_the_plugin(root: Path) -> list[str]:
-    """Harness modules importing the memory plugin or naming it in a string (importlib)."""
-    plugin = f"{NAME}.memory_plugin"
+    """Harness modules importing the memory plugin or the MCP server, or naming one in a
+    string (importlib)."""
+    plugin = (f"{NAME}.memory_plugin", f"{NAME}.mcp_server")
     found = []
     for path in modules(root, "harness"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         texts = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
         named = imported_modules(root, path) | {t for t in texts if isinstance(t, str)}
-        if names_any(named, (plugin,)):
+        if names_any(named, plugin):
             found.append(relative(root, path))
     return found
 
@@ -207,6 +210,11 @@ def test_harness_never_imports_the_memory_plugin() -> None:
     assert harness_naming_the_plugin(PACKAGE) == []
 
 
+def test_only_the_mcp_server_imports_the_mcp_sdk() -> None:
+    users = users_of(PACKAGE, "mcp") | users_of(PACKAGE, "mcp_types")
+    assert users and all(path.startswith("mcp_server/") for path in users)
+
+
 def test_web_shell_knows_no_plugin_and_pages_use_services_only() -> None:
     assert (PACKAGE / "web" / "shell").is_dir() and (PACKAGE / "web" / "memory").is_dir()
     assert web_layers_broken(PACKAGE) == []
@@ -230,6 +238,8 @@ BROKEN = {
     "core/store/rows.py": "def g(raw):\n    raw.execute('SELECT 1')\n",
     "core/llm/chat.py": "import httpx\n",
     "harness/pm.py": "PLUGINS = ('stratagate_plugin.memory_plugin.hooks',)\n",
+    "harness/agent.py": "from ..mcp_server import server\n",
+    "core/clock.py": "import mcp_types\n",
     "harness/hookspecs.py": "from .runtime import Host\n",
     "harness/runtime.py": "from . import types\n",
     "harness/types.py": "import typing\nif typing.TYPE_CHECKING:\n    from .hookspecs import x\n",
@@ -250,11 +260,16 @@ def broken(tmp_path: Path) -> Path:
 
 
 def test_the_checks_catch_each_break(broken: Path) -> None:
-    assert core_importing_outer_layers(broken) == ["core/blocks/service.py", "core/text/terms.py"]
+    assert core_importing_outer_layers(broken) == [
+        "core/blocks/service.py",
+        "core/clock.py",
+        "core/text/terms.py",
+    ]
     assert rule_modules_importing_the_store(broken) == ["core/events/ranking.py"]
     assert sql_outside_the_store(broken) == ["core/gate/service.py", "core/remember/service.py"]
     assert users_of(broken, "httpx") == {"core/llm/chat.py"}
-    assert harness_naming_the_plugin(broken) == ["harness/pm.py"]
+    assert users_of(broken, "mcp_types") == {"core/clock.py"}
+    assert harness_naming_the_plugin(broken) == ["harness/agent.py", "harness/pm.py"]
     assert web_layers_broken(broken) == ["web/shell/chat.py", "web/memory/events.py"]
     cycle = find_cycle(harness_graph(broken))
     assert cycle[0] == cycle[-1] and f"{NAME}.harness.hookspecs" in cycle

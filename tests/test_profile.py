@@ -118,6 +118,25 @@ async def test_refusal_or_topic_change_discards_the_proposal(memory: StrataGate)
     assert (await memory.get_profile()).values["current_city"] == ""
 
 
+async def test_a_proposal_its_own_turn_asked_for_applies_once_the_turn_is_heard(
+    memory: StrataGate,
+) -> None:
+    """An MCP client's turn arrives after its tool calls: a proposal the user's message of
+    that turn asked for is the user's request; any other waits for the next message."""
+    await memory.agent_profile_update("t1", "user_preferred_name", "Mara", "")
+    applied = await memory.apply_requested_proposals("t1", "Please call me Mara from now on.")
+    assert [(u.value, u.status) for u in applied] == [("Mara", "applied")]
+    assert await memory.settle_profile_proposals("t1", "yes") == []  # no longer pending
+    await memory.agent_profile_update("t1", "current_city", "Porto", "")
+    assert await memory.apply_requested_proposals("t1", "I'm flying out tomorrow.") == []
+    assert [u.value for u in await memory.settle_profile_proposals("t1", "yes")] == ["Porto"]
+    changes = await memory.profile_history()
+    assert [(c.field, c.source) for c in changes] == [
+        ("current_city", "agent_tool"),
+        ("user_preferred_name", "user_explicit"),
+    ]
+
+
 async def test_proposals_are_per_conversation(memory: StrataGate) -> None:
     await memory.agent_profile_update("t1", "home_city", "Bath", "moving soon")
     assert await memory.settle_profile_proposals("t2", "yes") == []

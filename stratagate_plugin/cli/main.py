@@ -25,6 +25,7 @@ from . import (
     graph_command,
     ingest_command,
     jobs_command,
+    mcp_command,
     plugin_command,
     search_command,
     serve_command,
@@ -52,6 +53,7 @@ examples:
   stratagate graph Caroline --as-of 2024-05-01  what memory believed about someone then
   stratagate forget evt_…                     hide an event ('restore' brings it back)
   stratagate doctor                           check the database file
+  stratagate mcp                              the memory tools for an MCP client (stdio)
 
 'stratagate COMMAND --help' explains one command."""
 
@@ -78,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         bench_command,
         chat_command,
         serve_command,
+        mcp_command,
         plugin_command,
         doctor_command,
         spaces_command,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from ..core.clock import utc_now
 from ..core.llm.select import model_from_settings
@@ -54,7 +54,7 @@ class MemoryRuntime:
     idle_check_s: float = IDLE_CHECK_S
 
     @classmethod
-    async def start(cls, settings: dict[str, Any], cwd: Path) -> "MemoryRuntime":
+    async def start(cls, settings: dict[str, Any], cwd: Path) -> Self:
         settings = validated(settings)
         memory = await StrataGate.open(
             database_path(settings),

@@ -143,5 +143,22 @@ class ProfileService(ServiceBase):
             await self._resolve_proposal(proposal["id"], status, now)
         return applied
 
+    async def apply_requested_proposals(
+        self, thread_key: str, user_message: str
+    ) -> list[ProfileUpdate]:
+        """For a host that hears the user's message only once the turn is over (an MCP
+        client recording it): the pending proposal that very message asked for is applied
+        as the user's request, as ``agent_profile_update`` would have done had it seen the
+        message; any other stays pending for the user's next message."""
+        pending = await self.db.read(lambda raw: rows.pending_proposals(raw, thread_key))
+        now = iso(utc_now())
+        applied: list[ProfileUpdate] = []
+        for proposal in pending:
+            if rules.user_asked_for(proposal["value"], user_message):
+                field, value = proposal["field"], proposal["value"]
+                applied.append(await self.update_profile(field, value, "user_explicit"))
+                await self._resolve_proposal(proposal["id"], "applied", now)
+        return applied
+
     async def _resolve_proposal(self, proposal_id: str, status: str, now: str) -> None:
         await self.db.write(lambda raw: rows.resolve_proposal(raw, proposal_id, status, now))

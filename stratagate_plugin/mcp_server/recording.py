@@ -1,0 +1,112 @@
+"""``memory_record_turn``: a completed turn recorded as the harness's after-turn hook does.
+
+An MCP client does not report its turns, so one that wants memory to grow calls this once
+per turn with the user's message and its final answer. The turn is written (L5, word for
+word) in one transaction before any model runs; a full tail seals into a block at the
+profile's ``block_turn_size``, and the derivation worker of this process summarises it and
+extracts its events in the background, as it does in the plugin.
+
+The user's message is also what settles a profile change. The plugin reads it before the
+model acts: a change the user asked for applies at once, one the agent proposes waits for
+the next message's agreement. Here the message comes only with the recorded turn, so every
+change is first a proposal; recording its turn applies it when that message asked for it,
+and otherwise the next recorded message agrees or refuses.
+"""
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from ..core.errors import InvalidInput
+from ..harness.types import Tool, ToolCallContext
+from ..memory_plugin.protocol import cleanup_steer
+from .connection import Connection
+
+SessionName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
+AWAITING_CONSENT = "awaiting_consent"
+log = logging.getLogger(__name__)
+OVER_MCP = (
+    "Over MCP: if the user asked for exactly this, it is applied when you record this turn "
+    "with memory_record_turn; otherwise their next recorded message agrees or refuses."
+)
+
+
+def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str, Any]]]:
+    runtime = connection.runtime
+
+    async def memory_record_turn(
+        call: ToolCallContext, user: str, assistant: str, session: SessionName | None = None
+    ) -> dict[str, Any]:
+        """This tool is provided by the StrataGate plugin. Record one completed turn of
+        this conversation as long-term memory: the user's message and your final answer,
+        kept word for word, summarised and turned into events in the background. Call it
+        once per turn, after answering; session names the conversation when you keep one
+        across restarts (default: this connection's)."""
+        if not user.strip():
+            raise InvalidInput("user is empty: a turn is recorded from the user's message")
+        thread, namespace = connection.thread(session), connection.namespace
+        receipt = await runtime.memory.append_turn(
+            namespace,
+            thread,
+            user=user,
+            assistant=assistant,
+            receipt_id=f"mcp:{call.session.id}:{call.call_id}",
+        )
+        await settle_profile(connection, call, user)
+        runtime.gates.pop((call.session.id, call.turn), None)
+        connection.turn += 1
+        runtime.kick()
+        result = {
+            "recorded": not receipt.replayed,
+            "namespace": namespace,
+            "session": thread,
+            "turn": receipt.thread_turn,
+            "messageIds": receipt.message_ids,
+            "sealedBlockId": receipt.sealed_block_id,
+        }
+        return result | await open_batches(connection, call)
+
+    return memory_record_turn
+
+
+async def open_batches(connection: Connection, call: ToolCallContext) -> dict[str, Any]:
+    """The batches this turn left open. The plugin's finish step steers the agent to close
+    them before it answers; a server cannot hold a client's answer back, so it names them
+    here, where the turn ends."""
+    memory = connection.runtime.memory
+    open_ids = [
+        b.id for b in await memory.unresolved_batches(connection.namespace, call.session.id)
+    ]
+    if not open_ids:
+        return {"unresolvedBatchIds": []}
+    return {"unresolvedBatchIds": open_ids, "next": cleanup_steer(open_ids)}
+
+
+async def settle_profile(connection: Connection, call: ToolCallContext, user: str) -> None:
+    """A proposal of this turn applies if ``user`` asked for it; an earlier one is agreed
+    or refused by ``user``, as the next turn's message settles it in the plugin. Done once
+    the turn is written: a failure here is logged and leaves the recorded turn alone."""
+    memory = connection.runtime.memory
+    try:
+        if connection.proposal_turn == call.turn:
+            await memory.apply_requested_proposals(call.session.id, user)
+        else:
+            await memory.settle_profile_proposals(call.session.id, user)
+    except Exception as error:  # the turn is recorded; the plugin logs this failure too
+        log.error("StrataGate could not settle a profile proposal: %s", error)
+
+
+def noting_proposals(connection: Connection, tool: Tool) -> Tool:
+    """``memory_profile_update`` as the plugin has it, remembering the turn of a proposal
+    (the server never sees the user's message, so every change starts as one)."""
+
+    async def implementation(values: dict[str, Any], call: ToolCallContext) -> Any:
+        result = await tool.implementation(values, call)
+        if isinstance(result, dict) and result.get("status") == AWAITING_CONSENT:
+            connection.proposal_turn = call.turn
+            result["message"] += " " + OVER_MCP
+        return result
+
+    return Tool(tool.name, tool.description, tool.parameters, implementation)
