@@ -86,8 +86,9 @@ def _draft(
     text = item.get(key)
     if not isinstance(text, str):
         raise InvalidInput(f"mem0 export {where}.{key}: expected the memory's text")
-    if item.get("state") in REMOVED_STATES:
-        skipped.add(f"{item['state']} memories")
+    state = item.get("state")
+    if isinstance(state, str) and state in REMOVED_STATES:
+        skipped.add(f"{state} memories")
         return None
     if not text.strip():
         skipped.add("empty memories")
