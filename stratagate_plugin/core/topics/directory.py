@@ -8,11 +8,13 @@ category while it fits, so every branch stays reachable. ``memory_expand_topic``
 """
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
-from ..retrieval.bm25 import bm25_rank, weighted_tokens
+from ..retrieval.bm25 import bm25_rank_counted, weighted_tokens
 from ..text.search_terms import query_tokens
 from ..text.token_budget import estimate_tokens
 from .categories import CATEGORIES, CATEGORY_LABELS
@@ -174,7 +176,15 @@ def _tokens(value: Any) -> int:
 def rank_entries(query: str, entries: Sequence[Entry]) -> list[Entry]:
     """Entries matching ``query`` by BM25 over title ×4 and description ×2, best first."""
     docs = {
-        place: weighted_tokens([(entry.title, 4), (entry.description, 2)])
+        place: _entry_document(entry.title, entry.description)
         for place, entry in enumerate(entries)
     }
-    return [entries[place] for place, _ in bm25_rank(query_tokens(query), docs)]
+    return [entries[place] for place, _ in bm25_rank_counted(query_tokens(query), docs)]
+
+
+@lru_cache(maxsize=8_192)
+def _entry_document(title: str, description: str) -> tuple[Mapping[str, int], int]:
+    """An entry's BM25 document (token counts, length). Kept across calls: every query of
+    ``memory_list_topics`` ranks all chapters again, and their words rarely change."""
+    tokens = weighted_tokens([(title, 4), (description, 2)])
+    return Counter(tokens), len(tokens)
