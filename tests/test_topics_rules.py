@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from cards import T0, event_card
 
+from stratagate_plugin.core.errors import InvalidInput
 from stratagate_plugin.core.llm.tasks import TopicProjection
 from stratagate_plugin.core.text.token_budget import estimate_tokens
 from stratagate_plugin.core.topics import budget
@@ -18,8 +19,10 @@ from stratagate_plugin.core.topics.directory import (
     PAGING,
     Entry,
     Listing,
+    SECTION_PAGE,
     bounded_topic,
     render_directory,
+    section_page,
 )
 from stratagate_plugin.core.topics.fingerprint import event_fingerprint
 from stratagate_plugin.core.topics.model import Topic, label_key
@@ -273,3 +276,74 @@ def test_an_expanded_topic_fits_2400_tokens_and_says_what_it_left_out() -> None:
         "query": "",
         "offset": 0,
     }
+
+
+def test_a_long_section_shows_its_first_page_and_pages_on_within_the_bound() -> None:
+    members = [f"evt_{n:026d}" for n in range(40)]
+    topic = Topic(
+        id="topic_long",
+        namespace="ns",
+        title="Long",
+        member_ids=members,
+        sections=[
+            {"title": "Short", "event_ids": members[:3]},
+            {"title": "Long", "event_ids": members[3:]},
+        ],
+        created_at=T0,
+        updated_at=T0,
+    )
+    entry = Entry(
+        id="topic_long", title="Long", description="", category="other", source_event_count=40
+    )
+    shown = bounded_topic("ns", entry, topic)
+    assert estimate_tokens(json.dumps(shown, ensure_ascii=False)) <= 2400
+    short, long = shown["sections"]
+    assert (short["number"], short["eventIds"], short["nextOffset"]) == (1, members[:3], None)
+    assert long["eventIds"] == members[3 : 3 + SECTION_PAGE] and long["nextOffset"] == 9
+    assert shown["sectionPaging"]["tool"] == "memory_expand_topic"
+    assert shown["omittedSectionPages"] == 0
+    seen, offset = [], 0
+    while offset is not None:
+        page = section_page("ns", entry, topic, 2, offset)["section"]
+        assert len(page["eventIds"]) <= SECTION_PAGE and page["sourceEventCount"] == 37
+        seen += page["eventIds"]
+        offset = page["nextOffset"]
+    assert seen == members[3:]  # every member reached, in order, once
+    for number, start in ((0, 0), (3, 0), (1, -1)):
+        with pytest.raises(InvalidInput, match="section must be 1–2"):
+            section_page("ns", entry, topic, number, start)
+    fallback = Entry(
+        id="fallback:e1", title="E", description="", category="other", source_event_count=1
+    )
+    with pytest.raises(InvalidInput, match="no sections"):
+        section_page("ns", fallback, None, 1, 0)
+
+
+def test_section_pages_yield_to_the_index_and_overview_in_a_crowded_topic() -> None:
+    members = [f"evt_{n:026d}" for n in range(300)]
+    topic = Topic(
+        id="topic_big",
+        namespace="ns",
+        title="Big",
+        member_ids=members,
+        sections=[
+            {"title": f"S{n}", "event_ids": members[n * 30 : n * 30 + 30]} for n in range(10)
+        ],
+        overview=[
+            {"kind": "history", "title": f"S{n}", "text": "word " * 110, "event_ids": [members[n]]}
+            for n in range(10)
+        ],
+        created_at=T0,
+        updated_at=T0,
+    )
+    entry = Entry(
+        id="topic_big", title="Big", description="", category="other", source_event_count=300
+    )
+    shown = bounded_topic("ns", entry, topic)
+    assert estimate_tokens(json.dumps(shown, ensure_ascii=False)) <= 2400
+    assert len(shown["sections"]) == 10 and shown["omittedSections"] == 0
+    paged = [s for s in shown["sections"] if "eventIds" in s]
+    assert len(shown["overview"]) == 10  # the whole overview first, then pages while they fit
+    assert 0 < len(paged) < 10 and shown["omittedSectionPages"] == 10 - len(paged)
+    assert paged == shown["sections"][: len(paged)]
+    assert all(s["nextOffset"] == SECTION_PAGE for s in paged)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from ..errors import InvalidInput
+from ..llm.tasks import TopicSection
 from ..retrieval.bm25 import bm25_rank_counted, weighted_tokens
 from ..text.search_terms import query_tokens
 from ..text.token_budget import estimate_tokens
@@ -31,6 +33,12 @@ NOTICE = (
     "memory_search_events finds the events to cite."
 )
 PAGING = "Page with memory_list_topics(category, offset)."
+SECTION_PAGE = 9  # member events per page of a section (spec §5.5: ≤ 9 a read-only page)
+SECTION_PAGING = {
+    "tool": "memory_expand_topic",
+    "section": "a section's number",
+    "offset": "its nextOffset (0 when its eventIds are not shown)",
+}
 
 
 @dataclass(frozen=True)
@@ -125,13 +133,11 @@ def bounded_topic(
     namespace: str, entry: Entry, topic: Topic | None, budget: int = EXPAND_BUDGET
 ) -> dict[str, Any]:
     """One entry opened within ``budget`` tokens: the section index, the paragraphs that
-    fit, the first 12 source ids and what was left out."""
+    fit, then each section's first page of member events while they fit, the first 12
+    source ids and what was left out."""
     members = topic.member_ids if topic else [entry.id.partition(":")[2]]
-    sections = ordered_sections(topic) if topic and topic.status == "ready" else []
-    shown = {
-        "namespace": namespace,
-        "navigationOnly": True,
-        **entry.card(),
+    sections = _sections(topic)
+    shown = _envelope(namespace, entry) | {
         "sections": [],
         "overview": [],
         "sourceEventIds": members[:EXPAND_SOURCE_IDS],
@@ -140,6 +146,59 @@ def bounded_topic(
         "totalSourceEvents": len(members),
         "omittedSourceEvents": max(0, len(members) - EXPAND_SOURCE_IDS),
         "omittedOverviewParagraphs": 0,
+        "omittedSectionPages": 0,
+    }
+    if sections:
+        shown["sectionPaging"] = SECTION_PAGING | {"id": entry.id}
+    index = [
+        {"number": k, "title": s.title, "sourceEventCount": len(s.event_ids)}
+        for k, s in enumerate(sections, 1)
+    ]
+    room = budget - _MARGIN  # the omitted counts may still grow by a few digits
+    shown["omittedSections"] = _fill(shown, "sections", index, room)
+    ready = topic is not None and topic.status == "ready"
+    paragraphs = ordered_paragraphs(topic, topic.overview) if topic and ready else []
+    cards = [p.model_dump(exclude_none=True) for p in paragraphs]
+    shown["omittedOverviewParagraphs"] = _fill(shown, "overview", cards, room)
+    shown["omittedSectionPages"] = _page_sections(shown, sections, room)
+    return shown
+
+
+def section_page(
+    namespace: str, entry: Entry, topic: Topic | None, number: int, offset: int
+) -> dict[str, Any]:
+    """One page (≤ 9) of the member events of section ``number`` (1-based, in the order
+    ``bounded_topic`` lists them), from ``offset``; ``nextOffset`` None on the last page."""
+    sections = _sections(topic)
+    if not sections:
+        raise InvalidInput(f"{entry.id} has no sections to page (a fallback or pending entry)")
+    if not 1 <= number <= len(sections) or offset < 0:
+        raise InvalidInput(f"section must be 1–{len(sections)} and offset ≥ 0 for {entry.id}")
+    section = sections[number - 1]
+    ids = section.event_ids[offset : offset + SECTION_PAGE]
+    following = offset + len(ids)
+    return _envelope(namespace, entry) | {
+        "section": {
+            "number": number,
+            "title": section.title,
+            "sourceEventCount": len(section.event_ids),
+            "offset": offset,
+            "eventIds": ids,
+            "nextOffset": following if following < len(section.event_ids) else None,
+        }
+    }
+
+
+def _sections(topic: Topic | None) -> list[TopicSection]:
+    """A ready chapter's sections in their shown order (none for a pending one)."""
+    return ordered_sections(topic) if topic and topic.status == "ready" else []
+
+
+def _envelope(namespace: str, entry: Entry) -> dict[str, Any]:
+    return {
+        "namespace": namespace,
+        "navigationOnly": True,
+        **entry.card(),
         "eventRetrieval": {
             "tool": "memory_search_events",
             "topic_id": entry.id,
@@ -147,14 +206,25 @@ def bounded_topic(
             "offset": 0,
         },
     }
-    index = [{"title": s.title, "sourceEventCount": len(s.event_ids)} for s in sections]
-    room = budget - _MARGIN  # the omitted counts may still grow by a few digits
-    shown["omittedSections"] = _fill(shown, "sections", index, room)
-    ready = topic is not None and topic.status == "ready"
-    paragraphs = ordered_paragraphs(topic, topic.overview) if topic and ready else []
-    cards = [p.model_dump(exclude_none=True) for p in paragraphs]
-    shown["omittedOverviewParagraphs"] = _fill(shown, "overview", cards, room)
-    return shown
+
+
+def _page_sections(shown: dict[str, Any], sections: Sequence[TopicSection], budget: int) -> int:
+    """Give each listed section its first page of event ids while the answer fits; how
+    many listed sections got none (their pages start at offset 0)."""
+    used = _tokens(shown)
+    listed = shown["sections"]
+    for place, (item, section) in enumerate(zip(listed, sections, strict=False)):
+        more = len(section.event_ids) > SECTION_PAGE
+        page = {
+            "eventIds": section.event_ids[:SECTION_PAGE],
+            "nextOffset": SECTION_PAGE if more else None,
+        }
+        cost = _tokens(page)
+        if used + cost > budget:
+            return len(listed) - place
+        item.update(page)
+        used += cost
+    return 0
 
 
 def _fill(shown: dict[str, Any], key: str, items: Sequence[Mapping[str, Any]], budget: int) -> int:

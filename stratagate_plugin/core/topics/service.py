@@ -35,7 +35,7 @@ from ..store import event_rows, jobs, topic_jobs, topic_reads, topic_rows, topic
 from . import budget
 from .batching import bounded_event, candidate_view, rank_candidates
 from .categories import CATEGORIES, event_category, majority_category
-from .directory import bounded_topic, render_directory, topic_page
+from .directory import bounded_topic, render_directory, section_page, topic_page
 from .fingerprint import event_fingerprint
 from .merge import apply_projection
 from .model import (
@@ -153,13 +153,19 @@ class TopicsService(ServiceBase):
         )
         return topic_page(namespace, listing, offset, limit, category)
 
-    async def expand_topic(self, namespace: str, topic_id: str) -> dict[str, Any]:
-        """``memory_expand_topic``: one chapter or fallback entry within 2,400 tokens."""
+    async def expand_topic(
+        self, namespace: str, topic_id: str, section: int | None = None, offset: int = 0
+    ) -> dict[str, Any]:
+        """``memory_expand_topic``: one chapter or fallback entry within 2,400 tokens, each
+        section with its first page of events; with ``section`` (its number), that
+        section's events from ``offset``, a page of 9."""
         weight = self.config.agent_memory_weight
         entry, topic = await self.db.read(
             lambda raw: topic_reads.opened(raw, namespace, topic_id, weight)
         )
-        return bounded_topic(namespace, entry, topic)
+        if section is None:
+            return bounded_topic(namespace, entry, topic)
+        return section_page(namespace, entry, topic, section, offset)
 
     async def topic_events(self, namespace: str, topic_id: str) -> list[EventCard]:
         """The visible events an entry holds, in membership order (a fallback: its event)."""
