@@ -15,17 +15,16 @@ from stratagate_plugin.core.topics import budget
 from stratagate_plugin.core.topics.batching import BATCH_CHARS, compact_event, make_batches, size
 from stratagate_plugin.core.topics.categories import CATEGORIES, event_category, majority_category
 from stratagate_plugin.core.topics.directory import (
-    HEADER,
-    PAGING,
+    SECTION_PAGE,
     Entry,
     Listing,
-    SECTION_PAGE,
     bounded_topic,
     render_directory,
     section_page,
 )
+from stratagate_plugin.core.topics.directory_words import WORDS, ZH, directory_language
 from stratagate_plugin.core.topics.fingerprint import event_fingerprint
-from stratagate_plugin.core.topics.model import Topic, label_key
+from stratagate_plugin.core.topics.model import FALLBACK_DESCRIPTION, Topic, label_key
 from stratagate_plugin.core.topics.validation import InvalidProjection, validate_projection
 
 BATCH = ["e1", "e2", "e3"]
@@ -216,8 +215,9 @@ def entries(count: int, title: str, description: str) -> list[Entry]:
         ("求职与职业发展" * 12, "尚未归入主题" * 10),
     ],
 )
+@pytest.mark.parametrize("language", ["en", "zh"])
 def test_the_directory_fits_400_tokens_and_every_category_stays_reachable(
-    count: int, title: str, description: str
+    count: int, title: str, description: str, language: str
 ) -> None:
     every = entries(count, title, description)
     counts: dict[str, int] = {}
@@ -225,16 +225,73 @@ def test_the_directory_fits_400_tokens_and_every_category_stays_reachable(
     for entry in every:
         counts[entry.category] = counts.get(entry.category, 0) + 1
         firsts.setdefault(entry.category, entry)
-    text = render_directory(Listing(count, every[:30], counts, firsts))
+    text = render_directory(Listing(count, every[:30], counts, firsts), language=language)
+    words = WORDS[language]
     assert estimate_tokens(text) <= 400
-    assert text.startswith(HEADER)
+    assert text.startswith(words.header) and words.notice in text
     shown = [c for c in CATEGORIES if c in counts]
     listed = all(entry.id in text for entry in every)
-    if not listed:  # the overview form: every category with its count, and how to page
-        assert all(f"- {c} (" in text and f": {counts[c]}" in text for c in shown)
-        assert PAGING in text and f"{count} entries" in text
+    if listed:
+        assert f"{every[0].id}{words.entry_sep}" in text
+    else:  # the overview form: every category with its count, and how to page
+        for c in shown:
+            line = words.category_line.format(id=c, label=words.labels[c], count=counts[c])
+            assert line in text
+        assert words.paging in text and f"{count}" in text
     assert listed or count > 1
-    assert render_directory(Listing(0, [])) == ""
+    assert render_directory(Listing(0, []), language=language) == ""
+
+
+def test_the_chinese_directory_has_chinese_labels_and_separators() -> None:
+    every = [
+        Entry(
+            id="topic_a",
+            title="求职",
+            description="面试安排",
+            category="work",
+            source_event_count=2,
+        ),
+        Entry(
+            id="fallback:e1",
+            title="喝绿茶",
+            description=FALLBACK_DESCRIPTION,
+            category="preferences",
+            source_event_count=1,
+            is_fallback=True,
+        ),
+    ]
+    text = render_directory(Listing(2, every, {"work": 1, "preferences": 1}), language="zh")
+    assert text.splitlines() == [
+        "[StrataGate 记忆目录]",
+        ZH.notice,
+        "- topic_a：求职；面试安排",
+        "- fallback:e1：喝绿茶；尚未归入主题，查看事件获得详情。",
+    ]
+    crowded = render_directory(
+        Listing(500, every, {"work": 499, "preferences": 1}, {"work": every[0]}), language="zh"
+    )
+    assert "- work（工作与结果）：499" in crowded and "- preferences（偏好与要求）：1" in crowded
+    assert "共 500 个条目，2 个类别：" in crowded and "每个类别的第一个条目：" in crowded
+    assert "Preferences" not in crowded and "entries" not in crowded
+
+
+@pytest.mark.parametrize(
+    ("preferred", "titles", "language"),
+    [
+        ("", ["小明", "绿茶与咖啡"], "zh"),
+        ("", ["Pottery", "小明"], "en"),
+        ("中文", ["Pottery"], "zh"),
+        ("Simplified Chinese", ["Pottery"], "zh"),
+        ("zh-CN", [], "zh"),
+        ("English", ["小明", "小红"], "en"),
+        ("French", ["小明"], "zh"),  # neither: the titles decide
+        ("", [], "en"),
+    ],
+)
+def test_the_directory_language_follows_the_profile_then_its_titles(
+    preferred: str, titles: list[str], language: str
+) -> None:
+    assert directory_language(preferred, titles) == language
 
 
 def test_an_expanded_topic_fits_2400_tokens_and_says_what_it_left_out() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from cards import event_card
-from topic_data import EN_TURNS, add_events, conversation, new_space
+from topic_data import EN_TURNS, ZH_TURNS, add_events, conversation, new_space
 
 from stratagate_plugin.core.errors import InvalidInput, NotFound
 from stratagate_plugin.core.memory import StrataGate
@@ -163,3 +163,20 @@ async def test_a_long_section_is_paged_through_the_expand_tool(tmp_path: Path) -
         assert len(seen) == len(set(seen)) == section["sourceEventCount"]
         with pytest.raises(InvalidInput, match="section must be"):
             await memory.expand_topic(NS, chapter["id"], section=99)
+
+
+async def test_the_directory_speaks_the_space_s_language_or_the_profile_s(
+    tmp_path: Path,
+) -> None:
+    async with await StrataGate.open(tmp_path / "m.db") as memory:
+        await conversation(memory, "zh", ZH_TURNS)
+        await conversation(memory, NS, EN_TURNS)
+        chinese = await memory.memory_directory("zh")
+        assert chinese.startswith("[StrataGate 记忆目录]\n仅供导航") and "小明" in chinese
+        assert "：" in chinese.splitlines()[2] and estimate_tokens(chinese) <= 400
+        english = await memory.memory_directory(NS)
+        assert english.startswith("[StrataGate memory directory]\nNavigation only")
+        await memory.update_profile("preferred_language", "简体中文")
+        assert (await memory.memory_directory(NS)).startswith("[StrataGate 记忆目录]")
+        await memory.update_profile("preferred_language", "English")
+        assert (await memory.memory_directory("zh")).startswith("[StrataGate memory directory]")

@@ -20,6 +20,7 @@ from ..retrieval.bm25 import bm25_rank_counted, weighted_tokens
 from ..text.search_terms import query_tokens
 from ..text.token_budget import estimate_tokens
 from .categories import CATEGORIES, CATEGORY_LABELS
+from .directory_words import EN, WORDS, DirectoryWords
 from .merge import ordered_paragraphs, ordered_sections
 from .model import Topic
 
@@ -27,12 +28,6 @@ DIRECTORY_BUDGET = 400
 EXPAND_BUDGET = 2_400
 EXPAND_SOURCE_IDS = 12
 _MARGIN = 16
-HEADER = "[StrataGate memory directory]"
-NOTICE = (
-    "Navigation only, not evidence: memory_expand_topic(id) opens an entry, "
-    "memory_search_events finds the events to cite."
-)
-PAGING = "Page with memory_list_topics(category, offset)."
 SECTION_PAGE = 9  # member events per page of a section (spec §5.5: ≤ 9 a read-only page)
 SECTION_PAGING = {
     "tool": "memory_expand_topic",
@@ -75,38 +70,54 @@ class Listing:
     firsts: dict[str, Entry] = field(default_factory=dict)  # first entry of each category
 
 
-def entry_line(entry: Entry, title_chars: int = 64, description_chars: int = 48) -> str:
-    line = f"- {entry.id}: {entry.title[:title_chars]}"
-    description = entry.description[:description_chars]
-    return f"{line}; {description}" if description else line
+def entry_line(
+    entry: Entry, title_chars: int = 64, description_chars: int = 48, words: DirectoryWords = EN
+) -> str:
+    """``- <id>: <title>; <description>`` (full-width separators in Chinese); a pending
+    chapter and a fallback entry in the directory's own language."""
+    title = words.pending_title if entry.status == "pending" else entry.title
+    line = f"- {entry.id}{words.entry_sep}{title[:title_chars]}"
+    description = words.fallback_description if entry.is_fallback else entry.description
+    description = description[:description_chars]
+    return f"{line}{words.description_sep}{description}" if description else line
 
 
-def render_directory(listing: Listing, budget: int = DIRECTORY_BUDGET) -> str:
-    """The directory text, ≤ ``budget`` estimated tokens; "" when the space has no entry."""
+def render_directory(listing: Listing, budget: int = DIRECTORY_BUDGET, language: str = "en") -> str:
+    """The directory text in ``language`` (en, zh), ≤ ``budget`` estimated tokens; "" when
+    the space has no entry."""
     if listing.total == 0:
         return ""
-    lines = [HEADER, NOTICE, *(entry_line(entry) for entry in listing.entries)]
+    words = WORDS[language]
+    lines = [words.header, words.notice, *(entry_line(e, words=words) for e in listing.entries)]
     text = "\n".join(lines)
     if len(listing.entries) == listing.total and estimate_tokens(text) <= budget:
         return text
-    return _overview(listing, budget)
+    return _overview(listing, budget, words)
 
 
-def _overview(listing: Listing, budget: int) -> str:
+def _overview(listing: Listing, budget: int, words: DirectoryWords) -> str:
     counted = [c for c in CATEGORIES if listing.category_counts.get(c)]
-    lines = [HEADER, NOTICE, f"{listing.total} entries in {len(counted)} categories:"]
-    lines += [f"- {c} ({CATEGORY_LABELS[c]}): {listing.category_counts[c]}" for c in counted]
-    lines.append(PAGING)
+    lines = [
+        words.header,
+        words.notice,
+        words.totals.format(total=listing.total, categories=len(counted)),
+    ]
+    lines += [
+        words.category_line.format(id=c, label=words.labels[c], count=listing.category_counts[c])
+        for c in counted
+    ]
+    lines.append(words.paging)
     firsts = [listing.firsts[c] for c in counted if c in listing.firsts]
-    if firsts:
-        lines.append("First entry of each category:")
-    text = "\n".join(lines)
+    if not firsts:
+        return "\n".join(lines)
+    text = "\n".join([*lines, words.firsts])
+    added = 0
     for entry in firsts:
-        candidate = f"{text}\n{entry_line(entry, 40, 0)}"
+        candidate = f"{text}\n{entry_line(entry, 40, 0, words)}"
         if estimate_tokens(candidate) > budget:
             break
-        text = candidate
-    return text if firsts else text.removesuffix("\nFirst entry of each category:")
+        text, added = candidate, added + 1
+    return text if added else "\n".join(lines)
 
 
 def topic_page(

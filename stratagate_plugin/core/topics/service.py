@@ -31,11 +31,12 @@ from ..llm.prompts import load_prompt
 from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
 from ..records import Job
 from ..service_base import ServiceBase
-from ..store import event_rows, jobs, topic_jobs, topic_reads, topic_rows, topic_sync
+from ..store import event_rows, jobs, profile_rows, topic_jobs, topic_reads, topic_rows, topic_sync
 from . import budget
 from .batching import bounded_event, candidate_view, rank_candidates
 from .categories import CATEGORIES, event_category, majority_category
-from .directory import bounded_topic, render_directory, section_page, topic_page
+from .directory import Listing, bounded_topic, render_directory, section_page, topic_page
+from .directory_words import directory_language
 from .fingerprint import event_fingerprint
 from .merge import apply_projection
 from .model import (
@@ -50,6 +51,7 @@ BACKOFF_UNIT_S = 30.0
 LOST = "lost"
 DIRECTORY_ENTRIES = 30  # more never fit 400 tokens: the directory then shows categories
 DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY = 12, 20, 500
+PREFERRED_LANGUAGE = "preferred_language"  # the profile field the directory follows
 _GROUPER = OfflineModel()  # the embedded grouper: the default projector (§5)
 log = logging.getLogger(__name__)
 
@@ -125,12 +127,20 @@ class TopicsService(ServiceBase):
 
     async def memory_directory(self, namespace: str) -> str:
         """The directory injected into each model call: ≤ 400 estimated tokens, "" when the
-        space has no topic and no event."""
+        space has no topic and no event; in Chinese when the profile's preferred language
+        or else the directory's own titles are."""
         weight = self.config.agent_memory_weight
-        listing = await self.db.read(
-            lambda raw: topic_reads.listing(raw, namespace, weight, None, 0, DIRECTORY_ENTRIES)
-        )
-        return render_directory(listing)
+
+        def read(raw: sqlite3.Connection) -> tuple[Listing, str]:
+            listing = topic_reads.listing(raw, namespace, weight, None, 0, DIRECTORY_ENTRIES)
+            preferred, _ = profile_rows.read_profile(raw).get(PREFERRED_LANGUAGE, ("", 0))
+            return listing, preferred
+
+        listing, preferred = await self.db.read(read)
+        shown = [*listing.entries, *listing.firsts.values()]
+        titles = [entry.title for entry in shown if entry.status == "ready"]
+        language = directory_language(preferred, titles)
+        return render_directory(listing, language=language)
 
     async def list_topics(
         self,
