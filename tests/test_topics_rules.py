@@ -12,7 +12,15 @@ from stratagate_plugin.core.errors import InvalidInput
 from stratagate_plugin.core.llm.tasks import TopicProjection
 from stratagate_plugin.core.text.token_budget import estimate_tokens
 from stratagate_plugin.core.topics import budget
-from stratagate_plugin.core.topics.batching import BATCH_CHARS, compact_event, make_batches, size
+from stratagate_plugin.core.topics.batching import (
+    BATCH_CHARS,
+    CANDIDATE_CHARS,
+    INPUT_TOKENS,
+    compact_event,
+    exposed_payload,
+    make_batches,
+    size,
+)
 from stratagate_plugin.core.topics.categories import CATEGORIES, event_category, majority_category
 from stratagate_plugin.core.topics.directory import (
     SECTION_PAGE,
@@ -404,3 +412,32 @@ def test_section_pages_yield_to_the_index_and_overview_in_a_crowded_topic() -> N
     assert 0 < len(paged) < 10 and shown["omittedSectionPages"] == 10 - len(paged)
     assert paged == shown["sections"][: len(paged)]
     assert all(s["nextOffset"] == SECTION_PAGE for s in paged)
+
+
+def _view(topic_id: str, chars: int, letter: str = "y") -> dict[str, Any]:
+    return {"topic_id": topic_id, "title": topic_id, "description": letter * chars}
+
+
+def test_candidates_fit_30000_characters_less_the_batch_best_first() -> None:
+    events = [compact_event(event_card(f"e{n}", summary="x" * 1000)) for n in range(10)]
+    batch = sum(size(e) for e in events)
+    views = [_view("t0", 8000), _view("t1", 12000), _view("t2", 3000), _view("t3", 3000)]
+    payload = exposed_payload(events, [], views, "instructions")
+    shown = [v["topic_id"] for v in payload["candidates"]]
+    assert batch + sum(size(v) for v in payload["candidates"]) <= CANDIDATE_CHARS
+    assert shown == ["t0", "t2", "t3"]  # t1 does not fit what t0 left; smaller ones still do
+    assert payload["events"] == events and payload["truncated_event_ids"] == []
+
+
+def test_the_lowest_candidates_go_until_the_input_fits_20000_tokens_never_the_events() -> None:
+    events = [compact_event(event_card(f"e{n}", summary="事" * 1000)) for n in range(12)]
+    views = [_view(f"t{n}", 4000, "章") for n in range(4)]
+    payload = exposed_payload(events, [], views, "instructions")
+    text = json.dumps(payload, ensure_ascii=False)
+    assert estimate_tokens("instructions") + estimate_tokens(text) <= INPUT_TOKENS
+    kept = [v["topic_id"] for v in payload["candidates"]]
+    assert 0 < len(kept) < 4 and kept == [f"t{n}" for n in range(len(kept))]
+    assert payload["events"] == events  # all twelve, whole
+    huge = [compact_event(event_card(f"h{n}", summary="事" * 2000)) for n in range(12)]
+    alone = exposed_payload(huge, [], views, "instructions")
+    assert alone["candidates"] == [] and alone["events"] == huge  # over budget: events alone

@@ -33,7 +33,13 @@ from ..records import Job
 from ..service_base import ServiceBase
 from ..store import event_rows, jobs, profile_rows, topic_jobs, topic_reads, topic_rows, topic_sync
 from . import budget
-from .batching import bounded_event, candidate_view, rank_candidates
+from .batching import (
+    OUTPUT_TOKENS,
+    bounded_event,
+    candidate_view,
+    exposed_payload,
+    rank_candidates,
+)
 from .categories import CATEGORIES, event_category, majority_category
 from .directory import Listing, bounded_topic, render_directory, section_page, topic_page
 from .directory_words import directory_language
@@ -250,6 +256,7 @@ class TopicsService(ServiceBase):
             TopicProjection,
             load_prompt(PROJECT_MEMORY_TOPICS),
             given.payload,
+            max_output_tokens=OUTPUT_TOKENS,
         )
         model = self.model if self.config.topic_projector == "model" else _GROUPER
         result = await model.complete(task)
@@ -282,23 +289,18 @@ def _read_input(raw: sqlite3.Connection, job: Job) -> _Input:
     keys = {label_key(w) for e in entries for w in [*e["participants"], *e["tags"]]}
     first = [t for t in topics if t.id in continued or label_key(t.title) in keys]
     ranked = rank_candidates([*first, *(t for t in topics if t not in first)], entries)
-    candidates = {}
-    for topic in ranked:
-        full = topic_rows.get_topic(raw, topic.id)
-        if full is not None:
-            candidates[topic.id] = full
+    full = [t for t in (topic_rows.get_topic(raw, topic.id) for topic in ranked) if t]
+    views = [candidate_view(topic, batch_ids) for topic in full]
+    payload = exposed_payload(entries, truncated, views, load_prompt(PROJECT_MEMORY_TOPICS))
+    exposed = {view["topic_id"] for view in payload["candidates"]}
     return _Input(
         batch_ids=batch_ids,
         cards=cards,
         fingerprints={i: event_fingerprint(cards[i]) for i in batch_ids},
-        candidates=candidates,
+        candidates={topic.id: topic for topic in full if topic.id in exposed},
         labels={label_key(t.title): t.id for t in topics if t.title},
         truncated=truncated,
-        payload={
-            "events": entries,
-            "truncated_event_ids": truncated,
-            "candidates": [candidate_view(t, batch_ids) for t in candidates.values()],
-        },
+        payload=payload,
     )
 
 
