@@ -17,15 +17,13 @@ from ..records import Job
 from ..topics.budget import LEDGER_KEY
 from ..topics.model import PROJECTOR_VERSION
 from . import jobs
-from .event_rows import VISIBLE
 from .rows import job_from_row
 from .sealing import enqueue_job
 
 TOPIC_JOB = "topic_projection"
-_UNPLACED = (
-    "e.namespace = ? AND e.status IN (?, ?) AND NOT EXISTS (SELECT 1 FROM topic_members m "
-    "WHERE m.event_id = e.id) AND NOT EXISTS (SELECT 1 FROM topic_queue q WHERE "
-    "q.event_id = e.id)"
+_UNPLACED = (  # topic_spare rows no agent chapter holds: visible events in no chapter
+    "FROM topic_spare s JOIN events e ON e.pk = s.event_pk WHERE s.namespace = ? AND "
+    "s.agent_chapter = 0 AND NOT EXISTS (SELECT 1 FROM topic_queue q WHERE q.event_id = e.id)"
 )
 
 
@@ -69,9 +67,7 @@ def retire_old_generation(raw: sqlite3.Connection, namespace: str) -> None:
 
 def unplaced_rows(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
     """Visible events in no chapter and no batch, in table order."""
-    return raw.execute(
-        f"SELECT e.* FROM events e WHERE {_UNPLACED} ORDER BY e.pk", (namespace, *VISIBLE)
-    ).fetchall()
+    return raw.execute(f"SELECT e.* {_UNPLACED} ORDER BY s.event_pk", (namespace,)).fetchall()
 
 
 def unqueued_members(raw: sqlite3.Connection, topic_id: str) -> list[tuple[str, bool]]:

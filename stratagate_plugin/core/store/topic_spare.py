@@ -27,10 +27,10 @@ from .event_queries_rows import has_event_index
 from .search_index import prefilter
 
 _TYPE = "json_extract(e.temporal_json, '$.event_type')"
-CATEGORY_SQL = (
-    "CASE WHEN e.criticality != 'routine' THEN 'preferences' "
-    + " ".join(f"WHEN {_TYPE} = '{kind}' THEN '{cat}'" for kind, cat in TYPE_CATEGORY.items())
-    + " ELSE 'other' END"
+CATEGORY_SQL = (  # the event type is read once (a simple CASE), not once per type
+    f"CASE WHEN e.criticality != 'routine' THEN 'preferences' ELSE CASE {_TYPE} "
+    + " ".join(f"WHEN '{kind}' THEN '{cat}'" for kind, cat in TYPE_CATEGORY.items())
+    + " ELSE 'other' END END"
 )
 _HELD = (
     "SELECT 1 FROM topic_members m JOIN topics t ON t.id = m.topic_id "
