@@ -2,6 +2,7 @@
 budget (§5.3), batches, categories, and the directory's 400-token budget (§5.5)."""
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -302,31 +303,41 @@ def test_the_directory_language_follows_the_profile_then_its_titles(
     assert directory_language(preferred, titles) == language
 
 
-def test_an_expanded_topic_fits_2400_tokens_and_says_what_it_left_out() -> None:
-    members = [f"evt_{n:026d}" for n in range(300)]
+def opened_topic(
+    members: list[str],
+    sections: list[tuple[str, list[str]]],
+    paragraphs: Sequence[tuple[str, list[str]]] = (),
+    words: int = 110,
+) -> tuple[Topic, Entry]:
+    """A ready chapter ``topic_big`` of ``members`` with these sections and history
+    paragraphs (title, event ids), and its directory entry."""
     topic = Topic(
         id="topic_big",
         namespace="ns",
         title="Big",
         member_ids=members,
-        sections=[
-            {"title": f"Section {n}", "event_ids": members[n * 3 : n * 3 + 3]} for n in range(100)
-        ],
+        sections=[{"title": title, "event_ids": ids} for title, ids in sections],
         overview=[
-            {
-                "kind": "history",
-                "title": f"Section {n}",
-                "text": "word " * 110,
-                "event_ids": members[n * 3 : n * 3 + 3],
-            }
-            for n in range(100)
+            {"kind": "history", "title": title, "text": "word " * words, "event_ids": ids}
+            for title, ids in paragraphs
         ],
         created_at=T0,
         updated_at=T0,
     )
     entry = Entry(
-        id="topic_big", title="Big", description="", category="other", source_event_count=300
+        id="topic_big",
+        title="Big",
+        description="",
+        category="other",
+        source_event_count=len(members),
     )
+    return topic, entry
+
+
+def test_an_expanded_topic_fits_2400_tokens_and_says_what_it_left_out() -> None:
+    members = [f"evt_{n:026d}" for n in range(300)]
+    parts = [(f"Section {n}", members[n * 3 : n * 3 + 3]) for n in range(100)]
+    topic, entry = opened_topic(members, parts, parts)
     shown = bounded_topic("ns", entry, topic)
     assert estimate_tokens(json.dumps(shown, ensure_ascii=False)) <= 2400
     assert shown["navigationOnly"] is True and shown["sourceEventIds"] == members[:12]
@@ -345,21 +356,7 @@ def test_an_expanded_topic_fits_2400_tokens_and_says_what_it_left_out() -> None:
 
 def test_a_long_section_shows_its_first_page_and_pages_on_within_the_bound() -> None:
     members = [f"evt_{n:026d}" for n in range(40)]
-    topic = Topic(
-        id="topic_long",
-        namespace="ns",
-        title="Long",
-        member_ids=members,
-        sections=[
-            {"title": "Short", "event_ids": members[:3]},
-            {"title": "Long", "event_ids": members[3:]},
-        ],
-        created_at=T0,
-        updated_at=T0,
-    )
-    entry = Entry(
-        id="topic_long", title="Long", description="", category="other", source_event_count=40
-    )
+    topic, entry = opened_topic(members, [("Short", members[:3]), ("Long", members[3:])])
     shown = bounded_topic("ns", entry, topic)
     assert estimate_tokens(json.dumps(shown, ensure_ascii=False)) <= 2400
     short, long = shown["sections"]
@@ -386,24 +383,8 @@ def test_a_long_section_shows_its_first_page_and_pages_on_within_the_bound() -> 
 
 def test_section_pages_yield_to_the_index_and_overview_in_a_crowded_topic() -> None:
     members = [f"evt_{n:026d}" for n in range(300)]
-    topic = Topic(
-        id="topic_big",
-        namespace="ns",
-        title="Big",
-        member_ids=members,
-        sections=[
-            {"title": f"S{n}", "event_ids": members[n * 30 : n * 30 + 30]} for n in range(10)
-        ],
-        overview=[
-            {"kind": "history", "title": f"S{n}", "text": "word " * 110, "event_ids": [members[n]]}
-            for n in range(10)
-        ],
-        created_at=T0,
-        updated_at=T0,
-    )
-    entry = Entry(
-        id="topic_big", title="Big", description="", category="other", source_event_count=300
-    )
+    sections = [(f"S{n}", members[n * 30 : n * 30 + 30]) for n in range(10)]
+    topic, entry = opened_topic(members, sections, [(f"S{n}", [members[n]]) for n in range(10)])
     shown = bounded_topic("ns", entry, topic)
     assert estimate_tokens(json.dumps(shown, ensure_ascii=False)) <= 2400
     assert len(shown["sections"]) == 10 and shown["omittedSections"] == 0
