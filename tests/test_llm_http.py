@@ -5,6 +5,7 @@ import json
 import logging
 import socket
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -33,6 +34,7 @@ from stratagate_plugin.core.llm.tasks import (
     BlockSummary,
     EventExtraction,
 )
+from stratagate_plugin.core.text.token_budget import estimate_tokens
 
 KEY_ENV = "STRATAGATE_TEST_API_KEY"
 KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
@@ -361,3 +363,28 @@ def test_load_prompt_names_every_output_field(task_name: str, fields: Any) -> No
 def test_load_prompt_rejects_unknown_task() -> None:
     with pytest.raises(KeyError):
         load_prompt("../secrets")
+
+
+@pytest.mark.parametrize(
+    ("window", "low", "high"),
+    [(None, 2048, 2048), (200_000, 32_768, 32_768), (4_096, 257, 4_095), (1_024, 256, 1_023)],
+)
+async def test_a_task_s_own_output_budget_is_cut_to_the_model_window(
+    provider: FakeProvider, window: int | None, low: int, high: int
+) -> None:
+    """The topic projection asks 32,768 tokens (spec §5.3): granted only within a known
+    window, less the input (never below 256); an unknown window keeps max_output_tokens."""
+    task = replace(_summary_task(), max_output_tokens=32_768)
+    async with HttpModel(_config(provider, context_window=window)) as http_model:
+        provider.push(_tool_reply(SUMMARY))
+        await http_model.complete(task)
+        provider.push(_tool_reply(SUMMARY))
+        await http_model.complete(_summary_task())  # no budget of its own
+    first, plain = provider.requests
+    granted = first.body["max_tokens"]
+    assert low <= granted <= high
+    sent = json.dumps(first.body["messages"], ensure_ascii=False)
+    sent += json.dumps(BlockSummary.model_json_schema(), ensure_ascii=False)
+    if window is not None and granted > 256:  # input and output fit the window
+        assert granted + estimate_tokens(sent) <= window
+    assert plain.body["max_tokens"] == 2048

@@ -148,6 +148,7 @@ async def test_a_garbage_answer_fails_the_job_and_writes_nothing(tmp_path: Path)
         payload = model.topic_tasks[0].payload
         assert [e["id"] for e in payload["events"]] == [f"evt_ns_000{n}" for n in range(3)]
         assert payload["candidates"] == [] and "quotes" not in payload["events"][0]
+        assert model.topic_tasks[0].max_output_tokens == 32_768  # §5.3, cut to the window
 
 
 async def test_historical_batches_wait_for_the_budget_across_reopen(tmp_path: Path) -> None:

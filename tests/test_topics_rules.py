@@ -2,27 +2,38 @@
 budget (§5.3), batches, categories, and the directory's 400-token budget (§5.5)."""
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from cards import T0, event_card
 
+from stratagate_plugin.core.errors import InvalidInput
 from stratagate_plugin.core.llm.tasks import TopicProjection
 from stratagate_plugin.core.text.token_budget import estimate_tokens
 from stratagate_plugin.core.topics import budget
-from stratagate_plugin.core.topics.batching import BATCH_CHARS, compact_event, make_batches, size
+from stratagate_plugin.core.topics.batching import (
+    BATCH_CHARS,
+    CANDIDATE_CHARS,
+    INPUT_TOKENS,
+    compact_event,
+    exposed_payload,
+    make_batches,
+    size,
+)
 from stratagate_plugin.core.topics.categories import CATEGORIES, event_category, majority_category
 from stratagate_plugin.core.topics.directory import (
-    HEADER,
-    PAGING,
+    SECTION_PAGE,
     Entry,
     Listing,
     bounded_topic,
     render_directory,
+    section_page,
 )
+from stratagate_plugin.core.topics.directory_words import WORDS, ZH, directory_language
 from stratagate_plugin.core.topics.fingerprint import event_fingerprint
-from stratagate_plugin.core.topics.model import Topic, label_key
+from stratagate_plugin.core.topics.model import FALLBACK_DESCRIPTION, Topic, label_key
 from stratagate_plugin.core.topics.validation import InvalidProjection, validate_projection
 
 BATCH = ["e1", "e2", "e3"]
@@ -213,8 +224,9 @@ def entries(count: int, title: str, description: str) -> list[Entry]:
         ("求职与职业发展" * 12, "尚未归入主题" * 10),
     ],
 )
+@pytest.mark.parametrize("language", ["en", "zh"])
 def test_the_directory_fits_400_tokens_and_every_category_stays_reachable(
-    count: int, title: str, description: str
+    count: int, title: str, description: str, language: str
 ) -> None:
     every = entries(count, title, description)
     counts: dict[str, int] = {}
@@ -222,43 +234,110 @@ def test_the_directory_fits_400_tokens_and_every_category_stays_reachable(
     for entry in every:
         counts[entry.category] = counts.get(entry.category, 0) + 1
         firsts.setdefault(entry.category, entry)
-    text = render_directory(Listing(count, every[:30], counts, firsts))
+    text = render_directory(Listing(count, every[:30], counts, firsts), language=language)
+    words = WORDS[language]
     assert estimate_tokens(text) <= 400
-    assert text.startswith(HEADER)
+    assert text.startswith(words.header) and words.notice in text
     shown = [c for c in CATEGORIES if c in counts]
     listed = all(entry.id in text for entry in every)
-    if not listed:  # the overview form: every category with its count, and how to page
-        assert all(f"- {c} (" in text and f": {counts[c]}" in text for c in shown)
-        assert PAGING in text and f"{count} entries" in text
+    if listed:
+        assert f"{every[0].id}{words.entry_sep}" in text
+    else:  # the overview form: every category with its count, and how to page
+        for c in shown:
+            line = words.category_line.format(id=c, label=words.labels[c], count=counts[c])
+            assert line in text
+        assert words.paging in text and f"{count}" in text
     assert listed or count > 1
-    assert render_directory(Listing(0, [])) == ""
+    assert render_directory(Listing(0, []), language=language) == ""
 
 
-def test_an_expanded_topic_fits_2400_tokens_and_says_what_it_left_out() -> None:
-    members = [f"evt_{n:026d}" for n in range(300)]
+def test_the_chinese_directory_has_chinese_labels_and_separators() -> None:
+    every = [
+        Entry(
+            id="topic_a",
+            title="求职",
+            description="面试安排",
+            category="work",
+            source_event_count=2,
+        ),
+        Entry(
+            id="fallback:e1",
+            title="喝绿茶",
+            description=FALLBACK_DESCRIPTION,
+            category="preferences",
+            source_event_count=1,
+            is_fallback=True,
+        ),
+    ]
+    text = render_directory(Listing(2, every, {"work": 1, "preferences": 1}), language="zh")
+    assert text.splitlines() == [
+        "[StrataGate 记忆目录]",
+        ZH.notice,
+        "- topic_a：求职；面试安排",
+        "- fallback:e1：喝绿茶；尚未归入主题，查看事件获得详情。",
+    ]
+    crowded = render_directory(
+        Listing(500, every, {"work": 499, "preferences": 1}, {"work": every[0]}), language="zh"
+    )
+    assert "- work（工作与结果）：499" in crowded and "- preferences（偏好与要求）：1" in crowded
+    assert "共 500 个条目，2 个类别：" in crowded and "每个类别的第一个条目：" in crowded
+    assert "Preferences" not in crowded and "entries" not in crowded
+
+
+@pytest.mark.parametrize(
+    ("preferred", "titles", "language"),
+    [
+        ("", ["小明", "绿茶与咖啡"], "zh"),
+        ("", ["Pottery", "小明"], "en"),
+        ("中文", ["Pottery"], "zh"),
+        ("Simplified Chinese", ["Pottery"], "zh"),
+        ("zh-CN", [], "zh"),
+        ("English", ["小明", "小红"], "en"),
+        ("French", ["小明"], "zh"),  # neither: the titles decide
+        ("", [], "en"),
+    ],
+)
+def test_the_directory_language_follows_the_profile_then_its_titles(
+    preferred: str, titles: list[str], language: str
+) -> None:
+    assert directory_language(preferred, titles) == language
+
+
+def opened_topic(
+    members: list[str],
+    sections: list[tuple[str, list[str]]],
+    paragraphs: Sequence[tuple[str, list[str]]] = (),
+    words: int = 110,
+) -> tuple[Topic, Entry]:
+    """A ready chapter ``topic_big`` of ``members`` with these sections and history
+    paragraphs (title, event ids), and its directory entry."""
     topic = Topic(
         id="topic_big",
         namespace="ns",
         title="Big",
         member_ids=members,
-        sections=[
-            {"title": f"Section {n}", "event_ids": members[n * 3 : n * 3 + 3]} for n in range(100)
-        ],
+        sections=[{"title": title, "event_ids": ids} for title, ids in sections],
         overview=[
-            {
-                "kind": "history",
-                "title": f"Section {n}",
-                "text": "word " * 110,
-                "event_ids": members[n * 3 : n * 3 + 3],
-            }
-            for n in range(100)
+            {"kind": "history", "title": title, "text": "word " * words, "event_ids": ids}
+            for title, ids in paragraphs
         ],
         created_at=T0,
         updated_at=T0,
     )
     entry = Entry(
-        id="topic_big", title="Big", description="", category="other", source_event_count=300
+        id="topic_big",
+        title="Big",
+        description="",
+        category="other",
+        source_event_count=len(members),
     )
+    return topic, entry
+
+
+def test_an_expanded_topic_fits_2400_tokens_and_says_what_it_left_out() -> None:
+    members = [f"evt_{n:026d}" for n in range(300)]
+    parts = [(f"Section {n}", members[n * 3 : n * 3 + 3]) for n in range(100)]
+    topic, entry = opened_topic(members, parts, parts)
     shown = bounded_topic("ns", entry, topic)
     assert estimate_tokens(json.dumps(shown, ensure_ascii=False)) <= 2400
     assert shown["navigationOnly"] is True and shown["sourceEventIds"] == members[:12]
@@ -273,3 +352,73 @@ def test_an_expanded_topic_fits_2400_tokens_and_says_what_it_left_out() -> None:
         "query": "",
         "offset": 0,
     }
+
+
+def test_a_long_section_shows_its_first_page_and_pages_on_within_the_bound() -> None:
+    members = [f"evt_{n:026d}" for n in range(40)]
+    topic, entry = opened_topic(members, [("Short", members[:3]), ("Long", members[3:])])
+    shown = bounded_topic("ns", entry, topic)
+    assert estimate_tokens(json.dumps(shown, ensure_ascii=False)) <= 2400
+    short, long = shown["sections"]
+    assert (short["number"], short["eventIds"], short["nextOffset"]) == (1, members[:3], None)
+    assert long["eventIds"] == members[3 : 3 + SECTION_PAGE] and long["nextOffset"] == 9
+    assert shown["sectionPaging"]["tool"] == "memory_expand_topic"
+    assert shown["omittedSectionPages"] == 0
+    seen, offset = [], 0
+    while offset is not None:
+        page = section_page("ns", entry, topic, 2, offset)["section"]
+        assert len(page["eventIds"]) <= SECTION_PAGE and page["sourceEventCount"] == 37
+        seen += page["eventIds"]
+        offset = page["nextOffset"]
+    assert seen == members[3:]  # every member reached, in order, once
+    for number, start in ((0, 0), (3, 0), (1, -1)):
+        with pytest.raises(InvalidInput, match="section must be 1–2"):
+            section_page("ns", entry, topic, number, start)
+    fallback = Entry(
+        id="fallback:e1", title="E", description="", category="other", source_event_count=1
+    )
+    with pytest.raises(InvalidInput, match="no sections"):
+        section_page("ns", fallback, None, 1, 0)
+
+
+def test_section_pages_yield_to_the_index_and_overview_in_a_crowded_topic() -> None:
+    members = [f"evt_{n:026d}" for n in range(300)]
+    sections = [(f"S{n}", members[n * 30 : n * 30 + 30]) for n in range(10)]
+    topic, entry = opened_topic(members, sections, [(f"S{n}", [members[n]]) for n in range(10)])
+    shown = bounded_topic("ns", entry, topic)
+    assert estimate_tokens(json.dumps(shown, ensure_ascii=False)) <= 2400
+    assert len(shown["sections"]) == 10 and shown["omittedSections"] == 0
+    paged = [s for s in shown["sections"] if "eventIds" in s]
+    assert len(shown["overview"]) == 10  # the whole overview first, then pages while they fit
+    assert 0 < len(paged) < 10 and shown["omittedSectionPages"] == 10 - len(paged)
+    assert paged == shown["sections"][: len(paged)]
+    assert all(s["nextOffset"] == SECTION_PAGE for s in paged)
+
+
+def _view(topic_id: str, chars: int, letter: str = "y") -> dict[str, Any]:
+    return {"topic_id": topic_id, "title": topic_id, "description": letter * chars}
+
+
+def test_candidates_fit_30000_characters_less_the_batch_best_first() -> None:
+    events = [compact_event(event_card(f"e{n}", summary="x" * 1000)) for n in range(10)]
+    batch = sum(size(e) for e in events)
+    views = [_view("t0", 8000), _view("t1", 12000), _view("t2", 3000), _view("t3", 3000)]
+    payload = exposed_payload(events, [], views, "instructions")
+    shown = [v["topic_id"] for v in payload["candidates"]]
+    assert batch + sum(size(v) for v in payload["candidates"]) <= CANDIDATE_CHARS
+    assert shown == ["t0", "t2", "t3"]  # t1 does not fit what t0 left; smaller ones still do
+    assert payload["events"] == events and payload["truncated_event_ids"] == []
+
+
+def test_the_lowest_candidates_go_until_the_input_fits_20000_tokens_never_the_events() -> None:
+    events = [compact_event(event_card(f"e{n}", summary="事" * 1000)) for n in range(12)]
+    views = [_view(f"t{n}", 4000, "章") for n in range(4)]
+    payload = exposed_payload(events, [], views, "instructions")
+    text = json.dumps(payload, ensure_ascii=False)
+    assert estimate_tokens("instructions") + estimate_tokens(text) <= INPUT_TOKENS
+    kept = [v["topic_id"] for v in payload["candidates"]]
+    assert 0 < len(kept) < 4 and kept == [f"t{n}" for n in range(len(kept))]
+    assert payload["events"] == events  # all twelve, whole
+    huge = [compact_event(event_card(f"h{n}", summary="事" * 2000)) for n in range(12)]
+    alone = exposed_payload(huge, [], views, "instructions")
+    assert alone["candidates"] == [] and alone["events"] == huge  # over budget: events alone

@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from topic_data import EN_TURNS, add_events, conversation, new_space
+from cards import event_card
+from topic_data import EN_TURNS, ZH_TURNS, add_events, conversation, new_space
 
 from stratagate_plugin.core.errors import InvalidInput, NotFound
 from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.text.token_budget import estimate_tokens
 from stratagate_plugin.harness.types import Session, ToolCallContext
 from stratagate_plugin.memory_plugin.hooks import DIRECTORY_SECTION, _memory_sections
@@ -133,3 +135,48 @@ async def test_the_directory_is_injected_between_profile_and_recall(tmp_path: Pa
         assert "- preferences (Preferences and requirements): 3" in directory
         page = await memory.list_topics(NS, category="preferences")
         assert [t["title"] for t in page["topics"]] == ["guitar", "chess", "cooking"]
+
+
+async def test_a_long_section_is_paged_through_the_expand_tool(tmp_path: Path) -> None:
+    async with await StrataGate.open(tmp_path / "m.db") as memory:
+        await new_space(memory, NS)
+        cards = [
+            event_card(f"evt_pot_{n:02d}", title=f"Pottery class {n}", tags=["pottery"])
+            for n in range(30)
+        ]
+        await memory.db.write(lambda raw: [event_rows.insert_event(raw, c) for c in cards])
+        await memory.process_topics()
+        tool = tools(memory)
+        [chapter] = (await tool["memory_list_topics"](CALL))["topics"]
+        shown = await tool["memory_expand_topic"](CALL, id=chapter["id"])
+        assert estimate_tokens(json.dumps(shown, ensure_ascii=False)) <= 2400
+        [section] = [s for s in shown["sections"] if s["nextOffset"] is not None]
+        assert len(section["eventIds"]) == 9 and section["sourceEventCount"] > 9
+        seen, offset = list(section["eventIds"]), section["nextOffset"]
+        while offset is not None:
+            page = await tool["memory_expand_topic"](
+                CALL, id=chapter["id"], section=section["number"], offset=offset
+            )
+            assert page["navigationOnly"] is True and "batchId" not in page
+            seen += page["section"]["eventIds"]
+            offset = page["section"]["nextOffset"]
+        assert len(seen) == len(set(seen)) == section["sourceEventCount"]
+        with pytest.raises(InvalidInput, match="section must be"):
+            await memory.expand_topic(NS, chapter["id"], section=99)
+
+
+async def test_the_directory_speaks_the_space_s_language_or_the_profile_s(
+    tmp_path: Path,
+) -> None:
+    async with await StrataGate.open(tmp_path / "m.db") as memory:
+        await conversation(memory, "zh", ZH_TURNS)
+        await conversation(memory, NS, EN_TURNS)
+        chinese = await memory.memory_directory("zh")
+        assert chinese.startswith("[StrataGate 记忆目录]\n仅供导航") and "小明" in chinese
+        assert "：" in chinese.splitlines()[2] and estimate_tokens(chinese) <= 400
+        english = await memory.memory_directory(NS)
+        assert english.startswith("[StrataGate memory directory]\nNavigation only")
+        await memory.update_profile("preferred_language", "简体中文")
+        assert (await memory.memory_directory(NS)).startswith("[StrataGate 记忆目录]")
+        await memory.update_profile("preferred_language", "English")
+        assert (await memory.memory_directory("zh")).startswith("[StrataGate memory directory]")

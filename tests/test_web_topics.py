@@ -230,3 +230,44 @@ async def test_the_chinese_page_and_the_status_stage(tmp_path: Path) -> None:
         status = (await client.get("/memory/", params={"space": space, "lang": "en"})).text
         assert "Topic organisation" in status
         assert "主题整理" in (await client.get("/memory/", params={"lang": "zh"})).text
+
+
+async def test_a_long_section_shows_nine_events_and_links_the_next_page(tmp_path: Path) -> None:
+    async with web_app(tmp_path) as (_, host, client):
+        memory, space = memory_of(host), runtime_of(host).default_namespace()
+        await new_space(memory, space)
+        cards = [
+            event_card(
+                f"evt_pot_{n:02d}", namespace=space, title=f"Pottery class {n}", tags=["pottery"]
+            )
+            for n in range(20)
+        ]
+        await memory.db.write(lambda raw: [event_rows.insert_event(raw, c) for c in cards])
+        await derive(host)  # the plugin's worker runs the topic pass
+        [chapter] = (await memory.topic_book(space))["chapters"]
+        [long] = [s for s in chapter["sections"] if len(s["eventIds"]) > 9]
+        number = chapter["sections"].index(long) + 1
+        url = f"/memory/topics/{chapter['id']}"
+        seen: list[str] = []
+        params: dict[str, Any] = {"space": space}
+        while True:
+            fragment = (await client.get(url, params=params, headers=HX)).text
+            part = fragment[fragment.index(f'data-number="1.{number}"') :]
+            part = part[: part.index("</section>")]
+            links = event_links(part)
+            assert 0 < len(links) <= 9
+            seen += links
+            found = re.findall(r'class="section-next" href="([^"]+)" hx-get="\1"', part)
+            if not found:
+                break
+            assert 'hx-target="closest .topic-body"' in part
+            params = dict(httpx.URL(html.unescape(found[0])).params)
+        assert seen == long["eventIds"]  # every event once, in order, nine a page
+        assert (
+            f"Events 10–18 of {len(seen)}."
+            in (await client.get(url, params={"space": space, "section": number, "offset": 9})).text
+        )
+        zh = await client.get(url, params={"space": space, "lang": "zh"}, headers=HX)
+        assert f"第 1–9 个事件，共 {len(seen)} 个。" in zh.text and "下一页事件" in zh.text
+        bad = await client.get(url, params={"space": space, "section": "x"})
+        assert bad.status_code == 400

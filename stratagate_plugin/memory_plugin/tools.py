@@ -359,11 +359,18 @@ def _topic_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
         namespace, _ = _where(runtime, call)
         return await memory.list_topics(namespace, query, category, offset, limit)
 
-    async def memory_expand_topic(call: ToolCallContext, id: str) -> dict[str, Any]:
+    async def memory_expand_topic(
+        call: ToolCallContext,
+        id: str,
+        section: Annotated[int, Field(ge=1)] | None = None,
+        offset: Annotated[int, Field(ge=0)] = 0,
+    ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Open one topic of the memory
-        directory: its sections, overview and source event ids. Navigation only: find the
-        events to cite with memory_search_events(topic_id=...)."""
+        directory: its sections (each with its first event ids), overview and source event
+        ids; with section (a section's number) and offset, the next event ids of that
+        section. Navigation only: find the events to cite with
+        memory_search_events(topic_id=...)."""
         namespace, _ = _where(runtime, call)
-        return await memory.expand_topic(namespace, id)
+        return await memory.expand_topic(namespace, id, section, offset)
 
     return [memory_list_topics, memory_expand_topic]

@@ -41,7 +41,7 @@ from ..llm.tasks import (
 )
 from ..records import Block, Job
 from ..service_base import ServiceBase
-from ..store import Database, block_rows, event_rows, graph_jobs, jobs
+from ..store import Database, block_rows, event_rows, graph_jobs, job_retry, jobs
 from ..store.health import StorageBusy
 from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB, enqueue_job
 from ..text.search_terms import query_tokens
@@ -421,11 +421,13 @@ class DerivationService(ServiceBase):
         return sum(due.values()) + due.get(SUMMARY_JOB, 0)
 
     async def retry_job(self, job_id: str) -> Job:
-        """Manual retry of a failed job: attempts start again and it runs at the next pass."""
+        """Manual retry of a failed job: attempts start again and it runs at the next pass
+        (a topic batch: queued again as a fresh job, ``job_retry``'s rule)."""
         now = utc_now()
-        return await self.db.write(lambda raw: jobs.retry(raw, job_id, now))
+        return await self.db.write(lambda raw: job_retry.retry(raw, job_id, now))
 
     async def retry_failed_jobs(self) -> int:
-        """Every failed job queued again at once (attempts from zero); how many there were."""
+        """Every failed job queued again at once (attempts from zero; a topic batch as a
+        fresh job, ``job_retry``'s rule); how many there were."""
         now = utc_now()
-        return await self.db.write(lambda raw: jobs.retry_failed(raw, now))
+        return await self.db.write(lambda raw: job_retry.retry_failed(raw, now))

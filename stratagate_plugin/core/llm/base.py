@@ -20,6 +20,7 @@ class StructuredTask(Generic[T]):
     output_type: type[T]
     instructions: str
     payload: dict[str, Any]
+    max_output_tokens: int | None = None  # a task's own output budget (HttpModel: see there)
 
     def json_schema(self) -> dict[str, Any]:
         """A copy of the output type's schema, built once per type (pydantic takes a few

@@ -12,6 +12,11 @@ from .retry import RetryPolicy
 class HttpModelConfig(BaseModel):
     """Where and how to call the model; ``api_key_env`` names the variable holding the key.
 
+    ``max_output_tokens`` caps every answer; a task with a budget of its own (the topic
+    projection's 32,768, spec §5.3) gets it instead when ``context_window`` (the model's,
+    in tokens) is known, reduced so that its input and output fit the window. An unknown
+    window is not assumed to be large: such a task then keeps ``max_output_tokens``.
+
     ``timeout_s`` bounds one request. A failed one (429, 5xx, a dropped connection, a
     timeout) is tried again, ``max_attempts`` requests in all, within ``retry_max_total_s``
     from the first: a retry gets only what is left of that budget, so one request, retries
@@ -25,6 +30,7 @@ class HttpModelConfig(BaseModel):
     api_key_env: str | None = None
     timeout_s: float = Field(default=120, gt=0)
     max_output_tokens: int = Field(default=2048, ge=256)
+    context_window: int | None = Field(default=None, ge=1024)
     temperature: float = Field(default=0, ge=0, le=2)
     max_attempts: int = Field(default=4, ge=1, le=10)
     retry_base_delay_s: float = Field(default=0.5, ge=0)

@@ -23,6 +23,7 @@ import httpx
 
 from ..clock import utc_now
 from ..text.clean import valid_text
+from ..text.token_budget import estimate_tokens
 from .base import (
     ModelAuthError,
     ModelError,
@@ -42,6 +43,7 @@ from .retry import RETRY_STATUSES, RetryClock, retry_after_seconds, retry_delay
 logger = logging.getLogger(__name__)
 
 TOOL_PREFIX = "stratagate_"
+MIN_OUTPUT_TOKENS = 256  # HttpModelConfig.max_output_tokens' own minimum
 _DETAIL_LIMIT = 300
 _ECHO_LIMIT = 4000
 _RETRIED_ERRORS = (
@@ -295,10 +297,11 @@ def _request_body(
     task: StructuredTask[Any],
     feedback: InvalidOutput | None,
 ) -> dict[str, Any]:
+    messages = _messages(compat, task, feedback)
     body: dict[str, Any] = {
         "model": config.model,
-        "messages": _messages(compat, task, feedback),
-        compat.token_field: config.max_output_tokens,
+        "messages": messages,
+        compat.token_field: output_budget(config, task, messages, compat.tools),
     }
     if compat.temperature:
         body["temperature"] = config.temperature
@@ -307,6 +310,24 @@ def _request_body(
         body["tools"] = [{"type": "function", "function": _tool_function(task)}]
         body["tool_choice"] = {"type": "function", "function": {"name": tool}}
     return body
+
+
+def output_budget(
+    config: HttpModelConfig,
+    task: StructuredTask[Any],
+    messages: list[dict[str, str]],
+    tools: bool = True,
+) -> int:
+    """The answer's token cap: ``max_output_tokens``, or the task's own budget cut to what
+    the model's window leaves after the input (messages and tool schema), when the window
+    is known; never below the configurable minimum of 256."""
+    if task.max_output_tokens is None or config.context_window is None:
+        return config.max_output_tokens
+    sent = json.dumps(messages, ensure_ascii=False)
+    if tools:
+        sent += json.dumps(task.json_schema(), ensure_ascii=False)
+    room = config.context_window - estimate_tokens(sent)
+    return max(MIN_OUTPUT_TOKENS, min(task.max_output_tokens, room))
 
 
 def _tool_function(task: StructuredTask[Any]) -> dict[str, Any]:

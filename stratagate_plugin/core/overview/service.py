@@ -57,7 +57,8 @@ class OverviewService(ServiceBase):
         return Page.of(found, offset, limit)
 
     async def retry_failed_jobs_in(self, namespace: str) -> int:
-        """Every failed job of the space queued again, attempts from zero; how many."""
+        """Every failed job of the space queued again, attempts from zero (a topic batch as
+        a fresh job under the historical budget, the topics page's rule); how many."""
         now = utc_now()
         return await self.db.write(lambda raw: rows.retry_failed_in(raw, namespace, now))
 

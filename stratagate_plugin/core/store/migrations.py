@@ -17,6 +17,8 @@ from .search_index import (
     store_all_documents,
 )
 from .timeline_rows import TIMELINE_INDEXES
+from .topic_rows import TOUCH_SCHEMA
+from .topic_spare import create as create_topic_spare
 
 
 def _run_script(raw: sqlite3.Connection, script: str) -> None:
@@ -533,6 +535,17 @@ def _m018_graph(raw: sqlite3.Connection) -> None:
     )
 
 
+def _m019_topic_spare(raw: sqlite3.Connection) -> None:
+    """The topic reads of every turn made independent of the space's size: the fallback
+    entries' index (``topic_spare``: each visible event in no chapter without agent events,
+    with its category, and the counts per category) and a ``touched`` flag on chapter
+    members whose event changed since it was seen, both filled from the data as it is and
+    kept by triggers from then on."""
+    create_topic_spare(raw)
+    for statement in TOUCH_SCHEMA:
+        raw.execute(statement)
+
+
 def _m016_timeline(raw: sqlite3.Connection) -> None:
     """Receipts for corrections and resolved conflicts (SQLite cannot alter a CHECK, so the
     table is rebuilt), and the indexes the timeline pages walk: events by chronology (all
@@ -571,6 +584,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m016_timeline,
     _m017_topics,
     _m018_graph,
+    _m019_topic_spare,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

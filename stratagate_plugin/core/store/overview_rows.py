@@ -12,8 +12,8 @@ from typing import Any
 
 from ..overview.rules import AuditEntry, SpaceCounts, audit_entry
 from ..records import Job
+from . import job_retry
 from .gate_rows import batch_from_row, receipt_row
-from .jobs import retry
 from .rows import job_from_row
 
 _AUDIT = (
@@ -72,16 +72,8 @@ def job_page(
 
 
 def retry_failed_in(raw: sqlite3.Connection, namespace: str, now: datetime) -> int:
-    """Every failed job of the space queued again (``jobs.retry``'s rule, job by job)."""
-    ids = [
-        row[0]
-        for row in raw.execute(
-            "SELECT id FROM jobs WHERE namespace = ? AND status = 'failed'", (namespace,)
-        ).fetchall()
-    ]
-    for job_id in ids:
-        retry(raw, job_id, now)
-    return len(ids)
+    """Every failed job of the space retried by its kind's rule (``job_retry``)."""
+    return job_retry.retry_failed(raw, now, namespace)
 
 
 def audit_page(

@@ -17,15 +17,13 @@ from ..records import Job
 from ..topics.budget import LEDGER_KEY
 from ..topics.model import PROJECTOR_VERSION
 from . import jobs
-from .event_rows import VISIBLE
 from .rows import job_from_row
 from .sealing import enqueue_job
 
 TOPIC_JOB = "topic_projection"
-_UNPLACED = (
-    "e.namespace = ? AND e.status IN (?, ?) AND NOT EXISTS (SELECT 1 FROM topic_members m "
-    "WHERE m.event_id = e.id) AND NOT EXISTS (SELECT 1 FROM topic_queue q WHERE "
-    "q.event_id = e.id)"
+_UNPLACED = (  # topic_spare rows no agent chapter holds: visible events in no chapter
+    "FROM topic_spare s JOIN events e ON e.pk = s.event_pk WHERE s.namespace = ? AND "
+    "s.agent_chapter = 0 AND NOT EXISTS (SELECT 1 FROM topic_queue q WHERE q.event_id = e.id)"
 )
 
 
@@ -69,9 +67,7 @@ def retire_old_generation(raw: sqlite3.Connection, namespace: str) -> None:
 
 def unplaced_rows(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
     """Visible events in no chapter and no batch, in table order."""
-    return raw.execute(
-        f"SELECT e.* FROM events e WHERE {_UNPLACED} ORDER BY e.pk", (namespace, *VISIBLE)
-    ).fetchall()
+    return raw.execute(f"SELECT e.* {_UNPLACED} ORDER BY s.event_pk", (namespace,)).fetchall()
 
 
 def unqueued_members(raw: sqlite3.Connection, topic_id: str) -> list[tuple[str, bool]]:
@@ -174,16 +170,28 @@ def topic_jobs(raw: sqlite3.Connection, namespace: str) -> list[tuple[Job, list[
 
 
 def retry_failed(raw: sqlite3.Connection, namespace: str, now: datetime) -> int:
-    """Each exhausted batch of the space queued again as a fresh job (a new batch id);
-    the old job is closed as retried. How many batches."""
+    """Each exhausted batch of the space queued again as a fresh job (``requeue``); how
+    many batches."""
     rows = raw.execute(
-        "SELECT j.id, j.target_id FROM jobs j WHERE j.kind = ? AND j.namespace = ? AND "
+        "SELECT j.id FROM jobs j WHERE j.kind = ? AND j.namespace = ? AND "
         "j.status = 'failed' AND (j.attempts >= ? OR j.next_retry_at IS NULL)",
         (TOPIC_JOB, namespace, jobs.MAX_ATTEMPTS),
     ).fetchall()
-    for job_id, batch_id in rows:
-        historical, topic_id, event_ids = batch_of(raw, batch_id)
-        close_batch(raw, batch_id)
-        fresh = queue_batch(raw, namespace, event_ids, historical, now, topic_id)
-        jobs.finish(raw, job_id, "skipped", now, f"retried as batch {fresh}")
+    for (job_id,) in rows:
+        requeue(raw, jobs.get_job(raw, job_id), now)
     return len(rows)
+
+
+def requeue(raw: sqlite3.Connection, job: Job, now: datetime) -> Job:
+    """The one manual-retry rule for a topic batch (§5.3), wherever it is asked for (the
+    topics page, the jobs page, the CLI): its events queued again as a fresh batch and job
+    (a new id, attempts from zero, a historical batch still within the budget at its
+    claim); the old job is closed as retried. The fresh job."""
+    historical, topic_id, event_ids = batch_of(raw, job.target_id)
+    close_batch(raw, job.target_id)
+    fresh = queue_batch(raw, job.namespace, event_ids, historical, now, topic_id)
+    jobs.finish(raw, job.id, "skipped", now, f"retried as batch {fresh}")
+    row = raw.execute(
+        "SELECT id FROM jobs WHERE kind = ? AND target_id = ?", (TOPIC_JOB, fresh)
+    ).fetchone()
+    return jobs.get_job(raw, row[0])

@@ -9,11 +9,12 @@ chapter) in table order; with a query, both ranked by BM25 over title ×4, descr
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..clock import iso
 from ..errors import NotFound
-from ..text.search_terms import fts_match_any, query_tokens
+from ..text.search_terms import query_tokens
 from ..topics.categories import CATEGORIES, event_category
 from ..topics.directory import Entry, Listing, rank_entries
 from ..topics.merge import order_topics, ordered_paragraphs, ordered_sections
@@ -25,10 +26,8 @@ from ..topics.model import (
     fallback_id,
     is_fallback,
 )
-from . import event_rows, topic_jobs, topic_rows
+from . import event_rows, topic_jobs, topic_rows, topic_spare
 from .topic_sync import stale_members
-
-FTS_CANDIDATES = 2_000
 
 
 def listing(
@@ -41,46 +40,63 @@ def listing(
     query: str = "",
 ) -> Listing:
     stale = stale_members(raw, namespace)
-    counts = topic_rows.member_counts(raw, namespace)
     entries = [
-        _entry(t, counts.get(t.id, 0), t.id in stale)
-        for t in topic_rows.shown_topics(raw, namespace, weight)
+        _Head(row["id"], row["title"], row["description"], row["category"], row["status"]).shown(
+            row["members"], row["id"] in stale
+        )
+        for row in topic_rows.shown_heads(raw, namespace, weight)
     ]
-    spare = topic_rows.fallback_counts(raw, namespace, weight)
+    spare = topic_spare.fallback_counts(raw, namespace, weight)
     totals = Counter(e.category for e in entries) + Counter(spare)
     firsts: dict[str, Entry] = {}
     for entry in entries:
         firsts.setdefault(entry.category, entry)
     for name in CATEGORIES:
         if name not in firsts and spare.get(name):
-            firsts[name] = _fallbacks(topic_rows.fallback_rows(raw, namespace, weight, name, 1, 0))[
-                0
-            ]
+            rows = topic_spare.fallback_rows(raw, namespace, weight, name, 1, 0)
+            firsts[name] = _fallbacks(rows)[0]
     mine = [e for e in entries if category is None or e.category == category]
     if query:
-        found = _matching_fallbacks(raw, namespace, weight, category, query)
-        ranked = rank_entries(query, [*mine, *found])
+        tokens = query_tokens(query)
+        found = topic_spare.matching_fallbacks(raw, namespace, weight, category, tokens)
+        ranked = rank_entries(query, [*mine, *_fallbacks(found)])
         return Listing(len(ranked), ranked[offset : offset + limit], dict(totals), firsts)
     total = len(mine) + (spare.get(category, 0) if category else sum(spare.values()))
     page = mine[offset : offset + limit]
     if len(page) < limit:
-        rows = topic_rows.fallback_rows(
+        rows = topic_spare.fallback_rows(
             raw, namespace, weight, category, limit - len(page), max(0, offset - len(mine))
         )
         page += _fallbacks(rows)
     return Listing(total, page, dict(totals), firsts)
 
 
+@dataclass(frozen=True)
+class _Head:
+    """What a chapter's entry shows of it (from its light row or its whole record)."""
+
+    id: str
+    title: str
+    description: str
+    category: str
+    status: str
+
+    def shown(self, members: int, stale: bool) -> Entry:
+        """Its entry: a stale or pending chapter shows the pending title and no words."""
+        pending = stale or self.status == "pending"
+        return Entry(
+            id=self.id,
+            title=PENDING_TITLE if pending else self.title,
+            description="" if pending else self.description,
+            category=self.category,
+            source_event_count=members,
+            status="pending" if pending else "ready",
+        )
+
+
 def _entry(topic: Topic, members: int, stale: bool) -> Entry:
-    pending = stale or topic.status == "pending"
-    return Entry(
-        id=topic.id,
-        title=PENDING_TITLE if pending else topic.title,
-        description="" if pending else topic.description,
-        category=topic.category,
-        source_event_count=members,
-        status="pending" if pending else "ready",
-    )
+    head = _Head(topic.id, topic.title, topic.description, topic.category, topic.status)
+    return head.shown(members, stale)
 
 
 def _fallbacks(rows: Sequence[Sequence[Any]]) -> list[Entry]:
@@ -95,20 +111,6 @@ def _fallbacks(rows: Sequence[Sequence[Any]]) -> list[Entry]:
         )
         for row in rows
     ]
-
-
-def _matching_fallbacks(
-    raw: sqlite3.Connection, namespace: str, weight: float, category: str | None, query: str
-) -> list[Entry]:
-    tokens = query_tokens(query)
-    if not tokens:
-        return []
-    rows = event_rows.fts_event_candidates(raw, namespace, fts_match_any(tokens), FTS_CANDIDATES)
-    ids = [row["id"] for row in rows]
-    if not ids:
-        return []
-    found = topic_rows.fallback_rows(raw, namespace, weight, category, len(ids), 0, ids)
-    return _fallbacks(found)
 
 
 def opened(
@@ -169,7 +171,7 @@ def book(raw: sqlite3.Connection, namespace: str, weight: float) -> dict[str, An
         }
         for job, ids in topic_jobs.topic_jobs(raw, namespace)
     ]
-    spare = topic_rows.fallback_counts(raw, namespace, weight)
+    spare = topic_spare.fallback_counts(raw, namespace, weight)
     return {
         "namespace": namespace,
         "chapters": chapters,

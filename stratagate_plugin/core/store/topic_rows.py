@@ -1,33 +1,35 @@
 """Topic chapters and their members; the directory's reads (spec §5).
 
 A member row keeps the fingerprint its event had when it was projected and the event's
-``updated_at`` then (``seen_at``): only members whose event was touched since (or hidden,
-or awaiting re-projection) are looked at again, so spotting a stale chapter stays cheap.
-Fallback entries are read straight from ``events``: visible events no shown chapter holds.
+``updated_at`` then (``seen_at``); a trigger flags it ``touched`` when its event is updated
+or deleted, so spotting a stale chapter reads only those members (and the ones awaiting
+re-projection) through a partial index, not every member of the space.
+Fallback entries (visible events no shown chapter holds) have their own index: ``topic_spare``.
 """
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from ..clock import iso
 from ..events.cards import EventCard
-from ..topics.categories import CATEGORIES, TYPE_CATEGORY
 from ..topics.model import PROJECTOR_VERSION, Topic
 from .event_rows import VISIBLE
 from .rows import dump_json, record_from_row
 
-_TYPE = "json_extract(e.temporal_json, '$.event_type')"
-EVENT_CATEGORY_SQL = (
-    "CASE WHEN e.criticality != 'routine' THEN 'preferences' "
-    + " ".join(f"WHEN {_TYPE} = '{kind}' THEN '{cat}'" for kind, cat in TYPE_CATEGORY.items())
-    + " ELSE 'other' END"
-)
 _SHOWN = "(? > 0 OR t.has_agent = 0)"
-_FALLBACK = (
-    "FROM events e WHERE e.namespace = ? AND e.status IN (?, ?) AND (? > 0 OR e.pool = "
-    "'conversation') AND NOT EXISTS (SELECT 1 FROM topic_members m JOIN topics t ON "
-    f"t.id = m.topic_id WHERE m.event_id = e.id AND {_SHOWN})"
+_TOUCHED = "(m.touched = 1 OR m.fingerprint IS NULL)"
+TOUCH_SCHEMA = (
+    "ALTER TABLE topic_members ADD COLUMN touched INTEGER NOT NULL DEFAULT 0",
+    "UPDATE topic_members SET touched = 1 WHERE NOT EXISTS (SELECT 1 FROM events e WHERE "
+    "e.id = topic_members.event_id AND e.status IN ('active', 'superseded') AND "
+    "e.updated_at = topic_members.seen_at)",
+    "CREATE INDEX topic_members_touched ON topic_members(namespace) "
+    "WHERE touched = 1 OR fingerprint IS NULL",
+    "CREATE TRIGGER topic_members_touch AFTER UPDATE ON events WHEN OLD.updated_at IS NOT "
+    "NEW.updated_at OR OLD.status IS NOT NEW.status BEGIN UPDATE topic_members SET "
+    "touched = 1 WHERE event_id = NEW.id AND touched = 0; END",
+    "CREATE TRIGGER topic_members_gone AFTER DELETE ON events BEGIN UPDATE topic_members "
+    "SET touched = 1 WHERE event_id = OLD.id; END",
 )
 
 
@@ -148,7 +150,7 @@ def mark_for_projection(raw: sqlite3.Connection, event_ids: Iterable[str]) -> No
 def mark_seen(raw: sqlite3.Connection, seen: Iterable[tuple[str, str]]) -> None:
     """(event id, updated_at) of members touched without changing (adoption, decay)."""
     raw.executemany(
-        "UPDATE topic_members SET seen_at = ? WHERE event_id = ?",
+        "UPDATE topic_members SET seen_at = ?, touched = 0 WHERE event_id = ?",
         [(updated, event_id) for event_id, updated in seen],
     )
 
@@ -174,60 +176,24 @@ def delete_empty_topics(raw: sqlite3.Connection, namespace: str) -> int:
 
 def touched_members(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
     """Members whose event is gone, hidden, touched since projection or awaiting it:
-    ``topic_id, event_id, fingerprint, status``."""
+    ``topic_id, event_id, fingerprint, status``. Only members flagged ``touched`` (by the
+    triggers above) or awaiting projection are looked at, through their partial index."""
     return raw.execute(
         "SELECT m.topic_id, m.event_id, m.fingerprint, e.status FROM topic_members m "
-        "LEFT JOIN events e ON e.id = m.event_id WHERE m.namespace = ? AND (e.id IS NULL OR "
-        "e.status NOT IN (?, ?) OR e.updated_at != m.seen_at OR m.fingerprint IS NULL)",
+        f"LEFT JOIN events e ON e.id = m.event_id WHERE m.namespace = ? AND {_TOUCHED} AND "
+        "(e.id IS NULL OR e.status NOT IN (?, ?) OR e.updated_at != m.seen_at OR "
+        "m.fingerprint IS NULL)",
         (namespace, *VISIBLE),
     ).fetchall()
 
 
-def shown_topics(raw: sqlite3.Connection, namespace: str, agent_weight: float) -> list[Topic]:
-    """The chapters the directory shows (those holding agent events hidden at weight 0),
-    with their member counts as ``keywords``-free records."""
-    rows = raw.execute(
-        f"SELECT t.* FROM topics t WHERE t.namespace = ? AND {_SHOWN} ORDER BY t.created_at, t.id",
+def shown_heads(raw: sqlite3.Connection, namespace: str, agent_weight: float) -> list[sqlite3.Row]:
+    """The chapters the directory shows (those holding agent events hidden at weight 0), in
+    chapter order: ``id, title, description, category, status, members`` only (the reads
+    on every turn need no sections, overview or keywords)."""
+    return raw.execute(
+        "SELECT t.id, t.title, t.description, t.category, t.status, (SELECT COUNT(*) FROM "
+        "topic_members m WHERE m.topic_id = t.id) AS members FROM topics t "
+        f"WHERE t.namespace = ? AND {_SHOWN} ORDER BY t.created_at, t.id",
         (namespace, agent_weight),
     ).fetchall()
-    return [topic_from_row(row) for row in rows]
-
-
-def member_counts(raw: sqlite3.Connection, namespace: str) -> dict[str, int]:
-    rows = raw.execute(
-        "SELECT topic_id, COUNT(*) FROM topic_members WHERE namespace = ? GROUP BY topic_id",
-        (namespace,),
-    )
-    return {row[0]: row[1] for row in rows}
-
-
-def fallback_counts(raw: sqlite3.Connection, namespace: str, agent_weight: float) -> dict[str, int]:
-    """How many fallback entries (visible events in no shown chapter) each category has."""
-    rows = raw.execute(
-        f"SELECT {EVENT_CATEGORY_SQL} AS category, COUNT(*) {_FALLBACK} GROUP BY category",
-        (namespace, *VISIBLE, agent_weight, agent_weight),
-    ).fetchall()
-    counts = {row[0]: row[1] for row in rows}
-    return {c: counts[c] for c in CATEGORIES if c in counts}
-
-
-def fallback_rows(
-    raw: sqlite3.Connection,
-    namespace: str,
-    agent_weight: float,
-    category: str | None,
-    limit: int,
-    offset: int,
-    event_ids: Sequence[str] | None = None,
-) -> list[sqlite3.Row]:
-    """``id, title, category`` of fallback entries in table order (optionally of a category,
-    or among ``event_ids``)."""
-    sql = f"SELECT e.id, e.title, {EVENT_CATEGORY_SQL} AS category {_FALLBACK}"
-    params: list[Any] = [namespace, *VISIBLE, agent_weight, agent_weight]
-    if category is not None:
-        sql += f" AND {EVENT_CATEGORY_SQL} = ?"
-        params.append(category)
-    if event_ids is not None:
-        sql += f" AND e.id IN ({','.join('?' * len(event_ids))})"
-        params += list(event_ids)
-    return raw.execute(f"{sql} ORDER BY e.pk LIMIT ? OFFSET ?", [*params, limit, offset]).fetchall()

@@ -4,7 +4,10 @@ A batch holds at most 12 events whose compact JSON fits 16,000 characters; histo
 new events are never mixed (the caller batches each set apart). A compact event has no
 quotes nor source message ids; one still over 10,000 characters is shortened field by
 field and listed as truncated. Candidates are the chapters a batch may extend: those it
-continues first, then by BM25 over title ×8, sections ×6, keywords ×4, description ×2.
+continues first, then by BM25 over title ×8, sections ×6, keywords ×4, description ×2;
+they are exposed in that order while their JSON fits 30,000 characters less the batch's,
+and the lowest-ranked are dropped until the whole input fits 20,000 estimated tokens —
+the events themselves are never cut for it.
 """
 
 import json
@@ -14,6 +17,7 @@ from typing import Any
 from ..events.cards import EventCard, chronology_key
 from ..retrieval.bm25 import bm25_rank, weighted_tokens
 from ..text.search_terms import tokenize
+from ..text.token_budget import estimate_tokens
 from .model import Topic
 
 BATCH_LIMIT = 12
@@ -21,6 +25,9 @@ BATCH_CHARS = 16_000
 LONG_EVENT_CHARS = 10_000
 CANDIDATE_LIMIT = 12
 CANDIDATE_PARAGRAPHS = 4
+CANDIDATE_CHARS = 30_000  # the candidates' compact JSON, less the batch's own
+INPUT_TOKENS = 20_000  # instructions, events and candidates, estimated
+OUTPUT_TOKENS = 32_768  # TOPIC_OUTPUT_TOKEN_BUDGET: cut to the model's window by the client
 
 
 def compact_event(card: EventCard) -> dict[str, Any]:
@@ -118,3 +125,29 @@ def rank_candidates(
     by_id = {topic.id: topic for topic in topics}
     ranked = [by_id[topic_id] for topic_id, _ in bm25_rank(tokenize(words), docs)]
     return [*continued, *ranked][:limit]
+
+
+def exposed_payload(
+    events: Sequence[dict[str, Any]],
+    truncated: Sequence[str],
+    views: Sequence[dict[str, Any]],
+    instructions: str,
+) -> dict[str, Any]:
+    """The projection's payload: the batch's events, and of the candidate ``views`` (best
+    first) those that fit the character budget, then fewer until the input fits its
+    estimated-token budget (with none left, the events alone are sent)."""
+    room = CANDIDATE_CHARS - sum(size(event) for event in events)
+    shown = []
+    for view in views:
+        cost = size(view)
+        if cost <= room:
+            shown.append(view)
+            room -= cost
+    payload = {"events": list(events), "truncated_event_ids": list(truncated), "candidates": shown}
+    while shown and estimate_tokens(instructions) + estimate_tokens(_text(payload)) > INPUT_TOKENS:
+        shown.pop()
+    return payload
+
+
+def _text(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, ensure_ascii=False)

@@ -8,14 +8,19 @@ category while it fits, so every branch stays reachable. ``memory_expand_topic``
 """
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
-from ..retrieval.bm25 import bm25_rank, weighted_tokens
+from ..errors import InvalidInput
+from ..llm.tasks import TopicSection
+from ..retrieval.bm25 import bm25_rank_counted, weighted_tokens
 from ..text.search_terms import query_tokens
 from ..text.token_budget import estimate_tokens
 from .categories import CATEGORIES, CATEGORY_LABELS
+from .directory_words import EN, WORDS, DirectoryWords
 from .merge import ordered_paragraphs, ordered_sections
 from .model import Topic
 
@@ -23,12 +28,12 @@ DIRECTORY_BUDGET = 400
 EXPAND_BUDGET = 2_400
 EXPAND_SOURCE_IDS = 12
 _MARGIN = 16
-HEADER = "[StrataGate memory directory]"
-NOTICE = (
-    "Navigation only, not evidence: memory_expand_topic(id) opens an entry, "
-    "memory_search_events finds the events to cite."
-)
-PAGING = "Page with memory_list_topics(category, offset)."
+SECTION_PAGE = 9  # member events per page of a section (spec §5.5: ≤ 9 a read-only page)
+SECTION_PAGING = {
+    "tool": "memory_expand_topic",
+    "section": "a section's number",
+    "offset": "its nextOffset (0 when its eventIds are not shown)",
+}
 
 
 @dataclass(frozen=True)
@@ -65,38 +70,54 @@ class Listing:
     firsts: dict[str, Entry] = field(default_factory=dict)  # first entry of each category
 
 
-def entry_line(entry: Entry, title_chars: int = 64, description_chars: int = 48) -> str:
-    line = f"- {entry.id}: {entry.title[:title_chars]}"
-    description = entry.description[:description_chars]
-    return f"{line}; {description}" if description else line
+def entry_line(
+    entry: Entry, title_chars: int = 64, description_chars: int = 48, words: DirectoryWords = EN
+) -> str:
+    """``- <id>: <title>; <description>`` (full-width separators in Chinese); a pending
+    chapter and a fallback entry in the directory's own language."""
+    title = words.pending_title if entry.status == "pending" else entry.title
+    line = f"- {entry.id}{words.entry_sep}{title[:title_chars]}"
+    description = words.fallback_description if entry.is_fallback else entry.description
+    description = description[:description_chars]
+    return f"{line}{words.description_sep}{description}" if description else line
 
 
-def render_directory(listing: Listing, budget: int = DIRECTORY_BUDGET) -> str:
-    """The directory text, ≤ ``budget`` estimated tokens; "" when the space has no entry."""
+def render_directory(listing: Listing, budget: int = DIRECTORY_BUDGET, language: str = "en") -> str:
+    """The directory text in ``language`` (en, zh), ≤ ``budget`` estimated tokens; "" when
+    the space has no entry."""
     if listing.total == 0:
         return ""
-    lines = [HEADER, NOTICE, *(entry_line(entry) for entry in listing.entries)]
+    words = WORDS[language]
+    lines = [words.header, words.notice, *(entry_line(e, words=words) for e in listing.entries)]
     text = "\n".join(lines)
     if len(listing.entries) == listing.total and estimate_tokens(text) <= budget:
         return text
-    return _overview(listing, budget)
+    return _overview(listing, budget, words)
 
 
-def _overview(listing: Listing, budget: int) -> str:
+def _overview(listing: Listing, budget: int, words: DirectoryWords) -> str:
     counted = [c for c in CATEGORIES if listing.category_counts.get(c)]
-    lines = [HEADER, NOTICE, f"{listing.total} entries in {len(counted)} categories:"]
-    lines += [f"- {c} ({CATEGORY_LABELS[c]}): {listing.category_counts[c]}" for c in counted]
-    lines.append(PAGING)
+    lines = [
+        words.header,
+        words.notice,
+        words.totals.format(total=listing.total, categories=len(counted)),
+    ]
+    lines += [
+        words.category_line.format(id=c, label=words.labels[c], count=listing.category_counts[c])
+        for c in counted
+    ]
+    lines.append(words.paging)
     firsts = [listing.firsts[c] for c in counted if c in listing.firsts]
-    if firsts:
-        lines.append("First entry of each category:")
-    text = "\n".join(lines)
+    if not firsts:
+        return "\n".join(lines)
+    text = "\n".join([*lines, words.firsts])
+    added = 0
     for entry in firsts:
-        candidate = f"{text}\n{entry_line(entry, 40, 0)}"
+        candidate = f"{text}\n{entry_line(entry, 40, 0, words)}"
         if estimate_tokens(candidate) > budget:
             break
-        text = candidate
-    return text if firsts else text.removesuffix("\nFirst entry of each category:")
+        text, added = candidate, added + 1
+    return text if added else "\n".join(lines)
 
 
 def topic_page(
@@ -123,13 +144,11 @@ def bounded_topic(
     namespace: str, entry: Entry, topic: Topic | None, budget: int = EXPAND_BUDGET
 ) -> dict[str, Any]:
     """One entry opened within ``budget`` tokens: the section index, the paragraphs that
-    fit, the first 12 source ids and what was left out."""
+    fit, then each section's first page of member events while they fit, the first 12
+    source ids and what was left out."""
     members = topic.member_ids if topic else [entry.id.partition(":")[2]]
-    sections = ordered_sections(topic) if topic and topic.status == "ready" else []
-    shown = {
-        "namespace": namespace,
-        "navigationOnly": True,
-        **entry.card(),
+    sections = _sections(topic)
+    shown = _envelope(namespace, entry) | {
         "sections": [],
         "overview": [],
         "sourceEventIds": members[:EXPAND_SOURCE_IDS],
@@ -138,6 +157,59 @@ def bounded_topic(
         "totalSourceEvents": len(members),
         "omittedSourceEvents": max(0, len(members) - EXPAND_SOURCE_IDS),
         "omittedOverviewParagraphs": 0,
+        "omittedSectionPages": 0,
+    }
+    if sections:
+        shown["sectionPaging"] = SECTION_PAGING | {"id": entry.id}
+    index = [
+        {"number": k, "title": s.title, "sourceEventCount": len(s.event_ids)}
+        for k, s in enumerate(sections, 1)
+    ]
+    room = budget - _MARGIN  # the omitted counts may still grow by a few digits
+    shown["omittedSections"] = _fill(shown, "sections", index, room)
+    ready = topic is not None and topic.status == "ready"
+    paragraphs = ordered_paragraphs(topic, topic.overview) if topic and ready else []
+    cards = [p.model_dump(exclude_none=True) for p in paragraphs]
+    shown["omittedOverviewParagraphs"] = _fill(shown, "overview", cards, room)
+    shown["omittedSectionPages"] = _page_sections(shown, sections, room)
+    return shown
+
+
+def section_page(
+    namespace: str, entry: Entry, topic: Topic | None, number: int, offset: int
+) -> dict[str, Any]:
+    """One page (≤ 9) of the member events of section ``number`` (1-based, in the order
+    ``bounded_topic`` lists them), from ``offset``; ``nextOffset`` None on the last page."""
+    sections = _sections(topic)
+    if not sections:
+        raise InvalidInput(f"{entry.id} has no sections to page (a fallback or pending entry)")
+    if not 1 <= number <= len(sections) or offset < 0:
+        raise InvalidInput(f"section must be 1–{len(sections)} and offset ≥ 0 for {entry.id}")
+    section = sections[number - 1]
+    ids = section.event_ids[offset : offset + SECTION_PAGE]
+    following = offset + len(ids)
+    return _envelope(namespace, entry) | {
+        "section": {
+            "number": number,
+            "title": section.title,
+            "sourceEventCount": len(section.event_ids),
+            "offset": offset,
+            "eventIds": ids,
+            "nextOffset": following if following < len(section.event_ids) else None,
+        }
+    }
+
+
+def _sections(topic: Topic | None) -> list[TopicSection]:
+    """A ready chapter's sections in their shown order (none for a pending one)."""
+    return ordered_sections(topic) if topic and topic.status == "ready" else []
+
+
+def _envelope(namespace: str, entry: Entry) -> dict[str, Any]:
+    return {
+        "namespace": namespace,
+        "navigationOnly": True,
+        **entry.card(),
         "eventRetrieval": {
             "tool": "memory_search_events",
             "topic_id": entry.id,
@@ -145,14 +217,25 @@ def bounded_topic(
             "offset": 0,
         },
     }
-    index = [{"title": s.title, "sourceEventCount": len(s.event_ids)} for s in sections]
-    room = budget - _MARGIN  # the omitted counts may still grow by a few digits
-    shown["omittedSections"] = _fill(shown, "sections", index, room)
-    ready = topic is not None and topic.status == "ready"
-    paragraphs = ordered_paragraphs(topic, topic.overview) if topic and ready else []
-    cards = [p.model_dump(exclude_none=True) for p in paragraphs]
-    shown["omittedOverviewParagraphs"] = _fill(shown, "overview", cards, room)
-    return shown
+
+
+def _page_sections(shown: dict[str, Any], sections: Sequence[TopicSection], budget: int) -> int:
+    """Give each listed section its first page of event ids while the answer fits; how
+    many listed sections got none (their pages start at offset 0)."""
+    used = _tokens(shown)
+    listed = shown["sections"]
+    for place, (item, section) in enumerate(zip(listed, sections, strict=False)):
+        more = len(section.event_ids) > SECTION_PAGE
+        page = {
+            "eventIds": section.event_ids[:SECTION_PAGE],
+            "nextOffset": SECTION_PAGE if more else None,
+        }
+        cost = _tokens(page)
+        if used + cost > budget:
+            return len(listed) - place
+        item.update(page)
+        used += cost
+    return 0
 
 
 def _fill(shown: dict[str, Any], key: str, items: Sequence[Mapping[str, Any]], budget: int) -> int:
@@ -174,7 +257,15 @@ def _tokens(value: Any) -> int:
 def rank_entries(query: str, entries: Sequence[Entry]) -> list[Entry]:
     """Entries matching ``query`` by BM25 over title ×4 and description ×2, best first."""
     docs = {
-        place: weighted_tokens([(entry.title, 4), (entry.description, 2)])
+        place: _entry_document(entry.title, entry.description)
         for place, entry in enumerate(entries)
     }
-    return [entries[place] for place, _ in bm25_rank(query_tokens(query), docs)]
+    return [entries[place] for place, _ in bm25_rank_counted(query_tokens(query), docs)]
+
+
+@lru_cache(maxsize=8_192)
+def _entry_document(title: str, description: str) -> tuple[Mapping[str, int], int]:
+    """An entry's BM25 document (token counts, length). Kept across calls: every query of
+    ``memory_list_topics`` ranks all chapters again, and their words rarely change."""
+    tokens = weighted_tokens([(title, 4), (description, 2)])
+    return Counter(tokens), len(tokens)

@@ -31,11 +31,18 @@ from ..llm.prompts import load_prompt
 from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
 from ..records import Job
 from ..service_base import ServiceBase
-from ..store import event_rows, jobs, topic_jobs, topic_reads, topic_rows, topic_sync
+from ..store import event_rows, jobs, profile_rows, topic_jobs, topic_reads, topic_rows, topic_sync
 from . import budget
-from .batching import bounded_event, candidate_view, rank_candidates
+from .batching import (
+    OUTPUT_TOKENS,
+    bounded_event,
+    candidate_view,
+    exposed_payload,
+    rank_candidates,
+)
 from .categories import CATEGORIES, event_category, majority_category
-from .directory import bounded_topic, render_directory, topic_page
+from .directory import Listing, bounded_topic, render_directory, section_page, topic_page
+from .directory_words import directory_language
 from .fingerprint import event_fingerprint
 from .merge import apply_projection
 from .model import (
@@ -50,6 +57,7 @@ BACKOFF_UNIT_S = 30.0
 LOST = "lost"
 DIRECTORY_ENTRIES = 30  # more never fit 400 tokens: the directory then shows categories
 DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY = 12, 20, 500
+PREFERRED_LANGUAGE = "preferred_language"  # the profile field the directory follows
 _GROUPER = OfflineModel()  # the embedded grouper: the default projector (§5)
 log = logging.getLogger(__name__)
 
@@ -125,12 +133,20 @@ class TopicsService(ServiceBase):
 
     async def memory_directory(self, namespace: str) -> str:
         """The directory injected into each model call: ≤ 400 estimated tokens, "" when the
-        space has no topic and no event."""
+        space has no topic and no event; in Chinese when the profile's preferred language
+        or else the directory's own titles are."""
         weight = self.config.agent_memory_weight
-        listing = await self.db.read(
-            lambda raw: topic_reads.listing(raw, namespace, weight, None, 0, DIRECTORY_ENTRIES)
-        )
-        return render_directory(listing)
+
+        def read(raw: sqlite3.Connection) -> tuple[Listing, str]:
+            listing = topic_reads.listing(raw, namespace, weight, None, 0, DIRECTORY_ENTRIES)
+            preferred, _ = profile_rows.read_profile(raw).get(PREFERRED_LANGUAGE, ("", 0))
+            return listing, preferred
+
+        listing, preferred = await self.db.read(read)
+        shown = [*listing.entries, *listing.firsts.values()]
+        titles = [entry.title for entry in shown if entry.status == "ready"]
+        language = directory_language(preferred, titles)
+        return render_directory(listing, language=language)
 
     async def list_topics(
         self,
@@ -153,13 +169,19 @@ class TopicsService(ServiceBase):
         )
         return topic_page(namespace, listing, offset, limit, category)
 
-    async def expand_topic(self, namespace: str, topic_id: str) -> dict[str, Any]:
-        """``memory_expand_topic``: one chapter or fallback entry within 2,400 tokens."""
+    async def expand_topic(
+        self, namespace: str, topic_id: str, section: int | None = None, offset: int = 0
+    ) -> dict[str, Any]:
+        """``memory_expand_topic``: one chapter or fallback entry within 2,400 tokens, each
+        section with its first page of events; with ``section`` (its number), that
+        section's events from ``offset``, a page of 9."""
         weight = self.config.agent_memory_weight
         entry, topic = await self.db.read(
             lambda raw: topic_reads.opened(raw, namespace, topic_id, weight)
         )
-        return bounded_topic(namespace, entry, topic)
+        if section is None:
+            return bounded_topic(namespace, entry, topic)
+        return section_page(namespace, entry, topic, section, offset)
 
     async def topic_events(self, namespace: str, topic_id: str) -> list[EventCard]:
         """The visible events an entry holds, in membership order (a fallback: its event)."""
@@ -234,6 +256,7 @@ class TopicsService(ServiceBase):
             TopicProjection,
             load_prompt(PROJECT_MEMORY_TOPICS),
             given.payload,
+            max_output_tokens=OUTPUT_TOKENS,
         )
         model = self.model if self.config.topic_projector == "model" else _GROUPER
         result = await model.complete(task)
@@ -266,23 +289,18 @@ def _read_input(raw: sqlite3.Connection, job: Job) -> _Input:
     keys = {label_key(w) for e in entries for w in [*e["participants"], *e["tags"]]}
     first = [t for t in topics if t.id in continued or label_key(t.title) in keys]
     ranked = rank_candidates([*first, *(t for t in topics if t not in first)], entries)
-    candidates = {}
-    for topic in ranked:
-        full = topic_rows.get_topic(raw, topic.id)
-        if full is not None:
-            candidates[topic.id] = full
+    full = [t for t in (topic_rows.get_topic(raw, topic.id) for topic in ranked) if t]
+    views = [candidate_view(topic, batch_ids) for topic in full]
+    payload = exposed_payload(entries, truncated, views, load_prompt(PROJECT_MEMORY_TOPICS))
+    exposed = {view["topic_id"] for view in payload["candidates"]}
     return _Input(
         batch_ids=batch_ids,
         cards=cards,
         fingerprints={i: event_fingerprint(cards[i]) for i in batch_ids},
-        candidates=candidates,
+        candidates={topic.id: topic for topic in full if topic.id in exposed},
         labels={label_key(t.title): t.id for t in topics if t.title},
         truncated=truncated,
-        payload={
-            "events": entries,
-            "truncated_event_ids": truncated,
-            "candidates": [candidate_view(t, batch_ids) for t in candidates.values()],
-        },
+        payload=payload,
     )
 
 

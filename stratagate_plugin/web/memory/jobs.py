@@ -1,7 +1,8 @@
 """The jobs page: a space's derivation jobs by state, a failed one retried, or all of them.
 
 A retry only queues the job again (attempts from zero, ``retry_job``'s rule: a job that is
-not failed is refused with a 400 saying its state); the plugin's worker is then asked
+not failed is refused with a 400 saying its state; a topic batch is queued as a fresh job
+under the historical budget, as the topics page does); the plugin's worker is then asked
 for a pass, so the job runs now rather than at the next turn.
 """
 

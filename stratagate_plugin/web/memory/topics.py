@@ -3,13 +3,15 @@ overview and its sections of member events — then the fallback entries, the ba
 still waiting or failed (with a retry), and the directory exactly as the agent sees it.
 
 A chapter opens in place (htmx loads ``/topics/{id}`` into its ``<details>``) or as a
-page of its own without script. A query or a category lists entries through
-``list_topics``, the agent's own listing tool, so the page finds what the agent would.
+page of its own without script; a long section shows 9 events at a time with links to
+the pages before and after (``?section=N&offset=M``, swapped in place under htmx). A
+query or a category lists entries through ``list_topics``, the agent's own listing tool,
+so the page finds what the agent would.
 Topics are navigation: every event is linked to its own page, where its evidence is.
 """
 
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -19,7 +21,7 @@ from starlette.routing import Route
 from ...core.errors import NotFound
 from ...core.text.token_budget import estimate_tokens
 from ...core.topics.categories import CATEGORIES
-from ...core.topics.directory import DIRECTORY_BUDGET
+from ...core.topics.directory import DIRECTORY_BUDGET, SECTION_PAGE
 from ...core.topics.model import FALLBACK_PREFIX, is_fallback
 from .pages import SECTION_PATH, MemoryPages, int_param
 from .topic_strings import TOPIC_STRINGS
@@ -118,11 +120,47 @@ async def chapter_page(pages: MemoryPages, request: Request) -> Response:
         chapter = next((c for c in book["chapters"] if c["id"] == topic_id), None)
         if chapter is None:
             raise NotFound(f"no topic {topic_id!r} in this memory space")
+    paged, offset = int_param(request, "section", 0, low=0), int_param(request, "offset", 0)
+    if chapter is not None:
+        chapter = {**chapter, "sections": paged_sections(space, chapter, paged, offset)}
     cards = {card.id: card for card in await pages.memory.topic_events(space, topic_id)}
     context = {"entry": entry, "chapter": chapter, "cards": cards}
     fragment = bool(request.headers.get("hx-request"))
     template = "memory/_topic_body.html" if fragment else "memory/topic.html"
     return await pages.render(request, template, context, tab="topics")
+
+
+def paged_sections(
+    space: str, chapter: dict[str, Any], paged: int, offset: int
+) -> list[dict[str, Any]]:
+    """Each section with one page of its events (``SECTION_PAGE``): section number
+    ``paged`` (1-based) from ``offset``, every other from its start."""
+    base = f"{SECTION_PATH}/topics/{quote(chapter['id'], safe='')}?space={quote(space, safe='')}"
+    return [
+        _section_window(section, k, offset if k == paged else 0, base)
+        for k, section in enumerate(chapter["sections"], 1)
+    ]
+
+
+def _section_window(section: dict[str, Any], number: int, offset: int, base: str) -> dict[str, Any]:
+    """One page of a section's events, with links to the pages before and after."""
+    ids = section["eventIds"]
+    start = min(offset, len(ids))
+    window = ids[start : start + SECTION_PAGE]
+    end = start + len(window)
+
+    def link(at: int) -> str:
+        return f"{base}&section={number}&offset={at}"
+
+    return {
+        **section,
+        "eventIds": window,
+        "total": len(ids),
+        "start": start + 1,
+        "end": end,
+        "nextUrl": link(end) if end < len(ids) else None,
+        "prevUrl": link(max(0, start - SECTION_PAGE)) if start else None,
+    }
 
 
 async def retry(pages: MemoryPages, request: Request) -> Response:

@@ -1,0 +1,158 @@
+"""The fallback entries' index and the members' ``touched`` flag (migration 19) stay exactly
+what a full recount over ``events`` gives, after every kind of write: new events, forget,
+restore, a correction superseding an event, a purge, a changed type, a chapter placing or
+losing events, a chapter gaining an agent event, an event row deleted — at agent weight 1
+and 0, and on a database migrated from version 18 with its data in place."""
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from topic_data import add_events, new_space
+
+from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.store import migrations, topic_rows, topic_spare
+from stratagate_plugin.core.store.topic_sync import stale_members
+from stratagate_plugin.core.topics.categories import TYPE_CATEGORY
+
+NS = "ns"
+_TYPE = "json_extract(e.temporal_json, '$.event_type')"
+# The recount the index replaces (the reads before migration 19), kept here as the oracle.
+RECOUNT_CATEGORY = (
+    "CASE WHEN e.criticality != 'routine' THEN 'preferences' "
+    + " ".join(f"WHEN {_TYPE} = '{kind}' THEN '{cat}'" for kind, cat in TYPE_CATEGORY.items())
+    + " ELSE 'other' END"
+)
+RECOUNT = (
+    f"SELECT e.id, {RECOUNT_CATEGORY} FROM events e WHERE e.namespace = ? AND e.status IN "
+    "('active', 'superseded') AND (? > 0 OR e.pool = 'conversation') AND NOT EXISTS "
+    "(SELECT 1 FROM topic_members m JOIN topics t ON t.id = m.topic_id WHERE "
+    "m.event_id = e.id AND (? > 0 OR t.has_agent = 0)) ORDER BY e.pk"
+)
+RETOUCH = (
+    "SELECT m.topic_id, m.event_id FROM topic_members m LEFT JOIN events e ON e.id = "
+    "m.event_id WHERE m.namespace = ? AND (e.id IS NULL OR e.status NOT IN ('active', "
+    "'superseded') OR e.updated_at != m.seen_at OR m.fingerprint IS NULL)"
+)
+
+
+def check(raw: sqlite3.Connection, namespace: str = NS) -> list[tuple[str, str]]:
+    """The index agrees with the recount at both weights; the fallback (id, category) rows
+    at weight 1."""
+    for weight in (1.0, 0.0):
+        expected = [tuple(row) for row in raw.execute(RECOUNT, (namespace, weight, weight))]
+        rows = topic_spare.fallback_rows(raw, namespace, weight, None, -1, 0)
+        assert [(row[0], row[2]) for row in rows] == expected
+        counts: dict[str, int] = {}
+        for _, category in expected:
+            counts[category] = counts.get(category, 0) + 1
+        assert topic_spare.fallback_counts(raw, namespace, weight) == counts
+    touched = {row[1] for row in topic_rows.touched_members(raw, namespace)}
+    assert touched == {row[1] for row in raw.execute(RETOUCH, (namespace,))}
+    return [tuple(row) for row in raw.execute(RECOUNT, (namespace, 1.0, 1.0))]
+
+
+async def checked(memory: StrataGate) -> list[tuple[str, str]]:
+    return await memory.db.read(check)
+
+
+async def write(memory: StrataGate, sql: str, *params: Any) -> None:
+    await memory.db.write(lambda raw: raw.execute(sql, params))
+
+
+async def test_every_write_keeps_the_fallback_index_and_counts_exact(tmp_path: Path) -> None:
+    async with await StrataGate.open(tmp_path / "m.db") as memory:
+        await new_space(memory, NS)
+        await add_events(memory, NS, 8)
+        typed = await add_events(memory, NS, 3, start=20, temporal={"event_type": "decision"})
+        await add_events(memory, NS, 2, start=30, criticality="preference")
+        await add_events(memory, NS, 2, start=40, pool="agent")
+        assert len(await checked(memory)) == 15  # nothing placed yet: all fallback entries
+        await memory.process_topics()
+        book = await memory.topic_book(NS)
+        held = [i for c in book["chapters"] for i in c["eventIds"]]
+        assert len(held) == 15 and await checked(memory) == []  # every event placed
+        spare = await add_events(memory, NS, 3, start=50)
+        spare += await add_events(memory, NS, 1, start=60, temporal={"event_type": "release"})
+        assert [i for i, _ in await checked(memory)] == spare
+        await memory.forget_event(held[0])
+        await memory.forget_event(spare[0])
+        assert [i for i, _ in await checked(memory)] == spare[1:]
+        await memory.restore_event(spare[0])
+        await memory.restore_event(held[0])
+        assert [i for i, _ in await checked(memory)] == spare  # the member is held again
+        corrected = await memory.correct_event(held[1], title="Corrected", summary="new words")
+        assert [i for i, _ in await checked(memory)] == [*spare, corrected.card.id]
+        await memory.memory_action("purge", typed[0])
+        await checked(memory)
+        await write(
+            memory,
+            "UPDATE events SET temporal_json = ? WHERE id = ?",
+            '{"event_type": "meeting"}',
+            spare[-1],
+        )
+        assert (spare[-1], "relationships") in await checked(memory)
+        await write(memory, "DELETE FROM events WHERE id = ?", spare[1])
+        assert spare[1] not in [i for i, _ in await checked(memory)]
+        await memory.forget_event(held[2])
+        assert await memory.db.read(lambda raw: stale_members(raw, NS))  # seen as stale
+        await memory.process_topics()  # its chapter drops it; the new events are placed
+        assert await checked(memory) == []
+        await memory.restore_event(held[2])
+        assert [i for i, _ in await checked(memory)] == [held[2]]  # in no chapter now
+
+
+async def test_a_chapter_gaining_an_agent_event_turns_its_members_at_weight_zero(
+    tmp_path: Path,
+) -> None:
+    async with await StrataGate.open(tmp_path / "m.db") as memory:
+        await new_space(memory, NS)
+        passive = await add_events(memory, NS, 2)  # gardening, pottery
+        await memory.process_topics()
+        await checked(memory)
+        [agent] = await add_events(memory, NS, 1, start=7, pool="agent")  # gardening too
+        await memory.process_topics()
+        rows = await checked(memory)
+        assert rows == []  # at weight 1 every event is in a chapter
+        zero = await memory.db.read(lambda raw: topic_spare.fallback_rows(raw, NS, 0.0, None, 9, 0))
+        assert [row[0] for row in zero] == [passive[0]]  # its chapter is hidden at weight 0
+        config = MemoryConfig(agent_memory_weight=0.0)
+    async with await StrataGate.open(tmp_path / "m.db", config=config) as memory:
+        page = await memory.list_topics(NS)
+        counts = {c["id"]: c["count"] for c in page["categories"]}
+        assert page["total"] == 2 and counts["other"] == 2  # pottery's chapter, the fallback
+        assert agent not in str(page)
+
+
+async def test_migration_19_fills_the_index_from_a_version_18_database(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    async with await StrataGate.open(path) as memory:
+        await new_space(memory, NS)
+        await add_events(memory, NS, 9)
+        await memory.process_topics()
+        held = (await memory.topic_book(NS))["chapters"][0]["eventIds"][0]
+        await memory.forget_event(held)
+        before = await checked(memory)
+    raw = sqlite3.connect(path)
+    for statement in (
+        *[f"DROP TRIGGER {name}" for name in _triggers(raw)],
+        "DROP TABLE topic_spare",
+        "DROP TABLE topic_spare_counts",
+        "DROP INDEX topic_members_touched",
+        "ALTER TABLE topic_members DROP COLUMN touched",
+        "DELETE FROM schema_migrations WHERE version = 19",
+    ):
+        raw.execute(statement)
+    raw.commit()
+    raw.close()
+    async with await StrataGate.open(path) as memory:
+        assert await memory.db.read(migrations.current_version) == 19
+        assert await checked(memory) == before
+        stale = await memory.db.read(lambda raw: stale_members(raw, NS))
+        assert held in {i for gone in stale.values() for i in gone}  # the forgotten member
+
+
+def _triggers(raw: sqlite3.Connection) -> list[str]:
+    rows = raw.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+    return [row[0] for row in rows if row[0].startswith("topic_")]
