@@ -6,11 +6,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from topic_data import add_events, new_space
 
 from stratagate_plugin.core.graph.service import Projector
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import Job
 from stratagate_plugin.core.store.health import StorageBusy, describe
+from stratagate_plugin.core.topics.service import TopicsService
 
 
 def test_a_locked_file_is_told_apart_from_other_storage_errors(tmp_path: Path) -> None:
@@ -39,3 +41,23 @@ async def test_a_busy_graph_job_is_given_back_and_runs_again(
     assert report.graph_failed == 0
     graph_jobs = [job for job in await memory.list_jobs() if job.kind == "graph_projection"]
     assert graph_jobs and {job.status for job in graph_jobs} == {"succeeded"}
+
+
+async def test_a_busy_topic_job_is_given_back_and_runs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_project, calls = TopicsService._project, []
+
+    async def busy_once(self: TopicsService, job: Job) -> str:
+        calls.append(job.id)
+        if len(calls) == 1:
+            raise StorageBusy("m.db stayed locked by another process past the busy timeout")
+        return await real_project(self, job)
+
+    monkeypatch.setattr(TopicsService, "_project", busy_once)
+    async with await StrataGate.open(tmp_path / "m.db") as memory:
+        await new_space(memory, "ns")
+        await add_events(memory, "ns", 3)
+        report = await memory.process_topics()
+        assert calls[0] == calls[1] and report.failed == 0 and report.succeeded == 1
+        assert (await memory.topic_book("ns"))["pending"] == []

@@ -32,6 +32,7 @@ from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
 from ..records import Job
 from ..service_base import ServiceBase
 from ..store import event_rows, jobs, profile_rows, topic_jobs, topic_reads, topic_rows, topic_sync
+from ..store.health import StorageBusy
 from . import budget
 from .batching import (
     OUTPUT_TOKENS,
@@ -220,9 +221,11 @@ class TopicsService(ServiceBase):
             async with heartbeat(renew, TOPIC_LEASE):
                 outcome = await self._project(job)
         except asyncio.CancelledError:
-            now = self.topic_clock()
-            await self.db.write(lambda raw: jobs.interrupt(raw, job, now))
+            await self._give_topic_back(job)
             raise
+        except StorageBusy:  # another process's write lock, not the batch's fault: run again
+            await self._give_topic_back(job)
+            return
         except (ModelError, StrataGateError) as error:
             await self._topic_failure(job, f"{type(error).__name__}: {error}", report)
             return
@@ -236,6 +239,14 @@ class TopicsService(ServiceBase):
             report.skipped += 1
         else:
             report.succeeded += 1
+
+    async def _give_topic_back(self, job: Job) -> None:
+        """Hand a held job back at once; should the file still be locked, its lease runs out."""
+        now = self.topic_clock()
+        try:
+            await self.db.write(lambda raw: jobs.interrupt(raw, job, now))
+        except StorageBusy:
+            log.warning("could not give back topic job %s: the file is locked", job.id)
 
     async def _topic_failure(self, job: Job, message: str, report: TopicReport) -> None:
         now = self.topic_clock()
