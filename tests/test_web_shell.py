@@ -47,6 +47,7 @@ class Pages:
             Route("/leak", leak),
             Route("/broken", broken),
             Route("/echo", echo_body, methods=["POST"]),
+            Route("/upload", echo_body, methods=["POST"]),
         ]
         register(
             WebSection(
@@ -55,6 +56,7 @@ class Pages:
                 routes=routes,
                 nav=[NavLink("/demo/hello", {"en": "Demo", "zh": "演示"})],
                 strings={"en": {"demo.x": "x"}, "zh": {"demo.x": "叉"}},
+                body_limits={"/upload": 3_000_000},
             )
         )
 
@@ -82,6 +84,25 @@ async def test_hook_register_web_mounts_routes_nav_and_strings(demo: httpx.Async
     chinese = await demo.get("/demo/hello?lang=zh")
     assert ">演示<" in chinese.text and ">对话<" in chinese.text
     assert chinese.cookies.get("sg_lang") == "zh"
+
+
+async def test_hook_register_web_body_limits_raise_the_limit_of_named_routes_only(
+    demo: httpx.AsyncClient,
+) -> None:
+    body = b"x" * 2_000_000
+    upload = await demo.post("/demo/upload", content=body, headers=SAME_ORIGIN)
+    assert upload.status_code == 200 and upload.text == str(len(body))
+    echo = await demo.post("/demo/echo", content=body, headers=SAME_ORIGIN)
+    assert echo.status_code == 413
+    over = await demo.post("/demo/upload", content=body * 2, headers=SAME_ORIGIN)
+    assert over.status_code == 413 and "3000000" in over.text
+
+    async def chunks() -> Any:
+        for _ in range(4):
+            yield b"y" * 1_000_000
+
+    chunked = await demo.post("/demo/upload", content=chunks(), headers=SAME_ORIGIN)
+    assert chunked.status_code == 413
 
 
 async def test_secrets_are_redacted_from_json_and_html(demo: httpx.AsyncClient) -> None:

@@ -214,6 +214,8 @@ class WebSection:
     ``routes`` are Starlette routes mounted under ``path``; ``nav`` adds links to the app's
     navigation; ``strings`` adds translations (language → key → text) the templates use.
     Templates are found in the app's ``webui/templates`` and in ``templates`` if given.
+    ``body_limits`` lets named routes (paths under ``path``) take bodies larger than the
+    app's 1 MB, e.g. an upload; every other route keeps the app's limit.
     """
 
     id: str
@@ -223,6 +225,7 @@ class WebSection:
     strings: dict[str, dict[str, str]] = field(default_factory=dict)
     templates: Path | None = None
     order: int = 100
+    body_limits: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

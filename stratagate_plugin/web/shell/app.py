@@ -6,6 +6,7 @@ Errors are pages (or one JSON line for ``/api`` paths), never a traceback.
 """
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from starlette.applications import Starlette
@@ -52,10 +53,11 @@ async def build_app(host: Host, model: ChatModel, policy: GuardPolicy | None = N
         if section.templates is not None:
             state.template_dirs.append(section.templates)
     routes.append(Mount("/static", StaticFiles(directory=static_dir()), name="static"))
+    policy = _with_body_limits(policy or policy_for("127.0.0.1", None), sections)
     app = Starlette(
         routes=routes,
         middleware=[
-            Middleware(Guard, policy=policy or policy_for("127.0.0.1", None)),
+            Middleware(Guard, policy=policy),
             Middleware(InternalErrorPage),
         ],
         exception_handlers={
@@ -67,6 +69,15 @@ async def build_app(host: Host, model: ChatModel, policy: GuardPolicy | None = N
     app.state.web = state
     app.state.chat = ChatRooms(Agent(host, model))
     return app
+
+
+def _with_body_limits(policy: GuardPolicy, sections: list[WebSection]) -> GuardPolicy:
+    limits = {
+        (section.path + path).rstrip("/"): size
+        for section in sections
+        for path, size in section.body_limits.items()
+    }
+    return replace(policy, body_limits={**policy.body_limits, **limits})
 
 
 async def _sections(host: Host) -> list[WebSection]:

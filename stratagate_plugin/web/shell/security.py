@@ -11,8 +11,8 @@
 """
 
 import hmac
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -46,6 +46,10 @@ class GuardPolicy:
     hosts: frozenset[str]
     token: str | None = None
     max_body: int = MAX_BODY_BYTES
+    body_limits: Mapping[str, int] = field(default_factory=dict)  # path → a larger limit
+
+    def body_limit(self, path: str) -> int:
+        return self.body_limits.get(path.rstrip("/") or "/", self.max_body)
 
 
 def policy_for(bind: str, token: str | None, extra_hosts: Iterable[str] = ()) -> GuardPolicy:
@@ -82,16 +86,17 @@ class Guard:
         if self.policy.token and given is not None and _same(given, self.policy.token):
             await self._accept_token(scope, send)
             return
-        await self.app(scope, self._limited(receive, headers), _secured(send))
+        limit = self.policy.body_limit(scope["path"])
+        await self.app(scope, self._limited(receive, limit), _secured(send))
 
     def _refusal(self, scope: Scope, headers: Headers) -> tuple[int, str] | None:
         if _host_name(headers.get("host", "")) not in self.policy.hosts:
             return 421, "refused: this server does not answer to that Host name"
         if scope["method"] in UNSAFE_METHODS and _cross_site(headers):
             return 403, "refused: a cross-site request may not change anything here"
-        length = headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.policy.max_body):
-            return 413, f"refused: the request body is over {self.policy.max_body} bytes"
+        length, limit = headers.get("content-length"), self.policy.body_limit(scope["path"])
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            return 413, f"refused: the request body is over {limit} bytes"
         token = self.policy.token
         given = _query_token(scope)
         query_ok = given is not None and _same(given, token or "")
@@ -122,10 +127,9 @@ class Guard:
         )
         await send({"type": "http.response.body", "body": b""})
 
-    def _limited(self, receive: Receive, headers: Headers) -> Receive:
+    def _limited(self, receive: Receive, limit: int) -> Receive:
         """A body without Content-Length (chunked) is counted as it arrives."""
         seen = 0
-        limit = self.policy.max_body
 
         async def limited_receive() -> Message:
             nonlocal seen
