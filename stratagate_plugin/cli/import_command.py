@@ -113,7 +113,7 @@ def _read_choices(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InvalidInput(f"{path}: choices must be a JSON object {{index: action}}")
     job = data.get("job") if "choices" in data else None
-    raw = data["choices"] if "choices" in data else data
+    raw = data.get("choices", data)
     if not isinstance(raw, dict):
         raise InvalidInput(f"{path}: choices must be a JSON object {{index: action}}")
     return {"job": job, "choices": {_index(path, k): _action(path, v) for k, v in raw.items()}}
