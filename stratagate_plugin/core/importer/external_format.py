@@ -217,7 +217,7 @@ def document_from_data(data: Any) -> ExternalDocument:
         raise InvalidInput("the import must be a JSON object with a candidates list")
     raw = data.get("candidates", data.get("events", []))
     if not isinstance(raw, list):
-        raise InvalidInput("candidates: Input should be a valid list")
+        raise InvalidInput("invalid import: candidates: Input should be a valid list")
     if len(raw) > MAX_CANDIDATES:
         raise InvalidInput(f"the import has {len(raw)} candidates; at most {MAX_CANDIDATES}")
     kept = [c for c in raw if not _lacks_text(c)]
