@@ -47,6 +47,21 @@ def batch_id(out: str) -> str:
     return found.group(1)
 
 
+def commit_args(job: str, choices: Path, db: str) -> tuple[str, ...]:
+    return (
+        "import",
+        "--commit",
+        "--job",
+        job,
+        "--choices",
+        str(choices),
+        "--db",
+        db,
+        "--space",
+        "s",
+    )
+
+
 def test_preview_then_commit_then_undo(
     capsys: pytest.CaptureFixture[str], files: dict[str, Path]
 ) -> None:
@@ -80,18 +95,7 @@ def test_choices_decide_the_items_that_need_confirmation(
     job = job_id(out)
     choices = tmp_path / "choices.json"
     choices.write_text(json.dumps({"job": job, "choices": {"1": "add"}}), encoding="utf-8")
-    args = (
-        "import",
-        "--commit",
-        "--job",
-        job,
-        "--choices",
-        str(choices),
-        "--db",
-        db,
-        "--space",
-        "s",
-    )
+    args = commit_args(job, choices, db)
     code, out, _ = run(capsys, *args)
     assert code == 0 and "1 events written, 1 ignored" in out
     code, out, _ = run(capsys, "export", "--db", db, "--space", "s")
@@ -159,18 +163,7 @@ def test_a_job_of_another_space_or_choices_of_another_job_are_refused(
     assert code == 2 and f"import {job} belongs to space s, not t" in err
     choices = tmp_path / "choices.json"
     choices.write_text(json.dumps({"job": "imp_other", "choices": {"0": "ADD"}}), encoding="utf-8")
-    args = (
-        "import",
-        "--commit",
-        "--job",
-        job,
-        "--choices",
-        str(choices),
-        "--db",
-        db,
-        "--space",
-        "s",
-    )
+    args = commit_args(job, choices, db)
     code, _, err = run(capsys, *args)
     assert code == 2 and f"the choices are for import imp_other, not {job}" in err
     choices.write_text(json.dumps({"7": "ADD"}), encoding="utf-8")

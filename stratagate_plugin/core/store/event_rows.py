@@ -13,6 +13,7 @@ from ..clock import iso
 from ..errors import NotFound
 from ..events.cards import EventCard, event_search_text
 from ..events.weights import SUPERSEDED_CAP
+from ..text.search_terms import fts_match_any, query_tokens
 from ..text.secrets import redact_secrets, redact_value
 from .rows import dump_json, record_from_row
 from .search_index import index_event
@@ -171,6 +172,17 @@ def fts_event_candidates(
         "SELECT * FROM events WHERE namespace = ? AND status IN ('active', 'superseded')",
         (namespace,),
     ).fetchall()
+
+
+def sharing_a_token(
+    raw: sqlite3.Connection, namespace: str, text: str, limit: int
+) -> list[sqlite3.Row]:
+    """Visible event rows sharing a search token with ``text`` (every visible one, up to
+    ``limit``, when ``text`` has no token): the candidates duplicate checks compare."""
+    tokens = query_tokens(text)
+    if tokens:
+        return fts_event_candidates(raw, namespace, fts_match_any(tokens), limit)
+    return visible_events(raw, namespace, limit)
 
 
 def visible_events(raw: sqlite3.Connection, namespace: str, limit: int) -> list[sqlite3.Row]:
