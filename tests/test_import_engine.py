@@ -328,3 +328,11 @@ async def test_the_plugin_worker_advances_pending_imports(tmp_path: Path) -> Non
         await runtime.stop(grace_s=0)
     assert (done.status, done.processed) == ("ready", 2)
     assert (recovered.status, recovered.recovered) == ("awaiting_confirmation", True)
+
+
+async def test_a_lone_surrogate_is_stored_as_a_replacement_character(memory: StrataGate) -> None:
+    text = document(candidate("Tea \ud800 time", "Likes tea \udfff a lot"))
+    job = await analysed(memory, text)
+    batch = await memory.import_commit(job.id)
+    [card] = [await memory.get_event(i) for i in batch.event_ids]
+    assert (card.title, card.summary) == ("Tea \ufffd time", "Likes tea \ufffd a lot")

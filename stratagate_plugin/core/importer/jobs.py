@@ -1,8 +1,11 @@
 """What the import use cases return (spec §11.4): a job with its items, a batch, an undo.
 
 A job is the persisted preview of one import: its candidates, and per candidate the
-decision analysis reached (``action`` is None until then). The wizard and the CLI show these
-models as they are; every field is plain data so a page can poll it.
+decision analysis reached (``action`` is None until then). ``committing`` is in the
+status list for the wizard's sake but is never stored: a commit is one transaction, so
+a job goes from ready (or awaiting confirmation) to committed at once, or stays. The
+wizard and the CLI show these models as they are; every field is plain data so a page
+can poll it.
 """
 
 import json

@@ -24,6 +24,7 @@ from ..retrieval.query import parse_query
 from ..store import event_rows, graph_jobs
 from ..store import import_batch_rows as batch_rows
 from ..store import import_rows as rows
+from ..text.clean import valid_text
 from . import decider
 from .cards import export_document, import_card
 from .external_format import ExternalCandidate, ExternalDocument
@@ -56,6 +57,8 @@ class ImportService(ProfileService, EventSearchService):
         """Parse ``text`` and persist a job (``processing``; ``extracting`` when the text
         needs recovery; ``ready`` with no candidates). Nothing is analysed yet."""
         require_names(namespace=namespace)
+        if isinstance(text, str):
+            text = valid_text(text)  # a lone surrogate becomes U+FFFD, as on every entry
         parsed = to_document(text, fmt)
         document = parsed.document
         status = (
