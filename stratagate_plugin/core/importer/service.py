@@ -287,7 +287,7 @@ def _duplicate_event(
 ) -> str | None:
     """A live event (either pool) with the candidate's normalised title and summary."""
     text = f"{candidate.title} {candidate.summary}"
-    for row in event_rows.sharing_a_token(raw, namespace, text, DUPLICATE_SCAN):
+    for row in event_rows.sharing_a_token(raw, namespace, text, DUPLICATE_SCAN, every=True):
         if decider.fingerprint(row["title"], row["summary"]) == key:
             return str(row["id"])
     return None
