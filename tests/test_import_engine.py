@@ -183,6 +183,7 @@ async def test_recovered_items_all_need_confirmation(
     assert (job.status, job.total) == ("extracting", 0)
     job = await memory.import_advance(job.id)
     assert job.recovered and job.status == "awaiting_confirmation"
+    assert job.source_system == "recovered"
     assert [i.candidate.summary for i in job.items] == [
         "Saved memories:",
         "Likes hiking",

@@ -192,7 +192,10 @@ class ImportService(ProfileService, EventSearchService):
                 return  # another worker recovered it first
             rows.set_candidates(raw, job.id, candidates, now)
             payload = {**_payload(document, recovered=True), "dropped": document.dropped}
-            rows.set_status(raw, job.id, status, now, error=problem, payload=payload)
+            source = document.source_system
+            rows.set_status(
+                raw, job.id, status, now, error=problem, payload=payload, source_system=source
+            )
 
         await self.db.write(save)
         return await self.import_job(job.id)

@@ -122,11 +122,20 @@ def set_status(
     *,
     error: str | None = None,
     payload: dict[str, Any] | None = None,
+    source_system: str | None = None,
 ) -> None:
     raw.execute(
         "UPDATE import_jobs SET status = ?, error = ?, updated_at = ?, "
-        "payload = COALESCE(?, payload) WHERE id = ?",
-        (status, error, now, None if payload is None else dump_json(payload), job_id),
+        "payload = COALESCE(?, payload), source_system = COALESCE(?, source_system) "
+        "WHERE id = ?",
+        (
+            status,
+            error,
+            now,
+            None if payload is None else dump_json(payload),
+            source_system,
+            job_id,
+        ),
     )
 
 
