@@ -18,6 +18,7 @@ from .derivation.service import DerivationService
 from .events.service import EventsService
 from .gate.service import GateService
 from .graph.service import GraphService
+from .importer.service import ImportService
 from .llm.base import StructuredModel
 from .llm.offline.model import OfflineModel
 from .overview.service import OverviewService
@@ -39,6 +40,7 @@ class StrataGate(
     EventsService,
     GateService,
     GraphService,
+    ImportService,
     OverviewService,
     ProfileService,
     RememberService,

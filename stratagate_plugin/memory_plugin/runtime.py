@@ -101,6 +101,7 @@ class MemoryRuntime:
             try:
                 if await self.seal_idle_tails() or woken:
                     await self._derive()
+                await self.memory.import_advance_pending()
             except Exception as failure:
                 log.error("StrataGate derivation pass failed: %s", failure)
                 log.debug("StrataGate derivation pass failed", exc_info=True)

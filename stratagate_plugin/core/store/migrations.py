@@ -565,6 +565,45 @@ def _m016_timeline(raw: sqlite3.Connection) -> None:
         raw.execute(statement)
 
 
+def _m020_imports(raw: sqlite3.Connection) -> None:
+    """External-memory import jobs (spec §11.4): the pasted text, status and progress, one
+    row per candidate with its decision (written once) and the user's choice; a committed
+    job names its batch, the permanent source block its events cite."""
+    _run_script(
+        raw,
+        """
+        CREATE TABLE import_jobs (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('extracting', 'processing',
+                'awaiting_confirmation', 'ready', 'committing', 'committed', 'undone', 'failed')),
+            format TEXT NOT NULL,
+            source_system TEXT NOT NULL,
+            text TEXT NOT NULL,
+            payload TEXT NOT NULL DEFAULT '{}',
+            processed INTEGER NOT NULL DEFAULT 0,
+            total INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            batch_id TEXT UNIQUE,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            committed_at TEXT,
+            undone_at TEXT
+        );
+        CREATE INDEX import_jobs_namespace ON import_jobs(namespace, created_at);
+        CREATE INDEX import_jobs_status ON import_jobs(status);
+        CREATE TABLE import_items (
+            job_id TEXT NOT NULL REFERENCES import_jobs(id),
+            idx INTEGER NOT NULL,
+            candidate_json TEXT NOT NULL,
+            decision_json TEXT,
+            choice TEXT,
+            PRIMARY KEY (job_id, idx)
+        ) WITHOUT ROWID
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
@@ -585,6 +624,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m017_topics,
     _m018_graph,
     _m019_topic_spare,
+    _m020_imports,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -126,7 +126,7 @@ def _seal_one(
         ),
     )
     first, last = members[0].position, members[-1].position
-    fts_base = _next_fts_rowid(raw) - first  # consecutive FTS rows: one index region a block
+    fts_base = next_fts_rowid(raw) - first  # consecutive FTS rows: one index region a block
     raw.execute(
         "UPDATE messages SET block_id = ?, fts_rowid = ? + position "
         "WHERE namespace = ? AND thread_id = ? AND position BETWEEN ? AND ?",
@@ -137,7 +137,7 @@ def _seal_one(
     return block_id
 
 
-def _next_fts_rowid(raw: sqlite3.Connection) -> int:
+def next_fts_rowid(raw: sqlite3.Connection) -> int:
     row = raw.execute(
         "SELECT fts_rowid FROM messages WHERE fts_rowid IS NOT NULL ORDER BY fts_rowid DESC LIMIT 1"
     ).fetchone()

@@ -1,0 +1,208 @@
+"""Deciding one import candidate against local memory (spec §11.3–11.4), pure.
+
+The order is §11.4's: an exact duplicate (normalised title + summary) of a live event in
+either pool, or of an earlier candidate of the same job, is IGNORE with confidence 1 and no
+model; otherwise the Top-K local matches are scored by ``memory_remember``'s token
+containment, and when one overlaps enough to be ambiguous (the same 0.35 bar) the decider —
+``remember.rules.decider_task``, answered by the model or by the offline rule — proposes one
+of the five actions. Its answer is settled here: an unknown action is IGNORE; a MERGE,
+SUPERSEDE or CONFLICT naming no allowed target is IGNORE at 0.5; below 0.85 the user decides.
+
+``remember.rules.apply_decision`` is not used: it downgrades an unsure MERGE to a conflict,
+which suits an agent writing alone; an import has a person to ask instead.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..llm.base import StructuredTask
+from ..remember.rules import (
+    AMBIGUOUS,
+    MIN_CONFIDENCE,
+    AgentCandidate,
+    ExistingEvent,
+    Match,
+    decider_task,
+    find_matches,
+    offline_decide,
+)
+from ..text.search_terms import normalize
+from .external_format import ExternalCandidate
+from .jobs import ACTIONS, TARGETED, Action, Decision, ImportItem, MatchedEvent
+
+TOP_K = 5
+NO_TARGET = "the decider linked no existing memory among the allowed matches; safely ignored"
+CHOSEN_NO_TARGET = "the chosen action has no existing memory to link; safely ignored"
+DUPLICATE_EVENT = "exact duplicate of existing memory {event_id}"
+DUPLICATE_ITEM = "exact duplicate of candidate {index} of this import"
+UNCONFIRMED = "needs confirmation and none was given; ignored"
+
+
+class ExternalDecision(BaseModel):
+    """The decider's answer read leniently: an odd action or a missing field is settled by
+    ``settle`` (unknown → IGNORE, confidence 0.5, reason cut to 500), never an error."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    action: str
+    target_event_ids: list[str] = Field(default_factory=list)
+    confidence: float = 0.5
+    reason: str = ""
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> float:
+        try:
+            return min(1.0, max(0.0, float(value)))
+        except (TypeError, ValueError):
+            return 0.5
+
+
+def fingerprint(title: str, summary: str) -> str:
+    """The exact-duplicate key: normalised title and summary."""
+    return f"{normalize(title)}\x1f{normalize(summary)}"
+
+
+def duplicate_of_item(
+    candidate: ExternalCandidate, earlier: Sequence[ExternalCandidate]
+) -> int | None:
+    """The index of an earlier candidate of the job with the same text, if any."""
+    key = fingerprint(candidate.title, candidate.summary)
+    for index, other in enumerate(earlier):
+        if fingerprint(other.title, other.summary) == key:
+            return index
+    return None
+
+
+def exact_duplicate(reason: str, target_ids: Sequence[str] = ()) -> Decision:
+    return Decision(
+        action="IGNORE",
+        target_ids=list(target_ids),
+        reason=reason,
+        confidence=1.0,
+        requires_confirmation=False,
+        gate="exact-duplicate",
+    )
+
+
+def as_agent_candidate(candidate: ExternalCandidate, now: datetime) -> AgentCandidate:
+    """The candidate in the shape ``memory_remember``'s decider and offline rule read."""
+    return AgentCandidate(
+        title=candidate.title[:160],
+        summary=candidate.summary,
+        category="preference" if candidate.category == "preference" else "fact",
+        tags=tuple(candidate.tags),
+        criticality="routine",
+        memory_kind=candidate.memory_kind or "fact",
+        event_type=candidate.temporal.event_type or "other",
+        mentioned_at=now,
+        thread_id="external-import",
+    )
+
+
+def score_matches(agent: AgentCandidate, found: Iterable[MatchedEvent]) -> list[Match]:
+    """``memory_remember``'s token containment of each found event, best first."""
+    existing = [ExistingEvent(id=e.id, title=e.title, summary=e.summary) for e in found]
+    return find_matches(agent, existing)
+
+
+def ambiguous(matches: Sequence[Match]) -> list[Match]:
+    """The matches overlapping enough to need the decider (``memory_remember``'s bar)."""
+    return [match for match in matches if match.containment >= AMBIGUOUS]
+
+
+def clear_new(matches: Sequence[MatchedEvent], forced: bool) -> Decision:
+    return Decision(
+        action="ADD",
+        matches=list(matches),
+        reason="no overlapping memory",
+        confidence=1.0,
+        requires_confirmation=forced,
+        gate="clear-new",
+    )
+
+
+def decision_task(
+    agent: AgentCandidate, overlapping: Sequence[Match]
+) -> StructuredTask[ExternalDecision]:
+    """``memory_remember``'s decider task, its answer read as an ``ExternalDecision``."""
+    task = decider_task(agent, overlapping)
+    return StructuredTask(task.name, ExternalDecision, task.instructions, task.payload)
+
+
+def offline_decision(agent: AgentCandidate, overlapping: Sequence[Match]) -> ExternalDecision:
+    """The embedded offline rule (used when the model's call fails)."""
+    return ExternalDecision.model_validate(offline_decide(agent, overlapping).model_dump())
+
+
+def settle(
+    answer: ExternalDecision,
+    overlapping: Sequence[Match],
+    matches: Sequence[MatchedEvent],
+    *,
+    forced: bool,
+    gate: str = "decider",
+) -> Decision:
+    """The decider's answer made safe: allowed targets only, unknown action → IGNORE."""
+    allowed = [match.event_id for match in overlapping]
+    targets = [i for i in dict.fromkeys(answer.target_event_ids) if i in allowed]
+    action, reason = answer.action.strip().upper(), answer.reason.strip()[:500]
+    confidence = answer.confidence
+    if action not in ACTIONS:
+        action, reason = "IGNORE", f"unknown action {answer.action[:40]!r}; ignored"
+    elif action in TARGETED and not targets:
+        action, reason, confidence = "IGNORE", NO_TARGET, 0.5
+    elif action not in TARGETED:
+        targets = []
+    return Decision(
+        action=_action(action),
+        target_ids=targets,
+        matches=list(matches),
+        reason=reason or action.lower(),
+        confidence=confidence,
+        requires_confirmation=forced or confidence < MIN_CONFIDENCE,
+        gate="decider-error" if gate == "decider-error" else "decider",
+    )
+
+
+def _action(name: str) -> Action:
+    for action in ACTIONS:
+        if action == name:
+            return action
+    return "IGNORE"
+
+
+class Final(BaseModel):
+    """What a commit does with one item."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    action: Action
+    target_ids: tuple[str, ...] = ()
+    reason: str
+
+
+def final_actions(
+    items: Sequence[ImportItem], choices: Mapping[int, Action], live: set[str]
+) -> list[Final]:
+    """Per item: the user's choice, else the decision when sure, else IGNORE (§11.4.4);
+    a targeted action keeps only targets still live, and without one it is IGNORE."""
+    return [_final(item, choices.get(item.index), live) for item in items]
+
+
+def _final(item: ImportItem, choice: Action | None, live: set[str]) -> Final:
+    if choice is None and (item.requires_confirmation or item.action is None):
+        return Final(index=item.index, action="IGNORE", reason=UNCONFIRMED)
+    action = choice or item.action or "IGNORE"
+    reason = "chosen by the user" if choice else item.reason
+    if action not in TARGETED:
+        return Final(index=item.index, action=action, reason=reason)
+    targets = item.target_ids or [m.id for m in item.matches[:1]]
+    alive = tuple(t for t in targets if t in live)
+    if not alive:
+        return Final(index=item.index, action="IGNORE", reason=CHOSEN_NO_TARGET)
+    return Final(index=item.index, action=action, target_ids=alive, reason=reason)

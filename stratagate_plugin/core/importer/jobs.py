@@ -1,0 +1,194 @@
+"""What the import use cases return (spec §11.4): a job with its items, a batch, an undo.
+
+A job is the persisted preview of one import: its candidates, and per candidate the
+decision analysis reached (``action`` is None until then). ``committing`` is in the
+status list for the wizard's sake but is never stored: a commit is one transaction, so
+a job goes from ready (or awaiting confirmation) to committed at once, or stays. The
+wizard and the CLI show these models as they are; every field is plain data so a page
+can poll it.
+"""
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Literal, Protocol, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..clock import UtcDatetime
+from .external_format import ExternalCandidate
+
+ImportStatus = Literal[
+    "extracting",
+    "processing",
+    "awaiting_confirmation",
+    "ready",
+    "committing",
+    "committed",
+    "undone",
+    "failed",
+]
+Action = Literal["ADD", "MERGE", "SUPERSEDE", "CONFLICT", "IGNORE"]
+ACTIONS: tuple[Action, ...] = get_args(Action)
+TARGETED: frozenset[str] = frozenset({"MERGE", "SUPERSEDE", "CONFLICT"})
+IMPORT_FORMATS = ("auto", "v2", "lines", "mem0", "mcp-memory", "letta")
+ANALYSING: tuple[ImportStatus, ...] = ("extracting", "processing")
+COMMITTABLE: tuple[ImportStatus, ...] = ("awaiting_confirmation", "ready")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class MatchedEvent(_Frozen):
+    """A local event the candidate was compared with (one of the Top-K)."""
+
+    id: str
+    title: str
+    summary: str
+    status: str
+
+
+class Decision(_Frozen):
+    """The analysis of one candidate, as persisted."""
+
+    action: Action
+    target_ids: list[str] = Field(default_factory=list)
+    matches: list[MatchedEvent] = Field(default_factory=list)
+    reason: str
+    confidence: float
+    requires_confirmation: bool
+    gate: Literal["exact-duplicate", "clear-new", "decider", "decider-error"]
+
+
+class ImportItem(_Frozen):
+    """One candidate and, once analysed, its proposed action; ``choice`` is the user's."""
+
+    index: int
+    candidate: ExternalCandidate
+    action: Action | None = None
+    target_ids: list[str] = Field(default_factory=list)
+    matches: list[MatchedEvent] = Field(default_factory=list)
+    reason: str = ""
+    confidence: float | None = None
+    requires_confirmation: bool = False
+    choice: Action | None = None
+
+    @property
+    def analysed(self) -> bool:
+        return self.action is not None
+
+
+class ImportJob(_Frozen):
+    """A persisted import: status, progress ``processed``/``total``, and its items.
+
+    ``recovered``: the text was not valid v2 and was recovered (every item then needs the
+    user's confirmation). ``dropped``: candidates without a title or summary.
+    ``batch_id`` is the source block id once committed."""
+
+    id: str
+    namespace: str
+    status: ImportStatus
+    format: str
+    source_system: str
+    total: int
+    processed: int
+    recovered: bool = False
+    dropped: int = 0
+    error: str | None = None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    batch_id: str | None = None
+    items: list[ImportItem] = Field(default_factory=list)
+
+    @property
+    def needs_confirmation(self) -> list[ImportItem]:
+        return [item for item in self.items if item.requires_confirmation]
+
+
+class ImportBatch(_Frozen):
+    """A committed import: the source block (its id is the batch id) and the events it made."""
+
+    id: str
+    job_id: str
+    namespace: str
+    source_system: str
+    status: Literal["committed", "undone"]
+    event_ids: list[str] = Field(default_factory=list)
+    imported_count: int
+    ignored_count: int
+    committed_at: datetime
+    undone_at: datetime | None = None
+
+
+class ImportUndo(_Frozen):
+    """What undoing a batch removed and brought back."""
+
+    batch_id: str
+    job_id: str
+    namespace: str
+    removed_event_ids: list[str]
+    restored_event_ids: list[str]
+    removed_graph_node_ids: list[str]
+
+
+# -- from stored rows ----------------------------------------------------------------------
+
+
+class Row(Protocol):
+    """A stored row by column name (``sqlite3.Row`` is one)."""
+
+    def keys(self) -> list[str]: ...
+    def __getitem__(self, key: str) -> Any: ...
+
+
+def payload_of(row: Row) -> dict[str, Any]:
+    value = json.loads(row["payload"] or "{}")
+    return value if isinstance(value, dict) else {}
+
+
+def job_from_row(row: Row, items: Sequence[Row]) -> ImportJob:
+    """An ``import_jobs`` row (its text left out) and its ``import_items`` rows."""
+    payload = payload_of(row)
+    skipped = ("text", "payload")
+    fields = {key: row[key] for key in row.keys() if key not in skipped}  # noqa: SIM118
+    return ImportJob.model_validate(
+        {
+            **fields,
+            "recovered": bool(payload.get("recovered")),
+            "dropped": int(payload.get("dropped", 0)),
+            "items": [item_from_row(item) for item in items],
+        }
+    )
+
+
+def item_from_row(row: Row) -> ImportItem:
+    decided: dict[str, Any] = json.loads(row["decision_json"]) if row["decision_json"] else {}
+    decided.pop("gate", None)
+    return ImportItem.model_validate(
+        {
+            "index": row["idx"],
+            "candidate": ExternalCandidate.model_validate_json(row["candidate_json"]),
+            "choice": row["choice"],
+            **decided,
+        }
+    )
+
+
+def batch_from_row(row: Row) -> ImportBatch:
+    """A committed (or undone) job's row as its batch."""
+    payload = payload_of(row)
+    return ImportBatch.model_validate(
+        {
+            "id": row["batch_id"],
+            "job_id": row["id"],
+            "namespace": row["namespace"],
+            "source_system": row["source_system"],
+            "status": "undone" if row["status"] == "undone" else "committed",
+            "event_ids": payload.get("event_ids", []),
+            "imported_count": int(payload.get("imported", 0)),
+            "ignored_count": int(payload.get("ignored", 0)),
+            "committed_at": row["committed_at"],
+            "undone_at": row["undone_at"],
+        }
+    )

@@ -1,0 +1,260 @@
+"""An import batch in the store (spec §11.4): its permanent source block, and undoing it.
+
+The source block is made whole in the commit's transaction: thread
+``external-import:<blockId>``, the import text as one user message (indexed for raw search
+like any sealed message), ready at once with L0–L2 by rule (title = first non-empty line
+≤ 80, tag ``external-memory-import``, L1 = the first 500 characters, L2 = the first 8
+lines) and ``should_extract`` off, so no summary or extraction job ever runs on it.
+
+Undo, in one transaction, deletes the batch's events and everything that points at them —
+their sources, search rows, queued topic work, graph provenance (records left citing
+nothing are deleted), projection batches not being worked on, relation ids in other
+events; a chapter holding one is cleared and rebuilt by the next topic sync, which treats
+a member whose event is gone as hidden —
+restores to active what they superseded unless something else still supersedes it, then
+deletes the source block, its message and its thread.
+"""
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..blocks.transcript import layer_texts
+from ..events.cards import RELATION_LISTS
+from ..ids import new_id
+from ..records import Role, ToolTrace
+from . import block_rows, graph_jobs
+from .graph_rows import strip_event_provenance
+from .rows import dump_json
+from .sealing import next_fts_rowid
+from .search_index import index_messages, unindex_messages
+from .turns import NamespaceDefaults, ensure_namespace, ensure_thread
+
+IMPORT_TAG = "external-memory-import"
+THREAD_PREFIX = "external-import:"
+TITLE_LIMIT, L1_LIMIT, L2_LINES = 80, 500, 8
+
+
+@dataclass(frozen=True)
+class _Imported:
+    role: Role
+    content: str
+    tool_calls: tuple[ToolTrace, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class SourceBlock:
+    block_id: str
+    message_id: str
+    namespace_turn: int
+
+
+def insert_source_block(
+    raw: sqlite3.Connection, namespace: str, text: str, defaults: NamespaceDefaults, now: str
+) -> SourceBlock:
+    """The batch's ready source block holding ``text`` as one user message."""
+    ensure_namespace(raw, namespace, defaults, now)
+    block_id, message_id = new_id("blk"), new_id("msg")
+    thread_id = f"{THREAD_PREFIX}{block_id}"
+    ensure_thread(raw, namespace, thread_id, now)
+    turn = int(
+        raw.execute(
+            "SELECT current_turn FROM namespaces WHERE namespace = ?", (namespace,)
+        ).fetchone()[0]
+    )
+    fts_rowid = next_fts_rowid(raw)
+    raw.execute(
+        "INSERT INTO messages(id, namespace, thread_id, position, turn, namespace_turn, role, "
+        "content, created_at) VALUES (?, ?, ?, 1, 1, ?, 'user', ?, ?)",
+        (message_id, namespace, thread_id, turn, text, now),
+    )
+    _raw, readable, condensed = layer_texts([_Imported("user", text)])
+    sequence = raw.execute(
+        "UPDATE namespaces SET block_count = block_count + 1, updated_at = ? "
+        "WHERE namespace = ? RETURNING block_count",
+        (now, namespace),
+    ).fetchone()[0]
+    raw.execute(
+        "INSERT INTO blocks(id, namespace, thread_id, sequence, thread_sequence, start_turn, "
+        "end_turn, l4_readable, l3_condensed, should_extract, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, 1, 1, 1, ?, ?, 0, ?, ?)",
+        (block_id, namespace, thread_id, sequence, readable, condensed, now, now),
+    )
+    raw.execute(
+        "UPDATE threads SET turn_count = 1, message_count = 1, sealed_position = 1, "
+        "block_count = 1 WHERE namespace = ? AND thread_id = ?",
+        (namespace, thread_id),
+    )
+    raw.execute(
+        "UPDATE messages SET block_id = ?, fts_rowid = ? WHERE id = ?",
+        (block_id, fts_rowid, message_id),
+    )
+    index_messages(raw, namespace, [(fts_rowid, text)])
+    block_rows.mark_ready(raw, block_id, now, _derived(text))
+    return SourceBlock(block_id, message_id, turn)
+
+
+def _derived(text: str) -> dict[str, object]:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return {
+        "l0_title": (lines[0] if lines else "External memory import")[:TITLE_LIMIT],
+        "l0_tags": [IMPORT_TAG],
+        "l1_summary": text.strip()[:L1_LIMIT],
+        "l2_keypoints": [line[:L1_LIMIT] for line in lines[:L2_LINES]],
+    }
+
+
+def batch_event_ids(raw: sqlite3.Connection, block_id: str) -> list[str]:
+    rows = raw.execute("SELECT id FROM events WHERE source_block_id = ? ORDER BY pk", (block_id,))
+    return [row[0] for row in rows]
+
+
+@dataclass(frozen=True)
+class Removed:
+    event_ids: list[str]
+    restored_ids: list[str]
+    graph_node_ids: list[str]
+
+
+def remove_batch(raw: sqlite3.Connection, block_id: str, now: str) -> Removed:
+    """Undo the batch whose source block is ``block_id`` (see the module docstring)."""
+    ids = batch_event_ids(raw, block_id)
+    nodes = strip_event_provenance(raw, ids)
+    _drop_projection(raw, ids)
+    restored = _restore_superseded(raw, ids, now)
+    _scrub_links(raw, ids, now)
+    _delete_events(raw, ids)
+    _delete_block(raw, block_id)
+    return Removed(ids, restored, nodes)
+
+
+def _marks(ids: Sequence[str]) -> str:
+    return ",".join("?" * len(ids))
+
+
+def _drop_projection(raw: sqlite3.Connection, ids: Sequence[str]) -> None:
+    """Out of graph batches; a batch left empty goes with its job unless one is running."""
+    if not ids:
+        return
+    batches = [
+        row[0]
+        for row in raw.execute(
+            f"SELECT DISTINCT batch_id FROM graph_batch_events WHERE event_id IN ({_marks(ids)})",
+            list(ids),
+        )
+    ]
+    raw.execute(f"DELETE FROM graph_batch_events WHERE event_id IN ({_marks(ids)})", list(ids))
+    for batch_id in batches:
+        left = raw.execute(
+            "SELECT 1 FROM graph_batch_events WHERE batch_id = ? LIMIT 1", (batch_id,)
+        ).fetchone()
+        running = raw.execute(
+            "SELECT 1 FROM jobs WHERE kind = ? AND target_id = ? AND status = 'running'",
+            (graph_jobs.GRAPH_JOB, batch_id),
+        ).fetchone()
+        if left is None and running is None:
+            raw.execute(
+                "DELETE FROM jobs WHERE kind = ? AND target_id = ?",
+                (graph_jobs.GRAPH_JOB, batch_id),
+            )
+            raw.execute("DELETE FROM graph_batches WHERE id = ?", (batch_id,))
+
+
+def _restore_superseded(raw: sqlite3.Connection, ids: Sequence[str], now: str) -> list[str]:
+    """Events the batch superseded become active again (the 0.1 cap lifted); one that some
+    other event supersedes as well stays superseded, now under that event."""
+    if not ids:
+        return []
+    rows = raw.execute(
+        f"SELECT id FROM events WHERE superseded_by IN ({_marks(ids)}) AND id NOT IN "
+        f"({_marks(ids)}) ORDER BY pk",
+        [*ids, *ids],
+    ).fetchall()
+    restored = []
+    for (event_id,) in rows:
+        other = _other_superseder(raw, event_id, ids)
+        if other is None:
+            raw.execute(
+                "UPDATE events SET status = 'active', superseded_by = NULL, forced_cap = NULL, "
+                "updated_at = ? WHERE id = ? AND status = 'superseded'",
+                (now, event_id),
+            )
+            restored.append(event_id)
+        else:
+            raw.execute(
+                "UPDATE events SET superseded_by = ?, updated_at = ? WHERE id = ?",
+                (other, now, event_id),
+            )
+    return restored
+
+
+def _other_superseder(raw: sqlite3.Connection, event_id: str, ids: Sequence[str]) -> str | None:
+    row = raw.execute(
+        f"SELECT e.id FROM events e, json_each(e.temporal_json, '$.supersedes_event_ids') j "
+        f"WHERE j.value = ? AND e.status IN ('active', 'superseded') "
+        f"AND e.id NOT IN ({_marks(ids)}) ORDER BY e.pk DESC LIMIT 1",
+        [event_id, *ids],
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _scrub_links(raw: sqlite3.Connection, ids: Sequence[str], now: str) -> None:
+    """Relation ids naming the batch's events leave every other event's temporal fields."""
+    if not ids:
+        return
+    gone = set(ids)
+    rows = raw.execute(
+        f"SELECT DISTINCT e.pk, e.temporal_json FROM events e, json_each(e.temporal_json) t, "
+        f"json_each(t.value) j WHERE t.type = 'array' AND j.value IN ({_marks(ids)}) "
+        f"AND e.id NOT IN ({_marks(ids)})",
+        [*ids, *ids],
+    ).fetchall()
+    for pk, temporal_json in rows:
+        temporal = json.loads(temporal_json)
+        for key in RELATION_LISTS:
+            if key in temporal:
+                temporal[key] = [i for i in temporal[key] if i not in gone]
+                if not temporal[key]:
+                    del temporal[key]
+        raw.execute(
+            "UPDATE events SET temporal_json = ?, updated_at = ? WHERE pk = ?",
+            (dump_json(temporal), now, pk),
+        )
+
+
+def _delete_events(raw: sqlite3.Connection, ids: Sequence[str]) -> None:
+    if not ids:
+        return
+    marks, params = _marks(ids), list(ids)
+    pks = [row[0] for row in raw.execute(f"SELECT pk FROM events WHERE id IN ({marks})", params)]
+    for table in ("event_sources", "topic_queue"):  # chapters holding them: topic_sync.py
+        raw.execute(f"DELETE FROM {table} WHERE event_id IN ({marks})", params)
+    for pk in pks:
+        raw.execute("DELETE FROM event_documents WHERE pk = ?", (pk,))
+        try:
+            raw.execute("DELETE FROM event_fts WHERE rowid = ?", (pk,))
+        except sqlite3.OperationalError as error:
+            if "no such table: event_fts" not in str(error):
+                raise
+    raw.execute(f"DELETE FROM events WHERE id IN ({marks})", params)
+
+
+def _delete_block(raw: sqlite3.Connection, block_id: str) -> None:
+    row = raw.execute(
+        "SELECT namespace, thread_id FROM blocks WHERE id = ?", (block_id,)
+    ).fetchone()
+    if row is None:
+        return
+    rowids = [
+        int(r[0])
+        for r in raw.execute(
+            "SELECT fts_rowid FROM messages WHERE block_id = ? AND fts_rowid IS NOT NULL",
+            (block_id,),
+        )
+    ]
+    unindex_messages(raw, rowids)
+    raw.execute("DELETE FROM jobs WHERE target_id = ?", (block_id,))
+    raw.execute("DELETE FROM messages WHERE block_id = ?", (block_id,))
+    raw.execute("DELETE FROM blocks WHERE id = ?", (block_id,))
+    raw.execute("DELETE FROM threads WHERE namespace = ? AND thread_id = ?", (row[0], row[1]))

@@ -1,0 +1,186 @@
+"""External-memory import jobs (spec §11.4): the job row and one row per candidate.
+
+A candidate's decision is written once: ``record_decision`` fills an empty slot only, so a
+second worker finishing the same index (or a replay after a restart) changes nothing, and
+progress is the count of filled slots, never a counter that could drift.
+"""
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import NotFound
+from ..ids import new_id
+from .rows import dump_json
+
+_COLUMNS = (
+    "id, namespace, status, format, source_system, text, payload, processed, total, error, "
+    "batch_id, created_at, updated_at, committed_at, undone_at"
+)
+
+
+def insert_job(
+    raw: sqlite3.Connection,
+    namespace: str,
+    status: str,
+    fmt: str,
+    source_system: str,
+    text: str,
+    payload: dict[str, Any],
+    candidates: Sequence[dict[str, Any]],
+    now: str,
+) -> str:
+    job_id = new_id("imp")
+    raw.execute(
+        "INSERT INTO import_jobs(id, namespace, status, format, source_system, text, payload, "
+        "total, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (job_id, namespace, status, fmt, source_system, text, dump_json(payload), 0, now, now),
+    )
+    set_candidates(raw, job_id, candidates, now)
+    return job_id
+
+
+def set_candidates(
+    raw: sqlite3.Connection, job_id: str, candidates: Sequence[dict[str, Any]], now: str
+) -> None:
+    """The job's candidates (v2 JSON each), replacing any; progress starts again at 0."""
+    raw.execute("DELETE FROM import_items WHERE job_id = ?", (job_id,))
+    raw.executemany(
+        "INSERT INTO import_items(job_id, idx, candidate_json) VALUES (?, ?, ?)",
+        [(job_id, index, dump_json(c)) for index, c in enumerate(candidates)],
+    )
+    raw.execute(
+        "UPDATE import_jobs SET total = ?, processed = 0, updated_at = ? WHERE id = ?",
+        (len(candidates), now, job_id),
+    )
+
+
+def job_row(raw: sqlite3.Connection, job_id: str) -> sqlite3.Row:
+    return _one(raw, "id", job_id, "no import job with id")
+
+
+def batch_job(raw: sqlite3.Connection, batch_id: str) -> sqlite3.Row:
+    """The job whose committed batch (source block) is ``batch_id``."""
+    return _one(raw, "batch_id", batch_id, "no import batch with id")
+
+
+def _one(raw: sqlite3.Connection, column: str, value: str, missing: str) -> sqlite3.Row:
+    row: sqlite3.Row | None = raw.execute(
+        f"SELECT {_COLUMNS} FROM import_jobs WHERE {column} = ?", (value,)
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"{missing} {value!r}")
+    return row
+
+
+def item_rows(raw: sqlite3.Connection, job_id: str) -> list[sqlite3.Row]:
+    return raw.execute(
+        "SELECT idx, candidate_json, decision_json, choice FROM import_items "
+        "WHERE job_id = ? ORDER BY idx",
+        (job_id,),
+    ).fetchall()
+
+
+def pending_indexes(raw: sqlite3.Connection, job_id: str, limit: int) -> list[int]:
+    rows = raw.execute(
+        "SELECT idx FROM import_items WHERE job_id = ? AND decision_json IS NULL "
+        "ORDER BY idx LIMIT ?",
+        (job_id, limit),
+    )
+    return [int(row[0]) for row in rows]
+
+
+def record_decision(
+    raw: sqlite3.Connection, job_id: str, index: int, decision: dict[str, Any], now: str
+) -> bool:
+    """Fill the index's empty decision slot (False if already filled) and the progress."""
+    done = raw.execute(
+        "UPDATE import_items SET decision_json = ? WHERE job_id = ? AND idx = ? "
+        "AND decision_json IS NULL",
+        (dump_json(decision), job_id, index),
+    ).rowcount
+    raw.execute(
+        "UPDATE import_jobs SET processed = (SELECT COUNT(*) FROM import_items "
+        "WHERE job_id = ? AND decision_json IS NOT NULL), updated_at = ? WHERE id = ?",
+        (job_id, now, job_id),
+    )
+    return bool(done)
+
+
+def set_choices(raw: sqlite3.Connection, job_id: str, choices: dict[int, str]) -> None:
+    raw.executemany(
+        "UPDATE import_items SET choice = ? WHERE job_id = ? AND idx = ?",
+        [(action, job_id, index) for index, action in choices.items()],
+    )
+
+
+def set_status(
+    raw: sqlite3.Connection,
+    job_id: str,
+    status: str,
+    now: str,
+    *,
+    error: str | None = None,
+    payload: dict[str, Any] | None = None,
+    source_system: str | None = None,
+) -> None:
+    raw.execute(
+        "UPDATE import_jobs SET status = ?, error = ?, updated_at = ?, "
+        "payload = COALESCE(?, payload), source_system = COALESCE(?, source_system) "
+        "WHERE id = ?",
+        (
+            status,
+            error,
+            now,
+            None if payload is None else dump_json(payload),
+            source_system,
+            job_id,
+        ),
+    )
+
+
+def mark_committed(
+    raw: sqlite3.Connection, job_id: str, batch_id: str, payload: dict[str, Any], now: str
+) -> None:
+    raw.execute(
+        "UPDATE import_jobs SET status = 'committed', batch_id = ?, payload = ?, "
+        "committed_at = ?, updated_at = ? WHERE id = ?",
+        (batch_id, dump_json(payload), now, now, job_id),
+    )
+
+
+def mark_undone(raw: sqlite3.Connection, job_id: str, now: str) -> None:
+    raw.execute(
+        "UPDATE import_jobs SET status = 'undone', undone_at = ?, updated_at = ? WHERE id = ?",
+        (now, now, job_id),
+    )
+
+
+def jobs_in(raw: sqlite3.Connection, statuses: Sequence[str]) -> list[str]:
+    rows = raw.execute(
+        f"SELECT id FROM import_jobs WHERE status IN ({','.join('?' * len(statuses))}) "
+        "ORDER BY created_at, id",
+        list(statuses),
+    )
+    return [row[0] for row in rows]
+
+
+def list_jobs(raw: sqlite3.Connection, namespace: str, limit: int) -> list[sqlite3.Row]:
+    return raw.execute(
+        f"SELECT {_COLUMNS} FROM import_jobs WHERE namespace = ? "
+        "ORDER BY created_at DESC, id DESC LIMIT ?",
+        (namespace, limit),
+    ).fetchall()
+
+
+def batch_jobs(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
+    return raw.execute(
+        f"SELECT {_COLUMNS} FROM import_jobs WHERE namespace = ? AND batch_id IS NOT NULL "
+        "ORDER BY committed_at DESC, id DESC",
+        (namespace,),
+    ).fetchall()
+
+
+def namespace_exists(raw: sqlite3.Connection, namespace: str) -> bool:
+    found = raw.execute("SELECT 1 FROM namespaces WHERE namespace = ?", (namespace,)).fetchone()
+    return found is not None
