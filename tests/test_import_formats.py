@@ -412,3 +412,22 @@ def test_export_prompts_carry_the_rules_and_a_valid_example() -> None:
         assert rule in EXPORT_PROMPT_EN
     for rule in ("不要猜测", "敏感信息", "只写一个事实", "互相矛盾", "绝不猜测时间"):
         assert rule in EXPORT_PROMPT_ZH
+
+
+def test_fenced_export_with_prose_around_it_converts() -> None:
+    fenced = "Here you go:\n\n```json\n" + sample("mem0-get-all.json") + "```\nAnything else?"
+    assert detect_format(fenced) == "mem0"
+    assert rows(convert(fenced, "mem0")) == rows(convert(sample("mem0-get-all.json"), "mem0"))
+    listed = convert('["Likes tea", "  ", "Lives in Porto. Works at a bakery."]', "lines")
+    assert [summary for _, _, summary in rows(listed)] == [
+        "Lives in Porto. Works at a bakery.",  # one string is one memory, as the source kept it
+        "Likes tea",
+    ]
+
+
+def test_mem0_paginated_answer_says_later_pages_are_missing() -> None:
+    page = {"count": 250, "next": "https://api.mem0.ai/v2/memories/?page=2", "previous": None}
+    page["results"] = [{"id": "1", "memory": "Lives in Porto"}]
+    document = convert(json.dumps(page), "mem0")
+    assert rows(document) == [("identity", "Lives in Porto", "Lives in Porto")]
+    assert document["coverage"] == "partial" and "later pages" in document["coverageNote"]

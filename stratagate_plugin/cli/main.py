@@ -23,6 +23,7 @@ from . import (
     derive_commands,
     doctor_command,
     graph_command,
+    import_command,
     ingest_command,
     jobs_command,
     plugin_command,
@@ -45,6 +46,7 @@ examples:
   stratagate chat --session monday            talk (Ctrl-D or /exit to leave)
   stratagate chat --message "When is the sale?"
   stratagate ingest conversation.json         record an exported conversation
+  stratagate import memories.json             preview another AI's memory export (--commit)
   stratagate process                          derive summaries and events now
   stratagate events                           what memory knows, as event cards
   stratagate search "spring sale"             find what memory holds, as the agent would
@@ -68,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (
         demo_command,
         ingest_command,
+        import_command,
         block_commands,
         derive_commands,
         search_command,

@@ -50,7 +50,8 @@ def _convert_object(value: dict[str, Any]) -> dict[str, Any]:
     if isinstance(value.get("results"), list):
         items = [(f"results[{i}]", item) for i, item in enumerate(value["results"])]
         relations = value.get("relations")
-        return _convert_items(items, "mem0", {}, relations=relations)
+        paged = isinstance(value.get("next"), str) and bool(value["next"].strip())
+        return _convert_items(items, "mem0", {}, relations=relations, paged=paged)
     if "memory" in value or "content" in value:
         return _convert_items([("item 1", value)], _system_of(value), {})
     raise InvalidInput(
@@ -65,8 +66,11 @@ def _convert_items(
     category_names: dict[str, str],
     exported: Any = None,
     relations: Any = None,
+    paged: bool = False,
 ) -> dict[str, Any]:
     skipped = Skipped()
+    if paged:  # the platform's paginated answer: only this page is in the text
+        skipped.add("later pages of the paginated answer (export each page)")
     drafts = []
     for where, item in items:
         if not isinstance(item, dict):
