@@ -93,6 +93,7 @@ async def test_the_job_page_shows_each_candidate_beside_its_matches(tmp_path: Pa
         assert UNSURE["title"] in cards[2] and unsure.reason in cards[2]
         assert f"confidence {unsure.confidence:.2f}" in cards[2]
         assert all(f'href="/memory/events/{m.id}?' in cards[2] for m in unsure.matches)
+        assert f"link to “{unsure.matches[0].title}”" in cards[2]
         radios = re.findall(r'name="choice-2" value="(\w+)"( checked)?', cards[2])
         assert [value for value, _ in radios] == ["ADD", "MERGE", "SUPERSEDE", "CONFLICT", "IGNORE"]
         assert [value for value, checked in radios if checked] == ["IGNORE"]
@@ -127,6 +128,8 @@ async def test_commit_writes_the_batch_and_undo_takes_it_back(tmp_path: Path) ->
         listing = await client.get(f"/memory/import/batches?space={space}")
         assert listing.status_code == 200
         assert f'href="/memory/blocks/{batch.id}/view?level=L5' in listing.text
+        source = await client.get(f"/memory/blocks/{batch.id}/view?level=L5&space={space}")
+        assert source.status_code == 200 and UNSURE["title"] in source.text
         assert f'action="/memory/import/batches/{batch.id}/undo?' in listing.text
         assert "chatgpt" in listing.text and "claude" in listing.text
         assert f'href="/memory/import/{job.id}?' in listing.text and "Committed" in listing.text

@@ -200,15 +200,15 @@ def item_card(item: ImportItem) -> dict[str, Any]:
     """What one item's card shows: the actions offered (targeted ones only when there is a
     memory to link), the event they would link, and the matched events to open."""
     linked = item.target_ids or [match.id for match in item.matches[:1]]
-    matched = {match.id for match in item.matches}
+    titles = {match.id: match.title for match in item.matches}
     return {
         "item": item,
         "candidate": item.candidate,
         "when": when(item.candidate),
         "ask": item.analysed and item.requires_confirmation,
         "actions": [a for a in ACTIONS if a not in TARGETED or linked],
-        "linked": linked[0] if linked else None,
-        "other_targets": [target for target in item.target_ids if target not in matched],
+        "linked": titles.get(linked[0], linked[0]) if linked else None,
+        "other_targets": [target for target in item.target_ids if target not in titles],
     }
 
 
