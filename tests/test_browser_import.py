@@ -1,7 +1,7 @@
 """The import wizard in headless Chromium, as a person moves memory from another AI: copy
 the prompt, paste its answer, watch the analysis, choose for the unsure item, commit, see
-the events, undo the batch and see them gone; the export downloads. Screenshots for the
-README: the start page, the job page, the batches page."""
+the events, undo the batch and see them gone; the export downloads, and uploaded back it is
+all Ignore. Screenshots for the README: the start page, the job page, the batches page."""
 
 import json
 from pathlib import Path
@@ -94,3 +94,10 @@ def test_the_export_downloads_a_v2_file(page: Page, app: App) -> None:
     document = json.loads(Path(file.path()).read_text(encoding="utf-8"))
     assert document["schemaVersion"] == "stratagate.external-memory.v2"
     assert {c["title"] for c in document["candidates"]} == {c["title"] for c in KNOWN}
+    page.goto("/memory/import")  # the file uploaded back: every memory is already here
+    page.locator("input[type=file]").set_input_files(file.path())
+    page.get_by_role("button", name="Preview").click()
+    page.wait_for_url("**/memory/import/imp_*")
+    expect(page.locator("#import-job")).to_have_attribute("data-status", "ready")
+    expect(page.locator(".import-item")).to_have_count(len(KNOWN))
+    expect(page.locator(".import-item[data-action=IGNORE]")).to_have_count(len(KNOWN))
