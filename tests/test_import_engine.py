@@ -25,6 +25,8 @@ from stratagate_plugin.core.errors import InvalidInput, NotFound
 from stratagate_plugin.core.importer.decider import NO_TARGET
 from stratagate_plugin.core.llm.base import ModelServerError, ScriptedModel
 from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.memory_plugin.runtime import MemoryRuntime
+from stratagate_plugin.memory_plugin.settings import DEFAULT_SETTINGS
 
 
 def links(plain: sqlite3.Connection, event_id: str, key: str) -> list[str]:
@@ -308,3 +310,29 @@ async def test_jobs_are_listed_newest_first_per_space(memory: StrataGate) -> Non
         await memory.import_job("imp_nothing")
     empty = await memory.import_preview(NS, document())
     assert (empty.status, empty.total) == ("ready", 0)
+
+
+async def test_the_plugin_worker_advances_pending_imports(tmp_path: Path) -> None:
+    settings = {**DEFAULT_SETTINGS, "database": str(tmp_path / "m.db")}
+    runtime = await MemoryRuntime.start(settings, tmp_path)
+    try:
+        await asyncio.wait_for(runtime.idle.wait(), timeout=10)
+        text = document(candidate("Lives in Lyon"), candidate("Works at Acme"))
+        job = await runtime.memory.import_preview(NS, text)
+        plain = await runtime.memory.import_preview(NS, "- Likes hiking")
+        runtime.kick()
+        await asyncio.wait_for(runtime.idle.wait(), timeout=10)
+        done = await runtime.memory.import_job(job.id)
+        recovered = await runtime.memory.import_job(plain.id)
+    finally:
+        await runtime.stop(grace_s=0)
+    assert (done.status, done.processed) == ("ready", 2)
+    assert (recovered.status, recovered.recovered) == ("awaiting_confirmation", True)
+
+
+async def test_a_lone_surrogate_is_stored_as_a_replacement_character(memory: StrataGate) -> None:
+    text = document(candidate("Tea \ud800 time", "Likes tea \udfff a lot"))
+    job = await analysed(memory, text)
+    batch = await memory.import_commit(job.id)
+    [card] = [await memory.get_event(i) for i in batch.event_ids]
+    assert (card.title, card.summary) == ("Tea \ufffd time", "Likes tea \ufffd a lot")

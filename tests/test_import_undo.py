@@ -209,3 +209,20 @@ async def test_export_includes_the_profile_only_when_asked(memory: StrataGate) -
     assert with_profile["profile"] == {"user_preferred_name": "Cam"}
     with pytest.raises(NotFound):
         await memory.export_space("nowhere")
+
+
+async def test_chapters_holding_undone_events_are_rebuilt_without_them(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    text = document(
+        candidate("Prefers green tea", "The user prefers green tea.", category="preference"),
+        candidate("Dog Rex", "The user has a dog named Rex."),
+    )
+    batch = await imported(memory, text)
+    await memory.process_pending()
+    members = plain.execute("SELECT event_id FROM topic_members").fetchall()
+    assert {r[0] for r in members} == set(batch.event_ids)
+    await memory.import_undo(batch.id)
+    await memory.process_pending()
+    assert plain.execute("SELECT COUNT(*) FROM topic_members").fetchone()[0] == 0
+    assert (await memory.list_topics(NS))["topics"] == []

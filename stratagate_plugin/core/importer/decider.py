@@ -23,11 +23,11 @@ from ..remember.rules import (
     AMBIGUOUS,
     MIN_CONFIDENCE,
     AgentCandidate,
+    ExistingEvent,
     Match,
     decider_task,
-    event_tokens,
+    find_matches,
     offline_decide,
-    token_containment,
 )
 from ..text.search_terms import normalize
 from .external_format import ExternalCandidate
@@ -103,15 +103,10 @@ def as_agent_candidate(candidate: ExternalCandidate, now: datetime) -> AgentCand
     )
 
 
-def score_matches(candidate: ExternalCandidate, found: Iterable[MatchedEvent]) -> list[Match]:
-    """Token containment of each found event against the candidate, best first."""
-    tokens = event_tokens(candidate.title, candidate.summary)
-    scored = [
-        Match(event_id=e.id, title=e.title, summary=e.summary, containment=score)
-        for e in found
-        if (score := token_containment(tokens, event_tokens(e.title, e.summary))) > 0
-    ]
-    return sorted(scored, key=lambda match: -match.containment)
+def score_matches(agent: AgentCandidate, found: Iterable[MatchedEvent]) -> list[Match]:
+    """``memory_remember``'s token containment of each found event, best first."""
+    existing = [ExistingEvent(id=e.id, title=e.title, summary=e.summary) for e in found]
+    return find_matches(agent, existing)
 
 
 def ambiguous(matches: Sequence[Match]) -> list[Match]:

@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from ..errors import InvalidInput, validation_problems
+from ..text.clean import valid_json_value
 
 SchemaVersion = Literal["stratagate.external-memory.v2", "stratagate.external-memory.v1"]
 SourceType = Literal["external_ai_memory_export"]
@@ -215,9 +216,10 @@ def document_from_data(data: Any) -> ExternalDocument:
     """Validate a decoded v2-shaped value (also what the format converters produce)."""
     if not isinstance(data, dict):
         raise InvalidInput("the import must be a JSON object with a candidates list")
+    data = valid_json_value(data)  # "\\ud800" escapes become U+FFFD, as on every entry
     raw = data.get("candidates", data.get("events", []))
     if not isinstance(raw, list):
-        raise InvalidInput("candidates: Input should be a valid list")
+        raise InvalidInput("invalid import: candidates: Input should be a valid list")
     if len(raw) > MAX_CANDIDATES:
         raise InvalidInput(f"the import has {len(raw)} candidates; at most {MAX_CANDIDATES}")
     kept = [c for c in raw if not _lacks_text(c)]

@@ -10,7 +10,6 @@ The plugin's worker calls ``import_advance_pending`` every round.
 """
 
 import asyncio
-import json
 import logging
 import sqlite3
 from collections.abc import Mapping
@@ -25,7 +24,7 @@ from ..retrieval.query import parse_query
 from ..store import event_rows, graph_jobs
 from ..store import import_batch_rows as batch_rows
 from ..store import import_rows as rows
-from ..text.search_terms import fts_match_any, query_tokens
+from ..text.clean import valid_text
 from . import decider
 from .cards import export_document, import_card
 from .external_format import ExternalCandidate, ExternalDocument
@@ -36,10 +35,12 @@ from .jobs import (
     Action,
     Decision,
     ImportBatch,
-    ImportItem,
     ImportJob,
     ImportUndo,
     MatchedEvent,
+    batch_from_row,
+    job_from_row,
+    payload_of,
 )
 from .sources import recover_offline, recovered_document, recovery_task, to_document
 
@@ -56,6 +57,8 @@ class ImportService(ProfileService, EventSearchService):
         """Parse ``text`` and persist a job (``processing``; ``extracting`` when the text
         needs recovery; ``ready`` with no candidates). Nothing is analysed yet."""
         require_names(namespace=namespace)
+        if isinstance(text, str):
+            text = valid_text(text)  # a lone surrogate becomes U+FFFD, as on every entry
         parsed = to_document(text, fmt)
         document = parsed.document
         status = (
@@ -100,7 +103,7 @@ class ImportService(ProfileService, EventSearchService):
         """The job with its items; ``NotFound`` for an unknown id."""
 
         def read(raw: sqlite3.Connection) -> ImportJob:
-            return _job_from(rows.job_row(raw, job_id), rows.item_rows(raw, job_id))
+            return job_from_row(rows.job_row(raw, job_id), rows.item_rows(raw, job_id))
 
         return await self.db.read(read)
 
@@ -109,7 +112,7 @@ class ImportService(ProfileService, EventSearchService):
 
         def read(raw: sqlite3.Connection) -> list[ImportJob]:
             found = rows.list_jobs(raw, namespace, max(1, limit))
-            return [_job_from(row, rows.item_rows(raw, row["id"])) for row in found]
+            return [job_from_row(row, rows.item_rows(raw, row["id"])) for row in found]
 
         return await self.db.read(read)
 
@@ -123,7 +126,7 @@ class ImportService(ProfileService, EventSearchService):
 
         def commit(raw: sqlite3.Connection) -> ImportBatch:
             row = rows.job_row(raw, job_id)
-            job = _job_from(row, rows.item_rows(raw, job_id))
+            job = job_from_row(row, rows.item_rows(raw, job_id))
             _check_committable(job, chosen)
             return _write_batch(raw, job, chosen, self._defaults, now)
 
@@ -153,7 +156,7 @@ class ImportService(ProfileService, EventSearchService):
     async def import_batches(self, namespace: str) -> list[ImportBatch]:
         """The space's committed (and undone) batches, newest first."""
         found = await self.db.read(lambda raw: rows.batch_jobs(raw, namespace))
-        return [_batch_from(row) for row in found]
+        return [batch_from_row(row) for row in found]
 
     async def export_space(self, namespace: str, include_profile: bool = False) -> dict[str, Any]:
         """The space's active events (both pools) as a v2 document that round-trips."""
@@ -215,10 +218,10 @@ class ImportService(ProfileService, EventSearchService):
         if twin is not None:
             return decider.exact_duplicate(decider.DUPLICATE_EVENT.format(event_id=twin), [twin])
         matches = await self._top_matches(job.namespace, candidate)
-        overlapping = decider.ambiguous(decider.score_matches(candidate, matches))
+        agent = decider.as_agent_candidate(candidate, utc_now())
+        overlapping = decider.ambiguous(decider.score_matches(agent, matches))
         if not overlapping:
             return decider.clear_new(matches, job.recovered)
-        agent = decider.as_agent_candidate(candidate, utc_now())
         timeout = decider_timeout(self.config.structured_task_timeout_s)
         try:
             task = decider.decision_task(agent, overlapping)
@@ -256,7 +259,7 @@ class ImportService(ProfileService, EventSearchService):
         now = iso(utc_now())
 
         def finish(raw: sqlite3.Connection) -> None:
-            job = _job_from(rows.job_row(raw, job_id), rows.item_rows(raw, job_id))
+            job = job_from_row(rows.job_row(raw, job_id), rows.item_rows(raw, job_id))
             if job.status == "processing" and all(item.analysed for item in job.items):
                 status = "awaiting_confirmation" if job.needs_confirmation else "ready"
                 rows.set_status(raw, job_id, status, now)
@@ -283,48 +286,11 @@ def _duplicate_event(
     raw: sqlite3.Connection, namespace: str, candidate: ExternalCandidate, key: str
 ) -> str | None:
     """A live event (either pool) with the candidate's normalised title and summary."""
-    tokens = query_tokens(f"{candidate.title} {candidate.summary}")
-    if tokens:
-        found = event_rows.fts_event_candidates(
-            raw, namespace, fts_match_any(tokens), DUPLICATE_SCAN
-        )
-    else:
-        found = event_rows.visible_events(raw, namespace, DUPLICATE_SCAN)
-    for row in found:
+    text = f"{candidate.title} {candidate.summary}"
+    for row in event_rows.sharing_a_token(raw, namespace, text, DUPLICATE_SCAN, every=True):
         if decider.fingerprint(row["title"], row["summary"]) == key:
             return str(row["id"])
     return None
-
-
-def _job_from(row: sqlite3.Row, items: list[sqlite3.Row]) -> ImportJob:
-    payload = rows.payload_of(row)
-    return ImportJob(
-        id=row["id"],
-        namespace=row["namespace"],
-        status=row["status"],
-        format=row["format"],
-        source_system=row["source_system"],
-        total=row["total"],
-        processed=row["processed"],
-        recovered=bool(payload.get("recovered")),
-        dropped=int(payload.get("dropped", 0)),
-        error=row["error"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        batch_id=row["batch_id"],
-        items=[_item_from(item) for item in items],
-    )
-
-
-def _item_from(row: sqlite3.Row) -> ImportItem:
-    decided: dict[str, Any] = json.loads(row["decision_json"]) if row["decision_json"] else {}
-    decided.pop("gate", None)
-    return ImportItem(
-        index=row["idx"],
-        candidate=ExternalCandidate.model_validate_json(row["candidate_json"]),
-        choice=row["choice"],
-        **decided,
-    )
 
 
 def _checked_choices(choices: Mapping[Any, Any]) -> dict[int, Action]:
@@ -388,27 +354,11 @@ def _write_batch(
     graph_jobs.queue_events(raw, job.namespace, written, graph_jobs.AGENT_PRIORITY, stamp)
     rows.set_choices(raw, job.id, dict(chosen))
     payload = {
-        **rows.payload_of(rows.job_row(raw, job.id)),
+        **payload_of(rows.job_row(raw, job.id)),
         "event_ids": written,
         "imported": len(written),
         "ignored": len(finals) - len(written),
         "final": [final.model_dump() for final in finals],
     }
     rows.mark_committed(raw, job.id, source.block_id, payload, stamp)
-    return _batch_from(rows.job_row(raw, job.id))
-
-
-def _batch_from(row: sqlite3.Row) -> ImportBatch:
-    payload = rows.payload_of(row)
-    return ImportBatch(
-        id=row["batch_id"],
-        job_id=row["id"],
-        namespace=row["namespace"],
-        source_system=row["source_system"],
-        status="undone" if row["status"] == "undone" else "committed",
-        event_ids=payload.get("event_ids", []),
-        imported_count=int(payload.get("imported", 0)),
-        ignored_count=int(payload.get("ignored", 0)),
-        committed_at=row["committed_at"],
-        undone_at=row["undone_at"],
-    )
+    return batch_from_row(rows.job_row(raw, job.id))

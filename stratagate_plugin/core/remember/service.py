@@ -34,7 +34,7 @@ from ..service_base import ServiceBase
 from ..store import Database, block_rows, event_rows, graph_jobs
 from ..store import gate_rows as rows
 from ..store.turns import NamespaceDefaults, ensure_namespace
-from ..text.search_terms import fts_match_any, normalize, query_tokens
+from ..text.search_terms import normalize
 from .rules import (
     SUMMARY_LIMIT,
     AgentCandidate,
@@ -186,13 +186,8 @@ def _shortlist(
 def _live_events(
     raw: sqlite3.Connection, namespace: str, candidate: AgentCandidate
 ) -> list[ExistingEvent]:
-    tokens = query_tokens(f"{candidate.title} {candidate.summary}")
-    if tokens:
-        found = event_rows.fts_event_candidates(
-            raw, namespace, fts_match_any(tokens), CANDIDATE_LIMIT
-        )
-    else:
-        found = event_rows.visible_events(raw, namespace, CANDIDATE_LIMIT)
+    text = f"{candidate.title} {candidate.summary}"
+    found = event_rows.sharing_a_token(raw, namespace, text, CANDIDATE_LIMIT)
     return [ExistingEvent(id=r["id"], title=r["title"], summary=r["summary"]) for r in found]
 
 

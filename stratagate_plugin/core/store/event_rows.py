@@ -13,6 +13,7 @@ from ..clock import iso
 from ..errors import NotFound
 from ..events.cards import EventCard, event_search_text
 from ..events.weights import SUPERSEDED_CAP
+from ..text.search_terms import fts_match_all, fts_match_any, query_tokens
 from ..text.secrets import redact_secrets, redact_value
 from .rows import dump_json, record_from_row
 from .search_index import index_event
@@ -156,12 +157,15 @@ def recent_events(raw: sqlite3.Connection, namespace: str, limit: int) -> list[E
 def fts_event_candidates(
     raw: sqlite3.Connection, namespace: str, match: str, limit: int
 ) -> list[sqlite3.Row]:
-    """Visible events whose text shares a token with the query (scan without FTS5)."""
+    """Visible events whose text shares a token with the query (scan without FTS5).
+
+    The match is a subquery: joined, SQLite walked the space's events and ran the MATCH
+    once per event (0.36 s for 2,000 events even when nothing matched)."""
     try:
         return raw.execute(
-            "SELECT e.* FROM event_fts f JOIN events e ON e.pk = f.rowid "
-            "WHERE event_fts MATCH ? AND e.namespace = ? AND e.status IN ('active', 'superseded') "
-            "LIMIT ?",
+            "SELECT e.* FROM events e WHERE e.pk IN "
+            "(SELECT rowid FROM event_fts WHERE event_fts MATCH ?) "
+            "AND e.namespace = ? AND e.status IN ('active', 'superseded') LIMIT ?",
             (match, namespace, limit),
         ).fetchall()
     except sqlite3.OperationalError as error:
@@ -171,6 +175,19 @@ def fts_event_candidates(
         "SELECT * FROM events WHERE namespace = ? AND status IN ('active', 'superseded')",
         (namespace,),
     ).fetchall()
+
+
+def sharing_a_token(
+    raw: sqlite3.Connection, namespace: str, text: str, limit: int, *, every: bool = False
+) -> list[sqlite3.Row]:
+    """Visible event rows sharing a search token with ``text`` — with ``every``, holding
+    all of its tokens, as an exact duplicate does — or every visible one, up to ``limit``,
+    when ``text`` has no token: the candidates duplicate checks compare."""
+    tokens = query_tokens(text)
+    if tokens:
+        match = fts_match_all(tokens) if every else fts_match_any(tokens)
+        return fts_event_candidates(raw, namespace, match, limit)
+    return visible_events(raw, namespace, limit)
 
 
 def visible_events(raw: sqlite3.Connection, namespace: str, limit: int) -> list[sqlite3.Row]:

@@ -7,8 +7,10 @@ like any sealed message), ready at once with L0–L2 by rule (title = first non-
 lines) and ``should_extract`` off, so no summary or extraction job ever runs on it.
 
 Undo, in one transaction, deletes the batch's events and everything that points at them —
-their sources, search rows, topic places, graph provenance (records left citing nothing
-are deleted), projection batches not being worked on, relation ids in other events —
+their sources, search rows, queued topic work, graph provenance (records left citing
+nothing are deleted), projection batches not being worked on, relation ids in other
+events; a chapter holding one is cleared and rebuilt by the next topic sync, which treats
+a member whose event is gone as hidden —
 restores to active what they superseded unless something else still supersedes it, then
 deletes the source block, its message and its thread.
 """
@@ -226,7 +228,7 @@ def _delete_events(raw: sqlite3.Connection, ids: Sequence[str]) -> None:
         return
     marks, params = _marks(ids), list(ids)
     pks = [row[0] for row in raw.execute(f"SELECT pk FROM events WHERE id IN ({marks})", params)]
-    for table in ("event_sources", "topic_members", "topic_queue"):
+    for table in ("event_sources", "topic_queue"):  # chapters holding them: topic_sync.py
         raw.execute(f"DELETE FROM {table} WHERE event_id IN ({marks})", params)
     for pk in pks:
         raw.execute("DELETE FROM event_documents WHERE pk = ?", (pk,))

@@ -5,7 +5,6 @@ second worker finishing the same index (or a replay after a restart) changes not
 progress is the count of filled slots, never a counter that could drift.
 """
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -57,11 +56,20 @@ def set_candidates(
 
 
 def job_row(raw: sqlite3.Connection, job_id: str) -> sqlite3.Row:
+    return _one(raw, "id", job_id, "no import job with id")
+
+
+def batch_job(raw: sqlite3.Connection, batch_id: str) -> sqlite3.Row:
+    """The job whose committed batch (source block) is ``batch_id``."""
+    return _one(raw, "batch_id", batch_id, "no import batch with id")
+
+
+def _one(raw: sqlite3.Connection, column: str, value: str, missing: str) -> sqlite3.Row:
     row: sqlite3.Row | None = raw.execute(
-        f"SELECT {_COLUMNS} FROM import_jobs WHERE id = ?", (job_id,)
+        f"SELECT {_COLUMNS} FROM import_jobs WHERE {column} = ?", (value,)
     ).fetchone()
     if row is None:
-        raise NotFound(f"no import job with id {job_id!r}")
+        raise NotFound(f"{missing} {value!r}")
     return row
 
 
@@ -139,11 +147,6 @@ def mark_undone(raw: sqlite3.Connection, job_id: str, now: str) -> None:
     )
 
 
-def payload_of(row: sqlite3.Row) -> dict[str, Any]:
-    value = json.loads(row["payload"])
-    return value if isinstance(value, dict) else {}
-
-
 def jobs_in(raw: sqlite3.Connection, statuses: Sequence[str]) -> list[str]:
     rows = raw.execute(
         f"SELECT id FROM import_jobs WHERE status IN ({','.join('?' * len(statuses))}) "
@@ -159,15 +162,6 @@ def list_jobs(raw: sqlite3.Connection, namespace: str, limit: int) -> list[sqlit
         "ORDER BY created_at DESC, id DESC LIMIT ?",
         (namespace, limit),
     ).fetchall()
-
-
-def batch_job(raw: sqlite3.Connection, batch_id: str) -> sqlite3.Row:
-    row: sqlite3.Row | None = raw.execute(
-        f"SELECT {_COLUMNS} FROM import_jobs WHERE batch_id = ?", (batch_id,)
-    ).fetchone()
-    if row is None:
-        raise NotFound(f"no import batch with id {batch_id!r}")
-    return row
 
 
 def batch_jobs(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:

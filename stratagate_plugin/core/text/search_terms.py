@@ -126,3 +126,8 @@ def fts_document(text: str) -> str:
 def fts_match_any(tokens: list[str]) -> str:
     """An FTS5 MATCH expression: any of the tokens."""
     return " OR ".join(dict.fromkeys(fts_encode(token) for token in tokens))
+
+
+def fts_match_all(tokens: list[str]) -> str:
+    """An FTS5 MATCH expression: every one of the tokens."""
+    return " AND ".join(dict.fromkeys(fts_encode(token) for token in tokens))
