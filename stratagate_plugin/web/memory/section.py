@@ -10,6 +10,7 @@ from . import (
     conflicts,
     events,
     graph,
+    imports,
     jobs,
     profile,
     raw,
@@ -31,6 +32,7 @@ PAGE_MODULES = (
     audit,
     jobs,
     settings_page,
+    imports,
     raw,
 )
 
