@@ -16,7 +16,6 @@ from webapp import memory_of, post, web_app
 from stratagate_plugin.core.importer.formats.prompts import EXPORT_PROMPT_EN, EXPORT_PROMPT_ZH
 from stratagate_plugin.core.llm.base import ModelError
 from stratagate_plugin.harness.runtime import Host
-from stratagate_plugin.web.shell.security import GuardPolicy
 
 FOUR_MB = 4 * 1024 * 1024
 
@@ -281,13 +280,14 @@ async def test_a_file_is_uploaded_and_binary_or_mixed_input_refused(tmp_path: Pa
         assert [item.candidate.title for item in job.items] == [NEW_FACT["title"], UNSURE["title"]]
 
 
-async def test_an_oversized_import_is_413(tmp_path: Path) -> None:
+async def test_an_import_up_to_4_mb_is_taken_and_a_larger_one_is_413(tmp_path: Path) -> None:
+    padding = " " * (2 * 1024 * 1024)  # over the app's 1 MB limit for other routes
+    roomy = export_text([NEW_FACT]) + padding
     big = export_text([{"title": "Big", "summary": "x" * 1000}]) + " " * FOUR_MB
     async with web_app(tmp_path) as (_, host, client):
-        guarded = await preview(client, big)
-        assert guarded.status_code == 413  # the app's own body limit, before any view
-    roomy = GuardPolicy(frozenset({"127.0.0.1"}), max_body=3 * FOUR_MB)
-    async with web_app(tmp_path / "roomy", policy=roomy) as (_, host, client):
+        files = {"file": ("roomy.json", roomy.encode(), "application/json")}
+        taken = await post(client, "/memory/import", files=files)
+        assert taken.status_code == 303
         files = {"file": ("big.json", big.encode(), "application/json")}
         uploaded = await post(client, "/memory/import", files=files)
         assert uploaded.status_code == 413 and "larger than 4 MB" in uploaded.text
@@ -295,8 +295,13 @@ async def test_an_oversized_import_is_413(tmp_path: Path) -> None:
         pasted = await preview(client, big)
         assert pasted.status_code == 413 and "larger than 4 MB" in pasted.text
         assert len(pasted.text) < FOUR_MB  # the text is not sent back
+        huge = await preview(client, big + big)
+        assert huge.status_code == 413  # the app's limit for this route, before the view
+        other = await post(client, "/memory/settings", data={"x": padding})
+        assert other.status_code == 413  # every other route keeps 1 MB
         space = (await quiet(host)).default_namespace()
-        assert await memory_of(host).import_jobs(space) == []
+        [job] = await memory_of(host).import_jobs(space)
+        assert [item.candidate.title for item in job.items] == [NEW_FACT["title"]]
 
 
 async def test_a_cross_site_preview_is_refused(tmp_path: Path) -> None:

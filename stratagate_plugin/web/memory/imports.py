@@ -39,6 +39,8 @@ from .pages import SECTION_PATH, MemoryPages, form_fields, int_param
 
 STRINGS = IMPORT_STRINGS
 MEGABYTE = 1024 * 1024
+IMPORT_PATH = "/import"  # the upload route, allowed the import's 4 MB and the form's wrapping
+IMPORT_BODY_LIMIT = MAX_BYTES + 256 * 1024
 POLL_SECONDS = 1
 CHOICE_FIELD = "choice-"
 _BINARY_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"\x1f\x8b", b"%PDF", b"\x89PNG")

@@ -18,6 +18,7 @@ from . import (
     status,
     topics,
 )
+from .imports import IMPORT_BODY_LIMIT, IMPORT_PATH
 from .pages import SECTION_PATH, MemoryPages
 from .strings import MEMORY_STRINGS
 
@@ -51,4 +52,5 @@ def memory_section(host: HostAPI, runtime: Callable[[], Any]) -> WebSection:
         nav=[NavLink(SECTION_PATH + "/", {"en": "Memory", "zh": "记忆"})],
         strings=strings,
         order=10,
+        body_limits={IMPORT_PATH: IMPORT_BODY_LIMIT},
     )
