@@ -11,7 +11,7 @@ from strategies import json_values, texts
 
 from stratagate_plugin.core.errors import InvalidInput
 from stratagate_plugin.core.importer.external_format import NotJson, parse_external
-from stratagate_plugin.core.importer.sources import recover_lines, recover_offline, to_document
+from stratagate_plugin.core.importer.sources import recover_offline, to_document
 
 
 def one(**fields: Any) -> dict[str, Any]:
@@ -141,10 +141,10 @@ def test_the_line_reader_takes_bullets_and_numbered_lists() -> None:
         "# Memories\n\n- Likes hiking\n  in the Alps\n* Has a dog named Rex\n"
         "1. Prefers tea\n- [x] Speaks French\n```\n"
     )
-    found = recover_lines(text)
-    assert [c["summary"] for c in found] == [
-        "Likes hiking in the Alps",
+    found = recover_offline(text).candidates  # in §11.1's category order
+    assert sorted(c.summary for c in found) == [
         "Has a dog named Rex",
+        "Likes hiking in the Alps",
         "Prefers tea",
         "Speaks French",
     ]
@@ -204,3 +204,16 @@ def test_parse_external_raises_only_invalid_input(text: str) -> None:
         assert str(error) and "\n" not in str(error)
         return
     assert all(c.title and c.summary for c in parsed.candidates)
+
+
+def test_our_own_export_and_other_systems_files_take_up_to_2000_candidates() -> None:
+    ours = document(*[one(title=f"Fact {i}") for i in range(500)], sourceSystem="stratagate")
+    assert len(parse_external(ours).candidates) == 500
+    with pytest.raises(InvalidInput, match="2001 candidates; at most 2000"):
+        parse_external(document(*[one()] * 2001, sourceSystem="stratagate"))
+    pasted = "\n".join(f"- Saved memory number {i}" for i in range(600))
+    parsed = to_document(pasted, "lines").document
+    assert parsed is not None and len(parsed.candidates) == 600
+    assert to_document(pasted).document is None  # auto: plain text goes to recovery (≤ 200)
+    assert len(recover_offline(pasted).candidates) == 200
+    assert "first 200 of 600" in (recover_offline(pasted).coverage_note or "")

@@ -431,3 +431,9 @@ def test_mem0_paginated_answer_says_later_pages_are_missing() -> None:
     document = convert(json.dumps(page), "mem0")
     assert rows(document) == [("identity", "Lives in Porto", "Lives in Porto")]
     assert document["coverage"] == "partial" and "later pages" in document["coverageNote"]
+
+
+def test_a_wrapped_bullet_is_one_memory_and_a_blank_line_ends_it() -> None:
+    text = "- Likes hiking\n  in the Alps\n\n  Has a dog\n- [x] Speaks French\n```\n"
+    summaries = sorted(c["summary"] for c in convert(text, "lines")["candidates"])
+    assert summaries == ["Has a dog", "Likes hiking in the Alps", "Speaks French"]

@@ -15,14 +15,20 @@ from ..events.cards import EventCard, normalize_temporal
 from ..events.weights import new_card
 from ..llm.tasks import Criticality
 from .decider import Final
-from .external_format import CATEGORIES, SOURCE_TYPE, V2, ExternalCandidate, ExternalTemporal
+from .external_format import (
+    CATEGORIES,
+    EXPORT_SOURCE,
+    SOURCE_TYPE,
+    V2,
+    ExternalCandidate,
+    ExternalTemporal,
+)
 
 _BY_CATEGORY: dict[str, Criticality] = {
     "identity": "identity",
     "preference": "preference",
     "instruction": "preference",
 }
-EXPORT_SOURCE = "stratagate"
 
 
 def criticality_of(candidate: ExternalCandidate) -> Criticality:

@@ -34,7 +34,11 @@ V2: SchemaVersion = "stratagate.external-memory.v2"
 V1: SchemaVersion = "stratagate.external-memory.v1"
 SOURCE_TYPE: SourceType = "external_ai_memory_export"
 MAX_BYTES = 4 * 1024 * 1024
-MAX_CANDIDATES = 200
+MAX_CANDIDATES = 200  # §11.1: what another AI writes from the export prompt
+# StrataGate's own export and other systems' files (mem0, MCP memory, Letta, pasted lists)
+# are not written for that limit: a round trip must not fail on a space of 500 events.
+MAX_BULK_CANDIDATES = 2000
+EXPORT_SOURCE = "stratagate"
 MAX_DEPTH = 16
 TITLE_LIMIT, SUMMARY_LIMIT, NARRATIVE_LIMIT = 160, 2000, 8000
 MAX_TAGS, TAG_LIMIT, MAX_QUOTES, QUOTE_LIMIT = 12, 80, 12, 500
@@ -212,16 +216,20 @@ def _depth(data: Any) -> int:
     return deepest
 
 
-def document_from_data(data: Any) -> ExternalDocument:
-    """Validate a decoded v2-shaped value (also what the format converters produce)."""
+def document_from_data(data: Any, limit: int | None = None) -> ExternalDocument:
+    """Validate a decoded v2-shaped value (also what the format converters produce), with
+    at most ``limit`` candidates (by default 200, or 2,000 for StrataGate's own export)."""
     if not isinstance(data, dict):
         raise InvalidInput("the import must be a JSON object with a candidates list")
     data = valid_json_value(data)  # "\\ud800" escapes become U+FFFD, as on every entry
     raw = data.get("candidates", data.get("events", []))
     if not isinstance(raw, list):
         raise InvalidInput("invalid import: candidates: Input should be a valid list")
-    if len(raw) > MAX_CANDIDATES:
-        raise InvalidInput(f"the import has {len(raw)} candidates; at most {MAX_CANDIDATES}")
+    if limit is None:
+        ours = data.get("sourceSystem") == EXPORT_SOURCE
+        limit = MAX_BULK_CANDIDATES if ours else MAX_CANDIDATES
+    if len(raw) > limit:
+        raise InvalidInput(f"the import has {len(raw)} candidates; at most {limit}")
     kept = [c for c in raw if not _lacks_text(c)]
     fields = {k: v for k, v in data.items() if k not in ("candidates", "events", "dropped")}
     try:

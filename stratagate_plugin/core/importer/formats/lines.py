@@ -12,6 +12,7 @@ The same reader serves Letta's memory blocks (``letta.py``) and the offline reco
 """
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from ...errors import InvalidInput
@@ -30,6 +31,7 @@ _BULLET = re.compile(
 _RULE = re.compile(r"^\s*([-*_=])(?:\s*\1){2,}\s*$")
 _PLACEHOLDER = re.compile(r"^[^:：]{1,40}[:：]\s*(\?+|unknown|n/?a|none|-+|未知|无)?\s*$", re.I)
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+_FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 def convert(text: str) -> dict[str, Any]:
@@ -58,17 +60,22 @@ def read_drafts(text: str, skipped: Skipped, hint: str = "") -> list[Draft]:
     """One draft per bullet and per sentence of a prose line, each with the heading it
     stands under (or ``hint``) as its category clue."""
     drafts: list[Draft] = []
-    heading = hint
+    heading, in_bullet = hint, False
     for line in text.splitlines():
-        if not line.strip() or _RULE.match(line):
+        if not line.strip() or _RULE.match(line) or _FENCE.match(line):
+            in_bullet = in_bullet and bool(line.strip())
             continue
         if (title := heading_of(line)) is not None:
-            heading = title or heading
+            heading, in_bullet = title or heading, False
             continue
         bullet = _BULLET.match(line)
         body = _EMPHASIS.sub(r"\2", bullet.group(1) if bullet else line).strip()
-        if not body:
+        if not any(char.isalnum() for char in body):  # "#", "…", a stray bracket
             continue
+        if in_bullet and not bullet and line[:1] in (" ", "\t"):  # a wrapped bullet
+            drafts[-1] = replace(drafts[-1], summary=f"{drafts[-1].summary} {body}")
+            continue
+        in_bullet = bool(bullet)
         if _PLACEHOLDER.match(body):
             skipped.add("lines without a value")
             continue
