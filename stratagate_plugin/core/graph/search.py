@@ -161,3 +161,30 @@ def _provenance(view: NodeView, terms: set[str]) -> tuple[str, ...]:
     visible = set(view.source_event_ids) | set(matched)
     ordered = [i for i in dict.fromkeys([*matched, *view.source_event_ids]) if i in visible]
     return tuple(ordered[:GRAPH_PROVENANCE_LIMIT])
+
+
+def statement_events(hits: Sequence[GraphHit], terms: Sequence[str], limit: int) -> list[str]:
+    """The retrieval channel's events (``retrieval.fused``): of each hit in order, the
+    sources of its facts and edges sharing a query term other than the node's own names,
+    most shared first. The names chose the node; every statement about it repeats them, so
+    they cannot tell its statements apart (nor can a node's own sources, every event naming
+    it)."""
+    found: list[str] = []
+    for hit in hits:
+        view = hit.view
+        wanted = set(terms) - set(tokenize(" ".join((view.node.name, *view.node.aliases))))
+        statements = [
+            (f"{fact.key} {value_text(fact.value)}", fact.source_event_ids)
+            for fact in (*view.current_facts, *view.historical_facts)
+        ]
+        statements += [
+            (f"{edge.other_name} {edge.edge.relation}", edge.edge.source_event_ids)
+            for edge in (*view.current_edges, *view.historical_edges)
+        ]
+        scored = [(len(wanted & set(tokenize(text))), ids) for text, ids in statements]
+        for shared, ids in sorted(scored, key=lambda pair: -pair[0]):
+            if shared:
+                found += [i for i in ids if i not in found]
+        if len(found) >= limit:
+            break
+    return found[:limit]

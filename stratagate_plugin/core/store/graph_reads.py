@@ -268,3 +268,20 @@ def recent_node_ids(raw: sqlite3.Connection, namespace: str, limit: int) -> list
         (namespace, limit),
     )
     return [row[0] for row in rows]
+
+
+def cited_messages(raw: sqlite3.Connection, namespace: str, event_ids: Sequence[str]) -> list[str]:
+    """The messages the visible events cite, event by event in the order given."""
+    ids = list(dict.fromkeys(event_ids))
+    if not ids:
+        return []
+    rows = raw.execute(
+        f"SELECT s.event_id, s.message_id FROM event_sources s JOIN events e ON e.id = s.event_id "
+        f"WHERE s.event_id IN ({_marks(ids)}) AND e.namespace = ? "
+        "AND e.status IN ('active', 'superseded') ORDER BY s.position",
+        [*ids, namespace],
+    )
+    by_event: dict[str, list[str]] = {}
+    for event_id, message_id in rows:
+        by_event.setdefault(event_id, []).append(message_id)
+    return list(dict.fromkeys(m for i in ids for m in by_event.get(i, [])))
