@@ -124,3 +124,16 @@ def test_a_batch_over_the_node_limit_keeps_only_edges_between_kept_nodes() -> No
     assert len(graph.nodes) == MAX_NODES
     refs = {n.ref for n in graph.nodes}
     assert graph.edges and all(e.from_ref in refs and e.to_ref in refs for e in graph.edges)
+
+
+def test_travel_is_an_accumulating_visited_edge_and_plans_are_not_visits() -> None:
+    graph = project(
+        event(1, "I visited Rome last week and have been to Paris.", "Jon"),
+        event(2, "I'm planning to visit Oslo next week.", "Jon"),
+        event(3, "我去过巴黎，遇到过道路问题。", "乔恩"),
+    )
+    assert edges(graph) == [
+        ("Jon", "visited", "Rome", False),
+        ("Jon", "visited", "Paris", False),
+        ("乔恩", "visited", "巴黎", False),
+    ]

@@ -8,6 +8,9 @@ A small closed set of frames, each a grammatical pattern rather than a list of n
   in / 住在 / 搬到 / 在…工作 / 在…上学 / 来自": an edge and a fact keyed by the relation,
   so "moved to Lisbon" later replaces "lives in Porto" (the subject is the one named just
   before the verb: "my sister Ana lives in Porto" is about Ana);
+- travel, "visited / been to / trip to Rome" / "去过罗马" (past forms only: "planning to
+  visit" is a plan; bare 去 goes to activities as often as places): a ``visited`` edge
+  (places accumulate);
 - tools used or owned, "I use Notion" / "bought a Kindle" / "我用Notion";
 - favourites, "my favorite book is Dune" / "我最喜欢的书是沙丘": a fact keyed by what;
 - self-introduction, "I'm Mara" / "my name is Mara" / "call me Mara" / "我叫玛拉": an
@@ -108,6 +111,11 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
         re.compile(rf"\b(?:[Gg]rew up in|(?:am|[Ii]'m|is|are|come|comes|came) from|[Bb]orn in)"
                    rf"\s+(?P<x>{_NAME})"),
         re.compile(rf"(?:来自|老家在|老家是|出生在|出生于|家乡是)(?P<x>{_HAN_RUN}|{_NAME})"),
+    )),
+    ("visited", "place", None, (
+        re.compile(rf"\b(?:visited|been to|trip to|travel(?:l)?ed to|flew to|"
+                   rf"vacationed in|holiday in)\s+(?P<x>{_NAME})"),
+        re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了)(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("uses", "tool", None, (
         re.compile(rf"\b(?:use|uses|used|using|switched to|bought|own|owns)\s+"
