@@ -42,10 +42,15 @@ class Checked:
 
 
 def validate_projection(
-    projection: GraphProjection, batch_ids: Collection[str], exposable: Collection[str]
+    projection: GraphProjection,
+    batch_ids: Collection[str],
+    exposable: Collection[str],
+    active: Collection[str] | None = None,
 ) -> Checked:
     """The projection with valid sources only; ``ProjectionRejected`` listing every record
-    that cites none, or an edge whose end is not a node of the projection."""
+    that cites none, or an edge whose end is not a node of the projection. ``active``: the
+    batch events still active; a fact or edge citing none of them (only events already
+    replaced) would be current without a live source, so it is dropped with a warning."""
     allowed = set(batch_ids) & set(exposable)
     problems: list[str] = []
     warnings: list[str] = []
@@ -79,7 +84,27 @@ def validate_projection(
         )
     if problems:
         raise ProjectionRejected(problems)
-    return Checked(GraphProjection(nodes=nodes, edges=edges), warnings)
+    checked = GraphProjection(nodes=nodes, edges=edges)
+    if active is not None:
+        checked = _live_only(checked, set(active), warnings)
+    return Checked(checked, warnings)
+
+
+def _live_only(
+    projection: GraphProjection, active: set[str], warnings: list[str]
+) -> GraphProjection:
+    """Facts and edges citing at least one active event (spec §4: a current statement needs
+    an active source); the nodes keep theirs, replaced events still say who was there."""
+    nodes = []
+    for node in projection.nodes:
+        kept = [fact for fact in node.facts if active & set(fact.source_event_ids)]
+        if len(kept) < len(node.facts):
+            warnings.append(f"node {node.ref}: dropped facts citing only replaced events")
+        nodes.append(node.model_copy(update={"facts": kept}))
+    edges = [edge for edge in projection.edges if active & set(edge.source_event_ids)]
+    if len(edges) < len(projection.edges):
+        warnings.append("dropped edges citing only replaced events")
+    return GraphProjection(nodes=nodes, edges=edges)
 
 
 def _checked_node(node: NodeDraft, sources: Any, field_sources: Any) -> NodeDraft:

@@ -155,7 +155,8 @@ class Projector:
                 return LOST
             status = graph_reads.event_statuses(raw, batch)
             exposable = [i for i, s in status.items() if s in ("active", "superseded")]
-            checked = validate_projection(projection, batch, exposable)
+            active = [i for i, s in status.items() if s == "active"]
+            checked = validate_projection(projection, batch, exposable, active)
             namespace = graph_jobs.batch_namespace(raw, job.target_id)
             applied = graph_rows.apply_projection(raw, namespace, checked, times, iso(moment_))
             graph_rows.write_back(raw, batch)
