@@ -10,12 +10,10 @@ budget (2 batches per 10 minutes, spec §5.3) is lifted for the run (``budget.CA
 the catalog is complete at once; nothing else changes. Per conversation: whether both
 speakers are person nodes; the share of current facts and edges citing at least one active
 event (must be 100%); the injected directory's token estimate (≤ 400); and recall@10 of
-the evidence for the fused ranking (``retrieve``, categories 1-4). The graph is not a
-channel of the fused ranking (automatic recall alone uses it, up to 4 nodes), so recall@10
-is measured with the graph in place and again after every graph row of the space (and the
-node ids written back to its events) is deleted from the scratch database: the two must
-agree. ``--limit N`` runs the first N
-conversations of each file.
+the evidence for the fused ranking (categories 1-4) with the graph channel off (weight 0,
+``retrieve``'s default) and at each weight of ``GRAPH_WEIGHTS``, with a leave-one-
+conversation-out estimate of choosing the weight on the other conversations. ``--limit N``
+runs the first N conversations of each file.
 """
 
 import argparse
@@ -23,6 +21,7 @@ import asyncio
 import json
 import sqlite3
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +37,12 @@ from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.graph.resolution import normalise_key
 from stratagate_plugin.core.llm.offline.model import OfflineModel
 from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.retrieval.fused import FUSION, fuse
 from stratagate_plugin.core.text.token_budget import estimate_tokens
 from stratagate_plugin.core.topics import budget
 
 CURRENT = "status IN ('active', 'disputed') AND superseded_at IS NULL"
+GRAPH_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.4)
 DIRECTORY_BUDGET = 400
 
 
@@ -91,44 +92,49 @@ def graph_counts(raw: sqlite3.Connection, namespace: str) -> dict[str, Any]:
     return counts
 
 
-async def recall_at(
+async def recall_by_weight(
     sg: StrataGate, sample: dict[str, Any], dia_of: dict[str, str], k: int
-) -> tuple[float, int]:
-    """Mean recall@10 of the fused ranking over categories 1-4, and the question count."""
-    namespace, scores = str(sample["sample_id"]), []
+) -> tuple[dict[float, float], int]:
+    """Mean recall@k of the fused ranking over categories 1-4 for each graph channel weight
+    (0: the channel off, which is ``retrieve``'s default), and the question count. The
+    channels are ranked once per question and fused per weight (``retrieve`` is exactly
+    ``fuse(channel_rankings)``)."""
+    namespace = str(sample["sample_id"])
+    scores: dict[float, list[float]] = {w: [] for w in GRAPH_WEIGHTS}
+    ranked_with = replace(FUSION, graph_weight=1.0)
     for qa in sample["qa"]:
         if int(qa.get("category", 0)) == 5:  # adversarial: not in "all (1-4)"
             continue
-        hits = await sg.retrieve(namespace, str(qa["question"]), k)
-        top = [dia_of[h.message_id] for h in hits if h.message_id in dia_of][:k]
-        if (score := question_scores(evidence_ids(qa), top)) is not None:
-            scores.append(score["r@10"])
-    return round(sum(scores) / max(len(scores), 1), 4), len(scores)
+        rankings = await sg.channel_rankings(namespace, str(qa["question"]), k, ranked_with)
+        for weight in GRAPH_WEIGHTS:
+            hits = fuse(rankings, replace(FUSION, graph_weight=weight), k)
+            top = [dia_of[h.message_id] for h in hits if h.message_id in dia_of][:k]
+            if (score := question_scores(evidence_ids(qa), top)) is not None:
+                scores[weight].append(score["r@10"])
+    means = {w: round(sum(v) / max(len(v), 1), 4) for w, v in scores.items()}
+    return means, len(scores[0.0])
 
 
-def drop_graph(raw: sqlite3.Connection, namespace: str) -> None:
-    """The "without graph" arm (scratch database only): every graph row of the space and
-    the node ids written back to its events are removed before ranking again."""
-    nodes = "(SELECT id FROM graph_nodes WHERE namespace = ?)"
-    for table, where in (
-        ("graph_sources", f"record_kind = 'node' AND record_id IN {nodes}"),
-        ("graph_sources", "record_kind = 'fact' AND record_id IN (SELECT id FROM graph_facts "
-         f"WHERE node_id IN {nodes})"),
-        ("graph_sources", "record_kind = 'edge' AND record_id IN (SELECT id FROM graph_edges "
-         "WHERE namespace = ?)"),
-        ("graph_facts", f"node_id IN {nodes}"),
-        ("graph_edges", "namespace = ?"),
-        ("graph_terms", "namespace = ?"),
-        ("graph_aliases", "namespace = ?"),
-        ("graph_duplicates", "namespace = ?"),
-        ("graph_nodes", "namespace = ?"),
-    ):  # fmt: skip
-        raw.execute(f"DELETE FROM {table} WHERE {where}", (namespace,))
-    raw.execute(
-        "UPDATE events SET temporal_json = json_remove(temporal_json, '$.participant_node_ids') "
-        "WHERE namespace = ?",
-        (namespace,),
-    )
+def leave_one_out(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each conversation, the weight best on the others (mean recall@10, ties to the
+    smaller weight) and its recall@10 on the one left out, beside the channel off."""
+    found = []
+    for index, row in enumerate(rows):
+        others = [r for i, r in enumerate(rows) if i != index]
+        chosen = max(
+            GRAPH_WEIGHTS,
+            key=lambda w: (sum(r["recall@10 by graph weight"][w] for r in others), -w),
+        )
+        found.append(
+            {
+                "file": row["file"],
+                "sample": row["sample"],
+                "chosen weight": chosen,
+                "held-out recall@10": row["recall@10 by graph weight"][chosen],
+                "recall@10 off": row["recall@10 by graph weight"][0.0],
+            }
+        )
+    return found
 
 
 async def check_sample(sg: StrataGate, sample: dict[str, Any], k: int) -> dict[str, Any]:
@@ -140,9 +146,7 @@ async def check_sample(sg: StrataGate, sample: dict[str, Any], k: int) -> dict[s
     keys = {normalise_key(name) for name in counts["people"]}
     speakers = [str(conversation["speaker_a"]), str(conversation["speaker_b"])]
     directory = await sg.memory_directory(namespace)
-    with_graph = await recall_at(sg, sample, dia_of, k)
-    await sg.db.write(lambda raw: drop_graph(raw, namespace))
-    without_graph = await recall_at(sg, sample, dia_of, k)
+    by_weight, questions = await recall_by_weight(sg, sample, dia_of, k)
     share = {
         kind: counts[f"{kind}s_sourced"] / counts[f"{kind}s"] if counts[f"{kind}s"] else 1.0
         for kind in ("fact", "edge")
@@ -160,9 +164,8 @@ async def check_sample(sg: StrataGate, sample: dict[str, Any], k: int) -> dict[s
         "topics": counts["topics"],
         "directory_tokens": estimate_tokens(directory),
         "directory_fits": estimate_tokens(directory) <= DIRECTORY_BUDGET,
-        "questions": with_graph[1],
-        "recall@10 with graph": with_graph[0],
-        "recall@10 without graph": without_graph[0],
+        "questions": questions,
+        "recall@10 by graph weight": by_weight,
         "derivation": derived,
     }
 
@@ -188,7 +191,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         "f src",
         "e src",
     )
-    heads += ("topics", "dir tok", "r@10 +graph", "r@10 -graph")
+    heads += ("topics", "dir tok", *(f"r@10 g={w}" for w in GRAPH_WEIGHTS))
     print(" | ".join(heads))
     for row in rows:
         cells: tuple[Any, ...] = (
@@ -199,7 +202,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         )
         cells += (row["current_facts"], row["current_edges"], f"{row['facts_active_source']:.0%}")
         cells += (f"{row['edges_active_source']:.0%}", row["topics"], row["directory_tokens"])
-        cells += (f"{row['recall@10 with graph']:.3f}", f"{row['recall@10 without graph']:.3f}")
+        cells += tuple(f"{row['recall@10 by graph weight'][w]:.3f}" for w in GRAPH_WEIGHTS)
         print(" | ".join(str(c) for c in cells))
 
 
@@ -215,9 +218,13 @@ def main() -> None:
         for row in asyncio.run(run_file(Path(data), args.limit, args.k)):
             rows.append({"file": Path(data).name, **row})
     print_table(rows)
-    print(json.dumps(rows, indent=2, ensure_ascii=False))
+    held_out = leave_one_out(rows) if len(rows) > 1 else []
+    for line in held_out:
+        print(" | ".join(str(value) for value in line.values()))
+    report = {"conversations": rows, "leave_one_out": held_out}
+    print(json.dumps(report, indent=2, ensure_ascii=False))
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=2, ensure_ascii=False))
+        args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False))
 
 
 if __name__ == "__main__":

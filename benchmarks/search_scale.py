@@ -288,20 +288,26 @@ def peak_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-async def measure_ours(path: Path, queries: list[str]) -> tuple[dict[str, list[float]], list[str]]:
+async def measure_ours(
+    path: Path, queries: list[str], only: Sequence[str] = ()
+) -> tuple[dict[str, list[float]], list[str]]:
+    """Each operation's latencies (``only``: just those named)."""
     sg = StrataGate(await Database(path).open())
     thread = f"t{THREADS - 1}"
     tail = await sg.db.read(lambda raw: block_rows.open_tail(raw, NAMESPACE, thread))
+    operations: dict[str, Callable[[str], Awaitable[Any]]] = {
+        "search_events": lambda q: sg.search_events(NAMESPACE, q),
+        "search_raw": lambda q: sg.search_raw(NAMESPACE, q),
+        "search_raw_ranked": lambda q: sg.search_raw_ranked(NAMESPACE, q),
+        "build_auto_context": lambda q: sg.build_auto_context(NAMESPACE, thread, q),
+        "search_graph": lambda q: sg.search_graph(NAMESPACE, q),
+        "list_topics": lambda q: sg.list_topics(NAMESPACE, query=q),
+        "memory_directory": lambda q: sg.memory_directory(NAMESPACE),
+    }
     results = {
-        "search_events": await latencies(lambda q: sg.search_events(NAMESPACE, q), queries),
-        "search_raw": await latencies(lambda q: sg.search_raw(NAMESPACE, q), queries),
-        "search_raw_ranked": await latencies(lambda q: sg.search_raw_ranked(NAMESPACE, q), queries),
-        "build_auto_context": await latencies(
-            lambda q: sg.build_auto_context(NAMESPACE, thread, q), queries
-        ),
-        "search_graph": await latencies(lambda q: sg.search_graph(NAMESPACE, q), queries),
-        "list_topics": await latencies(lambda q: sg.list_topics(NAMESPACE, query=q), queries),
-        "memory_directory": await latencies(lambda q: sg.memory_directory(NAMESPACE), queries),
+        name: await latencies(run, queries)
+        for name, run in operations.items()
+        if not only or name in only
     }
     await sg.close()
     return results, [activation_query(q, tail, 2) for q in queries]
@@ -345,6 +351,9 @@ def main() -> None:
     parser.add_argument("--chapters", type=int, default=300, help="topic chapters to write")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--keep", type=Path, help="keep the database here (reused if present)")
+    parser.add_argument(
+        "--only", action="append", default=[], help="measure only this operation (repeat)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = args.keep or Path(tmp) / "scale.db"
@@ -370,8 +379,10 @@ def run(args: argparse.Namespace, path: Path, fresh: bool) -> dict[str, Any]:
     timings["peak_rss_mb_after_build"] = peak_mb()
     vocab.rng = random.Random(args.seed + 1)  # same queries whether the database was reused
     queries = make_queries(vocab, args.queries)
-    ours, auto_queries = asyncio.run(measure_ours(path, queries))
+    ours, auto_queries = asyncio.run(measure_ours(path, queries, args.only))
     timings["peak_rss_mb_after_stratagate"] = peak_mb()
+    if args.only:  # a focused run: no bm25s comparison
+        return report(args, timings, {name: summary(ours[name]) for name in ours})
     event_texts, message_texts = corpus_texts(path)
     (events_q, auto_q), events_built = bm25s_latencies(event_texts, [queries, auto_queries])
     (raw_q,), raw_built = bm25s_latencies(message_texts, [queries])

@@ -229,3 +229,23 @@ def test_search_ignores_relation_only_matches_and_tells_current_from_historical(
     )
     names = [h.view.node.name for h in search_nodes(query_tokens("Ana"), views)]
     assert names == ["Ana", "Rome"]  # named first, then the node whose edge ends at her
+
+
+def test_facts_and_edges_citing_only_replaced_events_are_dropped_not_made_current() -> None:
+    projection = GraphProjection.model_validate(
+        {
+            "nodes": [
+                {"ref": "a", "name": "Ana", "type": "person", "source_event_ids": ["old"],
+                 "facts": [{"key": "city", "value": "Rome", "source_event_ids": ["old"]},
+                           {"key": "job", "value": "nurse", "source_event_ids": ["old", "new"]}]},
+                {"ref": "r", "name": "Rome", "type": "place", "source_event_ids": ["old"]},
+            ],
+            "edges": [{"from_ref": "a", "to_ref": "r", "relation": "lives_in",
+                       "source_event_ids": ["old"]}],
+        }
+    )  # fmt: skip
+    checked = validate_projection(projection, ["old", "new"], ["old", "new"], active=["new"])
+    [ana, rome] = checked.projection.nodes
+    assert [f.key for f in ana.facts] == ["job"] and checked.projection.edges == []
+    assert ana.source_event_ids == rome.source_event_ids == ["old"]  # nodes keep theirs
+    assert any("replaced events" in warning for warning in checked.warnings)

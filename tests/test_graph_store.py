@@ -279,3 +279,22 @@ async def test_the_listing_pages_by_importance_and_filters_by_type(db_path: Path
     with pytest.raises(NotFound):
         await memory.graph_node("node_missing")
     await memory.close()
+
+
+async def test_non_exclusive_edges_accumulate_targets_and_merge_the_same_one(
+    db_path: Path,
+) -> None:
+    memory, model = await open_scripted(db_path)
+    for friend, said in (("Bea", "2024-01-01"), ("Cai", "2024-02-01"), ("Bea", "2024-03-01")):
+        [event] = await add_events(memory, card_for(f"Ana and {friend}", f"{said}T00:00:00+00:00"))
+        edge = {"from_ref": "a", "to_ref": "f", "relation": "friend", "exclusive": False,
+                "source_event_ids": [event]}  # fmt: skip
+        model.push({"nodes": [node("a", "Ana", [event]), node("f", friend, [event])],
+                    "edges": [edge]})  # fmt: skip
+        await memory.process_pending()
+    [ana] = [v for v in await memory.graph_nodes(NS) if v.node.name == "Ana"]
+    assert sorted(e.other_name for e in ana.current_edges) == ["Bea", "Cai"]
+    assert ana.historical_edges == ()  # a second friend replaces no one
+    [bea] = [e for e in ana.current_edges if e.other_name == "Bea"]
+    assert len(bea.edge.source_event_ids) == 2  # the same friend again merged its sources
+    await memory.close()

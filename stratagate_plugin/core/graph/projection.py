@@ -4,6 +4,8 @@ Nothing is stated without a source: every node, fact and edge must cite at least
 of its batch that is still exposable (active or superseded). Ids from outside the batch
 or no longer exposable are dropped with a warning; a record left citing none rejects the
 whole projection before anything is written, so a batch is applied whole or not at all.
+An alias or tag cites the events that gave it (its field provenance, by default the node's
+own sources); one citing none of the batch is dropped with a warning.
 
 A new fact with key K supersedes the node's active facts with key K (``valid_to`` = its
 ``valid_from``, ``superseded_at`` = when it was learned); the same value again only adds
@@ -40,10 +42,15 @@ class Checked:
 
 
 def validate_projection(
-    projection: GraphProjection, batch_ids: Collection[str], exposable: Collection[str]
+    projection: GraphProjection,
+    batch_ids: Collection[str],
+    exposable: Collection[str],
+    active: Collection[str] | None = None,
 ) -> Checked:
     """The projection with valid sources only; ``ProjectionRejected`` listing every record
-    that cites none, or an edge whose end is not a node of the projection."""
+    that cites none, or an edge whose end is not a node of the projection. ``active``: the
+    batch events still active; a fact or edge citing none of them (only events already
+    replaced) would be current without a live source, so it is dropped with a warning."""
     allowed = set(batch_ids) & set(exposable)
     problems: list[str] = []
     warnings: list[str] = []
@@ -56,7 +63,14 @@ def validate_projection(
             problems.append(f"{what} cites no exposable event of its batch")
         return kept
 
-    nodes = [_checked_node(node, sources) for node in projection.nodes]
+    def field_sources(what: str, ids: Sequence[str]) -> list[str]:
+        """An alias's or tag's sources: one citing none of the batch is dropped, not fatal."""
+        kept = [i for i in dict.fromkeys(ids) if i in allowed]
+        if not kept:
+            warnings.append(f"{what}: dropped, it cites no exposable event of its batch")
+        return kept
+
+    nodes = [_checked_node(node, sources, field_sources) for node in projection.nodes]
     refs = [node.ref for node in nodes]
     if duplicated := sorted({ref for ref in refs if refs.count(ref) > 1}):
         problems.append(f"node refs used twice: {duplicated}")
@@ -70,10 +84,38 @@ def validate_projection(
         )
     if problems:
         raise ProjectionRejected(problems)
-    return Checked(GraphProjection(nodes=nodes, edges=edges), warnings)
+    checked = GraphProjection(nodes=nodes, edges=edges)
+    if active is not None:
+        checked = _live_only(checked, set(active), warnings)
+    return Checked(checked, warnings)
 
 
-def _checked_node(node: NodeDraft, sources: Any) -> NodeDraft:
+def _live_only(
+    projection: GraphProjection, active: set[str], warnings: list[str]
+) -> GraphProjection:
+    """Facts and edges citing at least one active event (spec §4: a current statement needs
+    an active source); the nodes keep theirs, replaced events still say who was there."""
+    nodes = []
+    for node in projection.nodes:
+        kept = [fact for fact in node.facts if active & set(fact.source_event_ids)]
+        if len(kept) < len(node.facts):
+            warnings.append(f"node {node.ref}: dropped facts citing only replaced events")
+        nodes.append(node.model_copy(update={"facts": kept}))
+    edges = [edge for edge in projection.edges if active & set(edge.source_event_ids)]
+    if len(edges) < len(projection.edges):
+        warnings.append("dropped edges citing only replaced events")
+    return GraphProjection(nodes=nodes, edges=edges)
+
+
+def _checked_node(node: NodeDraft, sources: Any, field_sources: Any) -> NodeDraft:
+    """The node with its facts' sources checked, and each alias and tag citing the batch
+    events that gave it (those citing none dropped)."""
+    fields: dict[str, Any] = {}
+    for kind, plural, values in (("alias", "aliases", node.aliases), ("tag", "tags", node.tags)):
+        cited = {v: field_sources(f"{kind} {v!r} of {node.ref}", node.field_sources(kind, v))
+                 for v in values}  # fmt: skip
+        fields[plural] = [v for v in values if cited[v]]
+        fields[f"{kind}_sources"] = {v: ids for v, ids in cited.items() if ids}
     facts = [
         fact.model_copy(
             update={
@@ -83,7 +125,7 @@ def _checked_node(node: NodeDraft, sources: Any) -> NodeDraft:
         for fact in node.facts
     ]
     own = sources(f"node {node.ref}", node.source_event_ids)
-    return node.model_copy(update={"source_event_ids": own, "facts": facts})
+    return node.model_copy(update={"source_event_ids": own, "facts": facts, **fields})
 
 
 @dataclass(frozen=True)

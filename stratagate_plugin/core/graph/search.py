@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..retrieval.bm25 import bm25_rank, weighted_tokens
+from ..retrieval.bm25 import bm25_rank
 from ..text.search_terms import tokenize
 from .projection import value_text
 from .shapes import GRAPH_PROVENANCE_LIMIT
@@ -114,24 +114,53 @@ def search_nodes(
     limit = max(1, min(MAX_LIMIT, limit))
     if not terms or not views:
         return []
+    tokens = _Tokens()
     fields = {view.node.id: node_fields(view) for view in views}
     docs = {
-        node_id: weighted_tokens([(text, WEIGHTS[name]) for name, text in texts.items()])
+        node_id: [
+            token
+            for name, text in texts.items()
+            for token in tokens(text) * WEIGHTS[name]  # field boosting, as weighted_tokens
+        ]
         for node_id, texts in fields.items()
     }
     by_id = {view.node.id: view for view in views}
     wanted = set(terms)
     hits: list[GraphHit] = []
     for node_id, score in bm25_rank(list(terms), docs):
-        matched = [name for name, text in fields[node_id].items() if wanted & set(tokenize(text))]
-        hit = _hit(by_id[node_id], score, matched, wanted)
+        matched = [name for name, text in fields[node_id].items() if wanted & tokens.set(text)]
+        hit = _hit(by_id[node_id], score, matched, wanted, tokens)
         if hit is not None:
             hits.append(hit)
     named = [hit for hit in hits if {"name", "aliases"} & set(hit.matched_fields)]
-    return [*named, *(hit for hit in hits if hit not in named)][:limit]
+    first = {hit.view.node.id for hit in named}
+    return [*named, *(hit for hit in hits if hit.view.node.id not in first)][:limit]
 
 
-def _hit(view: NodeView, score: float, matched: list[str], terms: set[str]) -> GraphHit | None:
+class _Tokens:
+    """``tokenize`` once per distinct text of one search (a fact's text is read for the
+    ranking, the matched fields and the provenance)."""
+
+    def __init__(self) -> None:
+        self.lists: dict[str, list[str]] = {}
+        self.sets: dict[str, frozenset[str]] = {}
+
+    def __call__(self, text: str) -> list[str]:
+        found = self.lists.get(text)
+        if found is None:
+            found = self.lists[text] = tokenize(text)
+        return found
+
+    def set(self, text: str) -> frozenset[str]:
+        found = self.sets.get(text)
+        if found is None:
+            found = self.sets[text] = frozenset(self(text))
+        return found
+
+
+def _hit(
+    view: NodeView, score: float, matched: list[str], terms: set[str], tokens: "_Tokens"
+) -> GraphHit | None:
     if not [name for name in matched if name != "relations"]:
         return None  # relation text is ranking-only
     current = any(name in _CURRENT for name in matched)
@@ -145,19 +174,50 @@ def _hit(view: NodeView, score: float, matched: list[str], terms: set[str]) -> G
         score=score,
         matched_fields=tuple(matched),
         match_type=kind,
-        provenance_event_ids=_provenance(view, terms),
+        provenance_event_ids=_provenance(view, terms, tokens),
     )
 
 
-def _provenance(view: NodeView, terms: set[str]) -> tuple[str, ...]:
+def _provenance(view: NodeView, terms: set[str], tokens: "_Tokens") -> tuple[str, ...]:
     """Up to six source events, those of the matched facts and edges first."""
     matched: list[str] = []
     for fact in (*view.current_facts, *view.historical_facts):
-        if terms & set(tokenize(f"{fact.key} {value_text(fact.value)}")):
+        if terms & tokens.set(f"{fact.key} {value_text(fact.value)}"):
             matched += fact.source_event_ids
     for edge in (*view.current_edges, *view.historical_edges):
-        if terms & set(tokenize(edge.other_name)):
+        if terms & tokens.set(edge.other_name):
             matched += edge.edge.source_event_ids
     visible = set(view.source_event_ids) | set(matched)
     ordered = [i for i in dict.fromkeys([*matched, *view.source_event_ids]) if i in visible]
     return tuple(ordered[:GRAPH_PROVENANCE_LIMIT])
+
+
+def statement_events(hits: Sequence[GraphHit], terms: Sequence[str], limit: int) -> list[str]:
+    """The retrieval channel's events (``retrieval.fused``): of each hit in order, the
+    sources of its facts and edges sharing a query term other than the node's own names,
+    most shared first. The names chose the node; every statement about it repeats them, so
+    they cannot tell its statements apart (nor can a node's own sources, every event naming
+    it)."""
+    found: list[str] = []
+    for hit in hits:
+        view = hit.view
+        wanted = set(terms) - set(tokenize(" ".join((view.node.name, *view.node.aliases))))
+        statements = [  # keys and relations read as words: "lives_in" answers "live"
+            (f"{_words(fact.key)} {value_text(fact.value)}", fact.source_event_ids)
+            for fact in (*view.current_facts, *view.historical_facts)
+        ]
+        statements += [
+            (f"{edge.other_name} {_words(edge.edge.relation)}", edge.edge.source_event_ids)
+            for edge in (*view.current_edges, *view.historical_edges)
+        ]
+        scored = [(len(wanted & set(tokenize(text))), ids) for text, ids in statements]
+        for shared, ids in sorted(scored, key=lambda pair: -pair[0]):
+            if shared:
+                found += [i for i in ids if i not in found]
+        if len(found) >= limit:
+            break
+    return found[:limit]
+
+
+def _words(label: str) -> str:
+    return label.replace("_", " ").replace(":", " ")

@@ -27,7 +27,7 @@ from ..store import Database, event_rows, graph_jobs, graph_reads, graph_rows, j
 from ..text.search_terms import query_tokens
 from .projection import EventTimes, reason_text, validate_projection
 from .resolution import normalise_key
-from .search import DEFAULT_LIMIT, GraphHit, search_nodes
+from .search import DEFAULT_LIMIT, MAX_LIMIT, GraphHit, search_nodes
 from .shapes import NODE_TYPES, GraphProjection, PossibleDuplicate
 from .views import Moment, NodeView
 
@@ -35,6 +35,7 @@ LOST = "lost"
 CONTEXT_NODES, RECENT_NODES = 32, 24
 LISTING_PAGE = 100
 NODE_HISTORY = 1000  # replaced statements one node's detail shows
+CANDIDATES_PER_RESULT, CANDIDATE_FLOOR = 3, 16
 
 
 def moment(as_of: datetime | str | None, valid_at: str | None = None) -> Moment:
@@ -56,8 +57,15 @@ def search_graph_in(
 ) -> list[GraphHit]:
     """§6.5 over the nodes sharing a term with the query (read inside a caller's read)."""
     terms = query_tokens(query)
-    ids = graph_reads.candidates(raw, namespace, terms)
+    ids = graph_reads.candidates(raw, namespace, terms, candidate_cap(limit))
     return search_nodes(terms, graph_reads.views(raw, ids, when), limit)
+
+
+def candidate_cap(limit: int) -> int:
+    """Nodes read and ranked for ``limit`` results: three times as many (at least 16), by
+    shared query terms then importance. Reading a node's view is the search's cost, so the
+    cap follows what is asked (24 for the default 8, 60 for the largest 20), not a constant."""
+    return max(CANDIDATE_FLOOR, CANDIDATES_PER_RESULT * min(max(limit, 1), MAX_LIMIT))
 
 
 class GraphService(ServiceBase):
@@ -147,7 +155,8 @@ class Projector:
                 return LOST
             status = graph_reads.event_statuses(raw, batch)
             exposable = [i for i, s in status.items() if s in ("active", "superseded")]
-            checked = validate_projection(projection, batch, exposable)
+            active = [i for i, s in status.items() if s == "active"]
+            checked = validate_projection(projection, batch, exposable, active)
             namespace = graph_jobs.batch_namespace(raw, job.target_id)
             applied = graph_rows.apply_projection(raw, namespace, checked, times, iso(moment_))
             graph_rows.write_back(raw, batch)

@@ -61,6 +61,14 @@ class NodeDraft(_Draft):
     tags: list[str] = Field(default_factory=list)
     source_event_ids: list[str] = Field(default_factory=list)
     facts: list[FactDraft] = Field(default_factory=list)
+    alias_sources: dict[str, list[str]] = Field(default_factory=dict)
+    tag_sources: dict[str, list[str]] = Field(default_factory=dict)
+
+    def field_sources(self, field: str, value: str) -> list[str]:
+        """The events that gave one alias or tag (its field provenance); none given → the
+        node's own sources, which are the evidence it was proposed from."""
+        given = (self.alias_sources if field == "alias" else self.tag_sources).get(value)
+        return list(given) if given else list(self.source_event_ids)
 
     @field_validator("aliases")
     @classmethod
@@ -74,7 +82,9 @@ class NodeDraft(_Draft):
 
 
 class EdgeDraft(_Draft):
-    """A directed relation between two node refs of the same projection."""
+    """A directed relation between two node refs of the same projection. ``exclusive``: one
+    target at a time (``lives_in``), so a new target supersedes the old; else (``uses``,
+    ``friend``) targets accumulate and only the same target again merges."""
 
     from_ref: str = Field(min_length=1)
     to_ref: str = Field(min_length=1)
@@ -82,6 +92,7 @@ class EdgeDraft(_Draft):
     source_event_ids: list[str] = Field(default_factory=list)
     valid_from: str | None = None
     confidence: float = Field(default=DEFAULT_CONFIDENCE, ge=0, le=1)
+    exclusive: bool = True
 
 
 class GraphProjection(_Draft):

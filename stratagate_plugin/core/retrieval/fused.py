@@ -1,8 +1,11 @@
 """Rules of ``retrieve()``: the votes between channels, the block channel, and their fusion.
 
-Three channels, each mapped to L5 message ids: raw messages (context-voted BM25), event
-cards (each hit contributes the messages it cites, in citation order) and blocks (BM25
-over a block's L0–L2 text; a hit contributes its messages that share a query term). Event
+Four channels, each mapped to L5 message ids: raw messages (context-voted BM25), event
+cards (each hit contributes the messages it cites, in citation order), blocks (BM25
+over a block's L0–L2 text; a hit contributes its messages that share a query term) and the
+knowledge graph (the events cited by the facts and edges of matching nodes that share a
+query term, then their messages; off unless ``graph_weight`` > 0, see
+docs/graph-topics-measurements.md). Event
 hits and the dates a question names also vote inside the raw channel, which puts that
 evidence in context rather than beside it. Channels are fused by weighted reciprocal-rank
 fusion; every id records which channels found it. Measurements:
@@ -18,7 +21,7 @@ from ..text.search_terms import tokenize
 from .bm25 import bm25_rank, rrf_rank
 from .raw_channel import RAW_CHANNEL, RawChannelConfig
 
-CHANNELS = ("raw", "event", "block")
+CHANNELS = ("raw", "event", "block", "graph")
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,9 @@ class FusionConfig:
     happened_boost: float = 0.5
     agent_weight: float = 1.0
     raw_channel: RawChannelConfig = RAW_CHANNEL
+    graph_weight: float = 0.0
+    graph_nodes: int = 8
+    graph_events: int = 10
 
 
 FUSION = FusionConfig()
@@ -87,12 +93,15 @@ def fuse(rankings: Mapping[str, Sequence[str]], config: FusionConfig, k: int) ->
         "raw": config.raw_weight,
         "event": config.event_weight,
         "block": config.block_weight,
+        "graph": config.graph_weight,
     }
-    fused = rrf_rank([(rankings[name], weights[name]) for name in CHANNELS])
+    fused = rrf_rank([(rankings.get(name, []), weights[name]) for name in CHANNELS])
     found = {name: set(ids) for name, ids in rankings.items()}
     return [
         Retrieved(
-            message_id=mid, score=score, channels=[name for name in CHANNELS if mid in found[name]]
+            message_id=mid,
+            score=score,
+            channels=[name for name in CHANNELS if mid in found.get(name, ())],
         )
         for mid, score in fused[:k]
     ]

@@ -15,9 +15,10 @@ from ..clock import utc_now
 from ..events import history
 from ..events.ranking import EventHit, weight_key
 from ..events.service import EventSearchService, supersession_links
+from ..graph.search import statement_events
 from ..graph.service import search_graph_in
 from ..graph.views import NOW
-from ..store import block_rows, event_rows, raw_search
+from ..store import block_rows, event_rows, graph_reads, raw_search
 from ..store import event_queries_rows as event_reads
 from ..store.retrieval_rows import (
     block_message_texts,
@@ -26,6 +27,7 @@ from ..store.retrieval_rows import (
     latest_message_time,
     ready_block_texts,
 )
+from ..text.search_terms import query_tokens
 from .fused import (
     CHANNELS,
     FUSION,
@@ -86,7 +88,8 @@ class RetrievalService(EventSearchService):
         *,
         current_thread: str | None = None,
     ) -> list[Retrieved]:
-        """The fused first-step evidence (raw, event and block channels) as message ids."""
+        """The fused first-step evidence (raw, event, block and, when weighted, graph
+        channels) as message ids."""
         settings = config or FUSION
         rankings = await self.channel_rankings(
             namespace, query, k, settings, current_thread=current_thread
@@ -134,7 +137,10 @@ class RetrievalService(EventSearchService):
         limit = settings.block_limit
         blocks = await self.db.read(lambda raw: block_channel(raw, raw_ids, parsed, limit))
         events = list(dict.fromkeys(m for message_ids in cited for m in message_ids))
-        return {"raw": raw_ids, "event": events, "block": blocks}
+        graph: list[str] = []
+        if settings.graph_weight > 0:
+            graph = await self.db.read(lambda raw: graph_channel(raw, namespace, query, settings))
+        return {"raw": raw_ids, "event": events, "block": blocks, "graph": graph}
 
     async def raw_channel(
         self,
@@ -233,6 +239,16 @@ def graph_recall(
     own = event_reads.events_from_thread(raw, cited, thread_id)
     kept = [hit for hit in hits if not set(hit.provenance_event_ids) <= own]
     return [hit.recall_line() for hit in kept[: config.node_limit]]
+
+
+def graph_channel(
+    raw: sqlite3.Connection, namespace: str, query: str, config: FusionConfig
+) -> list[str]:
+    """The messages cited by the events of the matching nodes' facts and edges that share
+    a query term (``search.statement_events``)."""
+    hits = search_graph_in(raw, namespace, query, config.graph_nodes, NOW)
+    events = statement_events(hits, query_tokens(query), config.graph_events)
+    return graph_reads.cited_messages(raw, namespace, events)
 
 
 def block_channel(

@@ -11,7 +11,7 @@ from ..graph.shapes import GraphEdge, GraphFact, GraphNode
 from ..graph.views import NOW, Moment, NodeView, node_view, visible_at
 from .rows import record_from_row
 
-CANDIDATES = 60
+CANDIDATES = 60  # the most a search reads (``graph.service.candidate_cap``)
 HISTORY = 100  # replaced statements a view holds per node (newest first); search reads these
 
 
@@ -78,15 +78,17 @@ def _bounded(
             [*node_ids] * len(ends),
         ).fetchall()
     rows: dict[str, sqlite3.Row] = {}
-    for node_id in node_ids:
-        for end in ends:
-            for part, limit in ((_CURRENT, -1), (f"NOT ({_CURRENT})", history)):
-                found = raw.execute(
-                    f"SELECT * FROM {table} WHERE {end} = ? AND {part} AND "
-                    "(? IS NULL OR learned_at <= ?) ORDER BY learned_at DESC LIMIT ?",
-                    (node_id, learned_by, learned_by, limit),
-                )
-                rows.update((row["id"], row) for row in found)
+    for start in range(0, len(node_ids), 500):
+        chunk = list(node_ids[start : start + 500])
+        for end in ends:  # one query per end for all the nodes, not one per node
+            found = raw.execute(
+                f"SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY {end}, "
+                f"({_CURRENT}) ORDER BY learned_at DESC) AS history_rank FROM {table} "
+                f"WHERE {end} IN ({_marks(chunk)}) AND (? IS NULL OR learned_at <= ?)) "
+                f"WHERE ({_CURRENT}) OR history_rank <= ?",
+                [*chunk, learned_by, learned_by, history],
+            )
+            rows.update((row["id"], row) for row in found)
     return sorted(rows.values(), key=lambda row: (row["learned_at"], row["id"]))
 
 
@@ -148,15 +150,15 @@ def views(
     cited += [i for f in facts for i in f.source_event_ids]
     cited += [i for e in edges for i in e.source_event_ids]
     status = event_statuses(raw, cited)
+    facts_by: dict[str, list[GraphFact]] = {}
+    edges_by: dict[str, list[GraphEdge]] = {}
+    for fact in facts:
+        facts_by.setdefault(fact.node_id, []).append(fact)
+    for edge in edges:
+        for end in dict.fromkeys((edge.from_node_id, edge.to_node_id)):
+            edges_by.setdefault(end, []).append(edge)
     return [
-        node_view(
-            node,
-            [f for f in facts if f.node_id == node.id],
-            [e for e in edges if node.id in (e.from_node_id, e.to_node_id)],
-            names,
-            status,
-            when,
-        )
+        node_view(node, facts_by.get(node.id, []), edges_by.get(node.id, []), names, status, when)
         for node in found
     ]
 
@@ -268,3 +270,20 @@ def recent_node_ids(raw: sqlite3.Connection, namespace: str, limit: int) -> list
         (namespace, limit),
     )
     return [row[0] for row in rows]
+
+
+def cited_messages(raw: sqlite3.Connection, namespace: str, event_ids: Sequence[str]) -> list[str]:
+    """The messages the visible events cite, event by event in the order given."""
+    ids = list(dict.fromkeys(event_ids))
+    if not ids:
+        return []
+    rows = raw.execute(
+        f"SELECT s.event_id, s.message_id FROM event_sources s JOIN events e ON e.id = s.event_id "
+        f"WHERE s.event_id IN ({_marks(ids)}) AND e.namespace = ? "
+        "AND e.status IN ('active', 'superseded') ORDER BY s.position",
+        [*ids, namespace],
+    )
+    by_event: dict[str, list[str]] = {}
+    for event_id, message_id in rows:
+        by_event.setdefault(event_id, []).append(message_id)
+    return list(dict.fromkeys(m for i in ids for m in by_event.get(i, [])))

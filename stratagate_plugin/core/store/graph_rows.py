@@ -86,7 +86,8 @@ def _node(
         _list_near(raw, namespace, node_id, draft, keys, now, applied)
     else:
         _merge_metadata(raw, node_id, draft, now)
-    _add_aliases(raw, namespace, node_id, [draft.name, *draft.aliases])
+    _add_aliases(raw, namespace, node_id, draft)
+    _tag_sources(raw, node_id, draft)
     add_sources(raw, "node", node_id, draft.source_event_ids)
     return node_id
 
@@ -121,23 +122,50 @@ def _merge_metadata(raw: sqlite3.Connection, node_id: str, draft: NodeDraft, now
     )
 
 
-def _add_aliases(
-    raw: sqlite3.Connection, namespace: str, node_id: str, names: Sequence[str]
-) -> None:
-    """Other spellings the node was proposed under (its own name key is not an alias)."""
+def _tag_sources(raw: sqlite3.Connection, node_id: str, draft: NodeDraft) -> None:
+    """Each of the draft's tags the node holds cites the events that gave it."""
+    row = raw.execute("SELECT tags_json FROM graph_nodes WHERE id = ?", (node_id,)).fetchone()
+    held = set(json.loads(row[0]))
+    for tag in draft.tags:
+        if tag in held:
+            add_field_sources(raw, node_id, "tag", tag, draft.field_sources("tag", tag))
+
+
+def _add_aliases(raw: sqlite3.Connection, namespace: str, node_id: str, draft: NodeDraft) -> None:
+    """Other spellings the node was proposed under (its own name key is not an alias), each
+    citing the events that gave it: the proposed name its node's sources, an alias its own."""
     row = raw.execute("SELECT name_key FROM graph_nodes WHERE id = ?", (node_id,)).fetchone()
     count = raw.execute("SELECT COUNT(*) FROM graph_aliases WHERE node_id = ?", (node_id,))
     room = MAX_ALIASES - int(count.fetchone()[0])
-    for name in names:
+    names = [(draft.name, draft.source_event_ids)]
+    names += [(alias, draft.field_sources("alias", alias)) for alias in draft.aliases]
+    for name, sources in names:
         key = normalise_key(name)
-        if room <= 0 or not key or key == row[0]:
+        if not key or key == row[0]:
             continue
-        inserted = raw.execute(
-            "INSERT OR IGNORE INTO graph_aliases(node_id, namespace, alias, alias_key) "
-            "VALUES (?, ?, ?, ?)",
-            (node_id, namespace, name.strip(), key),
-        ).rowcount
-        room -= inserted
+        held = raw.execute(
+            "SELECT 1 FROM graph_aliases WHERE node_id = ? AND alias_key = ?", (node_id, key)
+        ).fetchone()
+        if held is None and room <= 0:
+            continue
+        if held is None:
+            raw.execute(
+                "INSERT INTO graph_aliases(node_id, namespace, alias, alias_key) "
+                "VALUES (?, ?, ?, ?)",
+                (node_id, namespace, name.strip(), key),
+            )
+            room -= 1
+        add_field_sources(raw, node_id, "alias", key, sources)
+
+
+def add_field_sources(
+    raw: sqlite3.Connection, node_id: str, field: str, key: str, ids: Iterable[str]
+) -> None:
+    raw.executemany(
+        "INSERT OR IGNORE INTO graph_field_sources(node_id, field, value_key, event_id) "
+        "VALUES (?, ?, ?, ?)",
+        [(node_id, field, key, event_id) for event_id in ids],
+    )
 
 
 def add_sources(raw: sqlite3.Connection, kind: str, record_id: str, ids: Iterable[str]) -> None:
@@ -193,7 +221,8 @@ def _edge(
         f"AND relation = ? AND {_LIVE}",
         (start, relation),
     ).fetchall()
-    decision = rules.decide(end, stated, [Believed(*row) for row in rows])
+    believed = [Believed(*row) for row in rows if edge.exclusive or row[1] == end]
+    decision = rules.decide(end, stated, believed)
     if decision.merge_into:
         add_sources(raw, "edge", decision.merge_into, edge.source_event_ids)
         return decision.merge_into
@@ -288,25 +317,27 @@ def write_back(raw: sqlite3.Connection, event_ids: Sequence[str]) -> None:
 
 
 def strip_event_provenance(raw: sqlite3.Connection, event_ids: Sequence[str]) -> list[str]:
-    """Take the events out of every node, fact and edge; delete what is left citing nothing
-    (a deleted statement's predecessor is believed again). Returns the nodes deleted.
+    """Take the events out of every node, fact, edge, alias and tag; delete what is left
+    citing nothing (a deleted statement's predecessor is believed again). Returns the nodes
+    deleted.
     Called in the transaction that forgets the events (or undoes their import)."""
     ids = list(dict.fromkeys(event_ids))
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
+    bare_fields = _strip_fields(raw, ids)
     hit = raw.execute(
         f"SELECT DISTINCT record_kind, record_id FROM graph_sources WHERE event_id IN ({marks})",
         ids,
     ).fetchall()
-    if not hit:
+    if not hit and not bare_fields:
         return []
     raw.execute(f"DELETE FROM graph_sources WHERE event_id IN ({marks})", ids)
     orphans = {
         kind: [r for k, r in hit if k == kind and _sourceless(raw, k, r)]
         for kind in ("node", "fact", "edge")
     }
-    touched = {r for k, r in hit if k == "node"}
+    touched = {r for k, r in hit if k == "node"} | bare_fields
     touched |= _owners(raw, orphans["fact"], orphans["edge"])
     _delete_statements(raw, "graph_facts", orphans["fact"])
     _delete_statements(raw, "graph_edges", orphans["edge"])
@@ -317,6 +348,38 @@ def strip_event_provenance(raw: sqlite3.Connection, event_ids: Sequence[str]) ->
     recount(raw, alive)
     rebuild_terms(raw, _with_neighbours(raw, alive))
     return gone
+
+
+def _strip_fields(raw: sqlite3.Connection, event_ids: Sequence[str]) -> set[str]:
+    """Take the events out of every alias's and tag's provenance, deleting the aliases and
+    tags left citing nothing; the nodes that lost one."""
+    marks = ",".join("?" * len(event_ids))
+    hit = raw.execute(
+        "SELECT DISTINCT node_id, field, value_key FROM graph_field_sources "
+        f"WHERE event_id IN ({marks})",
+        event_ids,
+    ).fetchall()
+    raw.execute(f"DELETE FROM graph_field_sources WHERE event_id IN ({marks})", event_ids)
+    changed: set[str] = set()
+    for node_id, kind, key in hit:
+        if raw.execute(
+            "SELECT 1 FROM graph_field_sources WHERE node_id = ? AND field = ? AND value_key = ?",
+            (node_id, kind, key),
+        ).fetchone():
+            continue
+        changed.add(node_id)
+        if kind == "alias":
+            raw.execute(
+                "DELETE FROM graph_aliases WHERE node_id = ? AND alias_key = ?", (node_id, key)
+            )
+            continue
+        row = raw.execute("SELECT tags_json FROM graph_nodes WHERE id = ?", (node_id,)).fetchone()
+        if row is not None:
+            tags = [tag for tag in json.loads(row[0]) if tag != key]
+            raw.execute(
+                "UPDATE graph_nodes SET tags_json = ? WHERE id = ?", (dump_json(tags), node_id)
+            )
+    return changed
 
 
 def _sourceless(raw: sqlite3.Connection, kind: str, record_id: str) -> bool:
@@ -376,4 +439,5 @@ def _delete_nodes(raw: sqlite3.Connection, node_ids: Sequence[str]) -> None:
             "DELETE FROM graph_duplicates WHERE node_id = ? OR other_id = ?", (node_id, node_id)
         )
         raw.execute("DELETE FROM graph_aliases WHERE node_id = ?", (node_id,))
+        raw.execute("DELETE FROM graph_field_sources WHERE node_id = ?", (node_id,))
         raw.execute("DELETE FROM graph_nodes WHERE id = ?", (node_id,))

@@ -604,6 +604,31 @@ def _m020_imports(raw: sqlite3.Connection) -> None:
     )
 
 
+def _m021_graph_field_sources(raw: sqlite3.Connection) -> None:
+    """Per-field provenance of node aliases and tags (spec §4 ``metadataProvenance``): the
+    events that gave each one, so a forget or an import undo deletes an alias or tag left
+    without a source. Existing aliases and tags are given their node's sources."""
+    _run_script(
+        raw,
+        """
+        CREATE TABLE graph_field_sources (
+            node_id TEXT NOT NULL,
+            field TEXT NOT NULL CHECK (field IN ('alias', 'tag')),
+            value_key TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            PRIMARY KEY (node_id, field, value_key, event_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX graph_field_sources_event ON graph_field_sources(event_id);
+        INSERT OR IGNORE INTO graph_field_sources
+            SELECT a.node_id, 'alias', a.alias_key, s.event_id FROM graph_aliases a
+            JOIN graph_sources s ON s.record_kind = 'node' AND s.record_id = a.node_id;
+        INSERT OR IGNORE INTO graph_field_sources
+            SELECT n.id, 'tag', j.value, s.event_id FROM graph_nodes n, json_each(n.tags_json) j
+            JOIN graph_sources s ON s.record_kind = 'node' AND s.record_id = n.id
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_conversation,
     _m002_jobs,
@@ -625,6 +650,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m018_graph,
     _m019_topic_spare,
     _m020_imports,
+    _m021_graph_field_sources,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

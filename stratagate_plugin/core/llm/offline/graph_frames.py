@@ -1,0 +1,261 @@
+"""Relation frames of the offline graph projector (spec §4), English and Chinese.
+
+A small closed set of frames, each a grammatical pattern rather than a list of names:
+
+- kinship and role possessives, "my sister Ana" / "Ana, my boss" / "我妹妹安娜": a person
+  node for the name, an edge speaker → name labelled by the role;
+- residence, work, study and origin, "lives in / moved to / works at / studies at / grew up
+  in / 住在 / 搬到 / 在…工作 / 在…上学 / 来自": an edge and a fact keyed by the relation,
+  so "moved to Lisbon" later replaces "lives in Porto" (the subject is the one named just
+  before the verb: "my sister Ana lives in Porto" is about Ana);
+- travel, "visited / been to / trip to Rome" / "去过罗马" (past forms only: "planning to
+  visit" is a plan; bare 去 goes to activities as often as places): a ``visited`` edge
+  (places accumulate);
+- tools used or owned, "I use Notion" / "bought a Kindle" / "我用Notion";
+- favourites, "my favorite book is Dune" / "我最喜欢的书是沙丘": a fact keyed by what;
+- self-introduction, "I'm Mara" / "my name is Mara" / "call me Mara" / "我叫玛拉": an
+  alias of the speaker's node (``4.`` of resolution: a proven alias).
+"""
+
+import re
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+
+from .text import is_person_name
+
+SPEAKER = ""  # a mention's subject: the one who said it
+_NAME = r"[A-Z][A-Za-z0-9'.&-]*(?:\s+(?:of\s+|de\s+)?[A-Z][A-Za-z0-9'.&-]*){0,3}"
+_PERSON = r"[A-Z][a-z]+(?:\s[A-Z][a-z]+)?"
+_HAN_RUN = r"[\u4e00-\u9fff·]{2,8}"
+_LATIN_TOOL = r"[A-Z][A-Za-z0-9.+#-]*(?:\s[A-Z0-9][A-Za-z0-9.+#-]*){0,2}"
+# a Chinese name ends before one of these (a verb, a time word, a function character)
+_HAN_STOP = set(
+    "的了是我你他她它们这那在和与也都就很吗呢吧啊呀说住搬去来跟今昨明刚已还要会想喜爱开上下"
+    "又不没有个把被给对从到，。！？、,.!? "
+)
+# a Chinese person's name begins with a common surname (or 小/老/阿 + one), or is a
+# transliteration written only in the characters transliteration uses
+_SURNAMES = set(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁"
+    "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴"
+    "莫孔向汤小老阿"
+)
+_TRANSLITERATION = set(
+    "阿埃艾爱安昂奥巴芭拜班邦保鲍贝本比彼毕宾波伯布查达戴丹道德迪蒂丁东杜多厄恩尔法范菲费芬丰弗福盖"
+    "甘戈格根古哈海汉豪赫亨胡华霍基吉加贾杰金卡凯坎康考科克肯库奎拉莱兰朗劳勒雷蕾里丽利莉连林琳露卢鲁"
+    "路伦罗洛马玛迈麦曼梅美门蒙米密姆穆纳娜奈南内尼妮宁纽诺欧帕派潘佩彭皮珀普奇齐乔切琴萨塞桑森沙莎珊"
+    "尚舍什施斯松苏索塔泰坦汤唐特提汀图托瓦万威韦维温沃乌伍西希锡夏谢辛休雅亚扬耶伊因英尤约泽扎詹珍朱"
+    "卓佐茜黛娃娅丝·"
+)
+_NOT_FIRST = set("一这那我你他她它每某各家几今昨努忙正")
+_CLAUSE_BREAK = re.compile(r"[.,!?;:()\"“”—–…，。！？；：、]|\s-\s|\b(?:and|but|so|because)\b")
+
+ROLES = {
+    "sister": "sister", "brother": "brother", "mother": "mother", "mom": "mother",
+    "mum": "mother", "father": "father", "dad": "father", "wife": "spouse",
+    "husband": "spouse", "partner": "partner", "boyfriend": "partner", "girlfriend": "partner",
+    "fiance": "partner", "fiancé": "partner", "fiancee": "partner", "fiancée": "partner",
+    "son": "son", "daughter": "daughter", "kid": "child", "child": "child", "friend": "friend",
+    "cousin": "cousin", "aunt": "aunt", "uncle": "uncle", "grandma": "grandmother",
+    "grandmother": "grandmother", "grandpa": "grandfather", "grandfather": "grandfather",
+    "niece": "niece", "nephew": "nephew", "boss": "boss", "manager": "boss",
+    "colleague": "colleague", "coworker": "colleague", "co-worker": "colleague",
+    "roommate": "roommate", "neighbor": "neighbor", "neighbour": "neighbor",
+    "mentor": "mentor", "teacher": "teacher", "therapist": "therapist", "coach": "coach",
+    "妹妹": "sister", "姐姐": "sister", "哥哥": "brother", "弟弟": "brother", "妈妈": "mother",
+    "母亲": "mother", "爸爸": "father", "父亲": "father", "丈夫": "spouse", "老公": "spouse",
+    "妻子": "spouse", "老婆": "spouse", "男朋友": "partner", "女朋友": "partner",
+    "未婚夫": "partner", "未婚妻": "partner", "儿子": "son", "女儿": "daughter",
+    "孩子": "child", "朋友": "friend", "好朋友": "friend", "闺蜜": "friend", "表姐": "cousin",
+    "表妹": "cousin", "表哥": "cousin", "表弟": "cousin", "堂姐": "cousin", "堂妹": "cousin",
+    "堂哥": "cousin", "堂弟": "cousin", "阿姨": "aunt", "姑姑": "aunt", "叔叔": "uncle",
+    "舅舅": "uncle", "奶奶": "grandmother", "外婆": "grandmother", "爷爷": "grandfather",
+    "外公": "grandfather", "老板": "boss", "上司": "boss", "同事": "colleague",
+    "室友": "roommate", "邻居": "neighbor", "导师": "mentor", "老师": "teacher",
+    "教练": "coach",
+}  # fmt: skip
+# one at a time: a new one replaces the old (the others accumulate)
+EXCLUSIVE_ROLES = frozenset({"spouse", "partner", "boss", "mother", "father"})
+_EN_ROLES = "|".join(sorted((r for r in ROLES if r.isascii()), key=len, reverse=True))
+_ZH_ROLES = "|".join(sorted((r for r in ROLES if not r.isascii()), key=len, reverse=True))
+_KIN = (
+    re.compile(
+        rf"\b[Mm]y\s+(?:(?:older|younger|little|big|elder|baby|twin|best|oldest|youngest|new)\s+)?"
+        rf"(?P<role>{_EN_ROLES})\s*,?\s+(?P<x>{_PERSON})\b"
+    ),
+    re.compile(rf"\b(?P<x>{_PERSON}),\s+my\s+(?:\w+\s+)?(?P<role>{_EN_ROLES})\b"),
+    re.compile(rf"我的?(?P<role>{_ZH_ROLES})(?P<x>{_HAN_RUN})"),
+)
+# (relation, target type, fact key or None, patterns)
+PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...] = (
+    ("lives_in", "place", "lives_in", (
+        re.compile(rf"\b(?:live[sd]?|living|moved|relocated|moving|settled|relocating)\s+"
+                   rf"(?:back\s+)?(?:in|to)\s+(?P<x>{_NAME})"),
+        re.compile(rf"(?:住在|搬到了?|搬去了?|定居在?|搬家到)(?P<x>{_HAN_RUN}|{_NAME})"),
+    )),
+    ("works_at", "organization", "works_at", (
+        re.compile(rf"\b(?:work(?:s|ed|ing)?|job|employed|intern(?:s|ed|ing)?)\s+(?:at|for)\s+"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:joined|hired by)\s+(?P<x>{_NAME})\s+as\b"),
+        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:工作(?!室|坊)|上班|任职|实习)"),
+    )),
+    ("studies_at", "organization", "studies_at", (
+        re.compile(rf"\b(?:stud(?:y|ies|ied|ying)|enrolled|student|degree)\s+at\s+"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:go|goes|went|going)\s+to\s+(?:school|college|university)\s+at\s+"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:上学|读书|念书|读大学|读研|留学)"),
+        re.compile(rf"就读于(?P<x>{_HAN_RUN}|{_NAME})"),
+    )),
+    ("from", "place", "from", (
+        re.compile(rf"\b(?:[Gg]rew up in|(?:am|[Ii]'m|is|are|come|comes|came) from|[Bb]orn in)"
+                   rf"\s+(?P<x>{_NAME})"),
+        re.compile(rf"(?:来自|老家在|老家是|出生在|出生于|家乡是)(?P<x>{_HAN_RUN}|{_NAME})"),
+    )),
+    ("visited", "place", None, (
+        re.compile(rf"\b(?:visited|been to|trip to|travel(?:l)?ed to|flew to|"
+                   rf"vacationed in|holiday in)\s+(?P<x>{_NAME})"),
+        re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了)(?P<x>{_HAN_RUN}|{_NAME})"),
+    )),
+    ("uses", "tool", None, (
+        re.compile(rf"\b(?:use|uses|used|using|switched to|bought|own|owns)\s+"
+                   rf"(?:(?:a|an|the|my|our)\s+)?(?:new\s+)?(?P<x>{_LATIN_TOOL})"),
+        re.compile(rf"(?:用|使用|在用|改用|买了|入手了?)(?:一[台个部款])?\s*(?P<x>{_LATIN_TOOL})"),
+    )),
+)  # fmt: skip
+_FAVOURITE = (
+    re.compile(
+        r"\b[Mm]y\s+(?:all-time\s+)?favou?rite\s+(?P<what>[a-z]+(?:\s[a-z]+)?)\s+"
+        r"(?:is|are|was|has to be)\s+(?P<x>[^.,!?;]{2,60})"
+    ),
+    re.compile(r"我最喜欢的(?P<what>[\u4e00-\u9fff]{1,4}?)是(?P<x>[^，。！？,.!?；]{1,30})"),
+)
+_SELF = (
+    re.compile(
+        rf"(?:\b[Mm]y name is|\b[Mm]y name's|\b[Cc]all me|\bI'm called|\bI am called|\bI'm|\bI am)"
+        rf"\s+(?P<x>{_PERSON})(?=\s*(?:[,.!?;)]|$|\s(?:and|here|from|by)\b))"
+    ),
+    re.compile(
+        rf"(?:我叫|我的名字是|我的名字叫|叫我|大家都叫我|大家叫我)(?P<x>{_HAN_RUN}|{_PERSON})"
+    ),
+    re.compile(r"我是(?P<x>[\u4e00-\u9fff·]{2,4})(?=[，。！？,.!?；]|$)"),
+)
+_FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|we|We|we're|we've|my|My|our|Our)\b|我")
+_THIRD = re.compile(r"\b(?:he|He|she|She|they|They|his|His|her|Her|their|Their)\b|他|她")
+_WORD_NAME = re.compile(_PERSON)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """``subject -relation-> target`` said in one sentence; ``subject`` SPEAKER: the speaker."""
+
+    subject: str
+    relation: str
+    target: str
+    kind: str
+    exclusive: bool = True
+    fact_key: str | None = None
+
+
+def kin(sentence: str) -> Iterator[tuple[str, str]]:
+    """(name, role) for every "my <role> <Name>" of the sentence."""
+    for pattern in _KIN:
+        for match in pattern.finditer(sentence):
+            name = _person(match["x"])
+            if name and is_name(name):
+                yield name, ROLES[match["role"].lower()]
+
+
+def mentions(sentence: str, people: Collection[str]) -> list[Mention]:
+    """Every frame of the sentence; ``people``: names known to be persons (never a target)."""
+    relatives = dict(kin(sentence))
+    known = {*people, *relatives}
+    found = [
+        Mention(SPEAKER, role, name, "person", role in EXCLUSIVE_ROLES)
+        for name, role in relatives.items()
+    ]
+    for relation, kind, key, patterns in PLACES_AND_WORK:
+        for pattern in patterns:
+            for match in pattern.finditer(sentence):
+                target = _name(match["x"])
+                if not target or target in known or target.split()[0] in known:
+                    continue
+                subject = _subject_before(sentence[: match.start()], known)
+                if subject is not None:
+                    found.append(Mention(subject, relation, target, kind, key is not None, key))
+    return found
+
+
+def favourites(sentence: str) -> list[tuple[str, str]]:
+    """("favorite_<what>", value) for "my favorite <what> is <value>" / 我最喜欢的…是…"""
+    found = []
+    for pattern in _FAVOURITE:
+        for match in pattern.finditer(sentence):
+            what = "_".join(match["what"].lower().split())
+            if value := match["x"].strip(" '\""):
+                found.append((f"favorite_{what}", value))
+    return found
+
+
+def self_names(sentence: str, others: Collection[str] = ()) -> list[str]:
+    """Names the speaker gives themself ("I'm Mara", "我叫玛拉"), never one of ``others``."""
+    names = []
+    for pattern in _SELF:
+        for match in pattern.finditer(sentence):
+            name = _person(match["x"])
+            if name and name not in others and is_name(name):
+                names.append(name)
+    return names
+
+
+def _person(text: str) -> str | None:
+    return _name(text) if text.isascii() else han_person(text.strip())
+
+
+def is_name(name: str) -> bool:
+    """A person's name: a capitalised non-label word, or a Chinese name as ``_SURNAMES`` /
+    ``_TRANSLITERATION`` describe."""
+    if name.isascii():
+        return is_person_name(name)
+    return name[0] in _SURNAMES or all(c in _TRANSLITERATION for c in name)
+
+
+def _subject_before(prefix: str, known: Collection[str]) -> str | None:
+    """Who the clause before the verb is about: the last of a first-person word (the
+    speaker), a person's name, or a third-person pronoun (unknown: None); nothing →
+    the speaker (an elided subject is the speaker's, "Moved to Lisbon last month!")."""
+    breaks = [m.end() for m in _CLAUSE_BREAK.finditer(prefix)]
+    clause = prefix[breaks[-1] :] if breaks else prefix
+    marks: list[tuple[int, str | None]] = []
+    marks += [(m.start(), SPEAKER) for m in _FIRST.finditer(clause)]
+    marks += [(m.start(), None) for m in _THIRD.finditer(clause)]
+    for name in known:
+        if (at := clause.rfind(name)) >= 0:
+            marks.append((at + len(name), name))
+    marks += [(m.end(), m.group()) for m in _WORD_NAME.finditer(clause) if is_name(m.group())]
+    return max(marks, key=lambda m: m[0])[1] if marks else SPEAKER
+
+
+def _name(text: str) -> str | None:
+    """The name matched: a Chinese one cut before a verb or function character
+    ("安娜住在" → "安娜"), at most four characters; a Latin one without a trailing dot."""
+    text = text.strip(" .,'")
+    if re.match(r"[\u4e00-\u9fff]", text):
+        cut = next((i for i, c in enumerate(text) if i >= 1 and c in _HAN_STOP), len(text))
+        text = text[: min(cut, 4)]
+    return text if len(text) >= 2 and text[0] not in _NOT_FIRST else None
+
+
+def han_person(text: str) -> str | None:
+    """A Chinese person's name at the start of ``text``: a transliteration as far as its
+    characters go (≤ 5), or a surname and one or two more (three only when a stop follows)."""
+    if len(text) < 2 or text[0] in _NOT_FIRST:
+        return None
+    if text[0] in _TRANSLITERATION and text[1] in _TRANSLITERATION:
+        end = next((i for i, c in enumerate(text) if c not in _TRANSLITERATION), len(text))
+        return text[: min(end, 5)]
+    if text[0] not in _SURNAMES or text[1] in _HAN_STOP:
+        return None
+    if len(text) == 2 or text[2] in _HAN_STOP:
+        return text[:2]
+    return text[:3] if len(text) == 3 or text[3] in _HAN_STOP else text[:2]
