@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InvalidInput
-from ..core.importer.external_format import MAX_BYTES, MAX_CANDIDATES
+from ..core.importer.external_format import MAX_BULK_CANDIDATES, MAX_BYTES
 from ..core.importer.jobs import ACTIONS, ANALYSING, IMPORT_FORMATS, ImportBatch, ImportJob
 from ..core.memory import StrataGate
 from .common import add_db_option, add_space_option, open_memory, resolve_space
@@ -230,9 +230,10 @@ async def export_space(args: argparse.Namespace) -> int:
     else:
         args.out.write_text(text, encoding="utf-8")
         print(f"exported {count} events of {space} to {args.out}", file=sys.stderr)
-    if count > MAX_CANDIDATES:
+    if count > MAX_BULK_CANDIDATES:
         print(
-            f"stratagate: warning: {count} events; one import takes at most {MAX_CANDIDATES}, "
+            f"stratagate: warning: {count} events; one import takes at most "
+            f"{MAX_BULK_CANDIDATES}, "
             "so split the file to import it again",
             file=sys.stderr,
         )
