@@ -90,12 +90,16 @@ async def test_undo_strips_graph_provenance_and_keeps_shared_nodes(
     text = document(candidate("Joined Acme", "Caroline works at Acme Corp in Lyon."))
     second = await imported(memory, text, {0: "ADD"})  # related to the first: confirmed
     await memory.process_pending()
-    assert {"Acme Corp", "Lyon"} <= graph_names(plain, second.event_ids)
+    assert {"Caroline", "Acme Corp", "Lyon"} <= graph_names(plain, second.event_ids)
+    works_at = "SELECT COUNT(*) FROM graph_edges WHERE relation = 'works_at'"
+    assert plain.execute(works_at).fetchone()[0] == 1
     undone = await memory.import_undo(second.id)
     assert graph_names(plain, second.event_ids) == set()
-    assert graph_names(plain) == graph_names(plain, first.event_ids) == {"Lyon"}
-    gone = plain.execute("SELECT name FROM graph_nodes").fetchall()
-    assert [r[0] for r in gone] == ["Lyon"] and len(undone.removed_graph_node_ids) >= 1
+    # Caroline and Lyon are also the first import's: they stay, citing it alone
+    assert graph_names(plain) == graph_names(plain, first.event_ids) == {"Caroline", "Lyon"}
+    left = {r[0] for r in plain.execute("SELECT name FROM graph_nodes").fetchall()}
+    assert left == {"Caroline", "Lyon"} and len(undone.removed_graph_node_ids) >= 1
+    assert plain.execute(works_at).fetchone()[0] == 0
 
 
 async def test_undo_scrubs_links_from_other_events(
@@ -226,3 +230,23 @@ async def test_chapters_holding_undone_events_are_rebuilt_without_them(
     await memory.process_pending()
     assert plain.execute("SELECT COUNT(*) FROM topic_members").fetchone()[0] == 0
     assert (await memory.list_topics(NS))["topics"] == []
+
+
+async def adopt(memory: StrataGate, ids: list[str], receipt: str) -> None:
+    refs = [f"event:{event_id}" for event_id in ids]
+    batch = await memory.open_batch(NS, "t", "memory_search_events", tuple(refs))
+    await memory.assess(NS, "t", batch.id, "sufficient", refs, "fits", "", "answer")
+    await memory.record_use(NS, "t", batch.id, refs, receipt)
+
+
+async def test_undo_takes_its_events_out_of_usage_receipts(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    await seed(memory, "evt_tea", TEA)
+    batch = await imported(memory, document(candidate(COFFEE)))
+    [coffee] = batch.event_ids
+    await adopt(memory, [coffee], "only-imported")
+    await adopt(memory, ["evt_tea", coffee], "both")
+    await memory.import_undo(batch.id)
+    receipts = dict(plain.execute("SELECT receipt_id, event_ids_json FROM usage_receipts"))
+    assert receipts == {"both": json.dumps(["evt_tea"])}

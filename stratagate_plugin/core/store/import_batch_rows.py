@@ -8,8 +8,9 @@ lines) and ``should_extract`` off, so no summary or extraction job ever runs on 
 
 Undo, in one transaction, deletes the batch's events and everything that points at them —
 their sources, search rows, queued topic work, graph provenance (records left citing
-nothing are deleted), projection batches not being worked on, relation ids in other
-events; a chapter holding one is cleared and rebuilt by the next topic sync, which treats
+nothing are deleted), projection batches left empty with their jobs (a running one too:
+its worker then finds the job gone and drops its result), relation ids in other events,
+their ids in usage receipts (a receipt that adopted only them is deleted); a chapter holding one is cleared and rebuilt by the next topic sync, which treats
 a member whose event is gone as hidden —
 restores to active what they superseded unless something else still supersedes it, then
 deletes the source block, its message and its thread.
@@ -124,6 +125,7 @@ def remove_batch(raw: sqlite3.Connection, block_id: str, now: str) -> Removed:
     _drop_projection(raw, ids)
     restored = _restore_superseded(raw, ids, now)
     _scrub_links(raw, ids, now)
+    _scrub_receipts(raw, ids)
     _delete_events(raw, ids)
     _delete_block(raw, block_id)
     return Removed(ids, restored, nodes)
@@ -134,7 +136,8 @@ def _marks(ids: Sequence[str]) -> str:
 
 
 def _drop_projection(raw: sqlite3.Connection, ids: Sequence[str]) -> None:
-    """Out of graph batches; a batch left empty goes with its job unless one is running."""
+    """Out of graph batches; a batch left empty goes with its job, even a running one (its
+    worker's commit checks that it still holds the job, so nothing it made is written)."""
     if not ids:
         return
     batches = [
@@ -149,11 +152,7 @@ def _drop_projection(raw: sqlite3.Connection, ids: Sequence[str]) -> None:
         left = raw.execute(
             "SELECT 1 FROM graph_batch_events WHERE batch_id = ? LIMIT 1", (batch_id,)
         ).fetchone()
-        running = raw.execute(
-            "SELECT 1 FROM jobs WHERE kind = ? AND target_id = ? AND status = 'running'",
-            (graph_jobs.GRAPH_JOB, batch_id),
-        ).fetchone()
-        if left is None and running is None:
+        if left is None:
             raw.execute(
                 "DELETE FROM jobs WHERE kind = ? AND target_id = ?",
                 (graph_jobs.GRAPH_JOB, batch_id),
@@ -221,6 +220,28 @@ def _scrub_links(raw: sqlite3.Connection, ids: Sequence[str], now: str) -> None:
             "UPDATE events SET temporal_json = ?, updated_at = ? WHERE pk = ?",
             (dump_json(temporal), now, pk),
         )
+
+
+def _scrub_receipts(raw: sqlite3.Connection, ids: Sequence[str]) -> None:
+    """The batch's events leave the usage receipts that adopted them; a receipt that
+    adopted nothing else is deleted (it would only point at events that never were)."""
+    if not ids:
+        return
+    gone = set(ids)
+    rows = raw.execute(
+        f"SELECT DISTINCT r.rowid, r.event_ids_json FROM usage_receipts r, "
+        f"json_each(r.event_ids_json) j WHERE j.value IN ({_marks(ids)})",
+        list(ids),
+    ).fetchall()
+    for rowid, event_ids_json in rows:
+        kept = [i for i in json.loads(event_ids_json) if i not in gone]
+        if kept:
+            raw.execute(
+                "UPDATE usage_receipts SET event_ids_json = ? WHERE rowid = ?",
+                (dump_json(kept), rowid),
+            )
+        else:
+            raw.execute("DELETE FROM usage_receipts WHERE rowid = ?", (rowid,))
 
 
 def _delete_events(raw: sqlite3.Connection, ids: Sequence[str]) -> None:
