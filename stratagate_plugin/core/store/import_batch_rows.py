@@ -6,14 +6,14 @@ like any sealed message), ready at once with L0–L2 by rule (title = first non-
 ≤ 80, tag ``external-memory-import``, L1 = the first 500 characters, L2 = the first 8
 lines) and ``should_extract`` off, so no summary or extraction job ever runs on it.
 
-Undo, in one transaction, deletes the batch's events and everything that points at them —
+Undo, in one transaction, deletes the batch's events and everything that points at them:
 their sources, search rows, queued topic work, graph provenance (records left citing
 nothing are deleted), projection batches left empty with their jobs (a running one too:
 its worker then finds the job gone and drops its result), relation ids in other events,
-their ids in usage receipts (a receipt that adopted only them is deleted); a chapter holding one is cleared and rebuilt by the next topic sync, which treats
-a member whose event is gone as hidden —
-restores to active what they superseded unless something else still supersedes it, then
-deletes the source block, its message and its thread.
+their ids in usage receipts (a receipt that adopted only them is deleted). A chapter
+holding one is cleared and rebuilt by the next topic sync, which treats a member whose
+event is gone as hidden. What they superseded is active again unless something else still
+supersedes it; then the source block, its message and its thread are deleted.
 """
 
 import json
