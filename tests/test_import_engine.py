@@ -82,6 +82,9 @@ async def test_each_of_the_five_actions_is_applied(
     job = await analysed(memory, document(candidate(COFFEE)))
     [item] = job.items
     assert item.action == action and item.confidence == 0.95 and not item.requires_confirmation
+    [asked] = memory.model.requests  # type: ignore[attr-defined]
+    assert "another AI's export" in asked.instructions
+    assert [e["event_id"] for e in asked.payload["existing"]] == ["evt_tea"]
     assert [m.id for m in item.matches] == ["evt_tea"]
     batch = await memory.import_commit(job.id)
     old = stored(plain, "evt_tea")

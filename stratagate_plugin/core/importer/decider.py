@@ -128,9 +128,21 @@ def clear_new(matches: Sequence[MatchedEvent], forced: bool) -> Decision:
 def decision_task(
     agent: AgentCandidate, overlapping: Sequence[Match]
 ) -> StructuredTask[ExternalDecision]:
-    """``memory_remember``'s decider task, its answer read as an ``ExternalDecision``."""
+    """``memory_remember``'s decider task (the offline model answers it by the same rule),
+    told that the memory comes from another AI's export, its answer an ``ExternalDecision``."""
     task = decider_task(agent, overlapping)
-    return StructuredTask(task.name, ExternalDecision, task.instructions, task.payload)
+    return StructuredTask(task.name, ExternalDecision, IMPORT_DECIDER_INSTRUCTIONS, task.payload)
+
+
+IMPORT_DECIDER_INSTRUCTIONS = (
+    "Decide how one memory imported from another AI's export of what it knew about the user "
+    "relates to this user's existing memories that overlap it. ADD: a distinct fact. MERGE: "
+    "the same fact, restated or more complete (targets: the events it restates). SUPERSEDE: "
+    "a newer version or correction of the targets. CONFLICT: it contradicts them and neither "
+    "is clearly newer. IGNORE: already known or not worth keeping. Existing memories are never "
+    "overwritten. Use only ids from `existing`; confidence in [0, 1]; a reason of at most 200 "
+    "characters."
+)
 
 
 def offline_decision(agent: AgentCandidate, overlapping: Sequence[Match]) -> ExternalDecision:
