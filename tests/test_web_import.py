@@ -146,6 +146,21 @@ async def test_commit_writes_the_batch_and_undo_takes_it_back(tmp_path: Path) ->
         assert await active_titles(host, space) == sorted(c["title"] for c in KNOWN)
 
 
+async def test_take_every_proposal_commits_the_unsure_items_as_proposed(tmp_path: Path) -> None:
+    async with web_app(tmp_path) as (_, host, client):
+        space = (await quiet(host)).default_namespace()
+        job = await analysed(host, client, "- Likes hiking\n- Has a dog named Rex\n")
+        assert job.recovered and all(i.requires_confirmation for i in job.items)
+        page = await client.get(f"/memory/import/{job.id}")
+        assert 'name="accept" value="proposed"' in page.text
+        fields = {"choice-0": "IGNORE", "choice-1": "IGNORE", "accept": "proposed"}
+        answer = await post(client, f"/memory/import/{job.id}/commit", data=fields)
+        assert answer.status_code == 303
+        [batch] = await memory_of(host).import_batches(space)
+        assert batch.imported_count == 2  # both proposals were ADD
+        assert await active_titles(host, space) == ["Has a dog named Rex", "Likes hiking"]
+
+
 class HeldModel:
     """A model that answers only once released, and then fails (recovery falls back to the
     offline reader): while it is held the worker keeps the job in ``extracting``."""

@@ -57,6 +57,7 @@ IMPORT_STRINGS: dict[str, dict[str, str]] = {
         "mem.import.tags": "Tags",
         "mem.import.category": "Category",
         "mem.import.commit": "Commit the import",
+        "mem.import.accept_all": "Commit, taking every proposal",
         "mem.import.commit_confirm": "Write these memories now? You can undo the whole batch.",
         "mem.import.commit_help": "{auto} applied automatically, {asked} by your choice "
         "(left as Ignore unless you change it).",
@@ -151,6 +152,7 @@ IMPORT_STRINGS: dict[str, dict[str, str]] = {
         "mem.import.tags": "标签",
         "mem.import.category": "类别",
         "mem.import.commit": "提交导入",
+        "mem.import.accept_all": "提交，全部采用建议",
         "mem.import.commit_confirm": "现在写入这些记忆吗？之后可以撤销整个批次。",
         "mem.import.commit_help": "{auto} 条自动应用，{asked} 条按你的选择（不修改则忽略）。",
         "mem.import.committed": "已提交为批次 {batch}：导入 {imported} 条记忆，忽略 {ignored} 条。",

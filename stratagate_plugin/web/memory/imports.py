@@ -224,10 +224,16 @@ def when(candidate: ExternalCandidate) -> str:
 
 
 async def commit(pages: MemoryPages, request: Request) -> Response:
-    """Commit with the posted choices (``choice-<index>`` = action) → 303 to the job page.
-    A job not ready for it (still analysing, already committed) is a 409."""
+    """Commit with the posted choices (``choice-<index>`` = action; ``accept=proposed`` takes
+    every unsure item's proposal) → 303 to the job page. A job not ready for it (still
+    analysing, already committed) is a 409."""
     job_id = request.path_params["job_id"]
-    choices = posted_choices(await form_fields(request))
+    fields = await form_fields(request)
+    choices = posted_choices(fields)
+    if fields.get("accept") == "proposed":  # "take every proposal": one click for many items
+        job = await pages.memory.import_job(job_id)
+        asked = [i for i in job.items if i.requires_confirmation and i.action]
+        choices |= {item.index: item.action for item in asked if item.action}
     try:
         batch = await pages.memory.import_commit(job_id, choices)
     except InvalidInput as error:
