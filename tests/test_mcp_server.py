@@ -133,7 +133,7 @@ async def test_tools_are_the_plugins_with_their_schemas_and_record_turn(
     assert len(assess["properties"]["next_strategy"]["enum"]) == 9
     recording = listed["memory_record_turn"].input_schema
     assert sorted(recording["required"]) == ["assistant", "user"]
-    assert "session" in recording["properties"]
+    assert "session" in recording["properties"] and "turn_id" in recording["properties"]
     assert instructions is not None and "memory_record_turn" in instructions
     assert "memory_assess" in instructions
 
@@ -211,6 +211,16 @@ async def test_a_ref_from_another_batch_is_refused_by_the_gate(root: Path) -> No
             client, "memory_record_use", batch_id=blocks["batchId"], evidence_refs=[]
         )
         assert still_open["batch_status"] == "recorded"
+
+
+async def test_a_retried_turn_with_its_turn_id_is_recorded_once(root: Path) -> None:
+    turn = {"user": "The kiln fires on Fridays.", "assistant": "Noted.", "turn_id": "t-1"}
+    async with connected(root) as client:
+        first = await call(client, "memory_record_turn", **turn)
+        retried = await call(client, "memory_record_turn", **turn)
+        other = await call(client, "memory_record_turn", **{**turn, "turn_id": "t-2"})
+    assert (first["recorded"], retried["recorded"], other["recorded"]) == (True, False, True)
+    assert retried["messageIds"] == first["messageIds"] and other["turn"] == first["turn"] + 1
 
 
 async def test_remember_reinforces_a_duplicate(root: Path) -> None:

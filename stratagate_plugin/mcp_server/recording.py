@@ -25,6 +25,7 @@ from ..memory_plugin.protocol import cleanup_steer
 from .connection import Connection
 
 SessionName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
+TurnId = Annotated[str, Field(min_length=1, max_length=128)]
 AWAITING_CONSENT = "awaiting_consent"
 log = logging.getLogger(__name__)
 OVER_MCP = (
@@ -37,22 +38,24 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
     runtime = connection.runtime
 
     async def memory_record_turn(
-        call: ToolCallContext, user: str, assistant: str, session: SessionName | None = None
+        call: ToolCallContext,
+        user: str,
+        assistant: str,
+        session: SessionName | None = None,
+        turn_id: TurnId | None = None,
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Record one completed turn of
         this conversation as long-term memory: the user's message and your final answer,
         kept word for word, summarised and turned into events in the background. Call it
         once per turn, after answering; session names the conversation when you keep one
-        across restarts (default: this connection's)."""
+        across restarts (default: this connection's); turn_id, if you give one, makes a
+        retried call record the turn once."""
         if not user.strip():
             raise InvalidInput("user is empty: a turn is recorded from the user's message")
         thread, namespace = connection.thread(session), connection.namespace
+        key = f"turn:{thread}:{turn_id}" if turn_id else f"{call.session.id}:{call.call_id}"
         receipt = await runtime.memory.append_turn(
-            namespace,
-            thread,
-            user=user,
-            assistant=assistant,
-            receipt_id=f"mcp:{call.session.id}:{call.call_id}",
+            namespace, thread, user=user, assistant=assistant, receipt_id=f"mcp:{key}"
         )
         await settle_profile(connection, call, user)
         runtime.gates.pop((call.session.id, call.turn), None)
