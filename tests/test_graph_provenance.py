@@ -54,6 +54,9 @@ async def test_forgetting_the_event_that_gave_an_alias_or_tag_deletes_only_that(
     ]  # "Ghost" cited no event of its batch: dropped (with a warning), never stored
     [job] = [j for j in await memory.list_jobs() if j.detail and "Ghost" in j.detail]
     assert "cites no exposable event" in (job.detail or "")
+    detail = await memory.graph_node(ana_id := (await memory.graph_nodes(NS))[0].node.id)
+    assert detail.alias_sources == {"Annie": tuple(first), "Nana": tuple(second)}
+    assert detail.tag_sources == {"painter": tuple(first), "runner": tuple(third)}
     await memory.memory_action("forget", second[0])
     [ana] = await memory.graph_nodes(NS)
     assert ana.node.aliases == ("Annie",) and ana.node.tags == ("painter", "runner")
@@ -61,6 +64,7 @@ async def test_forgetting_the_event_that_gave_an_alias_or_tag_deletes_only_that(
     await memory.memory_action("forget", third[0])
     [ana] = await memory.graph_nodes(NS)
     assert ana.node.tags == ("painter",) and ana.node.source_event_ids == tuple(first)
+    assert (await memory.graph_node(ana_id)).tag_sources == {"painter": tuple(first)}
     await memory.close()
 
 

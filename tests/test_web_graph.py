@@ -148,3 +148,25 @@ async def test_names_are_escaped_and_the_chinese_page_has_chinese_labels(tmp_pat
         assert 'aria-current="page">知识图谱</a>' in zh and "人物" in zh and "再显示" not in zh
         node_zh = (await client.get(f"/memory/graph/nodes/{caroline.node.id}?lang=zh")).text
         assert "当前事实" in node_zh and "来源事件" in node_zh
+
+
+async def test_a_node_links_each_alias_to_the_events_that_gave_it(tmp_path: Path) -> None:
+    async with web_app(tmp_path) as (_, host, client):
+        memory, space = memory_of(host), runtime_of(host).default_namespace()
+        await memory.set_block_turn_size(space, 1)
+        sid = await new_chat(client)
+        assert (
+            await say(client, sid, "Caroline: Call me Caro. I live in Paris.")
+        ).status_code < 400
+        await derive(host)
+        await derive(host)
+        [caroline] = [v for v in await memory.graph_nodes(space) if v.node.name == "Caroline"]
+        detail = await memory.graph_node(caroline.node.id)
+        assert detail.alias_sources.get("Caro")
+        fragment = (await client.get(f"/memory/graph/nodes/{caroline.node.id}", headers=HX)).text
+        [event_id] = detail.alias_sources["Caro"]
+        assert re.search(
+            rf'Caro <span class="muted">\(from <a class="field-source mono" '
+            rf'href="/memory/events/{event_id}\?space=',
+            fragment,
+        )

@@ -85,14 +85,18 @@ class GraphService(ServiceBase):
     async def graph_node(
         self, node_id: str, as_of: datetime | str | None = None, valid_at: str | None = None
     ) -> NodeView:
-        """One node: current and historical facts, edges both ways, validity, source events."""
+        """One node: current and historical facts, edges both ways, validity, source events,
+        and the events behind each alias and tag."""
         when = moment(as_of, valid_at)
-        found = await self.db.read(
-            lambda raw: graph_reads.views(raw, [node_id], when, NODE_HISTORY)
-        )
-        if not found:
+
+        def read(raw: sqlite3.Connection) -> NodeView | None:
+            found = graph_reads.views(raw, [node_id], when, NODE_HISTORY)
+            return graph_reads.with_field_sources(raw, found[0]) if found else None
+
+        view = await self.db.read(read)
+        if view is None:
             raise NotFound(f"no graph node with id {node_id!r}")
-        return found[0]
+        return view
 
     async def graph_nodes(
         self,

@@ -55,6 +55,8 @@ class NodeView(BaseModel):
     current_edges: tuple[EdgeView, ...] = ()
     historical_edges: tuple[EdgeView, ...] = ()
     source_event_ids: tuple[str, ...] = ()
+    alias_sources: dict[str, tuple[str, ...]] = {}  # alias → the visible events that gave it
+    tag_sources: dict[str, tuple[str, ...]] = {}
 
     @property
     def importance(self) -> int:

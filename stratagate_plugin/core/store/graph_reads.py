@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..clock import iso
-from ..graph.resolution import Known
+from ..graph.resolution import Known, normalise_key
 from ..graph.shapes import GraphEdge, GraphFact, GraphNode
 from ..graph.views import NOW, Moment, NodeView, node_view, visible_at
 from .rows import record_from_row
@@ -287,3 +287,22 @@ def cited_messages(raw: sqlite3.Connection, namespace: str, event_ids: Sequence[
     for event_id, message_id in rows:
         by_event.setdefault(event_id, []).append(message_id)
     return list(dict.fromkeys(m for i in ids for m in by_event.get(i, [])))
+
+
+def with_field_sources(raw: sqlite3.Connection, view: NodeView) -> NodeView:
+    """``view`` with the visible events behind each of its aliases and tags (spec §4's
+    per-field provenance), for a node's detail page."""
+    rows = raw.execute(
+        "SELECT f.field, f.value_key, f.event_id FROM graph_field_sources f "
+        "JOIN events e ON e.id = f.event_id AND e.status IN ('active', 'superseded') "
+        "WHERE f.node_id = ? ORDER BY e.pk",
+        (view.node.id,),
+    ).fetchall()
+    found: dict[tuple[str, str], list[str]] = {}
+    for field, key, event_id in rows:
+        found.setdefault((field, key), []).append(event_id)
+    aliases = {
+        alias: tuple(found.get(("alias", normalise_key(alias)), ())) for alias in view.node.aliases
+    }
+    tags = {tag: tuple(found.get(("tag", tag), ())) for tag in view.node.tags}
+    return view.model_copy(update={"alias_sources": aliases, "tag_sources": tags})
