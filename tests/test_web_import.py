@@ -88,6 +88,8 @@ async def test_the_job_page_shows_each_candidate_beside_its_matches(tmp_path: Pa
         )
         assert "Applied automatically" in cards[0] and 'type="radio"' not in cards[0]
         assert f'href="/memory/events/{known_ids[0]}?' in cards[1]
+        [twin] = duplicate.matches  # the duplicated event is shown by its title
+        assert twin.id == known_ids[0] and f">{twin.title}</a>" in cards[1]
         assert "exact duplicate" in cards[1] and "Applied automatically" in cards[1]
         assert UNSURE["title"] in cards[2] and unsure.reason in cards[2]
         assert f"confidence {unsure.confidence:.2f}" in cards[2]

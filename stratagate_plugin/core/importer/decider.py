@@ -77,10 +77,13 @@ def duplicate_of_item(
     return None
 
 
-def exact_duplicate(reason: str, target_ids: Sequence[str] = ()) -> Decision:
+def exact_duplicate(
+    reason: str, target_ids: Sequence[str] = (), matches: Sequence[MatchedEvent] = ()
+) -> Decision:
     return Decision(
         action="IGNORE",
         target_ids=list(target_ids),
+        matches=list(matches),
         reason=reason,
         confidence=1.0,
         requires_confirmation=False,

@@ -219,7 +219,8 @@ class ImportService(ProfileService, EventSearchService):
         key = decider.fingerprint(candidate.title, candidate.summary)
         twin = await self.db.read(lambda raw: _duplicate_event(raw, job.namespace, candidate, key))
         if twin is not None:
-            return decider.exact_duplicate(decider.DUPLICATE_EVENT.format(event_id=twin), [twin])
+            reason = decider.DUPLICATE_EVENT.format(event_id=twin.id)
+            return decider.exact_duplicate(reason, [twin.id], [twin])
         matches = await self._top_matches(job.namespace, candidate)
         agent = decider.as_agent_candidate(candidate, utc_now())
         overlapping = decider.ambiguous(decider.score_matches(agent, matches))
@@ -287,12 +288,14 @@ def _payload(document: ExternalDocument | None, *, recovered: bool) -> dict[str,
 
 def _duplicate_event(
     raw: sqlite3.Connection, namespace: str, candidate: ExternalCandidate, key: str
-) -> str | None:
+) -> MatchedEvent | None:
     """A live event (either pool) with the candidate's normalised title and summary."""
     text = f"{candidate.title} {candidate.summary}"
     for row in event_rows.sharing_a_token(raw, namespace, text, DUPLICATE_SCAN, every=True):
         if decider.fingerprint(row["title"], row["summary"]) == key:
-            return str(row["id"])
+            return MatchedEvent(
+                id=row["id"], title=row["title"], summary=row["summary"], status=row["status"]
+            )
     return None
 
 
