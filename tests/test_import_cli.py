@@ -25,7 +25,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def files(tmp_path: Path) -> dict[str, Path]:
     made = {
         "facts": (FACTS, "facts.json"),
-        "list": ("- Likes hiking\n- Has a dog named Rex\n", "saved.txt"),
+        "list": ("Likes hiking. Has a dog named Rex.\n", "saved.txt"),  # prose: recovered
     }
     paths = {}
     for key, (text, name) in made.items():

@@ -180,16 +180,14 @@ async def test_importing_the_same_file_again_is_all_ignore(memory: StrataGate) -
 async def test_recovered_items_all_need_confirmation(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    job = await memory.import_preview(
-        NS, "Saved memories:\n- Likes hiking\n- Has a dog named Rex\n"
-    )
+    job = await memory.import_preview(NS, "Saved memories:\nLikes hiking. Has a dog named Rex.\n")
     assert (job.status, job.total) == ("extracting", 0)
     job = await memory.import_advance(job.id)
     assert job.recovered and job.status == "awaiting_confirmation"
     assert job.source_system == "recovered"
     assert [i.candidate.summary for i in job.items] == [  # the heading is not a memory
-        "Has a dog named Rex",  # identity before preference (§11.1's order)
-        "Likes hiking",
+        "Has a dog named Rex.",  # identity before preference (§11.1's order)
+        "Likes hiking.",
     ]
     assert all(i.requires_confirmation and i.action == "ADD" for i in job.items)
     batch = await memory.import_commit(job.id, {0: "ADD"})
@@ -322,7 +320,7 @@ async def test_the_plugin_worker_advances_pending_imports(tmp_path: Path) -> Non
         await asyncio.wait_for(runtime.idle.wait(), timeout=10)
         text = document(candidate("Lives in Lyon"), candidate("Works at Acme"))
         job = await runtime.memory.import_preview(NS, text)
-        plain = await runtime.memory.import_preview(NS, "- Likes hiking")
+        plain = await runtime.memory.import_preview(NS, "They like hiking, I think.")
         runtime.kick()
         await asyncio.wait_for(runtime.idle.wait(), timeout=10)
         done = await runtime.memory.import_job(job.id)
@@ -339,3 +337,14 @@ async def test_a_lone_surrogate_is_stored_as_a_replacement_character(memory: Str
     batch = await memory.import_commit(job.id)
     [card] = [await memory.get_event(i) for i in batch.event_ids]
     assert (card.title, card.summary) == ("Tea \ufffd time", "Likes tea \ufffd a lot")
+
+
+async def test_a_pasted_list_of_saved_memories_is_read_as_lines_not_recovered(
+    memory: StrataGate,
+) -> None:
+    listed = "Here is what I remember about you:\n- Likes hiking\n- Has a dog named Rex\n"
+    job = await memory.import_advance((await memory.import_preview(NS, listed)).id)
+    assert (job.format, job.recovered, job.status) == ("lines", False, "ready")
+    # the introduction line is a heading (it ends in a colon), not a memory
+    assert sorted(i.candidate.summary for i in job.items) == ["Has a dog named Rex", "Likes hiking"]
+    assert all(i.action == "ADD" and not i.requires_confirmation for i in job.items)

@@ -128,10 +128,18 @@ def test_what_no_reader_accepts_is_one_clear_line(text: str, problem: str) -> No
     assert "\n" not in str(raised.value) and not isinstance(raised.value, NotJson)
 
 
-def test_text_that_is_not_json_is_left_for_recovery() -> None:
+def test_text_that_is_not_json_is_left_for_recovery_unless_it_is_a_list() -> None:
     with pytest.raises(NotJson):
         parse_external("- likes hiking")
-    assert to_document("- likes hiking").document is None
+    assert to_document("Likes hiking. Has a dog.").document is None  # prose: recovery
+    listed = to_document("# Saved memories\n- Likes hiking\n- Has a dog\nNotes follow\n")
+    assert listed.fmt == "lines" and listed.document is not None
+    assert sorted(c.summary for c in listed.document.candidates) == [
+        "Has a dog",
+        "Likes hiking",
+        "Notes follow",
+    ]
+    assert to_document("One line of prose.\n- a bullet\nMore prose here.").document is None
     with pytest.raises(NotJson):  # asked for v2 explicitly, broken JSON is an error
         to_document('{"candidates": [', "v2")
 
@@ -214,6 +222,8 @@ def test_our_own_export_and_other_systems_files_take_up_to_2000_candidates() -> 
     pasted = "\n".join(f"- Saved memory number {i}" for i in range(600))
     parsed = to_document(pasted, "lines").document
     assert parsed is not None and len(parsed.candidates) == 600
-    assert to_document(pasted).document is None  # auto: plain text goes to recovery (≤ 200)
-    assert len(recover_offline(pasted).candidates) == 200
-    assert "first 200 of 600" in (recover_offline(pasted).coverage_note or "")
+    assert to_document(pasted).fmt == "lines"  # auto: a bulleted list is read as one
+    prose = " ".join(f"Saved memory number {i}." for i in range(600))
+    assert to_document(prose).document is None  # prose goes to recovery, which keeps 200
+    assert len(recover_offline(prose).candidates) == 200
+    assert "first 200 of 600" in (recover_offline(prose).coverage_note or "")

@@ -151,7 +151,7 @@ async def test_commit_writes_the_batch_and_undo_takes_it_back(tmp_path: Path) ->
 async def test_take_every_proposal_commits_the_unsure_items_as_proposed(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         space = (await quiet(host)).default_namespace()
-        job = await analysed(host, client, "- Likes hiking\n- Has a dog named Rex\n")
+        job = await analysed(host, client, "Likes hiking. Has a dog named Rex.\n")
         assert job.recovered and all(i.requires_confirmation for i in job.items)
         page = await client.get(f"/memory/import/{job.id}")
         assert 'name="accept" value="proposed"' in page.text

@@ -3,8 +3,8 @@
 ``to_document`` is the one door: ``v2`` is parsed here; every other format (``lines``,
 ``mem0``, ``mcp-memory``, ``letta``) is converted by ``core.importer.formats`` and then read
 by the same v2 validation (up to 2,000 candidates: those files are not written for the
-export prompt's 200). With ``auto`` the format is detected; text that is not JSON at all is
-left for **recovery** (§11.2): the model's ``recover_external_memory`` task, or offline
+export prompt's 200). With ``auto`` the format is detected (a bulleted list is ``lines``);
+other text that is not JSON is left for **recovery** (§11.2): the model's ``recover_external_memory`` task, or offline
 ``formats.recover``, a reader of the title/summary pairs of broken JSON, else plain lists
 and Markdown bullets. Recovered items always need the user's confirmation, so nothing
 recovered is written unseen.
@@ -61,12 +61,15 @@ def to_document(text: str, fmt: str = "auto") -> Parsed:
 
 
 def _detected(text: str) -> str:
-    """The converters' guess; ``auto`` (strict v2, else recovery) for v2 and plain lists."""
+    """The converters' guess; ``auto`` (strict v2, else recovery) for v2 and for plain text
+    that is not a list (prose is recovered, every item confirmed)."""
     try:
         found = formats.detect_format(text)
     except InvalidInput:
         return "auto"
-    return "auto" if found in ("v2", "lines") else found
+    if found == "lines":
+        return "lines" if formats.lines.looks_like_list(text) else "auto"
+    return "auto" if found == "v2" else found
 
 
 def _looks_like_json(text: str) -> bool:

@@ -21,6 +21,7 @@ from .json_text import try_json, unfenced
 from .sentences import sentences
 
 CONFIDENCE = 0.8
+LIST_SHARE = 0.6  # of the lines that are not headings: bullets make it a list
 """Plain text: the memory is the user's own list, but its structure was guessed."""
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)[\s#]*$")
@@ -54,6 +55,23 @@ def list_text(text: str) -> str:
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return "\n".join(f"- {' '.join(item.split())}" for item in value if item.strip())
     raise InvalidInput("this is JSON, not a plain list of memories: choose the format it came from")
+
+
+def looks_like_list(text: str) -> bool:
+    """Whether ``text`` is a list of memories (most lines bullets, or a JSON array of
+    strings) rather than prose: ``auto`` imports a list as ``lines`` and leaves prose to
+    recovery, where every item is confirmed."""
+    body = unfenced(text)
+    parsed, value = try_json(body)
+    if parsed:
+        return isinstance(value, list) and all(isinstance(item, str) for item in value)
+    rows = [
+        line
+        for line in body.splitlines()
+        if line.strip() and not _RULE.match(line) and heading_of(line) is None
+    ]
+    bullets = sum(1 for line in rows if _BULLET.match(line))
+    return bool(rows) and bullets >= LIST_SHARE * len(rows)
 
 
 def read_drafts(text: str, skipped: Skipped, hint: str = "") -> list[Draft]:
