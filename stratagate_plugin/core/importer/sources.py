@@ -4,10 +4,10 @@
 ``mem0``, ``mcp-memory``, ``letta``) is converted by ``core.importer.formats`` and then read
 by the same v2 validation (up to 2,000 candidates: those files are not written for the
 export prompt's 200). With ``auto`` the format is detected (a bulleted list is ``lines``);
-other text that is not JSON is left for **recovery** (§11.2): the model's ``recover_external_memory`` task, or offline
-``formats.recover``, a reader of the title/summary pairs of broken JSON, else plain lists
-and Markdown bullets. Recovered items always need the user's confirmation, so nothing
-recovered is written unseen.
+other text that is not JSON is left for **recovery** (§11.2): the model's
+``recover_external_memory`` task, or offline ``formats.recover``, a reader of the
+title/summary pairs of broken JSON, else of plain lists and Markdown bullets. Recovered
+items always need the user's confirmation, so nothing recovered is written unseen.
 """
 
 from dataclasses import dataclass
