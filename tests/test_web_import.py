@@ -163,6 +163,29 @@ async def test_take_every_proposal_commits_the_unsure_items_as_proposed(tmp_path
         assert await active_titles(host, space) == ["Has a dog named Rex", "Likes hiking"]
 
 
+async def test_a_long_import_shows_its_unsure_items_and_pages_the_others(tmp_path: Path) -> None:
+    async with web_app(tmp_path) as (_, host, client):
+        space, _ = await known_space(host, client)
+        listed = "\n".join(f"- Saved memory number {i} about kiln glaze {i * 7}" for i in range(60))
+        job = await analysed(host, client, listed)
+        assert job.format == "lines" and len(job.items) == 60
+        first = item_cards((await client.get(f"/memory/import/{job.id}?space={space}")).text)
+        assert len(first) == 50
+        page = await client.get(f"/memory/import/{job.id}?space={space}")
+        assert "Items needing no choice: 1–50 of 60." in page.text
+        assert re.search(rf'href="/memory/import/{job.id}\?space=[^"]+&amp;auto=50"', page.text)
+        rest = await client.get(f"/memory/import/{job.id}", params={"space": space, "auto": 50})
+        titles = [c.candidate.title for c in job.items[50:]]
+        assert len(item_cards(rest.text)) == 10 and all(t in rest.text for t in titles)
+        assert "51–60 of 60" in rest.text and "auto=0" in rest.text
+        polled = await client.get(
+            f"/memory/import/{job.id}/progress?auto=50", headers={"hx-request": "true"}
+        )
+        assert len(item_cards(polled.text)) == 10
+        bad = await client.get(f"/memory/import/{job.id}", params={"auto": "x"})
+        assert bad.status_code == 400
+
+
 class HeldModel:
     """A model that answers only once released, and then fails (recovery falls back to the
     offline reader): while it is held the worker keeps the job in ``extracting``."""
@@ -197,7 +220,8 @@ async def test_the_page_polls_while_reading_and_commit_waits_for_the_analysis(
                 'data-status="extracting"' in fragment.text and "Reading the text" in fragment.text
             )
             assert (
-                f'hx-get="/memory/import/{job_id}/progress" hx-trigger="every 1s"' in fragment.text
+                f'hx-get="/memory/import/{job_id}/progress?auto=0" hx-trigger="every 1s"'
+                in fragment.text
             )
             refused = await post(client, f"/memory/import/{job_id}/commit")
             assert refused.status_code == 409 and "still extracting" in refused.text

@@ -42,6 +42,7 @@ MEGABYTE = 1024 * 1024
 IMPORT_PATH = "/import"  # the upload route, allowed the import's 4 MB and the form's wrapping
 IMPORT_BODY_LIMIT = MAX_BYTES + 256 * 1024
 POLL_SECONDS = 1
+AUTO_PAGE = 50  # items needing no choice shown at a time (every unsure one is always shown)
 CHOICE_FIELD = "choice-"
 _BINARY_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"\x1f\x8b", b"%PDF", b"\x89PNG")
 _UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -169,32 +170,41 @@ async def job_page(pages: MemoryPages, request: Request) -> Response:
     job = await pages.memory.import_job(request.path_params["job_id"])  # NotFound → 404
     if job.status in ANALYSING:
         pages.runtime.kick()
-    context = await job_context(pages, job)
+    context = await job_context(pages, job, int_param(request, "auto", 0))
     return await pages.render(request, "memory/import_job.html", context, tab="import")
 
 
 async def job_progress(pages: MemoryPages, request: Request) -> Response:
     """The job's body alone, for the poll; it stops polling once the analysis is done."""
     job = await pages.memory.import_job(request.path_params["job_id"])
-    context = {**await job_context(pages, job), "space": job.namespace, "base": SECTION_PATH}
+    shown = await job_context(pages, job, int_param(request, "auto", 0))
+    context = {**shown, "space": job.namespace, "base": SECTION_PATH}
     return render(request, "memory/_import_job.html", context)
 
 
-async def job_context(pages: MemoryPages, job: ImportJob) -> dict[str, Any]:
+async def job_context(pages: MemoryPages, job: ImportJob, auto: int = 0) -> dict[str, Any]:
+    """Every item that asks for a choice, and one page (``auto``: its offset) of the others,
+    so a 2,000-item import is not re-rendered whole on every poll."""
     batch = None
     if job.batch_id:
         found = await pages.memory.import_batches(job.namespace)
         batch = next((b for b in found if b.id == job.batch_id), None)
     cards = [item_card(item) for item in job.items]
+    asked = [card for card in cards if card["ask"]]
+    others = [card for card in cards if not card["ask"]]
+    shown = asked + others[auto : auto + AUTO_PAGE]
     return {
         "job": job,
-        "cards": cards,
+        "cards": sorted(shown, key=lambda card: card["item"].index),
         "batch": batch,
         "analysing": job.status in ANALYSING,
         "committable": job.status in COMMITTABLE,
-        "asked": sum(1 for card in cards if card["ask"]),
+        "asked": len(asked),
+        "applied": sum(1 for card in others if card["item"].analysed),
+        "others": {"total": len(others), "start": auto, "end": min(auto + AUTO_PAGE, len(others))},
+        "auto_page": AUTO_PAGE,
         "poll_seconds": POLL_SECONDS,
-        "progress_url": f"{SECTION_PATH}/import/{job.id}/progress",
+        "progress_url": f"{SECTION_PATH}/import/{job.id}/progress?auto={auto}",
     }
 
 
