@@ -11,7 +11,8 @@ from typing import Any
 from webapp import memory_of, new_chat, say, web_app
 
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.store.migrations import MIGRATIONS, _m014_block_ready_times, migrate
+from stratagate_plugin.core.store.later_migrations import _m014_block_ready_times
+from stratagate_plugin.core.store.migrations import MIGRATIONS, migrate
 from stratagate_plugin.harness.pm import call_hook
 from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.memory_plugin.annotations import citation_title, receipt_turn

@@ -148,10 +148,9 @@ def payload_of(row: Row) -> dict[str, Any]:
 
 
 def job_from_row(row: Row, items: Sequence[Row]) -> ImportJob:
-    """An ``import_jobs`` row (its text left out) and its ``import_items`` rows."""
+    """An ``import_jobs`` row (read without its text) and its ``import_items`` rows."""
     payload = payload_of(row)
-    skipped = ("text", "payload")
-    fields = {key: row[key] for key in row.keys() if key not in skipped}  # noqa: SIM118
+    fields = {key: row[key] for key in row.keys() if key != "payload"}  # noqa: SIM118
     return ImportJob.model_validate(
         {
             **fields,

@@ -117,10 +117,15 @@ class ImportService(ProfileService, EventSearchService):
         return await self.db.read(read)
 
     async def import_commit(
-        self, job_id: str, choices: Mapping[int, str] | None = None
+        self,
+        job_id: str,
+        choices: Mapping[int, str] | None = None,
+        *,
+        take_proposals: bool = False,
     ) -> ImportBatch:
         """Write the batch in one transaction; ``choices`` (index → action) decide the
-        items that need confirmation (those left out are IGNORE) or override others."""
+        items that need confirmation (those left out are IGNORE, or with ``take_proposals``
+        their proposed action) or override others."""
         chosen = _checked_choices(choices or {})
         now = utc_now()
 
@@ -128,7 +133,12 @@ class ImportService(ProfileService, EventSearchService):
             row = rows.job_row(raw, job_id)
             job = job_from_row(row, rows.item_rows(raw, job_id))
             _check_committable(job, chosen)
-            return _write_batch(raw, job, chosen, self._defaults, now)
+            taken = {
+                item.index: item.action
+                for item in job.items
+                if take_proposals and item.requires_confirmation and item.action is not None
+            }
+            return _write_batch(raw, job, {**chosen, **taken}, self._defaults, now)
 
         return await self.db.write(commit)
 
@@ -153,6 +163,10 @@ class ImportService(ProfileService, EventSearchService):
 
         return await self.db.write(undo)
 
+    async def import_batch(self, batch_id: str) -> ImportBatch:
+        """One batch by its id (its source block's); NotFound for an unknown one."""
+        return batch_from_row(await self.db.read(lambda raw: rows.batch_job(raw, batch_id)))
+
     async def import_batches(self, namespace: str) -> list[ImportBatch]:
         """The space's committed (and undone) batches, newest first."""
         found = await self.db.read(lambda raw: rows.batch_jobs(raw, namespace))
@@ -176,7 +190,7 @@ class ImportService(ProfileService, EventSearchService):
     async def _recover(self, job: ImportJob) -> ImportJob:
         """The model's recovery of unparseable text, else the offline reader; no candidate
         recovered → ``failed``."""
-        text = await self.db.read(lambda raw: rows.job_row(raw, job.id)["text"])
+        text = await self.db.read(lambda raw: rows.job_text(raw, job.id))
         try:
             document = recovered_document(await self.model.complete(recovery_task(text)))
         except Exception as failure:
@@ -339,7 +353,7 @@ def _write_batch(
     targets = [t for item in job.items for t in [*item.target_ids, *(m.id for m in item.matches)]]
     live = event_rows.live_event_ids(raw, targets)
     finals = decider.final_actions(job.items, chosen, live)
-    text = rows.job_row(raw, job.id)["text"]
+    text = rows.job_text(raw, job.id)
     stamp = iso(now)
     source = batch_rows.insert_source_block(raw, job.namespace, text, defaults, stamp)
     written = []

@@ -123,7 +123,6 @@ def recover_offline(text: str) -> ExternalDocument:
         recovered = formats.recover(text)
     except InvalidInput:
         return document_from_data({"sourceSystem": "recovered", "candidates": []})
-    recovered["sourceSystem"] = "recovered"  # as the model's recovery says
     found = recovered["candidates"]
     if len(found) > MAX_CANDIDATES:
         recovered["candidates"] = found[:MAX_CANDIDATES]

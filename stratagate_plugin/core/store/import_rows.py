@@ -13,8 +13,8 @@ from ..errors import NotFound
 from ..ids import new_id
 from .rows import dump_json
 
-_COLUMNS = (
-    "id, namespace, status, format, source_system, text, payload, processed, total, error, "
+_COLUMNS = (  # without the text (up to 4 MB): a job page polls its row every second
+    "id, namespace, status, format, source_system, payload, processed, total, error, "
     "batch_id, created_at, updated_at, committed_at, undone_at"
 )
 
@@ -57,6 +57,14 @@ def set_candidates(
 
 def job_row(raw: sqlite3.Connection, job_id: str) -> sqlite3.Row:
     return _one(raw, "id", job_id, "no import job with id")
+
+
+def job_text(raw: sqlite3.Connection, job_id: str) -> str:
+    """The text the job was made from (what recovery reads and the source block keeps)."""
+    row = raw.execute("SELECT text FROM import_jobs WHERE id = ?", (job_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no import job with id {job_id!r}")
+    return str(row[0])
 
 
 def batch_job(raw: sqlite3.Connection, batch_id: str) -> sqlite3.Row:

@@ -312,3 +312,16 @@ def _m021_graph_field_sources(raw: sqlite3.Connection) -> None:
             JOIN graph_sources s ON s.record_kind = 'node' AND s.record_id = n.id
         """,
     )
+
+
+LATER_MIGRATIONS = [  # numbers 13 onward, in order (each name says its number)
+    _m013_memory_actions,
+    _m014_block_ready_times,
+    _m015_overview_indexes,
+    _m016_timeline,
+    _m017_topics,
+    _m018_graph,
+    _m019_topic_spare,
+    _m020_imports,
+    _m021_graph_field_sources,
+]

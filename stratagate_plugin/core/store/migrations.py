@@ -10,17 +10,7 @@ from collections.abc import Callable
 
 from ..clock import iso, utc_now
 from ..errors import SchemaTooNew
-from .later_migrations import (
-    _m013_memory_actions,
-    _m014_block_ready_times,
-    _m015_overview_indexes,
-    _m016_timeline,
-    _m017_topics,
-    _m018_graph,
-    _m019_topic_spare,
-    _m020_imports,
-    _m021_graph_field_sources,
-)
+from .later_migrations import LATER_MIGRATIONS
 from .schema_script import run_script as _run_script
 from .search_index import (
     ensure_index,
@@ -340,15 +330,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m010_block_ordered_fts_rowids,
     _m011_index_stats,
     _m012_job_leases,
-    _m013_memory_actions,
-    _m014_block_ready_times,
-    _m015_overview_indexes,
-    _m016_timeline,
-    _m017_topics,
-    _m018_graph,
-    _m019_topic_spare,
-    _m020_imports,
-    _m021_graph_field_sources,
+    *LATER_MIGRATIONS,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

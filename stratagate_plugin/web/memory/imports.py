@@ -185,22 +185,18 @@ async def job_progress(pages: MemoryPages, request: Request) -> Response:
 async def job_context(pages: MemoryPages, job: ImportJob, auto: int = 0) -> dict[str, Any]:
     """Every item that asks for a choice, and one page (``auto``: its offset) of the others,
     so a 2,000-item import is not re-rendered whole on every poll."""
-    batch = None
-    if job.batch_id:
-        found = await pages.memory.import_batches(job.namespace)
-        batch = next((b for b in found if b.id == job.batch_id), None)
-    cards = [item_card(item) for item in job.items]
-    asked = [card for card in cards if card["ask"]]
-    others = [card for card in cards if not card["ask"]]
-    shown = asked + others[auto : auto + AUTO_PAGE]
+    batch = await pages.memory.import_batch(job.batch_id) if job.batch_id else None
+    asked = [item for item in job.items if asks(item)]
+    others = [item for item in job.items if not asks(item)]
+    shown = sorted(asked + others[auto : auto + AUTO_PAGE], key=lambda item: item.index)
     return {
         "job": job,
-        "cards": sorted(shown, key=lambda card: card["item"].index),
+        "cards": [item_card(item) for item in shown],
         "batch": batch,
         "analysing": job.status in ANALYSING,
         "committable": job.status in COMMITTABLE,
         "asked": len(asked),
-        "applied": sum(1 for card in others if card["item"].analysed),
+        "applied": sum(1 for item in others if item.analysed),
         "others": {"total": len(others), "start": auto, "end": min(auto + AUTO_PAGE, len(others))},
         "auto_page": AUTO_PAGE,
         "poll_seconds": POLL_SECONDS,
@@ -217,11 +213,16 @@ def item_card(item: ImportItem) -> dict[str, Any]:
         "item": item,
         "candidate": item.candidate,
         "when": when(item.candidate),
-        "ask": item.analysed and item.requires_confirmation,
+        "ask": asks(item),
         "actions": [a for a in ACTIONS if a not in TARGETED or linked],
         "linked": titles.get(linked[0], linked[0]) if linked else None,
         "other_targets": [target for target in item.target_ids if target not in titles],
     }
+
+
+def asks(item: ImportItem) -> bool:
+    """The item is analysed and waits for the user's choice."""
+    return item.analysed and item.requires_confirmation
 
 
 def when(candidate: ExternalCandidate) -> str:
@@ -240,12 +241,9 @@ async def commit(pages: MemoryPages, request: Request) -> Response:
     job_id = request.path_params["job_id"]
     fields = await form_fields(request)
     choices = posted_choices(fields)
-    if fields.get("accept") == "proposed":  # "take every proposal": one click for many items
-        job = await pages.memory.import_job(job_id)
-        asked = [i for i in job.items if i.requires_confirmation and i.action]
-        choices |= {item.index: item.action for item in asked if item.action}
+    take = fields.get("accept") == "proposed"  # "take every proposal": one click for many
     try:
-        batch = await pages.memory.import_commit(job_id, choices)
+        batch = await pages.memory.import_commit(job_id, choices, take_proposals=take)
     except InvalidInput as error:
         job = await pages.memory.import_job(job_id)  # NotFound → 404
         if job.status not in COMMITTABLE:

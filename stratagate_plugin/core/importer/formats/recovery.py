@@ -29,7 +29,7 @@ def recover(text: str) -> dict[str, Any]:
     drafts = _pair_drafts(body) or read_drafts(body, skipped)
     if not drafts:
         raise InvalidInput("nothing to recover: no title/summary pairs, lines or bullets")
-    result = document("unknown", drafts, skipped, confidence=CONFIDENCE)
+    result = document("recovered", drafts, skipped, confidence=CONFIDENCE)
     result["coverage"] = "limited"
     result["coverageNote"] = (
         "Recovered offline from text that is not valid v2 JSON; " + (result["coverageNote"])
