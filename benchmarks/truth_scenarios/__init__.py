@@ -11,6 +11,8 @@ from typing import Literal
 
 from .checks import Answer, Check
 
+Lang = Literal["en", "zh"]
+
 
 @dataclass(frozen=True)
 class Session:
@@ -36,7 +38,7 @@ class Import:
 class Scenario:
     id: str
     category: str
-    lang: Literal["en", "zh"]
+    lang: Lang
     steps: tuple[Session | Import, ...]
     checks: tuple[Check, ...] = ()
     answer: Answer | None = None

@@ -1,13 +1,13 @@
 """Abstention: a question about something never said, with other facts present that share
 some of its words, is answered "I can't confirm that from memory." (or its Chinese)."""
 
-from . import Scenario, Session
+from . import Lang, Scenario, Session
 from .checks import Answer
 
 CATEGORY = "abstention"
 
 
-def scenario(id: str, lang: str, facts: tuple[str, ...], question: str) -> Scenario:
+def scenario(id: str, lang: Lang, facts: tuple[str, ...], question: str) -> Scenario:
     steps = (Session("a", 1, facts[:2]), Session("b", 3, facts[2:] or ("OK.",)))
     return Scenario(f"abstain-{id}", CATEGORY, lang, steps, (), Answer(question, abstain=True))
 

@@ -2,20 +2,20 @@
 the matching earlier event (matched by who + what), leaves unrelated facts standing, and the
 answer states the new value first."""
 
-from . import Scenario, Session
+from . import Lang, Scenario, Session
 from .checks import Answer, Replaced, Standing
 
 CATEGORY = "change-of-mind"
 
 
 def scenario(
-    id: str, lang: str, old: str, new: str, answer: Answer, control: str | None = None
+    id: str, lang: Lang, old: str, new: str, answer: Answer, control: str | None = None
 ) -> Scenario:
     """``old`` (beside ``control``, an unrelated fact) on day 1, ``new`` on day 5."""
     first = (old, control) if control else (old,)
     steps = (Session("before", 1, first), Session("after", 5, (new,)))
     checks = (Replaced(old, new), *((Standing(control),) if control else ()))
-    return Scenario(f"change-{id}", CATEGORY, lang, steps, checks, answer)  # type: ignore[arg-type]
+    return Scenario(f"change-{id}", CATEGORY, lang, steps, checks, answer)
 
 
 SCENARIOS = [

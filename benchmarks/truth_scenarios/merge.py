@@ -4,7 +4,7 @@ lists of saved memories)."""
 
 import json
 
-from . import Import, Scenario, Session
+from . import Import, Lang, Scenario, Session
 from .checks import ActiveCount, Answer, Kept
 
 CATEGORY = "merge"
@@ -23,7 +23,7 @@ def saved(*memories: str) -> str:
 
 
 def scenario(
-    id: str, lang: str, local: str, imported: str, *checks: object, answer: Answer, **kw: object
+    id: str, lang: Lang, local: str, imported: str, *checks: object, answer: Answer, **kw: object
 ) -> Scenario:
     """``local`` said in a session, then ``imported``: the local event keeps its details."""
     steps = (Session("local", 1, (local,)), Import(imported, keeps=(local,)))

@@ -2,14 +2,14 @@
 never becomes the source of an event nor supersedes the user's own; once the question's
 session is sealed and derived, every event is as it was."""
 
-from . import Scenario, Session
+from . import Lang, Scenario, Session
 from .checks import Answer, NoAgentOnly
 
 CATEGORY = "no-echo"
 
 
 def scenario(
-    id: str, lang: str, steps: tuple[Session, ...], answer: Answer, **kw: object
+    id: str, lang: Lang, steps: tuple[Session, ...], answer: Answer, **kw: object
 ) -> Scenario:
     return Scenario(
         f"echo-{id}",

@@ -1,13 +1,13 @@
 """Provenance: an event cites the message that said it, and only that one — "remember …"
 (the memory_remember tool, mid-session after other facts) and facts derived from a block."""
 
-from . import Scenario, Session
+from . import Lang, Scenario, Session
 from .checks import Answer, CitesOnly, Precise
 
 CATEGORY = "provenance"
 
 
-def scenario(id: str, lang: str, *steps: Session, **expect: object) -> Scenario:
+def scenario(id: str, lang: Lang, *steps: Session, **expect: object) -> Scenario:
     return Scenario(f"prov-{id}", CATEGORY, lang, steps, **expect)  # type: ignore[arg-type]
 
 

@@ -1,13 +1,13 @@
 """Repeats: a fact said again in another session on another day reinforces its one event
 (both sayings as sources, mentions counted); it does not make a second active card."""
 
-from . import Scenario, Session
+from . import Lang, Scenario, Session
 from .checks import Answer, Reinforced
 
 CATEGORY = "repeat"
 
 
-def scenario(id: str, lang: str, first: str, again: str, question: Answer, *more: str) -> Scenario:
+def scenario(id: str, lang: Lang, first: str, again: str, question: Answer, *more: str) -> Scenario:
     """``first`` on day 1, ``again`` on day 4 (and each of ``more`` a few days later)."""
     sessions = [Session("first", 1, (first,)), Session("again", 4, ("Morning!", again))]
     sessions += [Session(f"more{i}", 7 + i, (text,)) for i, text in enumerate(more)]

@@ -70,12 +70,13 @@ class Clock:
 
 @contextlib.contextmanager
 def harness_clock(clock: Clock) -> Iterator[None]:
-    saved = agent_module.utc_now
-    agent_module.utc_now = clock
+    names = vars(agent_module)  # the agent stamps each turn with its module's utc_now
+    saved = names["utc_now"]
+    names["utc_now"] = clock
     try:
         yield
     finally:
-        agent_module.utc_now = saved
+        names["utc_now"] = saved
 
 
 class World:
@@ -104,7 +105,7 @@ class World:
         self.runtime.clock = self.clock
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, *exc: Any) -> None:
         try:
             if self.host is not None:
                 await self.host.__aexit__(*exc)
@@ -114,7 +115,8 @@ class World:
     @property
     def runtime(self) -> MemoryRuntime:
         assert self.host is not None
-        memory_plugin: plugin.MemoryPlugin = self.host.pm.get_plugin("stratagate-memory")
+        memory_plugin = self.host.pm.get_plugin("stratagate-memory")
+        assert isinstance(memory_plugin, plugin.MemoryPlugin)
         return memory_plugin.runtime
 
     @property
@@ -188,7 +190,7 @@ class CliWorld(World):
         self._stack.enter_context(harness_clock(self.clock))
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, *exc: Any) -> None:
         self._stack.close()
 
     @property
