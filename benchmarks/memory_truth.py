@@ -108,7 +108,8 @@ async def _play(world: World, scenario: Scenario, outcome: Outcome) -> None:
 
 
 def echo_failures(before: Sequence[Event], after: Sequence[Event], said: Said) -> list[str]:
-    """What the question's session changed: new events, or events whose status moved."""
+    """What the question's session changed: new events, events whose status moved, events
+    now citing an agent's answer, an active event resting on agent messages alone."""
     was = {event.id: event.status for event in before}
     failures = [
         f"the question's session made event {event.text[:60]!r}"
@@ -119,6 +120,13 @@ def echo_failures(before: Sequence[Event], after: Sequence[Event], said: Said) -
         f"event {event.text[:60]!r} became {event.status}"
         for event in after
         if event.id in was and was[event.id] != event.status
+    ]
+    cited = {event.id: {source for source, _, _ in event.sources} for event in before}
+    failures += [
+        f"event {event.text[:60]!r} now cites the agent's answer"
+        for event in after
+        if event.id in cited
+        and any(role == "assistant" and s not in cited[event.id] for s, role, _ in event.sources)
     ]
     agent_only = NoAgentOnly().failure(after, said)
     return failures[:3] + ([agent_only] if agent_only else [])

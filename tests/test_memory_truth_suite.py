@@ -170,6 +170,11 @@ def test_kept_and_lost_detail_after_an_import() -> None:
             True,
         ),
         ("From what you told me before:\n- in May", Answer("q", has=("June",)), True),
+        (
+            "From what you told me before:\n- it was cancelled",
+            Answer("q", first=("called off|cancel",)),
+            False,
+        ),
     ],
 )
 def test_answer_checks(answer: str, expect: Answer, failed: bool) -> None:
@@ -187,6 +192,9 @@ def test_the_question_session_changing_events_is_reported() -> None:
     assert "made event" in failures[0] and "became superseded" in failures[1]
     assert "only by agent" in failures[2]
     assert memory_truth.echo_failures(before, before, SAID) == []
+    reinforced_by_echo = [event("e1", FACT, USER_FACT, AGENT_ECHO)]
+    [failure] = memory_truth.echo_failures(before, reinforced_by_echo, SAID)
+    assert "now cites the agent's answer" in failure
 
 
 def test_main_prints_the_table_writes_json_and_is_strict_only_when_asked(

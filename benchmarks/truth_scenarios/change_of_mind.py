@@ -24,7 +24,7 @@ SCENARIOS = [
         "en",
         "Our team offsite is on 22 February 2027.",
         "The team offsite has been called off.",
-        Answer("Is the team offsite still on?", first=("called off",)),
+        Answer("Is the team offsite still on?", first=("called off|cancel",)),
         control="The sales kickoff is on 3 March 2027.",
     ),
     scenario(
@@ -32,7 +32,9 @@ SCENARIOS = [
         "en",
         "I love my two coffees every morning.",
         "I don't drink coffee anymore.",
-        Answer("Do I drink coffee in the morning?", first=("anymore",)),
+        Answer(
+            "Do I drink coffee in the morning?", first=("anymore|no longer|stopped|don't drink",)
+        ),
     ),
     scenario(
         "en-03",
@@ -62,7 +64,7 @@ SCENARIOS = [
         "en",
         "We booked the Harbour Grill for Dad's retirement party.",
         "We cancelled the Harbour Grill booking for Dad's retirement party.",
-        Answer("Where is Dad's retirement party?", first=("cancelled",)),
+        Answer("Where is Dad's retirement party?", first=("cancel|called off",)),
     ),
     scenario(
         "zh-01",
@@ -77,7 +79,7 @@ SCENARIOS = [
         "zh",
         "我每天早上喜欢喝两杯咖啡。",
         "我已经不喝咖啡了。",
-        Answer("我早上喝咖啡吗？", first=("不喝",)),
+        Answer("我早上喝咖啡吗？", first=("不喝|不再",)),
     ),
     scenario(
         "zh-03",
@@ -107,6 +109,6 @@ SCENARIOS = [
         "zh",
         "我去年办了山景攀岩馆的会员。",
         "我不再是山景攀岩馆的会员了。",
-        Answer("我还是山景攀岩馆的会员吗？", first=("不再",)),
+        Answer("我还是山景攀岩馆的会员吗？", first=("不再|不是",)),
     ),
 ]

@@ -191,10 +191,17 @@ def lost_detail(
 Check = CitesOnly | Precise | NoAgentOnly | Reinforced | Replaced | Standing | Kept | ActiveCount
 
 
+def states(text: str, term: str) -> bool:
+    """``text`` holds ``term``, or one of its ``|``-separated wordings ("called off|cancel")."""
+    lowered = text.lower()
+    return any(wording.lower() in lowered for wording in term.split("|"))
+
+
 @dataclass(frozen=True)
 class Answer:
-    """The answer to ``question`` asked in a new session: it states ``has`` (the first
-    line from memory states ``first``, ahead of any ``before`` term), or it abstains."""
+    """The answer to ``question`` asked in a new session: it states every ``has`` and its
+    first line from memory states every ``first`` (the current value first), or, with
+    ``abstain``, it says it can't confirm. A term may list wordings: "cancel|called off"."""
 
     question: str
     has: tuple[str, ...] = ()
@@ -207,12 +214,11 @@ class Answer:
             return None if abstained else f"answered {short(answer, 80)!r} instead of abstaining"
         if abstained:
             return "said it can't confirm"
-        lowered = answer.lower()
-        missing = [term for term in self.has if term.lower() not in lowered]
+        missing = [term for term in self.has if not states(answer, term)]
         if missing:
             return f"answer {short(answer, 80)!r} lacks {missing}"
         lines = [line for line in answer.splitlines() if line.startswith("- ")]
-        head = (lines[0] if lines else answer).lower()
-        if any(term.lower() not in head for term in self.first):
+        head = lines[0] if lines else answer
+        if not all(states(head, term) for term in self.first):
             return f"first line {short(head, 80)!r} does not state {list(self.first)}"
         return None

@@ -145,6 +145,9 @@ class World:
         await self.derive()
 
     async def derive(self) -> None:
+        """Every job done: the plugin's worker (kicked by the session's end) finishes its
+        pass first, so no job is still in its hands when memory is read."""
+        await asyncio.wait_for(self.runtime.idle.wait(), timeout=60)
         await self.runtime.memory.process_pending()
 
     def events(self) -> list[Event]:
