@@ -70,6 +70,7 @@ async def run_scenario(scenario: Scenario) -> Outcome:
         try:
             async with kind(Path(tmp)) as world:
                 await _play(world, scenario, outcome)
+                outcome.failures += world.problems[:1]
         except Exception as error:  # a crash is a failed scenario, not a failed run
             outcome.failures.append(f"crashed: {type(error).__name__}: {error}")
     outcome.seconds = time.perf_counter() - started
@@ -85,13 +86,13 @@ async def _play(world: World, scenario: Scenario, outcome: Outcome) -> None:
                 await world.say(step.name, text, day=step.day if i == 0 else None)
             await world.end(step.name)
         elif isinstance(step, Import):
-            earlier = world.events()
+            earlier = await world.events()
             await world.import_text(step.text, step.fmt)
-            later, said = world.events(), user_messages(world.db)
+            later, said = await world.events(), user_messages(world.db)
             for text in step.keeps:
                 if reason := lost_detail(earlier, later, said, text):
                     outcome.failures.append(reason)
-    before = world.events()
+    before = await world.events()
     said = user_messages(world.db)
     outcome.failures += [
         reason for check in scenario.checks if (reason := check.failure(before, said))
@@ -104,7 +105,7 @@ async def _play(world: World, scenario: Scenario, outcome: Outcome) -> None:
         outcome.failures.append(reason)
     if scenario.echo:
         await world.end(QUESTION_SESSION)
-        outcome.failures += echo_failures(before, world.events(), user_messages(world.db))
+        outcome.failures += echo_failures(before, await world.events(), user_messages(world.db))
 
 
 def echo_failures(before: Sequence[Event], after: Sequence[Event], said: Said) -> list[str]:

@@ -127,6 +127,9 @@ def test_reinforced_wants_one_card_with_every_saying_and_its_mentions() -> None:
         "2 active events for one fact said 2 times"
     )
     assert "mention count 1" in (check.failure([event("e1", "x", first, again)], SAID) or "")
+    hello = ("m7", "user", "Morning!")
+    also = check.failure([event("e1", "x", first, again, hello, mentions=3)], SAID)
+    assert also == "event 'x' also cites 'Morning!'"
 
 
 def test_replaced_and_standing() -> None:

@@ -95,8 +95,8 @@ class NoAgentOnly:
 
 @dataclass(frozen=True)
 class Reinforced:
-    """The texts (one fact said again) are one active card citing all of them, mentioned
-    at least once per saying."""
+    """The texts (one fact said again) are one active card citing all of them and no other
+    user message, mentioned at least once per saying."""
 
     texts: tuple[str, ...]
 
@@ -109,6 +109,9 @@ class Reinforced:
         missing = ids - {s for s, _, _ in card.sources}
         if missing:
             return f"event {short(card.text)!r} lacks {len(missing)} of the sayings as sources"
+        others = [c for i, role, c in card.sources if role == "user" and i not in ids]
+        if others:
+            return f"event {short(card.text)!r} also cites {short(others[0])!r}"
         if card.mention_count < len(ids):
             return f"mention count {card.mention_count} < {len(ids)}"
         return None

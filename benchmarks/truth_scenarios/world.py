@@ -10,6 +10,7 @@ checks of state, as the tests' ``plain`` connection does).
 import asyncio
 import contextlib
 import io
+import json
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -90,6 +91,7 @@ class World:
         self.sessions: dict[str, Session] = {}
         self._stack = contextlib.ExitStack()
         self.host: Host | None = None
+        self.problems: list[str] = []  # what the world itself found wrong (CLI outputs)
 
     async def __aenter__(self) -> "World":
         self.cwd.mkdir(parents=True, exist_ok=True)
@@ -150,7 +152,7 @@ class World:
         await asyncio.wait_for(self.runtime.idle.wait(), timeout=60)
         await self.runtime.memory.process_pending()
 
-    def events(self) -> list[Event]:
+    async def events(self) -> list[Event]:
         """Every visible event of the space (active and superseded), with its sources."""
         with contextlib.closing(sqlite3.connect(self.db)) as raw:
             rows = raw.execute(
@@ -210,6 +212,34 @@ class CliWorld(World):
 
     async def derive(self) -> None:
         await self.cli("process")
+
+    async def events(self) -> list[Event]:
+        """The events as ``stratagate events --json`` lists them, each with the sources
+        ``stratagate show ID --json`` gives; a card whose ``show`` names other sources than
+        its ``source_message_ids`` is a problem."""
+        found = []
+        for card in json.loads(await self.cli("events", "--json")):
+            shown = json.loads(await self.cli("show", card["id"], "--json"))
+            sources = [
+                (m["id"], m["role"], m["content"])
+                for m in (source["message"] for source in shown["sources"])
+            ]
+            if [source_id for source_id, _, _ in sources] != card["source_message_ids"]:
+                self.problems.append(f"`show {card['id']}` lists other sources than the card")
+            text = " ".join(
+                [card["title"], card["summary"], json.dumps(card["quotes"], ensure_ascii=False)]
+            )
+            found.append(
+                Event(
+                    card["id"],
+                    card["status"],
+                    card["superseded_by"],
+                    card["mention_count"],
+                    text,
+                    sources,
+                )
+            )
+        return found
 
     async def import_text(self, text: str, fmt: str = "auto") -> Any:
         path = self.root / "import.txt"
