@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import memory_truth
+from benchmarks import memory_truth, source_precision
 from benchmarks.truth_scenarios import CATEGORIES, Import, Scenario, Session, all_scenarios
 from benchmarks.truth_scenarios.checks import (
     ActiveCount,
@@ -26,6 +26,9 @@ from benchmarks.truth_scenarios.checks import (
     lost_detail,
 )
 from benchmarks.truth_scenarios.world import Event
+from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.llm.base import ScriptedModel
+from stratagate_plugin.core.memory import StrataGate
 
 FACT = "We finished the kitchen tiling on Saturday."
 SAID = {FACT: ["m1"], "I switched to night shifts.": ["m3"], "Again: I switched.": ["m5"]}
@@ -215,3 +218,44 @@ def test_main_prints_the_table_writes_json_and_is_strict_only_when_asked(
     assert (report["passed"], report["total"]) == (1, 2)
     assert memory_truth.main(["--strict", "--only", "broken"]) == 1
     assert memory_truth.main(["--strict", "--only", "machinery"]) == 0
+
+
+async def test_source_precision_counts_person_sources_and_agent_only_events(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    model = ScriptedModel.of([])
+    async with await StrataGate.open(db, MemoryConfig(block_turn_size=2), model) as memory:
+        first = await memory.append_turn(
+            "ns", "t", user="Caroline: I adopted a puppy.", assistant="Melanie: Lovely!"
+        )
+        second = await memory.append_turn(
+            "ns", "t", user="Caroline: The weather is grim.", assistant="The build passed."
+        )
+        puppy, melanie = first.message_ids
+        weather, agent = second.message_ids
+
+        def card(title: str, *sources: str) -> dict[str, object]:
+            return {
+                "title": title,
+                "summary": title,
+                "source_message_ids": [*sources],
+                "scope": "user",
+            }
+
+        summary = {"title": "T", "tags": [], "summary": "S", "keypoints": ["k"]}
+        cards = [
+            card("Caroline adopted a puppy", puppy, weather),  # the weather is not about it
+            card("Melanie finds the puppy lovely", melanie),  # a person's, as role assistant
+            card("The build passed", agent),  # the unnamed agent's alone
+        ]
+        model.push(summary, {"should_extract": True, "events": cards})
+        await memory.process_pending()
+    result = source_precision.measure(db)
+    assert (result["events"], result["cited_messages"], result["cited_person_messages"]) == (
+        3,
+        4,
+        3,
+    )
+    assert result["source_precision"] == round(2 / 3, 4)
+    assert (result["assistant_only_events"], result["unnamed_assistant_only_events"]) == (2, 1)
+    [example] = result["imprecise_examples"]
+    assert example["cited"] == "Caroline: The weather is grim."
