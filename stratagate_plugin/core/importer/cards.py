@@ -58,12 +58,14 @@ def import_card(
     message_id: str,
     turn: int,
     now: datetime,
+    summary: str | None = None,
 ) -> EventCard:
-    """The new card an ADD, MERGE, SUPERSEDE or CONFLICT writes (never an overwrite)."""
+    """The new card an ADD, MERGE, SUPERSEDE or CONFLICT writes (never an overwrite); a
+    MERGE's ``summary`` keeps what its targets said."""
     return new_card(
         namespace=namespace,
         title=candidate.title,
-        summary=candidate.summary,
+        summary=summary or candidate.summary,
         tags=list(candidate.tags),
         quotes=list(candidate.quotes),
         source_block_id=block_id,

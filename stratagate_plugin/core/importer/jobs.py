@@ -59,6 +59,7 @@ class Decision(_Frozen):
     confidence: float
     requires_confirmation: bool
     gate: Literal["exact-duplicate", "clear-new", "decider", "decider-error"]
+    merged_summary: str | None = None  # a MERGE's text when not the candidate's own
 
 
 class ImportItem(_Frozen):
@@ -73,6 +74,7 @@ class ImportItem(_Frozen):
     confidence: float | None = None
     requires_confirmation: bool = False
     choice: Action | None = None
+    merged_summary: str | None = None
 
     @property
     def analysed(self) -> bool:

@@ -35,6 +35,7 @@ from .jobs import (
     Action,
     Decision,
     ImportBatch,
+    ImportItem,
     ImportJob,
     ImportUndo,
     MatchedEvent,
@@ -42,6 +43,7 @@ from .jobs import (
     job_from_row,
     payload_of,
 )
+from .merge import merged_text
 from .sources import recover_offline, recovered_document, recovery_task, to_document
 
 log = logging.getLogger(__name__)
@@ -248,8 +250,17 @@ class ImportService(ProfileService, EventSearchService):
             fallback = decider.offline_decision(agent, overlapping)
             reason = f"model failed ({str(error)[:120] or type(error).__name__}); offline rule: "
             answer = fallback.model_copy(update={"reason": reason + fallback.reason})
-            return decider.settle(answer, overlapping, matches, forced=True, gate="decider-error")
-        return decider.settle(answer, overlapping, matches, forced=job.recovered)
+            return decider.settle(
+                answer,
+                overlapping,
+                matches,
+                forced=True,
+                gate="decider-error",
+                summary=candidate.summary,
+            )
+        return decider.settle(
+            answer, overlapping, matches, forced=job.recovered, summary=candidate.summary
+        )
 
     async def _top_matches(
         self, namespace: str, candidate: ExternalCandidate
@@ -343,6 +354,13 @@ def _check_committable(job: ImportJob, chosen: Mapping[int, Action]) -> None:
             raise InvalidInput(f"item {index} is not in import {job.id} ({len(known)} items)")
 
 
+def _merged_summary(raw: sqlite3.Connection, item: ImportItem, final: decider.Final) -> str:
+    """A MERGE's text as committed: every detail of the targets still live and of the
+    candidate, whoever chose the merge (``merge.py``)."""
+    targets = [event_rows.get_event(raw, target).summary for target in final.target_ids]
+    return merged_text(item.candidate.summary, targets, item.merged_summary)
+
+
 def _write_batch(
     raw: sqlite3.Connection,
     job: ImportJob,
@@ -360,9 +378,11 @@ def _write_batch(
     for final in finals:
         if final.action == "IGNORE":
             continue
+        item = job.items[final.index]
         card = import_card(
-            job.items[final.index].candidate,
+            item.candidate,
             final,
+            summary=_merged_summary(raw, item, final) if final.action == "MERGE" else None,
             namespace=job.namespace,
             block_id=source.block_id,
             message_id=source.message_id,
