@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..errors import InvalidInput
 from ..llm.base import StructuredTask
 from ..remember.rules import (
     AMBIGUOUS,
@@ -33,7 +34,17 @@ from ..remember.rules import (
 )
 from ..text.search_terms import normalize
 from .external_format import ExternalCandidate
-from .jobs import ACTIONS, TARGETED, Action, Decision, ImportItem, MatchedEvent
+from .jobs import (
+    ACTIONS,
+    ANALYSING,
+    COMMITTABLE,
+    TARGETED,
+    Action,
+    Decision,
+    ImportItem,
+    ImportJob,
+    MatchedEvent,
+)
 from .merge import loses, merged_text
 
 TOP_K = 5
@@ -261,3 +272,45 @@ def _final(item: ImportItem, choice: Action | None, live: set[str]) -> Final:
     if not alive:
         return Final(index=item.index, action="IGNORE", reason=CHOSEN_NO_TARGET)
     return Final(index=item.index, action=action, target_ids=alive, reason=reason)
+
+
+def checked_choices(choices: Mapping[Any, Any]) -> dict[int, Action]:
+    chosen: dict[int, Action] = {}
+    for index, action in choices.items():
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise InvalidInput(f"a choice's index must be an integer, not {index!r}")
+        found = next((a for a in ACTIONS if isinstance(action, str) and a == action.upper()), None)
+        if found is None:
+            raise InvalidInput(
+                f"unknown action {action!r} for item {index}; one of {', '.join(ACTIONS)}"
+            )
+        chosen[index] = found
+    return chosen
+
+
+def check_committable(job: ImportJob, chosen: Mapping[int, Action]) -> None:
+    if job.status in ANALYSING:
+        raise InvalidInput(
+            f"import {job.id} is still {job.status} ({job.processed}/{job.total}); "
+            "commit it once the analysis is done"
+        )
+    if job.status == "committed":
+        raise InvalidInput(f"import {job.id} was already committed as batch {job.batch_id}")
+    if job.status not in COMMITTABLE:
+        raise InvalidInput(f"import {job.id} is {job.status} and cannot be committed")
+    known = {item.index for item in job.items}
+    for index in chosen:
+        if index not in known:
+            raise InvalidInput(f"item {index} is not in import {job.id} ({len(known)} items)")
+
+
+def with_proposals(
+    job: ImportJob, chosen: Mapping[int, Action], take_proposals: bool
+) -> dict[int, Action]:
+    """The choices, and with ``take_proposals`` every unsure item's proposal."""
+    taken = {
+        item.index: item.action
+        for item in job.items
+        if take_proposals and item.requires_confirmation and item.action is not None
+    }
+    return {**chosen, **taken}

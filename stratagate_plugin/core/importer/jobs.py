@@ -123,6 +123,17 @@ class ImportBatch(_Frozen):
     undone_at: datetime | None = None
 
 
+class CommitPlan(_Frozen):
+    """What committing a job now would do, said before it is done: items written, items
+    ignored, and how many of those are unsure items left without a choice."""
+
+    job_id: str
+    total: int
+    written: int
+    ignored: int
+    unsure_ignored: int
+
+
 class ImportUndo(_Frozen):
     """What undoing a batch removed and brought back."""
 

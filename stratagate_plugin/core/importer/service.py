@@ -29,10 +29,9 @@ from . import decider
 from .cards import export_document, import_card
 from .external_format import ExternalCandidate, ExternalDocument
 from .jobs import (
-    ACTIONS,
     ANALYSING,
-    COMMITTABLE,
     Action,
+    CommitPlan,
     Decision,
     ImportBatch,
     ImportItem,
@@ -128,21 +127,43 @@ class ImportService(ProfileService, EventSearchService):
         """Write the batch in one transaction; ``choices`` (index → action) decide the
         items that need confirmation (those left out are IGNORE, or with ``take_proposals``
         their proposed action) or override others."""
-        chosen = _checked_choices(choices or {})
+        chosen = decider.checked_choices(choices or {})
         now = utc_now()
 
         def commit(raw: sqlite3.Connection) -> ImportBatch:
             row = rows.job_row(raw, job_id)
             job = job_from_row(row, rows.item_rows(raw, job_id))
-            _check_committable(job, chosen)
-            taken = {
-                item.index: item.action
-                for item in job.items
-                if take_proposals and item.requires_confirmation and item.action is not None
-            }
-            return _write_batch(raw, job, {**chosen, **taken}, self._defaults, now)
+            decider.check_committable(job, chosen)
+            every = decider.with_proposals(job, chosen, take_proposals)
+            return _write_batch(raw, job, every, self._defaults, now)
 
         return await self.db.write(commit)
+
+    async def import_commit_plan(
+        self,
+        job_id: str,
+        choices: Mapping[int, str] | None = None,
+        *,
+        take_proposals: bool = False,
+    ) -> CommitPlan:
+        """What ``import_commit`` with these arguments would write and ignore now, so the
+        wizard and the CLI can say how many items will be ignored before committing."""
+        chosen = decider.checked_choices(choices or {})
+
+        def plan(raw: sqlite3.Connection) -> CommitPlan:
+            job = job_from_row(rows.job_row(raw, job_id), rows.item_rows(raw, job_id))
+            finals = _finals(raw, job, decider.with_proposals(job, chosen, take_proposals))
+            ignored = [final.index for final in finals if final.action == "IGNORE"]
+            unsure = {item.index for item in job.items if item.requires_confirmation}
+            return CommitPlan(
+                job_id=job.id,
+                total=len(job.items),
+                written=len(finals) - len(ignored),
+                ignored=len(ignored),
+                unsure_ignored=sum(1 for i in ignored if i in unsure and i not in chosen),
+            )
+
+        return await self.db.read(plan)
 
     async def import_undo(self, batch_id: str) -> ImportUndo:
         """Remove the batch's events and source block, restore what they superseded."""
@@ -324,41 +345,20 @@ def _duplicate_event(
     return None
 
 
-def _checked_choices(choices: Mapping[Any, Any]) -> dict[int, Action]:
-    chosen: dict[int, Action] = {}
-    for index, action in choices.items():
-        if isinstance(index, bool) or not isinstance(index, int):
-            raise InvalidInput(f"a choice's index must be an integer, not {index!r}")
-        found = next((a for a in ACTIONS if isinstance(action, str) and a == action.upper()), None)
-        if found is None:
-            raise InvalidInput(
-                f"unknown action {action!r} for item {index}; one of {', '.join(ACTIONS)}"
-            )
-        chosen[index] = found
-    return chosen
-
-
-def _check_committable(job: ImportJob, chosen: Mapping[int, Action]) -> None:
-    if job.status in ANALYSING:
-        raise InvalidInput(
-            f"import {job.id} is still {job.status} ({job.processed}/{job.total}); "
-            "commit it once the analysis is done"
-        )
-    if job.status == "committed":
-        raise InvalidInput(f"import {job.id} was already committed as batch {job.batch_id}")
-    if job.status not in COMMITTABLE:
-        raise InvalidInput(f"import {job.id} is {job.status} and cannot be committed")
-    known = {item.index for item in job.items}
-    for index in chosen:
-        if index not in known:
-            raise InvalidInput(f"item {index} is not in import {job.id} ({len(known)} items)")
-
-
 def _merged_summary(raw: sqlite3.Connection, item: ImportItem, final: decider.Final) -> str:
     """A MERGE's text as committed: every detail of the targets still live and of the
     candidate, whoever chose the merge (``merge.py``)."""
     targets = [event_rows.get_event(raw, target).summary for target in final.target_ids]
     return merged_text(item.candidate.summary, targets, item.merged_summary)
+
+
+def _finals(
+    raw: sqlite3.Connection, job: ImportJob, chosen: Mapping[int, Action]
+) -> list[decider.Final]:
+    """Per item what a commit does now (a target no longer live makes it IGNORE)."""
+    targets = [t for item in job.items for t in [*item.target_ids, *(m.id for m in item.matches)]]
+    live = event_rows.live_event_ids(raw, targets)
+    return decider.final_actions(job.items, chosen, live)
 
 
 def _write_batch(
@@ -368,9 +368,7 @@ def _write_batch(
     defaults: Any,
     now: Any,
 ) -> ImportBatch:
-    targets = [t for item in job.items for t in [*item.target_ids, *(m.id for m in item.matches)]]
-    live = event_rows.live_event_ids(raw, targets)
-    finals = decider.final_actions(job.items, chosen, live)
+    finals = _finals(raw, job, chosen)
     text = rows.job_text(raw, job.id)
     stamp = iso(now)
     source = batch_rows.insert_source_block(raw, job.namespace, text, defaults, stamp)
