@@ -113,6 +113,16 @@ async def test_chinese_questions_about_what_was_said_are_answered(tmp_path: Path
             "Maria gave a talk on her birthday.",
             False,
         ),
+        ("What colour is my car?", "My car is dark red.", True),  # the answer's kind
+        ("What colour is my car?", "My bike is dark red.", False),
+        ("What instrument does Mia play?", "My daughter Mia started violin lessons.", True),
+        ("How old is my son?", "My son Leo turned 7 in May.", True),
+        ("How old is my son?", "My son Leo loves trains.", False),  # no number
+        ("How many kids do I have?", "I have three kids.", True),
+        ("小美学什么乐器？", "小美九月开始学小提琴。", True),
+        ("我开什么车？", "我九月开始学小提琴。", False),  # 开 of 开始 is no head
+        ("我女儿几岁？", "我女儿喜欢画画。", False),
+        ("我女儿几岁？", "我女儿今年七岁。", True),
         ("我的狗叫什么名字？", "请叫我小山。", False),
         ("我的狗叫什么名字？", "我的狗叫豆豆。", True),
         ("里斯本旅行是什么时候？", "我们去马德里旅行。", False),

@@ -8,10 +8,14 @@ or the agent (my, me, you) and relative time words. English words are compared s
 a Chinese run between such pieces is one term, covered when the evidence holds at least
 half of its character pairs (there is no dictionary to cut it into words).
 
-A term may be missing only when the question has several (three or more), only one, and
-never a *head* term: the thing after a possessive or article ("my dog", "the Lisbon trip",
-"her brother", 我的狗) or a name. So "What did Maria give her brother for his birthday?"
-is answered by "Maria got her brother a bike for his birthday", and "When is my dentist
+A *head* term, what the question is about, is never missing: the thing after a possessive
+or article ("my dog", "the Lisbon trip", "her brother", 我的狗), a name, or a Chinese
+question's first run. The word right after "what", "which" or "how" (什么, 哪个 …) names
+the answer's kind and may be missing when a head is there ("What colour is my car?" is
+answered by "My car is red"); a question asking how many, how old, 几 or 多少 needs a
+number in the evidence. Of the other terms one may be missing when the question has
+several (three or more). So "What did Maria give her brother for his birthday?" is
+answered by "Maria got her brother a bike for his birthday", and "When is my dentist
 appointment?" by nothing that lacks "dentist".
 """
 
@@ -42,20 +46,32 @@ _HAN_STOP_TEXT = """什么时候 为什么 怎么样 是不是 有没有 哪里 
     是否 还是 请问 记得 知道 告诉 说过 提到 名字 现在 还在 仍然 以前 之前 一下 我们 咱们 你们
     定在 安排 计划 可以 应该 去年 今年 明年 最近 吗 呢 吧 啊 么 哪 谁 几 我 你 的 了 是 在 有 和
     与 也 就 都 很 还 又 叫 去 做 说 个"""
+_ASKING = frozenset(["what", "which", "whose", "how"])
+_KIND_FRAME = frozenset(["kind", "kinds", "type", "types", "sort", "sorts", "of"])
+_HAN_ASKING = frozenset(["什么", "哪个", "哪些", "哪", "几", "多少"])
+_QUANTITY = re.compile(
+    r"\bhow (many|much|old|long|far|often)\b|几|多少|多大|多久|多长", re.IGNORECASE
+)
+_HAN_NUMERALS = frozenset("零一二两三四五六七八九十百千万半")
 _HAN_STOPS = sorted(_HAN_STOP_TEXT.split(), key=len, reverse=True)
 _HAN_STOP = re.compile("|".join(map(re.escape, _HAN_STOPS)))
 
 
 @dataclass(frozen=True)
 class KeyTerm:
-    """One thing the question names: its words (for reading), tokens, and whether it is
-    the head (what the question is about)."""
+    """One thing the question names: its words (for reading), tokens, whether it is the
+    head (what the question is about) and whether it names the answer's kind ("what
+    *instrument*", 什么*乐器*: the answer says "violin", not "instrument")."""
 
     words: tuple[str, ...]
     tokens: frozenset[str]
     head: bool = False
+    kind: bool = False
+    number: bool = False  # "how many", "how old", 几, 多少: the answer is a number
 
     def covered_by(self, have: set[str]) -> bool:
+        if self.number:
+            return any(t[2:].isdigit() or t[3:] in _HAN_NUMERALS for t in have)
         needed = max(1, (len(self.tokens) + 1) // 2)
         return len(self.tokens & have) >= needed
 
@@ -63,14 +79,16 @@ class KeyTerm:
 def key_terms(question: str) -> list[KeyTerm]:
     """The question's key terms in order (empty when it names nothing)."""
     text = unicodedata.normalize("NFKC", question)
+    number = _QUANTITY.search(text) is not None
+    text = _QUANTITY.sub(" ", text)  # "how many": the number term stands for it
     content = set(content_tokens(text))
     terms: list[KeyTerm] = []
     run: list[KeyTerm] = []  # the words after a determiner: the thing asked about
-    in_run = auxiliary = False
+    in_run = auxiliary = asking = False
     for match in _PIECE.finditer(text):
         word = (match.group("word") or "").lower()
         if match.group("han"):
-            terms += _phrase(run, auxiliary) + _han_terms(match.group("han"))
+            terms += _phrase(run, auxiliary) + _han_terms(match.group("han"), first=not terms)
             in_run = False
         elif match.group("mark") or word in _DETERMINERS:
             terms += _phrase(run, auxiliary)
@@ -79,15 +97,20 @@ def key_terms(question: str) -> list[KeyTerm]:
             terms += _phrase(run, auxiliary)
             in_run = False
             auxiliary = auxiliary or word in _AUXILIARIES
+            asking = word in _ASKING or (asking and word in _KIND_FRAME)
+            continue
         else:
             name = match.group("word")[:1].isupper() and match.start() > 0
-            term = KeyTerm((word,), tokens, head=in_run or name)
+            term = KeyTerm((word,), tokens, head=in_run or name, kind=asking)
             if in_run:
                 run.append(term)
             else:
                 terms.append(term)
+        asking = False
     terms += _phrase(run, auxiliary)
-    return list({term.tokens: term for term in terms}.values())
+    if number:
+        terms.append(KeyTerm(("<number>",), frozenset(), number=True))
+    return list({(term.tokens, term.number): term for term in terms}.values())
 
 
 def _generic(word: str) -> bool:
@@ -106,8 +129,11 @@ def _phrase(run: list[KeyTerm], auxiliary: bool) -> list[KeyTerm]:
     return words
 
 
-def _han_terms(han: str) -> list[KeyTerm]:
-    """Chinese runs between stop pieces; the run right after 的 is a head."""
+def _han_terms(han: str, *, first: bool) -> list[KeyTerm]:
+    """Chinese runs between stop pieces. A Chinese question names its topic first, so
+    its first run is a head, as is the run right after 的 (one character alone is too
+    common to be one: 开 of 开始); the run right after 什么, 哪个, 几 … names the answer's
+    kind."""
     terms = []
     pieces = _HAN_STOP.split(han)
     stops = _HAN_STOP.findall(han)
@@ -117,25 +143,26 @@ def _han_terms(han: str) -> list[KeyTerm]:
         tokens = frozenset(t for t in tokenize(piece) if t.startswith("h2:")) or frozenset(
             tokenize(piece)
         )
-        head = i > 0 and stops[i - 1] == "的"
-        terms.append(KeyTerm((piece,), tokens, head=head))
+        before = stops[i - 1] if i > 0 else ""
+        kind = before in _HAN_ASKING
+        head = len(piece) > 1 and not kind and (before == "的" or (first and not terms))
+        terms.append(KeyTerm((piece,), tokens, head=head, kind=kind))
     return terms
 
 
 def covers(terms: list[KeyTerm], evidence: str) -> bool:
-    """Every key term in the evidence, or all but one of several when every head is."""
-    if not terms:
-        return False
+    """Every head in the evidence and some other term, the answer's kind not needed when a
+    head is there, and of the rest every one, or all but one when the question has several."""
     have = set(tokenize(evidence))
+    if any(term.number and not term.covered_by(have) for term in terms):
+        return False
+    terms = [term for term in terms if not term.number]
     missing = [term for term in terms if not term.covered_by(have)]
-    if not missing:
-        return True
-    return (
-        len(terms) >= MIN_TERMS_FOR_A_GAP
-        and len(missing) == 1
-        and not missing[0].head
-        and any(term.head for term in terms)
-    )
+    heads = any(term.head for term in terms)
+    if len(missing) == len(terms) or any(term.head for term in missing):
+        return False
+    rest = [term for term in missing if not (term.kind and heads)]
+    return not rest or (len(rest) == 1 and heads and len(terms) >= MIN_TERMS_FOR_A_GAP)
 
 
 def coverage(terms: list[KeyTerm], evidence: str) -> float:
