@@ -179,3 +179,23 @@ async def test_the_answer_states_the_current_value_first_and_the_older_as_histor
     assert now in facts[0] and "(earlier: " in facts[0], answer
     assert facts[0].index(now) < facts[0].index("(earlier: ") < facts[0].index(before)
     assert not any(before in line and "(earlier: " not in line for line in facts), answer
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "question", "now"),
+    [
+        (
+            "The team dinner is on Friday at Rosa's.",
+            "Actually the team dinner moves to Saturday at Rosa's.",
+            "When is the team dinner?",
+            "Saturday",
+        ),
+        ("读书会定在周三晚上。", "其实读书会改到周四晚上了。", "读书会是什么时候？", "周四"),
+    ],
+)
+async def test_of_two_raw_lines_the_newer_is_stated_first(
+    tmp_path: Path, first: str, second: str, question: str, now: str
+) -> None:
+    [answer] = await told_then_asked(tmp_path, [first, second], [question])
+    facts = [line for line in answer.splitlines() if line.startswith("- ")]
+    assert len(facts) == 2 and now in facts[0], answer

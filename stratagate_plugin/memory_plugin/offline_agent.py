@@ -169,11 +169,22 @@ def _assessment(turn: _Turn, search: str, batch: str) -> dict[str, Any]:
 
 
 def _adopted(turn: _Turn, search: str) -> list[str]:
-    return [ref for ref, _ in _evidence(turn, search)]
+    return [found.ref for found in _evidence(turn, search)]
 
 
-def _evidence(turn: _Turn, search: str) -> list[tuple[str, str]]:
-    """(ref, answer line) of the results covering the question's key terms, best two.
+@dataclass(frozen=True)
+class _Found:
+    """A result that covers the question: its ref, answer line, how much of the question
+    it covers and when it was said."""
+
+    ref: str
+    text: str
+    coverage: float
+    said_at: str
+
+
+def _evidence(turn: _Turn, search: str) -> list[_Found]:
+    """The results covering the question's key terms, best two (``_best``).
 
     A card is matched with the versions it replaced (the question may use the old words),
     and answered with its current value first."""
@@ -182,15 +193,32 @@ def _evidence(turn: _Turn, search: str) -> list[tuple[str, str]]:
         return []
     wanted = key_terms(turn.question)
     refs, items = result.get("evidenceRefs") or [], result.get("results") or []
-    scored = []
+    found = []
     for ref, item in zip(refs, items, strict=False):
         if _is_own_answer(item):
             continue
         matched = " ".join([_item_text(item), *_history(item)])
         if covers(wanted, matched):
-            scored.append((coverage(wanted, matched), str(ref), _answer_line(item)))
-    scored.sort(key=lambda entry: -entry[0])
-    return [(ref, text) for _, ref, text in scored[:2]]
+            share = coverage(wanted, matched)
+            found.append(_Found(str(ref), _answer_line(item), share, _said_at(item)))
+    return _best(found)[:2]
+
+
+def _best(found: list[_Found]) -> list[_Found]:
+    """Most of the question covered first; of lines covering alike, the one said last (the
+    more likely current value), else in the search's order."""
+    newest = sorted(found, key=lambda line: line.said_at, reverse=True)
+    return sorted(newest, key=lambda line: -line.coverage)
+
+
+def _said_at(item: Any) -> str:
+    """When a raw line or a card was said (ISO UTC; "" when unknown)."""
+    if not isinstance(item, dict):
+        return ""
+    message, temporal = item.get("message"), item.get("temporal")
+    if isinstance(message, dict):
+        return str(message.get("createdAt") or "")
+    return str(temporal.get("mentionedAt") or "") if isinstance(temporal, dict) else ""
 
 
 def _is_own_answer(item: Any) -> bool:
@@ -251,11 +279,8 @@ def _answer_line(item: Any) -> str:
 
 
 def _answer(turn: _Turn) -> str:
-    found = [
-        text
-        for search in ("memory_search_events", "memory_search_raw")
-        for _, text in _evidence(turn, search)
-    ]
+    searches = ("memory_search_events", "memory_search_raw")
+    found = [line.text for line in _best([f for s in searches for f in _evidence(turn, s)])]
     if not found:
         if _QUESTION.search(turn.question):
             return "I can't confirm that from memory."
