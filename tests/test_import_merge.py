@@ -59,8 +59,8 @@ async def test_a_model_merge_that_drops_local_content_is_committed_with_both(
     memory: StrataGate,
 ) -> None:
     await seed(memory, "evt_seat", "I prefer window seats and vegetarian meals")
-    answer = decision("MERGE", ["evt_seat"]) | {
-        "merged_candidate": {"title": "Seats", "summary": "Prefers window seats on flights."}
+    answer = decision("MERGE", ["evt_seat"]) | {  # §11.2's camelCase name
+        "mergedCandidate": {"title": "Seats", "summary": "Prefers window seats on flights."}
     }
     memory.model = ScriptedModel.of([answer])
     job = await analysed(memory, document(candidate("Prefers window seats on flights")))
@@ -130,3 +130,17 @@ def test_containment_reads_words_and_han_characters_without_the_frame(
     merged = merged_text(proposal, targets)
     assert all(contains(merged, target) for target in targets) and contains(merged, proposal)
     assert (merged == proposal) is kept
+
+
+async def test_a_model_merge_that_keeps_everything_is_written_as_the_model_put_it(
+    memory: StrataGate,
+) -> None:
+    await seed(memory, "evt_seat", "I prefer window seats and vegetarian meals")
+    whole = "Prefers window seats on flights, and vegetarian meals."
+    answer = decision("MERGE", ["evt_seat"]) | {"mergedCandidate": {"summary": whole}}
+    memory.model = ScriptedModel.of([answer])
+    job = await analysed(memory, document(candidate("Prefers window seats on flights")))
+    assert job.items[0].merged_summary == whole
+    assert not job.items[0].reason.endswith("keeps every detail of both")  # nothing was lost
+    batch = await memory.import_commit(job.id)
+    assert [(await memory.get_event(i)).summary for i in batch.event_ids] == [whole]

@@ -186,6 +186,8 @@ def _print_job(job: ImportJob) -> None:
             f"{mark} {item.index:>3}  {item.action or 'pending':<9} {confidence:>4}  "
             f"{item.candidate.title}  — {item.reason}"
         )
+        if item.merged_summary:
+            print(f"       merged text: {item.merged_summary}")
     if job.needs_confirmation:
         print(f"{len(job.needs_confirmation)} items marked ? need your choice (default IGNORE)")
     if job.status in ("ready", "awaiting_confirmation"):

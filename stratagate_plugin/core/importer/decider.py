@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import InvalidInput
 from ..llm.base import StructuredTask
@@ -77,6 +77,7 @@ class ExternalDecision(BaseModel):
     reason: str = ""
     merged_candidate: MergedCandidate | None = Field(
         default=None,
+        validation_alias=AliasChoices("merged_candidate", "mergedCandidate"),
         description="MERGE only: one text keeping every detail of the memory and the targets",
     )
 
