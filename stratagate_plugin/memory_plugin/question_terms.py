@@ -134,7 +134,7 @@ def _han_terms(han: str, *, first: bool) -> list[KeyTerm]:
     its first run is a head, as is the run right after 的 (one character alone is too
     common to be one: 开 of 开始); the run right after 什么, 哪个, 几 … names the answer's
     kind."""
-    terms = []
+    terms: list[KeyTerm] = []
     pieces = _HAN_STOP.split(han)
     stops = _HAN_STOP.findall(han)
     for i, piece in enumerate(pieces):
