@@ -77,3 +77,15 @@ def test_the_cli_says_how_many_are_ignored_before_it_commits(
     said, done = capsys.readouterr().out.splitlines()
     assert said == "committing: write 3 and ignore 1 of 4 items"
     assert "3 events written, 1 ignored" in done
+
+
+async def test_a_merge_shows_the_text_it_writes_keeping_both_sides(tmp_path: Path) -> None:
+    restated = {"title": "Studio hours", "summary": "The pottery studio opens on Saturdays."}
+    async with web_app(tmp_path) as (_, host, client):
+        space, _ = await known_space(host, client)
+        job = await analysed(host, client, export_text([{**restated, "category": "project"}]))
+        [item] = job.items
+        assert item.action == "MERGE" and item.merged_summary is not None
+        assert "10am" in item.merged_summary  # the local detail the import lacks
+        page = await client.get(f"/memory/import/{job.id}?space={space}")
+        assert "A merge writes:" in page.text and "10am" in page.text.split("A merge writes:")[1]
