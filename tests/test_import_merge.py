@@ -144,3 +144,12 @@ async def test_a_model_merge_that_keeps_everything_is_written_as_the_model_put_i
     assert not job.items[0].reason.endswith("keeps every detail of both")  # nothing was lost
     batch = await memory.import_commit(job.id)
     assert [(await memory.get_event(i)).summary for i in batch.event_ids] == [whole]
+
+
+async def test_a_remembered_memory_is_kept_whole_by_an_import_merge(memory: StrataGate) -> None:
+    """The local side recorded by ``memory_remember`` (the agent pool)."""
+    await memory.remember(NS, "t", "I prefer window seats and vegetarian meals", "preference")
+    job = await analysed(memory, mem0("Prefers window seats on flights"))
+    await memory.import_commit(job.id, take_proposals=True)
+    active = [card.summary for card in await memory.list_events(NS) if card.status == "active"]
+    assert any("vegetarian meals" in summary for summary in active), active
