@@ -194,8 +194,10 @@ async def job_context(pages: MemoryPages, job: ImportJob, auto: int = 0) -> dict
     others = [item for item in job.items if not asks(item)]
     shown = asked + others[auto : auto + AUTO_PAGE]
     committable = job.status in COMMITTABLE
-    plan = await pages.memory.import_commit_plan(job.id) if committable else None
-    taking = await pages.memory.import_commit_plan(job.id, take_proposals=True) if asked else None
+    plan = taking = None
+    if committable:  # not while polling an analysis
+        plan = await pages.memory.import_commit_plan(job.id)
+        taking = await pages.memory.import_commit_plan(job.id, take_proposals=True)
     return {
         "job": job,
         "cards": [item_card(item) for item in shown],
@@ -203,7 +205,7 @@ async def job_context(pages: MemoryPages, job: ImportJob, auto: int = 0) -> dict
         "analysing": job.status in ANALYSING,
         "committable": committable,
         "plan": plan,
-        "taking": taking if committable else None,
+        "taking": taking if asked else None,
         "asked": len(asked),
         "applied": sum(1 for item in others if item.analysed),
         "others": {"total": len(others), "start": auto, "end": min(auto + AUTO_PAGE, len(others))},
