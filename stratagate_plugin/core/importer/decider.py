@@ -40,6 +40,7 @@ from .jobs import (
     COMMITTABLE,
     TARGETED,
     Action,
+    CommitPlan,
     Decision,
     ImportItem,
     ImportJob,
@@ -315,3 +316,20 @@ def with_proposals(
         if take_proposals and item.requires_confirmation and item.action is not None
     }
     return {**chosen, **taken}
+
+
+def commit_plan(
+    job: ImportJob, every: Mapping[int, Action], live: set[str], chosen: Mapping[int, Action]
+) -> CommitPlan:
+    """What committing ``job`` with ``every`` choice would write and ignore; ``chosen`` are
+    the person's own (an unsure item among them is not "left without a choice")."""
+    finals = final_actions(job.items, every, live)
+    ignored = [final.index for final in finals if final.action == "IGNORE"]
+    unsure = {item.index for item in job.items if item.requires_confirmation}
+    return CommitPlan(
+        job_id=job.id,
+        total=len(job.items),
+        written=len(finals) - len(ignored),
+        ignored=len(ignored),
+        unsure_ignored=sum(1 for i in ignored if i in unsure and i not in chosen),
+    )

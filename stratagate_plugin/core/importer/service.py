@@ -152,18 +152,17 @@ class ImportService(ProfileService, EventSearchService):
 
         def plan(raw: sqlite3.Connection) -> CommitPlan:
             job = job_from_row(rows.job_row(raw, job_id), rows.item_rows(raw, job_id))
-            finals = _finals(raw, job, decider.with_proposals(job, chosen, take_proposals))
-            ignored = [final.index for final in finals if final.action == "IGNORE"]
-            unsure = {item.index for item in job.items if item.requires_confirmation}
-            return CommitPlan(
-                job_id=job.id,
-                total=len(job.items),
-                written=len(finals) - len(ignored),
-                ignored=len(ignored),
-                unsure_ignored=sum(1 for i in ignored if i in unsure and i not in chosen),
-            )
+            every = decider.with_proposals(job, chosen, take_proposals)
+            return decider.commit_plan(job, every, _live_targets(raw, job), chosen)
 
         return await self.db.read(plan)
+
+    async def import_commit_plans(self, job: ImportJob) -> tuple[CommitPlan, CommitPlan]:
+        """The plan of a job already read (the wizard's page) as it stands and taking every
+        proposal, from one read of which targets are still live."""
+        live = await self.db.read(lambda raw: _live_targets(raw, job))
+        taking = decider.with_proposals(job, {}, True)
+        return decider.commit_plan(job, {}, live, {}), decider.commit_plan(job, taking, live, {})
 
     async def import_undo(self, batch_id: str) -> ImportUndo:
         """Remove the batch's events and source block, restore what they superseded."""
@@ -352,13 +351,17 @@ def _merged_summary(raw: sqlite3.Connection, item: ImportItem, final: decider.Fi
     return merged_text(item.candidate.summary, targets, item.merged_summary)
 
 
+def _live_targets(raw: sqlite3.Connection, job: ImportJob) -> set[str]:
+    """The job's targets and matched events still live (a commit links only those)."""
+    targets = [t for item in job.items for t in [*item.target_ids, *(m.id for m in item.matches)]]
+    return event_rows.live_event_ids(raw, targets)
+
+
 def _finals(
     raw: sqlite3.Connection, job: ImportJob, chosen: Mapping[int, Action]
 ) -> list[decider.Final]:
     """Per item what a commit does now (a target no longer live makes it IGNORE)."""
-    targets = [t for item in job.items for t in [*item.target_ids, *(m.id for m in item.matches)]]
-    live = event_rows.live_event_ids(raw, targets)
-    return decider.final_actions(job.items, chosen, live)
+    return decider.final_actions(job.items, chosen, _live_targets(raw, job))
 
 
 def _write_batch(

@@ -194,10 +194,7 @@ async def job_context(pages: MemoryPages, job: ImportJob, auto: int = 0) -> dict
     others = [item for item in job.items if not asks(item)]
     shown = asked + others[auto : auto + AUTO_PAGE]
     committable = job.status in COMMITTABLE
-    plan = taking = None
-    if committable:  # not while polling an analysis
-        plan = await pages.memory.import_commit_plan(job.id)
-        taking = await pages.memory.import_commit_plan(job.id, take_proposals=True)
+    plan, taking = await pages.memory.import_commit_plans(job) if committable else (None, None)
     return {
         "job": job,
         "cards": [item_card(item) for item in shown],
