@@ -119,6 +119,9 @@ async def test_chinese_questions_about_what_was_said_are_answered(tmp_path: Path
         ("How old is my son?", "My son Leo turned 7 in May.", True),
         ("How old is my son?", "My son Leo loves trains.", False),  # no number
         ("How many kids do I have?", "I have three kids.", True),
+        ("What is my wifi password at home?", "The wifi password at the cabin is 1234.", False),
+        ("What is my wifi password at home?", "My wifi password at home is 1234.", True),
+        ("What kind of music does my sister like?", "My sister likes jazz.", True),
         ("小美学什么乐器？", "小美九月开始学小提琴。", True),
         ("我开什么车？", "我九月开始学小提琴。", False),  # 开 of 开始 is no head
         ("我女儿几岁？", "我女儿喜欢画画。", False),

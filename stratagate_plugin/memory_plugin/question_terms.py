@@ -8,15 +8,15 @@ or the agent (my, me, you) and relative time words. English words are compared s
 a Chinese run between such pieces is one term, covered when the evidence holds at least
 half of its character pairs (there is no dictionary to cut it into words).
 
-A *head* term, what the question is about, is never missing: the thing after a possessive
-or article ("my dog", "the Lisbon trip", "her brother", 我的狗), a name, or a Chinese
-question's first run. The word right after "what", "which" or "how" (什么, 哪个 …) names
-the answer's kind and may be missing when a head is there ("What colour is my car?" is
-answered by "My car is red"); a question asking how many, how old, 几 or 多少 needs a
-number in the evidence. Of the other terms one may be missing when the question has
-several (three or more). So "What did Maria give her brother for his birthday?" is
-answered by "Maria got her brother a bike for his birthday", and "When is my dentist
-appointment?" by nothing that lacks "dentist".
+A *head* term, what the question is about, is never missing: the thing after a
+possessive, article or preposition ("my dog", "the Lisbon trip", "her brother", "at
+home", 我的狗), a name, or a Chinese question's first run. The word right after "what",
+"which" or "how" (什么, 哪个 …) names the answer's kind and may be missing when a head is
+there ("What colour is my car?" is answered by "My car is red"); a question asking how
+many, how old, 几 or 多少 needs a number in the evidence. Of the other terms one may be
+missing when the question has several (three or more). So "What did Maria give her
+brother for his birthday?" is answered by "Maria got her brother a bike for his
+birthday", and "When is my dentist appointment?" by nothing that lacks "dentist".
 """
 
 import re
@@ -39,6 +39,8 @@ _AUXILIARY_TEXT = "do does did will would can could should shall may might must"
 _DETERMINER_TEXT = "my your his her our their the a an this that these those"
 _AUXILIARIES = frozenset(_AUXILIARY_TEXT.split())
 _DETERMINERS = frozenset(_DETERMINER_TEXT.split())
+_PREPOSITION_TEXT = "at in on for to from with about of by near into onto after before"
+_PREPOSITIONS = frozenset(_PREPOSITION_TEXT.split())
 _GENERIC = frozenset(_GENERIC_EN.split())
 _GENERIC_TOKENS = frozenset(tokenize(_GENERIC_EN))
 _HAN_STOP_TEXT = """什么时候 为什么 怎么样 是不是 有没有 哪里 哪儿 哪个 哪些 哪天 什么 多少
@@ -90,7 +92,7 @@ def key_terms(question: str) -> list[KeyTerm]:
         if match.group("han"):
             terms += _phrase(run, auxiliary) + _han_terms(match.group("han"), first=not terms)
             in_run = False
-        elif match.group("mark") or word in _DETERMINERS:
+        elif match.group("mark") or word in _DETERMINERS or _qualifies(word, asking):
             terms += _phrase(run, auxiliary)
             in_run = True
         elif _generic(word) or not (tokens := frozenset(tokenize(word)) & content):
@@ -111,6 +113,12 @@ def key_terms(question: str) -> list[KeyTerm]:
     if number:
         terms.append(KeyTerm(("<number>",), frozenset(), number=True))
     return list({(term.tokens, term.number): term for term in terms}.values())
+
+
+def _qualifies(word: str, asking: bool) -> bool:
+    """A preposition starts a phrase that narrows the question ("the wifi password *at
+    home*", "my flight *to Berlin*"): its words are heads too. Not "of" in "what kind of"."""
+    return word in _PREPOSITIONS and not (asking and word in _KIND_FRAME)
 
 
 def _generic(word: str) -> bool:
