@@ -153,3 +153,21 @@ async def test_a_remembered_memory_is_kept_whole_by_an_import_merge(memory: Stra
     await memory.import_commit(job.id, take_proposals=True)
     active = [card.summary for card in await memory.list_events(NS) if card.status == "active"]
     assert any("vegetarian meals" in summary for summary in active), active
+
+
+async def test_a_merged_card_cites_the_local_statement_too_and_undo_restores_it(
+    db_path: Path,
+) -> None:
+    async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=1)) as memory:
+        said = await memory.append_turn(NS, "t", user=PAIRS[0][0], assistant="OK.")
+        await memory.seal_tail(NS, "t")
+        await memory.process_pending()
+        [local] = await memory.list_events(NS)
+        job = await analysed(memory, mem0(PAIRS[0][1]))
+        batch = await memory.import_commit(job.id, take_proposals=True)
+        [merged] = [await memory.get_event(event_id) for event_id in batch.event_ids]
+        assert said.message_ids[0] in merged.source_message_ids  # the user's own words
+        assert merged.source_message_ids[0] != said.message_ids[0]  # the import's first
+        await memory.import_undo(batch.id)
+        assert (await memory.get_event(local.id)).status == "active"
+        assert set((await memory.get_event(local.id)).source_message_ids) == {said.message_ids[0]}

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..clock import iso, utc_now
 from ..errors import InvalidInput, NotFound, require_names
+from ..events.cards import EventCard
 from ..events.service import EventSearchService
 from ..profile.service import ProfileService
 from ..remember.rules import decider_timeout
@@ -34,7 +35,6 @@ from .jobs import (
     CommitPlan,
     Decision,
     ImportBatch,
-    ImportItem,
     ImportJob,
     ImportUndo,
     MatchedEvent,
@@ -42,7 +42,6 @@ from .jobs import (
     job_from_row,
     payload_of,
 )
-from .merge import merged_text
 from .sources import recover_offline, recovered_document, recovery_task, to_document
 
 log = logging.getLogger(__name__)
@@ -344,11 +343,12 @@ def _duplicate_event(
     return None
 
 
-def _merged_summary(raw: sqlite3.Connection, item: ImportItem, final: decider.Final) -> str:
-    """A MERGE's text as committed: every detail of the targets still live and of the
-    candidate, whoever chose the merge (``merge.py``)."""
-    targets = [event_rows.get_event(raw, target).summary for target in final.target_ids]
-    return merged_text(item.candidate.summary, targets, item.merged_summary)
+def _merged_from(raw: sqlite3.Connection, final: decider.Final) -> list[EventCard]:
+    """A MERGE's live targets, whose words, quotes and sources its card keeps whoever
+    chose the merge (``cards.import_card``); none for another action."""
+    if final.action != "MERGE":
+        return []
+    return [event_rows.get_event(raw, target) for target in final.target_ids]
 
 
 def _live_targets(raw: sqlite3.Connection, job: ImportJob) -> set[str]:
@@ -383,7 +383,8 @@ def _write_batch(
         card = import_card(
             item.candidate,
             final,
-            summary=_merged_summary(raw, item, final) if final.action == "MERGE" else None,
+            merged_from=_merged_from(raw, final),
+            proposed=item.merged_summary,
             namespace=job.namespace,
             block_id=source.block_id,
             message_id=source.message_id,
