@@ -82,7 +82,9 @@ async def test_the_job_page_shows_each_candidate_beside_its_matches(tmp_path: Pa
         assert unsure.requires_confirmation and not new.requires_confirmation
         page = await client.get(f"/memory/import/{job.id}?space={space}")
         assert page.status_code == 200
-        cards = item_cards(page.text)
+        asked, *applied = item_cards(page.text)  # the unsure item first
+        cards = [*applied, asked]
+        assert 'id="item-2"' in asked and 'id="item-0"' in applied[0]
         assert (
             NEW_FACT["title"] in cards[0] and "preference" in cards[0] and "2025-04-02" in cards[0]
         )

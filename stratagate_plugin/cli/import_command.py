@@ -2,8 +2,9 @@
 
 ``import FILE`` previews: it parses the file, analyses every candidate against the space's
 memory (a progress line on stderr) and prints each proposed action with its confidence and
-reason; nothing is written to memory. ``--commit`` then writes the batch, either of a new
-preview of FILE or of an earlier job (``--job``), taking ``--choices FILE`` (JSON
+reason, then how many items a commit would write and ignore; nothing is written to
+memory. ``--commit`` says the same count for its choices, then writes the batch, either of
+a new preview of FILE or of an earlier job (``--job``), taking ``--choices FILE`` (JSON
 ``{index: action}``, or ``{"job": id, "choices": {…}}``) for the items that need the
 user's word. ``--undo BATCH`` takes a batch back. ``export`` writes the space as v2 JSON
 that ``import`` reads back unchanged.
@@ -17,7 +18,15 @@ from typing import Any
 
 from ..core.errors import InvalidInput
 from ..core.importer.external_format import MAX_BULK_CANDIDATES, MAX_BYTES
-from ..core.importer.jobs import ACTIONS, ANALYSING, IMPORT_FORMATS, ImportBatch, ImportJob
+from ..core.importer.jobs import (
+    ACTIONS,
+    ANALYSING,
+    COMMITTABLE,
+    IMPORT_FORMATS,
+    CommitPlan,
+    ImportBatch,
+    ImportJob,
+)
 from ..core.memory import StrataGate
 from .common import add_db_option, add_space_option, open_memory, resolve_space
 from .progress import Progress
@@ -70,8 +79,13 @@ async def run_import(args: argparse.Namespace) -> int:
             job = await _analysed(memory, space, read_import_file(Path(args.file)), args.format)
         if not args.commit:
             _print_job(job)
+            if job.status in COMMITTABLE:
+                print(_plan_line(await memory.import_commit_plan(job.id), "commit now would"))
             return 0
-        batch = await memory.import_commit(job.id, _for_job(choices, job.id))
+        picked = _for_job(choices, job.id)
+        if job.status in COMMITTABLE:  # said before the commit, as the wizard's confirmation
+            print(_plan_line(await memory.import_commit_plan(job.id, picked), "committing:"))
+        batch = await memory.import_commit(job.id, picked)
         print(_batch_line(batch))
     return 0
 
@@ -172,10 +186,17 @@ def _print_job(job: ImportJob) -> None:
             f"{mark} {item.index:>3}  {item.action or 'pending':<9} {confidence:>4}  "
             f"{item.candidate.title}  — {item.reason}"
         )
+        if item.merged_summary:
+            print(f"       merged text: {item.merged_summary}")
     if job.needs_confirmation:
         print(f"{len(job.needs_confirmation)} items marked ? need your choice (default IGNORE)")
     if job.status in ("ready", "awaiting_confirmation"):
         print(f"commit: stratagate import --commit --job {job.id} [--choices FILE]")
+
+
+def _plan_line(plan: CommitPlan, lead: str) -> str:
+    unsure = f" ({plan.unsure_ignored} unsure items left as IGNORE)" if plan.unsure_ignored else ""
+    return f"{lead} write {plan.written} and ignore {plan.ignored} of {plan.total} items{unsure}"
 
 
 def _batch_line(batch: ImportBatch) -> str:

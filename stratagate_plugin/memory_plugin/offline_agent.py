@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.llm.chat import ChatMessage, ToolSpec, text_reply, tool_reply
-from ..core.text.search_terms import query_tokens, tokenize
+from ..core.text.search_terms import tokenize
+from .question_terms import coverage, covers, key_terms
 
 _QUESTION = re.compile(
     r"[?？]|^\s*(what|when|where|who|which|why|how|do|does|did|is|are|was|were|can|could|"
@@ -35,7 +36,7 @@ _CALL_ME = re.compile(
     r"\b(call me|my name is)\s+(?P<name>[^\s.,!?]+)|叫我(?P<zh>\S+?)[。!！]?$", re.I
 )
 _STEER = re.compile(r"batches still open: (?P<ids>[^.]+)\.")
-MIN_OVERLAP = 0.5
+_SAID = re.compile(r"^(The user said: |用户说：)")
 
 
 @dataclass
@@ -168,26 +169,56 @@ def _assessment(turn: _Turn, search: str, batch: str) -> dict[str, Any]:
 
 
 def _adopted(turn: _Turn, search: str) -> list[str]:
-    return [ref for ref, _ in _evidence(turn, search)]
+    return [found.ref for found in _evidence(turn, search)]
 
 
-def _evidence(turn: _Turn, search: str) -> list[tuple[str, str]]:
-    """(ref, text) of results sharing at least half of the question's key terms, best two."""
+@dataclass(frozen=True)
+class _Found:
+    """A result that covers the question: its ref, answer line, how much of the question
+    it covers and when it was said."""
+
+    ref: str
+    text: str
+    coverage: float
+    said_at: str
+
+
+def _evidence(turn: _Turn, search: str) -> list[_Found]:
+    """The results covering the question's key terms, best two (``_best``).
+
+    A card is matched with the versions it replaced (the question may use the old words),
+    and answered with its current value first."""
     result = turn.results.get(search)
     if not isinstance(result, dict):
         return []
-    wanted = set(query_tokens(turn.question))
+    wanted = key_terms(turn.question)
     refs, items = result.get("evidenceRefs") or [], result.get("results") or []
-    scored = []
+    found = []
     for ref, item in zip(refs, items, strict=False):
         if _is_own_answer(item):
             continue
-        text = _item_text(item)
-        overlap = len(wanted & set(tokenize(text))) / max(1, len(wanted))
-        if overlap >= MIN_OVERLAP:
-            scored.append((overlap, str(ref), text))
-    scored.sort(key=lambda entry: -entry[0])
-    return [(ref, text) for _, ref, text in scored[:2]]
+        matched = " ".join([_item_text(item), *_history(item)])
+        if covers(wanted, matched):
+            share = coverage(wanted, matched)
+            found.append(_Found(str(ref), _answer_line(item), share, _said_at(item)))
+    return _best(found)[:2]
+
+
+def _best(found: list[_Found]) -> list[_Found]:
+    """Most of the question covered first; of lines covering alike, the one said last (the
+    more likely current value), else in the search's order."""
+    newest = sorted(found, key=lambda line: line.said_at, reverse=True)
+    return sorted(newest, key=lambda line: -line.coverage)
+
+
+def _said_at(item: Any) -> str:
+    """When a raw line or a card was said (ISO UTC; "" when unknown)."""
+    if not isinstance(item, dict):
+        return ""
+    message, temporal = item.get("message"), item.get("temporal")
+    if isinstance(message, dict):
+        return str(message.get("createdAt") or "")
+    return str(temporal.get("mentionedAt") or "") if isinstance(temporal, dict) else ""
 
 
 def _is_own_answer(item: Any) -> bool:
@@ -207,8 +238,12 @@ def _memory_off(turn: _Turn) -> str:
 
 
 def _fact_key(text: str) -> frozenset[str]:
-    """What a line says, without "You said:" or its date: the same fact found twice."""
-    text = re.sub(r"\s*\(\d{4}-\d\d-\d\d\)$", "", text.removeprefix("You said: "))
+    """What a line says, without "You said:", its date or its history: the same fact
+    found twice."""
+    text = text.split(" (earlier: ")[0]
+    text = re.sub(
+        r"\s*\(\d{4}-\d\d-\d\d\)$", "", text.removeprefix("You said: ").removeprefix("你说：")
+    )
     return frozenset(tokenize(text))
 
 
@@ -216,30 +251,56 @@ def _item_text(item: Any) -> str:
     if not isinstance(item, dict):
         return str(item)
     if "summary" in item:
-        summary = str(item["summary"]).replace("The user said: ", "You said: ", 1)
+        summary = _SAID.sub(_you_said, str(item["summary"]), count=1)
         when = str(item.get("sourceTime") or "")[:10]
         return f"{summary} ({when})" if when else summary
     message = item.get("message") or {}
     return str(message.get("content", ""))
 
 
+def _you_said(said: re.Match[str]) -> str:
+    return "你说：" if said.group(0).startswith("用户") else "You said: "
+
+
+def _history(item: Any) -> list[str]:
+    """What the versions a card replaced said, newest first."""
+    lines = item.get("history") if isinstance(item, dict) else None
+    if not isinstance(lines, list):
+        return []
+    said = [_SAID.sub("", str(line.get("summary", ""))) for line in lines if isinstance(line, dict)]
+    return [text for text in said if text]
+
+
+def _answer_line(item: Any) -> str:
+    """The current value, then what it replaced as history."""
+    earlier = _history(item)
+    text = _item_text(item)
+    return f"{text} (earlier: {earlier[0]})" if earlier else text
+
+
 def _answer(turn: _Turn) -> str:
-    found = [
-        text
-        for search in ("memory_search_events", "memory_search_raw")
-        for _, text in _evidence(turn, search)
-    ]
+    searches = ("memory_search_events", "memory_search_raw")
+    found = [line.text for line in _best([f for s in searches for f in _evidence(turn, s)])]
     if not found:
         if _QUESTION.search(turn.question):
             return "I can't confirm that from memory."
         return "Noted."
     lines: dict[frozenset[str], str] = {}
+    replaced = {_fact_key(old) for text in found for old in _earlier(text)}
     for text in found:
         key = _fact_key(text)
-        if not any(key <= seen or seen <= key for seen in lines):
+        known = [*lines, *replaced]
+        if not any(key <= seen or seen <= key for seen in known):
             lines[key] = text
     shown = list(lines.values())[:3]
     return "From what you told me before:\n" + "\n".join(f"- {line}" for line in shown)
+
+
+def _earlier(line: str) -> list[str]:
+    """The older version an answer line names as history (a raw line saying it again is
+    that history, not a second current value)."""
+    _, sep, rest = line.partition(" (earlier: ")
+    return [rest.removesuffix(")")] if sep else []
 
 
 def _close_listed(turn: _Turn) -> ChatMessage:

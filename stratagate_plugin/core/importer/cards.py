@@ -23,7 +23,9 @@ from .external_format import (
     ExternalCandidate,
     ExternalTemporal,
 )
+from .merge import merged_text
 
+MAX_QUOTES = 12  # §11.1's limit on a candidate's quotes
 _BY_CATEGORY: dict[str, Criticality] = {
     "identity": "identity",
     "preference": "preference",
@@ -58,16 +60,28 @@ def import_card(
     message_id: str,
     turn: int,
     now: datetime,
+    merged_from: Sequence[EventCard] = (),
+    proposed: str | None = None,
 ) -> EventCard:
-    """The new card an ADD, MERGE, SUPERSEDE or CONFLICT writes (never an overwrite)."""
+    """The new card an ADD, MERGE, SUPERSEDE or CONFLICT writes (never an overwrite).
+
+    A MERGE's card (``merged_from``: its live targets) keeps what they said: its text
+    contains theirs (``proposed``, the decider's merged text, when it does), its quotes
+    are theirs too, and it cites their sources beside the import's."""
+    summary = candidate.summary
+    quotes, sources = list(candidate.quotes), [message_id]
+    if merged_from:
+        summary = merged_text(candidate.summary, [c.summary for c in merged_from], proposed)
+        quotes = list(dict.fromkeys([*quotes, *(q for c in merged_from for q in c.quotes)]))
+        sources += [m for c in merged_from for m in c.source_message_ids if m not in sources]
     return new_card(
         namespace=namespace,
         title=candidate.title,
-        summary=candidate.summary,
+        summary=summary,
         tags=list(candidate.tags),
-        quotes=list(candidate.quotes),
+        quotes=quotes[:MAX_QUOTES],
         source_block_id=block_id,
-        source_message_ids=[message_id],
+        source_message_ids=list(dict.fromkeys(sources)),
         formed_turn=turn,
         temporal=temporal_of(candidate, final),
         scope=candidate.scope,

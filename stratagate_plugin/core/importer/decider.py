@@ -7,6 +7,8 @@ containment, and when one overlaps enough to be ambiguous (the same 0.35 bar) th
 ``remember.rules.decider_task``, answered by the model or by the offline rule — proposes one
 of the five actions. Its answer is settled here: an unknown action is IGNORE; a MERGE,
 SUPERSEDE or CONFLICT naming no allowed target is IGNORE at 0.5; below 0.85 the user decides.
+A MERGE's text is checked after any decider answers (``merge.py``): one that would drop
+what a target says keeps both sides, so a merge never loses a detail.
 
 ``remember.rules.apply_decision`` is not used: it downgrades an unsure MERGE to a conflict,
 which suits an agent writing alone; an import has a person to ask instead.
@@ -16,8 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
+from ..errors import InvalidInput
 from ..llm.base import StructuredTask
 from ..remember.rules import (
     AMBIGUOUS,
@@ -31,7 +34,19 @@ from ..remember.rules import (
 )
 from ..text.search_terms import normalize
 from .external_format import ExternalCandidate
-from .jobs import ACTIONS, TARGETED, Action, Decision, ImportItem, MatchedEvent
+from .jobs import (
+    ACTIONS,
+    ANALYSING,
+    COMMITTABLE,
+    TARGETED,
+    Action,
+    CommitPlan,
+    Decision,
+    ImportItem,
+    ImportJob,
+    MatchedEvent,
+)
+from .merge import loses, merged_text
 
 TOP_K = 5
 NO_TARGET = "the decider linked no existing memory among the allowed matches; safely ignored"
@@ -39,6 +54,16 @@ CHOSEN_NO_TARGET = "the chosen action has no existing memory to link; safely ign
 DUPLICATE_EVENT = "exact duplicate of existing memory {event_id}"
 DUPLICATE_ITEM = "exact duplicate of candidate {index} of this import"
 UNCONFIRMED = "needs confirmation and none was given; ignored"
+KEPT_BOTH = "; the merged text keeps every detail of both"
+
+
+class MergedCandidate(BaseModel):
+    """The decider's merged text for a MERGE (§11.2 ``mergedCandidate``), read leniently."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    title: str = ""
+    summary: str = ""
 
 
 class ExternalDecision(BaseModel):
@@ -51,6 +76,16 @@ class ExternalDecision(BaseModel):
     target_event_ids: list[str] = Field(default_factory=list)
     confidence: float = 0.5
     reason: str = ""
+    merged_candidate: MergedCandidate | None = Field(
+        default=None,
+        validation_alias=AliasChoices("merged_candidate", "mergedCandidate"),
+        description="MERGE only: one text keeping every detail of the memory and the targets",
+    )
+
+    @field_validator("merged_candidate", mode="before")
+    @classmethod
+    def _merged(cls, value: Any) -> Any:
+        return value if isinstance(value, dict) else None
 
     @field_validator("confidence", mode="before")
     @classmethod
@@ -143,8 +178,8 @@ IMPORT_DECIDER_INSTRUCTIONS = (
     "the same fact, restated or more complete (targets: the events it restates). SUPERSEDE: "
     "a newer version or correction of the targets. CONFLICT: it contradicts them and neither "
     "is clearly newer. IGNORE: already known or not worth keeping. Existing memories are never "
-    "overwritten. Use only ids from `existing`; confidence in [0, 1]; a reason of at most 200 "
-    "characters."
+    "overwritten: a MERGE's merged_candidate.summary keeps every detail of both. Use only "
+    "ids from `existing`; confidence in [0, 1]; a reason of at most 200 characters."
 )
 
 
@@ -160,18 +195,23 @@ def settle(
     *,
     forced: bool,
     gate: str = "decider",
+    summary: str = "",
 ) -> Decision:
-    """The decider's answer made safe: allowed targets only, unknown action → IGNORE."""
+    """The decider's answer made safe: allowed targets only, unknown action → IGNORE, and a
+    MERGE of ``summary`` (the candidate's) given a text that loses nothing."""
     allowed = [match.event_id for match in overlapping]
     targets = [i for i in dict.fromkeys(answer.target_event_ids) if i in allowed]
     action, reason = answer.action.strip().upper(), answer.reason.strip()[:500]
-    confidence = answer.confidence
+    confidence, merged = answer.confidence, None
     if action not in ACTIONS:
         action, reason = "IGNORE", f"unknown action {answer.action[:40]!r}; ignored"
     elif action in TARGETED and not targets:
         action, reason, confidence = "IGNORE", NO_TARGET, 0.5
     elif action not in TARGETED:
         targets = []
+    elif action == "MERGE" and summary:
+        merged, kept = _merged(answer, summary, overlapping, targets)
+        reason = (reason or "merge")[: 500 - len(KEPT_BOTH)] + KEPT_BOTH if kept else reason
     return Decision(
         action=_action(action),
         target_ids=targets,
@@ -180,7 +220,20 @@ def settle(
         confidence=confidence,
         requires_confirmation=forced or confidence < MIN_CONFIDENCE,
         gate="decider-error" if gate == "decider-error" else "decider",
+        merged_summary=merged,
     )
+
+
+def _merged(
+    answer: ExternalDecision, summary: str, overlapping: Sequence[Match], targets: Sequence[str]
+) -> tuple[str | None, bool]:
+    """The MERGE's text when it is not the candidate's own, and whether it had to keep a
+    target's words the proposal dropped."""
+    local = [m.summary for m in overlapping if m.event_id in targets]
+    proposed = answer.merged_candidate.summary if answer.merged_candidate else None
+    text = merged_text(summary, local, proposed)
+    kept = loses(proposed or summary, local)
+    return (None if text == summary else text), kept
 
 
 def _action(name: str) -> Action:
@@ -221,3 +274,62 @@ def _final(item: ImportItem, choice: Action | None, live: set[str]) -> Final:
     if not alive:
         return Final(index=item.index, action="IGNORE", reason=CHOSEN_NO_TARGET)
     return Final(index=item.index, action=action, target_ids=alive, reason=reason)
+
+
+def checked_choices(choices: Mapping[Any, Any]) -> dict[int, Action]:
+    chosen: dict[int, Action] = {}
+    for index, action in choices.items():
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise InvalidInput(f"a choice's index must be an integer, not {index!r}")
+        found = next((a for a in ACTIONS if isinstance(action, str) and a == action.upper()), None)
+        if found is None:
+            raise InvalidInput(
+                f"unknown action {action!r} for item {index}; one of {', '.join(ACTIONS)}"
+            )
+        chosen[index] = found
+    return chosen
+
+
+def check_committable(job: ImportJob, chosen: Mapping[int, Action]) -> None:
+    if job.status in ANALYSING:
+        raise InvalidInput(
+            f"import {job.id} is still {job.status} ({job.processed}/{job.total}); "
+            "commit it once the analysis is done"
+        )
+    if job.status == "committed":
+        raise InvalidInput(f"import {job.id} was already committed as batch {job.batch_id}")
+    if job.status not in COMMITTABLE:
+        raise InvalidInput(f"import {job.id} is {job.status} and cannot be committed")
+    known = {item.index for item in job.items}
+    for index in chosen:
+        if index not in known:
+            raise InvalidInput(f"item {index} is not in import {job.id} ({len(known)} items)")
+
+
+def with_proposals(
+    job: ImportJob, chosen: Mapping[int, Action], take_proposals: bool
+) -> dict[int, Action]:
+    """The choices, and with ``take_proposals`` every unsure item's proposal."""
+    taken = {
+        item.index: item.action
+        for item in job.items
+        if take_proposals and item.requires_confirmation and item.action is not None
+    }
+    return {**chosen, **taken}
+
+
+def commit_plan(
+    job: ImportJob, every: Mapping[int, Action], live: set[str], chosen: Mapping[int, Action]
+) -> CommitPlan:
+    """What committing ``job`` with ``every`` choice would write and ignore; ``chosen`` are
+    the person's own (an unsure item among them is not "left without a choice")."""
+    finals = final_actions(job.items, every, live)
+    ignored = [final.index for final in finals if final.action == "IGNORE"]
+    unsure = {item.index for item in job.items if item.requires_confirmation}
+    return CommitPlan(
+        job_id=job.id,
+        total=len(job.items),
+        written=len(finals) - len(ignored),
+        ignored=len(ignored),
+        unsure_ignored=sum(1 for i in ignored if i in unsure and i not in chosen),
+    )

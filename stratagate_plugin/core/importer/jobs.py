@@ -59,6 +59,7 @@ class Decision(_Frozen):
     confidence: float
     requires_confirmation: bool
     gate: Literal["exact-duplicate", "clear-new", "decider", "decider-error"]
+    merged_summary: str | None = None  # a MERGE's text when not the candidate's own
 
 
 class ImportItem(_Frozen):
@@ -73,6 +74,7 @@ class ImportItem(_Frozen):
     confidence: float | None = None
     requires_confirmation: bool = False
     choice: Action | None = None
+    merged_summary: str | None = None
 
     @property
     def analysed(self) -> bool:
@@ -119,6 +121,17 @@ class ImportBatch(_Frozen):
     ignored_count: int
     committed_at: datetime
     undone_at: datetime | None = None
+
+
+class CommitPlan(_Frozen):
+    """What committing a job now would do, said before it is done: items written, items
+    ignored, and how many of those are unsure items left without a choice."""
+
+    job_id: str
+    total: int
+    written: int
+    ignored: int
+    unsure_ignored: int
 
 
 class ImportUndo(_Frozen):

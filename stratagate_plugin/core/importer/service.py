@@ -17,6 +17,7 @@ from typing import Any
 
 from ..clock import iso, utc_now
 from ..errors import InvalidInput, NotFound, require_names
+from ..events.cards import EventCard
 from ..events.service import EventSearchService
 from ..profile.service import ProfileService
 from ..remember.rules import decider_timeout
@@ -29,10 +30,9 @@ from . import decider
 from .cards import export_document, import_card
 from .external_format import ExternalCandidate, ExternalDocument
 from .jobs import (
-    ACTIONS,
     ANALYSING,
-    COMMITTABLE,
     Action,
+    CommitPlan,
     Decision,
     ImportBatch,
     ImportJob,
@@ -126,21 +126,42 @@ class ImportService(ProfileService, EventSearchService):
         """Write the batch in one transaction; ``choices`` (index → action) decide the
         items that need confirmation (those left out are IGNORE, or with ``take_proposals``
         their proposed action) or override others."""
-        chosen = _checked_choices(choices or {})
+        chosen = decider.checked_choices(choices or {})
         now = utc_now()
 
         def commit(raw: sqlite3.Connection) -> ImportBatch:
             row = rows.job_row(raw, job_id)
             job = job_from_row(row, rows.item_rows(raw, job_id))
-            _check_committable(job, chosen)
-            taken = {
-                item.index: item.action
-                for item in job.items
-                if take_proposals and item.requires_confirmation and item.action is not None
-            }
-            return _write_batch(raw, job, {**chosen, **taken}, self._defaults, now)
+            decider.check_committable(job, chosen)
+            every = decider.with_proposals(job, chosen, take_proposals)
+            return _write_batch(raw, job, every, self._defaults, now)
 
         return await self.db.write(commit)
+
+    async def import_commit_plan(
+        self,
+        job_id: str,
+        choices: Mapping[int, str] | None = None,
+        *,
+        take_proposals: bool = False,
+    ) -> CommitPlan:
+        """What ``import_commit`` with these arguments would write and ignore now, so the
+        wizard and the CLI can say how many items will be ignored before committing."""
+        chosen = decider.checked_choices(choices or {})
+
+        def plan(raw: sqlite3.Connection) -> CommitPlan:
+            job = job_from_row(rows.job_row(raw, job_id), rows.item_rows(raw, job_id))
+            every = decider.with_proposals(job, chosen, take_proposals)
+            return decider.commit_plan(job, every, _live_targets(raw, job), chosen)
+
+        return await self.db.read(plan)
+
+    async def import_commit_plans(self, job: ImportJob) -> tuple[CommitPlan, CommitPlan]:
+        """The plan of a job already read (the wizard's page) as it stands and taking every
+        proposal, from one read of which targets are still live."""
+        live = await self.db.read(lambda raw: _live_targets(raw, job))
+        taking = decider.with_proposals(job, {}, True)
+        return decider.commit_plan(job, {}, live, {}), decider.commit_plan(job, taking, live, {})
 
     async def import_undo(self, batch_id: str) -> ImportUndo:
         """Remove the batch's events and source block, restore what they superseded."""
@@ -248,8 +269,17 @@ class ImportService(ProfileService, EventSearchService):
             fallback = decider.offline_decision(agent, overlapping)
             reason = f"model failed ({str(error)[:120] or type(error).__name__}); offline rule: "
             answer = fallback.model_copy(update={"reason": reason + fallback.reason})
-            return decider.settle(answer, overlapping, matches, forced=True, gate="decider-error")
-        return decider.settle(answer, overlapping, matches, forced=job.recovered)
+            return decider.settle(
+                answer,
+                overlapping,
+                matches,
+                forced=True,
+                gate="decider-error",
+                summary=candidate.summary,
+            )
+        return decider.settle(
+            answer, overlapping, matches, forced=job.recovered, summary=candidate.summary
+        )
 
     async def _top_matches(
         self, namespace: str, candidate: ExternalCandidate
@@ -313,34 +343,25 @@ def _duplicate_event(
     return None
 
 
-def _checked_choices(choices: Mapping[Any, Any]) -> dict[int, Action]:
-    chosen: dict[int, Action] = {}
-    for index, action in choices.items():
-        if isinstance(index, bool) or not isinstance(index, int):
-            raise InvalidInput(f"a choice's index must be an integer, not {index!r}")
-        found = next((a for a in ACTIONS if isinstance(action, str) and a == action.upper()), None)
-        if found is None:
-            raise InvalidInput(
-                f"unknown action {action!r} for item {index}; one of {', '.join(ACTIONS)}"
-            )
-        chosen[index] = found
-    return chosen
+def _merged_from(raw: sqlite3.Connection, final: decider.Final) -> list[EventCard]:
+    """A MERGE's live targets, whose words, quotes and sources its card keeps whoever
+    chose the merge (``cards.import_card``); none for another action."""
+    if final.action != "MERGE":
+        return []
+    return [event_rows.get_event(raw, target) for target in final.target_ids]
 
 
-def _check_committable(job: ImportJob, chosen: Mapping[int, Action]) -> None:
-    if job.status in ANALYSING:
-        raise InvalidInput(
-            f"import {job.id} is still {job.status} ({job.processed}/{job.total}); "
-            "commit it once the analysis is done"
-        )
-    if job.status == "committed":
-        raise InvalidInput(f"import {job.id} was already committed as batch {job.batch_id}")
-    if job.status not in COMMITTABLE:
-        raise InvalidInput(f"import {job.id} is {job.status} and cannot be committed")
-    known = {item.index for item in job.items}
-    for index in chosen:
-        if index not in known:
-            raise InvalidInput(f"item {index} is not in import {job.id} ({len(known)} items)")
+def _live_targets(raw: sqlite3.Connection, job: ImportJob) -> set[str]:
+    """The job's targets and matched events still live (a commit links only those)."""
+    targets = [t for item in job.items for t in [*item.target_ids, *(m.id for m in item.matches)]]
+    return event_rows.live_event_ids(raw, targets)
+
+
+def _finals(
+    raw: sqlite3.Connection, job: ImportJob, chosen: Mapping[int, Action]
+) -> list[decider.Final]:
+    """Per item what a commit does now (a target no longer live makes it IGNORE)."""
+    return decider.final_actions(job.items, chosen, _live_targets(raw, job))
 
 
 def _write_batch(
@@ -350,9 +371,7 @@ def _write_batch(
     defaults: Any,
     now: Any,
 ) -> ImportBatch:
-    targets = [t for item in job.items for t in [*item.target_ids, *(m.id for m in item.matches)]]
-    live = event_rows.live_event_ids(raw, targets)
-    finals = decider.final_actions(job.items, chosen, live)
+    finals = _finals(raw, job, chosen)
     text = rows.job_text(raw, job.id)
     stamp = iso(now)
     source = batch_rows.insert_source_block(raw, job.namespace, text, defaults, stamp)
@@ -360,9 +379,12 @@ def _write_batch(
     for final in finals:
         if final.action == "IGNORE":
             continue
+        item = job.items[final.index]
         card = import_card(
-            job.items[final.index].candidate,
+            item.candidate,
             final,
+            merged_from=_merged_from(raw, final),
+            proposed=item.merged_summary,
             namespace=job.namespace,
             block_id=source.block_id,
             message_id=source.message_id,

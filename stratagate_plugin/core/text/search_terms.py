@@ -110,8 +110,12 @@ def query_tokens(text: str) -> list[str]:
     English function words are matched as written, so a word that merely stems like one
     ("note" like "not", "theme" like "them", "outing" like "out") stays a search term.
     """
-    kept = [token for token in tokenize(text, _STOP_WORDS) if token not in _HAN_STOP]
-    return kept or tokenize(text)
+    return content_tokens(text) or tokenize(text)
+
+
+def content_tokens(text: str) -> list[str]:
+    """A text's tokens without function words (none when nothing else is left)."""
+    return [token for token in tokenize(text, _STOP_WORDS) if token not in _HAN_STOP]
 
 
 def fts_encode(token: str) -> str:

@@ -61,9 +61,15 @@ IMPORT_STRINGS: dict[str, dict[str, str]] = {
         "mem.import.others_shown": "Items needing no choice: {start}–{end} of {total}.",
         "mem.import.others_prev": "Previous",
         "mem.import.others_next": "Next",
-        "mem.import.commit_confirm": "Write these memories now? You can undo the whole batch.",
+        "mem.import.commit_confirm": "Write these memories now? Unless you chose otherwise on "
+        "this page, {ignored} of {total} items will be ignored. You can undo the whole batch.",
         "mem.import.commit_help": "{auto} applied automatically, {asked} by your choice "
         "(left as Ignore unless you change it).",
+        "mem.import.will_ignore": "Committing now writes {written} and ignores {ignored} of "
+        "{total} items ({unsure} of them unsure items left as Ignore).",
+        "mem.import.will_ignore_taking": "Taking every proposal writes {written} and ignores "
+        "{ignored}.",
+        "mem.import.merged_text": "A merge writes",
         "mem.import.committed": "Committed as batch {batch}: {imported} memories imported, "
         "{ignored} ignored.",
         "mem.import.undone_job": "This import was committed and then undone.",
@@ -159,7 +165,12 @@ IMPORT_STRINGS: dict[str, dict[str, str]] = {
         "mem.import.others_shown": "无需选择的条目：第 {start}–{end} 条，共 {total} 条。",
         "mem.import.others_prev": "上一页",
         "mem.import.others_next": "下一页",
-        "mem.import.commit_confirm": "现在写入这些记忆吗？之后可以撤销整个批次。",
+        "mem.import.commit_confirm": "现在写入这些记忆吗？除非你在本页另作选择，{total} 条中将忽略 "
+        "{ignored} 条。之后可以撤销整个批次。",
+        "mem.import.will_ignore": "现在提交将写入 {written} 条，忽略 {total} 条中的 {ignored} 条"
+        "（其中 {unsure} 条是未选择、按忽略处理的待确认项）。",
+        "mem.import.will_ignore_taking": "采纳全部建议将写入 {written} 条，忽略 {ignored} 条。",
+        "mem.import.merged_text": "合并后写入",
         "mem.import.commit_help": "{auto} 条自动应用，{asked} 条按你的选择（不修改则忽略）。",
         "mem.import.committed": "已提交为批次 {batch}：导入 {imported} 条记忆，忽略 {ignored} 条。",
         "mem.import.undone_job": "这次导入已提交，随后被撤销。",

@@ -4,10 +4,12 @@ Start: the export prompt to copy, a form to paste text or upload a file, a forma
 persists a job (``import_preview``) and asks the plugin's worker to analyse it; the job page
 only polls a fragment of itself (htmx, every second while reading or analysing) and shows
 each candidate beside the local events it was compared with, the proposed action, its
-reason and confidence. Items that need confirmation get a choice (Ignore unless changed);
-commit writes the batch in one transaction; the batches page undoes one. Bad input is the
-start page again with one line saying why (400, or 413 when too large) and nothing written;
-a commit or undo the job's state forbids is a 409 page with the engine's own words.
+reason and confidence (and a merge's text). Items that need confirmation come first and get
+a choice (Ignore unless changed); the page says how many items a commit would ignore, and
+its confirmation asks with that count; commit writes the batch in one transaction; the
+batches page undoes one. Bad input is the start page again with one line saying why (400,
+or 413 when too large) and nothing written; a commit or undo the job's state forbids is a
+409 page with the engine's own words.
 """
 
 import re
@@ -183,18 +185,24 @@ async def job_progress(pages: MemoryPages, request: Request) -> Response:
 
 
 async def job_context(pages: MemoryPages, job: ImportJob, auto: int = 0) -> dict[str, Any]:
-    """Every item that asks for a choice, and one page (``auto``: its offset) of the others,
-    so a 2,000-item import is not re-rendered whole on every poll."""
+    """Every item that asks for a choice first, then one page (``auto``: its offset) of the
+    others, so a 2,000-item import is not re-rendered whole on every poll; once it can be
+    committed, how many items a commit would ignore (as the page stands, and taking every
+    proposal)."""
     batch = await pages.memory.import_batch(job.batch_id) if job.batch_id else None
     asked = [item for item in job.items if asks(item)]
     others = [item for item in job.items if not asks(item)]
-    shown = sorted(asked + others[auto : auto + AUTO_PAGE], key=lambda item: item.index)
+    shown = asked + others[auto : auto + AUTO_PAGE]
+    committable = job.status in COMMITTABLE
+    plan, taking = await pages.memory.import_commit_plans(job) if committable else (None, None)
     return {
         "job": job,
         "cards": [item_card(item) for item in shown],
         "batch": batch,
         "analysing": job.status in ANALYSING,
-        "committable": job.status in COMMITTABLE,
+        "committable": committable,
+        "plan": plan,
+        "taking": taking if asked else None,
         "asked": len(asked),
         "applied": sum(1 for item in others if item.analysed),
         "others": {"total": len(others), "start": auto, "end": min(auto + AUTO_PAGE, len(others))},
