@@ -223,12 +223,26 @@ def _said_at(item: Any) -> str:
 
 def _is_own_answer(item: Any) -> bool:
     """An assistant message (the agent's own words) or an earlier question: neither says
-    what is true, so neither is evidence for an answer."""
+    what is true, so neither is evidence for an answer. Nor is a JSON document (an
+    imported file kept whole as its source): the events of its items are answered."""
     message = item.get("message") if isinstance(item, dict) else None
     if not isinstance(message, dict):
         return False
+    if _is_json_document(str(message.get("content", ""))):
+        return True
     asked = message.get("role") == "user" and _QUESTION.search(str(message.get("content", "")))
     return message.get("role") == "assistant" or bool(asked)
+
+
+def _is_json_document(text: str) -> bool:
+    stripped = text.strip()
+    if stripped[:1] not in ("[", "{"):
+        return False
+    try:
+        json.loads(stripped)
+    except ValueError:
+        return False
+    return True
 
 
 def _memory_off(turn: _Turn) -> str:
@@ -272,10 +286,13 @@ def _history(item: Any) -> list[str]:
 
 
 def _answer_line(item: Any) -> str:
-    """The current value, then what it replaced as history."""
+    """The current value, then what it replaced as history (not when the older version
+    says nothing the current one does not: a merge, not a change)."""
     earlier = _history(item)
     text = _item_text(item)
-    return f"{text} (earlier: {earlier[0]})" if earlier else text
+    if not earlier or _fact_key(earlier[0]) <= _fact_key(text):
+        return text
+    return f"{text} (earlier: {earlier[0]})"
 
 
 def _answer(turn: _Turn) -> str:
@@ -285,15 +302,27 @@ def _answer(turn: _Turn) -> str:
         if _QUESTION.search(turn.question):
             return "I can't confirm that from memory."
         return "Noted."
-    lines: dict[frozenset[str], str] = {}
-    replaced = {_fact_key(old) for text in found for old in _earlier(text)}
+    shown = _distinct(found)[:3]
+    return "From what you told me before:\n" + "\n".join(f"- {line}" for line in shown)
+
+
+def _distinct(found: list[str]) -> list[str]:
+    """One line per fact: a line restating what a current card replaced is left out, and
+    of two lines saying the same fact the fuller one is kept, in the first one's place."""
+    replaced = [_fact_key(old) for text in found for old in _earlier(text)]
+    kept: list[tuple[frozenset[str], str]] = []
     for text in found:
         key = _fact_key(text)
-        known = [*lines, *replaced]
-        if not any(key <= seen or seen <= key for seen in known):
-            lines[key] = text
-    shown = list(lines.values())[:3]
-    return "From what you told me before:\n" + "\n".join(f"- {line}" for line in shown)
+        if not _earlier(text) and any(key <= old for old in replaced):
+            continue
+        if any(key <= seen for seen, _ in kept):
+            continue
+        fuller = next((i for i, (seen, _) in enumerate(kept) if seen < key), None)
+        if fuller is None:
+            kept.append((key, text))
+        else:
+            kept[fuller] = (key, text)
+    return [text for _, text in kept]
 
 
 def _earlier(line: str) -> list[str]:

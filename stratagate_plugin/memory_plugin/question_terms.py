@@ -13,10 +13,12 @@ possessive, article or preposition ("my dog", "the Lisbon trip", "her brother", 
 home", 我的狗), a name, or a Chinese question's first run. The word right after "what",
 "which" or "how" (什么, 哪个 …) names the answer's kind and may be missing when a head is
 there ("What colour is my car?" is answered by "My car is red"); a question asking how
-many, how old, 几 or 多少 needs a number in the evidence. Of the other terms one may be
-missing when the question has several (three or more). So "What did Maria give her
-brother for his birthday?" is answered by "Maria got her brother a bike for his
-birthday", and "When is my dentist appointment?" by nothing that lacks "dentist".
+many, how old, 几 or 多少 needs a number in the evidence. Of the other terms (mostly the
+question's verb) one may be missing when every head is there ("Where does Clara live?"
+is answered by "Clara moved to Lisbon"), or when the question names three or more. So
+"What did Maria give her brother for his birthday?" is answered by "Maria got her brother
+a bike for his birthday", and "When is my dentist appointment?" by nothing that lacks
+"dentist".
 """
 
 import re
@@ -170,7 +172,9 @@ def covers(terms: list[KeyTerm], evidence: str) -> bool:
     if len(missing) == len(terms) or any(term.head for term in missing):
         return False
     rest = [term for term in missing if not (term.kind and heads)]
-    return not rest or (len(rest) == 1 and heads and len(terms) >= MIN_TERMS_FOR_A_GAP)
+    if not rest:
+        return True
+    return len(rest) == 1 and (heads or len(terms) >= MIN_TERMS_FOR_A_GAP)
 
 
 def coverage(terms: list[KeyTerm], evidence: str) -> float:
