@@ -12,7 +12,12 @@ from stratagate_plugin.core.profile.spaces import namespace_for
 from stratagate_plugin.harness.agent import Agent
 from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.harness.sessions import open_session
-from stratagate_plugin.memory_plugin.offline_agent import OfflineAgent
+from stratagate_plugin.memory_plugin.offline_agent import (
+    OfflineAgent,
+    _answer_line,
+    _distinct,
+    _is_own_answer,
+)
 from stratagate_plugin.memory_plugin.question_terms import covers, key_terms
 from tests.test_plugin_e2e import make_host
 
@@ -113,6 +118,10 @@ async def test_chinese_questions_about_what_was_said_are_answered(tmp_path: Path
             "Maria gave a talk on her birthday.",
             False,
         ),
+        ("Where does Clara live?", "Clara moved to Lisbon last month.", True),  # the verb
+        ("What did I eat for breakfast?", "I had pancakes for breakfast.", True),
+        ("Where does Clara live?", "My cousin lives in Lisbon.", False),  # the head missing
+        ("What is my sister's job?", "My sister lives in Bergen.", False),
         ("What colour is my car?", "My car is dark red.", True),  # the answer's kind
         ("What colour is my car?", "My bike is dark red.", False),
         ("What instrument does Mia play?", "My daughter Mia started violin lessons.", True),
@@ -202,3 +211,31 @@ async def test_of_two_raw_lines_the_newer_is_stated_first(
     [answer] = await told_then_asked(tmp_path, [first, second], [question])
     facts = [line for line in answer.splitlines() if line.startswith("- ")]
     assert len(facts) == 2 and now in facts[0], answer
+
+
+def test_of_two_lines_saying_one_fact_the_fuller_is_kept() -> None:
+    short = "- Runs 5k on Tuesday mornings"
+    full = "You said: I run 5k on Tuesday and Thursday mornings. (2026-10-05)"
+    assert _distinct([short, full]) == [full]
+    assert _distinct([full, short]) == [full]
+    merged = "You said: I like tea. I like it green. (2026-10-05) (earlier: I like tea.)"
+    assert _distinct([merged, "I like tea."]) == [merged]  # the older restated: history
+
+
+def test_a_merged_card_is_not_answered_as_a_change() -> None:
+    merged = {
+        "summary": "The user said: I prefer aisle seats and kosher meals. Prefers aisle seats.",
+        "history": [{"summary": "The user said: I prefer aisle seats and kosher meals."}],
+    }
+    changed = {
+        "summary": "The user said: the offsite is cancelled.",
+        "history": [{"summary": "The user said: the offsite is on 14 January 2027."}],
+    }
+    assert "(earlier: " not in _answer_line(merged)
+    assert _answer_line(changed).endswith("(earlier: the offsite is on 14 January 2027.)")
+
+
+def test_an_imported_json_document_is_not_quoted() -> None:
+    document = '[{"id": "m0", "memory": "Favourite cuisine is Ethiopian"}]'
+    assert _is_own_answer({"message": {"role": "user", "content": document}})
+    assert not _is_own_answer({"message": {"role": "user", "content": "[x] my cuisine"}})
