@@ -45,6 +45,7 @@ from ..store import Database, block_rows, event_rows, graph_jobs, job_retry, job
 from ..store.health import StorageBusy
 from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB, enqueue_job
 from ..text.search_terms import query_tokens
+from . import truth
 from .input import derivation_messages
 from .lease import DEFAULT_LEASE_S, heartbeat, worker_id
 from .workers import Pass, run_all
@@ -52,6 +53,7 @@ from .workers import Pass, run_all
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
 LOST = "lost"  # the job was taken over by another worker: nothing of this run is applied
 TIMELINE_RELEVANT, TIMELINE_RECENT = 8, 4
+NEIGHBOURS = 20  # live events a committed card is compared with (repeats, changes of mind)
 log = logging.getLogger(__name__)
 
 
@@ -246,19 +248,40 @@ class Deriver:
                 return LOST
             formed = block_rows.block_namespace_turn(raw, block.id)
             stored: list[str] = []
+            inserted: list[str] = []
             for draft in cards:
                 draft = event_rules.resolve_local_refs(draft, stored)
                 card = _card_from_draft(raw, draft, block, formed, moment)
-                event_rows.insert_event(raw, card)
-                stored.append(card.id)
-            jobs.finish(raw, job.id, status, moment, note or f"{len(cards)} events")
+                stored.append(_commit_card(raw, card, formed, moment))
+                if stored[-1] == card.id:
+                    inserted.append(card.id)
+            repeats = len(cards) - len(inserted)
+            done = f"{len(inserted)} events" + (f", {repeats} restated" if repeats else "")
+            jobs.finish(raw, job.id, status, moment, note or done)
             block_rows.mark_ready(raw, block.id, iso(moment))
             graph_jobs.queue_events(
-                raw, block.namespace, stored, graph_jobs.CONVERSATION_PRIORITY, iso(moment)
+                raw, block.namespace, inserted, graph_jobs.CONVERSATION_PRIORITY, iso(moment)
             )
             return status
 
         return await self.db.write(commit)
+
+
+def _commit_card(raw: sqlite3.Connection, card: EventCard, turn: int, moment: datetime) -> str:
+    """Insert the card, or count it as a mention of the live event it restates; a change
+    card the model left unlinked supersedes what it replaces (``truth``). The id that now
+    holds the card's statement."""
+    request = EventSearch(truth.search_tokens(card), limit=NEIGHBOURS)
+    near = [hit.card for hit in search_in(raw, card.namespace, request)] if request.tokens else []
+    settled = truth.settle(card, near)
+    if settled.repeat_of is not None:
+        said = str(card.temporal.get("mentioned_at") or iso(moment))
+        event_rows.add_mention(
+            raw, settled.repeat_of.id, card.source_message_ids, turn, said, iso(moment)
+        )
+        return settled.repeat_of.id
+    event_rows.insert_event(raw, settled.card)  # an added link names a live event just read
+    return card.id
 
 
 def _count(job: Job, outcome: str, report: DerivationReport) -> None:

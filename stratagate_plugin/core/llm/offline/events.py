@@ -40,6 +40,7 @@ from .lexicon import (
     RULE,
     SAFETY,
     SESSION_SCOPE,
+    STANDING,
 )
 from .relations import relation_fields
 from .text import (
@@ -61,6 +62,7 @@ MAX_EVENTS = 24
 _ASSISTANT_TYPES = {"decision", "change", "cancellation", "release", "task_completed", "migration"}
 _IMPERSONAL_TYPES = _ASSISTANT_TYPES | {"meeting", "incident"}
 ECHO = 0.5
+_HAN_START = re.compile(r"[\u4e00-\u9fff]")
 _CLAUSE_BREAK = re.compile(
     r"[,;:—–，；：]|\s(?:and|but|so|because)\s|但是|而且|所以|因为", re.IGNORECASE
 )
@@ -98,13 +100,14 @@ def event_type_of(
 
 def _person_type(sentence: Sentence, timed: bool) -> str | None:
     text = sentence.text
-    if is_question(text) or len(content_terms(text)) + timed < 2:
+    weighty = timed or SAFETY.search(text) is not None  # "我对花生过敏": one term is enough
+    if is_question(text) or len(content_terms(text)) + weighty < 2:
         return None
     found = next((name for name, cue in EVENT_CUES if cue.search(text)), None)
     if found == "cancellation" and REPLACEMENT.search(text) and not CANCELLATION.search(text):
         found = "change"
     personal = FIRST_PERSON.search(text) is not None or _elided_subject(text)
-    if found is None and (PREFERENCE.search(text) or IDENTITY.search(text) or ONGOING.search(text)):
+    if found is None and _standing(text):
         found = "other"
     if found is None and RULE.search(text):
         found = "decision" if PROJECT_SCOPE.search(text) or not personal else "other"
@@ -114,7 +117,24 @@ def _person_type(sentence: Sentence, timed: bool) -> str | None:
         found = "plan" if is_future(text) else "other"
     if found is None:
         return None
-    return found if personal or timed or found in _IMPERSONAL_TYPES else None
+    named = _named_subject(text) and STANDING.search(text) is not None
+    return found if personal or timed or named or found in _IMPERSONAL_TYPES else None
+
+
+def _standing(text: str) -> bool:
+    """A preference, identity, ongoing state, habit, home, job or health fact."""
+    cues = (PREFERENCE, IDENTITY, ONGOING, STANDING, SAFETY)
+    return any(cue.search(text) for cue in cues)
+
+
+def _named_subject(text: str) -> bool:
+    """The sentence is about someone named: "Clara lives in Porto", "小林住在杭州"."""
+    said = bare(text)
+    standing = STANDING.search(said)
+    if standing is not None and _HAN_START.match(said) and standing.start() > 0:
+        return True
+    first = said.split(maxsplit=1)[:1]
+    return bool(first) and first[0][:1].isupper() and is_person_name(first[0].strip(",.'"))
 
 
 def _assistant_type(text: str, timed: bool, heard: frozenset[str]) -> str | None:
@@ -270,7 +290,7 @@ def _status(text: str, event_type: str, when: TimeExpression, reference: datetim
         return "occurred"
     if event_type == "plan" or is_future(text):
         return "planned"
-    if ONGOING.search(text) or PREFERENCE.search(text) or IDENTITY.search(text):
+    if any(cue.search(text) for cue in (ONGOING, PREFERENCE, IDENTITY, STANDING)):
         return "ongoing"
     return "occurred"
 

@@ -14,11 +14,11 @@ def _cue(english: str, chinese: str = "") -> re.Pattern[str]:
 EVENT_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cancellation", _cue(
         r"cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)? off|no longer|gave up|give up on|scrapped"
-        r"|postponed|won't be (?:going|coming|doing)|not going to (?:go|do|make it)",
-        r"取消|不去了|放弃|作罢|推迟|不再")),
+        r"|postponed|won't be (?:going|coming|doing)|not going to (?:go|do|make it)|any ?more",
+        r"取消|不去了|放弃|作罢|推迟|不再|已经不")),
     ("change", _cue(
         r"switch(?:ed|ing)? (?:to|over)|chang(?:ed|ing) (?:to|my|our|the)|moved to|moving to"
-        r"|replaced|instead of|upgraded|now prefer|transitioned",
+        r"|replaced|instead of|upgraded|now prefer|transitioned|relocated to|now (?:lives?|works?)",
         r"改成|改为|改到|换成|换到|搬到|搬家|改用|转到")),
     ("migration", _cue(r"migrat(?:ed|ing|ion)", r"迁移")),
     ("decision", _cue(
@@ -85,6 +85,21 @@ LONG_TERM = _cue(r"always|from now on|in (?:the )?future|going forward|every tim
 SESSION_SCOPE = _cue(r"for now|this time|right now|just this once|for today|in this chat"
                      r"|this session|can you|could you|please",
                      r"这次|先这样|暂时|本次|请你|帮我")  # fmt: skip
+# Standing states and habits: where someone lives or works, what they do every day.
+STANDING = _cue(
+    r"(?:lives?|living) in|based in|(?:works?|working) (?:as|at|for)|every (?:day|morning"
+    r"|evening|night|week|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|each (?:day|morning|evening|week)|usually|on weekdays",
+    r"住在|每天|每周|每个?星期|每晚|每个?月|经常|通常|在[\u4e00-\u9fff]{1,8}工作"
+    r"|当[\u4e00-\u9fff]{1,4}[员师]",
+)
+# What a standing statement is about, so a move meets where someone lived before.
+STATE_FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("residence", _cue(r"(?:lives?|living|lived|based|settled) in|mov(?:e|ed|ing) (?:back )?to"
+                       r"|relocat(?:e|ed|ing) to", r"住在|搬到|搬去|搬回|定居")),
+    ("work", _cue(r"(?:works?|working|worked|employed) (?:as|at|for)",
+                  r"在[\u4e00-\u9fff]{1,8}工作|当[\u4e00-\u9fff]{1,4}[员师]|入职|跳槽到")),
+)  # fmt: skip
 ONGOING = _cue(r"currently|at the moment|these days|(?:i'm|we're|i am|we are)"
                r" (?:still |also |now )?(?!going\b|gonna\b|so\b|really\b)\w+ing\b",
                r"正在|目前|最近在|这些天")  # fmt: skip
@@ -127,9 +142,10 @@ REPLACEMENT = _cue(
     r"mov(?:e|ed|ing)\b[^.!?]{0,40}?\b(?:to|until)|(?:changed?|switch(?:ed)?|reschedul(?:e|ed)"
     r"|postponed?|push(?:ed)?(?: back)?|delay(?:ed)?) (?:\w+ ){0,4}?(?:to|until)|instead"
     r"|no longer|replaced|correction|not \w+ (?:any more|anymore)|switch(?:ed|ing)"
-    r"|now prefer|changed (?:my|our) minds?|rather than|i meant|scratch that|brought forward",
-    r"改为|改成|改到|换成|换到|不再|推迟到|延期到|提前到|改期|现在更喜欢|现在更爱|现在改|改喝|改用"
-    r"|更正|纠正|说错了|而是",
+    r"|now prefer|changed (?:my|our) minds?|rather than|i meant|scratch that|brought forward"
+    r"|any ?more|relocated to|now (?:lives?|living|works?|working|based) (?:in|at|as|for)",
+    r"改为|改成|改到|换成|换到|不再|已经不|推迟到|延期到|提前到|改期|现在更喜欢|现在更爱|现在改|改喝"
+    r"|改用|更正|纠正|说错了|而是|搬到|搬去|现在住在",
 )
 # "Actually …" corrects only when it restates a matching event with another time.
 CORRECTION_HINT = _cue(r"actually|in fact|as it turns out|turns out", r"其实|实际上|事实上")
