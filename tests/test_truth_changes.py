@@ -50,6 +50,9 @@ CHANGES = {
     "coffee-zh": ("我每天早上喝咖啡。", "我已经不喝咖啡了。", "我喝咖啡吗？"),
     "mother-moved-zh": ("我妈妈住在南京。", "我妈妈搬到苏州了。", "我妈妈住在哪里？"),
     "swim-zh": ("我每周三去游泳。", "我不再去游泳了。", "我还去游泳吗？"),
+    "ravi-new-job": ("Ravi works at Siemens in Munich.", "Ravi now works at Bosch.",
+                     "Where does Ravi work?"),
+    "new-job-zh": ("我在腾讯工作。", "我现在在字节跳动工作。", "我在哪里工作？"),
 }  # fmt: skip
 
 
@@ -110,6 +113,14 @@ async def test_the_older_event_is_found_days_and_many_events_earlier(db_path: Pa
         ("We went to Iceland last summer.", "We called off the Iceland trip."),  # it happened
         ("我妈妈住在南京。", "我姐姐搬到苏州了。"),
         ("我每天早上喝咖啡。", "我不再看电视了。"),
+        ("Ravi works at Siemens in Munich.", "Ravi moved to Berlin."),  # a home is not a job
+        # a cancelling word under a negation, a push without a time: nothing changes
+        ("We're going to the lake house in June.", "I'm not going to cancel the lake house trip."),
+        ("我们下个月去成都旅行。", "我们不会取消成都的旅行。"),
+        (
+            "Losing my job gave me the push to start my own bakery.",
+            "Losing my job was a bummer, but it pushed me to take the plunge on the bakery.",
+        ),
     ],
 )
 async def test_a_change_of_something_else_leaves_the_older_event_active(

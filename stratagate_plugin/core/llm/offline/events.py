@@ -31,12 +31,14 @@ from .lexicon import (
     IDENTITY,
     JUST_NOW,
     LONG_TERM,
+    NEGATED_CANCEL,
     ONGOING,
     PLACE_CUE,
     PREFERENCE,
     PROJECT_SCOPE,
     REPLACEMENT,
     REQUEST,
+    RESCHEDULE,
     RULE,
     SAFETY,
     SESSION_SCOPE,
@@ -104,7 +106,10 @@ def _person_type(sentence: Sentence, timed: bool) -> str | None:
     if is_question(text) or len(content_terms(text)) + weighty < 2:
         return None
     found = next((name for name, cue in EVENT_CUES if cue.search(text)), None)
-    if found == "cancellation" and REPLACEMENT.search(text) and not CANCELLATION.search(text):
+    if found == "cancellation" and NEGATED_CANCEL.search(text):
+        found = None
+    changed = REPLACEMENT.search(text) or RESCHEDULE.search(text)
+    if found == "cancellation" and changed and not CANCELLATION.search(text):
         found = "change"
     personal = FIRST_PERSON.search(text) is not None or _elided_subject(text)
     if found is None and _standing(text):

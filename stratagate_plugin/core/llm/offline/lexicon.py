@@ -138,14 +138,25 @@ REQUEST = _cue(r"please|can you|could you|would you|help me", r"请|帮我|麻�
 RULE = _cue(r"always|never|must|from now on|going forward|make sure to|by default|remind me"
             r"|remember (?:that|this)|keep in mind",
             r"以后都|以后|必须|一律|统一|总是|永远不要|记住")  # fmt: skip
+# Moving something to another time or place: a change only with a time or a home to go to
+# ("pushed the launch to May", "moved to Lisbon"), not "it pushed me to start my business".
+RESCHEDULE = _cue(
+    r"mov(?:e|ed|ing)\b[^.!?]{0,40}?\b(?:to|until)|(?:reschedul(?:e|ed)|postponed?"
+    r"|push(?:ed)?(?: back)?|delay(?:ed)?) (?:\w+ ){0,4}?(?:to|until)"
+)
+# A cancelling verb under a negation cancels nothing: "I'm not gonna give up on my dreams".
+NEGATED_CANCEL = _cue(
+    r"(?:not|never|n't|won't|can't)\s+(?:\w+\s+){0,2}?(?:cancel\w*|call\w* off|give up"
+    r"|gave up|scrap\w*|postpone\w*)",
+    r"不会取消|没有取消|没取消|不取消|不会放弃|没有放弃|不放弃|没放弃",
+)
 REPLACEMENT = _cue(
-    r"mov(?:e|ed|ing)\b[^.!?]{0,40}?\b(?:to|until)|(?:changed?|switch(?:ed)?|reschedul(?:e|ed)"
-    r"|postponed?|push(?:ed)?(?: back)?|delay(?:ed)?) (?:\w+ ){0,4}?(?:to|until)|instead"
+    r"(?:changed?|switch(?:ed)?) (?:\w+ ){0,4}?(?:to|until)|instead"
     r"|no longer|replaced|correction|not \w+ (?:any more|anymore)|switch(?:ed|ing)"
     r"|now prefer|changed (?:my|our) minds?|rather than|i meant|scratch that|brought forward"
     r"|any ?more|relocated to|now (?:lives?|living|works?|working|based) (?:in|at|as|for)",
     r"改为|改成|改到|换成|换到|不再|已经不|推迟到|延期到|提前到|改期|现在更喜欢|现在更爱|现在改|改喝"
-    r"|改用|更正|纠正|说错了|而是|搬到|搬去|现在住在",
+    r"|改用|更正|纠正|说错了|而是|搬到|搬去|现在(?:住在|在[\u4e00-\u9fff]{1,8}工作)",
 )
 # "Actually …" corrects only when it restates a matching event with another time.
 CORRECTION_HINT = _cue(r"actually|in fact|as it turns out|turns out", r"其实|实际上|事实上")

@@ -30,9 +30,11 @@ from .lexicon import (
     CANCELLATION,
     CORRECTION_HINT,
     DISCOURSE,
+    NEGATED_CANCEL,
     PREFERENCE,
     PREFERENCE_FRAME,
     REPLACEMENT,
+    RESCHEDULE,
     STATE_FRAMES,
 )
 from .text import content_terms, without_times, word_set
@@ -58,7 +60,7 @@ _EVENT_NOUNS = frozenset(stem(word) for word in word_set(_EVENT_NOUN_TEXT)) | {
 _SELF = frozenset({"i", "we", "me", "us", "my", "our", "the user", "user", "我", "我们", "用户"})
 _FILLER = re.compile(
     r"\b(?:now|still|currently|actually|just|recently|finally|also|has|have|had|already"
-    r"|officially|really|truly|totally|absolutely|kinda|do|does|did|always|\w+ly)\b"
+    r"|officially|really|truly|totally|absolutely|usually|kinda|do|does|did|always)\b"
     r"|现在|已经|目前|刚刚|刚|也|还|其实|终于|更|最|很|真|非常|一直",
     re.IGNORECASE,
 )
@@ -90,6 +92,7 @@ def statement(entry: Mapping[str, Any], names: Sequence[str], text: str | None =
     attribution = _ATTRIBUTION.match(summary)
     said = text if text is not None else f"{entry.get('title', '')} {summary[_end(attribution) :]}"
     own_words = text if text is not None else summary[_end(attribution) :] or said
+    own_words = " ".join(_FILLER.sub(" ", own_words).split())  # 我现在在腾讯工作: after 现在
     frame, at = frame_of(own_words)
     return Statement(
         id=str(entry.get("id", "")),
@@ -144,13 +147,14 @@ def relation_fields(
 ) -> dict[str, list[str]]:
     """``supersedes_event_ids`` / ``related_event_ids`` of the card (in entry form) stating
     ``text``, among the candidate entries."""
-    changes = REPLACEMENT.search(text) is not None
-    corrects = CORRECTION_HINT.search(text) is not None
-    cancels = event_type == "cancellation" or CANCELLATION.search(text) is not None
-    if not (changes or corrects or cancels or event_type == "change"):
-        return {}
     ignored = tuple(names)
     new = statement(card, ignored, text)
+    changes = REPLACEMENT.search(text) is not None or _moved(new, text)
+    corrects = CORRECTION_HINT.search(text) is not None
+    cancels = event_type == "cancellation" or CANCELLATION.search(text) is not None
+    cancels = cancels and NEGATED_CANCEL.search(text) is None
+    if not (changes or corrects or cancels or event_type == "change"):
+        return {}
     others = [statement(entry, ignored) for entry in candidates]
     if (changes or corrects) and not cancels:
         target = superseded(new, others, loose=changes)
@@ -162,6 +166,12 @@ def relation_fields(
         return {}
     related = _best(new, [o for o in others if same_subject(new, o) >= MIN_CONTAINMENT])
     return {"related_event_ids": [related]} if related else {}
+
+
+def _moved(new: Statement, text: str) -> bool:
+    """A move to another time ("moved the launch to May") or home ("moved to Lisbon")."""
+    homes = {name for name, _ in STATE_FRAMES}
+    return RESCHEDULE.search(text) is not None and (new.start is not None or new.frame in homes)
 
 
 def cancelled(new: Statement, others: Sequence[Statement]) -> str | None:
