@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from ..remember.rules import NEAR_DUPLICATE, event_tokens, token_containment
-from ..text.search_terms import normalize
+from ..text.search_terms import normalize, query_tokens
 from .cards import EventCard
 
 _ATTRIBUTION = re.compile(r"^(?P<speaker>[^:：]{1,40}?)(?:\s+said|说)\s*[:：]\s*")
@@ -40,20 +40,30 @@ def restates(new: EventCard, old: EventCard) -> bool:
         return False
     if _times_differ(new.temporal, old.temporal):
         return False
-    new_tokens = event_tokens(new.title, new.summary)
-    old_tokens = event_tokens(old.title, old.summary)
+    new_tokens, old_tokens = _tokens(new), _tokens(old)
+    if token_containment(new_tokens, old_tokens) < NEAR_DUPLICATE:
+        return False
     return (
-        token_containment(new_tokens, old_tokens) >= NEAR_DUPLICATE
-        and coverage(new, old) >= NEAR_DUPLICATE
+        coverage(new, old) >= NEAR_DUPLICATE and coverage(new, old, content=True) >= NEAR_DUPLICATE
     )
 
 
-def coverage(new: EventCard, old: EventCard) -> float:
-    """The share of the new card's tokens the old card holds (1.0: it adds nothing)."""
-    new_tokens = event_tokens(new.title, new.summary)
+def coverage(new: EventCard, old: EventCard, content: bool = False) -> float:
+    """The share of the new card's tokens the old card holds (1.0: it adds nothing);
+    ``content``: function words left out, so "I'll keep …" shares no free words."""
+    new_tokens, old_tokens = _tokens(new, content), _tokens(old, content)
     if not new_tokens:
         return 0.0
-    return len(new_tokens & event_tokens(old.title, old.summary)) / len(new_tokens)
+    return len(new_tokens & old_tokens) / len(new_tokens)
+
+
+def _tokens(card: EventCard, content: bool = False) -> frozenset[str]:
+    """The card's title and summary tokens, the "X said:" attribution left out (the
+    speakers are compared apart, and they would be two free shared tokens)."""
+    said = _ATTRIBUTION.sub("", card.summary.strip(), count=1)
+    if not content:
+        return event_tokens(card.title, said)
+    return frozenset(query_tokens(card.title)) | frozenset(query_tokens(said))
 
 
 def speaker(summary: str) -> str:

@@ -1,8 +1,10 @@
 """Offline event extraction (spec §3.3): one card per sentence stating a fact or state change.
 
 A sentence becomes an event when a cue names its type (decision, plan, change, cancellation,
-preference, rule, first-person activity …), it is not a question and carries at least two
-content terms. Admission is asymmetric: a person's statements (the user, or any speaker named
+preference, rule, first-person activity …) or states a standing fact (a habit, a home, a job,
+a health fact: "I drink coffee every morning", "Clara lives in Porto", "我对花生过敏"), it is
+not a question and carries at least two content terms (one beside a health cue). A
+cancelling verb under a negation ("not gonna give up on") cancels nothing. Admission is asymmetric: a person's statements (the user, or any speaker named
 "Name: …") pass that low threshold; an unnamed assistant's sentence must state an outcome,
 root cause, limit or decision that is not an acknowledgement nor an echo of the user's words
 in the same block. Its time comes from ``core.text.temporal``; a sentence without one inherits the
@@ -107,7 +109,7 @@ def _person_type(sentence: Sentence, timed: bool) -> str | None:
         return None
     found = next((name for name, cue in EVENT_CUES if cue.search(text)), None)
     if found == "cancellation" and NEGATED_CANCEL.search(text):
-        found = None
+        found = "other"  # "I won't give up on X" is resolve, not a cancellation
     changed = REPLACEMENT.search(text) or RESCHEDULE.search(text)
     if found == "cancellation" and changed and not CANCELLATION.search(text):
         found = "change"

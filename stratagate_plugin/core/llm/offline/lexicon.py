@@ -148,7 +148,7 @@ RESCHEDULE = _cue(
 NEGATED_CANCEL = _cue(
     r"(?:not|never|n't|won't|can't)\s+(?:\w+\s+){0,2}?(?:cancel\w*|call\w* off|give up"
     r"|gave up|scrap\w*|postpone\w*)",
-    r"不会取消|没有取消|没取消|不取消|不会放弃|没有放弃|不放弃|没放弃",
+    r"(?<!不得)(?:不会|不要|不想|没有|永不|[不没别])再?(?:取消|放弃)",
 )
 REPLACEMENT = _cue(
     r"(?:changed?|switch(?:ed)?) (?:\w+ ){0,4}?(?:to|until)|instead"
