@@ -4,8 +4,9 @@ A sentence becomes an event when a cue names its type (decision, plan, change, c
 preference, rule, first-person activity …) or states a standing fact (a habit, a home, a job,
 a health fact: "I drink coffee every morning", "Clara lives in Porto", "我对花生过敏"), it is
 not a question and carries at least two content terms (one beside a health cue). A
-cancelling verb under a negation ("not gonna give up on") cancels nothing. Admission is asymmetric: a person's statements (the user, or any speaker named
-"Name: …") pass that low threshold; an unnamed assistant's sentence must state an outcome,
+cancelling verb under a negation ("not gonna give up on") cancels nothing. Admission is
+asymmetric: a person's statements (the user, or any speaker named "Name: …") pass that low
+threshold; an unnamed assistant's sentence must state an outcome,
 root cause, limit or decision that is not an acknowledgement nor an echo of the user's words
 in the same block. Its time comes from ``core.text.temporal``; a sentence without one inherits the
 latest expression of the same message (basis ``inferred``), and "just"/"刚" means the message
