@@ -114,6 +114,8 @@ async def test_the_older_event_is_found_days_and_many_events_earlier(db_path: Pa
         ("我妈妈住在南京。", "我姐姐搬到苏州了。"),
         ("我每天早上喝咖啡。", "我不再看电视了。"),
         ("Ravi works at Siemens in Munich.", "Ravi moved to Berlin."),  # a home is not a job
+        # the older sentence holds a second fact: a move does not take it down with it
+        ("I live in Paris and I love painting landscapes.", "I moved to Berlin last month."),
         # a cancelling word under a negation, a push without a time: nothing changes
         ("We're going to the lake house in June.", "I'm not going to cancel the lake house trip."),
         ("我们下个月去成都旅行。", "我们不会取消成都的旅行。"),

@@ -102,6 +102,7 @@ async def test_a_shorter_restatement_reinforces_the_fuller_event(db_path: Path) 
         ("We went camping at the lake last weekend.", "We went camping at the lake in July."),
         ("我喜欢在山里徒步。", "我上周末和狗一起在山里徒步了。"),
         ("The dentist appointment is on March 3rd.", "The dentist appointment is on March 10th."),
+        ("Our daughter Mia is 7 years old.", "Our daughter Mia is 8 years old."),
     ],
 )
 async def test_a_different_statement_sharing_words_is_not_a_repeat(

@@ -4,9 +4,10 @@ The test is ``memory_remember``'s duplicate gate (``remember.rules``): token con
 of at least 0.85 with two shared tokens, in both languages (Han pairs and characters). A
 restatement must add nothing, so the new card's own tokens are the measure: "I'm allergic
 to peanuts" restates "I'm allergic to peanuts and shellfish", never the other way round,
-and a card that merely shares a topic is new. The same speaker must say it ("Caroline
-said X" is not "Melanie said X"), with the same polarity, the same temporal status and a
-time that does not contradict the old one ("on March 3rd" is not "on March 10th").
+and a card that merely shares a topic, or says another number, is new. The same speaker
+must say it ("Caroline said X" is not "Melanie said X"), with the same polarity, the same
+temporal status and a time that does not contradict the old one ("on March 3rd" is not
+"on March 10th").
 """
 
 import re
@@ -43,6 +44,8 @@ def restates(new: EventCard, old: EventCard) -> bool:
     new_tokens, old_tokens = _tokens(new), _tokens(old)
     if token_containment(new_tokens, old_tokens) < NEAR_DUPLICATE:
         return False
+    if {t for t in new_tokens - old_tokens if t[2:].isdigit()}:
+        return False  # another number is another fact: "2 kids" is not "3 kids"
     return (
         coverage(new, old) >= NEAR_DUPLICATE and coverage(new, old, content=True) >= NEAR_DUPLICATE
     )

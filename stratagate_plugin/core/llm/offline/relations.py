@@ -58,6 +58,11 @@ _EVENT_NOUNS = frozenset(stem(word) for word in word_set(_EVENT_NOUN_TEXT)) | {
     "旅行", "旅游", "行程", "计划", "活动", "安排"
 }  # fmt: skip
 _SELF = frozenset({"i", "we", "me", "us", "my", "our", "the user", "user", "我", "我们", "用户"})
+# "I live in Paris and I love painting": a second fact with its own subject.
+_SECOND_CLAUSE = re.compile(
+    r"(?:[,;]|\band\b|\bbut\b)\s*(?:i|i'm|we|we're|he|she|they|my|our)\b|[，；]\s*(?:我|他|她)",
+    re.IGNORECASE,
+)
 _FILLER = re.compile(
     r"\b(?:now|still|currently|actually|just|recently|finally|also|has|have|had|already"
     r"|officially|really|truly|totally|absolutely|usually|kinda|do|does|did|always)\b"
@@ -79,6 +84,7 @@ class Statement:
     speaker: str
     frame: str | None
     holder: str
+    compound: bool
     start: str | None
     end: str | None
     mentioned_at: str
@@ -100,6 +106,7 @@ def statement(entry: Mapping[str, Any], names: Sequence[str], text: str | None =
         speaker=attribution["speaker"].strip() if attribution else "",
         frame=frame,
         holder=holder(own_words[:at]) if frame else "",
+        compound=_SECOND_CLAUSE.search(own_words) is not None,
         start=entry.get("happened_start"),
         end=entry.get("happened_end"),
         mentioned_at=str(entry.get("mentioned_at", "")),
@@ -219,6 +226,7 @@ def superseded(new: Statement, others: Sequence[Statement], loose: bool) -> str 
         and old.frame == new.frame
         and old.speaker == new.speaker
         and old.holder == new.holder
+        and not old.compound  # a move replaces where one lived, not the painting beside it
     ]
     return _latest(same_fact)
 
