@@ -76,11 +76,15 @@ async def test_a_change_of_mind_in_a_later_session_supersedes_the_older_event(
 async def test_the_cancelled_offsite_keeps_its_old_date_as_history(db_path: Path) -> None:
     first, second, question = CHANGES["offsite-cancelled"]
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=12)) as memory:
-        await said_on_days(memory, [first, second])
+        ids = await said_on_days(memory, [first, second])
         [hit] = (await memory.search_events("ns", question))[:1]
+        recall = await memory.build_auto_context("ns", "session-9", question)
     assert hit.card.temporal["status"] == "cancelled"
+    assert hit.card.source_message_ids == [ids[1]]
     [line] = hit.compact()["history"]
     assert line["happenedStart"].startswith("2027-01-14") and line["status"] == "superseded"
+    assert [card.id for card in recall.events] == [hit.card.id]  # the current value only
+    assert [card.source_message_ids for card in recall.history[hit.card.id]] == [[ids[0]]]
 
 
 FILLER = [

@@ -109,7 +109,8 @@ def _person_type(sentence: Sentence, timed: bool) -> str | None:
     if is_question(text) or len(content_terms(text)) + weighty < 2:
         return None
     found = next((name for name, cue in EVENT_CUES if cue.search(text)), None)
-    if found == "cancellation" and NEGATED_CANCEL.search(text):
+    resolve = found == "cancellation" and NEGATED_CANCEL.search(text) is not None
+    if resolve:
         found = "other"  # "I won't give up on X" is resolve, not a cancellation
     changed = REPLACEMENT.search(text) or RESCHEDULE.search(text)
     if found == "cancellation" and changed and not CANCELLATION.search(text):
@@ -126,7 +127,8 @@ def _person_type(sentence: Sentence, timed: bool) -> str | None:
     if found is None:
         return None
     named = _named_subject(text) and STANDING.search(text) is not None
-    return found if personal or timed or named or found in _IMPERSONAL_TYPES else None
+    admitted = personal or timed or named or resolve or found in _IMPERSONAL_TYPES
+    return found if admitted else None
 
 
 def _standing(text: str) -> bool:
