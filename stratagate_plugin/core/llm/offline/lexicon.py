@@ -90,7 +90,7 @@ STANDING = _cue(
     r"(?:lives?|living) in|based in|(?:works?|working) (?:as|at|for)|every (?:day|morning"
     r"|evening|night|week|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|each (?:day|morning|evening|week)|usually|on weekdays",
-    r"住在|每天|每周|每个?星期|每晚|每个?月|经常|通常|在[\u4e00-\u9fff]{1,8}工作"
+    r"住在|每天|每周|每个?星期|每晚|每个?月|经常|通常|在[\u4e00-\u9fff]{1,6}工作(?!室)"
     r"|当[\u4e00-\u9fff]{1,4}[员师]",
 )
 # What a standing statement is about, so a move meets where someone lived before.
@@ -98,7 +98,7 @@ STATE_FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("residence", _cue(r"(?:lives?|living|lived|based|settled) in|mov(?:e|ed|ing) (?:back )?to"
                        r"|relocat(?:e|ed|ing) to", r"住在|搬到|搬去|搬回|定居")),
     ("work", _cue(r"(?:works?|working|worked|employed) (?:as|at|for)",
-                  r"在[\u4e00-\u9fff]{1,8}工作|当[\u4e00-\u9fff]{1,4}[员师]|入职|跳槽到")),
+                  r"在[\u4e00-\u9fff]{1,6}工作(?!室)|当[\u4e00-\u9fff]{1,4}[员师]|入职|跳槽到")),
 )  # fmt: skip
 ONGOING = _cue(r"currently|at the moment|these days|(?:i'm|we're|i am|we are)"
                r" (?:still |also |now )?(?!going\b|gonna\b|so\b|really\b)\w+ing\b",
@@ -156,7 +156,7 @@ REPLACEMENT = _cue(
     r"|now prefer|changed (?:my|our) minds?|rather than|i meant|scratch that|brought forward"
     r"|any ?more|relocated to|now (?:lives?|living|works?|working|based) (?:in|at|as|for)",
     r"改为|改成|改到|换成|换到|不再|已经不|推迟到|延期到|提前到|改期|现在更喜欢|现在更爱|现在改|改喝"
-    r"|改用|更正|纠正|说错了|而是|搬到|搬去|现在(?:住在|在[\u4e00-\u9fff]{1,8}工作)",
+    r"|改用|更正|纠正|说错了|而是|搬到|搬去|现在(?:住在|在[\u4e00-\u9fff]{1,6}工作(?!室))",
 )
 # "Actually …" corrects only when it restates a matching event with another time.
 CORRECTION_HINT = _cue(r"actually|in fact|as it turns out|turns out", r"其实|实际上|事实上")
