@@ -27,7 +27,7 @@ from ..errors import StrataGateError
 from ..events import cards as event_rules
 from ..events.cards import EventCard
 from ..events.ranking import EventSearch
-from ..events.service import search_in
+from ..events.service import POOLS, search_in
 from ..events.weights import new_card
 from ..graph.service import Projector
 from ..llm.base import ModelError, StructuredModel, StructuredTask
@@ -41,7 +41,15 @@ from ..llm.tasks import (
 )
 from ..records import Block, Job
 from ..service_base import ServiceBase
-from ..store import Database, block_rows, event_rows, graph_jobs, job_retry, jobs
+from ..store import (
+    Database,
+    block_rows,
+    event_queries_rows,
+    event_rows,
+    graph_jobs,
+    job_retry,
+    jobs,
+)
 from ..store.health import StorageBusy
 from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB, enqueue_job
 from ..text.search_terms import query_tokens
@@ -53,7 +61,7 @@ from .workers import Pass, run_all
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
 LOST = "lost"  # the job was taken over by another worker: nothing of this run is applied
 TIMELINE_RELEVANT, TIMELINE_RECENT = 8, 4
-NEIGHBOURS = 20  # live events a committed card is compared with (repeats, changes of mind)
+NEIGHBOURS = 8  # per pool, the events a committed card is compared with (FTS5's best)
 log = logging.getLogger(__name__)
 
 
@@ -271,9 +279,9 @@ def _commit_card(raw: sqlite3.Connection, card: EventCard, turn: int, moment: da
     """Insert the card, or count it as a mention of the live event it restates; a change
     card the model left unlinked supersedes what it replaces (``truth``). The id that now
     holds the card's statement."""
-    request = EventSearch(truth.search_tokens(card), limit=NEIGHBOURS)
-    near = [hit.card for hit in search_in(raw, card.namespace, request)] if request.tokens else []
-    settled = truth.settle(card, near)
+    tokens = truth.search_tokens(card)
+    found = event_queries_rows.lexical_rows(raw, card.namespace, POOLS, tokens, NEIGHBOURS)
+    settled = truth.settle(card, event_rows.events_from_rows(raw, found))
     if settled.repeat_of is not None:
         said = str(card.temporal.get("mentioned_at") or iso(moment))
         event_rows.add_mention(

@@ -32,8 +32,9 @@ class Settled:
 
 
 def search_tokens(card: EventCard) -> tuple[str, ...]:
-    """What the commit searches the space with to find the card's neighbours."""
-    return tuple(query_tokens(" ".join([card.title, card.summary, *card.quotes])))
+    """What the commit searches the space with to find the card's neighbours: the words
+    that state it (its quotes, else its title), fewer terms than the whole card to count."""
+    return tuple(query_tokens(" ".join(card.quotes) or card.title))
 
 
 def settle(card: EventCard, near: Sequence[EventCard]) -> Settled:

@@ -13,6 +13,7 @@ temporal status and a time that does not contradict the old one ("on March 3rd" 
 import re
 from collections.abc import Iterable
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from ..remember.rules import NEAR_DUPLICATE, event_tokens, token_containment
@@ -61,12 +62,16 @@ def coverage(new: EventCard, old: EventCard, content: bool = False) -> float:
 
 
 def _tokens(card: EventCard, content: bool = False) -> frozenset[str]:
-    """The card's title and summary tokens, the "X said:" attribution left out (the
-    speakers are compared apart, and they would be two free shared tokens)."""
-    said = _ATTRIBUTION.sub("", card.summary.strip(), count=1)
-    if not content:
-        return event_tokens(card.title, said)
-    return frozenset(query_tokens(card.title)) | frozenset(query_tokens(said))
+    return _token_sets(card.title, card.summary)[content]
+
+
+@lru_cache(maxsize=4096)
+def _token_sets(title: str, summary: str) -> tuple[frozenset[str], frozenset[str]]:
+    """All tokens, and content tokens, of the title and summary, the "X said:" attribution
+    left out (the speakers are compared apart, and they would be two free shared tokens)."""
+    said = _ATTRIBUTION.sub("", summary.strip(), count=1)
+    content = frozenset(query_tokens(title)) | frozenset(query_tokens(said))
+    return event_tokens(title, said), content
 
 
 def speaker(summary: str) -> str:

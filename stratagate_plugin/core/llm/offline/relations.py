@@ -154,14 +154,16 @@ def relation_fields(
 ) -> dict[str, list[str]]:
     """``supersedes_event_ids`` / ``related_event_ids`` of the card (in entry form) stating
     ``text``, among the candidate entries."""
-    ignored = tuple(names)
-    new = statement(card, ignored, text)
-    changes = REPLACEMENT.search(text) is not None or _moved(new, text)
+    changes = REPLACEMENT.search(text) is not None
+    moves = RESCHEDULE.search(text) is not None
     corrects = CORRECTION_HINT.search(text) is not None
     cancels = event_type == "cancellation" or CANCELLATION.search(text) is not None
     cancels = cancels and NEGATED_CANCEL.search(text) is None
-    if not (changes or corrects or cancels or event_type == "change"):
+    if not (changes or moves or corrects or cancels or event_type == "change"):
         return {}
+    ignored = tuple(names)
+    new = statement(card, ignored, text)
+    changes = changes or (moves and _moved(new))
     others = [statement(entry, ignored) for entry in candidates]
     if (changes or corrects) and not cancels:
         target = superseded(new, others, loose=changes)
@@ -175,10 +177,9 @@ def relation_fields(
     return {"related_event_ids": [related]} if related else {}
 
 
-def _moved(new: Statement, text: str) -> bool:
+def _moved(new: Statement) -> bool:
     """A move to another time ("moved the launch to May") or home ("moved to Lisbon")."""
-    homes = {name for name, _ in STATE_FRAMES}
-    return RESCHEDULE.search(text) is not None and (new.start is not None or new.frame in homes)
+    return new.start is not None or new.frame in {name for name, _ in STATE_FRAMES}
 
 
 def cancelled(new: Statement, others: Sequence[Statement]) -> str | None:
