@@ -189,3 +189,27 @@ async def test_a_model_cancellation_without_a_link_supersedes_its_subject(db_pat
     older, newer = stating(cards, plan.message_ids[0]), stating(cards, cancel.message_ids[0])
     assert (older.status, older.superseded_by) == ("superseded", newer.id)
     assert newer.temporal["supersedes_event_ids"] == [older.id]
+
+
+# --- what there is to replace: standing facts are events of their own -------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "event"),
+    [
+        ("I walk the dog every evening.", True),
+        ("Priya lives in Pune.", True),
+        ("My uncle works as a chef in Lyon.", True),
+        ("我对花生过敏。", True),
+        ("我每周三去游泳。", True),
+        ("I'm so excited about dancing every day with my students.", False),  # a feeling
+        ("每天跳舞都让我超级兴奋。", False),
+    ],
+)
+async def test_a_habit_home_job_or_health_fact_is_an_event(
+    db_path: Path, text: str, event: bool
+) -> None:
+    async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=12)) as memory:
+        [said] = await said_on_days(memory, [text])
+        cards = await memory.list_events("ns")
+    assert any(said in card.source_message_ids for card in cards) is event

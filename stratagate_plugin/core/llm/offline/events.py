@@ -29,6 +29,7 @@ from .lexicon import (
     CANCELLATION,
     ELIDED_SUBJECT,
     EVENT_CUES,
+    FEELING,
     FIRST_PERSON,
     HONORIFIC_NAME,
     IDENTITY,
@@ -132,9 +133,11 @@ def _person_type(sentence: Sentence, timed: bool) -> str | None:
 
 
 def _standing(text: str) -> bool:
-    """A preference, identity, ongoing state, habit, home, job or health fact."""
-    cues = (PREFERENCE, IDENTITY, ONGOING, STANDING, SAFETY)
-    return any(cue.search(text) for cue in cues)
+    """A preference, identity, ongoing state, habit, home, job or health fact; a feeling
+    about something done every day ("thrilled about dancing each day") is no habit."""
+    if any(cue.search(text) for cue in (PREFERENCE, IDENTITY, ONGOING, SAFETY)):
+        return True
+    return STANDING.search(text) is not None and FEELING.search(text) is None
 
 
 def _named_subject(text: str) -> bool:

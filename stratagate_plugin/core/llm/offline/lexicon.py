@@ -93,6 +93,12 @@ STANDING = _cue(
     r"住在|每天|每周|每个?星期|每晚|每个?月|经常|通常|在[\u4e00-\u9fff]{1,6}工作(?!室)"
     r"|当[\u4e00-\u9fff]{1,4}[员师]",
 )
+# A feeling is an evaluation, not a standing fact, however often it is felt.
+FEELING = _cue(
+    r"thrilled|excited|happy|glad|grateful|thankful|proud|stoked|pumped|sad|worried|nervous"
+    r"|scared|anxious|upset|frustrated|bored|tired of",
+    r"兴奋|开心|高兴|激动|感激|骄傲|难过|担心|紧张|害怕|焦虑|沮丧",
+)
 # What a standing statement is about, so a move meets where someone lived before.
 STATE_FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("residence", _cue(r"(?:lives?|living|lived|based|settled) in|mov(?:e|ed|ing) (?:back )?to"
