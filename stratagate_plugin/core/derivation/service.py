@@ -27,7 +27,7 @@ from ..errors import StrataGateError
 from ..events import cards as event_rules
 from ..events.cards import EventCard
 from ..events.ranking import EventSearch
-from ..events.service import search_in
+from ..events.service import POOLS, search_in
 from ..events.weights import new_card
 from ..graph.service import Projector
 from ..llm.base import ModelError, StructuredModel, StructuredTask
@@ -41,10 +41,19 @@ from ..llm.tasks import (
 )
 from ..records import Block, Job
 from ..service_base import ServiceBase
-from ..store import Database, block_rows, event_rows, graph_jobs, job_retry, jobs
+from ..store import (
+    Database,
+    block_rows,
+    event_queries_rows,
+    event_rows,
+    graph_jobs,
+    job_retry,
+    jobs,
+)
 from ..store.health import StorageBusy
 from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB, enqueue_job
 from ..text.search_terms import query_tokens
+from . import truth
 from .input import derivation_messages
 from .lease import DEFAULT_LEASE_S, heartbeat, worker_id
 from .workers import Pass, run_all
@@ -52,6 +61,7 @@ from .workers import Pass, run_all
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
 LOST = "lost"  # the job was taken over by another worker: nothing of this run is applied
 TIMELINE_RELEVANT, TIMELINE_RECENT = 8, 4
+NEIGHBOURS = 8  # per pool, the events a committed card is compared with (FTS5's best)
 log = logging.getLogger(__name__)
 
 
@@ -246,19 +256,40 @@ class Deriver:
                 return LOST
             formed = block_rows.block_namespace_turn(raw, block.id)
             stored: list[str] = []
+            inserted: list[str] = []
             for draft in cards:
                 draft = event_rules.resolve_local_refs(draft, stored)
                 card = _card_from_draft(raw, draft, block, formed, moment)
-                event_rows.insert_event(raw, card)
-                stored.append(card.id)
-            jobs.finish(raw, job.id, status, moment, note or f"{len(cards)} events")
+                stored.append(_commit_card(raw, card, formed, moment))
+                if stored[-1] == card.id:
+                    inserted.append(card.id)
+            repeats = len(cards) - len(inserted)
+            done = f"{len(inserted)} events" + (f", {repeats} restated" if repeats else "")
+            jobs.finish(raw, job.id, status, moment, note or done)
             block_rows.mark_ready(raw, block.id, iso(moment))
             graph_jobs.queue_events(
-                raw, block.namespace, stored, graph_jobs.CONVERSATION_PRIORITY, iso(moment)
+                raw, block.namespace, inserted, graph_jobs.CONVERSATION_PRIORITY, iso(moment)
             )
             return status
 
         return await self.db.write(commit)
+
+
+def _commit_card(raw: sqlite3.Connection, card: EventCard, turn: int, moment: datetime) -> str:
+    """Insert the card, or count it as a mention of the live event it restates; a change
+    card the model left unlinked supersedes what it replaces (``truth``). The id that now
+    holds the card's statement."""
+    tokens = truth.search_tokens(card)
+    found = event_queries_rows.lexical_rows(raw, card.namespace, POOLS, tokens, NEIGHBOURS)
+    settled = truth.settle(card, event_rows.events_from_rows(raw, found))
+    if settled.repeat_of is not None:
+        said = str(card.temporal.get("mentioned_at") or iso(moment))
+        event_rows.add_mention(
+            raw, settled.repeat_of.id, card.source_message_ids, turn, said, iso(moment)
+        )
+        return settled.repeat_of.id
+    event_rows.insert_event(raw, settled.card)  # an added link names a live event just read
+    return card.id
 
 
 def _count(job: Job, outcome: str, report: DerivationReport) -> None:

@@ -243,3 +243,37 @@ def redacted(card: EventCard) -> EventCard:
             "quotes": redact_value(card.quotes),
         }
     )
+
+
+def add_mention(
+    raw: sqlite3.Connection,
+    event_id: str,
+    message_ids: Sequence[str],
+    turn: int,
+    mentioned_at: str,
+    now: str,
+) -> None:
+    """A restatement of a live event: its messages join the sources (after the ones it
+    has), ``mention_count + 1``, the last adoption moves to ``turn`` (§8, as a duplicate
+    agent memory does) and ``temporal.last_mentioned_at`` records when it was said again."""
+    row = raw.execute("SELECT temporal_json FROM events WHERE id = ?", (event_id,)).fetchone()
+    if row is None:
+        return
+    temporal = json.loads(row[0])
+    mentioned = [temporal.get("last_mentioned_at") or "", mentioned_at]
+    temporal["last_mentioned_at"] = max(mentioned)
+    raw.execute(
+        "UPDATE events SET mention_count = mention_count + 1, "
+        "last_adopted_turn = MAX(last_adopted_turn, ?), temporal_json = ?, updated_at = ? "
+        "WHERE id = ?",
+        (turn, dump_json(temporal), now, event_id),
+    )
+    known = set(sources_of(raw, [event_id])[event_id])
+    start = raw.execute(
+        "SELECT COALESCE(MAX(position) + 1, 0) FROM event_sources WHERE event_id = ?", (event_id,)
+    ).fetchone()[0]
+    new = [m for m in dict.fromkeys(message_ids) if m not in known]
+    raw.executemany(
+        "INSERT INTO event_sources(event_id, message_id, position) VALUES (?, ?, ?)",
+        [(event_id, message_id, start + i) for i, message_id in enumerate(new)],
+    )

@@ -1,9 +1,12 @@
 """Offline event extraction (spec §3.3): one card per sentence stating a fact or state change.
 
 A sentence becomes an event when a cue names its type (decision, plan, change, cancellation,
-preference, rule, first-person activity …), it is not a question and carries at least two
-content terms. Admission is asymmetric: a person's statements (the user, or any speaker named
-"Name: …") pass that low threshold; an unnamed assistant's sentence must state an outcome,
+preference, rule, first-person activity …) or states a standing fact (a habit, a home, a job,
+a health fact: "I drink coffee every morning", "Clara lives in Porto", "我对花生过敏"), it is
+not a question and carries at least two content terms (one beside a health cue). A
+cancelling verb under a negation ("not gonna give up on") cancels nothing. Admission is
+asymmetric: a person's statements (the user, or any speaker named "Name: …") pass that low
+threshold; an unnamed assistant's sentence must state an outcome,
 root cause, limit or decision that is not an acknowledgement nor an echo of the user's words
 in the same block. Its time comes from ``core.text.temporal``; a sentence without one inherits the
 latest expression of the same message (basis ``inferred``), and "just"/"刚" means the message
@@ -26,20 +29,24 @@ from .lexicon import (
     CANCELLATION,
     ELIDED_SUBJECT,
     EVENT_CUES,
+    FEELING,
     FIRST_PERSON,
     HONORIFIC_NAME,
     IDENTITY,
     JUST_NOW,
     LONG_TERM,
+    NEGATED_CANCEL,
     ONGOING,
     PLACE_CUE,
     PREFERENCE,
     PROJECT_SCOPE,
     REPLACEMENT,
     REQUEST,
+    RESCHEDULE,
     RULE,
     SAFETY,
     SESSION_SCOPE,
+    STANDING,
 )
 from .relations import relation_fields
 from .text import (
@@ -61,6 +68,7 @@ MAX_EVENTS = 24
 _ASSISTANT_TYPES = {"decision", "change", "cancellation", "release", "task_completed", "migration"}
 _IMPERSONAL_TYPES = _ASSISTANT_TYPES | {"meeting", "incident"}
 ECHO = 0.5
+_HAN_START = re.compile(r"[\u4e00-\u9fff]")
 _CLAUSE_BREAK = re.compile(
     r"[,;:—–，；：]|\s(?:and|but|so|because)\s|但是|而且|所以|因为", re.IGNORECASE
 )
@@ -98,13 +106,18 @@ def event_type_of(
 
 def _person_type(sentence: Sentence, timed: bool) -> str | None:
     text = sentence.text
-    if is_question(text) or len(content_terms(text)) + timed < 2:
+    weighty = timed or SAFETY.search(text) is not None  # "我对花生过敏": one term is enough
+    if is_question(text) or len(content_terms(text)) + weighty < 2:
         return None
     found = next((name for name, cue in EVENT_CUES if cue.search(text)), None)
-    if found == "cancellation" and REPLACEMENT.search(text) and not CANCELLATION.search(text):
+    resolve = found == "cancellation" and NEGATED_CANCEL.search(text) is not None
+    if resolve:
+        found = "other"  # "I won't give up on X" is resolve, not a cancellation
+    changed = REPLACEMENT.search(text) or RESCHEDULE.search(text)
+    if found == "cancellation" and changed and not CANCELLATION.search(text):
         found = "change"
     personal = FIRST_PERSON.search(text) is not None or _elided_subject(text)
-    if found is None and (PREFERENCE.search(text) or IDENTITY.search(text) or ONGOING.search(text)):
+    if found is None and _standing(text):
         found = "other"
     if found is None and RULE.search(text):
         found = "decision" if PROJECT_SCOPE.search(text) or not personal else "other"
@@ -114,7 +127,27 @@ def _person_type(sentence: Sentence, timed: bool) -> str | None:
         found = "plan" if is_future(text) else "other"
     if found is None:
         return None
-    return found if personal or timed or found in _IMPERSONAL_TYPES else None
+    named = _named_subject(text) and STANDING.search(text) is not None
+    admitted = personal or timed or named or resolve or found in _IMPERSONAL_TYPES
+    return found if admitted else None
+
+
+def _standing(text: str) -> bool:
+    """A preference, identity, ongoing state, habit, home, job or health fact; a feeling
+    about something done every day ("thrilled about dancing each day") is no habit."""
+    if any(cue.search(text) for cue in (PREFERENCE, IDENTITY, ONGOING, SAFETY)):
+        return True
+    return STANDING.search(text) is not None and FEELING.search(text) is None
+
+
+def _named_subject(text: str) -> bool:
+    """The sentence is about someone named: "Clara lives in Porto", "小林住在杭州"."""
+    said = bare(text)
+    standing = STANDING.search(said)
+    if standing is not None and _HAN_START.match(said) and standing.start() > 0:
+        return True
+    first = said.split(maxsplit=1)[:1]
+    return bool(first) and first[0][:1].isupper() and is_person_name(first[0].strip(",.'"))
 
 
 def _assistant_type(text: str, timed: bool, heard: frozenset[str]) -> str | None:
@@ -270,7 +303,7 @@ def _status(text: str, event_type: str, when: TimeExpression, reference: datetim
         return "occurred"
     if event_type == "plan" or is_future(text):
         return "planned"
-    if ONGOING.search(text) or PREFERENCE.search(text) or IDENTITY.search(text):
+    if any(cue.search(text) for cue in (ONGOING, PREFERENCE, IDENTITY, STANDING)):
         return "ongoing"
     return "occurred"
 

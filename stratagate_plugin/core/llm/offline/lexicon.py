@@ -14,11 +14,11 @@ def _cue(english: str, chinese: str = "") -> re.Pattern[str]:
 EVENT_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cancellation", _cue(
         r"cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)? off|no longer|gave up|give up on|scrapped"
-        r"|postponed|won't be (?:going|coming|doing)|not going to (?:go|do|make it)",
-        r"取消|不去了|放弃|作罢|推迟|不再")),
+        r"|postponed|won't be (?:going|coming|doing)|not going to (?:go|do|make it)|any ?more",
+        r"取消|不去了|放弃|作罢|推迟|不再|已经不")),
     ("change", _cue(
         r"switch(?:ed|ing)? (?:to|over)|chang(?:ed|ing) (?:to|my|our|the)|moved to|moving to"
-        r"|replaced|instead of|upgraded|now prefer|transitioned",
+        r"|replaced|instead of|upgraded|now prefer|transitioned|relocated to|now (?:lives?|works?)",
         r"改成|改为|改到|换成|换到|搬到|搬家|改用|转到")),
     ("migration", _cue(r"migrat(?:ed|ing|ion)", r"迁移")),
     ("decision", _cue(
@@ -85,6 +85,27 @@ LONG_TERM = _cue(r"always|from now on|in (?:the )?future|going forward|every tim
 SESSION_SCOPE = _cue(r"for now|this time|right now|just this once|for today|in this chat"
                      r"|this session|can you|could you|please",
                      r"这次|先这样|暂时|本次|请你|帮我")  # fmt: skip
+# Standing states and habits: where someone lives or works, what they do every day.
+STANDING = _cue(
+    r"(?:lives?|living) in|based in|(?:works?|working) (?:as|at|for)|every (?:day|morning"
+    r"|evening|night|week|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|each (?:day|morning|evening|week)|usually|on weekdays",
+    r"住在|每天|每周|每个?星期|每晚|每个?月|经常|通常|在[\u4e00-\u9fff]{1,6}工作(?!室)"
+    r"|当[\u4e00-\u9fff]{1,4}[员师]",
+)
+# A feeling is an evaluation, not a standing fact, however often it is felt.
+FEELING = _cue(
+    r"thrilled|excited|happy|glad|grateful|thankful|proud|stoked|pumped|sad|worried|nervous"
+    r"|scared|anxious|upset|frustrated|bored|tired of",
+    r"兴奋|开心|高兴|激动|感激|骄傲|难过|担心|紧张|害怕|焦虑|沮丧",
+)
+# What a standing statement is about, so a move meets where someone lived before.
+STATE_FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("residence", _cue(r"(?:lives?|living|lived|based|settled) in|mov(?:e|ed|ing) (?:back )?to"
+                       r"|relocat(?:e|ed|ing) to", r"住在|搬到|搬去|搬回|定居")),
+    ("work", _cue(r"(?:works?|working|worked|employed) (?:as|at|for)",
+                  r"在[\u4e00-\u9fff]{1,6}工作(?!室)|当[\u4e00-\u9fff]{1,4}[员师]|入职|跳槽到")),
+)  # fmt: skip
 ONGOING = _cue(r"currently|at the moment|these days|(?:i'm|we're|i am|we are)"
                r" (?:still |also |now )?(?!going\b|gonna\b|so\b|really\b)\w+ing\b",
                r"正在|目前|最近在|这些天")  # fmt: skip
@@ -123,13 +144,25 @@ REQUEST = _cue(r"please|can you|could you|would you|help me", r"请|帮我|麻�
 RULE = _cue(r"always|never|must|from now on|going forward|make sure to|by default|remind me"
             r"|remember (?:that|this)|keep in mind",
             r"以后都|以后|必须|一律|统一|总是|永远不要|记住")  # fmt: skip
+# Moving something to another time or place: a change only with a time or a home to go to
+# ("pushed the launch to May", "moved to Lisbon"), not "it pushed me to start my business".
+RESCHEDULE = _cue(
+    r"mov(?:e|ed|ing)\b[^.!?]{0,40}?\b(?:to|until)|(?:reschedul(?:e|ed)|postponed?"
+    r"|push(?:ed)?(?: back)?|delay(?:ed)?) (?:\w+ ){0,4}?(?:to|until)"
+)
+# A cancelling verb under a negation cancels nothing: "I'm not gonna give up on my dreams".
+NEGATED_CANCEL = _cue(
+    r"(?:not|never|n't|won't|can't)\s+(?:\w+\s+){0,2}?(?:cancel\w*|call\w* off|give up"
+    r"|gave up|scrap\w*|postpone\w*)",
+    r"(?<!不得)(?:不会|不要|不想|没有|永不|[不没别])再?(?:取消|放弃)",
+)
 REPLACEMENT = _cue(
-    r"mov(?:e|ed|ing)\b[^.!?]{0,40}?\b(?:to|until)|(?:changed?|switch(?:ed)?|reschedul(?:e|ed)"
-    r"|postponed?|push(?:ed)?(?: back)?|delay(?:ed)?) (?:\w+ ){0,4}?(?:to|until)|instead"
+    r"(?:changed?|switch(?:ed)?) (?:\w+ ){0,4}?(?:to|until)|instead"
     r"|no longer|replaced|correction|not \w+ (?:any more|anymore)|switch(?:ed|ing)"
-    r"|now prefer|changed (?:my|our) minds?|rather than|i meant|scratch that|brought forward",
-    r"改为|改成|改到|换成|换到|不再|推迟到|延期到|提前到|改期|现在更喜欢|现在更爱|现在改|改喝|改用"
-    r"|更正|纠正|说错了|而是",
+    r"|now prefer|changed (?:my|our) minds?|rather than|i meant|scratch that|brought forward"
+    r"|any ?more|relocated to|now (?:lives?|living|works?|working|based) (?:in|at|as|for)",
+    r"改为|改成|改到|换成|换到|不再|已经不|推迟到|延期到|提前到|改期|现在更喜欢|现在更爱|现在改|改喝"
+    r"|改用|更正|纠正|说错了|而是|搬到|搬去|现在(?:住在|在[\u4e00-\u9fff]{1,6}工作(?!室))",
 )
 # "Actually …" corrects only when it restates a matching event with another time.
 CORRECTION_HINT = _cue(r"actually|in fact|as it turns out|turns out", r"其实|实际上|事实上")

@@ -1,7 +1,9 @@
-"""Relations of a new offline card to what was said before (spec §3.3, §3.4).
+"""Relations of a new card to what was said before (spec §3.3, §3.4), for the offline model
+and for the check derivation runs after any model answered (``derivation/truth.py``).
 
-A correction or change of mind supersedes the event it talks about; a cancellation is only
-related to it (the card itself carries status ``cancelled``). The candidates are the
+A correction, change of mind or cancellation supersedes the event it talks about (a
+cancellation carries status ``cancelled`` itself; the older card stays as history); an
+event that is already over is not cancelled, only related. The candidates are the
 extraction timeline's events and the cards drafted earlier from the same block, named
 ``card:<n>`` (``tasks.py``), so "Actually we moved the launch to May" replaces "We planned
 the launch for April 20th" whether or not both sentences are in one block.
@@ -24,7 +26,17 @@ from datetime import datetime
 from typing import Any
 
 from ...text.search_terms import stem
-from .lexicon import CANCELLATION, CORRECTION_HINT, PREFERENCE, PREFERENCE_FRAME, REPLACEMENT
+from .lexicon import (
+    CANCELLATION,
+    CORRECTION_HINT,
+    DISCOURSE,
+    NEGATED_CANCEL,
+    PREFERENCE,
+    PREFERENCE_FRAME,
+    REPLACEMENT,
+    RESCHEDULE,
+    STATE_FRAMES,
+)
 from .text import content_terms, without_times, word_set
 
 MIN_CONTAINMENT = 0.5
@@ -39,6 +51,24 @@ _VERBS = word_set(
     planning schedule scheduled delay delayed push pushed meant correction"""
 )
 _VERB_STEMS = frozenset(stem(word) for word in _VERBS)
+# Words that name a kind of event, not which one: "the Iceland trip" is about Iceland.
+_EVENT_NOUN_TEXT = """trip trips travel vacation holiday journey plan plans event party meeting
+    appointment visit class lesson session"""
+_EVENT_NOUNS = frozenset(stem(word) for word in word_set(_EVENT_NOUN_TEXT)) | {
+    "旅行", "旅游", "行程", "计划", "活动", "安排"
+}  # fmt: skip
+_SELF = frozenset({"i", "we", "me", "us", "my", "our", "the user", "user", "我", "我们", "用户"})
+# "I live in Paris and I love painting": a second fact with its own subject.
+_SECOND_CLAUSE = re.compile(
+    r"(?:[,;]|\band\b|\bbut\b)\s*(?:i|i'm|we|we're|he|she|they|my|our)\b|[，；]\s*(?:我|他|她)",
+    re.IGNORECASE,
+)
+_FILLER = re.compile(
+    r"\b(?:now|still|currently|actually|just|recently|finally|also|has|have|had|already"
+    r"|officially|really|truly|totally|absolutely|usually|kinda|do|does|did|always)\b"
+    r"|现在|已经|目前|刚刚|刚|也|还|其实|终于|更|最|很|真|非常|一直",
+    re.IGNORECASE,
+)
 _ZH_VERBS = re.compile(
     r"取消|改为|改成|改到|换成|换到|决定|不再|现在|其实|实际上|事实上|更喜欢|喜欢|偏好|定在|计划|打算"
     r"|推迟到|提前到|延期到|改期|更正|纠正|而是|改喝|改用"
@@ -53,6 +83,8 @@ class Statement:
     terms: frozenset[str]
     speaker: str
     frame: str | None
+    holder: str
+    compound: bool
     start: str | None
     end: str | None
     mentioned_at: str
@@ -65,12 +97,16 @@ def statement(entry: Mapping[str, Any], names: Sequence[str], text: str | None =
     summary = str(entry.get("summary", ""))
     attribution = _ATTRIBUTION.match(summary)
     said = text if text is not None else f"{entry.get('title', '')} {summary[_end(attribution) :]}"
-    frame = PREFERENCE_FRAME.search(said) if PREFERENCE.search(said) else None
+    own_words = text if text is not None else summary[_end(attribution) :] or said
+    own_words = " ".join(_FILLER.sub(" ", own_words).split())  # 我现在在腾讯工作: after 现在
+    frame, at = frame_of(own_words)
     return Statement(
         id=str(entry.get("id", "")),
         terms=subject_terms(said, (*_ROLE_WORDS, *names)),
         speaker=attribution["speaker"].strip() if attribution else "",
-        frame=_frame_key(frame.group(0)) if frame else None,
+        frame=frame,
+        holder=holder(own_words[:at]) if frame else "",
+        compound=_SECOND_CLAUSE.search(own_words) is not None,
         start=entry.get("happened_start"),
         end=entry.get("happened_end"),
         mentioned_at=str(entry.get("mentioned_at", "")),
@@ -80,6 +116,28 @@ def statement(entry: Mapping[str, Any], names: Sequence[str], text: str | None =
 
 def _end(match: re.Match[str] | None) -> int:
     return match.end() if match else 0
+
+
+def frame_of(text: str) -> tuple[str | None, int]:
+    """What a standing statement is about (home, work, a preference verb) and where its cue
+    starts; (None, 0) for anything else."""
+    for name, cue in STATE_FRAMES:
+        if found := cue.search(text):
+            return name, found.start()
+    if PREFERENCE.search(text) and (found := PREFERENCE_FRAME.search(text)):
+        return _frame_key(found.group(0)), found.start()
+    return None, 0
+
+
+def holder(subject: str) -> str:
+    """Whose fact it is: the last word before the frame ("My friend Tom" → tom), the whole
+    Chinese subject (我妈妈), and the speaker's own for "I", "we" or none."""
+    clause = re.split(r"[,;:，；：]", DISCOURSE.sub("", subject.strip()))[-1]
+    clause = _FILLER.sub(" ", clause).strip(" .!'\"")
+    words = clause.lower().split()
+    who = (words[-1] if words else "") if clause.isascii() else "".join(clause.split())
+    who = who.replace("用户", "我")  # a title's "用户妈妈" is the user's "我妈妈"
+    return "" if who in _SELF or who.rstrip("'s") in _SELF else who
 
 
 def _frame_key(word: str) -> str:
@@ -97,21 +155,52 @@ def relation_fields(
     """``supersedes_event_ids`` / ``related_event_ids`` of the card (in entry form) stating
     ``text``, among the candidate entries."""
     changes = REPLACEMENT.search(text) is not None
+    moves = RESCHEDULE.search(text) is not None
     corrects = CORRECTION_HINT.search(text) is not None
     cancels = event_type == "cancellation" or CANCELLATION.search(text) is not None
-    if not (changes or corrects or cancels or event_type == "change"):
+    cancels = cancels and NEGATED_CANCEL.search(text) is None
+    if not (changes or moves or corrects or cancels or event_type == "change"):
         return {}
     ignored = tuple(names)
     new = statement(card, ignored, text)
+    changes = changes or (moves and _moved(new))
     others = [statement(entry, ignored) for entry in candidates]
     if (changes or corrects) and not cancels:
         target = superseded(new, others, loose=changes)
         if target is not None:
             return {"supersedes_event_ids": [target]}
+    if cancels and (target := cancelled(new, others)) is not None:
+        return {"supersedes_event_ids": [target]}
     if not (cancels or event_type == "change"):
         return {}
     related = _best(new, [o for o in others if same_subject(new, o) >= MIN_CONTAINMENT])
     return {"related_event_ids": [related]} if related else {}
+
+
+def _moved(new: Statement) -> bool:
+    """A move to another time ("moved the launch to May") or home ("moved to Lisbon")."""
+    return new.start is not None or new.frame in {name for name, _ in STATE_FRAMES}
+
+
+def cancelled(new: Statement, others: Sequence[Statement]) -> str | None:
+    """The live candidate a cancellation or stop calls off: the same subject, by a
+    compatible speaker, not already over when the cancellation was said."""
+    matching = [
+        old
+        for old in others
+        if old.live
+        and old.id != new.id
+        and _compatible(new.speaker, old.speaker)
+        and same_subject(new, old) >= MIN_CONTAINMENT
+        and not _over(old, new.mentioned_at)
+        and not _times_differ(new, old)
+    ]
+    return _best(new, matching)
+
+
+def _over(old: Statement, said_at: str) -> bool:
+    end, said = _moment(old.end), _moment(said_at)
+    return end is not None and said is not None and end < said
 
 
 def superseded(new: Statement, others: Sequence[Statement], loose: bool) -> str | None:
@@ -122,25 +211,46 @@ def superseded(new: Statement, others: Sequence[Statement], loose: bool) -> str 
     for old in others:
         if not old.live or old.id == new.id or not _compatible(new.speaker, old.speaker):
             continue
+        if _other_state(new, old):
+            continue
         if same_subject(new, old) >= MIN_CONTAINMENT and (loose or _times_differ(new, old)):
             matching.append(old)
     if matching:
         return _best(new, matching)
     if not loose or new.frame is None:
         return None
-    preferences = [
-        old for old in others if old.live and old.frame == new.frame and old.speaker == new.speaker
+    same_fact = [
+        old
+        for old in others
+        if old.live
+        and old.id != new.id
+        and old.frame == new.frame
+        and old.speaker == new.speaker
+        and old.holder == new.holder
+        and not old.compound  # a move replaces where one lived, not the painting beside it
     ]
-    return _latest(preferences)
+    return _latest(same_fact)
+
+
+def _other_state(new: Statement, old: Statement) -> bool:
+    """Both are standing facts of different kinds: a move is not a change of job."""
+    states = {name for name, _ in STATE_FRAMES}
+    return new.frame in states and old.frame in states and new.frame != old.frame
 
 
 def same_subject(new: Statement, old: Statement) -> float:
-    """Containment of subject terms: shared / the smaller set, 0 below the shared minimum."""
-    shared = len(new.terms & old.terms)
-    smaller = min(len(new.terms), len(old.terms))
+    """Containment of subject terms: shared / the smaller set, 0 below the shared minimum.
+    Generic event nouns count only when a side has nothing else."""
+    new_terms, old_terms = _naming(new.terms), _naming(old.terms)
+    shared = len(new_terms & old_terms)
+    smaller = min(len(new_terms), len(old_terms))
     if shared == 0 or shared < min(MIN_SHARED, smaller):
         return 0.0
     return shared / smaller
+
+
+def _naming(terms: frozenset[str]) -> frozenset[str]:
+    return (terms - _EVENT_NOUNS) or terms
 
 
 def _best(new: Statement, candidates: Sequence[Statement]) -> str | None:
@@ -187,5 +297,5 @@ def subject_terms(text: str, names: Sequence[str]) -> frozenset[str]:
     """Stemmed content terms without times, change and preference verbs, roles and names."""
     for name in names:
         text = text.replace(name, " ")
-    text = _ZH_VERBS.sub(" ", without_times(text))
+    text = _ZH_VERBS.sub(" ", CANCELLATION.sub(" ", without_times(text)))
     return frozenset(stem(term) for term in content_terms(text)) - _VERB_STEMS

@@ -1,0 +1,117 @@
+"""A repeat reinforces (issue 23): when is a new card a restatement of a live event?
+
+The test is ``memory_remember``'s duplicate gate (``remember.rules``): token containment
+of at least 0.85 with two shared tokens, in both languages (Han pairs and characters). A
+restatement must add nothing, so the new card's own tokens are the measure: "I'm allergic
+to peanuts" restates "I'm allergic to peanuts and shellfish", never the other way round,
+and a card that merely shares a topic, or says another number, is new. The same speaker
+must say it ("Caroline said X" is not "Melanie said X"), with the same polarity, the same
+temporal status and a time that does not contradict the old one ("on March 3rd" is not
+"on March 10th").
+"""
+
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from ..remember.rules import NEAR_DUPLICATE, event_tokens, token_containment
+from ..text.search_terms import normalize, query_tokens
+from .cards import EventCard
+
+_ATTRIBUTION = re.compile(r"^(?P<speaker>[^:：]{1,40}?)(?:\s+said|说)\s*[:：]\s*")
+_ROLES = frozenset({"the user", "the assistant", "用户", "助手"})
+_NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|n['’]t\b|[不没]")
+
+
+def restatement_of(card: EventCard, live: Iterable[EventCard]) -> EventCard | None:
+    """The active event ``card`` restates (the most contained, then the oldest), or None."""
+    found = [(coverage(card, old), old) for old in live if restates(card, old)]
+    if not found:
+        return None
+    return max(found, key=lambda pair: (pair[0], -pair[1].created_at.timestamp()))[1]
+
+
+def restates(new: EventCard, old: EventCard) -> bool:
+    if old.status != "active" or old.id == new.id or old.namespace != new.namespace:
+        return False
+    if speaker(new.summary) != speaker(old.summary) or not _same_people(new, old):
+        return False
+    if _negated(new) != _negated(old) or not _same_status(new.temporal, old.temporal):
+        return False
+    if _times_differ(new.temporal, old.temporal):
+        return False
+    new_tokens, old_tokens = _tokens(new), _tokens(old)
+    if token_containment(new_tokens, old_tokens) < NEAR_DUPLICATE:
+        return False
+    if {t for t in new_tokens - old_tokens if t[2:].isdigit()}:
+        return False  # another number is another fact: "2 kids" is not "3 kids"
+    return (
+        coverage(new, old) >= NEAR_DUPLICATE and coverage(new, old, content=True) >= NEAR_DUPLICATE
+    )
+
+
+def coverage(new: EventCard, old: EventCard, content: bool = False) -> float:
+    """The share of the new card's tokens the old card holds (1.0: it adds nothing);
+    ``content``: function words left out, so "I'll keep …" shares no free words."""
+    new_tokens, old_tokens = _tokens(new, content), _tokens(old, content)
+    if not new_tokens:
+        return 0.0
+    return len(new_tokens & old_tokens) / len(new_tokens)
+
+
+def _tokens(card: EventCard, content: bool = False) -> frozenset[str]:
+    return _token_sets(card.title, card.summary)[content]
+
+
+@lru_cache(maxsize=4096)
+def _token_sets(title: str, summary: str) -> tuple[frozenset[str], frozenset[str]]:
+    """All tokens, and content tokens, of the title and summary, the "X said:" attribution
+    left out (the speakers are compared apart, and they would be two free shared tokens)."""
+    said = _ATTRIBUTION.sub("", summary.strip(), count=1)
+    content = frozenset(query_tokens(title)) | frozenset(query_tokens(said))
+    return event_tokens(title, said), content
+
+
+def speaker(summary: str) -> str:
+    """Who said it, from "Name said: …" / "Name说：…"; the user and the assistant as ""."""
+    found = _ATTRIBUTION.match(summary.strip())
+    name = normalize(found["speaker"]) if found else ""
+    return "" if name in _ROLES else name
+
+
+def _same_people(new: EventCard, old: EventCard) -> bool:
+    """Named participants, when both cards name some, must overlap."""
+    first, second = _people(new.temporal), _people(old.temporal)
+    return not (first and second) or bool(first & second)
+
+
+def _people(temporal: dict[str, Any]) -> set[str]:
+    value = temporal.get("participants")
+    return {normalize(p) for p in value if isinstance(p, str)} if isinstance(value, list) else set()
+
+
+def _negated(card: EventCard) -> bool:
+    return _NEGATION.search(normalize(f"{card.title} {card.summary}")) is not None
+
+
+def _same_status(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    first, second = new.get("status"), old.get("status")
+    return not (first and second) or first == second
+
+
+def _times_differ(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """Both dated, and the intervals do not meet."""
+    times = [_moment(t.get(key)) for t in (new, old) for key in ("happened_start", "happened_end")]
+    new_start, new_end, old_start, old_end = times
+    if new_start is None or old_start is None:
+        return False
+    return (new_end or new_start) < old_start or (old_end or old_start) < new_start
+
+
+def _moment(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value)) if value else None
+    except ValueError:
+        return None
