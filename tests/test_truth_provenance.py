@@ -44,7 +44,7 @@ def sources_of(db: Path) -> dict[str, list[tuple[str, str, int]]]:
     for row in rows:
         cited = found.setdefault(row["title"], [])
         if row["role"] is not None:
-            echo = row["composed_from_memory"] if "composed_from_memory" in row.keys() else 0
+            echo = dict(row).get("composed_from_memory", 0)
             cited.append((row["role"], row["content"], echo))
     return found
 

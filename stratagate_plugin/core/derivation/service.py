@@ -27,8 +27,8 @@ from ..errors import StrataGateError
 from ..events import cards as event_rules
 from ..events.cards import EventCard
 from ..events.ranking import EventSearch
-from ..events.source_check import SourceDrops, check_sources
 from ..events.service import search_in
+from ..events.source_check import SourceDrops, check_sources
 from ..events.weights import new_card
 from ..graph.service import Projector
 from ..llm.base import ModelError, StructuredModel, StructuredTask

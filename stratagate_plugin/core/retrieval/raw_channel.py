@@ -9,7 +9,8 @@ A message gains from its best-matching thread neighbour (an answer usually sits 
 the question that names the topic), from how well its block matches, from the speaker a
 query names, and from outside votes (events citing it, dates it falls in); a message whose
 neighbourhood matched nothing is never returned. An answer composed from memory keeps
-``echo_weight`` of its score: found, but below the statement it repeats. Measurements: docs/retrieval-experiments.md.
+``echo_weight`` of its score: found, but below the statement it repeats.
+Measurements: docs/retrieval-experiments.md.
 """
 
 from collections import Counter
