@@ -114,6 +114,24 @@ async def test_remember_over_mcp_cites_the_recorded_turn_of_a_named_session(
     ]
 
 
+async def test_a_pending_citation_survives_a_restart_and_catch_up_resolves_it(
+    tmp_path: Path,
+) -> None:
+    """The process ends after the tool ran and before its turn was recorded; the session
+    file's turn is recorded at the next start (catch-up) and cites then."""
+    db = tmp_path / "m.db"
+    async with await StrataGate.open(db) as sg:
+        await sg.append_turn("ns", "s", user="Ravi plays the cello.", assistant="Nice.")
+        kept = await sg.remember("ns", "s", "Ravi's cello teacher is Ms Oduya")
+    async with await StrataGate.open(db) as sg:
+        assert (await sg.get_event(str(kept.event_id))).source_message_ids == []
+        turn = await sg.append_turn(
+            "ns", "s", user="Ravi's cello teacher is Ms Oduya.", assistant="Noted.",
+            receipt_id="host:s:turn:2",
+        )  # fmt: skip
+        assert (await sg.get_event(str(kept.event_id))).source_message_ids == [turn.message_ids[0]]
+
+
 def remembered_title(db: Path, event_id: str) -> str:
     with sqlite3.connect(db) as conn:
         return str(conn.execute("SELECT title FROM events WHERE id = ?", (event_id,)).fetchone()[0])
