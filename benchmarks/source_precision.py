@@ -6,15 +6,15 @@ Reads databases kept by ``stratagate bench locomo --db FILE`` (or any StrataGate
 prints, per file: the events, the cited messages stated by a person (a user message, or
 one labelled ``Name: …`` whatever its role, as LoCoMo records its second speaker), the
 **source precision** — the share of those that share a content term with their event
-(``events.source_check.content_terms``: stemmed words, Han pairs; the speaker label not
-counted) — and the events whose only sources are unnamed assistant messages.
+(``events.source_check.shares_content``: a stemmed word or Han pair, or two Han
+characters; the speaker label not counted) — and the events whose only sources are unnamed assistant messages.
 """
 
 import sqlite3
 import sys
 from pathlib import Path
 
-from stratagate_plugin.core.events.source_check import content_terms
+from stratagate_plugin.core.events.source_check import content_terms, shares_content
 from stratagate_plugin.core.llm.offline.text import split_speaker
 
 
@@ -37,7 +37,7 @@ def precision(path: Path) -> dict[str, float]:
         by_event.setdefault(event_id, []).append(person)
         if person:
             cited += 1
-            sharing += bool(content_terms(f"{title} {summary}") & content_terms(body))
+            sharing += shares_content(content_terms(f"{title} {summary}"), content_terms(body))
     agent_only = sum(1 for people in by_event.values() if not any(people))
     return {
         "events": events,

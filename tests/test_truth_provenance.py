@@ -333,3 +333,25 @@ async def test_a_named_speaker_recorded_as_assistant_is_a_person(tmp_path: Path)
         await sg.process_pending()
         events = {e.title: e.source_message_ids for e in await sg.list_events("ns")}
     assert events == {"Melanie ran a charity race": [ids[1]], "梅兰妮上周去露营": [ids[2]]}
+
+
+@pytest.mark.parametrize(
+    ("card_text", "message", "states"),
+    [
+        ("Ana moved to Porto", "My sister Ana moved to Porto in March.", True),
+        ("The user hates cilantro", "I can't stand cilantro at all", True),
+        ("The user hates cilantro", "Noted.", False),
+        ("用户下个月搬到上海", "我下个月搬去上海。", True),
+        ("用户养猫", "我有一只猫", False),  # one shared character says too little
+        ("猫叫年糕", "Priya started learning Go.", False),
+        ("Melanie ran a charity race", "Melanie: I went camping.", False),  # the label
+    ],
+)
+def test_a_source_states_the_card_when_they_share_a_content_term(
+    card_text: str, message: str, states: bool
+) -> None:
+    from stratagate_plugin.core.events.source_check import content_terms, shares_content
+    from stratagate_plugin.core.llm.offline.text import split_speaker
+
+    body = split_speaker(message)[1]
+    assert shares_content(content_terms(card_text), content_terms(body)) is states

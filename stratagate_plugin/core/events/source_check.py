@@ -3,7 +3,8 @@ stated it. The same check runs on the offline model's cards and on a remote mode
 
 - A cited message that shares no content term with the card (title, summary, quotes) does
   not state it and is dropped. Terms are search terms without function words: stemmed
-  words, and Han character pairs for Chinese (single characters are too common to count).
+  words, and Han character pairs for Chinese; single Han characters (function characters
+  aside) count only two at a time (猫 alone is too common; 搬 and 沪 together say more).
   A ``Name:`` label does not count: who spoke is not what was said.
 - A message composed from memory (an answer built on adopted evidence) only repeats what
   was said before; it is never a source.
@@ -52,9 +53,19 @@ class SourceDrops:
         return f"validation dropped {', '.join(parts)}{rejected}"
 
 
+HAN_CHAR = "h1:"
+
+
 def content_terms(text: str) -> set[str]:
-    """Search terms of ``text`` that carry content (no function words, no single Han char)."""
-    return {term for term in query_tokens(text) if not term.startswith("h1:")}
+    """Search terms of ``text`` that carry content (no function words or characters)."""
+    return set(query_tokens(text))
+
+
+def shares_content(card: set[str], message: set[str]) -> bool:
+    """A shared word or Han pair, or two shared Han characters."""
+    shared = card & message
+    chars = sum(1 for term in shared if term.startswith(HAN_CHAR))
+    return len(shared) > chars or chars >= 2
 
 
 def card_terms(draft: EventCardDraft) -> set[str]:
@@ -92,7 +103,7 @@ def _checked(
             drops.echoes += 1
             continue
         speaker, body = split_speaker(str(message.get("content") or ""))
-        if not wanted & content_terms(body):
+        if not shares_content(wanted, content_terms(body)):
             drops.unrelated += 1
             continue
         sources.append((message_id, _stated_by_person(message, speaker)))
