@@ -74,7 +74,7 @@ def derivation_message(message: Message) -> dict[str, Any]:
     content = message.content
     if message.role == "tool":
         content = compact_text(content)
-    view = {
+    view: dict[str, Any] = {
         "id": message.id,
         "role": message.role,
         "content": content,
