@@ -7,7 +7,8 @@ prints, per file: the events, the cited messages stated by a person (a user mess
 one labelled ``Name: …`` whatever its role, as LoCoMo records its second speaker), the
 **source precision** — the share of those that share a content term with their event
 (``events.source_check.shares_content``: a stemmed word or Han pair, or two Han
-characters; the speaker label not counted) — and the events whose only sources are unnamed assistant messages.
+characters; the speaker label not counted) — and the events whose only sources are
+unnamed assistant messages.
 """
 
 import sqlite3
