@@ -130,6 +130,8 @@ async def test_a_pending_citation_survives_a_restart_and_catch_up_resolves_it(
             receipt_id="host:s:turn:2",
         )  # fmt: skip
         assert (await sg.get_event(str(kept.event_id))).source_message_ids == [turn.message_ids[0]]
+        page = await sg.timeline_event(str(kept.event_id))  # the event page's source list
+        assert [source.message.id for source in page.details.sources] == [turn.message_ids[0]]
 
 
 def remembered_title(db: Path, event_id: str) -> str:
