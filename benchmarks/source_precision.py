@@ -78,7 +78,12 @@ def cited_precision(drafts: list[EventCardDraft], by_id: dict[str, dict[str, str
 
 async def whole_block(path: Path) -> str:
     conn = sqlite3.connect(path)
-    blocks = [row[0] for row in conn.execute("SELECT id FROM blocks ORDER BY namespace, thread_id, thread_sequence")]
+    blocks = [
+        row[0]
+        for row in conn.execute(
+            "SELECT id FROM blocks ORDER BY namespace, thread_id, thread_sequence"
+        )
+    ]
     model, drops = OfflineModel(), SourceDrops()
     careless: list[EventCardDraft] = []
     checked: list[EventCardDraft] = []
