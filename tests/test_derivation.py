@@ -34,13 +34,16 @@ async def open_memory(db_path: Path, model: ScriptedModel) -> StrataGate:
     return await StrataGate.open(db_path, MemoryConfig(block_turn_size=2), model=model)
 
 
-async def seal_block(memory: StrataGate, thread: str = "t", start: int = 0) -> list[str]:
+async def seal_block(
+    memory: StrataGate, thread: str = "t", start: int = 0, said: tuple[str, str] | None = None
+) -> list[str]:
+    """Two turns (``said``: the user's two messages, by default about the kiln)."""
     ids: list[str] = []
     for i in range(start, start + 2):
         receipt = await memory.append_turn(
             "ns",
             thread,
-            user=f"kiln fires friday {i}",
+            user=said[i - start] if said else f"kiln fires friday {i}",
             assistant="noted",
             receipt_id=f"{thread}:{i}",
         )
@@ -193,8 +196,8 @@ async def test_cards_citing_foreign_messages_are_dropped_and_duplicates_merged(
                 card(ids[0]) | {"source_message_ids": [ids[2]], "tags": ["b"]},
                 card("msg_elsewhere", title="Invented"),
                 card(
-                    ids[1],
-                    title="Odd time",
+                    ids[2],  # a message stating it (a bare "noted" states nothing)
+                    title="Odd kiln time",
                     temporal={
                         "happened_start": 42,
                         "participants": ["Ana", 3],
@@ -208,9 +211,9 @@ async def test_cards_citing_foreign_messages_are_dropped_and_duplicates_merged(
     )
     await memory.process_pending()
     events = {e.title: e for e in await memory.list_events()}
-    assert set(events) == {"Kiln firing moved", "Odd time"}
+    assert set(events) == {"Kiln firing moved", "Odd kiln time"}
     assert events["Kiln firing moved"].source_message_ids == [ids[0], ids[2]]
-    odd = events["Odd time"].temporal
+    odd = events["Odd kiln time"].temporal
     assert odd["event_type"] == "release" and odd["original_text"] == "next week"
     assert "happened_start" not in odd and "participants" not in odd and "precision" not in odd
     assert odd["mentioned_at"].startswith("20") and odd["thread_id"] == "t"
@@ -222,7 +225,7 @@ async def test_supersede_and_conflict_links_are_kept_within_the_timeline(
 ) -> None:
     model = ScriptedModel.of([SUMMARY])
     memory = await open_memory(db_path, model)
-    first_ids = await seal_block(memory)
+    first_ids = await seal_block(memory, said=("The sale is on 14 March", "Studio opens at 10"))
     model.push(
         {
             "should_extract": True,
@@ -234,7 +237,9 @@ async def test_supersede_and_conflict_links_are_kept_within_the_timeline(
     )
     await memory.process_pending()
     old = {e.title: e.id for e in await memory.list_events()}
-    second_ids = await seal_block(memory, start=2)
+    second_ids = await seal_block(
+        memory, start=2, said=("The sale moved to 21 March", "The studio opens at 9 now")
+    )
     model.push(
         SUMMARY,
         {

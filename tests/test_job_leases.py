@@ -123,7 +123,10 @@ async def test_a_worker_whose_job_was_taken_over_applies_nothing(
     db_path: Path, plain: sqlite3.Connection, first_answer: str
 ) -> None:
     memory, ids = await summarised_block(db_path)
-    extraction = {"should_extract": True, "events": [card(ids[0]), card(ids[2], title="Glaze")]}
+    extraction = {
+        "should_extract": True,
+        "events": [card(ids[0]), card(ids[2], title="Friday glaze")],
+    }
     model_a = GatedModel(extraction if first_answer == "cards" else ModelServerError("503"))
     worker_a = asyncio.create_task(Deriver(memory.db, model_a).process_pending())
     await model_a.started.wait()

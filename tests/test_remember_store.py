@@ -129,46 +129,70 @@ async def test_remember_clear_new_is_added_to_the_agent_pool(
         "thread_id": THREAD,
         "event_type": event_type,
     }
-    assert sources(plain, str(result.event_id)) == ids
-    assert model.requests == []
+    assert sources(plain, str(result.event_id)) == []  # earlier turns are not its source
+    assert result.provenance is not None and result.provenance.kind == "pending"
+    turn = await memory.append_turn(NS, THREAD, user=text, assistant="Noted.")
+    assert sources(plain, str(result.event_id)) == [turn.message_ids[0]]
+    assert ids and model.requests == []
 
 
 # -- provenance -------------------------------------------------------------------------
 
 
-async def test_provenance_cites_the_last_six_spoken_messages_of_the_open_tail(
+async def test_the_event_cites_the_user_message_of_the_turn_it_was_written_in(
     db_path: Path, plain: sqlite3.Connection
 ) -> None:
+    """Not the tail before it: the turn is recorded after its tools ran, and its recording
+    cites its user message in the same transaction; the next turn adds nothing."""
     memory = await StrataGate.open(db_path, MemoryConfig(block_turn_size=10))
-    ids: list[str] = []
     for i in range(4):
         messages = [
             MessageIn(role="user", content=f"u{i}"),
-            MessageIn(role="tool", content=f"tool output {i}"),
-            MessageIn(role="assistant", content=f"a{i}"),
+            MessageIn(role="assistant", content="a"),
         ]
-        receipt = await memory.record_turn(NS, THREAD, messages)
-        ids += [receipt.message_ids[0], receipt.message_ids[2]]
+        await memory.record_turn(NS, THREAD, messages)
     result = await remember(memory.db, None, NS, THREAD, "Carol lives in Oslo")
-    assert result.provenance is not None and result.provenance.kind == "open-tail"
-    assert sources(plain, str(result.event_id)) == ids[-6:]
+    assert result.provenance is not None
+    assert (result.provenance.kind, result.provenance.thread_id) == ("pending", THREAD)
+    assert sources(plain, str(result.event_id)) == []
+    said = [
+        MessageIn(role="user", content="Please remember that Carol lives in Oslo now"),
+        MessageIn(role="tool", content="tool output"),
+        MessageIn(role="assistant", content="Noted."),
+    ]
+    turn = await memory.record_turn(NS, THREAD, said)
+    await memory.record_turn(NS, THREAD, [MessageIn(role="user", content="Carol again: Oslo")])
+    assert sources(plain, str(result.event_id)) == [turn.message_ids[0]]
+    assert plain.execute("SELECT COUNT(*) FROM pending_citations").fetchone()[0] == 0
     await memory.close()
 
 
-async def test_provenance_falls_back_to_the_last_sealed_block(
+async def test_a_turn_of_several_user_messages_cites_the_one_stating_the_fact(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    await talk(memory, 3)  # three turns seal one block; the open tail is empty
-    ids = await talk(memory, 3)
-    [_, block] = await memory.get_blocks(NS, THREAD)
+    await talk(memory, 3)  # a sealed block before: never cited
     result = await remember(memory.db, None, NS, THREAD, "Carol lives in Oslo")
-    assert result.provenance is not None
-    assert (result.provenance.kind, result.provenance.source_block_id) == (
-        "sealed-block",
-        block.block.id,
+    turn = await memory.record_turn(
+        NS,
+        THREAD,
+        [
+            MessageIn(role="user", content="Carol lives in Oslo."),
+            MessageIn(role="user", content="And what's the weather like?"),
+        ],
     )
-    assert row(plain, str(result.event_id))["source_block_id"] == block.block.id
-    assert sources(plain, str(result.event_id)) == ids
+    assert sources(plain, str(result.event_id)) == [turn.message_ids[0]]
+    assert row(plain, str(result.event_id))["source_block_id"] is None
+
+
+async def test_a_reinforced_event_gains_the_turn_as_a_source(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    first = await remember(memory.db, None, NS, THREAD, "Carol lives in Oslo")
+    one = await memory.append_turn(NS, THREAD, user="Carol lives in Oslo", assistant="ok")
+    again = await remember(memory.db, None, NS, "other", "Carol lives in Oslo")
+    two = await memory.append_turn(NS, "other", user="Remember: Carol lives in Oslo", assistant="")
+    assert again.action == "REINFORCED" and again.reinforced_event_id == first.event_id
+    assert sources(plain, str(first.event_id)) == [one.message_ids[0], two.message_ids[0]]
 
 
 @pytest.mark.parametrize("namespace", [NS, "brand-new"])
@@ -177,7 +201,7 @@ async def test_a_thread_without_messages_cites_nothing(
 ) -> None:
     await talk(memory, thread="other")
     result = await remember(memory.db, None, namespace, THREAD, "Carol lives in Oslo")
-    assert result.provenance is not None and result.provenance.kind == "none"
+    assert result.provenance is not None and result.provenance.kind == "pending"
     assert result.action == "ADDED" and sources(plain, str(result.event_id)) == []
     stored = row(plain, str(result.event_id))
     assert (stored["namespace"], stored["source_block_id"]) == (namespace, None)
@@ -381,7 +405,9 @@ async def test_writes_proceed_while_the_decider_runs(
 ) -> None:
     await add_event(memory, "known", KNOWN)
     result = await while_deciding(memory, decision("ADD", []), lambda: talk(memory, 1))
-    assert result.action == "ADDED" and sources(plain, str(result.event_id)) != []
+    assert result.action == "ADDED" and sources(plain, str(result.event_id)) == []
+    cited = await talk(memory, 1)  # the turn recorded after the event was written
+    assert sources(plain, str(result.event_id)) == cited[:1]
 
 
 async def test_recheck_finds_a_duplicate_written_during_the_decider(

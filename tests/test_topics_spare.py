@@ -144,6 +144,9 @@ async def test_migration_19_fills_the_index_from_a_version_18_database(tmp_path:
         "DROP TABLE import_items",  # the later migrations' tables: a version-18 file
         "DROP TABLE import_jobs",
         "DROP TABLE graph_field_sources",
+        "DROP TABLE pending_citations",
+        "ALTER TABLE messages DROP COLUMN composed_from_memory",
+        "ALTER TABLE messages DROP COLUMN adopted_refs_json",
         "DELETE FROM schema_migrations WHERE version >= 19",
     ):
         raw.execute(statement)

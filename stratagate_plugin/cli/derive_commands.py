@@ -51,6 +51,8 @@ async def process_jobs(args: argparse.Namespace) -> int:
         f"ran {report.ran} jobs: {report.succeeded} succeeded, {report.skipped} skipped, "
         f"{report.failed} failed{lost}; {len(report.ready_blocks)} blocks became ready"
     )
+    if report.dropped:
+        print(f"source check: {report.dropped.note()}")
     for error in report.errors[:10]:
         print(f"  failed: {error}", file=sys.stderr)
     for line in failed_notice(failed):

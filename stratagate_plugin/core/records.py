@@ -59,6 +59,8 @@ class Message(BaseModel):
     content: str
     tool_calls: tuple[ToolTrace, ...] = ()
     created_at: UtcDatetime
+    composed_from_memory: bool = False  # an answer built on adopted memory: never a source
+    adopted_refs: tuple[str, ...] = ()
 
 
 class TurnReceipt(BaseModel):

@@ -55,7 +55,12 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
         thread, namespace = connection.thread(session), connection.namespace
         key = f"turn:{thread}:{turn_id}" if turn_id else f"{call.session.id}:{call.call_id}"
         receipt = await runtime.memory.append_turn(
-            namespace, thread, user=user, assistant=assistant, receipt_id=f"mcp:{key}"
+            namespace,
+            thread,
+            user=user,
+            assistant=assistant,
+            receipt_id=f"mcp:{key}",
+            tools_thread=call.session.id,  # where this turn's remember and batches ran
         )
         await settle_profile(connection, call, user)
         runtime.gates.pop((call.session.id, call.turn), None)

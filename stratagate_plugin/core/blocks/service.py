@@ -58,6 +58,7 @@ class BlocksService(ServiceBase):
         tool_calls: Sequence[ToolTrace | dict[str, Any]] = (),
         at: datetime | None = None,
         receipt_id: str | None = None,
+        tools_thread: str | None = None,
     ) -> TurnReceipt:
         """Record one completed turn (user + assistant with its tool traces)."""
         traces = tuple(t if isinstance(t, ToolTrace) else ToolTrace(**t) for t in tool_calls)
@@ -65,7 +66,9 @@ class BlocksService(ServiceBase):
             MessageIn(role="user", content=user, at=at),
             MessageIn(role="assistant", content=assistant, tool_calls=traces, at=at),
         ]
-        return await self.record_turn(namespace, thread_id, messages, at=at, receipt_id=receipt_id)
+        return await self.record_turn(
+            namespace, thread_id, messages, at=at, receipt_id=receipt_id, tools_thread=tools_thread
+        )
 
     async def record_turn(
         self,
@@ -75,9 +78,13 @@ class BlocksService(ServiceBase):
         *,
         at: datetime | None = None,
         receipt_id: str | None = None,
+        tools_thread: str | None = None,
     ) -> TurnReceipt:
         """Record a turn of any messages (it must contain a user message); idempotent by receipt.
 
+        Events written during the turn cite its user message, and an answer composed from
+        memory is marked, in the same transaction; ``tools_thread`` names the thread its tool
+        calls ran under when that is not ``thread_id`` (an MCP client's named session).
         Names pass the U+FFFD rule like the texts (``MessageIn``) do."""
         require_names(namespace=namespace, thread_id=thread_id)
         namespace, thread_id = valid_text(namespace), valid_text(thread_id)
@@ -87,7 +94,9 @@ class BlocksService(ServiceBase):
         defaults = self._defaults
 
         def unit(raw: sqlite3.Connection) -> TurnReceipt:
-            return record_turn(raw, namespace, thread_id, messages, moment, receipt, defaults)
+            return record_turn(
+                raw, namespace, thread_id, messages, moment, receipt, defaults, tools_thread
+            )
 
         try:
             return await self.db.write(unit)

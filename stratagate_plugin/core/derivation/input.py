@@ -1,7 +1,9 @@
 """The model-derivation view of L5 (spec §2.6): long tool content compacted, L5 untouched.
 
 Summaries and extraction read this view; user and assistant text is passed unchanged,
-ids, roles, times and threads are kept, and every marker says the full value is in L5.
+ids, roles, times and threads are kept, and every marker says the full value is in L5. An
+answer composed from memory carries ``composed_from_memory``: the model sees it as context,
+and neither the offline extractor nor source validation takes it as a source.
 """
 
 import json
@@ -72,7 +74,7 @@ def derivation_message(message: Message) -> dict[str, Any]:
     content = message.content
     if message.role == "tool":
         content = compact_text(content)
-    return {
+    view: dict[str, Any] = {
         "id": message.id,
         "role": message.role,
         "content": content,
@@ -80,6 +82,9 @@ def derivation_message(message: Message) -> dict[str, Any]:
         "thread_id": message.thread_id,
         "tool_calls": [_compact_trace(trace) for trace in message.tool_calls],
     }
+    if message.composed_from_memory:  # an answer repeating memory: context, never a source
+        view["composed_from_memory"] = True
+    return view
 
 
 def _compact_trace(trace: ToolTrace) -> dict[str, Any]:

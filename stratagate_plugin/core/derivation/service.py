@@ -28,6 +28,7 @@ from ..events import cards as event_rules
 from ..events.cards import EventCard
 from ..events.ranking import EventSearch
 from ..events.service import POOLS, search_in
+from ..events.source_check import SourceDrops, check_sources
 from ..events.weights import new_card
 from ..graph.service import Projector
 from ..llm.base import ModelError, StructuredModel, StructuredTask
@@ -81,6 +82,7 @@ class DerivationReport:
     topics: Any = None  # the topic pass that followed (``topics.service.TopicReport``)
     graph_ran: int = 0  # graph projection jobs, counted apart from the block jobs above
     graph_failed: int = 0
+    dropped: SourceDrops = field(default_factory=SourceDrops)  # by source validation
 
 
 class Deriver:
@@ -143,12 +145,12 @@ class Deriver:
 
         return await self.db.write(claim)
 
-    async def _outcome(self, job: Job) -> str:
+    async def _outcome(self, job: Job, report: DerivationReport) -> str:
         if job.kind == SUMMARY_JOB:
             return await self._summarize(job)
         if job.kind == graph_jobs.GRAPH_JOB:
             return await self.projector.run(job)
-        return await self._extract(job)
+        return await self._extract(job, report.dropped)
 
     async def _run(self, job: Job, report: DerivationReport) -> None:
         if job.kind == graph_jobs.GRAPH_JOB:
@@ -157,7 +159,7 @@ class Deriver:
             report.ran += 1
         try:
             async with heartbeat(lambda: self._renew(job), self.lease):
-                outcome = await self._outcome(job)
+                outcome = await self._outcome(job, report)
         except asyncio.CancelledError:
             await self._give_back(job)
             raise
@@ -226,7 +228,9 @@ class Deriver:
 
         return await self.db.write(commit)
 
-    async def _extract(self, job: Job) -> str:
+    async def _extract(self, job: Job, dropped: SourceDrops) -> str:
+        """The model's cards, accepted, then their sources checked (``source_check``): the
+        same validation whichever model answered; what it dropped is counted and noted."""
         block, payload = await self.db.read(lambda raw: _extraction_input(raw, job.target_id))
         if block.should_extract is False:
             return await self._finish_extraction(job, block, [], "summary pre-screen: nothing")
@@ -241,9 +245,15 @@ class Deriver:
             [entry["id"] for entry in payload["timeline"]],
             default_time,
         )
-        if result.should_extract and not cards:
+        accepted = len(cards)
+        cards, drops = check_sources(cards, payload["target"]["messages"])
+        if result.should_extract and not accepted:
             raise DerivationFailed("extraction promised events but returned no valid card")
-        return await self._finish_extraction(job, block, cards, "")
+        if drops:
+            log.info("extraction of %s: %s", block.id, drops.note())
+        dropped.add(drops)
+        note = f"{len(cards)} events; {drops.note()}" if drops else ""
+        return await self._finish_extraction(job, block, cards, note)
 
     async def _finish_extraction(
         self, job: Job, block: Block, cards: list[EventCardDraft], note: str

@@ -9,10 +9,12 @@ heuristic conflict rather than calling the decider while the write lock is held.
 Candidates are the live events (both pools) sharing a content token with the new memory;
 ambiguity is judged among the ``top_k`` of them by token containment.
 
-Agent events live in the ``agent`` pool, are formed at the namespace's current turn and
-cite up to six user/assistant messages of the thread: its open tail, else its last sealed
-block. A thread without any message gets an event citing nothing (no synthetic block is
-made); ``Remembered.provenance`` says so.
+Agent events live in the ``agent`` pool and are formed at the namespace's current turn.
+They cite the user message of the turn the tool ran in, and only it: that turn is recorded
+after its tools ran, so the event (and an event a duplicate reinforces or a merge extends)
+waits in ``pending_citations`` and the turn's recording cites its user message in the same
+transaction (``store.provenance_rows``). Until a turn is recorded in the thread the event
+cites nothing, and ``Remembered.provenance`` says ``pending``.
 """
 
 import asyncio
@@ -29,10 +31,10 @@ from ..errors import InvalidInput, require_names
 from ..events.cards import MAX_TAGS, EventCard, clean_strings
 from ..events.weights import card_weight, new_card
 from ..llm.base import StructuredModel
-from ..records import Message
 from ..service_base import ServiceBase
-from ..store import Database, block_rows, event_rows, graph_jobs
+from ..store import Database, event_rows, graph_jobs
 from ..store import gate_rows as rows
+from ..store.provenance_rows import add_pending_citation
 from ..store.turns import NamespaceDefaults, ensure_namespace
 from ..text.search_terms import normalize
 from .rules import (
@@ -54,20 +56,21 @@ from .rules import (
 )
 
 TOP_K = 5
-MAX_CITED = 6
 CANDIDATE_LIMIT = 2000
 CORE = MemoryConfig()
 CORE_DEFAULTS = NamespaceDefaults(CORE.block_turn_size, CORE.block_decay_lambda)
-ProvenanceKind = Literal["open-tail", "sealed-block", "none"]
+ProvenanceKind = Literal["pending"]
 Decided = MemoryDecision | BaseException | None
 
 
 class Provenance(BaseModel):
-    """The messages an agent event cites; ``kind`` ``none`` when the thread has none."""
+    """What the event cites: ``pending`` — the user message of this turn, once the turn is
+    recorded in ``thread_id`` (nothing before; ``message_ids`` stays empty until then)."""
 
     model_config = ConfigDict(frozen=True)
 
     kind: ProvenanceKind
+    thread_id: str
     source_block_id: str | None = None
     message_ids: tuple[str, ...] = ()
 
@@ -218,19 +221,35 @@ def _apply(
     result = _result(namespace, outcome)
     if outcome.action == "IGNORED":
         return result
+    provenance = Provenance(kind="pending", thread_id=candidate.thread_id)
+    result = result.model_copy(update={"provenance": provenance})
     if outcome.action == "REINFORCED":
         done = rows.reinforce_events(raw, namespace, targets, turn, now)
+        _cite_this_turn(raw, namespace, candidate, done[:1], now)
         return _weighed(raw, result, done[0] if done else None, turn, reinforced=True)
     if outcome.action == "MERGED":
         for target in targets:
             _merge(raw, target, candidate, turn, now)
+        _cite_this_turn(raw, namespace, candidate, targets, now)
         graph_jobs.queue_events(raw, namespace, targets, graph_jobs.AGENT_PRIORITY, now)
         return _weighed(raw, result, targets[0], turn)
-    provenance = _provenance(raw, namespace, candidate.thread_id)
-    card = _agent_card(candidate, namespace, provenance, turn, _links(outcome))
+    card = _agent_card(candidate, namespace, turn, _links(outcome))
     event_rows.insert_event(raw, card)
+    _cite_this_turn(raw, namespace, candidate, [card.id], now)
     graph_jobs.queue_events(raw, namespace, [card.id], graph_jobs.AGENT_PRIORITY, now)
-    return _weighed(raw, result.model_copy(update={"provenance": provenance}), card.id, turn)
+    return _weighed(raw, result, card.id, turn)
+
+
+def _cite_this_turn(
+    raw: sqlite3.Connection,
+    namespace: str,
+    candidate: AgentCandidate,
+    event_ids: Sequence[str],
+    now: str,
+) -> None:
+    """The events will cite the user message of the turn being run, once it is recorded."""
+    for event_id in event_ids:
+        add_pending_citation(raw, namespace, candidate.thread_id, event_id, now)
 
 
 def _result(namespace: str, outcome: Outcome) -> Remembered:
@@ -282,27 +301,9 @@ def _merge(
     rows.merge_into(raw, event_id, summary, tags, turn, now)
 
 
-def _provenance(raw: sqlite3.Connection, namespace: str, thread_id: str) -> Provenance:
-    """The last ≤ 6 user/assistant messages of the open tail, else of the last sealed block."""
-    tail = _spoken(block_rows.open_tail(raw, namespace, thread_id))
-    if tail:
-        return Provenance(kind="open-tail", message_ids=tail)
-    sealed = block_rows.list_blocks(raw, namespace, thread_id)
-    if sealed:
-        block_id = sealed[-1].id
-        cited = _spoken(block_rows.block_messages(raw, block_id))
-        return Provenance(kind="sealed-block", source_block_id=block_id, message_ids=cited)
-    return Provenance(kind="none")
-
-
-def _spoken(messages: Sequence[Message]) -> tuple[str, ...]:
-    return tuple(m.id for m in messages if m.role in ("user", "assistant"))[-MAX_CITED:]
-
-
 def _agent_card(
     candidate: AgentCandidate,
     namespace: str,
-    provenance: Provenance,
     turn: int,
     links: dict[str, list[str]],
 ) -> EventCard:
@@ -318,8 +319,8 @@ def _agent_card(
         title=candidate.title,
         summary=candidate.summary,
         tags=list(candidate.tags),
-        source_block_id=provenance.source_block_id,
-        source_message_ids=list(provenance.message_ids),
+        source_block_id=None,
+        source_message_ids=[],
         formed_turn=turn,
         temporal=temporal,
         scope=candidate.scope,

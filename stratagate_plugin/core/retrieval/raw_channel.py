@@ -8,7 +8,9 @@ counts as a block of its own (``OPEN_TAIL``) for the block votes.
 A message gains from its best-matching thread neighbour (an answer usually sits next to
 the question that names the topic), from how well its block matches, from the speaker a
 query names, and from outside votes (events citing it, dates it falls in); a message whose
-neighbourhood matched nothing is never returned. Measurements: docs/retrieval-experiments.md.
+neighbourhood matched nothing is never returned. An answer composed from memory keeps
+``echo_weight`` of its score: found, but below the statement it repeats.
+Measurements: docs/retrieval-experiments.md.
 """
 
 from collections import Counter
@@ -33,6 +35,7 @@ class RawChannelConfig:
     candidate_cap: int = 200
     category_weight: float = 0.5
     category_cap: int = 100
+    echo_weight: float = 0.5  # an answer composed from memory, against what it repeats
 
     @property
     def context_reach(self) -> int:
@@ -57,6 +60,7 @@ class ChannelDoc:
     block_sequence: int
     tokens: list[str]
     speaker: tuple[str, ...] = ()
+    echo: bool = False  # composed from memory: demoted below the statement it repeats
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,7 @@ def context_rank(
         if score > 0:
             score += config.block_weight * blocks.get(doc.block_id, 0.0) + extra.get(doc.id, 0.0)
             score += config.speaker_weight * _speaker_match(doc, named)
+            score *= config.echo_weight if doc.echo else 1.0
             scored.append((doc.id, score, (doc.block_sequence, doc.position)))
     scored.sort(key=lambda item: (-item[1], (-item[2][0], -item[2][1])))
     return [(doc_id, score) for doc_id, score, _ in scored]

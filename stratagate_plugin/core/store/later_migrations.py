@@ -1,5 +1,6 @@
 """Migrations 13 onward: curation actions, overview and timeline indexes, the topic
-catalog, the knowledge graph, external-memory imports (``migrations.py`` runs them)."""
+catalog, the knowledge graph, external-memory imports, truthful provenance
+(``migrations.py`` runs them)."""
 
 import sqlite3
 
@@ -314,6 +315,27 @@ def _m021_graph_field_sources(raw: sqlite3.Connection) -> None:
     )
 
 
+def _m022_provenance(raw: sqlite3.Connection) -> None:
+    """Truthful sources. A message composed from memory (its turn adopted evidence) is marked
+    with the refs it adopted, so it is never a new event's source; an event written during
+    a turn (``memory_remember``) waits in ``pending_citations`` for that turn's user message,
+    cited in the same transaction that records the turn."""
+    _run_script(
+        raw,
+        """
+        ALTER TABLE messages ADD COLUMN composed_from_memory INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN adopted_refs_json TEXT NOT NULL DEFAULT '[]';
+        CREATE TABLE pending_citations (
+            event_id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            thread_id TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX pending_citations_thread ON pending_citations(namespace, thread_id)
+        """,
+    )
+
+
 LATER_MIGRATIONS = [  # numbers 13 onward, in order (each name says its number)
     _m013_memory_actions,
     _m014_block_ready_times,
@@ -324,4 +346,5 @@ LATER_MIGRATIONS = [  # numbers 13 onward, in order (each name says its number)
     _m019_topic_spare,
     _m020_imports,
     _m021_graph_field_sources,
+    _m022_provenance,
 ]

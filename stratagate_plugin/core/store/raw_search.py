@@ -3,7 +3,8 @@
 The ranked corpus is the set of sealed messages in scope that share a token with the
 query, whether FTS5 finds them or a scan does, so both paths give the same order. At scale
 FTS5 returns only the best ``candidate_limit`` of them, matched on the query's rarest
-terms (``search_index.prefilter``) so that common words cost nothing.
+terms (``search_index.prefilter``) so that common words cost nothing. An answer composed
+from memory scores ``ECHO_WEIGHT`` of its BM25: it ranks below the statement it repeats.
 """
 
 import json
@@ -16,10 +17,11 @@ from ..text.search_terms import fts_document, fts_encode, tokenize
 from .search_index import has_index, prefilter
 
 MAX_CANDIDATES = 5000
+ECHO_WEIGHT = 0.5  # an answer composed from memory, against the statement it repeats
 _COLUMNS = (
     "SELECT m.pk, m.id, m.thread_id, m.block_id, m.position, m.role, m.content, m.created_at, "
     "b.sequence AS block_sequence, coalesce(b.start_turn, m.turn) AS start_turn, "
-    "coalesce(b.end_turn, m.turn) AS end_turn"
+    "coalesce(b.end_turn, m.turn) AS end_turn, m.composed_from_memory"
 )
 _FROM = "FROM messages m JOIN blocks b ON b.id = m.block_id"
 _ANY = "FROM messages m LEFT JOIN blocks b ON b.id = m.block_id"  # open tails too
@@ -44,6 +46,7 @@ def search_raw(
     by_pk = {int(row["pk"]): row for row, _ in found}
     terms = [fts_encode(token) for token in tokens]
     scores = dict(bm25_rank(terms, {int(row["pk"]): doc for row, doc in found}))
+    scores = {pk: _demoted(score, by_pk[pk]) for pk, score in scores.items()}
     ranked = sorted(scores, key=lambda pk: _order_key(scores[pk], by_pk[pk]))
     return [_hit(raw, by_pk[pk], scores[pk]) for pk in ranked[:limit]]
 
@@ -97,6 +100,11 @@ def _scope(namespace: str, thread_id: str | None) -> tuple[str, list[object]]:
     if thread_id is None:
         return "m.namespace = ?", [namespace]
     return "m.namespace = ? AND m.thread_id = ?", [namespace, thread_id]
+
+
+def _demoted(score: float, row: sqlite3.Row) -> float:
+    """An answer composed from memory ranks below the words it repeats (still found)."""
+    return score * ECHO_WEIGHT if row["composed_from_memory"] else score
 
 
 def _order_key(score: float, row: sqlite3.Row) -> tuple[float, float, int, int, str]:

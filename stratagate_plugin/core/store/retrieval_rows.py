@@ -29,12 +29,15 @@ from .block_rows import OPEN_TAILS
 from .raw_search import fetch_rows
 from .search_index import FTS_TOKEN_COUNT, has_index
 
-_COLUMNS = "m.id, m.thread_id, m.block_id, m.position, b.sequence AS block_sequence"
+_COLUMNS = (
+    "m.id, m.thread_id, m.block_id, m.position, b.sequence AS block_sequence, "
+    "m.composed_from_memory"
+)
 _SEALED = "JOIN blocks b ON b.id = m.block_id WHERE m.namespace = ?"
 _TAILS = (  # an open tail is a block of its own, newer than every sealed one
     f"SELECT m.id, m.thread_id, '{OPEN_TAIL}:' || m.thread_id AS block_id, m.position, "
     "(SELECT block_count + 1 FROM namespaces WHERE namespace = t.namespace) AS block_sequence, "
-    f"m.content {OPEN_TAILS}"
+    f"m.composed_from_memory, m.content {OPEN_TAILS}"
 )
 
 
@@ -116,6 +119,7 @@ def _doc(row: sqlite3.Row, tokens: list[str]) -> ChannelDoc:
         int(row["block_sequence"]),
         tokens,
         tuple(tokenize(speaker_label(row["content"]))),
+        bool(row["composed_from_memory"]),
     )
 
 

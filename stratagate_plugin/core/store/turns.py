@@ -14,6 +14,7 @@ from ..clock import iso
 from ..errors import InvalidInput, NotFound, ReceiptConflict
 from ..ids import new_id
 from ..records import MessageIn, TurnReceipt
+from .provenance_rows import previous_turn, settle_turn
 from .rows import dump_json, maybe_json, traces_json
 from .sealing import seal_ready_tails
 
@@ -81,18 +82,24 @@ def record_turn(
     at: datetime,
     receipt_id: str,
     defaults: NamespaceDefaults,
+    tools_thread: str | None = None,
 ) -> TurnReceipt:
-    """Append one turn to the thread's open tail, sealing blocks that fill up."""
+    """Append one turn to the thread's open tail, sealing blocks that fill up; the turn's
+    provenance is settled with it (``provenance_rows.settle_turn``). ``tools_thread``: the
+    thread the turn's tool calls ran under, when it is not ``thread_id`` (MCP)."""
     if not any(m.role == "user" for m in messages):
         raise InvalidInput("a turn needs at least one user message")
     fingerprint = turn_fingerprint(thread_id, messages)
     now = iso(at)
+    since = previous_turn(raw, namespace, thread_id)
     namespace_turn, block_size = _bump_namespace(raw, namespace, defaults, now)
     thread = _bump_thread(raw, namespace, thread_id, messages, now)
     ids = _insert_messages(raw, namespace, thread_id, thread, namespace_turn, messages, now)
     _insert_receipt(
         raw, namespace, receipt_id, fingerprint, thread_id, namespace_turn, thread.turn, ids, now
     )
+    spoken = [(mid, m.role, m.content) for mid, m in zip(ids, messages, strict=True)]
+    settle_turn(raw, namespace, [thread_id, tools_thread or thread_id], since, spoken)
     sealed = []
     if thread.open_user_messages >= block_size:
         sealed = seal_ready_tails(raw, namespace, thread_id, now)

@@ -75,11 +75,12 @@ _CLAUSE_BREAK = re.compile(
 
 
 def message_sentences(messages: Iterable[Mapping[str, Any]]) -> list[Sentence]:
-    """The sentences of user and assistant messages, speaker labels split off."""
+    """The sentences of user and assistant messages, speaker labels split off; an answer
+    composed from memory states nothing new and gives none."""
     sentences: list[Sentence] = []
     for message in messages:
         role = str(message.get("role", ""))
-        if role not in ("user", "assistant"):
+        if role not in ("user", "assistant") or message.get("composed_from_memory"):
             continue
         speaker, body = split_speaker(clean(str(message.get("content") or "")))
         for index, text in enumerate(split_sentences(body)):
