@@ -129,13 +129,13 @@ def _generic(word: str) -> bool:
 
 
 def _phrase(run: list[KeyTerm], auxiliary: bool) -> list[KeyTerm]:
-    """A finished run of words after a determiner. After an auxiliary ("when does the
-    spring sale start?") the last of two or more is the question's verb, not its head."""
+    """A finished run of words after a determiner. After an auxiliary the run is the
+    subject, then the question's verb and its object ("when does the spring sale start?",
+    "where does our band hold rehearsals?"): only its first word is sure to be a head."""
     words = list(run)
     run.clear()
     if auxiliary and len(words) >= 2:
-        last = words[-1]
-        words[-1] = KeyTerm(last.words, last.tokens, head=False)
+        words[1:] = [KeyTerm(word.words, word.tokens, head=False) for word in words[1:]]
     return words
 
 

@@ -23,6 +23,22 @@ from .cards import EventCard
 _ATTRIBUTION = re.compile(r"^(?P<speaker>[^:：]{1,40}?)(?:\s+said|说)\s*[:：]\s*")
 _ROLES = frozenset({"the user", "the assistant", "用户", "助手"})
 _NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|n['’]t\b|[不没]")
+# Words that frame a restatement without adding to it: "as I said", "don't forget", 别忘了.
+_DISCOURSE = re.compile(
+    r"\b(?:as|like) I (?:said|mentioned|told you)(?: before)?\b|\b(?:don['’]t|do not) forget"
+    r"(?: that)?\b|\bjust a reminder(?: that)?\b|\bremember(?: that)?\b|\bagain\b|\bstill\b"
+    r"|别忘了|我说过|说过了|再说一遍|提醒一下|还是|再次",
+    re.IGNORECASE,
+)
+# A recurring fact ("every weekday", 每天) is dated by when it was said, not by its time.
+_HABITUAL = re.compile(
+    r"\b(?:every|each|always|usually|normally|daily|weekly|monthly|weekdays|weekends)\b"
+    r"|每|经常|通常|总是|平时|一般",
+    re.IGNORECASE,
+)
+_DATE_NOTE = re.compile(r"\[[^\[\]]*=[^\[\]]*\]")
+_HAN_FUNCTION = frozenset("的了是我你他她它们都也就还在和与着过吗呢吧啊么这那个有")
+MIN_HAN_SHARED = 4
 
 
 def restatement_of(card: EventCard, live: Iterable[EventCard]) -> EventCard | None:
@@ -40,16 +56,42 @@ def restates(new: EventCard, old: EventCard) -> bool:
         return False
     if _negated(new) != _negated(old) or not _same_status(new.temporal, old.temporal):
         return False
-    if _times_differ(new.temporal, old.temporal):
+    if _times_differ(new.temporal, old.temporal) and not (_habitual(new) and _habitual(old)):
         return False
+    if _digits(new) - _digits(old):
+        return False  # another number is another fact: "2 kids" is not "3 kids"
+    if _han_restates(new, old):
+        return True
     new_tokens, old_tokens = _tokens(new), _tokens(old)
     if token_containment(new_tokens, old_tokens) < NEAR_DUPLICATE:
         return False
-    if {t for t in new_tokens - old_tokens if t[2:].isdigit()}:
-        return False  # another number is another fact: "2 kids" is not "3 kids"
     return (
         coverage(new, old) >= NEAR_DUPLICATE and coverage(new, old, content=True) >= NEAR_DUPLICATE
     )
+
+
+def _han_restates(new: EventCard, old: EventCard) -> bool:
+    """Chinese said again in another order ("刘婷是我的主管，她要求…" / "我的主管刘婷要求…"):
+    the new card's content characters all but held by the old one. Character pairs break
+    when words move; characters do not."""
+    new_chars, old_chars = _han_chars(new), _han_chars(old)
+    shared = len(new_chars & old_chars)
+    if shared < MIN_HAN_SHARED:
+        return False
+    return shared / len(new_chars) >= NEAR_DUPLICATE and shared / len(old_chars) >= 0.5
+
+
+def _han_chars(card: EventCard) -> frozenset[str]:
+    tokens = _tokens(card)
+    return frozenset(t for t in tokens if t.startswith("h1:") and t[3:] not in _HAN_FUNCTION)
+
+
+def _digits(card: EventCard) -> frozenset[str]:
+    return frozenset(t for t in _tokens(card) if t[2:].isdigit())
+
+
+def _habitual(card: EventCard) -> bool:
+    return _HABITUAL.search(f"{card.title} {card.summary}") is not None
 
 
 def coverage(new: EventCard, old: EventCard, content: bool = False) -> float:
@@ -69,7 +111,9 @@ def _tokens(card: EventCard, content: bool = False) -> frozenset[str]:
 def _token_sets(title: str, summary: str) -> tuple[frozenset[str], frozenset[str]]:
     """All tokens, and content tokens, of the title and summary, the "X said:" attribution
     left out (the speakers are compared apart, and they would be two free shared tokens)."""
-    said = _ATTRIBUTION.sub("", summary.strip(), count=1)
+    said = _DISCOURSE.sub(" ", _ATTRIBUTION.sub("", summary.strip(), count=1))
+    said = _DATE_NOTE.sub(" ", said)  # "[7:40 = 2026-10-08 07:40]": the day it was said
+    title = _DISCOURSE.sub(" ", title)
     content = frozenset(query_tokens(title)) | frozenset(query_tokens(said))
     return event_tokens(title, said), content
 
@@ -93,7 +137,8 @@ def _people(temporal: dict[str, Any]) -> set[str]:
 
 
 def _negated(card: EventCard) -> bool:
-    return _NEGATION.search(normalize(f"{card.title} {card.summary}")) is not None
+    said = _DISCOURSE.sub(" ", f"{card.title} {card.summary}")
+    return _NEGATION.search(normalize(said)) is not None
 
 
 def _same_status(new: dict[str, Any], old: dict[str, Any]) -> bool:

@@ -48,7 +48,8 @@ _VERBS = word_set(
     """move moved moving change changed switch switched cancel cancelled canceled decided
     postpone postponed reschedule rescheduled instead longer prefer prefers preferred rather
     like likes love loves enjoy enjoys hate hates favorite favourite plan plans planned
-    planning schedule scheduled delay delayed push pushed meant correction"""
+    planning schedule scheduled delay delayed push pushed meant correction anymore stopped
+    stop quit"""
 )
 _VERB_STEMS = frozenset(stem(word) for word in _VERBS)
 # Words that name a kind of event, not which one: "the Iceland trip" is about Iceland.
@@ -69,9 +70,14 @@ _FILLER = re.compile(
     r"|现在|已经|目前|刚刚|刚|也|还|其实|终于|更|最|很|真|非常|一直",
     re.IGNORECASE,
 )
+# A stop ("I don't drink coffee anymore", 我已经不喝咖啡了) ends what it names, as a
+# cancellation does.
+_STOP = re.compile(
+    r"\bno longer\b|\bany ?more\b|\bstopped\b|\bquit\b|不再|已经不|戒了", re.IGNORECASE
+)
 _ZH_VERBS = re.compile(
     r"取消|改为|改成|改到|换成|换到|决定|不再|现在|其实|实际上|事实上|更喜欢|喜欢|偏好|定在|计划|打算"
-    r"|推迟到|提前到|延期到|改期|更正|纠正|而是|改喝|改用"
+    r"|推迟到|提前到|延期到|改期|更正|纠正|而是|改喝|改用|已经不?|不[喝吃抽用去做]了?|了$"
 )
 
 
@@ -169,7 +175,8 @@ def relation_fields(
         target = superseded(new, others, loose=changes)
         if target is not None:
             return {"supersedes_event_ids": [target]}
-    if cancels and (target := cancelled(new, others)) is not None:
+    stops = cancels or _STOP.search(text) is not None
+    if stops and (target := cancelled(new, others)) is not None:
         return {"supersedes_event_ids": [target]}
     if not (cancels or event_type == "change"):
         return {}
@@ -184,18 +191,26 @@ def _moved(new: Statement) -> bool:
 
 def cancelled(new: Statement, others: Sequence[Statement]) -> str | None:
     """The live candidate a cancellation or stop calls off: the same subject, by a
-    compatible speaker, not already over when the cancellation was said."""
-    matching = [
+    compatible speaker, not already over when the cancellation was said. A short stop
+    ("I don't drink coffee anymore": the thing and its verb) names its subject by one term
+    when exactly one such candidate holds it ("I love my two coffees every morning")."""
+    open_ = [
         old
         for old in others
         if old.live
         and old.id != new.id
         and _compatible(new.speaker, old.speaker)
-        and same_subject(new, old) >= MIN_CONTAINMENT
         and not _over(old, new.mentioned_at)
         and not _times_differ(new, old)
     ]
-    return _best(new, matching)
+    matching = [old for old in open_ if same_subject(new, old) >= MIN_CONTAINMENT]
+    if matching:
+        return _best(new, matching)
+    named = _naming(new.terms)
+    if not 0 < len(named) <= MIN_SHARED:
+        return None
+    holding = [old for old in open_ if named & _naming(old.terms)]
+    return holding[0].id if len(holding) == 1 else None
 
 
 def _over(old: Statement, said_at: str) -> bool:
