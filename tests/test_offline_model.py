@@ -10,6 +10,7 @@ import pytest
 
 from stratagate_plugin.core.llm.base import ModelError, StructuredTask
 from stratagate_plugin.core.llm.offline.model import OfflineModel
+from stratagate_plugin.core.llm.offline.titles import third_person
 from stratagate_plugin.core.llm.tasks import (
     EXTRACT_EVENT_CARDS,
     SUMMARIZE_BLOCK,
@@ -363,3 +364,16 @@ async def test_offline_correction_in_the_same_block_names_the_earlier_card() -> 
     assert "supersedes_event_ids" not in (first.temporal or {})
     assert (second.temporal or {})["supersedes_event_ids"] == ["card:0"]
     assert result.events.index(first) == 0
+
+
+@pytest.mark.parametrize(
+    ("predicate", "said"),
+    [
+        ("love pottery", "loves pottery"),
+        ("don't drink coffee anymore", "doesn't drink coffee anymore"),
+        ("haven't been to Kyoto", "hasn't been to Kyoto"),
+        ("moved to Lisbon", "moved to Lisbon"),
+    ],
+)
+def test_a_title_puts_the_user_s_verb_in_the_third_person(predicate: str, said: str) -> None:
+    assert third_person(predicate) == said

@@ -173,10 +173,15 @@ def _frame(frame: str) -> str:
     return _FRAMES.get(word, "plans")
 
 
+_CONTRACTED = {"don't": "doesn't", "haven't": "hasn't", "aren't": "isn't"}
+
+
 def third_person(predicate: str) -> str:
     """ "love pottery" → "loves pottery"; past tenses and modals stay as they are."""
     first, _, rest = predicate.partition(" ")
-    lower = first.lower()
+    lower = first.lower().replace("’", "'")
+    if lower in _CONTRACTED:
+        return f"{_CONTRACTED[lower]} {rest}".strip()
     if not lower.isalpha() or lower in _UNCHANGED or lower.endswith("ed"):
         return predicate
     if lower in ("have", "do", "go"):
