@@ -2,6 +2,8 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/memory_truth.py --out /tmp/truth.json
     … --only prov-en-01,repeat   (scenario ids or categories)  … --strict (exit 1 on a failure)
+    … --set heldout   (the 36 held-out scenarios; dev, the default, is the 72 the rules
+                       were tuned on; all is both) — --only picks within the set
 
 Each scenario (``benchmarks/truth_scenarios/``) runs in a fresh home and database through
 the real host, the memory plugin and the offline agent (a few through the CLI's commands):
@@ -30,7 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.truth_scenarios import CATEGORIES, Import, Scenario, Session, all_scenarios
+from benchmarks.truth_scenarios import (
+    CATEGORIES,
+    Import,
+    Scenario,
+    Session,
+    all_scenarios,
+    heldout_scenarios,
+)
 from benchmarks.truth_scenarios.checks import NoAgentOnly, Said, lost_detail
 from benchmarks.truth_scenarios.world import CliWorld, Event, World
 
@@ -160,8 +169,20 @@ def table(outcomes: Sequence[Outcome]) -> str:
     return "\n".join(rows)
 
 
-def selected(only: str | None) -> list[Scenario]:
-    scenarios = all_scenarios()
+SETS = ("dev", "heldout", "all")
+
+
+def scenario_set(name: str = "dev") -> list[Scenario]:
+    """dev: the 72 scenarios the engine's rules were tuned on; heldout: the 36 written
+    after (``truth_scenarios/heldout.py``); all: both."""
+    if name not in SETS:
+        raise ValueError(f"unknown scenario set {name!r}")
+    dev = all_scenarios() if name in ("dev", "all") else []
+    return dev + (heldout_scenarios() if name in ("heldout", "all") else [])
+
+
+def selected(only: str | None, which: str = "dev") -> list[Scenario]:
+    scenarios = scenario_set(which)
     if not only:
         return scenarios
     wanted = {name.strip() for name in only.split(",") if name.strip()}
@@ -175,7 +196,14 @@ async def run_all(scenarios: Sequence[Scenario]) -> list[Outcome]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
-    parser.add_argument("--only", help="comma-separated scenario ids or categories")
+    parser.add_argument(
+        "--set",
+        dest="which",
+        choices=SETS,
+        default="dev",
+        help="dev: the 72 the rules were tuned on (default); heldout: the 36 written after; all",
+    )
+    parser.add_argument("--only", help="comma-separated scenario ids or categories, within the set")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a scenario fails")
     parser.add_argument("-v", "--verbose", action="store_true", help="every answer too")
     return parser.parse_args(argv)
@@ -185,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.CRITICAL)  # the engine's own logs are not the result
     started = time.perf_counter()
-    outcomes = asyncio.run(run_all(selected(args.only)))
+    outcomes = asyncio.run(run_all(selected(args.only, args.which)))
     elapsed = time.perf_counter() - started
     print(table(outcomes))
     print(f"\n{sum(o.passed for o in outcomes)}/{len(outcomes)} passed in {elapsed:.1f} s")

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from benchmarks import memory_truth, source_precision
-from benchmarks.truth_scenarios import CATEGORIES, Import, Scenario, Session, all_scenarios
+from benchmarks.truth_scenarios import (
+    CATEGORIES,
+    Import,
+    Scenario,
+    Session,
+    all_scenarios,
+    heldout_scenarios,
+)
 from benchmarks.truth_scenarios.checks import (
     ActiveCount,
     Answer,
@@ -92,6 +99,24 @@ def test_the_suite_has_60_scenarios_in_every_category_and_both_languages() -> No
     assert {s.via for s in scenarios} == {"engine", "cli"}
     for s in scenarios:  # every scenario checks something
         assert s.checks or s.answer, s.id
+
+
+def test_the_heldout_set_has_36_scenarios_three_per_category_and_language() -> None:
+    held = heldout_scenarios()
+    assert len(held) == 36
+    assert all(s.id.startswith("held-") for s in held)
+    cells = Counter((s.category, s.lang) for s in held)
+    assert cells == {(c, lang): 3 for c in CATEGORIES for lang in ("en", "zh")}
+    dev_ids = {s.id for s in all_scenarios()}
+    assert len({s.id for s in held}) == 36 and not dev_ids & {s.id for s in held}
+    for s in held:
+        assert s.checks or s.answer, s.id
+    assert [s.id for s in memory_truth.scenario_set("dev")] == [s.id for s in all_scenarios()]
+    assert len(memory_truth.scenario_set("all")) == len(dev_ids) + 36
+    assert [s.id for s in memory_truth.selected("merge", "heldout")] == [
+        s.id for s in held if s.category == "merge"
+    ]
+    assert memory_truth.selected("held-prov-en-01", "dev") == []
 
 
 def test_content_terms_are_stemmed_words_and_han_bigrams_without_function_characters() -> None:
