@@ -4,6 +4,7 @@ and the checks judge states and answers as they say. The suite's pass rate is no
 here: it measures the engine."""
 
 import json
+import sqlite3
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -33,9 +34,12 @@ from benchmarks.truth_scenarios.checks import (
     lost_detail,
 )
 from benchmarks.truth_scenarios.world import Event
+from stratagate_plugin.core.clock import utc_now
 from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.events.weights import new_card
 from stratagate_plugin.core.llm.base import ScriptedModel
 from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.store import event_rows
 
 FACT = "We finished the kitchen tiling on Saturday."
 SAID = {FACT: ["m1"], "I switched to night shifts.": ["m3"], "Again: I switched.": ["m5"]}
@@ -246,6 +250,8 @@ def test_main_prints_the_table_writes_json_and_is_strict_only_when_asked(
 
 
 async def test_source_precision_counts_person_sources_and_agent_only_events(tmp_path: Path) -> None:
+    """A model's careless citations are cleaned by derivation's source check; cards written
+    past it (as a store would hold from an older version) are counted as imprecise."""
     db = tmp_path / "m.db"
     model = ScriptedModel.of([])
     async with await StrataGate.open(db, MemoryConfig(block_turn_size=2), model) as memory:
@@ -274,13 +280,41 @@ async def test_source_precision_counts_person_sources_and_agent_only_events(tmp_
         ]
         model.push(summary, {"should_extract": True, "events": cards})
         await memory.process_pending()
+    checked = source_precision.measure(db)
+    assert (checked["events"], checked["cited_messages"], checked["source_precision"]) == (2, 2, 1)
+    assert (checked["assistant_only_events"], checked["unnamed_assistant_only_events"]) == (1, 0)
+
+    async with await StrataGate.open(db, MemoryConfig(block_turn_size=2)) as memory:
+        await memory.db.write(
+            lambda raw: _unchecked(raw, "Caroline walks the puppy", puppy, weather)
+        )
+        await memory.db.write(lambda raw: _unchecked(raw, "The build passed", agent))
     result = source_precision.measure(db)
     assert (result["events"], result["cited_messages"], result["cited_person_messages"]) == (
-        3,
         4,
-        3,
+        5,
+        4,
     )
-    assert result["source_precision"] == round(2 / 3, 4)
+    assert result["source_precision"] == round(3 / 4, 4)
     assert (result["assistant_only_events"], result["unnamed_assistant_only_events"]) == (2, 1)
     [example] = result["imprecise_examples"]
     assert example["cited"] == "Caroline: The weather is grim."
+
+
+def _unchecked(raw: sqlite3.Connection, title: str, *sources: str) -> None:
+    """A card stored directly, past derivation's source check."""
+    card = new_card(
+        namespace="ns",
+        pool="conversation",
+        title=title,
+        summary=title,
+        tags=[],
+        source_block_id=None,
+        source_message_ids=list(sources),
+        formed_turn=1,
+        temporal={},
+        scope="user",
+        criticality="routine",
+        created_at=utc_now(),
+    )
+    event_rows.insert_event(raw, card)
