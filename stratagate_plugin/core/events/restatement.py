@@ -27,7 +27,8 @@ _NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|n['’]t\b|[不没]")
 _DISCOURSE = re.compile(
     r"\b(?:as|like) I (?:said|mentioned|told you)(?: before)?\b|\b(?:don['’]t|do not) forget"
     r"(?: that)?\b|\bjust a reminder(?: that)?\b|\bremember(?: that)?\b|\bagain\b|\bstill\b"
-    r"|别忘了|我说过|说过了|再说一遍|提醒一下|还是|再次",
+    r"|\bfor the record\b|\bby the way\b|\bjust so you know\b|\bas I mentioned\b"
+    r"|别忘了|我说过|说过了|跟你说过的?|上次说过|再说一遍|提醒一下|还是|再次",
     re.IGNORECASE,
 )
 # A recurring fact ("every weekday", 每天) is dated by when it was said, not by its time.
@@ -39,6 +40,8 @@ _HABITUAL = re.compile(
 _DATE_NOTE = re.compile(r"\[[^\[\]]*=[^\[\]]*\]")
 _HAN_FUNCTION = frozenset("的了是我你他她它们都也就还在和与着过吗呢吧啊么这那个有")
 MIN_HAN_SHARED = 4
+_HAN_NUMERALS = frozenset("零一二两三四五六七八九十百千万半")
+_HAN_HOW_OFTEN = re.compile(r"一般|通常|总是|经常|平时|往往")
 
 
 def restatement_of(card: EventCard, live: Iterable[EventCard]) -> EventCard | None:
@@ -58,8 +61,8 @@ def restates(new: EventCard, old: EventCard) -> bool:
         return False
     if _times_differ(new.temporal, old.temporal) and not (_habitual(new) and _habitual(old)):
         return False
-    if _digits(new) - _digits(old):
-        return False  # another number is another fact: "2 kids" is not "3 kids"
+    if _digits(new) - _digits(old) or (_han_chars(new) - _han_chars(old)) & _HAN_NUMERALS:
+        return False  # another number is another fact: "2 kids" is not "3 kids", 一杯 not 两杯
     if _han_restates(new, old):
         return True
     new_tokens, old_tokens = _tokens(new), _tokens(old)
@@ -82,8 +85,13 @@ def _han_restates(new: EventCard, old: EventCard) -> bool:
 
 
 def _han_chars(card: EventCard) -> frozenset[str]:
-    tokens = _tokens(card)
-    return frozenset(t for t in tokens if t.startswith("h1:") and t[3:] not in _HAN_FUNCTION)
+    """Content characters; how often ("一般", 通常) is no content of a habit said again."""
+    said = _HAN_HOW_OFTEN.sub(" ", _said_text(card.title, card.summary))
+    return frozenset(c for c in said if _is_han(c) and c not in _HAN_FUNCTION)
+
+
+def _is_han(char: str) -> bool:
+    return "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff"
 
 
 def _digits(card: EventCard) -> frozenset[str]:
@@ -111,11 +119,17 @@ def _tokens(card: EventCard, content: bool = False) -> frozenset[str]:
 def _token_sets(title: str, summary: str) -> tuple[frozenset[str], frozenset[str]]:
     """All tokens, and content tokens, of the title and summary, the "X said:" attribution
     left out (the speakers are compared apart, and they would be two free shared tokens)."""
-    said = _DISCOURSE.sub(" ", _ATTRIBUTION.sub("", summary.strip(), count=1))
-    said = _DATE_NOTE.sub(" ", said)  # "[7:40 = 2026-10-08 07:40]": the day it was said
+    said = _said_text("", summary)
     title = _DISCOURSE.sub(" ", title)
     content = frozenset(query_tokens(title)) | frozenset(query_tokens(said))
     return event_tokens(title, said), content
+
+
+def _said_text(title: str, summary: str) -> str:
+    """The title and what was said, without the attribution, framing words ("as I said")
+    or the date notes of the day it was said ("[7:40 = 2026-10-08 07:40]")."""
+    said = _DISCOURSE.sub(" ", _ATTRIBUTION.sub("", summary.strip(), count=1))
+    return f"{_DISCOURSE.sub(' ', title)} {_DATE_NOTE.sub(' ', said)}"
 
 
 def speaker(summary: str) -> str:

@@ -14,8 +14,9 @@ def _cue(english: str, chinese: str = "") -> re.Pattern[str]:
 EVENT_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cancellation", _cue(
         r"cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)? off|no longer|gave up|give up on|scrapped"
-        r"|postponed|won't be (?:going|coming|doing)|not going to (?:go|do|make it)|any ?more",
-        r"取消|不去了|放弃|作罢|推迟|不再|已经不")),
+        r"|postponed|won't be (?:going|coming|doing)|not going to (?:go|do|make it)|any ?more"
+        r"|(?:not|n't) (?:\w+ ){1,5}?after all|(?:is|are|'s|'re) off\b|dropped|quit",
+        r"取消|不去了|放弃|作罢|推迟|不再|已经不|不[办做搞买租去来]了|戒[\u4e00-\u9fff]?了|戒掉")),
     ("change", _cue(
         r"switch(?:ed|ing)? (?:to|over)|chang(?:ed|ing) (?:to|my|our|the)|moved to|moving to"
         r"|replaced|instead of|upgraded|now prefer|transitioned|relocated to|now (?:lives?|works?)",
@@ -89,8 +90,10 @@ SESSION_SCOPE = _cue(r"for now|this time|right now|just this once|for today|in t
 STANDING = _cue(
     r"(?:lives?|living) in|based in|(?:works?|working) (?:as|at|for)|every (?:day|morning"
     r"|evening|night|week|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-    r"|each (?:day|morning|evening|week)|usually|on weekdays",
-    r"住在|每天|每周|每个?星期|每晚|每个?月|经常|通常|在[\u4e00-\u9fff]{1,6}工作(?!室)"
+    r"|each (?:day|morning|evening|week)|usually|on weekdays|on weekends"
+    r"|on (?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
+    r"|(?:once|twice|\w+ times|a \w+) a (?:day|week|month|year)|(?:i|we)(?:'ve| have) been \w+ing",
+    r"住在|每天|每周|每个?星期|每晚|每个?月|经常|通常|一般|平时|总是|在[\u4e00-\u9fff]{1,6}工作(?!室)"
     r"|当[\u4e00-\u9fff]{1,4}[员师]",
 )
 # A feeling is an evaluation, not a standing fact, however often it is felt.
@@ -148,7 +151,8 @@ RULE = _cue(r"always|never|must|from now on|going forward|make sure to|by defaul
 # ("pushed the launch to May", "moved to Lisbon"), not "it pushed me to start my business".
 RESCHEDULE = _cue(
     r"mov(?:e|ed|ing)\b[^.!?]{0,40}?\b(?:to|until)|(?:reschedul(?:e|ed)|postponed?"
-    r"|push(?:ed)?(?: back)?|delay(?:ed)?) (?:\w+ ){0,4}?(?:to|until)"
+    r"|push(?:ed)?(?: back)?|delay(?:ed)?|bump(?:ed)?) (?:\w+ ){0,4}?(?:to|until)",
+    r"调到|调整到|挪到|改在",
 )
 # A cancelling verb under a negation cancels nothing: "I'm not gonna give up on my dreams".
 NEGATED_CANCEL = _cue(
@@ -171,7 +175,11 @@ PREFERENCE_FRAME = re.compile(
     r"\b(prefer|rather|like|love|enjoy|adore|hate|dislike|favou?rite)|(喜欢|偏好|热爱|最爱|讨厌)",
     re.IGNORECASE,
 )
-CANCELLATION = _cue(r"cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)? off|scrapped", r"取消|作罢")
+CANCELLATION = _cue(
+    r"cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)? off|scrapped|(?:not|n't) (?:\w+ ){1,5}?after all"
+    r"|(?:is|are|'s|'re) off\b",
+    r"取消|作罢|不[办做搞]了",
+)
 PLACE_CUE = re.compile(
     r"(?<!\btalk )(?<!\btalked )(?<!\bspoke )(?<!\bsent )(?<!\bgave )(?<!\bwrote )"
     r"(?<!\bsaid )(?<!\btold )(?<!\bmarried )(?<!\bintroduced )(?<!\blistened )"

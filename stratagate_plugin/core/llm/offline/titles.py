@@ -22,7 +22,12 @@ _FIRST_PERSON = {"my": "their", "me": "them", "myself": "themselves", "mine": "t
 _FIRST_PERSON |= {"our": "their", "us": "them", "ourselves": "themselves", "i": "they"}
 _FIRST_PERSON |= {"i've": "they've", "i'm": "they're", "i'd": "they'd", "i'll": "they'll"}
 _PRONOUN = re.compile(r"(?<![\w'-])(?:" + "|".join(_FIRST_PERSON) + r")(?![\w'-])", re.IGNORECASE)
-_REMINDER = re.compile(r"^(?:remind me|remember|note|fyi|记住)\s*[:：,，]\s*", re.IGNORECASE)
+_REMINDER = re.compile(
+    r"^(?:remind me|remember|note|fyi|记住|change of plans?|update|for the record|by the way"
+    r"|just so you know|as I (?:said|mentioned)|like I said|计划有变|跟你说过的?|说一下)"
+    r"\s*[:：,，]\s*",
+    re.IGNORECASE,
+)
 _LATIN = re.compile(r"[A-Za-z]")
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 _SUBJECT = re.compile(

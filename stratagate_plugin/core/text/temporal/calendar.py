@@ -38,6 +38,7 @@ class Context:
     today: date
     future: bool
     now: time = time(12, 0)
+    past: bool = True  # False: nothing in the sentence says it is over (no past verb)
 
 
 Handler = Callable[[re.Match[str], Context], Span | None]
@@ -98,11 +99,24 @@ def weekday_after(today: date, weekday: int) -> date:
     return today + timedelta(days=(weekday - today.weekday() - 1) % 7 + 1)
 
 
-def nearest_year(today: date, month: int, day: int, future: bool) -> int:
-    """The year that puts month/day nearest to today in the tense's direction."""
+def nearest_year(today: date, month: int, day: int, future: bool, past: bool = True) -> int:
+    """The year that puts month/day nearest to today in the tense's direction. With no
+    tense either way ("the party is on 14 November") a day in the coming three months is
+    that one (people name what is coming up); a farther one is the past one, as before."""
+    ahead = today.year if (month, day) >= (today.month, today.day) else today.year + 1
+    if not future and not past and 0 <= _days_between(today, ahead, month, day) <= SOON_DAYS:
+        return ahead
     if future:
         return today.year if (month, day) >= (today.month, today.day) else today.year + 1
     return today.year if (month, day) <= (today.month, today.day) else today.year - 1
+
+
+SOON_DAYS = 92
+
+
+def _days_between(today: date, year: int, month: int, day: int) -> int:
+    found = safe_date(year, month, min(day, 28) if month == 2 else day)
+    return (found - today).days if found else 10**6
 
 
 def safe_date(year: int, month: int, day: int) -> date | None:

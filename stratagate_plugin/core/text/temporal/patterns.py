@@ -218,6 +218,14 @@ CLOCK_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                             rf"(?:\s*(?P<half>半)|\s*(?P<mm>{_ZH_MINUTE})\s*分|钟)")),
 )  # fmt: skip
 
+# A sentence saying its fact is over: a past verb or a word pointing back. Without one (and
+# without a future cue) a day named without its year is the nearest such day.
+PAST_CUES = re.compile(
+    r"\b(?:was|were|did|had|ago|last|yesterday|went|got|came|saw|met|took|made|gave|told"
+    r"|said|bought|left|began|ran|won|lost|spent|felt|kept|heard|found|\w+ed)\b"
+    r"|了|过|昨天|前天|上周|上个月|去年|曾",
+    re.IGNORECASE,
+)
 FUTURE_CUES = re.compile(
     r"\b(?:will|shall|going\s+to|gonna|plan(?:s|ning)?\s+to|intend(?:s|ing)?\s+to|next"
     r"|tomorrow|upcoming|soon|can't\s+wait|looking\s+forward)\b|['\u2019]ll\b"

@@ -58,6 +58,7 @@ from .patterns import (
     EN_NUMBERS,
     EN_PATTERNS,
     FUTURE_CUES,
+    PAST_CUES,
     WEEKDAYS,
     ZH_DAY_PATTERNS,
     ZH_PATTERNS,
@@ -122,7 +123,7 @@ def find_time_expressions(
 ) -> list[TimeExpression]:
     """Every time expression in ``text``, in text order, resolved against ``reference``."""
     tense = is_future(text) if future is None else future
-    context = Context(reference.date(), tense, reference.time())
+    context = Context(reference.date(), tense, reference.time(), PAST_CUES.search(text) is not None)
     found: list[tuple[str, TimeExpression]] = []
     taken_until = -1
     for match, rule in _candidates(text):
@@ -246,7 +247,7 @@ def _h_date(match: re.Match[str], ctx: Context) -> Span | None:
     if year:
         found = safe_date(int(year), month, day)
         return day_span(found, "explicit") if found else None
-    found = safe_date(nearest_year(ctx.today, month, day, ctx.future), month, day)
+    found = safe_date(nearest_year(ctx.today, month, day, ctx.future, ctx.past), month, day)
     return day_span(found, "inferred") if found else None
 
 

@@ -33,7 +33,7 @@ def _h_zh_full_date(match: re.Match[str], ctx: Context) -> Span | None:
     if match["y"]:
         found = safe_date(int(match["y"]), month, day)
         return day_span(found, "explicit") if found else None
-    found = safe_date(nearest_year(ctx.today, month, day, ctx.future), month, day)
+    found = safe_date(nearest_year(ctx.today, month, day, ctx.future, ctx.past), month, day)
     return day_span(found, "inferred") if found else None
 
 
