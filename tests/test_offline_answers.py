@@ -13,6 +13,7 @@ from stratagate_plugin.harness.agent import Agent
 from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.harness.sessions import open_session
 from stratagate_plugin.memory_plugin.offline_agent import (
+    _REMEMBER,
     OfflineAgent,
     _answer_line,
     _distinct,
@@ -239,3 +240,23 @@ def test_an_imported_json_document_is_not_quoted() -> None:
     document = '[{"id": "m0", "memory": "Favourite cuisine is Ethiopian"}]'
     assert _is_own_answer({"message": {"role": "user", "content": document}})
     assert not _is_own_answer({"message": {"role": "user", "content": "[x] my cuisine"}})
+
+
+@pytest.mark.parametrize(
+    ("said", "fact"),
+    [
+        ("Remember: my licence plate is SUA12345.", "my licence plate is SUA12345."),
+        ("Can you remember that the gate code is 8092#?", "the gate code is 8092#"),
+        (
+            "Please make a note that the boiler service is due in May.",
+            "the boiler service is due in May.",
+        ),
+        ("Don't let me forget the camping stove is Priya's.", "the camping stove is Priya's."),
+        ("帮我记一下，周三下午三点要给王医生回电话。", "周三下午三点要给王医生回电话。"),
+        ("Can you remember where I parked?", None),  # a question, not a request
+        ("Do you remember when my flight is?", None),
+    ],
+)
+def test_a_request_to_remember_is_told_from_a_question(said: str, fact: str | None) -> None:
+    found = _REMEMBER.match(said)
+    assert (found and (found.group("fact") or found.group("zh"))) == fact

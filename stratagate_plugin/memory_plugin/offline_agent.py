@@ -28,8 +28,10 @@ _QUESTION = re.compile(
     re.IGNORECASE,
 )
 _REMEMBER = re.compile(
-    r"^\s*(please\s+)?(remember|note)( that)?\s*[:,]?\s*(?P<fact>.+)$"
-    r"|^\s*记住[：:，,]?\s*(?P<zh>.+)$",
+    r"^\s*(?:(?:can|could|would|will) you\s+)?(?:please\s+)?(?:remember|note|make a note"
+    r"|keep in mind|don't let me forget)(?: of)?(?: that)?\s*[:,]?\s*"
+    r"(?!\s*(?:where|what|when|who|whom|which|how|if|whether|why)\b)(?P<fact>.+?)[?？]?$"
+    r"|^\s*(?:请|麻烦|帮我)?(?:记住|记一下|记下)[：:，,]?\s*(?P<zh>.+?)[?？]?$",
     re.I,
 )
 _CALL_ME = re.compile(
@@ -62,7 +64,7 @@ class OfflineAgent:
             return text_reply(_answer(turn))
         if turn.steer:
             return _close_listed(turn)
-        if not _QUESTION.search(turn.question):
+        if not _QUESTION.search(turn.question) or _REMEMBER.match(turn.question):
             return _statement(turn, available)
         return _question_step(turn, available)
 

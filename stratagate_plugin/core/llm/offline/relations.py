@@ -75,6 +75,13 @@ _FILLER = re.compile(
 _STOP = re.compile(
     r"\bno longer\b|\bany ?more\b|\bstopped\b|\bquit\b|不再|已经不|戒了", re.IGNORECASE
 )
+# The cancelling words themselves (not the thing called off, which a pattern of
+# CANCELLATION such as "not doing … after all" spans).
+_CANCEL_WORDS = re.compile(
+    r"\b(?:cancel(?:l?ed|l?ing|s)?|call(?:ed|ing)? off|scrapped|after all|off)\b"
+    r"|取消|作罢|不(?=[办做搞]了)",
+    re.IGNORECASE,
+)
 _ZH_VERBS = re.compile(
     r"取消|改为|改成|改到|换成|换到|决定|不再|现在|其实|实际上|事实上|更喜欢|喜欢|偏好|定在|计划|打算"
     r"|推迟到|提前到|延期到|改期|更正|纠正|而是|改喝|改用|已经不?|不[喝吃抽用去做]了?|了$"
@@ -312,5 +319,5 @@ def subject_terms(text: str, names: Sequence[str]) -> frozenset[str]:
     """Stemmed content terms without times, change and preference verbs, roles and names."""
     for name in names:
         text = text.replace(name, " ")
-    text = _ZH_VERBS.sub(" ", CANCELLATION.sub(" ", without_times(text)))
+    text = _ZH_VERBS.sub(" ", _CANCEL_WORDS.sub(" ", without_times(text)))
     return frozenset(stem(term) for term in content_terms(text)) - _VERB_STEMS
