@@ -40,6 +40,29 @@ _HABITUAL = re.compile(
 _DATE_NOTE = re.compile(r"\[[^\[\]]*=[^\[\]]*\]")
 _HAN_FUNCTION = frozenset("的了是我你他她它们都也就还在和与着过吗呢吧啊么这那个有")
 MIN_HAN_SHARED = 4
+MIN_REWORDED = 3
+REWORDED = 0.6
+# One frame, many words: "I'd rather have" is "I prefer", "we're planning to" is "we plan to".
+_FRAME_WORDS = (
+    (
+        re.compile(
+            r"\b(?:would|'d|’d) rather(?: have)?\b|\brather\b|\bprefer(?:s|red)?\b"
+            r"|\b(?:like|likes|love|loves|enjoy|enjoys)\b",
+            re.IGNORECASE,
+        ),
+        " prefer ",
+    ),
+    (
+        re.compile(
+            r"\b(?:the )?plan(?:s|ned|ning)?(?: is)?(?: to)?\b|\bgoing to\b"
+            r"|\bintend(?:s|ed|ing)? to\b",
+            re.IGNORECASE,
+        ),
+        " plan ",
+    ),
+    (re.compile(r"喜欢|偏好|爱"), "喜欢"),
+    (re.compile(r"计划|打算|准备"), "计划"),
+)
 _HAN_NUMERALS = frozenset("零一二两三四五六七八九十百千万半")
 _HAN_HOW_OFTEN = re.compile(r"一般|通常|总是|经常|平时|往往")
 
@@ -57,9 +80,12 @@ def restates(new: EventCard, old: EventCard) -> bool:
         return False
     if speaker(new.summary) != speaker(old.summary) or not _same_people(new, old):
         return False
-    if _negated(new) != _negated(old) or not _same_status(new.temporal, old.temporal):
+    if _negated(new) != _negated(old):
         return False
-    if _times_differ(new.temporal, old.temporal) and not (_habitual(new) and _habitual(old)):
+    habit = _habitual(new) and _habitual(old)  # dated by when it was said, not by its time
+    if not habit and not _same_status(new.temporal, old.temporal):
+        return False
+    if not habit and _times_differ(new.temporal, old.temporal):
         return False
     if _digits(new) - _digits(old) or (_han_chars(new) - _han_chars(old)) & _HAN_NUMERALS:
         return False  # another number is another fact: "2 kids" is not "3 kids", 一杯 not 两杯
@@ -68,9 +94,12 @@ def restates(new: EventCard, old: EventCard) -> bool:
     new_tokens, old_tokens = _tokens(new), _tokens(old)
     if token_containment(new_tokens, old_tokens) < NEAR_DUPLICATE:
         return False
-    return (
-        coverage(new, old) >= NEAR_DUPLICATE and coverage(new, old, content=True) >= NEAR_DUPLICATE
-    )
+    if coverage(new, old, content=True) < NEAR_DUPLICATE:
+        return False
+    # Said in other words: every content word held, several of them, most words overall.
+    shared = len(_tokens(new, True) & _tokens(old, True))
+    reworded = shared >= MIN_REWORDED and coverage(new, old) >= REWORDED
+    return coverage(new, old) >= NEAR_DUPLICATE or reworded
 
 
 def _han_restates(new: EventCard, old: EventCard) -> bool:
@@ -119,17 +148,18 @@ def _tokens(card: EventCard, content: bool = False) -> frozenset[str]:
 def _token_sets(title: str, summary: str) -> tuple[frozenset[str], frozenset[str]]:
     """All tokens, and content tokens, of the title and summary, the "X said:" attribution
     left out (the speakers are compared apart, and they would be two free shared tokens)."""
-    said = _said_text("", summary)
-    title = _DISCOURSE.sub(" ", title)
-    content = frozenset(query_tokens(title)) | frozenset(query_tokens(said))
-    return event_tokens(title, said), content
+    said = _said_text(title, summary)
+    return event_tokens("", said), frozenset(query_tokens(said))
 
 
 def _said_text(title: str, summary: str) -> str:
     """The title and what was said, without the attribution, framing words ("as I said")
     or the date notes of the day it was said ("[7:40 = 2026-10-08 07:40]")."""
     said = _DISCOURSE.sub(" ", _ATTRIBUTION.sub("", summary.strip(), count=1))
-    return f"{_DISCOURSE.sub(' ', title)} {_DATE_NOTE.sub(' ', said)}"
+    text = f"{_DISCOURSE.sub(' ', title)} {_DATE_NOTE.sub(' ', said)}"
+    for words, frame in _FRAME_WORDS:
+        text = words.sub(frame, text)
+    return text
 
 
 def speaker(summary: str) -> str:
