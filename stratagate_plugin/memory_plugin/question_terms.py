@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from ..core.text.search_terms import content_tokens, tokenize
 
 MIN_TERMS_FOR_A_GAP = 3
+SPLIT_WORD_CHARS = 2
 _HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _PIECE = re.compile(rf"(?P<han>[{_HAN}]+)|(?P<word>[^\W_]+)|(?P<mark>'s\b|’s\b)")
 _GENERIC_EN = """be am is are was were been being have has had do does did done doing get got
@@ -49,7 +50,7 @@ _HAN_STOP_TEXT = """什么时候 为什么 怎么样 是不是 有没有 哪里 
     怎么 如何 何时 时候
     是否 还是 请问 记得 知道 告诉 说过 提到 名字 现在 还在 仍然 以前 之前 一下 我们 咱们 你们
     定在 安排 计划 可以 应该 去年 今年 明年 最近 吗 呢 吧 啊 么 哪 谁 几 我 你 的 了 是 在 有 和
-    与 也 就 都 很 还 又 叫 去 做 说 个"""
+    与 也 就 都 很 还 又 叫 去 做 说 个 打算 决定 准备 想要 一般 平时 通常 经常 一起 带 想 要"""
 _ASKING = frozenset(["what", "which", "whose", "how"])
 _KIND_FRAME = frozenset(["kind", "kinds", "type", "types", "sort", "sorts", "of"])
 _HAN_ASKING = frozenset(["什么", "哪个", "哪些", "哪", "几", "多少"])
@@ -77,7 +78,12 @@ class KeyTerm:
         if self.number:
             return any(t[2:].isdigit() or t[3:] in _HAN_NUMERALS for t in have)
         needed = max(1, (len(self.tokens) + 1) // 2)
-        return len(self.tokens & have) >= needed
+        if len(self.tokens & have) >= needed:
+            return True
+        # a two-character Chinese word the evidence splits ("换车" / "把旧车换掉")
+        word = "".join(self.words)
+        chars = {f"h1:{c}" for c in word if "\u3400" <= c <= "\u9fff"}
+        return len(word) == len(chars) == SPLIT_WORD_CHARS and chars <= have
 
 
 def key_terms(question: str) -> list[KeyTerm]:
