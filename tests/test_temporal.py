@@ -237,3 +237,23 @@ def test_year_expressions_are_year_intervals_and_listed_as_years() -> None:
     assert happened_label(resolve_time("Call me tomorrow at 3pm", SAID).as_temporal()) == (
         "2026-12-02 15:00"
     )
+
+
+OCTOBER = datetime(2026, 10, 6, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("We're throwing a party at the new flat on 14 November.", "2026-11-14"),  # coming up
+        ("我们公司12月18日办年会。", "2026-12-18"),
+        ("We drive down to Cornwall over Christmas.", "2026-12-25"),
+        ("We went to a party on 14 November.", "2025-11-14"),  # a past verb: the past one
+        ("12月18日我们办过年会。", "2025-12-18"),
+        ("My birthday is on 9 August.", "2026-08-09"),  # ten months ahead: the past one
+        ("The shop opens on 3 March.", "2026-03-03"),
+    ],
+)
+def test_a_day_named_without_year_or_tense_is_the_coming_one_when_near(text: str, day: str) -> None:
+    found = resolve_time(text, OCTOBER)
+    assert found.start is not None and found.start.date().isoformat() == day

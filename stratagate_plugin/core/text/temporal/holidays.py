@@ -10,7 +10,7 @@ next year's; without a word the nearest one in the sentence's tense, today inclu
 import re
 from datetime import date, timedelta
 
-from .calendar import Context, Handler, Span, day_span
+from .calendar import SOON_DAYS, Context, Handler, Span, day_span
 
 # name pattern → (month, day), or (month, weekday, nth) with nth −1 the month's last one
 _HOLIDAYS: tuple[tuple[str, tuple[int, ...]], ...] = (
@@ -56,7 +56,8 @@ def _h_holiday(match: re.Match[str], ctx: Context) -> Span | None:
     if rel in _YEARS:
         return day_span(holiday_in(ctx.today.year + _YEARS[rel], rule))
     this_year = holiday_in(ctx.today.year, rule)
-    ahead = rel == "next" or (not rel and ctx.future)
+    soon = 0 <= (this_year - ctx.today).days <= SOON_DAYS  # named without tense, coming up
+    ahead = rel == "next" or (not rel and (ctx.future or (not ctx.past and soon)))
     if ahead:
         passed = this_year < ctx.today or (rel == "next" and this_year == ctx.today)
         return day_span(holiday_in(ctx.today.year + 1, rule) if passed else this_year)
