@@ -3,7 +3,8 @@
     PYTHONPATH=. .venv/bin/python benchmarks/memory_truth.py --out /tmp/truth.json
     … --only prov-en-01,repeat   (scenario ids or categories)  … --strict (exit 1 on a failure)
     … --set heldout   (the 36 held-out scenarios; dev, the default, is the 72 the rules
-                       were tuned on; all is both) — --only picks within the set
+                       were tuned on; heldout2 the second 36 held out; all is every set)
+                       — --only picks within the set
 
 Each scenario (``benchmarks/truth_scenarios/``) runs in a fresh home and database through
 the real host, the memory plugin and the offline agent (a few through the CLI's commands):
@@ -38,6 +39,7 @@ from benchmarks.truth_scenarios import (
     Scenario,
     Session,
     all_scenarios,
+    heldout2_scenarios,
     heldout_scenarios,
 )
 from benchmarks.truth_scenarios.checks import NoAgentOnly, Said, lost_detail
@@ -169,16 +171,18 @@ def table(outcomes: Sequence[Outcome]) -> str:
     return "\n".join(rows)
 
 
-SETS = ("dev", "heldout", "all")
+SETS = ("dev", "heldout", "heldout2", "all")
 
 
 def scenario_set(name: str = "dev") -> list[Scenario]:
     """dev: the 72 scenarios the engine's rules were tuned on; heldout: the 36 written
-    after (``truth_scenarios/heldout.py``); all: both."""
+    after (``truth_scenarios/heldout.py``); heldout2: the second 36 written after that
+    (``truth_scenarios/heldout2.py``); all: every set."""
     if name not in SETS:
         raise ValueError(f"unknown scenario set {name!r}")
     dev = all_scenarios() if name in ("dev", "all") else []
-    return dev + (heldout_scenarios() if name in ("heldout", "all") else [])
+    held = heldout_scenarios() if name in ("heldout", "all") else []
+    return dev + held + (heldout2_scenarios() if name in ("heldout2", "all") else [])
 
 
 def selected(only: str | None, which: str = "dev") -> list[Scenario]:
@@ -201,7 +205,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         dest="which",
         choices=SETS,
         default="dev",
-        help="dev: the 72 the rules were tuned on (default); heldout: the 36 written after; all",
+        help="dev: the 72 the rules were tuned on (default); heldout: the 36 written after; "
+        "heldout2: the second 36 written after; all: every set",
     )
     parser.add_argument("--only", help="comma-separated scenario ids or categories, within the set")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a scenario fails")

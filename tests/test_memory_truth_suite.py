@@ -18,6 +18,7 @@ from benchmarks.truth_scenarios import (
     Scenario,
     Session,
     all_scenarios,
+    heldout2_scenarios,
     heldout_scenarios,
 )
 from benchmarks.truth_scenarios.checks import (
@@ -116,11 +117,34 @@ def test_the_heldout_set_has_36_scenarios_three_per_category_and_language() -> N
     for s in held:
         assert s.checks or s.answer, s.id
     assert [s.id for s in memory_truth.scenario_set("dev")] == [s.id for s in all_scenarios()]
-    assert len(memory_truth.scenario_set("all")) == len(dev_ids) + 36
+    assert len(memory_truth.scenario_set("all")) == len(dev_ids) + 36 + 36
     assert [s.id for s in memory_truth.selected("merge", "heldout")] == [
         s.id for s in held if s.category == "merge"
     ]
     assert memory_truth.selected("held-prov-en-01", "dev") == []
+
+
+def test_the_second_heldout_set_has_36_scenarios_three_per_category_and_language() -> None:
+    """Built only, never run here: the set stays unseen."""
+    held2 = heldout2_scenarios()
+    assert len(held2) == 36
+    assert all(s.id.startswith("held2-") for s in held2)
+    cells = Counter((s.category, s.lang) for s in held2)
+    assert cells == {(c, lang): 3 for c in CATEGORIES for lang in ("en", "zh")}
+    every = [*all_scenarios(), *heldout_scenarios(), *held2]
+    assert len({s.id for s in every}) == len(every)
+    for s in held2:
+        assert s.checks or s.answer, s.id
+        assert all(isinstance(step, Session | Import) for step in s.steps), s.id
+    for s in (s for s in held2 if s.category == "abstention"):
+        assert s.answer is not None and s.answer.abstain, s.id
+    assert [s.id for s in memory_truth.scenario_set("heldout2")] == [s.id for s in held2]
+    assert [s.id for s in memory_truth.scenario_set("all")] == [s.id for s in every]
+    assert [s.id for s in memory_truth.selected("repeat", "heldout2")] == [
+        s.id for s in held2 if s.category == "repeat"
+    ]
+    assert memory_truth.selected("held2-prov-en-01", "heldout") == []
+    assert memory_truth.parse_args(["--set", "heldout2"]).which == "heldout2"
 
 
 def test_content_terms_are_stemmed_words_and_han_bigrams_without_function_characters() -> None:

@@ -62,3 +62,11 @@ def heldout_scenarios() -> list[Scenario]:
     from . import heldout
 
     return list(heldout.SCENARIOS)
+
+
+def heldout2_scenarios() -> list[Scenario]:
+    """The second 36 held-out scenarios (``heldout2.py``), written once the first held-out
+    set had been used for tuning: unseen again."""
+    from . import heldout2
+
+    return list(heldout2.SCENARIOS)
