@@ -28,12 +28,15 @@ _DISCOURSE = re.compile(
     r"\b(?:as|like) I (?:said|mentioned|told you)(?: before)?\b|\b(?:don['’]t|do not) forget"
     r"(?: that)?\b|\bjust a reminder(?: that)?\b|\bremember(?: that)?\b|\bagain\b|\bstill\b"
     r"|\bfor the record\b|\bby the way\b|\bjust so you know\b|\bas I mentioned\b"
+    r"|\b(?:always|usually|normally|generally)\b"
     r"|别忘了|我说过|说过了|跟你说过的?|上次说过|再说一遍|提醒一下|还是|再次",
     re.IGNORECASE,
 )
 # A recurring fact ("every weekday", 每天) is dated by when it was said, not by its time.
 _HABITUAL = re.compile(
-    r"\b(?:every|each|always|usually|normally|daily|weekly|monthly|weekdays|weekends)\b"
+    r"\b(?:every|each|always|usually|normally|often|daily|weekly|monthly|weekdays|weekends"
+    r"|mornings|afternoons|evenings|nights|mondays|tuesdays|wednesdays|thursdays|fridays"
+    r"|saturdays|sundays)\b"
     r"|每|经常|通常|总是|平时|一般",
     re.IGNORECASE,
 )

@@ -30,6 +30,7 @@ from .lexicon import (
     CANCELLATION,
     CORRECTION_HINT,
     DISCOURSE,
+    EVENT_CUES,
     NEGATED_CANCEL,
     PREFERENCE,
     PREFERENCE_FRAME,
@@ -82,6 +83,8 @@ _CANCEL_WORDS = re.compile(
     r"|取消|作罢|不(?=[办做搞]了)",
     re.IGNORECASE,
 )
+_CLAUSES = re.compile(r"[,;，；]\s*|\s+(?:because|since|so)\s+|因为|所以")
+_CANCEL_CUE = dict(EVENT_CUES)["cancellation"]
 _ZH_VERBS = re.compile(
     r"取消|改为|改成|改到|换成|换到|决定|不再|现在|其实|实际上|事实上|更喜欢|喜欢|偏好|定在|计划|打算"
     r"|推迟到|提前到|延期到|改期|更正|纠正|而是|改喝|改用|已经不?|不[喝吃抽用去做]了?|了$"
@@ -175,7 +178,7 @@ def relation_fields(
     if not (changes or moves or corrects or cancels or event_type == "change"):
         return {}
     ignored = tuple(names)
-    new = statement(card, ignored, text)
+    new = statement(card, ignored, cue_clause(text))
     changes = changes or (moves and _moved(new))
     others = [statement(entry, ignored) for entry in candidates]
     if (changes or corrects) and not cancels:
@@ -189,6 +192,26 @@ def relation_fields(
         return {}
     related = _best(new, [o for o in others if same_subject(new, o) >= MIN_CONTAINMENT])
     return {"related_event_ids": [related]} if related else {}
+
+
+def cue_clause(text: str) -> str:
+    """The clause that says what changed: "满月酒改到11月15日了，饭店那天被人包场了" is about the
+    banquet, not the restaurant; "Gareth now works at Toyota, he left Rolls-Royce" about
+    where Gareth works. The whole sentence when it has one clause or no cue."""
+    clauses = [c for c in _CLAUSES.split(text) if c.strip()]
+    if len(clauses) < 2:
+        return text
+    cues = (REPLACEMENT, RESCHEDULE, CANCELLATION, _STOP, _CANCEL_CUE)
+    starts = [m.start() for cue in cues if (m := cue.search(text)) is not None]
+    if not starts:
+        return text
+    first, position = min(starts), 0
+    for clause in clauses:
+        position = text.find(clause, position)
+        if position <= first < position + len(clause):
+            return clause
+        position += len(clause)
+    return text
 
 
 def _moved(new: Statement) -> bool:
