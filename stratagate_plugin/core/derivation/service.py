@@ -371,7 +371,14 @@ def _timeline(raw: sqlite3.Connection, block: Block) -> list[EventCard]:
 
 
 def _timeline_entry(card: EventCard) -> dict[str, Any]:
-    keys = ("mentioned_at", "happened_start", "happened_end", "participants", "event_type")
+    keys = (
+        "mentioned_at",
+        "happened_start",
+        "happened_end",
+        "basis",
+        "participants",
+        "event_type",
+    )
     return {
         "id": card.id,
         "title": card.title,

@@ -63,7 +63,14 @@ def _with_change_links(card: EventCard, near: Sequence[EventCard]) -> EventCard:
 
 def entry(card: EventCard) -> dict[str, Any]:
     """A stored card in the extraction timeline's shape, as the relation rules read it."""
-    keys = ("mentioned_at", "happened_start", "happened_end", "participants", "event_type")
+    keys = (
+        "mentioned_at",
+        "happened_start",
+        "happened_end",
+        "basis",
+        "participants",
+        "event_type",
+    )
     return {
         "id": card.id,
         "title": card.title,

@@ -93,7 +93,7 @@ STANDING = _cue(
     r"|each (?:day|morning|evening|week)|usually|on weekdays|on weekends"
     r"|on (?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
     r"|(?:once|twice|\w+ times|a \w+) a (?:day|week|month|year)|(?:i|we)(?:'ve| have) been \w+ing",
-    r"住在|每天|每周|每个?星期|每晚|每个?月|经常|通常|一般|平时|总是|在[\u4e00-\u9fff]{1,6}工作(?!室)"
+    r"住在|每天|每周|每个?星期|每晚|每个?月|经常|通常|一般|平时|总是|一直|在[\u4e00-\u9fff]{1,6}工作(?!室)"
     r"|当[\u4e00-\u9fff]{1,4}[员师]",
 )
 # A feeling is an evaluation, not a standing fact, however often it is felt.
@@ -106,7 +106,9 @@ FEELING = _cue(
 STATE_FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("residence", _cue(r"(?:lives?|living|lived|based|settled) in|mov(?:e|ed|ing) (?:back )?to"
                        r"|relocat(?:e|ed|ing) to", r"住在|搬到|搬去|搬回|定居")),
-    ("work", _cue(r"(?:works?|working|worked|employed) (?:as|at|for)",
+    ("work", _cue(r"(?:works?|working|worked|employed) (?:as|at|for)|(?:started|took|got|landed"
+                  r"|began) (?:a |his |her |my |their |a new )?(?:job|position|role) (?:as|at|with)"
+                  r"|joined",
                   r"在[\u4e00-\u9fff]{1,6}工作(?!室)|当[\u4e00-\u9fff]{1,4}[员师]|入职|跳槽到")),
 )  # fmt: skip
 ONGOING = _cue(r"currently|at the moment|these days|(?:i'm|we're|i am|we are)"

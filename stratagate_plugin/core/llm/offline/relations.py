@@ -105,6 +105,7 @@ class Statement:
     end: str | None
     mentioned_at: str
     live: bool
+    guessed: bool = False  # its day was inferred ("on 14 November": which year was guessed)
 
 
 def statement(entry: Mapping[str, Any], names: Sequence[str], text: str | None = None) -> Statement:
@@ -127,6 +128,7 @@ def statement(entry: Mapping[str, Any], names: Sequence[str], text: str | None =
         end=entry.get("happened_end"),
         mentioned_at=str(entry.get("mentioned_at", "")),
         live=entry.get("status", "active") == "active",
+        guessed=entry.get("basis") == "inferred",
     )
 
 
@@ -244,6 +246,9 @@ def cancelled(new: Statement, others: Sequence[Statement]) -> str | None:
 
 
 def _over(old: Statement, said_at: str) -> bool:
+    """Its day has passed when the cancellation is said (a guessed year proves nothing)."""
+    if old.guessed:
+        return False
     end, said = _moment(old.end), _moment(said_at)
     return end is not None and said is not None and end < said
 
