@@ -84,7 +84,10 @@ async def test_the_timeline_lists_events_newest_first_with_weight_and_badges(
     ("params", "expected"),
     [
         ({"q": "glaze"}, ["Glaze supplier raised prices by 12%"]),
-        ({"type": "other"}, ["Glaze supplier raised prices by 12%"]),
+        (
+            {"type": "other"},  # a fact, and a standing fact ("on Saturdays": every week)
+            ["Studio opens at 10am on Saturdays", "Glaze supplier raised prices by 12%"],
+        ),
         ({"since": "2027-01-01"}, ["Spring sale moved to 14 March"]),
         ({"status": "forgotten"}, []),
         ({"source": "agent"}, []),

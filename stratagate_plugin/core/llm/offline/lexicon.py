@@ -92,8 +92,8 @@ STANDING = _cue(
     r"|evening|night|week|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|each (?:day|morning|evening|week)|usually|on weekdays|on weekends"
     r"|on (?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
-    r"|(?:once|twice|\w+ times|a \w+) a (?:day|week|month|year)|(?:i|we)(?:'ve| have) been \w+ing",
-    r"住在|每天|每周|每个?星期|每晚|每个?月|经常|通常|一般|平时|总是|一直|在[\u4e00-\u9fff]{1,6}工作(?!室)"
+    r"|(?:once|twice|\w+ times|a \w+) a (?:day|week|month|year)",
+    r"住在|每天|每周|每个?星期|每晚|每个?月|经常|通常|在[\u4e00-\u9fff]{1,6}工作(?!室)"
     r"|当[\u4e00-\u9fff]{1,4}[员师]",
 )
 # A feeling is an evaluation, not a standing fact, however often it is felt.

@@ -25,7 +25,7 @@ _PRONOUN = re.compile(r"(?<![\w'-])(?:" + "|".join(_FIRST_PERSON) + r")(?![\w'-]
 _REMINDER = re.compile(
     r"^(?:remind me|remember|note|fyi|记住|change of plans?|update|for the record|by the way"
     r"|just so you know|as I (?:said|mentioned)|like I said|计划有变|跟你说过的?|说一下)"
-    r"\s*[:：,，]\s*",
+    r"\s*[:：,，]\s*|^(?:please )?(?:remember|note|make a note) that\s+",
     re.IGNORECASE,
 )
 _LATIN = re.compile(r"[A-Za-z]")
