@@ -371,22 +371,9 @@ def _timeline(raw: sqlite3.Connection, block: Block) -> list[EventCard]:
 
 
 def _timeline_entry(card: EventCard) -> dict[str, Any]:
-    keys = (
-        "mentioned_at",
-        "happened_start",
-        "happened_end",
-        "basis",
-        "participants",
-        "event_type",
-    )
-    return {
-        "id": card.id,
-        "title": card.title,
-        "summary": card.summary[:400],
-        "scope": card.scope,
-        "status": card.status,
-        **{key: card.temporal[key] for key in keys if key in card.temporal},
-    }
+    """What the model sees of a timeline event: the relation rules' entry, its scope, and
+    the summary cut to 400 characters."""
+    return {**truth.entry(card), "summary": card.summary[:400], "scope": card.scope}
 
 
 def _card_from_draft(
