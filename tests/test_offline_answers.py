@@ -23,6 +23,7 @@ from stratagate_plugin.memory_plugin.question_terms import covers, key_terms
 from tests.test_plugin_e2e import make_host
 
 CANT = "I can't confirm that from memory."
+CANT_ZH = "我无法从记忆中确认这一点。"  # a Chinese question is answered in Chinese
 FIRST_DAY = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 NEXT_DAY = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 
@@ -79,7 +80,7 @@ async def test_a_chinese_question_about_something_never_mentioned_is_not_answere
     tmp_path: Path, question: str
 ) -> None:
     [answer] = await told_then_asked(tmp_path, FACTS_ZH, [question])
-    assert answer == CANT
+    assert answer == CANT_ZH
 
 
 async def test_questions_about_what_was_said_are_answered(tmp_path: Path) -> None:
@@ -100,6 +101,7 @@ async def test_chinese_questions_about_what_was_said_are_answered(tmp_path: Path
         tmp_path, FACTS_ZH, ["我姐姐在哪里工作？", "季度评审是什么时候？"]
     )
     assert "面包店" in answers[0] and "二月九日" in answers[1]
+    assert all(answer.startswith("根据你之前告诉我的：\n- ") for answer in answers)
 
 
 @pytest.mark.parametrize(
@@ -192,9 +194,10 @@ async def test_the_answer_states_the_current_value_first_and_the_older_as_histor
         answer = await ask(host, "later", question)
     facts = [line for line in answer.splitlines() if line.startswith("- ")]
     assert facts, answer
-    assert now in facts[0] and "(earlier: " in facts[0], answer
-    assert facts[0].index(now) < facts[0].index("(earlier: ") < facts[0].index(before)
-    assert not any(before in line and "(earlier: " not in line for line in facts), answer
+    note = "（之前：" if "（之前：" in answer else "(earlier: "  # in the question's language
+    assert now in facts[0] and note in facts[0], answer
+    assert facts[0].index(now) < facts[0].index(note) < facts[0].index(before)
+    assert not any(before in line and note not in line for line in facts), answer
 
 
 @pytest.mark.parametrize(

@@ -117,7 +117,7 @@ def _call(turn: _Turn, name: str, arguments: dict[str, Any]) -> ChatMessage:
 
 def _statement(turn: _Turn, available: set[str]) -> ChatMessage:
     if turn.order:
-        return text_reply("Noted — I'll keep that in mind.")
+        return text_reply(_say(turn, "kept"))
     name = _CALL_ME.search(turn.question)
     if name and "memory_profile_update" in available:
         value = name.group("name") or name.group("zh")
@@ -127,7 +127,7 @@ def _statement(turn: _Turn, available: set[str]) -> ChatMessage:
     fact = _REMEMBER.match(turn.question)
     if fact and "memory_remember" in available:
         return _call(turn, "memory_remember", {"content": fact.group("fact") or fact.group("zh")})
-    return text_reply("Noted.")
+    return text_reply(_say(turn, "noted"))
 
 
 def _question_step(turn: _Turn, available: set[str]) -> ChatMessage:
@@ -247,6 +247,40 @@ def _is_json_document(text: str) -> bool:
     return True
 
 
+_WORDS = {
+    "en": {
+        "kept": "Noted — I'll keep that in mind.",
+        "noted": "Noted.",
+        "unsure": "I can't confirm that from memory.",
+        "recalled": "From what you told me before:",
+    },
+    "zh": {
+        "kept": "好的，我会记住。",
+        "noted": "好的，记下了。",
+        "unsure": "我无法从记忆中确认这一点。",
+        "recalled": "根据你之前告诉我的：",
+    },
+}
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def _say(turn: _Turn, what: str) -> str:
+    """The agent's own words in the language of the message it answers: Chinese when it
+    has more Han characters than Latin words."""
+    text = turn.question
+    chinese = len(_HAN.findall(text)) > len(_LATIN_WORD.findall(text))
+    return _WORDS["zh" if chinese else "en"][what]
+
+
+def _in(turn: _Turn, line: str) -> str:
+    """An answer line with its history note in the answer's language."""
+    head, sep, rest = line.partition(" (earlier: ")
+    if not sep or _say(turn, "noted") == _WORDS["en"]["noted"]:
+        return line
+    return f"{head}（之前：{rest.removesuffix(')')}）"
+
+
 def _memory_off(turn: _Turn) -> str:
     if _QUESTION.search(turn.question):
         return "Memory is off in this profile, so I can't look that up."
@@ -302,10 +336,10 @@ def _answer(turn: _Turn) -> str:
     found = [line.text for line in _best([f for s in searches for f in _evidence(turn, s)])]
     if not found:
         if _QUESTION.search(turn.question):
-            return "I can't confirm that from memory."
-        return "Noted."
+            return _say(turn, "unsure")
+        return _say(turn, "noted")
     shown = _distinct(found)[:3]
-    return "From what you told me before:\n" + "\n".join(f"- {line}" for line in shown)
+    return _say(turn, "recalled") + "\n" + "\n".join(f"- {_in(turn, line)}" for line in shown)
 
 
 def _distinct(found: list[str]) -> list[str]:
