@@ -82,7 +82,7 @@ class KeyTerm:
             return True
         # a two-character Chinese word the evidence splits ("换车" / "把旧车换掉")
         word = "".join(self.words)
-        chars = {f"h1:{c}" for c in word if "\u3400" <= c <= "\u9fff"}
+        chars = {token for token in tokenize(word) if token.startswith("h1:")}
         return len(word) == len(chars) == SPLIT_WORD_CHARS and chars <= have
 
 

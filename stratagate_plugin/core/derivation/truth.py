@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..events.cards import EventCard
-from ..events.restatement import restatement_of
+from ..events.restatement import restatement_of, without_attribution
 from ..llm.offline.relations import relation_fields
 from ..text.search_terms import query_tokens
 
@@ -49,7 +49,7 @@ def _with_change_links(card: EventCard, near: Sequence[EventCard]) -> EventCard:
     temporal = card.temporal
     if temporal.get("supersedes_event_ids") or not near:
         return card
-    text = " ".join(dict.fromkeys([*card.quotes, card.title, _said(card.summary)]))
+    text = " ".join(dict.fromkeys([*card.quotes, card.title, without_attribution(card.summary)]))
     names = [p for p in temporal.get("participants", []) if isinstance(p, str)]
     event_type = str(temporal.get("event_type") or "other")
     links = relation_fields(entry(card), text, event_type, [entry(c) for c in near], names)
@@ -78,12 +78,3 @@ def entry(card: EventCard) -> dict[str, Any]:
         "status": card.status,
         **{key: card.temporal[key] for key in keys if key in card.temporal},
     }
-
-
-def _said(summary: str) -> str:
-    """The summary without its "X said:" prefix (the speaker is read from the entry)."""
-    head, colon, rest = summary.partition(":")
-    if colon and len(head) <= 40 and head.rstrip().endswith(" said"):
-        return rest.strip()
-    head, colon, rest = summary.partition("：")
-    return rest.strip() if colon and len(head) <= 40 and head.endswith("说") else summary

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..remember.rules import NEAR_DUPLICATE, event_tokens, token_containment
-from ..text.search_terms import normalize, query_tokens
+from ..text.search_terms import normalize, query_tokens, tokenize
 from .cards import EventCard
 
 _ATTRIBUTION = re.compile(r"^(?P<speaker>[^:：]{1,40}?)(?:\s+said|说)\s*[:：]\s*")
@@ -117,13 +117,16 @@ def _han_restates(new: EventCard, old: EventCard) -> bool:
 
 
 def _han_chars(card: EventCard) -> frozenset[str]:
-    """Content characters; how often ("一般", 通常) is no content of a habit said again."""
-    said = _HAN_HOW_OFTEN.sub(" ", _said_text(card.title, card.summary))
-    return frozenset(c for c in said if _is_han(c) and c not in _HAN_FUNCTION)
+    return _han_char_set(card.title, card.summary)
 
 
-def _is_han(char: str) -> bool:
-    return "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff"
+@lru_cache(maxsize=4096)
+def _han_char_set(title: str, summary: str) -> frozenset[str]:
+    """Content characters (the tokenizer's ``h1:``); how often ("一般", 通常) is no content
+    of a habit said again."""
+    said = _HAN_HOW_OFTEN.sub(" ", _said_text(title, summary))
+    chars = (t[3:] for t in tokenize(said) if t.startswith("h1:"))
+    return frozenset(c for c in chars if c not in _HAN_FUNCTION)
 
 
 def _digits(card: EventCard) -> frozenset[str]:
@@ -158,11 +161,16 @@ def _token_sets(title: str, summary: str) -> tuple[frozenset[str], frozenset[str
 def _said_text(title: str, summary: str) -> str:
     """The title and what was said, without the attribution, framing words ("as I said")
     or the date notes of the day it was said ("[7:40 = 2026-10-08 07:40]")."""
-    said = _DISCOURSE.sub(" ", _ATTRIBUTION.sub("", summary.strip(), count=1))
+    said = _DISCOURSE.sub(" ", without_attribution(summary))
     text = f"{_DISCOURSE.sub(' ', title)} {_DATE_NOTE.sub(' ', said)}"
     for words, frame in _FRAME_WORDS:
         text = words.sub(frame, text)
     return text
+
+
+def without_attribution(summary: str) -> str:
+    """The summary without its "X said:" / "X说：" prefix (the speaker is read apart)."""
+    return _ATTRIBUTION.sub("", summary.strip(), count=1)
 
 
 def speaker(summary: str) -> str:
