@@ -1,5 +1,8 @@
 """The whole fault matrix in one call: every scenario with the sizes ``Options`` gives."""
 
+import functools
+import importlib
+import pkgutil
 import random
 import time
 from collections.abc import Callable
@@ -12,7 +15,7 @@ from .concurrent import concurrent_writers
 from .fuzz import fuzz_all
 from .results import Row
 
-SCENARIOS = ("kills", "concurrent", "bad-model", "fuzz")
+SCENARIOS = ("kills", "concurrent", "bad-model", "fuzz", "entrances")
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,20 @@ def run_matrix(options: Options, folder: Path) -> list[Row]:
         rows += timed(lambda: bad_model(folder / "bad-model", options.cycles, workers=2))
     if "fuzz" in options.only:
         rows += fuzz_all(options.fuzz, options.seed)
+    if "entrances" in options.only:
+        rows += entrance_rows(folder / "entrances")
+    return rows
+
+
+def entrance_rows(folder: Path) -> list[Row]:
+    """The rows of issue 24's probes (``r24_*`` modules): writers sharing a session, odd
+    bytes over MCP, keys after Chinese text, huge messages and replies, endless files."""
+    rows: list[Row] = []
+    here = [str(Path(__file__).parent)]
+    names = sorted(m.name for m in pkgutil.iter_modules(here) if m.name.startswith("r24_"))
+    for name in names:
+        part = importlib.import_module(f"{__package__}.{name}")
+        rows += timed(functools.partial(part.rows, folder / name))
     return rows
 
 
