@@ -20,6 +20,7 @@ from browser import server_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks.fault_parts.r24_wire import rows as wire_rows
 from stratagate_plugin.mcp_server.recording import MAX_TEXT_BYTES
 from stratagate_plugin.mcp_server.wire import (
     MAX_LINE_BYTES,
@@ -265,3 +266,10 @@ def test_any_line_is_one_message_or_one_error_never_a_crash(text: str, noise: by
             assert checked.id is None or isinstance(checked.id, str | int)
         else:
             assert surrogate_free(checked.message.model_dump(mode="python"))
+
+
+def test_the_fault_rows_of_the_wire_are_all_zero(tmp_path: Path) -> None:
+    """``benchmarks/fault_parts/r24_wire`` at a small size: every call answered and stored."""
+    surrogate_row, malformed_row = wire_rows(tmp_path, turns=8, malformed=30)
+    assert (surrogate_row.acknowledged, surrogate_row.failures()) == (8, {}), surrogate_row
+    assert (malformed_row.fuzz_cases, malformed_row.failures()) == (30, {}), malformed_row
