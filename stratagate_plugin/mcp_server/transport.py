@@ -49,10 +49,13 @@ async def read_lines(
     """Every line to the server, or its refusal to the client; ends at EOF."""
     async with inbound, replies:
         while True:
-            line, whole = await anyio.to_thread.run_sync(read_line, wire_in)
+            # Abandoned on cancel: a read blocked on a silent client must not hold up a
+            # server that is stopping for another reason.
+            line, whole = await anyio.to_thread.run_sync(read_line, wire_in, abandon_on_cancel=True)
             if not line:
                 return
-            checked = check_line(line) if whole else too_long(line)
+            # Parsed off the loop too: an 8 MB line takes a while, and calls are running.
+            checked = await anyio.to_thread.run_sync(check_line if whole else too_long, line)
             try:
                 if isinstance(checked, Refusal):
                     log.warning("StrataGate MCP: refused a message: %s", checked.message)

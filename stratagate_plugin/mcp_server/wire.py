@@ -112,27 +112,28 @@ def leading_id(prefix: bytes) -> RequestId | None:
     write ``jsonrpc``, ``id`` and ``method`` before ``params``)."""
     text, _ = valid_bytes(prefix)
     decoder = json.JSONDecoder()
-    at = _SPACE.match(text).end()  # type: ignore[union-attr]
+    at = _skip_space(text, 0)
     if not text.startswith("{", at):
         return None
-    at += 1
     try:
         while True:
-            at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
-            key, at = decoder.raw_decode(text, at)
-            at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+            key, at = decoder.raw_decode(text, _skip_space(text, at + 1))
+            at = _skip_space(text, at)
             if not text.startswith(":", at):
                 return None
-            at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
-            value, at = decoder.raw_decode(text, at)
+            value, at = decoder.raw_decode(text, _skip_space(text, at + 1))
             if key == "id":
                 return value if usable_id(value) else None
-            at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+            at = _skip_space(text, at)
             if not text.startswith(",", at):
                 return None
-            at += 1
     except (ValueError, RecursionError):  # the cut fell before the id
         return None
+
+
+def _skip_space(text: str, at: int) -> int:
+    found = _SPACE.match(text, at)
+    return found.end() if found else at
 
 
 def usable_id(value: Any) -> bool:
