@@ -62,7 +62,7 @@ def _register_import(commands: Any) -> None:
     mode.add_argument("--commit", action="store_true", help="write the batch")
     mode.add_argument("--undo", metavar="BATCH", help="take back a committed batch")
     parser.add_argument("--job", help="with --commit: an earlier preview's job id")
-    parser.add_argument("--choices", type=Path, help="with --commit: JSON {index: action}")
+    parser.add_argument("--choices", type=Path, help="with --commit: a JSON file {index: action}")
     parser.set_defaults(handler=run_import)
 
 

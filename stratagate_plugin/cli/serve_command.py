@@ -2,7 +2,9 @@
 
 One process: the host with its plugins (the memory plugin's background worker included),
 and uvicorn serving the app on 127.0.0.1 unless told otherwise. Any other address needs an
-access token, and the URL printed carries it once (it is then kept in a cookie).
+access token, and the URL printed carries it once (it is then kept in a cookie). The app
+answers to the names the server is reached by (for ``0.0.0.0``, the machine's own name and
+addresses and loopback) and to each ``--allowed-host``; any other Host is refused.
 """
 
 import argparse
@@ -18,7 +20,7 @@ from ..harness.pm import await_me_maybe
 from ..harness.profiles import DEFAULT_PROFILE, load_profile
 from ..harness.runtime import Host
 from ..web.shell.app import build_app
-from ..web.shell.security import policy_for
+from ..web.shell.security import WILDCARD_BINDS, policy_for
 from .chat_command import chat_model
 
 DEFAULT_PORT = 8377
@@ -38,13 +40,21 @@ def register(commands: Any) -> None:
         default=None,
         help="access token, required off 127.0.0.1 (or STRATAGATE_WEB_TOKEN)",
     )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        dest="allowed_hosts",
+        help="another Host name the app answers to, e.g. a DNS name or a proxy's (repeatable)",
+    )
     parser.set_defaults(handler=run_serve)
 
 
 async def run_serve(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get("STRATAGATE_WEB_TOKEN") or None
     try:
-        policy = policy_for(args.host, token)
+        policy = policy_for(args.host, token, args.allowed_hosts)
     except ValueError as error:
         raise HostError(str(error)) from error
     listener = bind(args.host, args.port)
@@ -58,6 +68,9 @@ async def run_serve(args: argparse.Namespace) -> int:
             shown = f"[{args.host}]" if ":" in args.host else args.host
             suffix = f"?token={token}" if token else ""
             print(f"StrataGate is serving on http://{shown}:{port}/{suffix}", flush=True)
+            if args.host in WILDCARD_BINDS:
+                names = ", ".join(sorted(policy.hosts))
+                print(f"Answering to the Host names {names}", file=sys.stderr, flush=True)
             print("Press Ctrl-C to stop.", file=sys.stderr, flush=True)
             await uvicorn.Server(config).serve(sockets=[listener])
         finally:

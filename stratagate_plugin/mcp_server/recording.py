@@ -11,12 +11,17 @@ model acts: a change the user asked for applies at once, one the agent proposes 
 the next message's agreement. Here the message comes only with the recorded turn, so every
 change is first a proposal; recording its turn applies it when that message asked for it,
 and otherwise the next recorded message agrees or refuses.
+
+Each message is at most ``MAX_TEXT_BYTES`` (1 MB of UTF-8); a longer one is refused with a
+JSON-RPC error naming the limit before anything is written.
 """
 
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
 from pydantic import Field
 
 from ..core.errors import InvalidInput
@@ -27,6 +32,7 @@ from .connection import Connection
 SessionName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
 TurnId = Annotated[str, Field(min_length=1, max_length=128)]
 AWAITING_CONSENT = "awaiting_consent"
+MAX_TEXT_BYTES = 1_000_000
 log = logging.getLogger(__name__)
 OVER_MCP = (
     "Over MCP: if the user asked for exactly this, it is applied when you record this turn "
@@ -50,6 +56,7 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
         once per turn, after answering; session names the conversation when you keep one
         across restarts (default: this connection's); turn_id, if you give one, makes a
         retried call record the turn once."""
+        check_size(user=user, assistant=assistant)
         if not user.strip():
             raise InvalidInput("user is empty: a turn is recorded from the user's message")
         thread, namespace = connection.thread(session), connection.namespace
@@ -77,6 +84,18 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
         return result | await open_batches(connection, call)
 
     return memory_record_turn
+
+
+def check_size(**texts: str) -> None:
+    """A JSON-RPC error (invalid params) for a message over ``MAX_TEXT_BYTES``."""
+    for name, text in texts.items():
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_TEXT_BYTES:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"{name} is {size:,} bytes, over the limit of 1 MB ({MAX_TEXT_BYTES:,} bytes) "
+                "per message; nothing was recorded",
+            )
 
 
 async def open_batches(connection: Connection, call: ToolCallContext) -> dict[str, Any]:

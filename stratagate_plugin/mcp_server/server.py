@@ -19,7 +19,6 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import Server
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from ..core.text.clean import valid_text
@@ -29,6 +28,7 @@ from ..memory_plugin.protocol import PROTOCOL
 from ..memory_plugin.tools import memory_tools
 from .connection import Connection
 from .recording import noting_proposals, record_turn_tool
+from .transport import checked_stdio
 
 SERVER_NAME = "stratagate"
 PROFILE_TOOL = "memory_profile_update"
@@ -89,6 +89,8 @@ async def run_tool(
         raise MCPError(types.INVALID_PARAMS, f"unknown tool {name!r} (available tools: {known})")
     try:
         result = await tool.implementation(arguments, connection.call())
+    except MCPError:  # a protocol error the tool raised itself (an over-long message)
+        raise
     except ToolArgumentsError as error:
         return _error(f"invalid arguments for {name}: {error}")
     except Exception as error:  # as the harness does: the model reads one line and goes on
@@ -109,10 +111,11 @@ def _error(text: str) -> types.CallToolResult:
 
 
 async def serve_stdio(connection: Connection) -> None:
-    """Serve until the client closes stdin; stdout carries protocol messages only (the SDK
-    points fd 1 at stderr while it serves, so a stray print cannot break a frame)."""
+    """Serve until the client closes stdin; stdout carries protocol messages only (fd 1
+    points at stderr while serving, so a stray print cannot break a frame), and every line
+    that is not one valid message is answered with its JSON-RPC error (``wire``)."""
     server = build_server(connection)
-    async with stdio_server() as (read_stream, write_stream):
+    async with checked_stdio() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 

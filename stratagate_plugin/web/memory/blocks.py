@@ -148,7 +148,7 @@ async def block_view(pages: MemoryPages, request: Request) -> Response:
 
 async def expand(pages: MemoryPages, request: Request) -> Response:
     """Expand (or lower) a ready block to the posted level as the user."""
-    block_id = request.path_params["block_id"]
+    block_id = await block_of_space(pages, request)
     level = (await form_fields(request)).get("level", "")
     await pages.memory.expand_block(block_id, level, source="user", strict=True)
     return await updated_card(pages, request, block_id)
@@ -156,7 +156,7 @@ async def expand(pages: MemoryPages, request: Request) -> Response:
 
 async def retry(pages: MemoryPages, request: Request) -> Response:
     """Queue the block's failed derivation job again and wake the worker."""
-    block_id = request.path_params["block_id"]
+    block_id = await block_of_space(pages, request)
     job = await pages.memory.failed_block_job(block_id)
     if job is None:
         raise HTTPException(409, f"block {block_id} has no failed summary job to retry")
@@ -165,11 +165,20 @@ async def retry(pages: MemoryPages, request: Request) -> Response:
     return await updated_card(pages, request, block_id)
 
 
+async def block_of_space(pages: MemoryPages, request: Request) -> str:
+    """The posted block's id if it is a block of the space the request names; else 404."""
+    block_id: str = request.path_params["block_id"]
+    entry = await pages.memory.rail_block(block_id)  # an unknown id: NotFound, 404
+    pages.check_space(request, entry.block.namespace, "block", block_id)
+    return block_id
+
+
 async def updated_card(pages: MemoryPages, request: Request, block_id: str) -> Response:
     """htmx: the block's card as it is now; a plain post: back to its conversation."""
     entry = await pages.memory.rail_block(block_id)
     if request.headers.get("hx-request") == "true":
-        context = {"entry": entry, "levels": LEVELS, "base": SECTION_PATH}
+        space = entry.block.namespace
+        context = {"entry": entry, "levels": LEVELS, "base": SECTION_PATH, "space": space}
         return render(request, "memory/_block_card.html", context)
     return RedirectResponse(rail_url(entry), status_code=303)
 

@@ -1,5 +1,6 @@
 """The conflicts queue: active events marked as contradicting each other, both sides with
-their sources, resolved by keeping both or by one superseding the other (each a receipt)."""
+their sources, resolved by keeping both or by one superseding the other (each a receipt);
+both events must be of the space the form names."""
 
 from urllib.parse import urlencode
 
@@ -47,6 +48,9 @@ async def resolve(pages: MemoryPages, request: Request) -> Response:
     event_id, other_id = fields.get("event_id", ""), fields.get("other_id", "")
     if not event_id or not other_id:
         raise InvalidInput("event_id and other_id are both needed")
+    for item in (event_id, other_id):
+        card = await pages.memory.get_event(item)
+        pages.check_space(request, card.namespace, "event", item)
     result = await pages.memory.resolve_conflict(event_id, other_id, fields.get("action", ""))
     query = urlencode({"space": result.card.namespace, "receipt": result.action.id})
     return RedirectResponse(f"{SECTION_PATH}/conflicts?{query}", status_code=303)

@@ -1,8 +1,10 @@
 """The long-term events pages: the filtered timeline, one event's story, and its actions.
 
 Actions are POST forms answered with a 303 to the event's page, which shows the receipt
-line the CLI prints (``curation.receipts``). Filters and dates are checked by the core
-(``timeline_filter``): a bad one is a 400 page.
+line the CLI prints (``curation.receipts``). An event's page is always shown in the event's
+own space (a link from elsewhere is redirected there), so its forms name that space, and an
+action naming another space is refused before anything changes. Filters and dates are
+checked by the core (``timeline_filter``): a bad one is a 400 page.
 """
 
 from typing import Any
@@ -79,6 +81,9 @@ async def event_page(pages: MemoryPages, request: Request) -> Response:
     """``/memory/events/{id}``: sources, times, links both ways, adoptions, weight chart."""
     detail = await pages.memory.timeline_event(request.path_params["event_id"])
     card = detail.details.card
+    if pages.space(request) != card.namespace:
+        query = urlencode({**request.query_params, "space": card.namespace})
+        return RedirectResponse(f"{request.url.path}?{query}", status_code=303)
     context = {
         "detail": detail,
         "card": card,
@@ -103,7 +108,8 @@ async def _receipt(pages: MemoryPages, action_id: str, detail: Any) -> str | Non
 
 def _flag_view(kind: ActionKind) -> Any:
     async def act(pages: MemoryPages, request: Request) -> Response:
-        result = await pages.memory.memory_action(kind, request.path_params["event_id"])
+        event_id = await event_of_space(pages, request, request.path_params["event_id"])
+        result = await pages.memory.memory_action(kind, event_id)
         return to_event(result.card.id, result.card.namespace, result.action.id)
 
     act.__name__ = f"event_{kind}"
@@ -112,14 +118,22 @@ def _flag_view(kind: ActionKind) -> Any:
 
 async def correct(pages: MemoryPages, request: Request) -> Response:
     """A new event with the person's wording supersedes this one; shown with its chain."""
+    event_id = await event_of_space(pages, request, request.path_params["event_id"])
     fields = await form_fields(request)
     result = await pages.memory.correct_event(
-        request.path_params["event_id"],
+        event_id,
         title=fields.get("title", ""),
         summary=fields.get("summary", ""),
         happened=parse_moment("happened", fields.get("happened", "")),
     )
     return to_event(result.card.id, result.card.namespace, result.action.id)
+
+
+async def event_of_space(pages: MemoryPages, request: Request, event_id: str) -> str:
+    """``event_id`` if it is an event of the space the request names; else a 404."""
+    card = await pages.memory.get_event(event_id)  # an unknown id: NotFound, 404
+    pages.check_space(request, card.namespace, "event", event_id)
+    return event_id
 
 
 def to_event(event_id: str, space: str, receipt: str) -> Response:

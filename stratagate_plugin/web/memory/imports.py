@@ -247,6 +247,8 @@ async def commit(pages: MemoryPages, request: Request) -> Response:
     every unsure item's proposal) → 303 to the job page. A job not ready for it (still
     analysing, already committed) is a 409."""
     job_id = request.path_params["job_id"]
+    job = await pages.memory.import_job(job_id)  # NotFound → 404
+    pages.check_space(request, job.namespace, "import job", job_id)
     fields = await form_fields(request)
     choices = posted_choices(fields)
     take = fields.get("accept") == "proposed"  # "take every proposal": one click for many
@@ -298,6 +300,8 @@ async def undo(pages: MemoryPages, request: Request) -> Response:
     """Undo one batch → 303 to the batches page; an unknown batch is a 404, one already
     undone a 409."""
     batch_id = request.path_params["batch_id"]
+    batch = await pages.memory.import_batch(batch_id)  # NotFound → 404
+    pages.check_space(request, batch.namespace, "import batch", batch_id)
     try:
         done = await pages.memory.import_undo(batch_id)
     except InvalidInput as error:

@@ -86,8 +86,12 @@ async def jobs_page(pages: MemoryPages, request: Request) -> Response:
 
 
 async def retry_one(pages: MemoryPages, request: Request) -> Response:
-    """Unknown job → 404 (``NotFound``); a job that is not failed → 400 naming its state."""
-    await pages.memory.retry_job(request.path_params["job_id"])
+    """Unknown job, or one of another space → 404; a job that is not failed → 400 naming
+    its state."""
+    job_id, space = request.path_params["job_id"], pages.space(request)
+    found = {job.id: job.namespace for job in await pages.memory.list_jobs(space)}
+    pages.check_space(request, found.get(job_id), "job", job_id)
+    await pages.memory.retry_job(job_id)
     return retried(pages, request, 1)
 
 

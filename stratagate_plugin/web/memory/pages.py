@@ -3,6 +3,10 @@
 Routes are built from view functions ``async def view(pages, request)``; ``pages`` gives
 the engine, the plugin's settings and the memory space the page shows (the ``space``
 query parameter, else the space chat uses in the host's directory).
+
+An action names its space the same way (each form posts to ``…?space=``) and acts only on
+an item of that space: an id of another space is refused as unknown, as the MCP gate
+refuses it, so a page opened on one space can never change another's memory.
 """
 
 from collections.abc import Awaitable, Callable
@@ -13,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ...core.errors import NotFound
 from ...core.memory import StrataGate
 from ...core.profile.spaces import display_name
 from ...harness.types import HostAPI
@@ -54,6 +59,13 @@ class MemoryPages:
         """The space the request asks for (``?space=``), else the default one."""
         asked = request.query_params.get("space", "").strip()
         return asked or self.default_space()
+
+    def check_space(self, request: Request, namespace: str | None, kind: str, item_id: str) -> None:
+        """Refuse (404) an action on ``item_id`` unless it is in the space the action names
+        (``namespace`` None: it was not found there)."""
+        space = self.space(request)
+        if namespace != space:
+            raise NotFound(f"no {kind} {item_id!r} in memory space {display_name(space)!r}")
 
     async def render(
         self,

@@ -38,6 +38,10 @@ from .security import BodyTooLarge, Guard, GuardPolicy, policy_for
 from .templating import WebState, json_response, render
 
 log = logging.getLogger(__name__)
+# The multipart parser logs why a body is malformed (at WARNING, to stderr without a
+# handler) and then raises; Starlette turns that into the 400 the client reads, so the
+# server's log keeps only what the server did wrong.
+logging.getLogger("python_multipart").setLevel(logging.ERROR)
 CHAT_LINK = NavLink("/chat", {"en": "Chat", "zh": "对话"})
 
 

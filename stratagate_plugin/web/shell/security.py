@@ -1,19 +1,24 @@
 """The guard in front of every request: who may talk to the app and what it answers with.
 
-- A request whose ``Host`` is not a name the app is bound to is refused (DNS rebinding).
+- A request whose ``Host`` is not a name the server answers on is refused (DNS rebinding):
+  the bound address (for ``0.0.0.0`` / ``::``, the machine's own addresses and name), the
+  loopback names when it is reachable on loopback, and the names given with
+  ``--allowed-host``.
 - A write (POST, PUT, PATCH, DELETE) a browser sends from another site is refused: by
   ``Sec-Fetch-Site``, else by ``Origin`` (a request with neither is not from a browser,
   so no cross-site page can have sent it), as Go's ``http.CrossOriginProtection`` does.
 - With an access token (required off loopback), every request carries it: as a bearer
-  header, or the cookie a visit to ``/?token=…`` sets.
+  header, or the cookie a visit to ``/?token=…`` sets (cookies read one by one, so a
+  neighbour Python's strict parser dislikes cannot hide it).
 - Bodies are limited in size; every page gets a Content-Security-Policy without inline
   script; HTML and JSON answers pass the secret redaction once more, as a last net.
 """
 
 import hmac
+import ipaddress
+import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from http.cookies import SimpleCookie
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from starlette.datastructures import Headers
@@ -25,6 +30,7 @@ MAX_BODY_BYTES = 1_000_000
 TOKEN_COOKIE = "sg_token"
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+WILDCARD_BINDS = ("0.0.0.0", "::", "")
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
@@ -53,17 +59,48 @@ class GuardPolicy:
 
 
 def policy_for(bind: str, token: str | None, extra_hosts: Iterable[str] = ()) -> GuardPolicy:
-    """Loopback answers to its loopback names; any other bind to its own name and those
-    given, and only with a token."""
-    names = {bind, *extra_hosts}
-    if bind in LOOPBACK_NAMES:
-        names.update(LOOPBACK_NAMES)
-    elif not token:
+    """Loopback answers to its loopback names; any other bind to the names it is reachable
+    by (``answered_names``) and those given, and only with a token."""
+    if bind not in LOOPBACK_NAMES and not token:
         raise ValueError(
             f"refusing to serve on {bind} without an access token: pass --token "
             "(or set STRATAGATE_WEB_TOKEN), or bind 127.0.0.1"
         )
-    return GuardPolicy(frozenset(name.lower() for name in names), token)
+    names = answered_names(bind) | {host_name(name) for name in extra_hosts}
+    return GuardPolicy(frozenset(name for name in names if name), token)
+
+
+def answered_names(bind: str) -> set[str]:
+    """The Host names a server bound to ``bind`` is really reached by: a wildcard bind is
+    reached on every interface (the machine's name and addresses, and loopback); a loopback
+    address also as ``localhost``; any other address only as itself."""
+    bind = host_name(bind)
+    if bind in WILDCARD_BINDS:
+        return {bind, *LOOPBACK_NAMES, *machine_names()}
+    if bind == "localhost" or _is_loopback(bind):
+        return {bind, *LOOPBACK_NAMES}
+    return {bind}
+
+
+def machine_names() -> set[str]:
+    """This machine's host name and the addresses it resolves to (no network query beyond
+    the resolver's own files and cache; a resolver failure leaves just the name)."""
+    name = socket.gethostname().lower()
+    names = {name}
+    try:
+        found = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
+    except OSError:
+        return names
+    for _, _, _, _, address in found:
+        names.add(str(address[0]).split("%", 1)[0].lower())
+    return names
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
 
 
 class Guard:
@@ -90,8 +127,11 @@ class Guard:
         await self.app(scope, self._limited(receive, limit), _secured(send))
 
     def _refusal(self, scope: Scope, headers: Headers) -> tuple[int, str] | None:
-        if _host_name(headers.get("host", "")) not in self.policy.hosts:
-            return 421, "refused: this server does not answer to that Host name"
+        if host_name(headers.get("host", "")) not in self.policy.hosts:
+            return 421, (
+                "refused: this server does not answer to that Host name (start it with "
+                "--allowed-host NAME to add one)"
+            )
         if scope["method"] in UNSAFE_METHODS and _cross_site(headers):
             return 403, "refused: a cross-site request may not change anything here"
         length, limit = headers.get("content-length"), self.policy.body_limit(scope["path"])
@@ -109,8 +149,9 @@ class Guard:
         bearer = headers.get("authorization", "")
         if bearer.lower().startswith("bearer ") and _same(bearer[7:].strip(), token):
             return True
-        cookie = SimpleCookie(headers.get("cookie", ""))
-        return TOKEN_COOKIE in cookie and _same(cookie[TOKEN_COOKIE].value, token)
+        return any(
+            _same(value, token) for value in cookie_values(headers.getlist("cookie"), TOKEN_COOKIE)
+        )
 
     async def _accept_token(self, scope: Scope, send: Send) -> None:
         """``?token=`` right: remember it in a cookie and drop it from the address bar."""
@@ -194,7 +235,20 @@ def _cross_site(headers: Headers) -> bool:
     return origin == "null" or urlsplit(origin).netloc.lower() != headers.get("host", "").lower()
 
 
-def _host_name(host: str) -> str:
+def cookie_values(headers: Iterable[str], name: str) -> list[str]:
+    """Every value of cookie ``name`` in ``Cookie`` headers, each pair read on its own:
+    ``http.cookies`` drops the whole header at the first pair it dislikes (a space in a
+    value), and browsers send such pairs."""
+    values = []
+    for header in headers:
+        for pair in header.split(";"):
+            key, sep, value = pair.partition("=")
+            if sep and key.strip() == name:
+                values.append(value.strip().strip('"'))
+    return values
+
+
+def host_name(host: str) -> str:
     host = host.strip().lower()
     if host.startswith("["):
         return host[1:].split("]", 1)[0]
