@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.fault_parts.r24_secrets import rows
+from stratagate_plugin.core.profile.fields import clean_value
 from stratagate_plugin.core.text.secrets import REDACTED, redact_secrets, redact_value
 
 ALNUM = string.ascii_letters + string.digits
@@ -150,6 +151,11 @@ def test_a_url_password_never_survives_next_to_any_script(text: str, user: str) 
 @given(text=SCRIPT_TEXT)
 def test_text_of_every_script_without_a_secret_is_unchanged(text: str) -> None:
     assert redact_secrets(text) == text
+
+
+def test_a_key_put_in_the_profile_is_stored_redacted() -> None:
+    value = clean_value("response_preferences", "部署用ghp_" + "Q7" * 18 + "令牌")
+    assert value == f"部署用{REDACTED}令牌"
 
 
 def test_the_key_after_cjk_row_finds_no_page_showing_a_secret(tmp_path: Path) -> None:

@@ -26,7 +26,8 @@ from benchmarks.fault_parts.results import Row
 KEY = "sk-proj-ZZZZYYYYXXXXWWWW9999"
 PASSWORD = "Tr0ub4dor3xyz"
 PROFILE_KEY = "ghp_" + "Q7" * 18
-SECRETS = (KEY, PASSWORD, PROFILE_KEY, "ZZZZYYYYXXXXWWWW9999")
+SECRETS = (KEY, "ZZZZYYYYXXXXWWWW9999", PASSWORD, PROFILE_KEY)
+SECRET_NAMES = ("key after CJK", "key after CJK", "URL password", "key in the profile")
 MESSAGES = (
     f"我的OpenAI密钥是{KEY}，请记住",
     f"代理地址：https://alice:{PASSWORD}@proxy.example.com:8080 用于测试",
@@ -68,12 +69,16 @@ async def _key_after_cjk(folder: Path) -> Row:
     row = Row("key after CJK", acknowledged=0, fuzz_cases=0, crashes=0, tracebacks=0)
     async with _app(folder) as (host, client):
         await _say_secrets(host, client, row)
+        showing = dict.fromkeys(SECRET_NAMES, 0)
         for url, body in await _crawl(client, row):
-            for secret in SECRETS:
-                if secret in body:
-                    row.add("crashes")
-                    row.example("leaks", f"{url}: {secret}")
-                    break
+            named = zip(SECRETS, SECRET_NAMES, strict=True)
+            found = [name for secret, name in named if secret in body]
+            for name in dict.fromkeys(found):
+                showing[name] += 1
+            if found:
+                row.add("crashes")
+                row.example("leaks", f"{url}: {found[0]}")
+        row.details["documents_showing"] = showing
     return row
 
 
