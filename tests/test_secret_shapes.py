@@ -6,6 +6,8 @@ are planted here in English and Chinese sentences and, by Hypothesis, glued to r
 of every script; the secret must go and text holding no secret must come back unchanged.
 """
 
+import json
+import sqlite3
 import string
 from pathlib import Path
 
@@ -14,6 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.fault_parts.r24_secrets import rows
+from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.llm.base import ScriptedModel
+from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.profile.fields import clean_value
 from stratagate_plugin.core.text.secrets import REDACTED, redact_secrets, redact_value
 
@@ -156,6 +161,26 @@ def test_text_of_every_script_without_a_secret_is_unchanged(text: str) -> None:
 def test_a_key_put_in_the_profile_is_stored_redacted() -> None:
     value = clean_value("response_preferences", "部署用ghp_" + "Q7" * 18 + "令牌")
     assert value == f"部署用{REDACTED}令牌"
+
+
+async def test_an_export_holds_no_key_even_from_a_card_stored_unredacted(tmp_path: Path) -> None:
+    key = "sk-proj-ZZZZYYYYXXXXWWWW9999"
+    summary = {"title": "t", "tags": [], "summary": "s", "keypoints": [], "should_extract": True}
+    model = ScriptedModel.of([summary])
+    async with await StrataGate.open(
+        tmp_path / "m.db", MemoryConfig(block_turn_size=1), model
+    ) as memory:
+        receipt = await memory.append_turn("ns", "t", user="hello", assistant="ok")
+        card = {"title": "Greeting", "summary": "The user said hello.", "tags": ["greeting"]}
+        card |= {"quotes": ["hello"], "scope": "user"}
+        card["source_message_ids"] = [receipt.message_ids[0]]
+        model.push({"should_extract": True, "events": [card]})
+        await memory.process_pending()
+        with sqlite3.connect(tmp_path / "m.db") as raw:  # as a card stored before the fix
+            raw.execute("UPDATE events SET summary = ?", (f"密钥是{key}",))
+        document = await memory.export_space("ns", include_profile=True)
+    text = json.dumps(document, ensure_ascii=False)
+    assert key not in text and f"密钥是{REDACTED}" in text
 
 
 def test_the_key_after_cjk_row_finds_no_page_showing_a_secret(tmp_path: Path) -> None:
