@@ -355,11 +355,17 @@ def test_stdout_carries_protocol_messages_only_and_eof_stops_the_server(root: Pa
     assert errors.startswith("StrataGate MCP server on stdio: memory space 'project'"), errors
 
 
-def test_a_bad_profile_setting_is_one_line_and_no_protocol_output(root: Path) -> None:
-    profile = {
-        "plugins": ["stratagate-memory"],
-        "settings": {"stratagate-memory": {"block_turn_size": "six"}},
-    }
+@pytest.mark.parametrize(
+    ("setting", "code", "said"),
+    [
+        ({"namespace_mode": "projet"}, 2, "stratagate: error: "),  # no safe default: refused
+        ({"block_turn_size": "six"}, 0, "stratagate: warning: "),  # starts on the default
+    ],
+)
+def test_a_bad_profile_setting_is_one_line_and_no_protocol_output(
+    root: Path, setting: dict[str, str], code: int, said: str
+) -> None:
+    profile = {"plugins": ["stratagate-memory"], "settings": {"stratagate-memory": setting}}
     (root / "home" / "profiles" / "default.yml").write_text(yaml.safe_dump(profile), "utf-8")
     done = subprocess.run(
         COMMAND,
@@ -371,9 +377,9 @@ def test_a_bad_profile_setting_is_one_line_and_no_protocol_output(root: Path) ->
         timeout=60,
         check=False,
     )
-    assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr.startswith("stratagate: error: invalid stratagate-memory settings")
-    assert len(done.stderr.splitlines()) == 1 and "block_turn_size" in done.stderr
+    assert (done.returncode, done.stdout) == (code, "")
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("stratagate: ")]
+    assert line.startswith(said) and "default.yml" in line and next(iter(setting)) in line
 
 
 def test_other_commands_do_not_import_the_mcp_sdk(root: Path) -> None:

@@ -19,7 +19,7 @@ from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
 from ..core.profile.spaces import SpaceSummary
 from ..core.records import BlockView
-from ..harness.profiles import DEFAULT_PROFILE, Profile, load_profile
+from ..harness.profiles import DEFAULT_PROFILE, Profile, load_profile, profile_path
 from ..memory_plugin.runtime import database_path
 from ..memory_plugin.settings import (
     SETTINGS_ID,
@@ -83,7 +83,8 @@ def profile_model(args: argparse.Namespace) -> dict[str, Any]:
 
 def plugin_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The memory plugin's settings in the profile, validated and completed with defaults."""
-    return validated(profile_of(args).settings.get(SETTINGS_ID, {}))
+    profile = profile_of(args)
+    return validated(profile.settings.get(SETTINGS_ID, {}), str(profile_path(profile.name)))
 
 
 def chat_space(args: argparse.Namespace) -> str:

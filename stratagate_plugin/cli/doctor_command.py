@@ -1,12 +1,24 @@
-"""``stratagate doctor``: check the database file and say how to recover it."""
+"""``stratagate doctor``: check the database file and say how to recover it; with
+``--fix-profile``, rewrite a profile without its wrong or unknown settings."""
 
 import argparse
+import shutil
 from pathlib import Path
 from typing import Any
 
 from ..core.doctor import service as doctor
 from ..core.store import default_database_path
 from ..core.store.health import HealthReport
+from ..harness.errors import HostError
+from ..harness.profiles import (
+    DEFAULT_PROFILE,
+    Profile,
+    profile_path,
+    read_profile_data,
+    repaired,
+    save_profile,
+)
+from ..memory_plugin.settings import SETTINGS_ID, without_bad_settings
 from .common import add_db_option
 
 
@@ -29,10 +41,21 @@ def register(commands: Any) -> None:
         metavar="BACKUP",
         help="put a backup (default: the newest) in place; the damaged file is kept aside",
     )
+    repair.add_argument(
+        "--fix-profile",
+        action="store_true",
+        help="rewrite --profile without its wrong or unknown settings (their defaults apply); "
+        "the original is kept as NAME.yml.bak",
+    )
+    parser.add_argument(
+        "--profile", default=DEFAULT_PROFILE, help="the profile --fix-profile repairs"
+    )
     parser.set_defaults(handler=run_doctor)
 
 
 async def run_doctor(args: argparse.Namespace) -> int:
+    if args.fix_profile:
+        return fix_profile(args.profile)
     path: Path = args.db or default_database_path()
     if args.restore:
         chosen = None if args.restore == "newest" else Path(args.restore)
@@ -46,6 +69,30 @@ async def run_doctor(args: argparse.Namespace) -> int:
             print(f"rebuilt {path}; the damaged file is kept as {kept}")
         return _report(report)
     return _report(await doctor.diagnose(path, full=not args.quick))
+
+
+def fix_profile(name: str) -> int:
+    """Drop each wrong or unknown field of the profile and of the memory plugin's section,
+    keeping the file as it was beside it; one line per field removed."""
+    path = profile_path(name)
+    if not path.exists():
+        raise HostError(f"no profile {path}")
+    data, removed = repaired(read_profile_data(path))
+    sections = data.get("settings") or {}
+    if isinstance(sections.get(SETTINGS_ID), dict):
+        sections[SETTINGS_ID], dropped = without_bad_settings(sections[SETTINGS_ID])
+        removed += [f"settings.{SETTINGS_ID}.{line}" for line in dropped]
+    if not removed:
+        print(f"{path}: ok, nothing to fix")
+        return 0
+    backup = path.with_name(f"{path.name}.bak")
+    shutil.copy2(path, backup)
+    save_profile(Profile.model_validate({**data, "name": name}))
+    print(f"{path}: removed {len(removed)} wrong setting(s), their defaults apply now:")
+    for line in removed:
+        print(f"  {line}")
+    print(f"the original is kept as {backup}")
+    return 0
 
 
 def _report(report: HealthReport) -> int:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from ..core.profile.spaces import SpaceSummary, display_name
 from ..harness.hookspecs import hookimpl
+from ..harness.profiles import profile_path
 from ..harness.types import (
     ChatMessage,
     ChatNote,
@@ -42,7 +43,7 @@ from .protocol import (
     leaks_bookkeeping,
 )
 from .runtime import MemoryRuntime
-from .settings import DEFAULT_SETTINGS, SETTINGS_ID, derivation_model
+from .settings import DEFAULT_SETTINGS, SETTINGS_ID, derivation_model, validated
 from .tools import memory_tools
 
 PLUGIN_NAME = "stratagate-memory"
@@ -100,7 +101,8 @@ class MemoryPlugin:
 
     @hookimpl
     async def startup(self, host: HostAPI) -> None:
-        settings = host.settings(SETTINGS_ID)
+        source = str(profile_path(host.profile.name))  # a wrong value's warning names it
+        settings = validated(host.settings(SETTINGS_ID), source)
         chat_model = host.profile.model.model_dump() if host.profile.model is not None else None
         settings["model"] = derivation_model(settings, chat_model)
         self._runtime = await MemoryRuntime.start(settings, host.cwd)

@@ -1,37 +1,48 @@
-"""The plugin's settings, validated once at startup: a wrong value is one clear line.
+"""The plugin's settings, validated at startup: a wrong value is named, never a traceback.
 
 Profiles are hand-edited YAML (``block_turn_size: "abc"``, ``namespace_mode: projet``);
 checking every field here means the user reads which setting is wrong and what it should
-be, not ``invalid literal for int()`` from deep inside.
+be, not ``invalid literal for int()`` from deep inside. A wrong tuning or display value
+must not stop every command: it is replaced by its default with a warning naming the file,
+the field, the value and the rule. A wrong database, space rule or model is refused (its
+default would write into another file or space, or call another model), and so is an
+unknown name, which may be a typo of one of those.
 """
 
+import logging
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..core.config import MemoryConfig
+from ..core.config import MAX_BLOCK_TURN_SIZE, MAX_DECAY_LAMBDA, MAX_TASK_TIMEOUT_S, MemoryConfig
 from ..core.errors import InvalidInput, validation_problems
 from ..core.profile.spaces import namespace_for
 
+logger = logging.getLogger(__name__)
+
 SETTINGS_ID = "stratagate-memory"
 CORE = MemoryConfig()
+MAX_IDLE_MINUTES = 1e9  # ~1,900 years ("never"); now minus it must still be a date
+FIX_HINT = "`stratagate doctor --fix-profile` rewrites the profile without it"
 
 
 class MemorySettings(BaseModel):
     """The ``settings: {stratagate-memory: …}`` section of a profile."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     database: str = ""
     namespace_mode: Literal["project", "session", "global"] = "project"
     namespace_prefix: str = Field(default="sg", min_length=1)
     global_namespace: str = Field(default="global", min_length=1)
-    block_turn_size: int = Field(default=6, ge=1, le=1000)
-    block_decay_lambda: float = Field(default=CORE.block_decay_lambda, ge=0)
+    block_turn_size: int = Field(default=6, ge=1, le=MAX_BLOCK_TURN_SIZE)
+    block_decay_lambda: float = Field(default=CORE.block_decay_lambda, ge=0, le=MAX_DECAY_LAMBDA)
     agent_memory_enabled: bool = True
-    agent_memory_weight: float = Field(default=CORE.agent_memory_weight, ge=0, le=10)
-    structured_task_timeout_s: float = Field(default=CORE.structured_task_timeout_s, gt=0)
-    seal_idle_minutes: float = Field(default=30.0, ge=0)
+    agent_memory_weight: float = Field(default=CORE.agent_memory_weight, ge=0, le=5)
+    structured_task_timeout_s: float = Field(
+        default=CORE.structured_task_timeout_s, ge=1, le=MAX_TASK_TIMEOUT_S
+    )
+    seal_idle_minutes: float = Field(default=30.0, ge=0, le=MAX_IDLE_MINUTES)
     """A session's open tail quiet this long is sealed (and derived) as a shorter block."""
     derive_concurrency: int = Field(default=CORE.derive_concurrency, ge=1, le=64)
     show_status_rows: bool = True
@@ -75,10 +86,61 @@ def derivation_model(
     return dict(settings.get("model") or profile_model or {})
 
 
-def validated(settings: dict[str, Any]) -> dict[str, Any]:
-    """``settings`` checked and completed with defaults; ``InvalidInput`` names each problem."""
+TUNING = frozenset(MemorySettings.model_fields) - {
+    "database",
+    "namespace_mode",
+    "namespace_prefix",
+    "global_namespace",
+    "model",
+}
+"""Settings a wrong value of which may become its default: the others would silently change
+where memory is written or who derives it, and an unknown name may be a typo of one."""
+_warned: set[tuple[str, str, str]] = set()
+
+
+def validated(settings: dict[str, Any], source: str = "the profile") -> dict[str, Any]:
+    """``settings`` checked and completed with defaults. A wrong tuning or display value
+    becomes its default with one warning; a wrong database, space rule or model, or an
+    unknown name, raises ``InvalidInput`` naming each problem. ``source``: the file."""
     try:
         return MemorySettings.model_validate(settings).model_dump()
     except ValidationError as error:
-        problems = "; ".join(validation_problems(error, show_input=True))
-        raise InvalidInput(f"invalid {SETTINGS_ID} settings in the profile: {problems}") from None
+        problems = setting_problems(error)
+    refused = [line for field, line in problems if field not in TUNING]
+    if refused:
+        lines = "; ".join(refused)
+        raise InvalidInput(f"{source}: invalid {SETTINGS_ID} settings: {lines}; {FIX_HINT}")
+    for field, line in problems:
+        _warn_once(source, field, line)
+    kept = {name: value for name, value in settings.items() if name not in dict(problems)}
+    return MemorySettings.model_validate(kept).model_dump()
+
+
+def setting_problems(error: ValidationError) -> list[tuple[str, str]]:
+    """``(field, "field: rule (got value)")`` for each problem of a settings section."""
+    lines = validation_problems(error, show_input=True)
+    found = zip(error.errors(include_url=False), lines, strict=True)
+    return [(str(problem["loc"][0]) if problem["loc"] else "", line) for problem, line in found]
+
+
+def without_bad_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``settings`` with every wrong or unknown field dropped (its default applies), and
+    one line per field dropped: ``doctor --fix-profile``'s repair of the section."""
+    try:
+        MemorySettings.model_validate(settings)
+    except ValidationError as error:
+        problems = setting_problems(error)
+        bad = {field for field, _ in problems}
+        return {k: v for k, v in settings.items() if k not in bad}, [p for _, p in problems]
+    return dict(settings), []
+
+
+def _warn_once(source: str, field: str, line: str) -> None:
+    default = DEFAULT_SETTINGS.get(field)
+    if (source, field, line) in _warned:  # a command reads its settings several times
+        return
+    _warned.add((source, field, line))
+    logger.warning(
+        "stratagate: warning: %s: %s.%s; using the default %r; %s",
+        *(source, SETTINGS_ID, line, default, FIX_HINT),
+    )

@@ -26,6 +26,7 @@ from ..store import event_rows, graph_jobs
 from ..store import import_batch_rows as batch_rows
 from ..store import import_rows as rows
 from ..text.clean import valid_text
+from ..text.secrets import redact_value
 from . import decider
 from .cards import export_document, import_card
 from .external_format import ExternalCandidate, ExternalDocument
@@ -204,7 +205,10 @@ class ImportService(ProfileService, EventSearchService):
 
         cards = await self.db.read(read)
         profile = (await self.get_profile()).values if include_profile else None
-        return export_document(cards, utc_now(), profile)
+        # a file handed to another tool: redacted again, for cards stored before a key shape
+        # was known (the web's guard does the same for its pages)
+        document: dict[str, Any] = redact_value(export_document(cards, utc_now(), profile))
+        return document
 
     # -- analysis ------------------------------------------------------------------------
 

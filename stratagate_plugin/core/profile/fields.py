@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidInput
 from ..text.search_terms import tokenize
+from ..text.secrets import redact_secrets
 
 TOTAL_LIMIT = 6000
 
@@ -97,10 +98,11 @@ def field_of(name: str) -> ProfileField:
 
 
 def clean_value(name: str, value: object) -> str:
-    """Trimmed value within the field's code-point limit (empty clears the field)."""
+    """Trimmed value within the field's code-point limit (empty clears the field), secrets
+    redacted: the profile is injected into every prompt, a key must not ride along."""
     if not isinstance(value, str):
         raise InvalidInput(f"profile field {name} takes a string")
-    text = value.strip()
+    text = redact_secrets(value.strip())
     limit = field_of(name).limit
     if len(text) > limit:
         raise InvalidInput(f"{name} holds at most {limit} characters (got {len(text)})")

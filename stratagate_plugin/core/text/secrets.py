@@ -3,52 +3,98 @@
 A model summary or an event card is text the agent reads back into many later prompts
 and that the web app shows; an API key the user pasted once must not spread there. The
 raw messages stay verbatim (they are the evidence), so the user can still find it.
+
+No pattern relies on ``\\b``: Han, kana, Cyrillic or Arabic letters are word characters, so
+``密钥是sk-proj-…`` has no word boundary before the key. A key starts where the character
+before it is not of the key's own alphabet (``[A-Za-z0-9_-]``), whatever script that is,
+and the key's body is matched in ASCII only, so it stops where the next sentence begins.
 """
 
 import re
 from typing import Any
 
 REDACTED = "[redacted secret]"
-_TOKENS = re.compile(
-    "|".join(
-        (
-            r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}",  # OpenAI, Anthropic, DeepSeek keys
-            r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}",  # GitHub tokens
-            r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack tokens
-            r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key ids
-            r"\bAIza[0-9A-Za-z_-]{35}\b",  # Google API keys
-            r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",  # JWTs
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
-        )
-    )
+_START = r"(?<![A-Za-z0-9_-])"  # not inside a longer token (task-…, my_ghp_…)
+_SHAPES = (  # (name, pattern): every shape the module documents; tests plant each
+    ("openai", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}"),  # OpenAI, DeepSeek
+    ("anthropic", r"sk-ant-[A-Za-z0-9_-]{16,}"),
+    ("stripe", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("github", r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}"),
+    ("github_pat", r"github_pat_[A-Za-z0-9_]{20,}"),
+    ("gitlab", r"glpat-[A-Za-z0-9_-]{20,}"),
+    ("huggingface", r"hf_[A-Za-z0-9]{30,}"),
+    ("npm", r"npm_[A-Za-z0-9]{36,}"),
+    ("groq", r"gsk_[A-Za-z0-9]{20,}"),
+    ("xai", r"xai-[A-Za-z0-9]{20,}"),
+    ("slack", r"xox[abeoprs]-(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9-]{10,}"),
+    ("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
+    ("aws", r"(?:AKIA|ASIA)[0-9A-Z]{16}"),
+    ("google", r"AIza[0-9A-Za-z_-]{35}"),
+    ("google_oauth", r"ya29\.[A-Za-z0-9_-]{20,}"),
+    ("sendgrid", r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+    ("jwt", r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
 )
-# Each token pattern starts with one of these: a text holding none of them (most pages of
-# the web app, 100 KB and more) skips the token scan, which costs ~25 ms per 150 KB.
+_TOKENS = re.compile(  # the lookahead on first letters keeps the scan near \b's speed
+    rf"(?=[AaeghnrSsxy]){_START}(?:{'|'.join(pattern for _, pattern in _SHAPES)})"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+    r"(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|$)"
+)
+# Each token pattern holds one of these: a text holding none of them (most pages of the web
+# app, 100 KB and more) skips the token scan, which costs ~25 ms per 150 KB.
 _TOKEN_STARTS = (
     "sk-",
+    "sk_",
+    "rk_",
     "ghp_",
     "gho_",
     "ghu_",
     "ghs_",
     "ghr_",
     "github_pat_",
+    "glpat-",
+    "hf_",
+    "npm_",
+    "gsk_",
+    "xai-",
     "xox",
     "AKIA",
+    "ASIA",
     "AIza",
+    "ya29.",
+    "SG.",
     "eyJ",
     "-----BEGIN",
 )
-_LABELLED = re.compile(  # the label stays, the value after it goes
-    r"(?i)(\b(?:bearer\s+|(?:api[_-]?key|secret|password|passwd|token)[\"']?\s*[:=]\s*[\"']?))"
-    r"(?!\[redacted)([^\s\"',;]{8,})"
+# A value ends at white space, a quote, a comma or semicolon, or where CJK text (Han, kana,
+# Hangul, CJK and full-width punctuation) begins: "密码=hunter2hunter2，谢谢".
+_VALUE = r"[^\s\"',;\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef]"
+_LABEL = (  # unanchored on the left: aws_secret_access_key, DB_PASSWORD, client_secret
+    r"(?:api[_-]?key|access[_-]?key|secret(?:[_-]?(?:access[_-]?)?key)?|private[_-]?key"
+    r"|password|passwd|pwd|token)"
 )
+_LABELLED = re.compile(  # the label stays, the value after it goes
+    r"(?i)(?=[abpst密口令])("
+    rf"(?<![A-Za-z])bearer\s+|{_LABEL}[\"']?\s*[:=]\s*[\"']?"
+    r"|(?:密码|密钥|口令|令牌)\s*(?:[:：=]|是|为)\s*[\"']?"
+    rf")(?!\[redacted)({_VALUE}{{8,}})"
+)
+# scheme://user:password@host: the password goes, the user and the host stay.
+_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:)([^\s/?#]+)(?=@)")
 
 
 def redact_secrets(text: str) -> str:
     """``text`` with every secret-looking token replaced by ``[redacted secret]``."""
     if any(start in text for start in _TOKEN_STARTS):
         text = _TOKENS.sub(REDACTED, text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(_url_password, text)
     return _LABELLED.sub(lambda found: found.group(1) + REDACTED, text)
+
+
+def _url_password(found: re.Match[str]) -> str:
+    if found.group(2) == REDACTED:
+        return found.group(0)
+    return found.group(1) + REDACTED
 
 
 def redact_value(value: Any) -> Any:

@@ -4,8 +4,10 @@ endpoints, the database and the memory-space mode shown read-only.
 
 A save is checked as the plugin checks its settings at startup (``MemorySettings``) and as
 the engine checks its configuration (``MemoryConfig``), so a value either would refuse is
-a 400 naming the field, with nothing saved. Block size and decay are written into every
-space (spec §12.5). A model key is never shown, only whether one is set.
+a 400 naming the field, with nothing saved. Both refuse ``inf`` and ``nan`` and bound every
+number: an ``inf`` once saved was written as ``null``, and no command could start again.
+Block size and decay are written into every space (spec §12.5). A model key is never
+shown, only whether one is set.
 """
 
 import os
