@@ -4,6 +4,7 @@ session file under a number of its own, also after a restart; session files writ
 older versions (turn numbers repeated, receipts keyed by number alone) lose nothing and
 record nothing twice."""
 
+import asyncio
 import json
 import sqlite3
 import subprocess
@@ -20,6 +21,8 @@ from browser import server_env
 
 from stratagate_plugin.core.clock import iso, utc_now
 from stratagate_plugin.core.llm.chat import ScriptedChatModel
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.records import TurnReceipt
 from stratagate_plugin.harness.agent import Agent
 from stratagate_plugin.harness.sessions import (
     begin_turn,
@@ -228,3 +231,25 @@ async def test_turns_recorded_under_old_receipts_are_not_recorded_again(tmp_path
         assert db_users(db, "s1") == ["alpha", "beta", "gamma"]
         [first, *_] = session.completed
         assert receipt_of(first).startswith(legacy_receipt_of(first) + ":")
+
+
+async def test_the_store_numbers_turns_inside_the_write_from_two_engines(tmp_path: Path) -> None:
+    """Memory's own turn numbers come from the write transaction: two engines on one file
+    writing one thread at once never share a thread or namespace turn."""
+    db = tmp_path / "m.db"
+    engines = [await StrataGate.open(db), await StrataGate.open(db)]
+    try:
+
+        async def write(engine: StrataGate, name: str) -> list[TurnReceipt]:
+            return [
+                await engine.append_turn("ns", "t", user=f"{name} {i}", receipt_id=f"{name}:{i}")
+                for i in range(10)
+            ]
+
+        receipts = await asyncio.gather(*(write(e, n) for e, n in zip(engines, "ab", strict=True)))
+    finally:
+        for engine in engines:
+            await engine.close()
+    flat = [receipt for batch in receipts for receipt in batch]
+    assert sorted(r.thread_turn for r in flat) == list(range(1, 21))
+    assert sorted(r.namespace_turn for r in flat) == list(range(1, 21))
