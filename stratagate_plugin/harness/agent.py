@@ -3,8 +3,10 @@
 Every model call gets: the system message (system context sections joined, in order), the
 session's history, the user-role context sections, then this turn's messages. When the model
 stops, plugins decide (``turn_stopping``); the turn is recorded durably and only then handed
-to ``turn_completed``. Plugin failures in context or turn hooks are logged, never fatal;
-texts ``session_started``, ``session_ended`` and ``turn_completed`` return are warnings
+to ``turn_completed``. Its number is reserved under the session's lock as it starts, so
+another writer of the session (the web app, a second ``chat --session``) never reuses it.
+Plugin failures in context or turn hooks are logged, never fatal; texts ``session_started``,
+``session_ended`` and ``turn_completed`` return are warnings
 shown to the user, those of ``describe_session`` plain notes.
 The human's text and every tool result pass the U+FFFD rule (``core.text.clean``), so
 nothing they contain can keep the turn from being written.
@@ -31,7 +33,7 @@ from .finish import (
 from .folding import fold_turn, join, message_text
 from .pm import call_hook
 from .runtime import Host
-from .sessions import TurnRecord, record_turn
+from .sessions import TurnRecord, begin_turn, record_turn
 from .tools import ToolArgumentsError, parse_arguments, result_text
 from .types import ContextSection, HostTurn, Session, ToolCallContext, TurnState
 
@@ -84,7 +86,8 @@ class Agent:
         started = utc_now()
         user_text = valid_text(user_text)
         human = ChatMessage(role="user", content=user_text, source="user")
-        state = TurnState(turn=session.turns + 1, user_message=user_text, messages=[human])
+        number = begin_turn(session)  # reserved under the session's lock: no writer reuses it
+        state = TurnState(turn=number, user_message=user_text, messages=[human])
         error = await self._run_steps(session, state)
         folded = self._record(session, state, started, error)
         warnings: list[str] = []

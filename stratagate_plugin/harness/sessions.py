@@ -3,14 +3,22 @@
 Line kinds: one ``session`` header, then per turn its ``message`` lines and one ``turn`` line.
 A turn is written in one append followed by flush and fsync, so it survives the process
 exiting right after; a torn last line (a crash mid-write) is skipped when reading.
+
+Several writers may share a session (the web app, ``chat --session S`` runs, each its own
+process). Every write holds an exclusive lock on the sidecar ``<id>.lock``, which also keeps
+the last turn number handed out: a turn's number is reserved under that lock when the turn
+starts (``begin_turn``), so two writers never number a turn alike, and the in-memory
+session is refreshed from the file first, so its history includes the others' turns.
 """
 
+import fcntl
 import json
 import logging
 import os
 import re
 import secrets
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -57,9 +65,33 @@ def new_session_id() -> str:
 def open_session(session_id: str | None, profile: str, cwd: Path) -> Session:
     """The stored session ``session_id``, else a new one (written with its first turn)."""
     path = session_path(session_id or new_session_id())
-    if path.exists():
+    if _has_content(path):
         return read_session(path)
     return Session(id=path.stem, profile=profile, cwd=cwd.resolve(), created_at=utc_now())
+
+
+def refresh_session(session: Session) -> None:
+    """Bring ``session`` up to its file: the turns other writers appended since it was read."""
+    path = session_path(session.id)
+    if not _has_content(path):
+        return
+    stored = read_session(path)
+    session.history[:] = stored.history
+    session.completed[:] = stored.completed
+    session.turns = max(session.turns, stored.turns)
+
+
+def begin_turn(session: Session) -> int:
+    """Reserve the session's next turn number, refreshing ``session`` from its file first.
+
+    Under the session's lock, so a number is never handed out twice, whichever process
+    asks; a turn that never ends (a crash) leaves a gap, never a repeat."""
+    with _locked(session.id) as lock:
+        refresh_session(session)
+        number = max(session.turns, _reserved(lock)) + 1
+        _reserve(lock, number)
+    session.turns = number
+    return number
 
 
 def read_session(path: Path) -> Session:
@@ -79,17 +111,51 @@ def read_session(path: Path) -> Session:
 
 
 def record_turn(session: Session, messages: Sequence[ChatMessage], record: TurnRecord) -> None:
-    """Append the turn durably, then add it to the in-memory session."""
+    """Append the turn durably under the session's lock, after refreshing the in-memory
+    session from the file (other writers' turns come before this one), then add it."""
     path = session_path(session.id)
-    lines = [] if path.exists() else [_header(session)]
-    lines += [{"kind": "message", "turn": record.turn, "message": _dump(m)} for m in messages]
-    lines.append({"kind": "turn", **record.model_dump(mode="json")})
-    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-    _append_durably(path, valid_text(text))  # the U+FFFD rule: a stray surrogate can't lose it
+    with _locked(session.id):
+        refresh_session(session)
+        lines = [] if _has_content(path) else [_header(session)]
+        lines += [{"kind": "message", "turn": record.turn, "message": _dump(m)} for m in messages]
+        lines.append({"kind": "turn", **record.model_dump(mode="json")})
+        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        _append_durably(path, valid_text(text))  # the U+FFFD rule: a stray surrogate can't lose it
     session.history.extend(messages)
     session.turns = max(session.turns, record.turn)
     if record.folded is not None:
         session.completed.append(record.folded)
+
+
+@contextmanager
+def _locked(session_id: str) -> Iterator[Any]:
+    """The session's sidecar lock file, held exclusively (released on close, even by a crash)."""
+    path = session_path(session_id).with_suffix(".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+", encoding="utf-8") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        yield lock
+
+
+def _reserved(lock: Any) -> int:
+    """The last turn number the lock file handed out (0 when none or unreadable)."""
+    lock.seek(0)
+    text = lock.read().strip()
+    return int(text) if text.isdigit() else 0
+
+
+def _reserve(lock: Any, number: int) -> None:
+    lock.seek(0)
+    lock.truncate()
+    lock.write(f"{number}\n")
+    lock.flush()
+
+
+def _has_content(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except FileNotFoundError:
+        return False
 
 
 def _header(session: Session) -> dict[str, Any]:
@@ -124,7 +190,7 @@ def _entries(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _append_durably(path: Path, text: str) -> None:
-    created = not path.exists()
+    created = not _has_content(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as file:
         file.write(text)

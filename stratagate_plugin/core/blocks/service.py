@@ -34,6 +34,7 @@ from ..store.space_rows import space_names, space_summaries
 from ..store.turns import (
     ReceiptExists,
     existing_receipts,
+    receipt_fingerprint,
     record_turn,
     replayed_receipt,
     turn_fingerprint,
@@ -61,14 +62,30 @@ class BlocksService(ServiceBase):
         tools_thread: str | None = None,
     ) -> TurnReceipt:
         """Record one completed turn (user + assistant with its tool traces)."""
-        traces = tuple(t if isinstance(t, ToolTrace) else ToolTrace(**t) for t in tool_calls)
-        messages = [
-            MessageIn(role="user", content=user, at=at),
-            MessageIn(role="assistant", content=assistant, tool_calls=traces, at=at),
-        ]
+        messages = _turn_messages(user, assistant, tool_calls, at)
         return await self.record_turn(
             namespace, thread_id, messages, at=at, receipt_id=receipt_id, tools_thread=tools_thread
         )
+
+    async def holds_turn(
+        self,
+        namespace: str,
+        thread_id: str,
+        receipt_id: str,
+        *,
+        user: str,
+        assistant: str = "",
+        tool_calls: Sequence[ToolTrace | dict[str, Any]] = (),
+        at: datetime | None = None,
+    ) -> bool:
+        """Whether ``receipt_id`` was recorded with exactly this turn (as ``append_turn``
+        would record it): a receipt keyed by a turn number alone may name another turn that
+        reused the number."""
+        messages = _turn_messages(user, assistant, tool_calls, at)
+        fingerprint = turn_fingerprint(valid_text(thread_id), messages)
+        receipt = valid_text(receipt_id)
+        stored = await self.db.read(lambda raw: receipt_fingerprint(raw, namespace, receipt))
+        return stored == fingerprint
 
     async def record_turn(
         self,
@@ -308,3 +325,14 @@ def block_view(raw: sqlite3.Connection, block: Block, level: int | None = None) 
         view_tokens=block_rules.view_token_sizes(block, messages),
         text=block_rules.render_level(block, shown, messages),
     )
+
+
+def _turn_messages(
+    user: str, assistant: str, tool_calls: Sequence[ToolTrace | dict[str, Any]], at: datetime | None
+) -> list[MessageIn]:
+    """A completed turn as the messages ``append_turn`` records: the user's, then the answer."""
+    traces = tuple(t if isinstance(t, ToolTrace) else ToolTrace(**t) for t in tool_calls)
+    return [
+        MessageIn(role="user", content=user, at=at),
+        MessageIn(role="assistant", content=assistant, tool_calls=traces, at=at),
+    ]

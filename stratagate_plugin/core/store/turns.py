@@ -243,6 +243,15 @@ def _insert_receipt(
         raise ReceiptExists(receipt_id)
 
 
+def receipt_fingerprint(raw: sqlite3.Connection, namespace: str, receipt_id: str) -> str | None:
+    """The fingerprint ``receipt_id`` was recorded with, None when it was not."""
+    row = raw.execute(
+        "SELECT fingerprint FROM ingestion_receipts WHERE namespace = ? AND receipt_id = ?",
+        (namespace, receipt_id),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
 def existing_receipts(raw: sqlite3.Connection, namespace: str, receipt_ids: list[str]) -> set[str]:
     """Which of ``receipt_ids`` are already recorded in ``namespace`` (900 per query)."""
     found: set[str] = set()

@@ -20,7 +20,13 @@ from ...core.text.clean import valid_text
 from ...harness.agent import Agent
 from ...harness.errors import HostError
 from ...harness.pm import call_hook
-from ...harness.sessions import list_sessions, new_session_id, open_session, session_path
+from ...harness.sessions import (
+    list_sessions,
+    new_session_id,
+    open_session,
+    refresh_session,
+    session_path,
+)
 from ...harness.types import ChatNote, Session
 from .templating import render, web_state
 
@@ -37,9 +43,13 @@ class ChatRooms:
     warnings: dict[str, list[str]] = field(default_factory=dict)
 
     async def open(self, session_id: str, *, create: bool = False) -> Session:
-        """The session (first opened here: plugins hear ``session_started``); unknown → 404."""
+        """The session (first opened here: plugins hear ``session_started``); unknown → 404.
+        One already open is refreshed from its file: a ``chat --session`` run may have
+        added turns since."""
         if session_id in self.sessions:
-            return self.sessions[session_id]
+            session = self.sessions[session_id]
+            refresh_session(session)
+            return session
         try:
             exists = session_path(session_id).exists()
         except HostError as error:
