@@ -211,3 +211,30 @@ async def test_jobs_gain_leases_and_a_job_left_running_without_one_is_taken_back
         [job] = await memory.list_jobs()
     assert (job.claims, job.owner, job.lease_expires_at) == (2, None, None)
     assert (job.status, job.last_error) == ("failed", "interrupted before completion")
+
+
+def test_a_migration_applied_by_another_process_meanwhile_is_skipped(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes opening a new file at once: the second read version 0, then the first
+    migrated everything before the second took the write lock."""
+    from stratagate_plugin.core.store import migrations
+
+    first = sqlite3.connect(db_path, isolation_level=None)
+    second = sqlite3.connect(db_path, isolation_level=None)
+    for conn in (first, second):
+        register_functions(conn)
+    real = migrations.current_version
+
+    def read_then_lose_the_race(raw: sqlite3.Connection) -> int:
+        found = real(raw)
+        if raw is second:
+            migrate(first)
+        return found
+
+    monkeypatch.setattr(migrations, "current_version", read_then_lose_the_race)
+    assert migrate(second) == SCHEMA_VERSION
+    versions = [v for (v,) in second.execute("SELECT version FROM schema_migrations")]
+    assert versions == list(range(1, SCHEMA_VERSION + 1))
+    first.close()
+    second.close()

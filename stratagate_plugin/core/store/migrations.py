@@ -354,6 +354,9 @@ def migrate(raw: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
         )
     for version in range(found + 1, target + 1):
         raw.execute("BEGIN IMMEDIATE")
+        if _applied_meanwhile(raw, version):
+            raw.execute("COMMIT")
+            continue
         try:
             MIGRATIONS[version - 1](raw)
             raw.execute(
@@ -367,6 +370,14 @@ def migrate(raw: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
     if target == SCHEMA_VERSION:
         _maintain_index(raw)
     return target
+
+
+def _applied_meanwhile(raw: sqlite3.Connection, version: int) -> bool:
+    """Whether another process applied ``version`` since this one read the version: two
+    processes opening a new file at once must not both run a migration (the second one
+    failed on "duplicate column"). Read under the write lock, so the answer holds."""
+    row = raw.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone()
+    return row is not None
 
 
 def _maintain_index(raw: sqlite3.Connection) -> None:
