@@ -12,6 +12,7 @@ from pathlib import Path
 from .blocks.service import BlocksService
 from .clock import utc_now
 from .config import MemoryConfig
+from .curation.purge_service import PurgeService
 from .curation.service import CurationService
 from .derivation.lease import dead_local_owners
 from .derivation.service import DerivationService
@@ -43,6 +44,7 @@ class StrataGate(
     ImportService,
     OverviewService,
     ProfileService,
+    PurgeService,
     RememberService,
     RetrievalService,
     TimelineService,
@@ -84,6 +86,7 @@ class StrataGate(
             await _take_back_abandoned_jobs(db, now)
             await memory.backfill_graph()
             await _bootstrap_topics(memory)
+            await memory.finish_interrupted_purge()
         except BaseException:
             await db.close()  # else its worker thread keeps the process alive
             raise

@@ -1,0 +1,205 @@
+"""Purging words on the façade: the plan, then the purge, then the proof (issue 25).
+
+Words come from a literal text, an event (its quotes and title: "the event's words and
+nothing else", so the messages that merely sat next to them are never touched) or a
+message (its content). An event the purge forgets takes its title with it: the plan is
+made again with those titles, so an answer quoting the card goes too.
+
+Order, so that an interruption never leaves half of the copies: the backups are purged
+first (on copies that replace them); then one transaction erases every row, writes the
+receipt and a journal entry (``meta.purge_pending``); then the FTS index is merged, the WAL
+checkpointed with TRUNCATE and the file vacuumed when its bytes still hold the words; the
+journal entry goes last. ``finish_interrupted_purge`` (run at every open) vacuums a file
+whose purge was killed after its commit. The caller (CLI, web) rewrites session files,
+which belong to the harness, before calling ``purge``.
+"""
+
+import json
+import logging
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..clock import iso, utc_now
+from ..errors import InvalidInput
+from ..service_base import ServiceBase
+from ..store import curation_rows, event_rows
+from ..store import purge_files as files
+from ..store import purge_rows as rows
+from .actions import Actor, MemoryAction
+from .purge_words import Needles, TextPurgePlan
+
+log = logging.getLogger(__name__)
+JOURNAL_KEY = "purge_pending"
+
+
+class PurgeOutcome(BaseModel):
+    """What a purge did: its receipt, the rows it changed, the files it rewrote."""
+
+    model_config = ConfigDict(frozen=True)
+
+    receipt: MemoryAction
+    erased: dict[str, int]
+    backups: dict[str, str] = Field(default_factory=dict)  # path: rewritten / deleted
+    vacuumed: bool = False
+    left: dict[str, int] = Field(default_factory=dict)  # byte hits after, by file
+
+
+class PurgeService(ServiceBase):
+    """Plan a purge, purge, and check that the words are gone."""
+
+    async def purge_needles(
+        self,
+        *,
+        text: str | None = None,
+        event_id: str | None = None,
+        message_id: str | None = None,
+    ) -> Needles:
+        """The words a purge of ``text``, ``event_id`` or ``message_id`` erases."""
+        if sum(x is not None for x in (text, event_id, message_id)) != 1:
+            raise InvalidInput("purge one thing: an event id, --message ID or --text TEXT")
+        if text is not None:
+            return Needles([text])
+        return await self.db.read(lambda raw: _words_of(raw, event_id, message_id))
+
+    async def purge_words_plan(self, needles: Needles) -> tuple[Needles, TextPurgePlan]:
+        """The plan (the needles grown by the titles of the events it forgets) and the
+        backups holding the words."""
+        needles, plan = await self.db.read(lambda raw: _grown_plan(raw, needles))
+        held = files.backups_holding(self.db.path, needles)
+        return needles, plan.model_copy(update={"files": {**plan.files, **held}})
+
+    async def purge_words(
+        self,
+        needles: Needles,
+        *,
+        target: str = "text",
+        actor: Actor = "user",
+        sessions: dict[str, int] | None = None,
+    ) -> PurgeOutcome:
+        """Erase the words everywhere the database and its backups keep them (see module)."""
+        now = utc_now()
+        needles, plan = await self.purge_words_plan(needles)
+        if plan.empty and not sessions:
+            raise InvalidInput("the words occur nowhere in memory: nothing was changed")
+        backups = {p: files.scrub_backup(Path(p), needles, now) for p in plan.files}
+        await self.db.exclusive(lambda raw: files.set_secure_delete(raw, True))
+        try:
+
+            def unit(raw: sqlite3.Connection) -> tuple[MemoryAction, dict[str, int]]:
+                fresh = rows.plan_words(raw, needles)
+                erased = rows.erase_words(raw, needles, fresh, now)
+                detail = _detail(fresh, erased, backups, sessions or {})
+                space = (fresh.namespaces() or plan.namespaces() or [""])[0]
+                action = curation_rows.insert_action(
+                    raw, space, "purge", target, actor, detail, iso(now)
+                )
+                _journal(raw, action.id)
+                return action, erased
+
+            action, erased = await self.db.write(unit)
+            vacuumed = await self._compact_if_held(needles)
+        finally:
+            await self.db.exclusive(lambda raw: files.set_secure_delete(raw, False))
+        left = {k: v for k, v in files.scan(self.db.path, needles).items() if v}
+        return PurgeOutcome(
+            receipt=action, erased=erased, backups=backups, vacuumed=vacuumed, left=left
+        )
+
+    async def _compact_if_held(self, needles: Needles) -> bool:
+        """Checkpoint (TRUNCATE); VACUUM when the file's bytes still hold the words; the
+        journal entry cleared. True when it vacuumed."""
+        await self.db.exclusive(files.checkpoint)
+        held = any(files.byte_hits(p, needles) for p in files.database_files(self.db.path))
+        if held:
+            await self.db.exclusive(files.compact)
+        await self.db.write(
+            lambda raw: raw.execute("DELETE FROM meta WHERE key = ?", (JOURNAL_KEY,))
+        )
+        await self.db.exclusive(files.checkpoint)
+        return held
+
+    async def finish_interrupted_purge(self) -> str | None:
+        """A purge killed after its commit left the old text in free pages or the WAL:
+        vacuum now. The receipt id of the purge finished, else None."""
+        row = await self.db.read(
+            lambda raw: raw.execute(
+                "SELECT value FROM meta WHERE key = ?", (JOURNAL_KEY,)
+            ).fetchone()
+        )
+        if row is None:
+            return None
+        receipt = json.loads(row[0])["receipt"]
+        await self.db.exclusive(lambda raw: files.set_secure_delete(raw, True))
+        try:
+            await self.db.exclusive(files.compact)
+            await self.db.write(
+                lambda raw: raw.execute("DELETE FROM meta WHERE key = ?", (JOURNAL_KEY,))
+            )
+            await self.db.exclusive(files.checkpoint)
+        finally:
+            await self.db.exclusive(lambda raw: files.set_secure_delete(raw, False))
+        log.warning("finished purge %s, interrupted before its file was compacted", receipt)
+        return str(receipt)
+
+    async def purge_check(self, needles: Needles) -> dict[str, int]:
+        """Where the words still are: rows (``table.column``) and raw bytes by file."""
+        cells = await self.db.read(lambda raw: rows.leftovers(raw, needles))
+        return {**cells, **files.scan(self.db.path, needles)}
+
+    async def purge_receipts(self, digest: str) -> list[MemoryAction]:
+        """The purge receipts whose words hash to ``digest`` (``sha256:…``)."""
+        found = await self.memory_actions_of_kind("purge")
+        return [a for a in found if digest in a.detail.get("hashes", [])]
+
+    async def memory_actions_of_kind(self, kind: str) -> list[MemoryAction]:
+        every = await self.db.read(lambda raw: curation_rows.list_actions(raw, limit=10_000))
+        return [a for a in every if a.kind == kind]
+
+
+def _words_of(raw: sqlite3.Connection, event_id: str | None, message_id: str | None) -> Needles:
+    if event_id is not None:
+        card = event_rows.get_event(raw, event_id)
+        return Needles([*card.quotes, card.title])
+    found = curation_rows.message_cards(raw, [str(message_id)])
+    if not found:
+        raise InvalidInput(f"no message with id {message_id!r}")
+    return Needles([found[0].message.content])
+
+
+def _grown_plan(raw: sqlite3.Connection, needles: Needles) -> tuple[Needles, TextPurgePlan]:
+    plan = rows.plan_words(raw, needles)
+    titles = curation_rows.briefs(raw, plan.forgotten_events())
+    grown = needles.with_words(b.title for b in titles.values() if not needles.holds(b.title))
+    if grown.words == needles.words:
+        return needles, plan
+    return grown, rows.plan_words(raw, grown)
+
+
+def _detail(
+    plan: TextPurgePlan,
+    erased: dict[str, int],
+    backups: dict[str, str],
+    sessions: dict[str, int],
+) -> dict[str, Any]:
+    """The receipt: ids and counts, the hashes of the words, never the words."""
+    return {
+        "hashes": plan.hashes,
+        "messages": [item.id for item in plan.messages],
+        "blocks": [item.id for item in plan.blocks],
+        "events_forgotten": plan.forgotten_events(),
+        "events_edited": [i.id for i in plan.events if i.outcome != "forgotten"],
+        "other_rows": plan.cells,
+        "counts": erased,
+        "backups": backups,
+        "sessions": sorted(sessions),
+    }
+
+
+def _journal(raw: sqlite3.Connection, receipt_id: str) -> None:
+    raw.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+        (JOURNAL_KEY, json.dumps({"receipt": receipt_id})),
+    )

@@ -1,0 +1,107 @@
+"""The copies of the words that are not rows: free pages, the WAL, and the daily backups.
+
+SQLite keeps the old text of a changed row in places a ``SELECT`` never sees: the freed
+space of a page (unless ``secure_delete`` zeroes it), the WAL until a checkpoint copies it
+back and truncates it, and the copies under ``backups/``. A purge runs with
+``secure_delete`` on, ends with ``wal_checkpoint(TRUNCATE)``, scans the file's bytes and
+runs ``VACUUM`` when any remain (text freed before the purge, with ``secure_delete`` off,
+may still sit in free pages); each backup holding the words gets the same purge on a copy
+that replaces it, or is deleted when that copy still holds them.
+"""
+
+import os
+import shutil
+import sqlite3
+from datetime import datetime
+from pathlib import Path
+
+from ..curation.purge_words import Needles
+from .health import backups_of
+from .purge_rows import erase_words, leftovers, plan_words
+from .search_index import register_functions
+
+
+def database_files(path: Path) -> list[Path]:
+    """The database file and its ``-wal`` and ``-shm`` companions (those that exist)."""
+    found = [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
+    return [p for p in found if p.exists()]
+
+
+def byte_hits(path: Path, needles: Needles) -> int:
+    try:
+        return needles.byte_hits(path.read_bytes())
+    except FileNotFoundError:
+        return 0
+
+
+def scan(path: Path, needles: Needles) -> dict[str, int]:
+    """Occurrences of the words in the raw bytes of the database, its WAL and shm, and
+    every backup: what ``purge --check`` and the byte tests read."""
+    files = [*database_files(path), *backups_of(path)]
+    return {str(p): byte_hits(p, needles) for p in files}
+
+
+def backups_holding(path: Path, needles: Needles) -> dict[str, int]:
+    return {str(p): n for p in backups_of(path) if (n := byte_hits(p, needles))}
+
+
+def set_secure_delete(raw: sqlite3.Connection, on: bool) -> None:
+    raw.execute(f"PRAGMA secure_delete = {'ON' if on else 'OFF'}")
+
+
+def checkpoint(raw: sqlite3.Connection) -> tuple[int, int, int]:
+    """``wal_checkpoint(TRUNCATE)``: the log copied back, then cut to zero bytes. (busy,
+    log pages, pages checkpointed); busy 1 means a reader kept the log from being cut."""
+    row = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+def compact(raw: sqlite3.Connection) -> None:
+    """``VACUUM`` (outside any transaction) and cut the log it wrote."""
+    raw.execute("VACUUM")
+    checkpoint(raw)
+
+
+def scrub_backup(path: Path, needles: Needles, now: datetime) -> str:
+    """The purge applied to a copy of the backup, which then replaces it ("rewritten");
+    a copy that cannot be purged or still holds the words is deleted with it ("deleted")."""
+    work = path.with_suffix(".purging")
+    shutil.copyfile(path, work)
+    try:
+        _purge_file(work, needles, now)
+        clean = byte_hits(work, needles) == 0
+    except sqlite3.Error:
+        clean = False
+    if clean:
+        _fsync(work)
+        os.replace(work, path)
+        return "rewritten"
+    work.unlink(missing_ok=True)
+    path.unlink(missing_ok=True)
+    return "deleted"
+
+
+def _purge_file(path: Path, needles: Needles, now: datetime) -> None:
+    raw = sqlite3.connect(path, isolation_level=None)
+    try:
+        raw.row_factory = sqlite3.Row
+        register_functions(raw)
+        raw.execute("PRAGMA journal_mode = DELETE")
+        set_secure_delete(raw, True)
+        raw.execute("BEGIN IMMEDIATE")
+        try:
+            erase_words(raw, needles, plan_words(raw, needles), now)
+        except BaseException:
+            raw.execute("ROLLBACK")
+            raise
+        raw.execute("COMMIT")
+        if leftovers(raw, needles):
+            raise sqlite3.DatabaseError("the words are still in a row")
+        raw.execute("VACUUM")
+    finally:
+        raw.close()
+
+
+def _fsync(path: Path) -> None:
+    with path.open("rb+") as handle:
+        os.fsync(handle.fileno())

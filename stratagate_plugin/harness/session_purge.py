@@ -1,0 +1,78 @@
+"""Purged words erased from the harness's session files (``sessions/<id>.jsonl``).
+
+A session file keeps every message of a chat as the harness saw it, so a purge of memory
+must rewrite it too. Each file holding the words is rewritten whole: every string of every
+line (messages, tool results, folded turns) with the words tombstoned, written to a temp
+file, fsynced and moved over the original, all while holding ``flock(LOCK_EX)`` on the
+session file itself, the lock a turn being appended takes. A torn last line (a crash
+mid-append) holding the words is tombstoned as text.
+"""
+
+import fcntl
+import json
+import os
+from pathlib import Path
+
+from ..core.curation.purge_words import Needles
+from .sessions import sessions_dir
+
+
+def sessions_holding(needles: Needles, folder: Path | None = None) -> dict[str, int]:
+    """Each session file whose bytes hold the words, with how many times."""
+    found = {}
+    for path in _session_files(folder):
+        hits = needles.byte_hits(path.read_bytes())
+        if hits:
+            found[str(path)] = hits
+    return found
+
+
+def rewrite_sessions(needles: Needles, folder: Path | None = None) -> dict[str, int]:
+    """Rewrite every session file holding the words; the files rewritten, with the hits
+    each held before."""
+    held = sessions_holding(needles, folder)
+    for name in held:
+        rewrite_session(Path(name), needles)
+    return held
+
+
+def rewrite_session(path: Path, needles: Needles) -> None:
+    with path.open("rb+") as locked:
+        fcntl.flock(locked.fileno(), fcntl.LOCK_EX)
+        try:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            lines = [_scrubbed_line(line, needles) for line in text.splitlines(keepends=True)]
+            _replace_durably(path, "".join(lines))
+        finally:
+            fcntl.flock(locked.fileno(), fcntl.LOCK_UN)
+
+
+def _scrubbed_line(line: str, needles: Needles) -> str:
+    if not needles.holds(line):
+        return line
+    end = "\n" if line.endswith("\n") else ""
+    try:
+        entry = json.loads(line)
+    except json.JSONDecodeError:
+        return needles.scrub(line)
+    scrubbed = json.dumps(needles.scrub_value(entry), ensure_ascii=False)
+    return (scrubbed if not needles.holds(scrubbed) else needles.scrub(scrubbed)) + end
+
+
+def _replace_durably(path: Path, text: str) -> None:
+    temp = path.with_name(f".{path.name}.purging")
+    with temp.open("w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temp, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def _session_files(folder: Path | None) -> list[Path]:
+    where = folder or sessions_dir()
+    return sorted(where.glob("*.jsonl")) if where.is_dir() else []
