@@ -140,7 +140,8 @@ def outcome_line(outcome: PurgeOutcome) -> str:
         f"{count(erased['other_rows'], 'other row')}",
     ]
     sessions = outcome.receipt.detail.get("sessions", [])
-    files = f"; {count(len(sessions), 'session file')} and {count(len(outcome.backups), 'backup')} rewritten"
+    backups = count(len(outcome.backups), "backup")
+    files = f"; {count(len(sessions), 'session file')} and {backups} rewritten"
     deleted = [p for p, how in outcome.backups.items() if how == "deleted"]
     gone = f"; deleted {', '.join(deleted)} (it could not be purged)" if deleted else ""
     left = f"; STILL FOUND in {', '.join(outcome.left)}" if outcome.left else ""

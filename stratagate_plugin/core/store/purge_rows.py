@@ -19,11 +19,11 @@ from typing import Any
 from ..clock import iso
 from ..curation.purge_words import TOMBSTONE, Needles, PlanItem, TextPurgePlan
 from ..gate.evidence import receipt_payload
+from ..text.search_terms import fts_document
 from . import topic_sync
 from .curation_rows import blank_event, rederive_block
 from .graph_rows import rebuild_terms
 from .rows import dump_json
-from ..text.search_terms import fts_document
 from .search_index import FTS_TOKEN_COUNT, event_row_text, has_index, index_event
 
 _EVENT_TEXT = ("title", "summary", "tags_json", "quotes_json", "temporal_json")
