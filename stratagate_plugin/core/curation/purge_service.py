@@ -29,7 +29,7 @@ from ..store import curation_rows, event_rows
 from ..store import purge_files as files
 from ..store import purge_rows as rows
 from .actions import Actor, MemoryAction
-from .purge_words import Needles, TextPurgePlan
+from .purge_words import MIN_CHARACTERS, Needles, TextPurgePlan
 
 log = logging.getLogger(__name__)
 JOURNAL_KEY = "purge_pending"
@@ -162,7 +162,8 @@ class PurgeService(ServiceBase):
 def _words_of(raw: sqlite3.Connection, event_id: str | None, message_id: str | None) -> Needles:
     if event_id is not None:
         card = event_rows.get_event(raw, event_id)
-        return Needles([*card.quotes, card.title])
+        words = [w for w in (*card.quotes, card.title) if len(w.strip()) >= MIN_CHARACTERS]
+        return Needles(words or [card.title])
     found = curation_rows.message_cards(raw, [str(message_id)])
     if not found:
         raise InvalidInput(f"no message with id {message_id!r}")
