@@ -86,7 +86,7 @@ def world(
     monkeypatch.chdir(tmp_path)
     sealed_chat(capsys, monkeypatch, "a", [*before, secret_line, *after])
     assert run(capsys, "process")[0] == 0
-    code, out, _ = run(capsys, "chat", "--session", "b", "--message", question)
+    code, _, _ = run(capsys, "chat", "--session", "b", "--message", question)
     assert code == 0
     home = tmp_path / "home"
     with sqlite3.connect(home / "memory.db") as conn:
@@ -145,7 +145,7 @@ def test_a_text_found_nowhere_says_so_and_changes_nothing(
     english = SCENARIOS[0].values
     home = world(tmp_path, capsys, monkeypatch, *english[1:])  # type: ignore[arg-type]
     before = {f: f.read_bytes() for f in every_file(home) if not f.name.endswith(("-wal", "-shm"))}
-    code, out, err = run(capsys, "purge", "--text", "hunter2-never-said", "--yes")
+    code, out, _ = run(capsys, "purge", "--text", "hunter2-never-said", "--yes")
     assert code == 1 and "occur nowhere" in out and "nothing was changed" in out
     for path, data in before.items():
         if path.name == "memory.db":
