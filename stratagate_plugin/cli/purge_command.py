@@ -14,11 +14,11 @@ import json
 import sys
 from typing import Any
 
-from ..core.curation.purge_service import PurgeOutcome
-from ..core.curation.purge_words import Needles, PlanItem, TextPurgePlan
 from ..core.curation.receipts import count
 from ..core.errors import InvalidInput
 from ..core.memory import StrataGate
+from ..core.purge.service import PurgeOutcome
+from ..core.purge.words import Needles, PlanItem, TextPurgePlan
 from ..harness.session_purge import rewrite_sessions, sessions_holding
 from .common import add_db_option, open_memory
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from .blocks.service import BlocksService
 from .clock import utc_now
 from .config import MemoryConfig
-from .curation.purge_service import PurgeService
 from .curation.service import CurationService
 from .derivation.lease import dead_local_owners
 from .derivation.service import DerivationService
@@ -24,6 +23,7 @@ from .llm.base import StructuredModel
 from .llm.offline.model import OfflineModel
 from .overview.service import OverviewService
 from .profile.service import ProfileService
+from .purge.service import PurgeService
 from .remember.service import RememberService
 from .retrieval.service import RetrievalService
 from .store import Database, default_database_path, jobs

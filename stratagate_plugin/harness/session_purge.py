@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from ..core.curation.purge_words import Needles
+from ..core.purge.words import Needles
 from .sessions import sessions_dir
 
 

@@ -15,7 +15,7 @@ import sqlite3
 from datetime import datetime
 from pathlib import Path
 
-from ..curation.purge_words import Needles
+from ..purge.words import Needles
 from .health import backups_of
 from .purge_rows import erase_words, leftovers, plan_words
 from .search_index import register_functions

@@ -17,8 +17,8 @@ from datetime import datetime
 from typing import Any
 
 from ..clock import iso
-from ..curation.purge_words import TOMBSTONE, Needles, PlanItem, TextPurgePlan
 from ..gate.evidence import receipt_payload
+from ..purge.words import TOMBSTONE, Needles, PlanItem, TextPurgePlan
 from ..text.search_terms import fts_document
 from . import topic_sync
 from .curation_rows import blank_event, rederive_block
@@ -50,6 +50,7 @@ FREE_TEXT: dict[str, tuple[str, ...]] = {  # besides messages, events and blocks
     "import_jobs": ("text", "payload", "error"),
     "import_items": ("candidate_json", "decision_json"),
 }
+JOURNAL_KEY = "purge_pending"  # meta: a purge committed, its file not yet compacted
 _UNIQUE_KEYS = {"name_key", "alias_key", "value_key", "term"}  # a tombstone made unique
 
 
@@ -299,3 +300,21 @@ def _unique_tombstone(needles: Needles, value: Any) -> Any:
     if not isinstance(value, str):
         return value
     return f"{TOMBSTONE}:{hashlib.sha256(value.encode()).hexdigest()[:10]}"
+
+
+def write_journal(raw: sqlite3.Connection, receipt_id: str) -> None:
+    """Written in the purge's transaction; cleared once the file is compacted."""
+    raw.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+        (JOURNAL_KEY, json.dumps({"receipt": receipt_id})),
+    )
+
+
+def journal(raw: sqlite3.Connection) -> str | None:
+    """The receipt id of a purge whose file was not compacted yet, else None."""
+    row = raw.execute("SELECT value FROM meta WHERE key = ?", (JOURNAL_KEY,)).fetchone()
+    return None if row is None else str(json.loads(row[0])["receipt"])
+
+
+def clear_journal(raw: sqlite3.Connection) -> None:
+    raw.execute("DELETE FROM meta WHERE key = ?", (JOURNAL_KEY,))

@@ -14,7 +14,6 @@ whose purge was killed after its commit. The caller (CLI, web) rewrites session 
 which belong to the harness, before calling ``purge``.
 """
 
-import json
 import logging
 import sqlite3
 from pathlib import Path
@@ -23,16 +22,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..clock import iso, utc_now
+from ..curation.actions import Actor, MemoryAction
 from ..errors import InvalidInput
 from ..service_base import ServiceBase
 from ..store import curation_rows, event_rows
 from ..store import purge_files as files
 from ..store import purge_rows as rows
-from .actions import Actor, MemoryAction
-from .purge_words import MIN_CHARACTERS, Needles, TextPurgePlan
+from .words import MIN_CHARACTERS, Needles, TextPurgePlan
 
 log = logging.getLogger(__name__)
-JOURNAL_KEY = "purge_pending"
 
 
 class PurgeOutcome(BaseModel):
@@ -96,7 +94,7 @@ class PurgeService(ServiceBase):
                 action = curation_rows.insert_action(
                     raw, space, "purge", target, actor, detail, iso(now)
                 )
-                _journal(raw, action.id)
+                rows.write_journal(raw, action.id)
                 return action, erased
 
             action, erased = await self.db.write(unit)
@@ -115,34 +113,25 @@ class PurgeService(ServiceBase):
         held = any(files.byte_hits(p, needles) for p in files.database_files(self.db.path))
         if held:
             await self.db.exclusive(files.compact)
-        await self.db.write(
-            lambda raw: raw.execute("DELETE FROM meta WHERE key = ?", (JOURNAL_KEY,))
-        )
+        await self.db.write(rows.clear_journal)
         await self.db.exclusive(files.checkpoint)
         return held
 
     async def finish_interrupted_purge(self) -> str | None:
         """A purge killed after its commit left the old text in free pages or the WAL:
         vacuum now. The receipt id of the purge finished, else None."""
-        row = await self.db.read(
-            lambda raw: raw.execute(
-                "SELECT value FROM meta WHERE key = ?", (JOURNAL_KEY,)
-            ).fetchone()
-        )
-        if row is None:
+        receipt = await self.db.read(rows.journal)
+        if receipt is None:
             return None
-        receipt = json.loads(row[0])["receipt"]
         await self.db.exclusive(lambda raw: files.set_secure_delete(raw, True))
         try:
             await self.db.exclusive(files.compact)
-            await self.db.write(
-                lambda raw: raw.execute("DELETE FROM meta WHERE key = ?", (JOURNAL_KEY,))
-            )
+            await self.db.write(rows.clear_journal)
             await self.db.exclusive(files.checkpoint)
         finally:
             await self.db.exclusive(lambda raw: files.set_secure_delete(raw, False))
         log.warning("finished purge %s, interrupted before its file was compacted", receipt)
-        return str(receipt)
+        return receipt
 
     async def purge_check(self, needles: Needles) -> dict[str, int]:
         """Where the words still are: rows (``table.column``) and raw bytes by file."""
@@ -197,10 +186,3 @@ def _detail(
         "backups": backups,
         "sessions": sorted(sessions),
     }
-
-
-def _journal(raw: sqlite3.Connection, receipt_id: str) -> None:
-    raw.execute(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-        (JOURNAL_KEY, json.dumps({"receipt": receipt_id})),
-    )
