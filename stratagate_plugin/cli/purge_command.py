@@ -14,7 +14,7 @@ import json
 import sys
 from typing import Any
 
-from ..core.curation.receipts import count
+from ..core.curation.receipts import count, words_purged_line
 from ..core.errors import InvalidInput
 from ..core.memory import StrataGate
 from ..core.purge.service import PurgeOutcome
@@ -131,27 +131,17 @@ def _item(item: PlanItem) -> str:
 
 
 def outcome_line(outcome: PurgeOutcome) -> str:
-    erased = outcome.erased
-    parts = [
-        f"purged the words from {count(erased['messages'], 'message')}",
-        f"{count(erased['blocks'], 'block')}",
-        f"{count(erased['events_forgotten'], 'event')} forgotten",
-        f"{count(erased['events_edited'], 'event')} edited",
-        f"{count(erased['other_rows'], 'other row')}",
-    ]
-    sessions = outcome.receipt.detail.get("sessions", [])
-    backups = count(len(outcome.backups), "backup")
-    files = f"; {count(len(sessions), 'session file')} and {backups} rewritten"
+    """The receipt's line, then what happened to the files."""
     deleted = [p for p, how in outcome.backups.items() if how == "deleted"]
     gone = f"; deleted {', '.join(deleted)} (it could not be purged)" if deleted else ""
     left = f"; STILL FOUND in {', '.join(outcome.left)}" if outcome.left else ""
     digest = outcome.receipt.detail["hashes"][0]
     return (
-        ", ".join(parts)
-        + files
+        words_purged_line(outcome.receipt)
         + gone
         + left
-        + f" (receipt {outcome.receipt.id}; 'stratagate purge --check {digest}')"
+        + f"\n'stratagate purge --check {digest}' names this receipt; "
+        "'stratagate purge --check --text …' scans every copy again"
     )
 
 
