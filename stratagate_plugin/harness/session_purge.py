@@ -76,3 +76,20 @@ def _replace_durably(path: Path, text: str) -> None:
 def _session_files(folder: Path | None) -> list[Path]:
     where = folder or sessions_dir()
     return sorted(where.glob("*.jsonl")) if where.is_dir() else []
+
+
+def session_files_of(thread_ids: list[str], folder: Path | None = None) -> list[Path]:
+    """The session files named after ``thread_ids`` (a chat session is a memory thread)."""
+    where = folder or sessions_dir()
+    return [where / f"{key}.jsonl" for key in thread_ids if (where / f"{key}.jsonl").is_file()]
+
+
+def delete_session_files(paths: list[Path]) -> list[str]:
+    """Delete each file under ``flock(LOCK_EX)`` (no turn is being appended to it)."""
+    deleted = []
+    for path in paths:
+        with path.open("rb") as locked:
+            fcntl.flock(locked.fileno(), fcntl.LOCK_EX)
+            path.unlink(missing_ok=True)
+        deleted.append(str(path))
+    return deleted

@@ -28,6 +28,7 @@ from ..service_base import ServiceBase
 from ..store import curation_rows, event_rows
 from ..store import purge_files as files
 from ..store import purge_rows as rows
+from ..store import space_purge_rows as space_rows
 from .words import MIN_CHARACTERS, Needles, TextPurgePlan
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,26 @@ class PurgeOutcome(BaseModel):
     backups: dict[str, str] = Field(default_factory=dict)  # path: rewritten / deleted
     vacuumed: bool = False
     left: dict[str, int] = Field(default_factory=dict)  # byte hits after, by file
+
+
+class SpacePlan(BaseModel):
+    """What deleting a space deletes: its rows by table, its threads (the session files
+    named after them), the backups holding it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    namespace: str
+    rows: dict[str, int]
+    threads: list[str]
+    backups: dict[str, int] = Field(default_factory=dict)
+
+
+class SpaceDeleted(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    receipt: MemoryAction
+    deleted: dict[str, int]
+    backups: dict[str, str] = Field(default_factory=dict)
 
 
 class PurgeService(ServiceBase):
@@ -132,6 +153,53 @@ class PurgeService(ServiceBase):
             await self.db.exclusive(lambda raw: files.set_secure_delete(raw, False))
         log.warning("finished purge %s, interrupted before its file was compacted", receipt)
         return receipt
+
+    async def space_deletion_plan(self, namespace: str) -> SpacePlan:
+        def read(raw: sqlite3.Connection) -> SpacePlan:
+            return SpacePlan(
+                namespace=namespace,
+                rows=space_rows.space_rows(raw, namespace),
+                threads=space_rows.space_threads(raw, namespace),
+            )
+
+        plan = await self.db.read(read)
+        held = files.space_in_backups(self.db.path, namespace)
+        return plan.model_copy(update={"backups": held})
+
+    async def delete_space(
+        self, namespace: str, *, actor: Actor = "user", sessions: list[str] | None = None
+    ) -> SpaceDeleted:
+        """Every row of the space gone, its backups rewritten without it, the file
+        vacuumed; the receipt (kind ``purge``, target the space) counts what went."""
+        plan = await self.space_deletion_plan(namespace)
+        if not plan.rows and not plan.backups:
+            raise InvalidInput(f"there is no memory space {namespace!r}: nothing was changed")
+        backups = {p: files.delete_space_in_backup(Path(p), namespace) for p in plan.backups}
+        now = iso(utc_now())
+
+        def unit(raw: sqlite3.Connection) -> tuple[MemoryAction, dict[str, int]]:
+            deleted = space_rows.delete_space(raw, namespace)
+            detail = {
+                "space_deleted": namespace,
+                "rows": deleted,
+                "backups": backups,
+                "sessions": sorted(sessions or []),
+            }
+            action = curation_rows.insert_action(
+                raw, namespace, "purge", namespace, actor, detail, now
+            )
+            rows.write_journal(raw, action.id)
+            return action, deleted
+
+        await self.db.exclusive(lambda raw: files.set_secure_delete(raw, True))
+        try:
+            action, deleted = await self.db.write(unit)
+            await self.db.exclusive(files.compact)
+            await self.db.write(rows.clear_journal)
+            await self.db.exclusive(files.checkpoint)
+        finally:
+            await self.db.exclusive(lambda raw: files.set_secure_delete(raw, False))
+        return SpaceDeleted(receipt=action, deleted=deleted, backups=backups)
 
     async def purge_check(self, needles: Needles) -> dict[str, int]:
         """Where the words still are: rows (``table.column``) and raw bytes by file."""

@@ -12,6 +12,7 @@ that replaces it, or is deleted when that copy still holds them.
 import os
 import shutil
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from ..purge.words import Needles
 from .health import backups_of
 from .purge_rows import erase_words, leftovers, plan_words
 from .search_index import register_functions
+from .space_purge_rows import delete_space, space_rows
 
 
 def database_files(path: Path) -> list[Path]:
@@ -37,7 +39,9 @@ def byte_hits(path: Path, needles: Needles) -> int:
 def scan(path: Path, needles: Needles) -> dict[str, int]:
     """Occurrences of the words in the raw bytes of the database, its WAL and shm, and
     every backup: what ``purge --check`` and the byte tests read."""
-    files = [*database_files(path), *backups_of(path)]
+    files = [*database_files(path)]
+    for backup in backups_of(path):
+        files += [backup, *(p for p in companions(backup) if p.exists())]
     return {str(p): byte_hits(p, needles) for p in files}
 
 
@@ -65,14 +69,59 @@ def compact(raw: sqlite3.Connection) -> None:
 def scrub_backup(path: Path, needles: Needles, now: datetime) -> str:
     """The purge applied to a copy of the backup, which then replaces it ("rewritten");
     a copy that cannot be purged or still holds the words is deleted with it ("deleted")."""
+
+    def purge(raw: sqlite3.Connection) -> None:
+        erase_words(raw, needles, plan_words(raw, needles), now)
+
+    def clean(raw: sqlite3.Connection, work: Path) -> bool:
+        return not leftovers(raw, needles) and byte_hits(work, needles) == 0
+
+    return rewrite_backup(path, purge, clean)
+
+
+def space_in_backups(path: Path, namespace: str) -> dict[str, int]:
+    """Each backup holding rows of the space, with how many."""
+    found = {}
+    for backup in backups_of(path):
+        try:
+            raw = sqlite3.connect(f"file:{backup}?immutable=1", uri=True)  # no -wal, -shm
+            try:
+                rows = sum(space_rows(raw, namespace).values())
+            finally:
+                raw.close()
+        except sqlite3.Error:
+            rows = 1  # unreadable: it is rewritten or deleted like one holding the space
+        if rows:
+            found[str(backup)] = rows
+    return found
+
+
+def delete_space_in_backup(path: Path, namespace: str) -> str:
+    """The space deleted from a copy of the backup, which replaces it; else deleted."""
+    return rewrite_backup(
+        path,
+        lambda raw: delete_space(raw, namespace),
+        lambda raw, _work: not space_rows(raw, namespace),
+    )
+
+
+def rewrite_backup(
+    path: Path,
+    change: Callable[[sqlite3.Connection], object],
+    clean: Callable[[sqlite3.Connection, Path], bool],
+) -> str:
+    """``change`` applied to a copy of the backup in one transaction (``secure_delete``
+    on, then ``VACUUM``); the copy replaces the backup when ``clean`` ("rewritten"), else
+    both are deleted ("deleted")."""
     work = path.with_suffix(".purging")
     shutil.copyfile(path, work)
     try:
-        _purge_file(work, needles, now)
-        clean = byte_hits(work, needles) == 0
+        ok = _change_file(work, change, clean)
     except sqlite3.Error:
-        clean = False
-    if clean:
+        ok = False
+    for stale in companions(path):  # a log beside the old file must not meet the new one
+        stale.unlink(missing_ok=True)
+    if ok:
         _fsync(work)
         os.replace(work, path)
         return "rewritten"
@@ -81,7 +130,15 @@ def scrub_backup(path: Path, needles: Needles, now: datetime) -> str:
     return "deleted"
 
 
-def _purge_file(path: Path, needles: Needles, now: datetime) -> None:
+def companions(path: Path) -> list[Path]:
+    return [Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")]
+
+
+def _change_file(
+    path: Path,
+    change: Callable[[sqlite3.Connection], object],
+    clean: Callable[[sqlite3.Connection, Path], bool],
+) -> bool:
     raw = sqlite3.connect(path, isolation_level=None)
     try:
         raw.row_factory = sqlite3.Row
@@ -90,14 +147,13 @@ def _purge_file(path: Path, needles: Needles, now: datetime) -> None:
         set_secure_delete(raw, True)
         raw.execute("BEGIN IMMEDIATE")
         try:
-            erase_words(raw, needles, plan_words(raw, needles), now)
+            change(raw)
         except BaseException:
             raw.execute("ROLLBACK")
             raise
         raw.execute("COMMIT")
-        if leftovers(raw, needles):
-            raise sqlite3.DatabaseError("the words are still in a row")
         raw.execute("VACUUM")
+        return clean(raw, path)
     finally:
         raw.close()
 
