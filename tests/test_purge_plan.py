@@ -2,6 +2,7 @@
 with wrong sources, from a message, or from a text; its receipt keeps a hash, never the
 words; a purge interrupted after its commit is finished at the next open."""
 
+import asyncio
 import io
 import json
 import sqlite3
@@ -138,3 +139,33 @@ async def test_a_purge_killed_after_its_commit_is_finished_at_the_next_open(
     async with await StrataGate.open(db) as sg:
         assert await sg.db.read(lambda raw: raw.execute(journal, (JOURNAL_KEY,)).fetchone()) is None
     assert Needles(["80417263"]).byte_hits(db.read_bytes()) == 0
+
+
+def test_a_profile_field_is_cleared_with_every_value_it_held(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "m.db"
+
+    async def given() -> None:
+        async with await StrataGate.open(db) as sg:
+            await sg.update_profile("user_preferred_name", "Zephyrine")
+            await sg.update_profile("user_preferred_name", "Zephyrine Quallow")
+            await sg.append_turn("ns", "s", user="Call me Zephyrine.", assistant="Hi Zephyrine.")
+
+    async def stored() -> str:
+        async with await StrataGate.open(db) as sg:
+            profile = await sg.get_profile()
+            history = await sg.profile_history()
+        return json.dumps([profile.model_dump(mode="json"), *[
+            h.model_dump(mode="json") for h in history]])  # fmt: skip
+
+    asyncio.run(given())
+    code, out, err = run(
+        capsys, "purge", "--profile-field", "user_preferred_name", "--db", str(db), "--yes"
+    )
+    assert code == 0, err
+    assert "Zephyrine" not in out and "profile_fields.value 1" in out
+    assert "Zephyrine" not in asyncio.run(stored())
+    assert Needles(["Zephyrine"]).byte_hits(db.read_bytes()) == 0
+    code, _, err = run(capsys, "purge", "--profile-field", "nope", "--db", str(db), "--yes")
+    assert code == 2 and "unknown profile field" in err

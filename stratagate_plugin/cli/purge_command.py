@@ -31,6 +31,9 @@ def register(commands: Any) -> None:
     parser.add_argument("event_id", nargs="?", help="an event whose words to erase (evt_…)")
     parser.add_argument("--message", help="a message whose text to erase (its id)")
     parser.add_argument("--text", help="a literal text to erase wherever it occurs")
+    parser.add_argument(
+        "--profile-field", metavar="FIELD", help="a profile field: every value it held, cleared"
+    )
     parser.add_argument("--yes", "-y", action="store_true", help="purge without asking")
     parser.add_argument(
         "--check",
@@ -48,10 +51,22 @@ async def purge(args: argparse.Namespace) -> int:
     async with memory:
         if args.check is not None:
             return await check(memory, args)
-        needles = await memory.purge_needles(
-            text=args.text, event_id=args.event_id, message_id=args.message
+        if args.profile_field is not None:
+            if args.text or args.event_id or args.message:
+                raise InvalidInput(
+                    "purge one thing: an event id, --message, --text or --profile-field"
+                )
+            needles = await memory.profile_field_needles(args.profile_field)
+        else:
+            needles = await memory.purge_needles(
+                text=args.text, event_id=args.event_id, message_id=args.message
+            )
+        target = (
+            args.event_id
+            or args.message
+            or (args.profile_field and f"profile:{args.profile_field}")
         )
-        target = args.event_id or args.message or "text"
+        target = target or "text"
         return await plan_then_purge(memory, needles, target, args.yes, args.json)
 
 

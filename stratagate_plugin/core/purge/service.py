@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..clock import iso, utc_now
 from ..curation.actions import Actor, MemoryAction
 from ..errors import InvalidInput
+from ..profile.fields import field_of
 from ..service_base import ServiceBase
 from ..store import curation_rows, event_rows
 from ..store import purge_files as files
@@ -82,6 +83,16 @@ class PurgeService(ServiceBase):
         if text is not None:
             return Needles([text])
         return await self.db.read(lambda raw: _words_of(raw, event_id, message_id))
+
+    async def profile_field_needles(self, field: str) -> Needles:
+        """Every value the profile field has held, as words to purge (a field whose whole
+        value is purged is cleared)."""
+        field_of(field)
+        values = await self.db.read(lambda raw: rows.profile_values(raw, field))
+        kept = [v for v in values if len(v.strip()) >= MIN_CHARACTERS]
+        if not kept:
+            raise InvalidInput(f"the profile field {field} holds nothing to purge")
+        return Needles(kept)
 
     async def purge_words_plan(self, needles: Needles) -> tuple[Needles, TextPurgePlan]:
         """The plan (the needles grown by the titles of the events it forgets) and the

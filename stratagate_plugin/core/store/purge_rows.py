@@ -165,6 +165,7 @@ def erase_words(
     for namespace in plan.namespaces():
         topic_sync.sync_space(raw, namespace, now)
     swept = sweep(raw)
+    swept += raw.execute("DELETE FROM profile_fields WHERE value = ?", (TOMBSTONE,)).rowcount
     _rebuild_graph_terms(raw)
     _recompute_receipt_payloads(raw)
     optimize_index(raw)
@@ -318,3 +319,14 @@ def journal(raw: sqlite3.Connection) -> str | None:
 
 def clear_journal(raw: sqlite3.Connection) -> None:
     raw.execute("DELETE FROM meta WHERE key = ?", (JOURNAL_KEY,))
+
+
+def profile_values(raw: sqlite3.Connection, field: str) -> list[str]:
+    """Every value the profile field has held: now, in its history, in proposals."""
+    rows = raw.execute(
+        "SELECT value FROM profile_fields WHERE field = ?1 UNION SELECT old_value FROM "
+        "profile_changes WHERE field = ?1 UNION SELECT new_value FROM profile_changes "
+        "WHERE field = ?1 UNION SELECT value FROM profile_proposals WHERE field = ?1",
+        (field,),
+    ).fetchall()
+    return [str(row[0]) for row in rows if row[0]]
