@@ -13,6 +13,7 @@ from . import (
     imports,
     jobs,
     profile,
+    purge,
     raw,
     settings_page,
     status,
@@ -35,6 +36,7 @@ PAGE_MODULES = (
     settings_page,
     imports,
     raw,
+    purge,
 )
 
 
