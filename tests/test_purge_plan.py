@@ -169,3 +169,24 @@ def test_a_profile_field_is_cleared_with_every_value_it_held(
     assert Needles(["Zephyrine"]).byte_hits(db.read_bytes()) == 0
     code, _, err = run(capsys, "purge", "--profile-field", "nope", "--db", str(db), "--yes")
     assert code == 2 and "unknown profile field" in err
+
+
+async def test_a_job_running_on_the_words_loses_its_claim_and_runs_again(tmp_path: Path) -> None:
+    """A worker that read the words before the purge cannot apply what it made of them."""
+    from datetime import timedelta
+
+    from stratagate_plugin.core.config import MemoryConfig
+    from stratagate_plugin.core.store import jobs
+    from stratagate_plugin.core.store.jobs import SUMMARY_JOB
+
+    db = tmp_path / "m.db"
+    async with await StrataGate.open(db, MemoryConfig(block_turn_size=1)) as sg:
+        await sg.append_turn("ns", "s", user="My PIN is 80417263.", assistant="Noted.")
+        now = utc_now()
+        job = await sg.db.write(
+            lambda raw: jobs.claim_next(raw, now, (SUMMARY_JOB,), "other-worker", timedelta(60))
+        )
+        assert job is not None and await sg.db.read(lambda raw: jobs.holds(raw, job))
+        await sg.purge_words(Needles(["80417263"]))
+        assert not await sg.db.read(lambda raw: jobs.holds(raw, job))
+        assert (await sg.db.read(lambda raw: jobs.get_job(raw, job.id))).status == "pending"

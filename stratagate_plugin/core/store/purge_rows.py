@@ -162,6 +162,7 @@ def erase_words(
             blank_event(raw, item.id, TOMBSTONE, stamp)
         else:
             _edit_event(raw, item.id, stamp)
+    release_running_jobs(raw, plan.namespaces(), stamp)
     for namespace in plan.namespaces():
         topic_sync.sync_space(raw, namespace, now)
     swept = sweep(raw)
@@ -176,6 +177,19 @@ def erase_words(
         "events_edited": len(plan.events) - len(plan.forgotten_events()),
         "other_rows": swept,
     }
+
+
+def release_running_jobs(raw: sqlite3.Connection, namespaces: list[str], stamp: str) -> int:
+    """Every job running in the spaces loses its claim and is queued again: a worker that
+    read the words before the purge cannot apply what it made of them (``jobs.holds``
+    fails) and runs again on what is left."""
+    return raw.execute(
+        "UPDATE jobs SET status = 'pending', owner = NULL, lease_expires_at = NULL, "
+        "attempts = max(attempts - 1, 0), next_retry_at = NULL, updated_at = ? "
+        "WHERE status = 'running' AND namespace IN "
+        "(SELECT value FROM json_each(?))",
+        (stamp, json.dumps(namespaces)),
+    ).rowcount
 
 
 def _erase_messages(raw: sqlite3.Connection, ids: list[str], stamp: str) -> None:
