@@ -172,20 +172,29 @@ def test_a_profile_field_is_cleared_with_every_value_it_held(
 
 
 async def test_a_job_running_on_the_words_loses_its_claim_and_runs_again(tmp_path: Path) -> None:
-    """A worker that read the words before the purge cannot apply what it made of them."""
+    """A worker that read the words before the purge (here a graph projection of the
+    event) cannot apply what it made of them."""
     from datetime import timedelta
 
-    from stratagate_plugin.core.config import MemoryConfig
     from stratagate_plugin.core.store import jobs
-    from stratagate_plugin.core.store.jobs import SUMMARY_JOB
+    from stratagate_plugin.core.store.graph_jobs import GRAPH_JOB
 
     db = tmp_path / "m.db"
-    async with await StrataGate.open(db, MemoryConfig(block_turn_size=1)) as sg:
+    async with await StrataGate.open(db) as sg:
         await sg.append_turn("ns", "s", user="My PIN is 80417263.", assistant="Noted.")
+        await sg.seal_tail("ns", "s")
+        await sg.process_pending()
         now = utc_now()
-        job = await sg.db.write(
-            lambda raw: jobs.claim_next(raw, now, (SUMMARY_JOB,), "other-worker", timedelta(60))
-        )
+
+        def graph_job(raw: sqlite3.Connection) -> jobs.Job | None:
+            raw.execute(
+                "INSERT INTO jobs(id, namespace, kind, target_id, status, attempts, created_at, "
+                "updated_at, claims) VALUES ('job_g', 'ns', ?, 'gb_x', 'pending', 0, ?, ?, 0)",
+                (GRAPH_JOB, now.isoformat(), now.isoformat()),
+            )
+            return jobs.claim_next(raw, now, (GRAPH_JOB,), "other-worker", timedelta(60))
+
+        job = await sg.db.write(graph_job)
         assert job is not None and await sg.db.read(lambda raw: jobs.holds(raw, job))
         await sg.purge_words(Needles(["80417263"]))
         assert not await sg.db.read(lambda raw: jobs.holds(raw, job))
