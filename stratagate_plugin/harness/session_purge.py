@@ -4,13 +4,16 @@ A session file keeps every message of a chat as the harness saw it, so a purge o
 must rewrite it too. Each file holding the words is rewritten whole: every string of every
 line (messages, tool results, folded turns) with the words tombstoned, written to a temp
 file, fsynced and moved over the original, all while holding ``flock(LOCK_EX)`` on the
-session file itself, the lock a turn being appended takes. A torn last line (a crash
-mid-append) holding the words is tombstoned as text.
+session's sidecar ``<id>.lock`` (the lock a turn being appended takes, so the next append
+opens the new file) and on the session file itself. A torn last line (a crash mid-append)
+holding the words is tombstoned as text.
 """
 
 import fcntl
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..core.purge.words import Needles
@@ -37,14 +40,19 @@ def rewrite_sessions(needles: Needles, folder: Path | None = None) -> dict[str, 
 
 
 def rewrite_session(path: Path, needles: Needles) -> None:
-    with path.open("rb+") as locked:
-        fcntl.flock(locked.fileno(), fcntl.LOCK_EX)
-        try:
-            text = path.read_bytes().decode("utf-8", errors="replace")
-            lines = [_scrubbed_line(line, needles) for line in text.splitlines(keepends=True)]
-            _replace_durably(path, "".join(lines))
-        finally:
-            fcntl.flock(locked.fileno(), fcntl.LOCK_UN)
+    with _session_locked(path):
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        lines = [_scrubbed_line(line, needles) for line in text.splitlines(keepends=True)]
+        _replace_durably(path, "".join(lines))
+
+
+@contextmanager
+def _session_locked(path: Path) -> Iterator[None]:
+    """The session's sidecar lock, then the file's own, both exclusive."""
+    with path.with_suffix(".lock").open("a+") as sidecar, path.open("rb") as own:
+        fcntl.flock(sidecar.fileno(), fcntl.LOCK_EX)
+        fcntl.flock(own.fileno(), fcntl.LOCK_EX)
+        yield
 
 
 def _scrubbed_line(line: str, needles: Needles) -> str:
@@ -85,11 +93,10 @@ def session_files_of(thread_ids: list[str], folder: Path | None = None) -> list[
 
 
 def delete_session_files(paths: list[Path]) -> list[str]:
-    """Delete each file under ``flock(LOCK_EX)`` (no turn is being appended to it)."""
+    """Delete each file under its locks (no turn is being appended to it)."""
     deleted = []
     for path in paths:
-        with path.open("rb") as locked:
-            fcntl.flock(locked.fileno(), fcntl.LOCK_EX)
+        with _session_locked(path):
             path.unlink(missing_ok=True)
         deleted.append(str(path))
     return deleted
