@@ -32,9 +32,9 @@ def test_a_session_file_is_rewritten_under_its_lock_keeping_everything_else(
     real = session_purge._replace_durably
 
     def checking(target: Path, text: str) -> None:
-        with target.with_suffix(".lock").open("a+") as probe:  # another open file: refused
-            with pytest.raises(BlockingIOError):
-                fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock = target.with_suffix(".lock")
+        with lock.open("a+") as probe, pytest.raises(BlockingIOError):  # another open: refused
+            fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         written.append(text)
         real(target, text)
 
