@@ -199,3 +199,14 @@ async def test_a_job_running_on_the_words_loses_its_claim_and_runs_again(tmp_pat
         await sg.purge_words(Needles(["80417263"]))
         assert not await sg.db.read(lambda raw: jobs.holds(raw, job))
         assert (await sg.db.read(lambda raw: jobs.get_job(raw, job.id))).status == "pending"
+
+
+def test_an_event_already_purged_has_no_words_left_to_purge(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    event = plate_event(capsys)
+    assert run(capsys, "purge", event["id"], "--yes")[0] == 0
+    before = contents(home)
+    code, out, err = run(capsys, "purge", event["id"], "--yes")
+    assert code == 2 and "no words left to purge" in err and out == ""
+    assert contents(home) == before

@@ -30,7 +30,7 @@ from ..store import curation_rows, event_rows
 from ..store import purge_files as files
 from ..store import purge_rows as rows
 from ..store import space_purge_rows as space_rows
-from .words import MIN_CHARACTERS, Needles, TextPurgePlan
+from .words import MIN_CHARACTERS, TOMBSTONE, Needles, TextPurgePlan
 
 log = logging.getLogger(__name__)
 
@@ -230,18 +230,27 @@ class PurgeService(ServiceBase):
 def _words_of(raw: sqlite3.Connection, event_id: str | None, message_id: str | None) -> Needles:
     if event_id is not None:
         card = event_rows.get_event(raw, event_id)
-        words = [w for w in (*card.quotes, card.title) if len(w.strip()) >= MIN_CHARACTERS]
-        return Needles(words or [card.title])
+        words = [w for w in (*card.quotes, card.title) if _words_left(w)]
+        if not words:
+            raise InvalidInput(f"event {event_id} holds no words left to purge")
+        return Needles(words)
     found = curation_rows.message_cards(raw, [str(message_id)])
     if not found:
         raise InvalidInput(f"no message with id {message_id!r}")
     return Needles([found[0].message.content])
 
 
+def _words_left(text: str) -> bool:
+    """Not a tombstone, and long enough to purge safely."""
+    bare = text.strip()
+    return len(bare) >= MIN_CHARACTERS and bare != TOMBSTONE and not bare.startswith("[purged by")
+
+
 def _grown_plan(raw: sqlite3.Connection, needles: Needles) -> tuple[Needles, TextPurgePlan]:
     plan = rows.plan_words(raw, needles)
     titles = curation_rows.briefs(raw, plan.forgotten_events())
-    grown = needles.with_words(b.title for b in titles.values() if not needles.holds(b.title))
+    more = [b.title for b in titles.values() if _words_left(b.title)]
+    grown = needles.with_words(t for t in more if not needles.holds(t))
     if grown.words == needles.words:
         return needles, plan
     return grown, rows.plan_words(raw, grown)

@@ -22,6 +22,9 @@ from .purge_rows import erase_words, leftovers, plan_words
 from .search_index import register_functions
 from .space_purge_rows import delete_space, space_rows
 
+CHUNK_BYTES = 8 << 20
+OVERLAP_BYTES = 64 << 10  # longer than any words a purge is given
+
 
 def database_files(path: Path) -> list[Path]:
     """The database file and its ``-wal`` and ``-shm`` companions (those that exist)."""
@@ -30,10 +33,18 @@ def database_files(path: Path) -> list[Path]:
 
 
 def byte_hits(path: Path, needles: Needles) -> int:
+    """Occurrences in the file's raw bytes, read in chunks (a large file is never read
+    whole); a match across two chunks is counted once, in the chunk where it ends."""
+    total, tail = 0, b""
     try:
-        return needles.byte_hits(path.read_bytes())
+        with path.open("rb") as handle:
+            while chunk := handle.read(CHUNK_BYTES):
+                data = tail + chunk
+                total += sum(1 for m in needles.byte_pattern.finditer(data) if m.end() > len(tail))
+                tail = data[-OVERLAP_BYTES:]
     except FileNotFoundError:
         return 0
+    return total
 
 
 def scan(path: Path, needles: Needles) -> dict[str, int]:
