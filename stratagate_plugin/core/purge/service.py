@@ -30,6 +30,7 @@ from ..store import curation_rows, event_rows
 from ..store import purge_files as files
 from ..store import purge_rows as rows
 from ..store import space_purge_rows as space_rows
+from ..store.health import StorageError
 from .words import MIN_CHARACTERS, TOMBSTONE, Needles, TextPurgePlan
 
 log = logging.getLogger(__name__)
@@ -160,6 +161,9 @@ class PurgeService(ServiceBase):
             await self.db.exclusive(files.compact)
             await self.db.write(rows.clear_journal)
             await self.db.exclusive(files.checkpoint)
+        except StorageError as error:  # a read-only copy still opens; the next open retries
+            log.warning("purge %s was interrupted and cannot be finished now: %s", receipt, error)
+            return None
         finally:
             await self.db.exclusive(lambda raw: files.set_secure_delete(raw, False))
         log.warning("finished purge %s, interrupted before its file was compacted", receipt)
