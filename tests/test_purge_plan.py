@@ -210,3 +210,31 @@ def test_an_event_already_purged_has_no_words_left_to_purge(
     code, out, err = run(capsys, "purge", event["id"], "--yes")
     assert code == 2 and "no words left to purge" in err and out == ""
     assert contents(home) == before
+
+
+async def test_an_event_whose_other_quote_is_not_the_words_is_edited_not_forgotten(
+    tmp_path: Path,
+) -> None:
+    from stratagate_plugin.core.store import event_rows
+    from tests.cards import event_card
+
+    both = event_card(
+        "evt_both",
+        title="Gate code 4471 and the bins go out Tuesday",
+        summary="The user said the gate code is 4471; the bins go out on Tuesday.",
+        quotes=["the gate code is 4471", "the bins go out on Tuesday"],
+    )
+    only = event_card("evt_only", title="Gate code is 4471", quotes=["the gate code is 4471"])
+    async with await StrataGate.open(tmp_path / "m.db") as sg:
+        await sg.append_turn("ns", "s", user="Hello there.", assistant="Hi.")  # the space
+        await sg.db.write(lambda raw: [event_rows.insert_event(raw, c) for c in (both, only)])
+        _, plan = await sg.purge_words_plan(Needles(["4471"]))
+        assert {i.id: i.outcome for i in plan.events} == {
+            "evt_both": "edited",
+            "evt_only": "forgotten",
+        }
+        await sg.purge_words(Needles(["4471"]))
+        kept, gone = await sg.get_event("evt_both"), await sg.get_event("evt_only")
+    assert kept.status == "active" and "4471" not in kept.summary + kept.title
+    assert "bins go out on Tuesday" in kept.summary and kept.quotes[1] == both.quotes[1]
+    assert gone.status == "forgotten" and "4471" not in gone.title + gone.summary

@@ -98,13 +98,14 @@ def _message_items(raw: sqlite3.Connection, needles: Needles) -> list[tuple[Plan
 def _event_items(raw: sqlite3.Connection, needles: Needles) -> list[PlanItem]:
     holds = " OR ".join(f"sg_holds({c})" for c in (*_EVENT_TEXT, "catalog_hints_json"))
     rows = raw.execute(
-        f"SELECT id, namespace, title, quotes_json, status, created_at FROM events "
+        f"SELECT id, namespace, title, summary, quotes_json, status, created_at FROM events "
         f"WHERE {holds} ORDER BY pk"
     ).fetchall()
     items = []
     for row in rows:
-        quotes = json.loads(row["quotes_json"])
-        whole = all(needles.holds(q) for q in quotes) if quotes else True
+        quotes = json.loads(row["quotes_json"])  # a card without quotes: its statement
+        stated = [row["title"], row["summary"]]
+        whole = all(map(needles.holds, quotes)) if quotes else any(map(needles.holds, stated))
         items.append(
             PlanItem(
                 kind=f"event ({row['status']})",
