@@ -83,3 +83,25 @@ async def test_the_raw_page_purges_a_text(tmp_path: Path) -> None:
         assert not any(SECRET in text for text in await stored(memory))
         short = await post(client, "/memory/purge/plan", data={"text": "ab"})
         assert short.status_code == 400
+
+
+async def test_the_settings_page_deletes_the_space_after_its_plan(tmp_path: Path) -> None:
+    async with web_app(tmp_path) as (_app, host, client):
+        memory, space = await filled(host)
+        settings = (await client.get("/memory/settings")).text
+        assert 'action="/memory/spaces/delete/plan' in settings and f'value="{space}"' in settings
+        plan = await post(client, "/memory/spaces/delete/plan", data={"namespace": space})
+        assert plan.status_code == 200 and "messages" in plan.text and SECRET not in plan.text
+        assert await memory.memory_space_names() == [space]
+        fields = confirm_fields(plan.text)
+        stale = await post(
+            client, "/memory/spaces/delete/confirm", data={**fields, "fingerprint": "0"}
+        )
+        assert stale.status_code == 409 and await memory.memory_space_names() == [space]
+        replan = await post(client, "/memory/spaces/delete/plan", data={"namespace": space})
+        done = await post(client, "/memory/spaces/delete/confirm", data=confirm_fields(replan.text))
+        assert done.status_code == 200 and "receipt act_" in done.text
+        assert space not in await memory.memory_space_names()
+        assert not any(SECRET in text for text in await stored(memory))
+        missing = await post(client, "/memory/spaces/delete/plan", data={"namespace": "sg:none"})
+        assert missing.status_code == 404

@@ -70,7 +70,10 @@ STRINGS: dict[str, dict[str, str]] = {
 
 @dataclass(frozen=True)
 class Pending:
-    needles: Needles
+    """A plan shown and not yet confirmed: the words (None for a space's deletion), what
+    it is for, the plan's fingerprint, when it was shown."""
+
+    needles: Needles | None
     target: str
     fingerprint: str
     created: float
@@ -96,7 +99,7 @@ async def plan_page(pages: MemoryPages, request: Request) -> Response:
     needles, plan = await _plan(pages, needles)
     token = ""
     if not plan.empty:
-        token = _remember(Pending(needles, event_id or "text", fingerprint(plan), time.time()))
+        token = remember(Pending(needles, event_id or "text", fingerprint(plan), time.time()))
     context = {"plan": plan, "token": token, "fingerprint": fingerprint(plan), "done": None}
     return await pages.render(request, "memory/purge.html", context, tab="raw")
 
@@ -105,8 +108,8 @@ async def confirm(pages: MemoryPages, request: Request) -> Response:
     """``POST /memory/purge/confirm``: the purge, when the token is fresh and the plan is
     the one shown."""
     fields = await form_fields(request)
-    pending = _PENDING.pop(fields.get("token", ""), None)
-    if pending is None or time.time() - pending.created > PENDING_SECONDS:
+    pending = take(fields.get("token", ""))
+    if pending is None or pending.needles is None:
         raise HTTPException(409, "this purge plan has expired or was used: review it again")
     needles, plan = await _plan(pages, pending.needles)
     if fingerprint(plan) != fields.get("fingerprint") or plan.empty:
@@ -137,7 +140,15 @@ def fingerprint(plan: TextPurgePlan) -> str:
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
-def _remember(pending: Pending) -> str:
+def take(token: str) -> Pending | None:
+    """The pending plan of ``token``, once, while fresh."""
+    pending = _PENDING.pop(token, None)
+    if pending is None or time.time() - pending.created > PENDING_SECONDS:
+        return None
+    return pending
+
+
+def remember(pending: Pending) -> str:
     now = time.time()
     for key in [k for k, p in _PENDING.items() if now - p.created > PENDING_SECONDS]:
         del _PENDING[key]

@@ -16,6 +16,7 @@ from . import (
     purge,
     raw,
     settings_page,
+    space_delete,
     status,
     topics,
 )
@@ -37,6 +38,7 @@ PAGE_MODULES = (
     imports,
     raw,
     purge,
+    space_delete,
 )
 
 
