@@ -16,6 +16,7 @@ import pytest
 
 from stratagate_plugin.cli.main import main
 from stratagate_plugin.core.clock import utc_now
+from stratagate_plugin.core.purge.words import Needles
 from stratagate_plugin.core.store import health
 
 SCENARIOS = [
@@ -119,12 +120,15 @@ def test_a_purged_text_leaves_no_byte_in_any_file_and_nothing_else_is_lost(
             ).fetchone()[0]
             assert found, (table, column)
     kept = [m for m in stored_contents(db) if secret.lower() not in m.lower()]
+    terms = Needles([secret]).index_terms  # the search index's hex form of a one-token secret
+    assert all(hits(db, term) for term in terms)
 
     code, out, err = run(capsys, "purge", "--text", secret, "--yes")
     assert code == 0, err
     assert secret not in out + err and "receipt act_" in out
 
     left = {str(f): hits(f, secret) for f in every_file(home)}
+    left.update({f"{f} {t}": hits(f, t) for f in every_file(home) for t in terms})
     assert not any(left.values()), left
     assert [m for m in stored_contents(db) if "[purged]" not in m] == kept
     for line in [*before, *after]:

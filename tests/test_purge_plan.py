@@ -106,6 +106,7 @@ def test_check_reports_the_words_while_they_are_still_stored(
 ) -> None:
     code, out, _ = run(capsys, "purge", "--check", "--text", "SUA12345")
     assert code == 1 and "STILL FOUND" in out and "memory.db" in out and "b.jsonl" in out
+    assert "message_fts (index terms)" in out and "event_fts (index terms)" in out
 
 
 def test_words_too_short_to_purge_safely_are_refused_in_one_line(

@@ -46,3 +46,10 @@ def test_a_file_is_scanned_in_chunks_counting_a_match_across_two_once(
     path.write_bytes(b"0123456789abSUA12345xyz" + b"." * 40 + b"sua12345" + b"-" * 7)
     assert purge_files.byte_hits(path, Needles(["SUA12345"])) == 2
     assert purge_files.byte_hits(tmp_path / "missing", Needles(["SUA12345"])) == 0
+
+
+def test_a_one_token_word_is_also_looked_for_as_the_index_encodes_it() -> None:
+    needles = Needles(["Hunter2", "my licence plate"])
+    [term] = needles.index_terms  # the phrase is several tokens: no term of its own
+    assert term == "t" + b"w:hunter2".hex()
+    assert needles.byte_hits(f"x {term} y".encode()) == 1

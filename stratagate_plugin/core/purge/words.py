@@ -2,7 +2,8 @@
 
 A purge is given words (a literal text, an event's quotes and title, a message's content)
 and erases them wherever they are stored, case-insensitively and whatever the whitespace
-between them, also where a JSON encoder escaped them. What the purge keeps of the words is
+between them, also where a JSON encoder escaped them, and as the search index encodes a
+word that is one token. What the purge keeps of the words is
 their hash (``purge_hash``): enough for ``stratagate purge --check`` to name the receipt,
 never enough to show them again.
 """
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..clock import UtcDatetime
 from ..errors import InvalidInput
+from ..text.search_terms import fts_encode, tokenize
 
 TOMBSTONE = "[purged]"
 REDACTED = "[…]"
@@ -48,12 +50,16 @@ class Needles:
                     f"{word!r} is too short to purge safely: give at least "
                     f"{MIN_CHARACTERS} characters"
                 )
+        self.index_terms = index_terms(self.words)
         forms = sorted({f for word in self.words for f in stored_forms(word)}, key=len)
         self.pattern = re.compile(
             "|".join(_spaced(form) for form in reversed(forms)), re.IGNORECASE
         )
         self.byte_pattern = re.compile(
-            b"|".join(_spaced_bytes(form.encode("utf-8")) for form in reversed(forms)),
+            b"|".join(
+                [_spaced_bytes(form.encode("utf-8")) for form in reversed(forms)]
+                + [re.escape(term.encode()) for term in self.index_terms]
+            ),
             re.IGNORECASE,
         )
 
@@ -94,6 +100,18 @@ class Needles:
         piece = " ".join(piece.split())
         cut = piece[:width]
         return ("…" if start else "") + cut + ("…" if len(piece) > width else "")
+
+
+def index_terms(words: Iterable[str]) -> list[str]:
+    """The search index's term of each word that is one token (a password, a number): the
+    index keeps terms hex-encoded (``fts_encode``), so a byte scan looks for that form too.
+    A word of several tokens has no term of its own: each token may be anyone's word."""
+    terms = []
+    for word in words:
+        tokens = tokenize(word)
+        if len(tokens) == 1:
+            terms.append(fts_encode(tokens[0]))
+    return terms
 
 
 def stored_forms(word: str) -> list[str]:

@@ -282,9 +282,10 @@ def optimize_index(raw: sqlite3.Connection) -> None:
 
 
 def leftovers(raw: sqlite3.Connection, needles: Needles) -> dict[str, int]:
-    """Every text cell of every table (FTS shadow tables too) still holding the words."""
+    """Every text cell of every table (FTS shadow tables too) still holding the words, and
+    every index term of them still in a search index's segments."""
     register(raw, needles)
-    found = {}
+    found = _index_terms_left(raw, needles)
     tables = raw.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
         "AND sql NOT LIKE 'CREATE VIRTUAL%'"
@@ -295,6 +296,27 @@ def leftovers(raw: sqlite3.Connection, needles: Needles) -> dict[str, int]:
             n = raw.execute(f'SELECT count(*) FROM "{table}" WHERE sg_holds("{name}")').fetchone()
             if n[0]:
                 found[f"{table}.{name}"] = int(n[0])
+    return found
+
+
+def _index_terms_left(raw: sqlite3.Connection, needles: Needles) -> dict[str, int]:
+    """Documents per index still holding a term of the words (read through ``fts5vocab``,
+    which walks the segments themselves)."""
+    found: dict[str, int] = {}
+    if not needles.index_terms or not has_index(raw):
+        return found
+    for table in ("message_fts", "event_fts"):
+        raw.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.sg_{table}_vocab "
+            f"USING fts5vocab(main, '{table}', 'row')"
+        )
+        n = raw.execute(
+            f"SELECT coalesce(sum(doc), 0) FROM temp.sg_{table}_vocab WHERE term IN "
+            "(SELECT value FROM json_each(?))",
+            (json.dumps(needles.index_terms),),
+        ).fetchone()[0]
+        if n:
+            found[f"{table} (index terms)"] = int(n)
     return found
 
 
