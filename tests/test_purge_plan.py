@@ -239,3 +239,20 @@ async def test_an_event_whose_other_quote_is_not_the_words_is_edited_not_forgott
     assert kept.status == "active" and "4471" not in kept.summary + kept.title
     assert "bins go out on Tuesday" in kept.summary and kept.quotes[1] == both.quotes[1]
     assert gone.status == "forgotten" and "4471" not in gone.title + gone.summary
+
+
+def test_copies_a_killed_rewrite_left_are_found_and_removed(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (home / "backups").mkdir(exist_ok=True)
+    left = [
+        home / "backups" / "memory.20270101T000000Z.purging",
+        home / "sessions" / ".a.jsonl.purging",
+    ]
+    for path in left:
+        path.write_bytes(b"... SUA12345 ...")
+    code, out, _ = run(capsys, "purge", "--check", "--text", "SUA12345")
+    assert code == 1 and all(str(path) in out for path in left)
+    assert run(capsys, "purge", "--text", "SUA12345", "--yes")[0] == 0
+    assert not any(path.exists() for path in left)
+    assert run(capsys, "purge", "--check", "--text", "SUA12345")[0] == 0

@@ -31,8 +31,11 @@ def sessions_holding(needles: Needles, folder: Path | None = None) -> dict[str, 
 
 
 def rewrite_sessions(needles: Needles, folder: Path | None = None) -> dict[str, int]:
-    """Rewrite every session file holding the words; the files rewritten, with the hits
-    each held before."""
+    """Rewrite every session file holding the words (a temp copy left by a rewrite that
+    was killed is removed first); the files rewritten, with the hits each held before."""
+    where = folder or sessions_dir()
+    for stale in where.glob(".*.purging") if where.is_dir() else []:
+        stale.unlink(missing_ok=True)
     held = sessions_holding(needles, folder)
     for name in held:
         rewrite_session(Path(name), needles)
@@ -82,8 +85,11 @@ def _replace_durably(path: Path, text: str) -> None:
 
 
 def _session_files(folder: Path | None) -> list[Path]:
+    """The session files, and any temp copy a killed rewrite left."""
     where = folder or sessions_dir()
-    return sorted(where.glob("*.jsonl")) if where.is_dir() else []
+    if not where.is_dir():
+        return []
+    return sorted([*where.glob("*.jsonl"), *where.glob(".*.purging")])
 
 
 def session_files_of(thread_ids: list[str], folder: Path | None = None) -> list[Path]:

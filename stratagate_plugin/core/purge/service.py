@@ -115,6 +115,7 @@ class PurgeService(ServiceBase):
         needles, plan = await self.purge_words_plan(needles)
         if plan.empty and not sessions:
             raise InvalidInput("the words occur nowhere in memory: nothing was changed")
+        files.remove_stale_copies(self.db.path)  # left by a purge killed mid-rewrite
         backups = {p: files.scrub_backup(Path(p), needles, now) for p in plan.files}
         await self.db.exclusive(lambda raw: files.set_secure_delete(raw, True))
         try:
@@ -189,6 +190,7 @@ class PurgeService(ServiceBase):
         plan = await self.space_deletion_plan(namespace)
         if not plan.rows and not plan.backups:
             raise InvalidInput(f"there is no memory space {namespace!r}: nothing was changed")
+        files.remove_stale_copies(self.db.path)
         backups = {p: files.delete_space_in_backup(Path(p), namespace) for p in plan.backups}
         now = iso(utc_now())
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..purge.words import Needles
-from .health import backups_of
+from .health import backup_dir, backups_of
 from .purge_rows import erase_words, leftovers, plan_words
 from .search_index import register_functions
 from .space_purge_rows import delete_space, space_rows
@@ -50,10 +50,23 @@ def byte_hits(path: Path, needles: Needles) -> int:
 def scan(path: Path, needles: Needles) -> dict[str, int]:
     """Occurrences of the words in the raw bytes of the database, its WAL and shm, and
     every backup: what ``purge --check`` and the byte tests read."""
-    files = [*database_files(path)]
+    files = [*database_files(path), *stale_copies(path)]
     for backup in backups_of(path):
         files += [backup, *(p for p in companions(backup) if p.exists())]
     return {str(p): byte_hits(p, needles) for p in files}
+
+
+def stale_copies(path: Path) -> list[Path]:
+    """Copies a purge killed mid-rewrite left in ``backups/`` (they may hold the words)."""
+    folder = backup_dir(path)
+    return sorted(folder.glob("*.purging")) if folder.is_dir() else []
+
+
+def remove_stale_copies(path: Path) -> list[str]:
+    gone = stale_copies(path)
+    for copy in gone:
+        copy.unlink(missing_ok=True)
+    return [str(p) for p in gone]
 
 
 def backups_holding(path: Path, needles: Needles) -> dict[str, int]:
