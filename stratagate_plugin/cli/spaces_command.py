@@ -12,6 +12,7 @@ from typing import Any
 
 from ..core.errors import InvalidInput
 from ..core.profile.spaces import SpaceSummary
+from . import space_delete
 from .common import add_db_option, chat_space, open_memory
 
 
@@ -21,6 +22,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--profile", default=None, help="profile whose chat space is marked")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(handler=list_spaces)
+    space_delete.register(parser.add_subparsers(dest="spaces_action", metavar="ACTION"))
 
 
 async def list_spaces(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ from .llm.base import StructuredModel
 from .llm.offline.model import OfflineModel
 from .overview.service import OverviewService
 from .profile.service import ProfileService
+from .purge.service import PurgeService
 from .remember.service import RememberService
 from .retrieval.service import RetrievalService
 from .store import Database, default_database_path, jobs
@@ -43,6 +44,7 @@ class StrataGate(
     ImportService,
     OverviewService,
     ProfileService,
+    PurgeService,
     RememberService,
     RetrievalService,
     TimelineService,
@@ -84,6 +86,7 @@ class StrataGate(
             await _take_back_abandoned_jobs(db, now)
             await memory.backfill_graph()
             await _bootstrap_topics(memory)
+            await memory.finish_interrupted_purge()
         except BaseException:
             await db.close()  # else its worker thread keeps the process alive
             raise

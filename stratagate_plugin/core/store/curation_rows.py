@@ -209,12 +209,12 @@ def purge(raw: sqlite3.Connection, plan: PurgePlan, now: str) -> None:
         [(text, now, row[0]) for row in fresh],
     )
     for block_id in dict.fromkeys(row[2] for row in fresh if row[2] is not None):
-        _rederive_block(raw, block_id, now)
+        rederive_block(raw, block_id, now)
     for event_id in [plan.event_id, *(event.id for event in plan.also_forgotten)]:
-        _blank_event(raw, event_id, text, now)
+        blank_event(raw, event_id, text, now)
 
 
-def _rederive_block(raw: sqlite3.Connection, block_id: str, now: str) -> None:
+def rederive_block(raw: sqlite3.Connection, block_id: str, now: str) -> None:
     """L4/L3 again from the tombstoned L5; L0–L2 blank until the summary job runs again."""
     _raw_text, readable, condensed = layer_texts(block_rows.block_messages(raw, block_id))
     raw.execute(
@@ -226,7 +226,7 @@ def _rederive_block(raw: sqlite3.Connection, block_id: str, now: str) -> None:
     jobs.requeue_block(raw, block_id, parse_iso(now))
 
 
-def _blank_event(raw: sqlite3.Connection, event_id: str, text: str, now: str) -> None:
+def blank_event(raw: sqlite3.Connection, event_id: str, text: str, now: str) -> None:
     row = raw.execute("SELECT temporal_json FROM events WHERE id = ?", (event_id,)).fetchone()
     if row is None:
         raise NotFound(f"no event with id {event_id!r}")

@@ -112,6 +112,12 @@ class Database:
             self._checkpointer.wrote()
         return result
 
+    async def exclusive(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` under the write lock but outside a transaction: what cannot run in
+        one (``VACUUM``, ``wal_checkpoint(TRUNCATE)``, ``PRAGMA secure_delete``)."""
+        async with self._write_lock:
+            return await self._call(fn)
+
     async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
         """Run a read-only function on the connection's thread."""
         return await self._call(query)

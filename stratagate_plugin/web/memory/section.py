@@ -13,8 +13,10 @@ from . import (
     imports,
     jobs,
     profile,
+    purge,
     raw,
     settings_page,
+    space_delete,
     status,
     topics,
 )
@@ -35,6 +37,8 @@ PAGE_MODULES = (
     settings_page,
     imports,
     raw,
+    purge,
+    space_delete,
 )
 
 

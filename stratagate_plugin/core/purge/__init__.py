@@ -1,0 +1,1 @@
+"""Purging words from memory and every copy of it (issue 25)."""
