@@ -134,9 +134,9 @@ def plan_lines(plan: TextPurgePlan, sessions: dict[str, int]) -> list[str]:
         )
     backups = {k: v for k, v in plan.files.items() if k not in sessions}
     for name, hits in backups.items():
-        lines.append(f"backup rewritten without them (or deleted): {name} ({hits} copies)")
+        lines.append(f"backup to rewrite without them (or delete): {name} ({hits} copies)")
     for name, hits in sessions.items():
-        lines.append(f"session file rewritten: {name} ({hits} copies)")
+        lines.append(f"session file to rewrite: {name} ({hits} copies)")
     return lines
 
 
