@@ -18,6 +18,7 @@ from typing import Any
 
 from ..core.errors import InvalidInput
 from ..core.importer.external_format import MAX_BULK_CANDIDATES, MAX_BYTES
+from ..core.importer.input_file import read_capped
 from ..core.importer.jobs import (
     ACTIONS,
     ANALYSING,
@@ -54,7 +55,9 @@ def _register_import(commands: Any) -> None:
         "import", help="preview, commit or undo an import of another AI's memory"
     )
     add_db_option(parser)
-    parser.add_argument("file", nargs="?", help="the export (v2 JSON, a plain list, mem0, …)")
+    parser.add_argument(
+        "file", nargs="?", help="the export (v2 JSON, a plain list, mem0, …; - reads stdin)"
+    )
     parser.add_argument("--format", choices=IMPORT_FORMATS, default="auto", help="file format")
     add_space_option(parser)
     mode = parser.add_mutually_exclusive_group()
@@ -76,7 +79,7 @@ async def run_import(args: argparse.Namespace) -> int:
         if args.job:
             job = await _own_job(memory, args.job, space)
         else:
-            job = await _analysed(memory, space, read_import_file(Path(args.file)), args.format)
+            job = await _analysed(memory, space, read_import_file(args.file), args.format)
         if not args.commit:
             _print_job(job)
             if job.status in COMMITTABLE:
@@ -101,17 +104,10 @@ def _check_arguments(args: argparse.Namespace) -> None:
         raise InvalidInput("--job and --choices go with --commit")
 
 
-def read_import_file(path: Path) -> str:
-    """The file's text: at most 4 MB, UTF-8 (binary and zip files are refused)."""
-    try:
-        size = path.stat().st_size
-    except OSError as error:
-        raise InvalidInput(f"{path}: {error.strerror or error}") from None
-    if path.is_dir():
-        raise InvalidInput(f"{path} is a directory")
-    if size > MAX_BYTES:
-        raise InvalidInput(f"{path} is larger than {MAX_BYTES // (1024 * 1024)} MB")
-    data = path.read_bytes()
+def read_import_file(path: Path | str) -> str:
+    """The file's text (``-``: stdin): at most 4 MB, read with that cap, UTF-8 (binary and
+    zip files are refused)."""
+    data = read_capped(path, MAX_BYTES, sys.stdin.buffer)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
