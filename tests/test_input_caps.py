@@ -13,7 +13,6 @@ import pytest
 
 from stratagate_plugin.core.errors import InvalidInput
 from stratagate_plugin.core.importer.external_format import MAX_BYTES
-from stratagate_plugin.core.importer.input_file import read_capped
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT_S = 120  # a generous bound: the refusals are immediate, the bug was "never"
@@ -77,6 +76,8 @@ def test_ingest_from_stdin_of_dev_zero_stops_at_its_cap(tmp_path: Path) -> None:
 
 
 def test_the_read_stops_one_byte_past_the_cap(tmp_path: Path) -> None:
+    from stratagate_plugin.core.importer.input_file import read_capped
+
     big = tmp_path / "big.json"
     big.write_bytes(b" " * (MAX_BYTES + 10))
     with pytest.raises(InvalidInput, match="is larger than 4 MB"):

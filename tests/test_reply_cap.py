@@ -16,7 +16,7 @@ from loopback import FakeProvider, fake_provider
 from starlette.responses import Response, StreamingResponse
 from test_llm_http import SUMMARY, _summary_task, _tool_reply
 
-from stratagate_plugin.core.llm.base import ModelReplyTooLargeError
+from stratagate_plugin.core.llm.base import ModelError
 from stratagate_plugin.core.llm.http import HttpModel, HttpModelConfig
 from stratagate_plugin.core.llm.select import model_from_settings
 from stratagate_plugin.core.store.db import stratagate_home
@@ -63,10 +63,10 @@ async def test_a_30_mb_reply_fails_the_call_with_one_line(provider: FakeProvider
     huge = HugeReply()
     provider.push(huge.response())
     async with HttpModel(config(provider)) as model:
-        with pytest.raises(ModelReplyTooLargeError) as failure:
+        with pytest.raises(ModelError) as failure:
             await model.complete(_summary_task())
     message = str(failure.value)
-    assert "\n" not in message
+    assert type(failure.value).__name__ == "ModelReplyTooLargeError" and "\n" not in message
     assert message.startswith("model reply exceeded 512 KB; raise model.max_reply_bytes")
     assert len(provider.requests) == 1  # not tried again: the same reply would come back
     assert huge.sent < HUGE  # the read stopped, so the server never got to send it all
@@ -75,7 +75,7 @@ async def test_a_30_mb_reply_fails_the_call_with_one_line(provider: FakeProvider
 async def test_the_cap_is_a_setting_and_a_reply_under_it_is_read(provider: FakeProvider) -> None:
     provider.push(HugeReply(20_000).response(), _tool_reply(SUMMARY))
     async with HttpModel(config(provider, max_reply_bytes=16_384)) as model:
-        with pytest.raises(ModelReplyTooLargeError, match="exceeded 16 KB"):
+        with pytest.raises(ModelError, match="exceeded 16 KB"):
             await model.complete(_summary_task())
         summary = await model.complete(_summary_task())
     assert summary.title == SUMMARY["title"]
@@ -88,7 +88,7 @@ async def test_a_compressed_reply_is_capped_by_its_decoded_size(provider: FakePr
     provider.push(Response(packed, media_type="application/json",
                            headers={"content-encoding": "gzip"}))  # fmt: skip
     async with HttpModel(config(provider)) as model:
-        with pytest.raises(ModelReplyTooLargeError, match="exceeded 512 KB"):
+        with pytest.raises(ModelError, match="exceeded 512 KB"):
             await model.complete(_summary_task())
 
 

@@ -77,7 +77,7 @@ async def run_import(args: argparse.Namespace) -> int:
         if args.undo:
             return await _undo(memory, args.undo, space if args.space else None)
         if args.job:
-            job = await _own_job(memory, args.job, space)
+            job = await _resumed(memory, await _own_job(memory, args.job, space))
         else:
             job = await _analysed(memory, space, read_import_file(args.file), args.format)
         if not args.commit:
@@ -158,20 +158,32 @@ async def _own_job(memory: StrataGate, job_id: str, space: str) -> ImportJob:
 
 
 async def _analysed(memory: StrataGate, space: str, text: str, fmt: str) -> ImportJob:
-    """A new job, analysed one candidate at a time with a progress line."""
-    job = await memory.import_preview(space, text, fmt)
+    """The job for this text: an earlier preview's when it stands analysed and uncommitted
+    (a commit after a preview analyses nothing again) or was abandoned by a killed run (it
+    is resumed), else a new one, analysed with a progress line."""
+    job = await memory.import_resumable(space, text, fmt)
+    if job is None:
+        return await _resumed(memory, await memory.import_preview(space, text, fmt))
+    how = "resuming the abandoned" if job.abandoned else "reusing the analysis of"
+    print(f"stratagate: {how} import {job.id} (same file)", file=sys.stderr)
+    return await _resumed(memory, job)
+
+
+async def _resumed(memory: StrataGate, job: ImportJob) -> ImportJob:
+    """``job`` analysed to the end (nothing to do for one past analysis)."""
+    if job.status not in ANALYSING:
+        return job
     with Progress("import", "items", job.total) as progress:
-        while job.status in ANALYSING:
-            job = await memory.import_advance(job.id, max_items=1)
-            progress.update(job.processed, job.total)
-    return job
+        progress.update(job.processed, job.total)
+        return await memory.import_advance(job.id, progress=progress.update)
 
 
 def _print_job(job: ImportJob) -> None:
     recovered = ", recovered from text that was not v2 JSON" if job.recovered else ""
     dropped = f", {job.dropped} without title or summary dropped" if job.dropped else ""
     print(
-        f"import {job.id} into {job.namespace}: {job.status}, {job.total} items{recovered}{dropped}"
+        f"import {job.id} into {job.namespace}: {job.shown_status}, {job.total} items"
+        f"{recovered}{dropped}"
     )
     if job.error:
         print(f"  error: {job.error}")
@@ -228,7 +240,7 @@ async def list_imports(args: argparse.Namespace) -> int:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0
     for job in jobs:
-        print(f"{job.id}  {job.status:<21} {job.processed}/{job.total}  {job.source_system}")
+        print(f"{job.id}  {job.shown_status:<21} {job.processed}/{job.total}  {job.source_system}")
     for batch in batches:
         print(f"{batch.id}  {batch.status:<9} {batch.imported_count} events  job {batch.job_id}")
     if not jobs:
