@@ -11,6 +11,7 @@ resumed, never discarded, by the next ``import`` of the same text, by ``import -
 
 import asyncio
 import logging
+import os
 import sqlite3
 from collections.abc import Callable, Mapping
 from datetime import timedelta
@@ -137,8 +138,16 @@ class ImportAnalysis(ProfileService, EventSearchService):
                 progress(done, job.total)
 
     async def _save_decision(self, job_id: str, index: int, decision: Decision) -> int | None:
-        data, now = decision.model_dump(), iso(utc_now())
-        return await self.db.write(lambda raw: rows.record_decision(raw, job_id, index, data, now))
+        """The decision saved, and this process the job's owner again: the last one to
+        decide an item is the one whose death makes the job abandoned."""
+        data, now, owner = decision.model_dump(), iso(utc_now()), process_owner()
+
+        def save(raw: sqlite3.Connection) -> int | None:
+            done = rows.record_decision(raw, job_id, index, data, now)
+            rows.claim(raw, job_id, owner, now)
+            return done
+
+        return await self.db.write(save)
 
     async def _decide(self, job: ImportJob, index: int, first: Mapping[str, int]) -> Decision:
         candidate = job.items[index].candidate
@@ -210,12 +219,16 @@ class ImportAnalysis(ProfileService, EventSearchService):
         return await self.import_job(job_id)
 
 
-_OWNER = worker_id()
+_OWNERS: dict[int, str] = {}
 
 
 def process_owner() -> str:
-    """This process as a job's owner (``host:pid:random``, as derivation leases name it)."""
-    return _OWNER
+    """This process as a job's owner (``host:pid:random``, as derivation leases name it),
+    made again in a forked child."""
+    pid = os.getpid()
+    if pid not in _OWNERS:
+        _OWNERS[pid] = worker_id()
+    return _OWNERS[pid]
 
 
 def with_liveness(job: ImportJob) -> ImportJob:
@@ -223,7 +236,11 @@ def with_liveness(job: ImportJob) -> ImportJob:
     if job.status not in ANALYSING:
         return job
     silent = utc_now() - job.updated_at > ABANDONED_AFTER
-    gone = job.owner is not None and job.owner != _OWNER and bool(dead_local_owners([job.owner]))
+    gone = (
+        job.owner is not None
+        and job.owner != process_owner()
+        and bool(dead_local_owners([job.owner]))
+    )
     return job.model_copy(update={"abandoned": True}) if silent or gone else job
 
 
