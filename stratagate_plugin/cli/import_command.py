@@ -6,8 +6,10 @@ reason, then how many items a commit would write and ignore; nothing is written 
 memory. ``--commit`` says the same count for its choices, then writes the batch, either of
 a new preview of FILE or of an earlier job (``--job``), taking ``--choices FILE`` (JSON
 ``{index: action}``, or ``{"job": id, "choices": {…}}``) for the items that need the
-user's word. ``--undo BATCH`` takes a batch back. ``export`` writes the space as v2 JSON
-that ``import`` reads back unchanged.
+user's word. An earlier job of the same text (and format) is used again instead of a new
+preview: analysed and uncommitted, or abandoned by a killed run, which is then resumed.
+FILE may be ``-`` (stdin); either is read up to 4 MB. ``--undo BATCH`` takes a batch
+back. ``export`` writes the space as v2 JSON that ``import`` reads back unchanged.
 """
 
 import argparse
