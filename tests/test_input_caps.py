@@ -3,6 +3,7 @@ are refused in one line (exit 2) instead of growing memory or waiting forever; a
 comes through stdin (``-``), capped the same way (issue 24)."""
 
 import io
+import json
 import os
 import sqlite3
 import subprocess
@@ -86,3 +87,15 @@ def test_the_read_stops_one_byte_past_the_cap(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="stdin is larger than 1,000 bytes"):
         read_capped("-", 1000, stream)
     assert stream.tell() == 1001
+
+
+def test_ingest_reads_a_message_list_from_stdin(tmp_path: Path) -> None:
+    messages = tmp_path / "messages.json"
+    turn = {"thread": "t", "role": "user", "content": "the kiln fires at 1240 C"}
+    messages.write_text(json.dumps([{**turn, "at": "2025-01-01T10:00:00Z"}]), encoding="utf-8")
+    done = cli(tmp_path, "ingest", "-", "--db", str(tmp_path / "m.db"), stdin=messages)
+    assert done.returncode == 0 and "recorded 1 turns" in done.stdout, done.stderr
+    broken = tmp_path / "broken.json"
+    broken.write_text("not json", encoding="utf-8")
+    refused = cli(tmp_path, "ingest", "-", "--db", str(tmp_path / "m.db"), stdin=broken)
+    assert one_error(refused).startswith("stratagate: error: stdin is not valid JSON")

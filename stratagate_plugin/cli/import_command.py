@@ -20,7 +20,7 @@ from typing import Any
 
 from ..core.errors import InvalidInput
 from ..core.importer.external_format import MAX_BULK_CANDIDATES, MAX_BYTES
-from ..core.importer.input_file import read_capped
+from ..core.importer.input_file import STDIN, read_capped
 from ..core.importer.jobs import (
     ACTIONS,
     ANALYSING,
@@ -113,7 +113,8 @@ def read_import_file(path: Path | str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise InvalidInput(f"{path} is not UTF-8 text (a binary or zip file?)") from None
+        source = "stdin" if str(path) == STDIN else path
+        raise InvalidInput(f"{source} is not UTF-8 text (a binary or zip file?)") from None
 
 
 def _read_choices(path: Path) -> dict[str, Any]:

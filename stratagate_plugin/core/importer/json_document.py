@@ -14,7 +14,7 @@ from typing import Any, BinaryIO
 
 from ..errors import InvalidInput
 from ..text.clean import valid_bytes, valid_json_value
-from .input_file import read_capped
+from .input_file import STDIN, read_capped
 
 MAX_DEPTH = 100
 """Deepest list/object nesting accepted: far beyond any message list or tool argument."""
@@ -34,7 +34,8 @@ def read_json_file(
 ) -> JsonDocument:
     """The one place an import file's bytes are read (``-``: ``stdin``), at most ``cap``
     of them, so a directory, a device or a missing file is one line naming it."""
-    return decode_json(read_capped(path, cap, stdin), str(path))
+    source = "stdin" if str(path) == STDIN else str(path)
+    return decode_json(read_capped(path, cap, stdin), source)
 
 
 def decode_json(data: bytes, source: str) -> JsonDocument:
