@@ -9,6 +9,14 @@ in process (``httpx.ASGITransport``, no socket): the job page's poll fragment an
 page (``--rounds`` each, p50/p95 and bytes), beside a plain ``SELECT`` of the job's item
 rows on its own connection in the same run (the ratio is what the page adds over reading
 its rows); then the commit and the undo of the batch.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/import_scale.py --cli 100,200,400,2000 \
+        [--code /path/to/other/checkout] [--limit-s 300]
+
+``--cli`` times ``stratagate import FILE`` (preview: parse and analyse) and then
+``stratagate import FILE --commit`` in child processes, per size, each in a fresh home:
+wall clock including the interpreter's start (about 2-3 s here). ``--code`` runs another
+checkout's code (the "before" column); a run past ``--limit-s`` is reported as not done.
 """
 
 import argparse
@@ -17,6 +25,8 @@ import json
 import os
 import sqlite3
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -104,12 +114,53 @@ async def measure(items: int, rounds: int) -> dict[str, Any]:
     }
 
 
+def cli_run(code: Path, home: Path, argv: list[str], limit_s: float) -> float | None:
+    """Seconds one ``stratagate`` child took, or None past ``limit_s`` (it is killed)."""
+    env = {**os.environ, "STRATAGATE_HOME": str(home), "PYTHONPATH": str(code)}
+    command = [sys.executable, "-m", "stratagate_plugin.cli.main", *argv]
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, cwd=code, env=env, capture_output=True, timeout=limit_s)
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.decode(errors="replace")[-500:])
+    return round(time.perf_counter() - start, 2)
+
+
+def measure_cli(sizes: list[int], code: Path, limit_s: float) -> list[dict[str, Any]]:
+    results = []
+    for items in sizes:
+        home = Path(tempfile.mkdtemp(prefix="sg-import-cli-"))
+        listing = home / "memories.txt"
+        listing.write_text(pasted_list(items) + "\n", encoding="utf-8")
+        argv = ["import", str(listing), "--db", str(home / "m.db"), "--space", "bench"]
+        preview = cli_run(code, home, argv, limit_s)
+        commit = None if preview is None else cli_run(code, home, [*argv, "--commit"], limit_s)
+        results.append({"items": items, "preview_s": preview, "commit_s": commit})
+        print(f"{items:>6} items: preview {_seconds(preview)}, commit {_seconds(commit)}")
+    return results
+
+
+def _seconds(value: float | None) -> str:
+    return "not done" if value is None else f"{value} s"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--cli", help="comma-separated sizes: time the CLI preview and commit")
+    parser.add_argument("--code", type=Path, default=Path(__file__).resolve().parents[1])
+    parser.add_argument("--limit-s", type=float, default=300)
     args = parser.parse_args()
+    if args.cli:
+        sizes = [int(size) for size in args.cli.split(",")]
+        rows = measure_cli(sizes, args.code.resolve(), args.limit_s)
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        return
     result = asyncio.run(measure(args.items, args.rounds))
     print(f"{'measure':<28}{'value':>14}")
     for key in ("analysis_s", "analysis_ms_per_item", "commit_s", "events_written", "undo_s"):

@@ -6,8 +6,10 @@ reason, then how many items a commit would write and ignore; nothing is written 
 memory. ``--commit`` says the same count for its choices, then writes the batch, either of
 a new preview of FILE or of an earlier job (``--job``), taking ``--choices FILE`` (JSON
 ``{index: action}``, or ``{"job": id, "choices": {…}}``) for the items that need the
-user's word. ``--undo BATCH`` takes a batch back. ``export`` writes the space as v2 JSON
-that ``import`` reads back unchanged.
+user's word. An earlier job of the same text (and format) is used again instead of a new
+preview: analysed and uncommitted, or abandoned by a killed run, which is then resumed.
+FILE may be ``-`` (stdin); either is read up to 4 MB. ``--undo BATCH`` takes a batch
+back. ``export`` writes the space as v2 JSON that ``import`` reads back unchanged.
 """
 
 import argparse
@@ -18,6 +20,7 @@ from typing import Any
 
 from ..core.errors import InvalidInput
 from ..core.importer.external_format import MAX_BULK_CANDIDATES, MAX_BYTES
+from ..core.importer.input_file import STDIN, read_capped
 from ..core.importer.jobs import (
     ACTIONS,
     ANALYSING,
@@ -54,7 +57,9 @@ def _register_import(commands: Any) -> None:
         "import", help="preview, commit or undo an import of another AI's memory"
     )
     add_db_option(parser)
-    parser.add_argument("file", nargs="?", help="the export (v2 JSON, a plain list, mem0, …)")
+    parser.add_argument(
+        "file", nargs="?", help="the export (v2 JSON, a plain list, mem0, …; - reads stdin)"
+    )
     parser.add_argument("--format", choices=IMPORT_FORMATS, default="auto", help="file format")
     add_space_option(parser)
     mode = parser.add_mutually_exclusive_group()
@@ -74,9 +79,9 @@ async def run_import(args: argparse.Namespace) -> int:
         if args.undo:
             return await _undo(memory, args.undo, space if args.space else None)
         if args.job:
-            job = await _own_job(memory, args.job, space)
+            job = await _resumed(memory, await _own_job(memory, args.job, space))
         else:
-            job = await _analysed(memory, space, read_import_file(Path(args.file)), args.format)
+            job = await _analysed(memory, space, read_import_file(args.file), args.format)
         if not args.commit:
             _print_job(job)
             if job.status in COMMITTABLE:
@@ -101,21 +106,15 @@ def _check_arguments(args: argparse.Namespace) -> None:
         raise InvalidInput("--job and --choices go with --commit")
 
 
-def read_import_file(path: Path) -> str:
-    """The file's text: at most 4 MB, UTF-8 (binary and zip files are refused)."""
-    try:
-        size = path.stat().st_size
-    except OSError as error:
-        raise InvalidInput(f"{path}: {error.strerror or error}") from None
-    if path.is_dir():
-        raise InvalidInput(f"{path} is a directory")
-    if size > MAX_BYTES:
-        raise InvalidInput(f"{path} is larger than {MAX_BYTES // (1024 * 1024)} MB")
-    data = path.read_bytes()
+def read_import_file(path: Path | str) -> str:
+    """The file's text (``-``: stdin): at most 4 MB, read with that cap, UTF-8 (binary and
+    zip files are refused)."""
+    data = read_capped(path, MAX_BYTES, sys.stdin.buffer)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise InvalidInput(f"{path} is not UTF-8 text (a binary or zip file?)") from None
+        source = "stdin" if str(path) == STDIN else path
+        raise InvalidInput(f"{source} is not UTF-8 text (a binary or zip file?)") from None
 
 
 def _read_choices(path: Path) -> dict[str, Any]:
@@ -162,20 +161,32 @@ async def _own_job(memory: StrataGate, job_id: str, space: str) -> ImportJob:
 
 
 async def _analysed(memory: StrataGate, space: str, text: str, fmt: str) -> ImportJob:
-    """A new job, analysed one candidate at a time with a progress line."""
-    job = await memory.import_preview(space, text, fmt)
+    """The job for this text: an earlier preview's when it stands analysed and uncommitted
+    (a commit after a preview analyses nothing again) or was abandoned by a killed run (it
+    is resumed), else a new one, analysed with a progress line."""
+    job = await memory.import_resumable(space, text, fmt)
+    if job is None:
+        return await _resumed(memory, await memory.import_preview(space, text, fmt))
+    how = "resuming the abandoned" if job.abandoned else "reusing the analysis of"
+    print(f"stratagate: {how} import {job.id} (same file)", file=sys.stderr)
+    return await _resumed(memory, job)
+
+
+async def _resumed(memory: StrataGate, job: ImportJob) -> ImportJob:
+    """``job`` analysed to the end (nothing to do for one past analysis)."""
+    if job.status not in ANALYSING:
+        return job
     with Progress("import", "items", job.total) as progress:
-        while job.status in ANALYSING:
-            job = await memory.import_advance(job.id, max_items=1)
-            progress.update(job.processed, job.total)
-    return job
+        progress.update(job.processed, job.total)
+        return await memory.import_advance(job.id, progress=progress.update)
 
 
 def _print_job(job: ImportJob) -> None:
     recovered = ", recovered from text that was not v2 JSON" if job.recovered else ""
     dropped = f", {job.dropped} without title or summary dropped" if job.dropped else ""
     print(
-        f"import {job.id} into {job.namespace}: {job.status}, {job.total} items{recovered}{dropped}"
+        f"import {job.id} into {job.namespace}: {job.shown_status}, {job.total} items"
+        f"{recovered}{dropped}"
     )
     if job.error:
         print(f"  error: {job.error}")
@@ -232,7 +243,7 @@ async def list_imports(args: argparse.Namespace) -> int:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0
     for job in jobs:
-        print(f"{job.id}  {job.status:<21} {job.processed}/{job.total}  {job.source_system}")
+        print(f"{job.id}  {job.shown_status:<21} {job.processed}/{job.total}  {job.source_system}")
     for batch in batches:
         print(f"{batch.id}  {batch.status:<9} {batch.imported_count} events  job {batch.job_id}")
     if not jobs:

@@ -13,7 +13,6 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..bench.locomo import Session, sessions_of, turns_of
@@ -36,7 +35,9 @@ def register(commands: Any) -> None:
     parser = commands.add_parser("ingest", help="record a JSON list of messages as turns")
     add_db_option(parser)
     parser.add_argument(
-        "file", help="JSON list of {thread, role, content, at, tool_calls?}, or a LoCoMo file"
+        "file",
+        help="JSON list of {thread, role, content, at, tool_calls?}, or a LoCoMo file "
+        "(at most 64 MB; - reads stdin)",
     )
     add_space_option(parser)
     parser.add_argument("--block-turns", type=int, default=None, help="block size for new blocks")
@@ -70,7 +71,7 @@ class Tally:
 
 
 async def ingest(args: argparse.Namespace) -> int:
-    document = read_json_file(Path(args.file))
+    document = read_json_file(args.file, stdin=sys.stdin.buffer)
     warn(*document.notes)
     tally = await record_file(args, document.value)
     if tally.retimed:

@@ -112,6 +112,16 @@ def duplicate_of_item(
     return None
 
 
+def first_of_each_text(candidates: Iterable[ExternalCandidate]) -> dict[str, int]:
+    """Each text's fingerprint → the index of the first candidate with it: an item is a
+    duplicate of an earlier one when its text's first index is lower (one pass, where
+    comparing with every earlier item made a job's analysis quadratic)."""
+    first: dict[str, int] = {}
+    for index, candidate in enumerate(candidates):
+        first.setdefault(fingerprint(candidate.title, candidate.summary), index)
+    return first
+
+
 def exact_duplicate(
     reason: str, target_ids: Sequence[str] = (), matches: Sequence[MatchedEvent] = ()
 ) -> Decision:

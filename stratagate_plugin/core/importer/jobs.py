@@ -86,7 +86,9 @@ class ImportJob(_Frozen):
 
     ``recovered``: the text was not valid v2 and was recovered (every item then needs the
     user's confirmation). ``dropped``: candidates without a title or summary.
-    ``batch_id`` is the source block id once committed."""
+    ``batch_id`` is the source block id once committed. ``owner``: the process that last
+    analysed it; ``abandoned``: still being analysed by an owner that is gone (a killed
+    run), so whoever imports the same text again, or a running worker, resumes it."""
 
     id: str
     namespace: str
@@ -101,7 +103,14 @@ class ImportJob(_Frozen):
     created_at: UtcDatetime
     updated_at: UtcDatetime
     batch_id: str | None = None
+    owner: str | None = None
+    abandoned: bool = False
     items: list[ImportItem] = Field(default_factory=list)
+
+    @property
+    def shown_status(self) -> str:
+        """The status as listed: ``abandoned`` for a job nobody is analysing any more."""
+        return "abandoned" if self.abandoned else self.status
 
     @property
     def needs_confirmation(self) -> list[ImportItem]:
@@ -169,6 +178,7 @@ def job_from_row(row: Row, items: Sequence[Row]) -> ImportJob:
             **fields,
             "recovered": bool(payload.get("recovered")),
             "dropped": int(payload.get("dropped", 0)),
+            "owner": payload.get("owner"),
             "items": [item_from_row(item) for item in items],
         }
     )

@@ -10,13 +10,16 @@ limit with a ``RecursionError`` that names nothing.
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import InvalidInput
 from ..text.clean import valid_bytes, valid_json_value
+from .input_file import STDIN, read_capped
 
 MAX_DEPTH = 100
 """Deepest list/object nesting accepted: far beyond any message list or tool argument."""
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""Largest file read (LoCoMo's ten conversations are under 3 MB): a bound, not a quota."""
 
 
 @dataclass(frozen=True)
@@ -26,14 +29,13 @@ class JsonDocument:
     """Warnings for the user, each naming the file (invalid bytes that were replaced)."""
 
 
-def read_json_file(path: Path) -> JsonDocument:
-    """The one place an import file's bytes are read, so a directory or a missing file is
-    one line naming it like every other bad file."""
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise InvalidInput(f"cannot read {path}: {error.strerror or error}") from None
-    return decode_json(data, str(path))
+def read_json_file(
+    path: Path | str, cap: int = MAX_FILE_BYTES, stdin: BinaryIO | None = None
+) -> JsonDocument:
+    """The one place an import file's bytes are read (``-``: ``stdin``), at most ``cap``
+    of them, so a directory, a device or a missing file is one line naming it."""
+    source = "stdin" if str(path) == STDIN else str(path)
+    return decode_json(read_capped(path, cap, stdin), source)
 
 
 def decode_json(data: bytes, source: str) -> JsonDocument:

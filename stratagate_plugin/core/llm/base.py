@@ -65,6 +65,10 @@ class ModelTimeoutError(ModelError):
     """No answer within the configured timeout."""
 
 
+class ModelReplyTooLargeError(ModelError):
+    """The reply exceeded ``max_reply_bytes``; its read was stopped at the cap."""
+
+
 class ModelOutputError(ModelError):
     """The answer did not validate against the task's schema (after the retry)."""
 

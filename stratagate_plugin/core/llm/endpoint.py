@@ -8,6 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .retry import RetryPolicy
 
+DEFAULT_MAX_REPLY_BYTES = 512 * 1024
+
 
 class HttpModelConfig(BaseModel):
     """Where and how to call the model; ``api_key_env`` names the variable holding the key.
@@ -21,6 +23,10 @@ class HttpModelConfig(BaseModel):
     timeout) is tried again, ``max_attempts`` requests in all, within ``retry_max_total_s``
     from the first: a retry gets only what is left of that budget, so one request, retries
     included, ends within the larger of ``timeout_s`` and ``retry_max_total_s``.
+
+    ``max_reply_bytes`` caps one reply as read (after decompression): a runaway server's
+    30 MB answer would otherwise be stored twice and derived for minutes, so the read stops
+    at the cap and the call fails.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -36,6 +42,7 @@ class HttpModelConfig(BaseModel):
     retry_base_delay_s: float = Field(default=0.5, ge=0)
     retry_max_delay_s: float = Field(default=30, ge=0)
     retry_max_total_s: float = Field(default=60, gt=0)
+    max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=4096)
 
     @field_validator("base_url")
     @classmethod

@@ -12,9 +12,8 @@ import asyncio
 import json
 import logging
 import os
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from types import TracebackType
 from typing import Any, NoReturn, Self
@@ -23,13 +22,13 @@ import httpx
 
 from ..clock import utc_now
 from ..text.clean import valid_text
-from ..text.token_budget import estimate_tokens
 from .base import (
     ModelAuthError,
     ModelError,
     ModelNotFoundError,
     ModelOutputError,
     ModelRateLimitedError,
+    ModelReplyTooLargeError,
     ModelServerError,
     ModelTimeoutError,
     StructuredTask,
@@ -38,14 +37,15 @@ from .base import (
 from .endpoint import HttpModelConfig as HttpModelConfig
 from .outputs import InvalidOutput, parse_output
 from .replies import MalformedReply, WireChoice, WireMessage, first_choice
+from .request_body import MIN_OUTPUT_TOKENS as MIN_OUTPUT_TOKENS
+from .request_body import TOOL_PREFIX as TOOL_PREFIX
+from .request_body import Compat, request_body
+from .request_body import output_budget as output_budget
 from .retry import RETRY_STATUSES, RetryClock, retry_after_seconds, retry_delay
 
 logger = logging.getLogger(__name__)
 
-TOOL_PREFIX = "stratagate_"
-MIN_OUTPUT_TOKENS = 256  # HttpModelConfig.max_output_tokens' own minimum
 _DETAIL_LIMIT = 300
-_ECHO_LIMIT = 4000
 _RETRIED_ERRORS = (
     TimeoutError,
     httpx.TimeoutException,
@@ -53,31 +53,9 @@ _RETRIED_ERRORS = (
     httpx.RemoteProtocolError,
 )
 
+_RAW_HEADERS = ("content-encoding", "content-length", "transfer-encoding")  # of the wire body
+
 Outcome = httpx.Response | BaseException
-
-
-@dataclass
-class _Compat:
-    """Request features; each is switched off at most once, when a server rejects it."""
-
-    tools: bool = True
-    token_field: str = "max_tokens"
-    temperature: bool = True
-
-    def adapt(self, detail: str) -> str | None:
-        """Drop the feature a 400 complains about; the adaptation's name, or None."""
-        text = detail.lower()
-        if self.tools and re.search(r"\btool|function", text):
-            self.tools = False
-            return "tools"
-        unsupported = "support" in text
-        if unsupported and self.token_field == "max_tokens" and "max_tokens" in text:
-            self.token_field = "max_completion_tokens"
-            return "max_completion_tokens"
-        if unsupported and self.temperature and "temperature" in text:
-            self.temperature = False
-            return "temperature"
-        return None
 
 
 class HttpModel:
@@ -96,7 +74,7 @@ class HttpModel:
         self.name = config.model
         self._client = client
         self._owns_client = client is None
-        self._compat = _Compat()
+        self._compat = Compat()
         self._clock = clock or RetryClock()
 
     def __repr__(self) -> str:
@@ -139,7 +117,7 @@ class HttpModel:
     async def _request(
         self, task: StructuredTask[Any], feedback: InvalidOutput | None
     ) -> WireMessage:
-        body = partial(_request_body, self.config, self._compat, task, feedback)
+        body = partial(request_body, self.config, self._compat, task, feedback)
         return self._choice_of(await self._accepted(body)).message
 
     async def _accepted(self, body: Callable[[], dict[str, Any]]) -> httpx.Response:
@@ -181,11 +159,25 @@ class HttpModel:
         headers = self._headers()
         try:
             async with asyncio.timeout(timeout):
-                return await self._http().post(url, json=body, headers=headers)
+                stream = self._http().stream("POST", url, json=body, headers=headers)
+                async with stream as response:
+                    return await self._read_capped(response)
         except _RETRIED_ERRORS as error:
             return error
         except httpx.HTTPError as error:
             self._fail(ModelError, f"cannot reach {self._where()}: {error}", error)
+
+    async def _read_capped(self, response: httpx.Response) -> httpx.Response:
+        """The response with its body read (decoded) up to ``max_reply_bytes``: the read
+        stops there and the call fails, so a runaway reply is neither held nor stored."""
+        cap, body = self.config.max_reply_bytes, bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > cap:
+                self._fail(ModelReplyTooLargeError, _too_large(cap))
+        headers = [(k, v) for k, v in response.headers.multi_items() if k not in _RAW_HEADERS]
+        status, request = response.status_code, response.request
+        return httpx.Response(status, headers=headers, content=bytes(body), request=request)
 
     def _attempt_timeout(self, started: float, attempt: int) -> float:
         """The full ``timeout_s`` for the first request; a retry only what the budget has left."""
@@ -291,80 +283,6 @@ class HttpModel:
         return text.replace(key, "***") if key else text
 
 
-def _request_body(
-    config: HttpModelConfig,
-    compat: _Compat,
-    task: StructuredTask[Any],
-    feedback: InvalidOutput | None,
-) -> dict[str, Any]:
-    messages = _messages(compat, task, feedback)
-    body: dict[str, Any] = {
-        "model": config.model,
-        "messages": messages,
-        compat.token_field: output_budget(config, task, messages, compat.tools),
-    }
-    if compat.temperature:
-        body["temperature"] = config.temperature
-    if compat.tools:
-        tool = TOOL_PREFIX + task.name
-        body["tools"] = [{"type": "function", "function": _tool_function(task)}]
-        body["tool_choice"] = {"type": "function", "function": {"name": tool}}
-    return body
-
-
-def output_budget(
-    config: HttpModelConfig,
-    task: StructuredTask[Any],
-    messages: list[dict[str, str]],
-    tools: bool = True,
-) -> int:
-    """The answer's token cap: ``max_output_tokens``, or the task's own budget cut to what
-    the model's window leaves after the input (messages and tool schema), when the window
-    is known; never below the configurable minimum of 256."""
-    if task.max_output_tokens is None or config.context_window is None:
-        return config.max_output_tokens
-    sent = json.dumps(messages, ensure_ascii=False)
-    if tools:
-        sent += json.dumps(task.json_schema(), ensure_ascii=False)
-    room = config.context_window - estimate_tokens(sent)
-    return max(MIN_OUTPUT_TOKENS, min(task.max_output_tokens, room))
-
-
-def _tool_function(task: StructuredTask[Any]) -> dict[str, Any]:
-    doc = (task.output_type.__doc__ or task.name).strip().splitlines()[0]
-    return {
-        "name": TOOL_PREFIX + task.name,
-        "description": f"Return the result: {doc}",
-        "parameters": task.json_schema(),
-    }
-
-
-def _messages(
-    compat: _Compat, task: StructuredTask[Any], feedback: InvalidOutput | None
-) -> list[dict[str, str]]:
-    system = task.instructions
-    if not compat.tools:
-        schema = json.dumps(task.json_schema(), ensure_ascii=False)
-        system += (
-            "\n\nReply with exactly one JSON object and nothing else (no prose, no tool call). "
-            f"It must match this JSON schema:\n{schema}"
-        )
-    payload = json.dumps(task.payload, ensure_ascii=False, default=str)
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": payload}]
-    if feedback is not None:
-        messages.append({"role": "user", "content": _retry_instruction(compat, feedback)})
-    return messages
-
-
-def _retry_instruction(compat: _Compat, feedback: InvalidOutput) -> str:
-    how = "Call the tool again" if compat.tools else "Reply again with one JSON object"
-    return (
-        f"Your previous answer was invalid:\n{feedback.reason}\n\n"
-        f"Previous answer:\n{_truncate(feedback.raw, _ECHO_LIMIT)}\n\n"
-        f"{how} with a corrected answer that matches the schema exactly."
-    )
-
-
 def _error_detail(response: httpx.Response) -> str:
     """The provider's error message (OpenAI, Ollama and FastAPI shapes), else the raw body."""
     try:
@@ -378,6 +296,14 @@ def _error_detail(response: httpx.Response) -> str:
             detail = detail.get("message") or detail
     text = detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False)
     return _truncate(text, _DETAIL_LIMIT)
+
+
+def _too_large(cap: int) -> str:
+    size = f"{cap // 1024} KB" if cap % 1024 == 0 else f"{cap} bytes"
+    return (
+        f"model reply exceeded {size}; raise model.max_reply_bytes in the profile "
+        "(or STRATAGATE_MAX_REPLY_BYTES) if such replies are expected"
+    )
 
 
 def _attempts(count: int) -> str:

@@ -10,10 +10,12 @@ Undo, in one transaction, deletes the batch's events and everything that points 
 their sources, search rows, queued topic work, graph provenance (records left citing
 nothing are deleted), projection batches left empty with their jobs (a running one too:
 its worker then finds the job gone and drops its result), relation ids in other events,
-their ids in usage receipts (a receipt that adopted only them is deleted). A chapter
-holding one is cleared and rebuilt by the next topic sync, which treats a member whose
-event is gone as hidden. What they superseded is active again unless something else still
-supersedes it; then the source block, its message and its thread are deleted.
+their ids in usage receipts (a receipt that adopted only them is deleted). They leave
+their chapters here too, not at the next topic sync: a chapter holding one has its words
+cleared (pending, rebuilt by the next pass from the members left) and a chapter left
+empty is deleted, so no listing names an event that is gone. What they superseded is
+active again unless something else still supersedes it; then the source block, its
+message and its thread are deleted.
 """
 
 import json
@@ -25,7 +27,7 @@ from ..blocks.transcript import layer_texts
 from ..events.cards import RELATION_LISTS
 from ..ids import new_id
 from ..records import Role, ToolTrace
-from . import block_rows, graph_jobs
+from . import block_rows, graph_jobs, topic_rows
 from .graph_rows import strip_event_provenance
 from .rows import dump_json
 from .sealing import next_fts_rowid
@@ -126,6 +128,7 @@ def remove_batch(raw: sqlite3.Connection, block_id: str, now: str) -> Removed:
     restored = _restore_superseded(raw, ids, now)
     _scrub_links(raw, ids, now)
     _scrub_receipts(raw, ids)
+    _leave_chapters(raw, ids, now)
     _delete_events(raw, ids)
     _delete_block(raw, block_id)
     return Removed(ids, restored, nodes)
@@ -242,6 +245,21 @@ def _scrub_receipts(raw: sqlite3.Connection, ids: Sequence[str]) -> None:
             )
         else:
             raw.execute("DELETE FROM usage_receipts WHERE rowid = ?", (rowid,))
+
+
+def _leave_chapters(raw: sqlite3.Connection, ids: Sequence[str], now: str) -> None:
+    """The events leave every chapter now; a chapter they were in waits for its rebuild."""
+    if not ids:
+        return
+    held: dict[str, list[str]] = {}
+    for event_id, topic_id in topic_rows.topics_holding(raw, ids).items():
+        held.setdefault(topic_id, []).append(event_id)
+    for topic_id, event_ids in held.items():
+        topic_rows.leave_chapter(raw, topic_id, event_ids, now)
+    for (namespace,) in raw.execute(
+        f"SELECT DISTINCT namespace FROM events WHERE id IN ({_marks(ids)})", list(ids)
+    ).fetchall():
+        topic_rows.delete_empty_topics(raw, namespace)
 
 
 def _delete_events(raw: sqlite3.Connection, ids: Sequence[str]) -> None:

@@ -2,7 +2,8 @@
 
 A candidate's decision is written once: ``record_decision`` fills an empty slot only, so a
 second worker finishing the same index (or a replay after a restart) changes nothing, and
-progress is the count of filled slots, never a counter that could drift.
+progress moves by one exactly when a slot is filled, in the same transaction (counting
+every slot again per decision made analysis quadratic).
 """
 
 import sqlite3
@@ -100,19 +101,42 @@ def pending_indexes(raw: sqlite3.Connection, job_id: str, limit: int) -> list[in
 
 def record_decision(
     raw: sqlite3.Connection, job_id: str, index: int, decision: dict[str, Any], now: str
-) -> bool:
-    """Fill the index's empty decision slot (False if already filled) and the progress."""
+) -> int | None:
+    """Fill the index's empty decision slot and count it in the progress, in one
+    transaction (so the count never drifts); the progress now, None if already filled."""
     done = raw.execute(
         "UPDATE import_items SET decision_json = ? WHERE job_id = ? AND idx = ? "
         "AND decision_json IS NULL",
         (dump_json(decision), job_id, index),
     ).rowcount
+    if not done:
+        return None
+    row = raw.execute(
+        "UPDATE import_jobs SET processed = processed + 1, updated_at = ? WHERE id = ? "
+        "RETURNING processed",
+        (now, job_id),
+    ).fetchone()
+    return int(row[0])
+
+
+def claim(raw: sqlite3.Connection, job_id: str, owner: str, now: str) -> None:
+    """``owner`` analyses the job now (its heartbeat is the job's ``updated_at``)."""
     raw.execute(
-        "UPDATE import_jobs SET processed = (SELECT COUNT(*) FROM import_items "
-        "WHERE job_id = ? AND decision_json IS NOT NULL), updated_at = ? WHERE id = ?",
-        (job_id, now, job_id),
+        "UPDATE import_jobs SET payload = json_set(COALESCE(payload, '{}'), '$.owner', ?), "
+        "updated_at = ? WHERE id = ? AND status IN ('extracting', 'processing')",
+        (owner, now, job_id),
     )
-    return bool(done)
+
+
+def jobs_with_text(
+    raw: sqlite3.Connection, namespace: str, text: str, statuses: Sequence[str]
+) -> list[sqlite3.Row]:
+    """The space's jobs made from exactly ``text`` in one of ``statuses``, newest first."""
+    return raw.execute(
+        f"SELECT {_COLUMNS} FROM import_jobs WHERE namespace = ? AND text = ? "
+        f"AND status IN ({','.join('?' * len(statuses))}) ORDER BY created_at DESC, id DESC",
+        (namespace, text, *statuses),
+    ).fetchall()
 
 
 def set_choices(raw: sqlite3.Connection, job_id: str, choices: dict[int, str]) -> None:

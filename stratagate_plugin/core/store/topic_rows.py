@@ -139,6 +139,17 @@ def drop_members(raw: sqlite3.Connection, topic_id: str, event_ids: Iterable[str
     )
 
 
+def leave_chapter(
+    raw: sqlite3.Connection, topic_id: str, event_ids: Iterable[str], now: str
+) -> None:
+    """Events taken out of a chapter at once (an undone import): its words cleared for
+    the rebuild, its agent mark recounted from the members left."""
+    clear_language(raw, topic_id, now)
+    drop_members(raw, topic_id, event_ids)
+    _, has_agent = member_summary(raw, topic_id)
+    raw.execute("UPDATE topics SET has_agent = ? WHERE id = ?", (int(has_agent), topic_id))
+
+
 def mark_for_projection(raw: sqlite3.Connection, event_ids: Iterable[str]) -> None:
     """Members whose event changed: their fingerprint is cleared until projected again."""
     raw.executemany(
