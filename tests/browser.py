@@ -29,7 +29,7 @@ from weakref import WeakKeyDictionary
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect, sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
 SCREENSHOTS = REPO / "assets" / "screenshots"
@@ -171,13 +171,14 @@ def http_client(app: App, **kwargs: Any) -> httpx.Client:
     return httpx.Client(base_url=app.url, trust_env=False, timeout=TIMEOUT_S, **kwargs)
 
 
-def screenshot(page: Page, name: str) -> Path:
-    """The whole page as ``assets/screenshots/<name>.png`` (the README shows them)."""
+def screenshot(page: Page, name: str, *, mask: list[Locator] | None = None) -> Path:
+    """The whole page as ``assets/screenshots/<name>.png`` (the README shows them); ``mask``
+    paints over what differs between runs (ids, times, temporary paths)."""
     if page.locator("html").get_attribute("lang") == "zh-CN":
         _need_a_chinese_font()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=True, mask=mask or [], mask_color="#d4d4d4")
     return path
 
 

@@ -37,7 +37,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.purge.events": "Events",
         "mem.purge.blocks": "Blocks re-made",
         "mem.purge.other": "Other rows",
-        "mem.purge.files": "Backups and session files rewritten",
+        "mem.purge.files": "Backups and session files to rewrite",
         "mem.purge.confirm": "Purge for good",
         "mem.purge.nothing": "The words occur nowhere in memory: nothing to purge.",
         "mem.purge.done": "Purged",
