@@ -182,6 +182,16 @@ def screenshot(page: Page, name: str, *, mask: list[Locator] | None = None) -> P
     return path
 
 
+def send(page: Page, text: str) -> None:
+    """On a conversation page: type ``text``, press Send, wait for the agent's answer."""
+    turns = page.locator("#turns article.turn")
+    before = turns.count()
+    page.get_by_role("textbox").fill(text)
+    page.get_by_role("button", name="Send").click()
+    expect(turns).to_have_count(before + 1)
+    expect(turns.last.locator(".message.agent .text")).not_to_be_empty()
+
+
 def _need_a_chinese_font() -> None:
     """Without one Chromium draws boxes for every Chinese character, and the picture lies."""
     if shutil.which("fc-list") is None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from browser import App, http_client, screenshot
+from browser import App, http_client, screenshot, send
 from playwright.sync_api import Page, expect
 
 FACT = "My sister Ana moved to Porto in March."
@@ -21,16 +21,6 @@ def new_conversation(page: Page) -> str:
     page.get_by_role("button", name="New conversation").click()
     page.wait_for_url("**/chat/*")
     return page.url.rsplit("/", 1)[-1]
-
-
-def send(page: Page, text: str) -> None:
-    """Type ``text``, press Send, and wait for the agent's answer to that turn."""
-    turns = page.locator("#turns article.turn")
-    before = turns.count()
-    page.get_by_role("textbox").fill(text)
-    page.get_by_role("button", name="Send").click()
-    expect(turns).to_have_count(before + 1)
-    expect(turns.last.locator(".message.agent .text")).not_to_be_empty()
 
 
 def turns_on_disk(app: App, session_id: str) -> int:

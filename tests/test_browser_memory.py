@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from browser import App, run, screenshot, start, stop
+from browser import App, run, screenshot, send, start, stop
 from playwright.sync_api import Browser, Page, expect
 
 FACT = "My sister Ana moved to Porto in March."
@@ -50,14 +50,6 @@ def tell(page: Page, text: str) -> str:
     page.wait_for_url("**/chat/*")
     send(page, text)
     return page.url
-
-
-def send(page: Page, text: str) -> None:
-    turns = page.locator("#turns article.turn")
-    before = turns.count()
-    page.get_by_role("textbox").fill(text)
-    page.get_by_role("button", name="Send").click()
-    expect(turns).to_have_count(before + 1)
 
 
 def test_a_fact_told_in_chat_is_managed_on_the_memory_page(page: Page, app: App) -> None:

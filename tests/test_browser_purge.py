@@ -3,20 +3,12 @@ the raw-data page's "Purge a text" shows the plan (ids, times, the words as ``[â
 confirm button erases them from the conversation, memory and the session file, and what was
 said beside them stays (issue 25)."""
 
-from browser import App, screenshot
+from browser import App, screenshot, send
 from playwright.sync_api import Page, expect
 
 PRIVATE = "4471-KESTREL"
 SAID = f"My locker code at the gym is {PRIVATE}, and I hate cilantro in my tacos."
 BESIDE = "My sister Ana moved to Porto in March."
-
-
-def send(page: Page, text: str) -> None:
-    turns = page.locator("#turns article.turn")
-    before = turns.count()
-    page.get_by_role("textbox").fill(text)
-    page.get_by_role("button", name="Send").click()
-    expect(turns).to_have_count(before + 1)
 
 
 def test_a_pasted_text_is_purged_from_the_raw_data_page(page: Page, app: App) -> None:
