@@ -1,72 +1,58 @@
-"""What a derivation job gives the model and what it checks in the answer, with no model
-call and no write: the summary and extraction payloads (the derivation view of the block,
-its neighbours' key points, a timeline of relevant and recent events), and the
-acceptance and source check of the drafts (pure work over up to the whole view, which the
-service runs on a worker thread, off the event loop).
+"""What a derivation job gives the model and what it checks in the answer, from rows the
+service read (pure: no store, no model): the summary and extraction payloads (the block's
+derivation view, its neighbours' key points, a timeline of relevant and recent events),
+and the acceptance and source check of the drafts (work over up to the whole view, which
+the service runs on a worker thread, off the event loop).
 """
 
-import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from ..clock import iso
 from ..events import cards as event_rules
 from ..events.cards import EventCard
-from ..events.ranking import EventSearch
-from ..events.service import search_in
 from ..events.source_check import SourceDrops, check_sources
 from ..llm.tasks import EventCardDraft, EventExtraction
-from ..records import Block
-from ..store import block_rows, event_rows
+from ..records import Block, Message
 from ..text.search_terms import query_tokens
 from . import truth
 from .input import derivation_messages
 
-TIMELINE_RELEVANT, TIMELINE_RECENT = 8, 4
 
-
-def block_view(raw: sqlite3.Connection, block_id: str, limit: int) -> tuple[Block, dict[str, Any]]:
-    """The block and its derivation-view description shared by both tasks."""
-    block = block_rows.get_block(raw, block_id)
-    messages = derivation_messages(block_rows.block_messages(raw, block_id), limit)
-    return block, {
+def block_description(block: Block, messages: Sequence[Message], limit: int) -> dict[str, Any]:
+    """The block's derivation view, shared by both tasks."""
+    return {
         "sequence": block.sequence,
         "start_turn": block.start_turn,
         "end_turn": block.end_turn,
-        "messages": messages,
+        "messages": derivation_messages(messages, limit),
     }
 
 
-def summary_input(
-    raw: sqlite3.Connection, block_id: str, limit: int
-) -> tuple[Block, dict[str, Any]]:
-    block, target = block_view(raw, block_id, limit)
-    return block, {"block": {"id": block.id, **target}}
+def summary_payload(block: Block, messages: Sequence[Message], limit: int) -> dict[str, Any]:
+    return {"block": {"id": block.id, **block_description(block, messages, limit)}}
 
 
-def extraction_input(
-    raw: sqlite3.Connection, block_id: str, limit: int
-) -> tuple[Block, dict[str, Any]]:
-    block, target = block_view(raw, block_id, limit)
-    payload = {
+def extraction_payload(
+    block: Block,
+    messages: Sequence[Message],
+    limit: int,
+    neighbours: dict[str, list[str]],
+    timeline: Sequence[EventCard],
+) -> dict[str, Any]:
+    target = block_description(block, messages, limit)
+    return {
         "target": {"block_id": block.id, "created_at": iso(block.created_at), **target},
-        "neighbors": block_rows.neighbour_keypoints(raw, block),
+        "neighbors": neighbours,
         "allowed_source_message_ids": [m["id"] for m in target["messages"]],
-        "timeline": [timeline_entry(card) for card in timeline(raw, block)],
+        "timeline": [timeline_entry(card) for card in timeline],
     }
-    return block, payload
 
 
-def timeline(raw: sqlite3.Connection, block: Block) -> list[EventCard]:
-    """Up to 8 events relevant to the block's L0–L2 text (event search over both pools, no
-    retrieval stamp) plus the 4 most recently formed."""
+def timeline_tokens(block: Block) -> tuple[str, ...]:
+    """The search terms of the block's L0–L2 text: what its timeline's events relate to."""
     text = [block.l0_title or "", *(block.l0_tags or []), block.l1_summary or ""]
-    tokens = tuple(query_tokens(" ".join([*text, *(block.l2_keypoints or [])])))
-    relevant: list[EventCard] = []
-    if tokens:
-        request = EventSearch(tokens, limit=TIMELINE_RELEVANT)
-        relevant = [hit.card for hit in search_in(raw, block.namespace, request)]
-    recent = event_rows.recent_events(raw, block.namespace, TIMELINE_RECENT)
-    return list({card.id: card for card in [*relevant, *recent]}.values())
+    return tuple(query_tokens(" ".join([*text, *(block.l2_keypoints or [])])))
 
 
 def timeline_entry(card: EventCard) -> dict[str, Any]:

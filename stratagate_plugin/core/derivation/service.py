@@ -26,7 +26,8 @@ from ..clock import iso, utc_now
 from ..errors import StrataGateError
 from ..events import cards as event_rules
 from ..events.cards import EventCard
-from ..events.service import POOLS
+from ..events.ranking import EventSearch
+from ..events.service import POOLS, search_in
 from ..events.source_check import SourceDrops
 from ..events.weights import new_card
 from ..graph.service import Projector
@@ -59,6 +60,7 @@ from .workers import Pass, run_all
 
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
 LOST = "lost"  # the job was taken over by another worker: nothing of this run is applied
+TIMELINE_RELEVANT, TIMELINE_RECENT = 8, 4
 NEIGHBOURS = 8  # per pool, the events a committed card is compared with (FTS5's best)
 log = logging.getLogger(__name__)
 
@@ -204,9 +206,7 @@ class Deriver:
 
     async def _summarize(self, job: Job) -> str:
         limit = self.text_limit
-        block, payload = await self.db.read(
-            lambda raw: payloads.summary_input(raw, job.target_id, limit)
-        )
+        block, payload = await self.db.read(lambda raw: _summary_input(raw, job.target_id, limit))
         task = StructuredTask(SUMMARIZE_BLOCK, BlockSummary, load_prompt(SUMMARIZE_BLOCK), payload)
         note = prefix_note(payload["block"]["messages"])
         summary = _clean_summary(await self.model.complete(task), note)
@@ -236,7 +236,7 @@ class Deriver:
         same validation whichever model answered; what it dropped is counted and noted."""
         limit = self.text_limit
         block, payload = await self.db.read(
-            lambda raw: payloads.extraction_input(raw, job.target_id, limit)
+            lambda raw: _extraction_input(raw, job.target_id, limit)
         )
         if block.should_extract is False:
             return await self._finish_extraction(job, block, [], "summary pre-screen: nothing")
@@ -328,6 +328,31 @@ def _clean_summary(summary: BlockSummary, note: str = "") -> BlockSummary:
             "keypoints": event_rules.clean_strings(summary.keypoints, 20, 600),
         }
     )
+
+
+def _summary_input(raw: sqlite3.Connection, block_id: str, limit: int) -> tuple[Block, Any]:
+    block = block_rows.get_block(raw, block_id)
+    return block, payloads.summary_payload(block, block_rows.block_messages(raw, block_id), limit)
+
+
+def _extraction_input(raw: sqlite3.Connection, block_id: str, limit: int) -> tuple[Block, Any]:
+    block = block_rows.get_block(raw, block_id)
+    messages = block_rows.block_messages(raw, block_id)
+    neighbours = block_rows.neighbour_keypoints(raw, block)
+    timeline = _timeline(raw, block)
+    return block, payloads.extraction_payload(block, messages, limit, neighbours, timeline)
+
+
+def _timeline(raw: sqlite3.Connection, block: Block) -> list[EventCard]:
+    """Up to 8 events relevant to the block's L0–L2 text (event search over both pools, no
+    retrieval stamp) plus the 4 most recently formed."""
+    tokens = payloads.timeline_tokens(block)
+    relevant: list[EventCard] = []
+    if tokens:
+        request = EventSearch(tokens, limit=TIMELINE_RELEVANT)
+        relevant = [hit.card for hit in search_in(raw, block.namespace, request)]
+    recent = event_rows.recent_events(raw, block.namespace, TIMELINE_RECENT)
+    return list({card.id: card for card in [*relevant, *recent]}.values())
 
 
 def _card_from_draft(
