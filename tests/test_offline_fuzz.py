@@ -110,7 +110,7 @@ def compact(i: int, card: EventCardDraft) -> dict[str, Any]:
 
 
 @settings(
-    max_examples=120,
+    max_examples=300,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
