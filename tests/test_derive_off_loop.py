@@ -106,6 +106,8 @@ async def test_a_huge_message_is_kept_whole_and_derived_from_a_prefix(db_path: P
         assert int(note[2].replace(",", "")) == len(user.content)
         derived = " ".join([view.block.l1_summary or "", *(view.block.l2_keypoints or [])])
         assert "zebracorn" not in derived
+        [extraction] = [j for j in await memory.list_jobs() if j.kind == "event_extraction"]
+        assert extraction.detail and "derived from the first" in extraction.detail
         events = await memory.list_events()
         assert any("June" in event.title or "June" in event.summary for event in events)
         assert all("zebracorn" not in event.summary for event in events)

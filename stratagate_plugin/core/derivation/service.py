@@ -250,9 +250,10 @@ class Deriver:
         if drops:
             log.info("extraction of %s: %s", block.id, drops.note())
         dropped.add(drops)
-        notes = [f"{len(cards)} events; {drops.note()}" if drops else ""]
-        notes.append(prefix_note(payload["target"]["messages"]))
-        return await self._finish_extraction(job, block, cards, " ".join(filter(None, notes)))
+        notes = [drops.note() if drops else "", prefix_note(payload["target"]["messages"])]
+        said = "; ".join(filter(None, notes))
+        note = f"{len(cards)} events; {said}" if said else ""
+        return await self._finish_extraction(job, block, cards, note)
 
     async def _finish_extraction(
         self, job: Job, block: Block, cards: list[EventCardDraft], note: str
@@ -319,7 +320,7 @@ def _count(job: Job, outcome: str, report: DerivationReport) -> None:
 
 def _clean_summary(summary: BlockSummary, note: str = "") -> BlockSummary:
     """The summary within its limits; ``note`` (a prefix was read) ends L1."""
-    text = summary.summary.strip()[: 2000 - len(note) - 1]
+    text = summary.summary.strip()[: 2000 - (len(note) + 1 if note else 0)]
     return summary.model_copy(
         update={
             "title": summary.title.strip()[:120],
