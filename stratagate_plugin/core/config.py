@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .blocks.rules import DEFAULT_DECAY_LAMBDA
+from .derivation.input import DERIVE_TEXT_LIMIT
 from .derivation.lease import DEFAULT_LEASE_S
 
 CORE_BLOCK_TURN_SIZE = 12
@@ -28,6 +29,8 @@ class MemoryConfig(BaseModel):
     job_lease_s: float = Field(default=DEFAULT_LEASE_S, gt=0)
     # derivation jobs (model calls) a pass runs at once; commits stay one at a time
     derive_concurrency: int = Field(default=4, ge=1, le=64)
+    # characters of each message derivation reads: longer ones are derived from a prefix
+    derive_text_limit: int = Field(default=DERIVE_TEXT_LIMIT, ge=1000)
     # who groups events into topics: the embedded offline grouper, or the configured model
     topic_projector: Literal["offline", "model"] = "offline"
     # who projects events into the graph: the embedded offline projector, or the model

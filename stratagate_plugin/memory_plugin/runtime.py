@@ -2,7 +2,10 @@
 
 The worker also seals the tails that went idle (``seal_idle_minutes``): once as the plugin
 starts (a conversation left unfinished by an earlier process), after every turn, and
-every ``idle_check_s`` while the process runs, so no tail stays unsealed for ever.
+every ``idle_check_s`` while the process runs, so no tail stays unsealed for ever. And it
+looks for due jobs every ``job_poll_s`` (the profile's setting, 3 s by default): other
+processes on the same file (``ingest``, ``import --commit``, an MCP server) queue jobs it
+hears nothing about, and an idle ``serve`` once left them pending for minutes.
 """
 
 import asyncio
@@ -23,6 +26,7 @@ from ..harness.types import ChatMessage, Session
 from .settings import memory_config, space_of, validated
 
 IDLE_CHECK_S = 60.0
+JOB_POLL_S = 3.0  # the settings' default ``job_poll_s``: one small read when nothing is due
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +56,7 @@ class MemoryRuntime:
     synced: dict[str, int] = field(default_factory=dict)  # session → its newest turn in memory
     clock: Callable[[], datetime] = utc_now
     idle_check_s: float = IDLE_CHECK_S
+    job_poll_s: float = JOB_POLL_S
 
     @classmethod
     async def start(cls, settings: dict[str, Any], cwd: Path) -> Self:
@@ -61,7 +66,7 @@ class MemoryRuntime:
             memory_config(settings),
             model_from_settings(settings.get("model"), os.environ),
         )
-        runtime = cls(memory, settings, cwd)
+        runtime = cls(memory, settings, cwd, job_poll_s=float(settings["job_poll_s"]))
         runtime.worker = asyncio.create_task(runtime._derive_forever())
         runtime.kick()
         return runtime
@@ -88,18 +93,26 @@ class MemoryRuntime:
         return await self.memory.seal_idle_tails(self.clock() - quiet)
 
     async def _derive_forever(self) -> None:
-        """Seal idle tails and run derivation jobs whenever a turn may have sealed a block,
-        and look for idle tails every ``idle_check_s`` in between."""
+        """Seal idle tails and run derivation jobs whenever a turn may have sealed a block;
+        in between, look for idle tails every ``idle_check_s`` and for jobs queued by other
+        processes every ``job_poll_s``."""
+        loop = asyncio.get_running_loop()
+        next_seal_check = loop.time()
         while True:
             if not self.wake.is_set():
                 self.idle.set()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), timeout=self.idle_check_s)
+                timeout = max(0.0, min(self.job_poll_s, next_seal_check - loop.time()))
+                await asyncio.wait_for(self.wake.wait(), timeout=timeout)
             woken = self.wake.is_set()
             self.idle.clear()
             self.wake.clear()
             try:
-                if await self.seal_idle_tails() or woken:
+                sealed: list[str] = []
+                if woken or loop.time() >= next_seal_check:
+                    sealed = await self.seal_idle_tails()
+                    next_seal_check = loop.time() + self.idle_check_s
+                if sealed or woken or await self.memory.jobs_due():
                     await self._derive()
                 await self.memory.import_advance_pending()
             except Exception as failure:

@@ -45,6 +45,10 @@ class MemorySettings(BaseModel):
     seal_idle_minutes: float = Field(default=30.0, ge=0, le=MAX_IDLE_MINUTES)
     """A session's open tail quiet this long is sealed (and derived) as a shorter block."""
     derive_concurrency: int = Field(default=CORE.derive_concurrency, ge=1, le=64)
+    job_poll_s: float = Field(default=3.0, gt=0, le=3600)
+    """How often an idle worker (serve, mcp, chat) looks for jobs other processes queued."""
+    derive_text_limit: int = Field(default=CORE.derive_text_limit, ge=1000)
+    """Characters of each message derivation reads; a longer one is derived from a prefix."""
     show_status_rows: bool = True
     """The chat page shows a row when a block seals or becomes ready."""
     show_citations: bool = True
@@ -63,6 +67,7 @@ def memory_config(settings: dict[str, Any]) -> MemoryConfig:
         structured_task_timeout_s=float(settings["structured_task_timeout_s"]),
         agent_memory_weight=float(settings["agent_memory_weight"]),
         derive_concurrency=int(settings["derive_concurrency"]),
+        derive_text_limit=int(settings["derive_text_limit"]),
     )
 
 

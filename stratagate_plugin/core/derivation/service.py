@@ -28,7 +28,7 @@ from ..events import cards as event_rules
 from ..events.cards import EventCard
 from ..events.ranking import EventSearch
 from ..events.service import POOLS, search_in
-from ..events.source_check import SourceDrops, check_sources
+from ..events.source_check import SourceDrops
 from ..events.weights import new_card
 from ..graph.service import Projector
 from ..llm.base import ModelError, StructuredModel, StructuredTask
@@ -53,9 +53,8 @@ from ..store import (
 )
 from ..store.health import StorageBusy
 from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB, enqueue_job
-from ..text.search_terms import query_tokens
-from . import truth
-from .input import derivation_messages
+from . import payloads, truth
+from .input import DERIVE_TEXT_LIMIT, prefix_note
 from .lease import DEFAULT_LEASE_S, heartbeat, worker_id
 from .workers import Pass, run_all
 
@@ -101,6 +100,7 @@ class Deriver:
         concurrency: int = 1,
         graph_model: StructuredModel | None = None,
         derive: bool = True,
+        text_limit: int = DERIVE_TEXT_LIMIT,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
@@ -109,6 +109,7 @@ class Deriver:
         self.concurrency = concurrency
         self.projector = Projector(db, graph_model, clock)
         self.derive = derive
+        self.text_limit = text_limit
 
     async def process_pending(
         self, max_jobs: int | None = None, on_job: Callable[[Job], None] | None = None
@@ -204,9 +205,11 @@ class Deriver:
         report.errors.append(f"{job.kind} {job.target_id}: {message}")
 
     async def _summarize(self, job: Job) -> str:
-        block, payload = await self.db.read(lambda raw: _summary_input(raw, job.target_id))
+        limit = self.text_limit
+        block, payload = await self.db.read(lambda raw: _summary_input(raw, job.target_id, limit))
         task = StructuredTask(SUMMARIZE_BLOCK, BlockSummary, load_prompt(SUMMARIZE_BLOCK), payload)
-        summary = _clean_summary(await self.model.complete(task))
+        note = prefix_note(payload["block"]["messages"])
+        summary = _clean_summary(await self.model.complete(task), note)
         now = iso(self.clock())
 
         def commit(raw: sqlite3.Connection) -> str:
@@ -231,28 +234,25 @@ class Deriver:
     async def _extract(self, job: Job, dropped: SourceDrops) -> str:
         """The model's cards, accepted, then their sources checked (``source_check``): the
         same validation whichever model answered; what it dropped is counted and noted."""
-        block, payload = await self.db.read(lambda raw: _extraction_input(raw, job.target_id))
+        limit = self.text_limit
+        block, payload = await self.db.read(
+            lambda raw: _extraction_input(raw, job.target_id, limit)
+        )
         if block.should_extract is False:
             return await self._finish_extraction(job, block, [], "summary pre-screen: nothing")
         task = StructuredTask(
             EXTRACT_EVENT_CARDS, EventExtraction, load_prompt(EXTRACT_EVENT_CARDS), payload
         )
         result = await self.model.complete(task)
-        default_time = payload["target"]["messages"][-1]["created_at"]
-        cards = event_rules.accept_drafts(
-            result.events,
-            payload["allowed_source_message_ids"],
-            [entry["id"] for entry in payload["timeline"]],
-            default_time,
-        )
-        accepted = len(cards)
-        cards, drops = check_sources(cards, payload["target"]["messages"])
+        accepted, cards, drops = await asyncio.to_thread(payloads.checked_cards, result, payload)
         if result.should_extract and not accepted:
             raise DerivationFailed("extraction promised events but returned no valid card")
         if drops:
             log.info("extraction of %s: %s", block.id, drops.note())
         dropped.add(drops)
-        note = f"{len(cards)} events; {drops.note()}" if drops else ""
+        notes = [drops.note() if drops else "", prefix_note(payload["target"]["messages"])]
+        said = "; ".join(filter(None, notes))
+        note = f"{len(cards)} events; {said}" if said else ""
         return await self._finish_extraction(job, block, cards, note)
 
     async def _finish_extraction(
@@ -318,62 +318,42 @@ def _count(job: Job, outcome: str, report: DerivationReport) -> None:
         report.ready_blocks.append(job.target_id)
 
 
-def _clean_summary(summary: BlockSummary) -> BlockSummary:
+def _clean_summary(summary: BlockSummary, note: str = "") -> BlockSummary:
+    """The summary within its limits; ``note`` (a prefix was read) ends L1."""
+    text = summary.summary.strip()[: 2000 - (len(note) + 1 if note else 0)]
     return summary.model_copy(
         update={
             "title": summary.title.strip()[:120],
             "tags": event_rules.clean_strings(summary.tags, 12, 60),
-            "summary": summary.summary.strip()[:2000],
+            "summary": f"{text} {note}" if note else text,
             "keypoints": event_rules.clean_strings(summary.keypoints, 20, 600),
         }
     )
 
 
-def _target(raw: sqlite3.Connection, block_id: str) -> tuple[Block, dict[str, Any]]:
-    """The block and its derivation-view description shared by both tasks."""
+def _summary_input(raw: sqlite3.Connection, block_id: str, limit: int) -> tuple[Block, Any]:
     block = block_rows.get_block(raw, block_id)
-    messages = derivation_messages(block_rows.block_messages(raw, block_id))
-    return block, {
-        "sequence": block.sequence,
-        "start_turn": block.start_turn,
-        "end_turn": block.end_turn,
-        "messages": messages,
-    }
+    return block, payloads.summary_payload(block, block_rows.block_messages(raw, block_id), limit)
 
 
-def _summary_input(raw: sqlite3.Connection, block_id: str) -> tuple[Block, dict[str, Any]]:
-    block, target = _target(raw, block_id)
-    return block, {"block": {"id": block.id, **target}}
-
-
-def _extraction_input(raw: sqlite3.Connection, block_id: str) -> tuple[Block, dict[str, Any]]:
-    block, target = _target(raw, block_id)
-    payload = {
-        "target": {"block_id": block.id, "created_at": iso(block.created_at), **target},
-        "neighbors": block_rows.neighbour_keypoints(raw, block),
-        "allowed_source_message_ids": [m["id"] for m in target["messages"]],
-        "timeline": [_timeline_entry(card) for card in _timeline(raw, block)],
-    }
-    return block, payload
+def _extraction_input(raw: sqlite3.Connection, block_id: str, limit: int) -> tuple[Block, Any]:
+    block = block_rows.get_block(raw, block_id)
+    messages = block_rows.block_messages(raw, block_id)
+    neighbours = block_rows.neighbour_keypoints(raw, block)
+    timeline = _timeline(raw, block)
+    return block, payloads.extraction_payload(block, messages, limit, neighbours, timeline)
 
 
 def _timeline(raw: sqlite3.Connection, block: Block) -> list[EventCard]:
     """Up to 8 events relevant to the block's L0–L2 text (event search over both pools, no
     retrieval stamp) plus the 4 most recently formed."""
-    text = [block.l0_title or "", *(block.l0_tags or []), block.l1_summary or ""]
-    tokens = tuple(query_tokens(" ".join([*text, *(block.l2_keypoints or [])])))
+    tokens = payloads.timeline_tokens(block)
     relevant: list[EventCard] = []
     if tokens:
         request = EventSearch(tokens, limit=TIMELINE_RELEVANT)
         relevant = [hit.card for hit in search_in(raw, block.namespace, request)]
     recent = event_rows.recent_events(raw, block.namespace, TIMELINE_RECENT)
     return list({card.id: card for card in [*relevant, *recent]}.values())
-
-
-def _timeline_entry(card: EventCard) -> dict[str, Any]:
-    """What the model sees of a timeline event: the relation rules' entry, its scope, and
-    the summary cut to 400 characters."""
-    return {**truth.entry(card), "summary": card.summary[:400], "scope": card.scope}
 
 
 def _card_from_draft(
@@ -442,7 +422,7 @@ class DerivationService(ServiceBase):
         graph_model = self.model if self.config.graph_projector == "model" else None
         return Deriver(
             self.db, self.model, lease=lease, concurrency=workers, graph_model=graph_model,
-            derive=derive,
+            derive=derive, text_limit=self.config.derive_text_limit,
         )  # fmt: skip
 
     async def list_jobs(self, namespace: str | None = None, status: str | None = None) -> list[Job]:
@@ -454,6 +434,12 @@ class DerivationService(ServiceBase):
         now = utc_now()
         due = await self.db.read(lambda raw: jobs.due_counts(raw, now, DERIVATION_JOBS))
         return sum(due.values()) + due.get(SUMMARY_JOB, 0)
+
+    async def jobs_due(self) -> bool:
+        """Would a pass find a summary, an extraction or a graph projection to run now? One
+        read: an idle worker asks every few seconds for jobs other processes queued."""
+        now, kinds = utc_now(), (*DERIVATION_JOBS, graph_jobs.GRAPH_JOB)
+        return bool(await self.db.read(lambda raw: jobs.due_counts(raw, now, kinds)))
 
     async def retry_job(self, job_id: str) -> Job:
         """Manual retry of a failed job: attempts start again and it runs at the next pass

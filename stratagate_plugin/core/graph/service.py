@@ -9,6 +9,7 @@ exposable event of its batch fails the job, nothing written), applies it, writes
 event's node ids back onto it and finishes the job.
 """
 
+import asyncio
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime
@@ -145,7 +146,7 @@ class Projector:
     async def run(self, job: Job) -> str:
         payload, batch = await self.db.read(lambda raw: _payload(raw, job.target_id))
         if self.model is None:
-            projection = project_graph(payload)
+            projection = await asyncio.to_thread(project_graph, payload)  # off the loop
         else:
             task = StructuredTask(
                 PROJECT_GRAPH, GraphProjection, load_prompt(PROJECT_GRAPH), payload

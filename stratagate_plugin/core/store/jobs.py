@@ -33,8 +33,9 @@ _INTERRUPT = (
     "UPDATE jobs SET status = 'failed', last_error = ?, lease_expires_at = NULL, "
     "updated_at = ?, next_retry_at = CASE WHEN attempts < ? THEN ? ELSE NULL END WHERE "
 )
-_UNFINISHED = (
-    "(other.status IN ('pending', 'running') OR (other.status = 'failed' AND other.attempts < ?))"
+_UNFINISHED = (  # a job that failed for itself holds nothing back; one interrupted runs again
+    "(other.status IN ('pending', 'running') OR (other.status = 'failed' AND other.attempts < ? "
+    "AND other.last_error = ?))"
 )
 _WAITING = (
     "EXISTS (SELECT 1 FROM blocks mine JOIN blocks prior ON prior.namespace = mine.namespace "
@@ -66,9 +67,11 @@ def claim_next(
     attempt), expired leases taken back first.
 
     A job of kind ``in_thread_order`` is due only once no job of an earlier block of its
-    thread is unfinished (pending, running, or failed with attempts left), nor the summary
-    of the next block: so it runs after its predecessors committed and sees its neighbour's
-    key points, as it would with one worker, however many claim at once.
+    thread is unfinished (pending, running, or interrupted with attempts left), nor the
+    summary of the next block: so it runs after its predecessors committed and sees its
+    neighbour's key points, as it would with one worker, however many claim at once. A job
+    that failed (the model's or the block's fault) holds nothing back: its retry may fail
+    again, and the thread's later blocks would wait for all its attempts (issue 24).
     """
     recover_expired(raw, now)
     marks = ",".join("?" * len(kinds))
@@ -76,7 +79,7 @@ def claim_next(
     params: list[object] = [*kinds, MAX_ATTEMPTS, iso(now)]
     if in_thread_order is not None:
         sql += f" AND (kind != ? OR NOT {_WAITING.format(marks=marks)})"
-        params += [in_thread_order, *kinds, SUMMARY_JOB, MAX_ATTEMPTS]
+        params += [in_thread_order, *kinds, SUMMARY_JOB, MAX_ATTEMPTS, INTERRUPTED]
     row = raw.execute(f"{sql} ORDER BY {order} LIMIT 1", params).fetchone()
     if row is None:
         return None

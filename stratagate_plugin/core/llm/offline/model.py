@@ -7,6 +7,7 @@ memories with
 ``remember.rules.offline_decide_payload``; any other task is refused with ``ModelError``.
 """
 
+import asyncio
 from datetime import UTC, tzinfo
 from typing import Any
 
@@ -28,7 +29,10 @@ class OfflineModel:
         self.timezone = timezone
 
     async def complete(self, task: StructuredTask[T]) -> T:
-        return task.output_type.model_validate(self.answer(task.name, task.payload))
+        """The answer, computed on a worker thread: a long block keeps the rules busy for
+        seconds, and the event loop (an MCP ping, a web request) must not wait for them."""
+        answer = await asyncio.to_thread(self.answer, task.name, task.payload)
+        return task.output_type.model_validate(answer)
 
     def answer(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
         """The task's result as plain data (synchronous; used by ``complete``)."""

@@ -140,8 +140,8 @@ def _keypoints(
 
 
 def _fact_score(sentence: Sentence, weights: Mapping[str, float], zone: tzinfo) -> float:
-    text = sentence.text
-    score = centrality(sentence, weights) / (max(weights.values()) or 1.0)
+    text = sentence.text  # a block of only time words has no weights ("Friday is my day off.")
+    score = centrality(sentence, weights) / (max(weights.values(), default=0.0) or 1.0)
     score += 1.0 if _DIGIT.search(text) else 0.0
     score += 1.0 if proper_names(text) else 0.0
     score += 1.5 if event_type_of(sentence) else 0.0

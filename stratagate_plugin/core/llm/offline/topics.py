@@ -202,12 +202,15 @@ def _paragraph(section: TopicSection, events: Sequence[dict[str, Any]]) -> Topic
 
 def _unique_titles(topics: list[ProjectedTopic], taken: dict[str, str]) -> list[ProjectedTopic]:
     """Titles made unique among the answer and the candidates (a chapter being rebuilt may
-    meet a namesake opened while it was pending): ``Title (2)``, ``Title (3)`` …"""
+    meet a namesake opened while it was pending): ``Title (2)``, ``Title (3)`` … The base
+    is clipped to leave the number room: clipping the whole could cut the number off and
+    give the same title again, for ever (a 120-character title of one token did)."""
     used = dict(taken)
     for topic in topics:
         base, number = topic.title, 1
         while used.get(label_key(topic.title), topic.topic_id) != topic.topic_id:
             number += 1
-            topic.title = clip(f"{base} ({number})", 120)
+            suffix = f" ({number})"
+            topic.title = clip(base, 120 - len(suffix)) + suffix
         used[label_key(topic.title)] = topic.topic_id or f"new:{id(topic)}"
     return topics
