@@ -160,3 +160,16 @@ def test_doctor_fix_profile_drops_the_bad_fields_and_keeps_a_copy(
     assert "warning" not in capsys.readouterr().err
     assert main(["doctor", "--fix-profile"]) == 0  # nothing left to fix
     assert "nothing to fix" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("field", ["timeout_s", "retry_max_delay_s", "retry_max_total_s"])
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), 1e308])
+def test_the_model_endpoint_refuses_a_time_that_is_not_finite_and_bounded(
+    field: str, value: float
+) -> None:
+    from pydantic import ValidationError
+
+    from stratagate_plugin.core.llm.endpoint import HttpModelConfig
+
+    with pytest.raises(ValidationError, match=field):
+        HttpModelConfig(base_url="http://127.0.0.1:9/v1", model="m", **{field: value})

@@ -29,19 +29,19 @@ class HttpModelConfig(BaseModel):
     at the cap and the call fails.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     base_url: str = Field(min_length=1)
     model: str = Field(min_length=1)
     api_key_env: str | None = None
-    timeout_s: float = Field(default=120, gt=0)
+    timeout_s: float = Field(default=120, gt=0, le=3600)
     max_output_tokens: int = Field(default=2048, ge=256)
     context_window: int | None = Field(default=None, ge=1024)
     temperature: float = Field(default=0, ge=0, le=2)
     max_attempts: int = Field(default=4, ge=1, le=10)
     retry_base_delay_s: float = Field(default=0.5, ge=0)
-    retry_max_delay_s: float = Field(default=30, ge=0)
-    retry_max_total_s: float = Field(default=60, gt=0)
+    retry_max_delay_s: float = Field(default=30, ge=0, le=3600)
+    retry_max_total_s: float = Field(default=60, gt=0, le=3600)
     max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=4096)
 
     @field_validator("base_url")
