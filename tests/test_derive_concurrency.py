@@ -29,7 +29,6 @@ from stratagate_plugin.core.derivation.service import (
     Deriver,
 )
 from stratagate_plugin.core.derivation.workers import run_all
-from stratagate_plugin.core.errors import InvalidInput
 from stratagate_plugin.core.llm.base import StructuredModel
 from stratagate_plugin.core.llm.http import HttpModel, HttpModelConfig
 from stratagate_plugin.core.memory import StrataGate
@@ -289,11 +288,11 @@ async def test_requests_in_flight_share_one_adaptation_of_the_request_shape(
 
 
 def test_concurrency_is_a_setting_and_a_process_option(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     assert validated({"derive_concurrency": 8})["derive_concurrency"] == 8
-    with pytest.raises(InvalidInput, match="derive_concurrency"):
-        validated({"derive_concurrency": 0})
+    assert validated({"derive_concurrency": 0})["derive_concurrency"] == 4  # the default
+    assert "derive_concurrency" in caplog.text and "using the default 4" in caplog.text
     asyncio.run(record(tmp_path / "m.db"))
     assert main(["process", "--db", str(tmp_path / "m.db"), "--concurrency", "3"]) == 0
     assert f"ran {2 * BLOCKS} jobs" in capsys.readouterr().out

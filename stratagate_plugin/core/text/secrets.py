@@ -72,10 +72,12 @@ _LABEL = (  # unanchored on the left: aws_secret_access_key, DB_PASSWORD, client
     r"(?:api[_-]?key|access[_-]?key|secret(?:[_-]?(?:access[_-]?)?key)?|private[_-]?key"
     r"|password|passwd|pwd|token)"
 )
+# As in English ("my password is …"), a password stated in prose (密码是…) is a memory the
+# person asked for and stays; a labelled value ("密码：…", "password=…") is a credential.
 _LABELLED = re.compile(  # the label stays, the value after it goes
     r"(?i)(?=[abpst密口令])("
     rf"(?<![A-Za-z])bearer\s+|{_LABEL}[\"']?\s*[:=]\s*[\"']?"
-    r"|(?:密码|密钥|口令|令牌)\s*(?:[:：=]|是|为)\s*[\"']?"
+    r"|(?:密码|密钥|口令|令牌)\s*[:：=]\s*[\"']?"
     rf")(?!\[redacted)({_VALUE}{{8,}})"
 )
 # scheme://user:password@host: the password goes, the user and the host stay.
