@@ -8,6 +8,11 @@ the turn acknowledged and kept whole in L5 (``lost`` otherwise), the block deriv
 ``details``, the slowest ping and the time to ready. Before issue 24 a 5 MB turn held a
 ping for 77.7 s; a ping slower than ``FROZEN_S`` counts as a crash here.
 
+A message over the MCP limit (``MAX_TEXT_BYTES``, 1 MB of UTF-8: the 5 MB row) must be
+refused in one line, store nothing, and leave the server answering at once: its row counts
+a crash otherwise, and ``lost`` if anything of it was stored. The 1 MB row sends the
+largest message the limit allows.
+
 "idle worker": a real ``serve`` and a ``stratagate ingest`` of one block into its file;
 the block must get ready with no request to the server (``lost`` otherwise).
 """
@@ -24,6 +29,8 @@ from typing import Any
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+
+from stratagate_plugin.mcp_server.recording import MAX_TEXT_BYTES
 
 from .results import Row
 
@@ -53,11 +60,14 @@ def one_block_profile(home: Path) -> None:
 
 
 async def huge_message(folder: Path, megabytes: int) -> Row:
-    row, started = Row(f"huge message {megabytes} MB", acknowledged=0, lost=0, crashes=0), 0.0
+    over = megabytes * 1_000_000 > MAX_TEXT_BYTES and megabytes != 1
+    name = f"huge message {megabytes} MB" + (" (over the MCP limit)" if over else "")
+    row, started = Row(name, acknowledged=0, lost=0, crashes=0), 0.0
     home, project = folder / "home", folder / "project"
     project.mkdir(parents=True, exist_ok=True)
     one_block_profile(home)
-    text = (SENTENCE * (megabytes * 1_000_000 // len(SENTENCE) + 1))[: megabytes * 1_000_000]
+    size = min(megabytes * 1_000_000, MAX_TEXT_BYTES) if megabytes == 1 else megabytes * 1_000_000
+    text = (SENTENCE * (size // len(SENTENCE) + 1))[:size]
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "stratagate_plugin.cli.main", "mcp"],
@@ -68,7 +78,12 @@ async def huge_message(folder: Path, megabytes: int) -> Row:
     async with Client(params) as client:
         await client.list_tools()
         sent = time.perf_counter()
-        result = await client.call_tool("memory_record_turn", {"user": text, "assistant": "Ok."})
+        try:
+            result = await client.call_tool(
+                "memory_record_turn", {"user": text, "assistant": "Ok."}
+            )
+        except Exception as error:  # the SDK raises a JSON-RPC error reply
+            return await refused(client, home / "memory.db", row, str(error), started)
         row.details["record_s"] = round(time.perf_counter() - sent, 2)
         if result.is_error:
             row.add("lost")
@@ -80,6 +95,23 @@ async def huge_message(folder: Path, megabytes: int) -> Row:
     if len(text) not in kept:
         row.add("lost")
         row.example("L5", f"no message of {len(text)} characters; stored {kept[:3]}")
+    return finish(row, started)
+
+
+async def refused(client: Client, db: Path, row: Row, error: str, started: float) -> Row:
+    """An over-limit message: one line naming the limit, nothing stored, the server still
+    answering at once."""
+    row.details["refused"] = error
+    if len(error.splitlines()) != 1 or "limit" not in error:
+        row.add("crashes")
+        row.example("refusal", error[:300])
+    sent = time.perf_counter()
+    if not await ping(client, FROZEN_S) or time.perf_counter() - sent > FROZEN_S:
+        row.add("crashes")
+        row.example("ping", "the server did not answer after the refusal")
+    if db.exists() and stored_lengths(db):
+        row.add("lost")
+        row.example("stored", "a refused message left rows behind")
     return finish(row, started)
 
 
