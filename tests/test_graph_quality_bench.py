@@ -221,3 +221,35 @@ def test_items_projected_offline_score_consistently_and_deterministically() -> N
             )
         assert counts["types_right"] <= counts["nodes_matched"] <= counts["nodes_found"]
         assert score_item(item).counts == counts  # a fresh database gives the same graph
+
+
+def test_locomo_name_checks_find_calendar_places_common_nouns_and_short_forms() -> None:
+    from benchmarks.graph_name_checks import duplicate_people, is_calendar_word, mistyped_people
+
+    for name in ("Tues", "Fri", "Pride Month", "Christmas", "Sundays", "周五", "星期天", "三月"):
+        assert is_calendar_word(name), name
+    for name in ("Melanie", "Newark", "Jon", "Sunita", "马可", "周敏"):
+        assert not is_calendar_word(name), name
+    text = (
+        'Caroline: I loved "Becoming Nicole" so much. Gina: my home country is Norway, the '
+        "web is full of it. Maria: always happy to help. Max: we hiked Oregon. "
+        "约翰：我成为了助理经理。"
+    )
+    people = ["Caroline", "Norway", "Web", "Fri", "周六", "Becoming Nicole", "Nicole", "Max"]
+    people += ["Oregon", "Always", "了助理经理", "约翰"]
+    assert mistyped_people(people, {"oregon"}, text) == {
+        "Norway": "place",  # the closed country list
+        "Oregon": "place",  # typed place elsewhere in the run
+        "Web": "common word",
+        "Always": "common word",
+        "Fri": "calendar",
+        "周六": "calendar",
+        "Becoming Nicole": "title",
+        "Nicole": "title",
+        "了助理经理": "fragment",
+    }
+    pairs = duplicate_people(["Mel", "Melanie", "Caroline", "Anna", "小梅", "梅兰妮"], ["Melanie"])
+    assert {(p["short"], p["full"], p["speaker"]) for p in pairs} == {
+        ("Mel", "Melanie", True),
+        ("小梅", "梅兰妮", False),
+    }
