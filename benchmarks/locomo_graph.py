@@ -189,7 +189,7 @@ async def check_sample(
     speakers = [str(conversation["speaker_a"]), str(conversation["speaker_b"])]
     directory = await sg.memory_directory(namespace)
     book = await sg.topic_book(namespace)
-    text = " ".join(line.content for session in sessions for line in session.lines)
+    text = "\n".join(line.content for session in sessions for line in session.lines)
     by_weight, questions = (
         await recall_by_weight(sg, sample, dia_of, k)
         if recall
