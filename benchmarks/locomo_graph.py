@@ -263,17 +263,18 @@ def print_table(rows: list[dict[str, Any]]) -> None:
 def print_names_and_chapters(rows: list[dict[str, Any]]) -> None:
     """Issue 26's table: nodes, edges, mistyped and duplicate persons, chapters."""
     print(
-        "file | sample | nodes | edges | persons | mistyped persons | duplicate persons | chapters"
+        "file | sample | nodes | edges | persons | mistyped persons | duplicate persons "
+        "| chapters: events [sections, largest]"
     )
     for row in rows:
         mistyped = ", ".join(f"{n} ({why})" for n, why in row["mistyped_people"].items())
         duplicates = ", ".join(f"{d['short']}~{d['full']}" for d in row["duplicate_people"])
         chapters = "; ".join(
             f"{c['title']} {c['events']}"
-            + (f" [{len(c['sections'])} sections]" if c["sections"] else "")
+            + (f" [{len(c['sections'])}, {max(c['sections'])}]" if c["sections"] else "")
             for c in row["chapters"]
         )
-        cells = (row["file"], row["sample"], row["nodes"], row["current_edges"])
+        cells: tuple[Any, ...] = (row["file"], row["sample"], row["nodes"], row["current_edges"])
         cells += (len(row["node_types"].get("person", [])), mistyped or "-", duplicates or "-")
         print(" | ".join(str(c) for c in (*cells, chapters or "-")))
 
