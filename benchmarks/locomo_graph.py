@@ -13,7 +13,14 @@ event (must be 100%); the injected directory's token estimate (≤ 400); and rec
 the evidence for the fused ranking (categories 1-4) with the graph channel off (weight 0,
 ``retrieve``'s default) and at each weight of ``GRAPH_WEIGHTS``, with a leave-one-
 conversation-out estimate of choosing the weight on the other conversations. ``--limit N``
-runs the first N conversations of each file.
+runs the first N conversations of each file; ``--no-recall`` skips the recall part.
+
+Issue 26 adds, per conversation: node and edge counts; person nodes whose name is a
+calendar word (a closed list of weekdays, months and holidays, EN and ZH), a place (the
+same name typed place in any conversation of the run) or a common noun (English: the word
+also occurs in lower case in the conversation); duplicate persons (one person's name a
+short form of another's: a prefix, or a Chinese 小/阿/老 + part of the name); and the
+chapters of the topic book with their sizes (events, sections) and pending topic jobs.
 """
 
 import argparse
@@ -25,6 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from benchmarks.graph_name_checks import duplicate_people, mistyped_people
 from stratagate_plugin.bench.locomo import (
     BLOCK_TURN_SIZE,
     evidence_ids,
@@ -137,16 +145,56 @@ def leave_one_out(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return found
 
 
-async def check_sample(sg: StrataGate, sample: dict[str, Any], k: int) -> dict[str, Any]:
+def chapters_of(book: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each chapter's title, status, event count and section sizes."""
+    return [
+        {
+            "title": chapter["title"],
+            "status": chapter["status"],
+            "events": len(chapter["eventIds"]),
+            "sections": [len(section["eventIds"]) for section in chapter["sections"]],
+        }
+        for chapter in book["chapters"]
+    ]
+
+
+async def node_types(sg: StrataGate, namespace: str) -> dict[str, list[str]]:
+    views = await sg.graph_nodes(namespace, limit=1000)
+    found: dict[str, list[str]] = {}
+    for view in views:
+        found.setdefault(view.node.type, []).append(view.node.name)
+    return found
+
+
+def add_name_checks(rows: list[dict[str, Any]]) -> None:
+    """Mistyped and duplicate persons per conversation; a place is any name typed place in
+    any conversation of the run. Drops the working fields."""
+    places = {n.casefold() for row in rows for n in row["node_types"].get("place", [])}
+    for row in rows:
+        people = row["node_types"].get("person", [])
+        row["mistyped_people"] = mistyped_people(people, places, row.pop("text"))
+        row["duplicate_people"] = duplicate_people(people, row["speakers"])
+
+
+async def check_sample(
+    sg: StrataGate, sample: dict[str, Any], k: int, recall: bool = True
+) -> dict[str, Any]:
     namespace = str(sample["sample_id"])
     conversation = sample["conversation"]
-    dia_of = await ingest(sg, namespace, sessions_of(conversation))
+    sessions = sessions_of(conversation)
+    dia_of = await ingest(sg, namespace, sessions)
     derived = await derive_all(sg)
     counts = await sg.db.read(lambda raw: graph_counts(raw, namespace))
     keys = {normalise_key(name) for name in counts["people"]}
     speakers = [str(conversation["speaker_a"]), str(conversation["speaker_b"])]
     directory = await sg.memory_directory(namespace)
-    by_weight, questions = await recall_by_weight(sg, sample, dia_of, k)
+    book = await sg.topic_book(namespace)
+    text = "\n".join(line.content for session in sessions for line in session.lines)
+    by_weight, questions = (
+        await recall_by_weight(sg, sample, dia_of, k)
+        if recall
+        else ({w: 0.0 for w in GRAPH_WEIGHTS}, 0)
+    )
     share = {
         kind: counts[f"{kind}s_sourced"] / counts[f"{kind}s"] if counts[f"{kind}s"] else 1.0
         for kind in ("fact", "edge")
@@ -162,6 +210,10 @@ async def check_sample(sg: StrataGate, sample: dict[str, Any], k: int) -> dict[s
         "facts_active_source": round(share["fact"], 4),
         "edges_active_source": round(share["edge"], 4),
         "topics": counts["topics"],
+        "node_types": await node_types(sg, namespace),
+        "text": text,
+        "chapters": chapters_of(book),
+        "pending_topic_jobs": len(book.get("pending", [])),
         "directory_tokens": estimate_tokens(directory),
         "directory_fits": estimate_tokens(directory) <= DIRECTORY_BUDGET,
         "questions": questions,
@@ -170,14 +222,16 @@ async def check_sample(sg: StrataGate, sample: dict[str, Any], k: int) -> dict[s
     }
 
 
-async def run_file(path: Path, limit: int | None, k: int) -> list[dict[str, Any]]:
+async def run_file(
+    path: Path, limit: int | None, k: int, recall: bool = True
+) -> list[dict[str, Any]]:
     samples = load_samples(path)[:limit]
     budget.CALLS = 10**9  # the historical topic budget, lifted for the benchmark
     with tempfile.TemporaryDirectory() as scratch:
         config = MemoryConfig(block_turn_size=BLOCK_TURN_SIZE)
         db = Path(scratch) / "locomo.db"
         async with await StrataGate.open(db, config, OfflineModel()) as sg:
-            return [await check_sample(sg, sample, k) for sample in samples]
+            return [await check_sample(sg, sample, k, recall) for sample in samples]
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
@@ -206,19 +260,41 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         print(" | ".join(str(c) for c in cells))
 
 
+def print_names_and_chapters(rows: list[dict[str, Any]]) -> None:
+    """Issue 26's table: nodes, edges, mistyped and duplicate persons, chapters."""
+    print(
+        "file | sample | nodes | edges | persons | mistyped persons | duplicate persons "
+        "| chapters: events [sections, largest]"
+    )
+    for row in rows:
+        mistyped = ", ".join(f"{n} ({why})" for n, why in row["mistyped_people"].items())
+        duplicates = ", ".join(f"{d['short']}~{d['full']}" for d in row["duplicate_people"])
+        chapters = "; ".join(
+            f"{c['title']} {c['events']}"
+            + (f" [{len(c['sections'])}, {max(c['sections'])}]" if c["sections"] else "")
+            for c in row["chapters"]
+        )
+        cells: tuple[Any, ...] = (row["file"], row["sample"], row["nodes"], row["current_edges"])
+        cells += (len(row["node_types"].get("person", [])), mistyped or "-", duplicates or "-")
+        print(" | ".join(str(c) for c in (*cells, chapters or "-")))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", action="append", required=True, help="LoCoMo JSON (repeat)")
     parser.add_argument("--limit", type=int, default=None, help="conversations per file")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--no-recall", action="store_true", help="skip recall@10 (faster)")
     args = parser.parse_args()
     rows = []
     for data in args.data:
-        for row in asyncio.run(run_file(Path(data), args.limit, args.k)):
+        for row in asyncio.run(run_file(Path(data), args.limit, args.k, not args.no_recall)):
             rows.append({"file": Path(data).name, **row})
+    add_name_checks(rows)
     print_table(rows)
-    held_out = leave_one_out(rows) if len(rows) > 1 else []
+    print_names_and_chapters(rows)
+    held_out = leave_one_out(rows) if len(rows) > 1 and not args.no_recall else []
     for line in held_out:
         print(" | ".join(str(value) for value in line.values()))
     report = {"conversations": rows, "leave_one_out": held_out}
