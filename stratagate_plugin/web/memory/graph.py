@@ -24,6 +24,7 @@ from .pages import SECTION_PATH, MemoryPages, int_param
 STRINGS = GRAPH_STRINGS
 PAGE = 100
 MAX_SHOWN = 1000  # graph_nodes' own maximum: a canvas of more helps nobody
+SOURCE_TITLES = 200  # cited events a node's panel names by title
 
 
 def routes(pages: MemoryPages) -> list[Route]:
@@ -114,7 +115,9 @@ async def node_page(pages: MemoryPages, request: Request) -> Response:
     an unknown id); under htmx the panel only."""
     as_of = request.query_params.get("as_of", "").strip()[:40] or None
     view = await pages.memory.graph_node(request.path_params["node_id"], as_of)  # NotFound
+    cited = await pages.memory.graph_source_events(view, SOURCE_TITLES)
     context = {"view": view, "as_of": as_of or "", "value_text": value_text}
+    context["source_cards"] = {card.id: card for card in cited}  # titles and quotes
     fragment = bool(request.headers.get("hx-request"))
     template = "memory/_graph_node.html" if fragment else "memory/graph_node.html"
     return await pages.render(request, template, context, tab="graph")
