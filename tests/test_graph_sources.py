@@ -3,6 +3,7 @@ events it comes from in ``stratagate graph`` (text and ``--json``) and in the ag
 tools, and a forgotten event is never shown as a source."""
 
 import asyncio
+import html
 import json
 import sqlite3
 from pathlib import Path
@@ -19,6 +20,8 @@ from stratagate_plugin.harness.sessions import open_session
 from stratagate_plugin.harness.types import ToolCallContext
 from tests.graph_world import NS, card_for, fact, node, open_scripted
 from tests.test_plugin_e2e import make_host
+from tests.test_web_graph import HX, told
+from tests.webapp import web_app
 
 SAID = (
     ("Ana lives in Porto", "2024-01-01T00:00:00+00:00"),
@@ -180,3 +183,24 @@ async def test_the_graph_tools_carry_the_sources_and_their_quoted_messages(
         events = {event["id"]: event for event in card["sourceEvents"]}
         assert set(events) >= {ids["nurse"], ids["moved"], ids["lives"], ids["called"]}
         assert events[ids["nurse"]]["title"] == "Ana works as a nurse"
+
+
+async def test_the_graph_page_links_each_fact_and_edge_to_its_events(tmp_path: Path) -> None:
+    async with web_app(tmp_path) as (_, host, client):
+        memory, space = await told(host, client)
+        views = {v.node.name: v for v in await memory.graph_nodes(space)}
+        data = (await client.get("/memory/graph.json", params={"space": space})).json()
+        by_edge = {e.edge.id: e.edge for v in views.values() for e in v.current_edges}
+        assert data["edges"]
+        for edge in data["edges"]:
+            assert edge["sourceEventIds"] == list(by_edge[edge["id"]].source_event_ids) != []
+        caroline = views["Caroline"]
+        url = f"/memory/graph/nodes/{caroline.node.id}"
+        fragment = (await client.get(url, params={"space": space}, headers=HX)).text
+        cited = [("fact", i) for f in caroline.current_facts for i in f.source_event_ids]
+        cited += [("edge", i) for e in caroline.current_edges for i in e.edge.source_event_ids]
+        assert cited
+        for kind, event_id in cited:
+            assert f'class="{kind}-source mono" href="/memory/events/{event_id}?' in fragment
+        [first] = await memory.graph_source_events(caroline, 1)
+        assert f'<span class="source-title">{html.escape(first.title)}</span>' in fragment

@@ -1,6 +1,7 @@
 """The graph page: the space's knowledge graph as a Cytoscape canvas and, for people
 without it, a plain list of the same nodes; each node opens to its facts (current and
-history), its edges both ways with their validity, and the events they come from.
+history) and its edges both ways, each with its validity and the events it comes from, and
+the node's source events by title and quote.
 
 The canvas reads ``/graph.json`` (the top 100 nodes by importance, then the next 100,
 and the edges among them); the script is a static file, so the page keeps its CSP.
@@ -106,6 +107,7 @@ async def graph_json(pages: MemoryPages, request: Request) -> Response:
                         "target": edge.to_node_id,
                         "label": edge.relation,
                         "current": current,
+                        "sourceEventIds": list(edge.source_event_ids),
                     }
     return json_response({"nodes": nodes, "edges": list(edges.values())})
 
