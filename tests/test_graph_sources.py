@@ -112,7 +112,8 @@ def assert_sourced(card: dict[str, Any], ids: dict[str, str]) -> None:
     assert (now["relation"], now["sourceEventIds"]) == ("-> lives_in Lisbon", [ids["moved"]])
     [was] = card["historicalRelations"]
     assert (was["relation"], was["sourceEventIds"]) == ("-> lives_in Porto", [ids["lives"]])
-    assert card["aliasSources"] == {"Annie": [ids["called"]]}
+    aliases = card["metadataProvenance"]["aliases"]  # spec §4's shape
+    assert aliases == [{"value": "Annie", "sourceEventIds": [ids["called"]]}]
 
 
 def test_graph_json_gives_each_fact_edge_and_alias_its_sources(

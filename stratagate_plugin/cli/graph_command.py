@@ -82,7 +82,8 @@ def card_lines(card: dict[str, Any]) -> list[str]:
 def _aliases(card: dict[str, Any]) -> str:
     if not card.get("aliases"):
         return ""
-    sources = card.get("aliasSources", {})
+    given = card.get("metadataProvenance", {}).get("aliases", [])
+    sources = {item["value"]: item["sourceEventIds"] for item in given}
     named = [alias + _ids(sources.get(alias, []), " ") for alias in card["aliases"]]
     return f" (also {', '.join(named)})"
 

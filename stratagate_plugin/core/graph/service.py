@@ -127,9 +127,10 @@ class GraphService(ServiceBase):
 
         return await self.db.read(read)
 
-    async def graph_source_events(self, view: NodeView, limit: int = 24) -> list[EventCard]:
-        """The visible events a node's card cites (its facts', relations', aliases' and own
-        sources, in that order): their titles, quotes and messages, so sources read as words."""
+    async def graph_source_events(self, view: NodeView, limit: int = 12) -> list[EventCard]:
+        """The first ``limit`` visible events a node's card cites (its facts', relations',
+        aliases' and own sources, in that order): their titles, quotes and messages, so
+        sources read as words. Bounded: a card is a tool result (the page asks for more)."""
         ids = cited_event_ids(view, limit)
 
         def read(raw: sqlite3.Connection) -> list[EventCard]:

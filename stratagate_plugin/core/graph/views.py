@@ -209,10 +209,14 @@ def compact_card(view: NodeView, limit: int = GRAPH_PROVENANCE_LIMIT) -> dict[st
     card: dict[str, Any] = {"id": node.id, "name": node.name, "type": node.type}
     if node.aliases:
         card["aliases"] = [a[:160] for a in node.aliases]
-        card["aliasSources"] = _field_sources(node.aliases, view.alias_sources, 160, limit)
     if node.tags:
         card["tags"] = [t[:120] for t in node.tags]
-        card["tagSources"] = _field_sources(node.tags, view.tag_sources, 120, limit)
+    provenance = {
+        "aliases": _field_sources(node.aliases, view.alias_sources, 160, limit),
+        "tags": _field_sources(node.tags, view.tag_sources, 120, limit),
+    }
+    if node.aliases or node.tags:  # spec §4 ``metadataProvenance``
+        card["metadataProvenance"] = {name: found for name, found in provenance.items() if found}
     card |= {"status": node.status, "currentState": view.current_state()}
     card["facts"] = [fact_line(f) for f in view.current_facts]
     card["currentRelations"] = [relation_line(e) for e in view.current_edges]
@@ -227,9 +231,12 @@ def compact_card(view: NodeView, limit: int = GRAPH_PROVENANCE_LIMIT) -> dict[st
 
 def _field_sources(
     values: Sequence[str], given: Mapping[str, Sequence[str]], chars: int, limit: int
-) -> dict[str, list[str]]:
-    """Each alias or tag → the events that gave it (none read: an empty list)."""
-    return {value[:chars]: list(given.get(value, ())[:limit]) for value in values}
+) -> list[dict[str, Any]]:
+    """Each alias or tag with the events that gave it (none read: an empty list)."""
+    return [
+        {"value": value[:chars], "sourceEventIds": list(given.get(value, ())[:limit])}
+        for value in values
+    ]
 
 
 def cited_event_ids(view: NodeView, limit: int = 24) -> list[str]:
