@@ -142,7 +142,7 @@ def test_graph_text_names_the_events_behind_each_line(
     code, out = run(capsys, "graph", "Ana", "--db", str(db), "--space", NS)
     lines = out.splitlines()
     assert code == 0 and lines[0].startswith("Ana [person]")
-    assert f"(also Annie [{ids['called']}])" in lines[0]
+    assert lines[1] == f"  also: Annie [{ids['called']}]"
     line = {text.split("  (")[0].strip(): text for text in lines[1:]}
     assert line["role: nurse"].endswith(f"[{ids['nurse']}]")
     assert line["-> lives_in Lisbon"].endswith(f"[{ids['moved']}]")

@@ -67,7 +67,7 @@ async def graph(args: argparse.Namespace) -> int:
 def card_lines(card: dict[str, Any]) -> list[str]:
     """One node: its name and type, facts, relations, history and sources, indented; each
     alias, fact and relation ends with the events it comes from."""
-    lines = [f"{card['name']} [{card['type']}] {card['id']}{_aliases(card)}"]
+    lines = [f"{card['name']} [{card['type']}] {card['id']}", *_aliases(card)]
     for fact in card["facts"]:
         lines.append(f"  {fact['key']}: {_value(fact['value'])}{_since(fact)}{_from(fact)}")
     lines += [f"  {rel['relation']}{_since(rel)}{_from(rel)}" for rel in card["currentRelations"]]
@@ -79,13 +79,14 @@ def card_lines(card: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _aliases(card: dict[str, Any]) -> str:
+def _aliases(card: dict[str, Any]) -> list[str]:
+    """The node's other names on a line of their own, each with the events that gave it."""
     if not card.get("aliases"):
-        return ""
+        return []
     given = card.get("metadataProvenance", {}).get("aliases", [])
     sources = {item["value"]: item["sourceEventIds"] for item in given}
     named = [alias + _ids(sources.get(alias, []), " ") for alias in card["aliases"]]
-    return f" (also {', '.join(named)})"
+    return [f"  also: {'; '.join(named)}"]
 
 
 def _from(record: dict[str, Any]) -> str:
