@@ -89,8 +89,8 @@ async def test_a_node_shows_its_facts_edges_and_links_its_source_events(tmp_path
             assert f"<code>{html.escape(fact.key)}</code>" in fragment
             assert html.escape(str(fact.value)) in fragment
         assert "lives_in" in fragment and ">Paris</a>" in fragment
-        linked = re.findall(r'href="/memory/events/([^"?]+)\?space=', fragment)
-        assert linked == list(caroline.source_event_ids)
+        linked = re.findall(r'<li><a [^>]*href="/memory/events/([^"?]+)\?space=', fragment)
+        assert linked == list(caroline.source_event_ids)  # the node's list (facts cite theirs)
         event = await client.get(f"/memory/events/{linked[0]}", params={"space": space})
         assert event.status_code == 200
         whole = (await client.get(url, params={"space": space})).text

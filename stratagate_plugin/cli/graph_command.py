@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from ..core.graph.shapes import NODE_TYPES
-from ..core.graph.views import compact_card
+from ..core.graph.views import compact_card, source_event_line
 from .common import add_db_option, add_space_option, open_memory, resolve_space
 from .search_command import positive
 
@@ -42,12 +42,16 @@ async def graph(args: argparse.Namespace) -> int:
         space = await resolve_space(args, memory)
         if args.query.strip():
             hits = await memory.search_graph(space, args.query, min(args.limit, 20), args.as_of)
-            cards = [
-                hit.compact() for hit in hits if not args.type or hit.view.node.type == args.type
-            ]
+            shown = [hit for hit in hits if not args.type or hit.view.node.type == args.type]
+            pairs = [(hit.view, hit.compact()) for hit in shown]
         else:
             views = await memory.graph_nodes(space, args.type, 0, args.limit, args.as_of)
-            cards = [compact_card(view) for view in views]
+            pairs = [(view, compact_card(view)) for view in views]
+        if args.json:  # each card with its cited events' titles, quotes and messages
+            for view, card in pairs:
+                cited = await memory.graph_source_events(view)
+                card["sourceEvents"] = [source_event_line(event) for event in cited]
+    cards = [card for _, card in pairs]
     if args.json:
         print(json.dumps(cards, ensure_ascii=False, indent=2))
         return 0
@@ -61,17 +65,36 @@ async def graph(args: argparse.Namespace) -> int:
 
 
 def card_lines(card: dict[str, Any]) -> list[str]:
-    """One node: its name and type, facts, relations, history and sources, indented."""
-    aliases = f" (also {', '.join(card['aliases'])})" if card.get("aliases") else ""
-    lines = [f"{card['name']} [{card['type']}] {card['id']}{aliases}"]
-    lines += [f"  {fact['key']}: {_value(fact['value'])}{_since(fact)}" for fact in card["facts"]]
-    lines += [f"  {rel['relation']}{_since(rel)}" for rel in card["currentRelations"]]
+    """One node: its name and type, facts, relations, history and sources, indented; each
+    alias, fact and relation ends with the events it comes from."""
+    lines = [f"{card['name']} [{card['type']}] {card['id']}", *_aliases(card)]
+    for fact in card["facts"]:
+        lines.append(f"  {fact['key']}: {_value(fact['value'])}{_since(fact)}{_from(fact)}")
+    lines += [f"  {rel['relation']}{_since(rel)}{_from(rel)}" for rel in card["currentRelations"]]
     for fact in card.get("historicalFacts", []):
-        lines.append(f"  was {fact['key']}: {_value(fact['value'])}{_since(fact)}")
+        lines.append(f"  was {fact['key']}: {_value(fact['value'])}{_since(fact)}{_from(fact)}")
     for rel in card.get("historicalRelations", []):
-        lines.append(f"  was {rel['relation']}{_since(rel)}")
+        lines.append(f"  was {rel['relation']}{_since(rel)}{_from(rel)}")
     lines.append(f"  sources: {', '.join(card['sourceEventIds']) or '(none visible)'}")
     return lines
+
+
+def _aliases(card: dict[str, Any]) -> list[str]:
+    """The node's other names on a line of their own, each with the events that gave it."""
+    if not card.get("aliases"):
+        return []
+    given = card.get("metadataProvenance", {}).get("aliases", [])
+    sources = {item["value"]: item["sourceEventIds"] for item in given}
+    named = [alias + _ids(sources.get(alias, []), " ") for alias in card["aliases"]]
+    return [f"  also: {'; '.join(named)}"]
+
+
+def _from(record: dict[str, Any]) -> str:
+    return _ids(record.get("sourceEventIds", []), "  ")
+
+
+def _ids(event_ids: list[str], gap: str) -> str:
+    return f"{gap}[{', '.join(event_ids)}]" if event_ids else ""
 
 
 def _value(value: str | list[str]) -> str:

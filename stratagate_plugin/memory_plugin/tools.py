@@ -13,7 +13,7 @@ from pydantic import Field
 from ..core.errors import NotFound
 from ..core.events.ranking import EventHit
 from ..core.gate.evidence import Strategy, Verdict
-from ..core.graph.views import compact_card
+from ..core.graph.views import compact_card, source_event_line
 from ..core.profile.fields import FIELD_NAMES
 from ..core.remember.rules import Category
 from ..core.retrieval.raw_channel import OPEN_TAIL
@@ -231,7 +231,7 @@ class GraphTools:
         """This tool is provided by the StrataGate plugin. Search the knowledge graph (what
         is currently true about people, places, projects, organisations and tools, and what
         was true before); each node comes with its current facts, relations and up to six
-        source events."""
+        source events, and every fact, relation and alias with the events it comes from."""
         namespace, _ = _where(self.runtime, call)
         hits = await self.runtime.memory.search_graph(namespace, query, limit)
         refs = [f"graph-node:{hit.view.node.id}" for hit in hits]
@@ -242,13 +242,16 @@ class GraphTools:
     async def memory_expand_graph_node(self, call: ToolCallContext, id: str) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Show one knowledge-graph node in
         full: current and historical facts with their validity, relations in both
-        directions and up to six source events (expand those with memory_expand_event)."""
+        directions, each with its source events, and those events' titles, quoted words
+        and message ids (expand an event with memory_expand_event)."""
         namespace, _ = _where(self.runtime, call)
         view = await self.runtime.memory.graph_node(id)
         if view.node.namespace != namespace:
             raise NotFound(f"no graph node with id {id!r} in this memory space")
         ref = f"graph-node:{view.node.id}:expanded"
-        card = compact_card(view) | {"ref": ref}
+        cited = await self.runtime.memory.graph_source_events(view)
+        card = compact_card(view) | {"sourceEvents": [source_event_line(c) for c in cited]}
+        card["ref"] = ref
         titles = {ref: view.node.name}
         return await _batch(self.runtime, call, "memory_expand_graph_node", [ref], titles, card)
 

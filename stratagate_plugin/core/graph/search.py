@@ -57,9 +57,9 @@ class GraphHit(BaseModel):
         line |= {"type": view.node.type, "matchType": self.match_type}
         if view.node.aliases:
             line["aliases"] = list(view.node.aliases[:4])
-        line["facts"] = [_short(fact_line(fact), chars) for fact in ordered[:facts]]
+        line["facts"] = [_short(fact_line(fact, 0), chars) for fact in ordered[:facts]]
         line["currentRelations"] = [
-            relation_line(e)["relation"] for e in view.current_edges[:facts]
+            relation_line(e, 0)["relation"] for e in view.current_edges[:facts]
         ]
         if view.historical_facts or view.historical_edges:
             line["historicalCount"] = len(view.historical_facts) + len(view.historical_edges)

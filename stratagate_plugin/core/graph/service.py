@@ -30,7 +30,7 @@ from .projection import EventTimes, reason_text, validate_projection
 from .resolution import normalise_key
 from .search import DEFAULT_LIMIT, MAX_LIMIT, GraphHit, search_nodes
 from .shapes import NODE_TYPES, GraphProjection, PossibleDuplicate
-from .views import Moment, NodeView
+from .views import Moment, NodeView, cited_event_ids
 
 LOST = "lost"
 CONTEXT_NODES, RECENT_NODES = 32, 24
@@ -81,7 +81,13 @@ class GraphService(ServiceBase):
     ) -> list[GraphHit]:
         """Nodes matching ``query`` (BM25 over names, facts, relations), now or as of a date."""
         when = moment(as_of)
-        return await self.db.read(lambda raw: search_graph_in(raw, namespace, query, limit, when))
+
+        def read(raw: sqlite3.Connection) -> list[GraphHit]:
+            hits = search_graph_in(raw, namespace, query, limit, when)
+            views = graph_reads.with_fields_sources(raw, [hit.view for hit in hits])
+            return [hit.model_copy(update={"view": v}) for hit, v in zip(hits, views, strict=True)]
+
+        return await self.db.read(read)
 
     async def graph_node(
         self, node_id: str, as_of: datetime | str | None = None, valid_at: str | None = None
@@ -117,7 +123,19 @@ class GraphService(ServiceBase):
 
         def read(raw: sqlite3.Connection) -> list[NodeView]:
             ids = graph_reads.top_node_ids(raw, namespace, type, offset, limit, bound)
-            return graph_reads.views(raw, ids, when)
+            return graph_reads.with_fields_sources(raw, graph_reads.views(raw, ids, when))
+
+        return await self.db.read(read)
+
+    async def graph_source_events(self, view: NodeView, limit: int = 12) -> list[EventCard]:
+        """The first ``limit`` visible events a node's card cites (its facts', relations',
+        aliases' and own sources, in that order): their titles, quotes and messages, so
+        sources read as words. Bounded: a card is a tool result (the page asks for more)."""
+        ids = cited_event_ids(view, limit)
+
+        def read(raw: sqlite3.Connection) -> list[EventCard]:
+            cards = {c.id: c for c in event_rows.visible_cards(raw, view.node.namespace, ids)}
+            return [cards[i] for i in ids if i in cards]
 
         return await self.db.read(read)
 

@@ -134,16 +134,31 @@ def node_view(
     visible = [i for i in node.source_event_ids if status.get(i) in EXPOSABLE]
     return NodeView(
         node=node,
-        current_facts=tuple(as_known(f, when) for f in ordered if is_current(f, status, when)),
-        historical_facts=tuple(f for f in ordered if is_history(f, status, when)),
+        current_facts=tuple(
+            _shown(as_known(f, when), status) for f in ordered if is_current(f, status, when)
+        ),
+        historical_facts=tuple(_shown(f, status) for f in ordered if is_history(f, status, when)),
         current_edges=tuple(
-            e.model_copy(update={"edge": as_known(e.edge, when)})
+            e.model_copy(update={"edge": _shown(as_known(e.edge, when), status)})
             for e in edge_views
             if is_current(e.edge, status, when)
         ),
-        historical_edges=tuple(e for e in edge_views if is_history(e.edge, status, when)),
+        historical_edges=tuple(
+            e.model_copy(update={"edge": _shown(e.edge, status)})
+            for e in edge_views
+            if is_history(e.edge, status, when)
+        ),
         source_event_ids=tuple(visible),
     )
+
+
+def _shown(record: Any, status: Mapping[str, str]) -> Any:
+    """The record citing only its visible events: a forgotten or purged event is never
+    shown as a source (the record is kept or hidden by the rules above, not by this)."""
+    kept = tuple(i for i in record.source_event_ids if status.get(i) in EXPOSABLE)
+    if kept == record.source_event_ids:
+        return record
+    return record.model_copy(update={"source_event_ids": kept})
 
 
 def _edge_view(node_id: str, edge: GraphEdge, names: Mapping[str, str]) -> EdgeView:
@@ -162,15 +177,19 @@ def visible_at(node: GraphNode, when: Moment) -> bool:
     return node.status in LIVE and (when.as_of is None or node.created_at <= when.as_of)
 
 
-def fact_line(fact: GraphFact) -> dict[str, Any]:
+def fact_line(fact: GraphFact, sources: int = GRAPH_PROVENANCE_LIMIT) -> dict[str, Any]:
+    """A fact for a card: key, value, status, validity and its first ``sources`` events
+    (0: none, for recall's compact lines)."""
     line: dict[str, Any] = {"key": fact.key, "value": fact.value, "status": fact.status}
     for name in ("valid_from", "valid_to"):
         if getattr(fact, name):
             line["validFrom" if name == "valid_from" else "validTo"] = getattr(fact, name)
+    if sources:
+        line["sourceEventIds"] = list(fact.source_event_ids[:sources])
     return line
 
 
-def relation_line(view: EdgeView) -> dict[str, Any]:
+def relation_line(view: EdgeView, sources: int = GRAPH_PROVENANCE_LIMIT) -> dict[str, Any]:
     arrow = "->" if view.direction == "out" else "<-"
     line: dict[str, Any] = {"relation": f"{arrow} {view.edge.relation} {view.other_name}"}
     line |= {"nodeId": view.other_id, "status": view.edge.status}
@@ -178,6 +197,8 @@ def relation_line(view: EdgeView) -> dict[str, Any]:
         line["validFrom"] = view.edge.valid_from
     if view.edge.valid_to:
         line["validTo"] = view.edge.valid_to
+    if sources:
+        line["sourceEventIds"] = list(view.edge.source_event_ids[:sources])
     return line
 
 
@@ -190,6 +211,12 @@ def compact_card(view: NodeView, limit: int = GRAPH_PROVENANCE_LIMIT) -> dict[st
         card["aliases"] = [a[:160] for a in node.aliases]
     if node.tags:
         card["tags"] = [t[:120] for t in node.tags]
+    provenance = {
+        "aliases": _field_sources(node.aliases, view.alias_sources, 160, limit),
+        "tags": _field_sources(node.tags, view.tag_sources, 120, limit),
+    }
+    if node.aliases or node.tags:  # spec §4 ``metadataProvenance``
+        card["metadataProvenance"] = {name: found for name, found in provenance.items() if found}
     card |= {"status": node.status, "currentState": view.current_state()}
     card["facts"] = [fact_line(f) for f in view.current_facts]
     card["currentRelations"] = [relation_line(e) for e in view.current_edges]
@@ -200,3 +227,36 @@ def compact_card(view: NodeView, limit: int = GRAPH_PROVENANCE_LIMIT) -> dict[st
     card["sourceEventIds"] = list(view.source_event_ids[:limit])
     card["importance"] = view.importance
     return card
+
+
+def _field_sources(
+    values: Sequence[str], given: Mapping[str, Sequence[str]], chars: int, limit: int
+) -> list[dict[str, Any]]:
+    """Each alias or tag with the events that gave it (none read: an empty list)."""
+    return [
+        {"value": value[:chars], "sourceEventIds": list(given.get(value, ())[:limit])}
+        for value in values
+    ]
+
+
+def cited_event_ids(view: NodeView, limit: int = 24) -> list[str]:
+    """The events a node's card cites, in card order: its facts, relations, aliases and tags
+    first, then its own sources (the events a reader may want quoted)."""
+    shown = GRAPH_PROVENANCE_LIMIT
+    facts = (*view.current_facts, *view.historical_facts[:shown])
+    edges = (*view.current_edges, *view.historical_edges[:shown])
+    fields = (*view.alias_sources.values(), *view.tag_sources.values())
+    ids = [i for fact in facts for i in fact.source_event_ids[:shown]]
+    ids += [i for edge in edges for i in edge.edge.source_event_ids[:shown]]
+    ids += [i for sources in fields for i in sources[:shown]]
+    return list(dict.fromkeys([*ids, *view.source_event_ids]))[:limit]
+
+
+def source_event_line(card: Any, chars: int = 200) -> dict[str, Any]:
+    """A cited event as a card's reader needs it: its title, its first quoted words and the
+    messages it was read from (expand those with ``memory_expand_event``)."""
+    line: dict[str, Any] = {"id": card.id, "title": card.title[:chars], "status": card.status}
+    if card.quotes:
+        line["quote"] = card.quotes[0][:chars]
+    line["messageIds"] = list(card.source_message_ids[:GRAPH_PROVENANCE_LIMIT])
+    return line

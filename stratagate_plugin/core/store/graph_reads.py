@@ -292,17 +292,32 @@ def cited_messages(raw: sqlite3.Connection, namespace: str, event_ids: Sequence[
 def with_field_sources(raw: sqlite3.Connection, view: NodeView) -> NodeView:
     """``view`` with the visible events behind each of its aliases and tags (spec §4's
     per-field provenance), for a node's detail page."""
-    rows = raw.execute(
-        "SELECT f.field, f.value_key, f.event_id FROM graph_field_sources f "
-        "JOIN events e ON e.id = f.event_id AND e.status IN ('active', 'superseded') "
-        "WHERE f.node_id = ? ORDER BY e.pk",
-        (view.node.id,),
-    ).fetchall()
-    found: dict[tuple[str, str], list[str]] = {}
-    for field, key, event_id in rows:
-        found.setdefault((field, key), []).append(event_id)
+    return with_fields_sources(raw, [view])[0]
+
+
+def with_fields_sources(raw: sqlite3.Connection, views: Sequence[NodeView]) -> list[NodeView]:
+    """Each view with its aliases' and tags' visible source events, in one read per 500
+    nodes (cards show them beside each alias)."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    ids = [view.node.id for view in views if view.node.aliases or view.node.tags]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows = raw.execute(
+            "SELECT f.node_id, f.field, f.value_key, f.event_id FROM graph_field_sources f "
+            "JOIN events e ON e.id = f.event_id AND e.status IN ('active', 'superseded') "
+            f"WHERE f.node_id IN ({_marks(chunk)}) ORDER BY e.pk",
+            chunk,
+        )
+        for node_id, field, key, event_id in rows:
+            found.setdefault((node_id, field, key), []).append(event_id)
+    return [_with_fields(view, found) for view in views]
+
+
+def _with_fields(view: NodeView, found: dict[tuple[str, str, str], list[str]]) -> NodeView:
+    node = view.node
     aliases = {
-        alias: tuple(found.get(("alias", normalise_key(alias)), ())) for alias in view.node.aliases
+        alias: tuple(found.get((node.id, "alias", normalise_key(alias)), ()))
+        for alias in node.aliases
     }
-    tags = {tag: tuple(found.get(("tag", tag), ())) for tag in view.node.tags}
+    tags = {tag: tuple(found.get((node.id, "tag", tag), ())) for tag in node.tags}
     return view.model_copy(update={"alias_sources": aliases, "tag_sources": tags})

@@ -1,6 +1,7 @@
 """The graph page: the space's knowledge graph as a Cytoscape canvas and, for people
 without it, a plain list of the same nodes; each node opens to its facts (current and
-history), its edges both ways with their validity, and the events they come from.
+history) and its edges both ways, each with its validity and the events it comes from, and
+the node's source events by title and quote.
 
 The canvas reads ``/graph.json`` (the top 100 nodes by importance, then the next 100,
 and the edges among them); the script is a static file, so the page keeps its CSP.
@@ -24,6 +25,7 @@ from .pages import SECTION_PATH, MemoryPages, int_param
 STRINGS = GRAPH_STRINGS
 PAGE = 100
 MAX_SHOWN = 1000  # graph_nodes' own maximum: a canvas of more helps nobody
+SOURCE_TITLES = 200  # cited events a node's panel names by title
 
 
 def routes(pages: MemoryPages) -> list[Route]:
@@ -105,6 +107,7 @@ async def graph_json(pages: MemoryPages, request: Request) -> Response:
                         "target": edge.to_node_id,
                         "label": edge.relation,
                         "current": current,
+                        "sourceEventIds": list(edge.source_event_ids),
                     }
     return json_response({"nodes": nodes, "edges": list(edges.values())})
 
@@ -114,7 +117,9 @@ async def node_page(pages: MemoryPages, request: Request) -> Response:
     an unknown id); under htmx the panel only."""
     as_of = request.query_params.get("as_of", "").strip()[:40] or None
     view = await pages.memory.graph_node(request.path_params["node_id"], as_of)  # NotFound
+    cited = await pages.memory.graph_source_events(view, SOURCE_TITLES)
     context = {"view": view, "as_of": as_of or "", "value_text": value_text}
+    context["source_cards"] = {card.id: card for card in cited}  # titles and quotes
     fragment = bool(request.headers.get("hx-request"))
     template = "memory/_graph_node.html" if fragment else "memory/graph_node.html"
     return await pages.render(request, template, context, tab="graph")
