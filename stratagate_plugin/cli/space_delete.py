@@ -37,9 +37,9 @@ async def delete_space(args: argparse.Namespace) -> int:
         print(f"Deleting memory space {namespace} erases, for good:", file=out)
         print("  " + ", ".join(f"{table} {n}" for table, n in plan.rows.items()), file=out)
         for name, rows in plan.backups.items():
-            print(f"  backup rewritten without it (or deleted): {name} ({rows} rows)", file=out)
+            print(f"  backup to rewrite without it (or delete): {name} ({rows} rows)", file=out)
         for path in sessions:
-            print(f"  session file deleted: {path}", file=out)
+            print(f"  session file to delete: {path}", file=out)
         if not args.yes and not confirmed(f"space {namespace}"):
             print("nothing was changed", file=sys.stderr)
             return 1
