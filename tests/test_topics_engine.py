@@ -152,7 +152,8 @@ async def test_a_garbage_answer_fails_the_job_and_writes_nothing(tmp_path: Path)
 
 
 async def test_historical_batches_wait_for_the_budget_across_reopen(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+    """With a paid topic model (the offline grouper is free: tests/test_topics_finish.py)."""
+    path, paid = tmp_path / "m.db", MemoryConfig(topic_projector="model")
     async with await StrataGate.open(path) as memory:
         await new_space(memory, NS)
         await add_events(memory, NS, 30)  # written before any topic pass: an old space
@@ -161,7 +162,7 @@ async def test_historical_batches_wait_for_the_budget_across_reopen(tmp_path: Pa
             raw.execute("DELETE FROM topic_state")
 
         await memory.db.write(forget_state)
-    async with await StrataGate.open(path) as memory:  # first open under this projector
+    async with await StrataGate.open(path, paid, TopicScript()) as memory:  # first open
         memory.topic_clock = lambda: at(0)  # type: ignore[method-assign]
         report = await memory.process_topics()
         assert report.succeeded == 2  # 12 + 12 of 30; the third historical batch waits
@@ -170,7 +171,7 @@ async def test_historical_batches_wait_for_the_budget_across_reopen(tmp_path: Pa
         await new_space(memory, "other")
         await add_events(memory, "other", 2)  # new events are not historical: they run
         assert (await memory.process_topics()).succeeded == 1
-    async with await StrataGate.open(path) as memory:
+    async with await StrataGate.open(path, paid, TopicScript()) as memory:
         memory.topic_clock = lambda: at(5)  # type: ignore[method-assign]
         assert (await memory.process_topics()).ran == 0  # the ledger was persisted
         memory.topic_clock = lambda: at(10)  # type: ignore[method-assign]

@@ -25,7 +25,7 @@ from ..derivation.lease import heartbeat, worker_id
 from ..errors import InvalidInput, StrataGateError
 from ..events.cards import EventCard
 from ..ids import new_id
-from ..llm.base import ModelError, StructuredTask
+from ..llm.base import ModelError, StructuredModel, StructuredTask
 from ..llm.offline.model import OfflineModel
 from ..llm.prompts import load_prompt
 from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
@@ -75,6 +75,7 @@ class TopicReport:
     failed: int = 0
     lost: int = 0
     errors: list[str] = field(default_factory=list)
+    waiting: dict[str, Any] | None = None  # historical batches the budget holds back
 
 
 @dataclass
@@ -124,6 +125,7 @@ class TopicsService(ServiceBase):
             if job is None:
                 break
             await self._run_topic_job(job, report)
+        report.waiting = await self.topic_budget_wait(None)
         return report
 
     async def retry_topics(self, namespace: str) -> int:
@@ -198,15 +200,49 @@ class TopicsService(ServiceBase):
 
     async def topic_book(self, namespace: str) -> dict[str, Any]:
         """Chapters → sections → event ids in their shown order, the batches still pending
-        or failed, and how many events are fallback entries (the CLI's and web view's)."""
+        or failed, how many events are fallback entries (the CLI's and web view's), and
+        ``waiting``: the historical batches the budget holds back, why and until when."""
         weight = self.config.agent_memory_weight
-        return await self.db.read(lambda raw: topic_reads.book(raw, namespace, weight))
+        book = await self.db.read(lambda raw: topic_reads.book(raw, namespace, weight))
+        book["waiting"] = await self.topic_budget_wait(namespace)
+        return book
+
+    async def topic_budget_wait(self, namespace: str | None) -> dict[str, Any] | None:
+        """The space's (``None``: every space's) historical batches held back by the
+        budget (``budget.waiting``); ``None`` when none are, and always with a free
+        projector (the budget bounds model cost)."""
+        if self._topic_projector_is_free():
+            return None
+        now = self.topic_clock()
+
+        def read(raw: sqlite3.Connection) -> dict[str, Any] | None:
+            count = topic_jobs.historical_waiting(raw, namespace)
+            return budget.waiting(count, topic_jobs.ledger_of(raw), now)
+
+        return await self.db.read(read)
+
+    def _topic_projector(self) -> StructuredModel:
+        return self.model if self.config.topic_projector == "model" else _GROUPER
+
+    def _topic_projector_is_free(self) -> bool:
+        """The offline grouper, or a model marked ``free`` (``model: {…, free: true}``,
+        ``STRATAGATE_FREE=true``): no model cost, so no historical budget."""
+        model = self._topic_projector()
+        if isinstance(model, OfflineModel):
+            return True
+        config = getattr(model, "config", None)
+        return bool(getattr(model, "free", False) or getattr(config, "free", False))
 
     async def _claim_topic_job(self, owner: str) -> Job | None:
         now = self.topic_clock()
+        free = self._topic_projector_is_free()
         return await self.db.write(
             lambda raw: topic_jobs.claim(
-                raw, now, owner, TOPIC_LEASE, lambda ledger: budget.reserve(ledger, now)
+                raw,
+                now,
+                owner,
+                TOPIC_LEASE,
+                None if free else lambda ledger: budget.reserve(ledger, now),
             )
         )
 
@@ -269,8 +305,7 @@ class TopicsService(ServiceBase):
             given.payload,
             max_output_tokens=OUTPUT_TOKENS,
         )
-        model = self.model if self.config.topic_projector == "model" else _GROUPER
-        result = await model.complete(task)
+        result = await self._topic_projector().complete(task)
         validate_projection(
             result, given.batch_ids, given.candidates, given.labels, given.truncated
         )
