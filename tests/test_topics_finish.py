@@ -22,6 +22,8 @@ from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.llm.http import HttpModel
 from stratagate_plugin.core.llm.select import model_from_settings
 from stratagate_plugin.core.memory import StrataGate
+from tests.test_web_blocks import runtime_of
+from tests.webapp import memory_of, web_app
 
 NS = "ns"
 SUBJECTS = ["pottery", "marathon", "garden", "violin", "chess", "sourdough", "kayak", "Lisbon"]
@@ -130,3 +132,32 @@ async def _topics(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, 
     code = await topics_command.show_topics(args)
     out, err = capsys.readouterr()
     return code, out, err
+
+
+async def test_the_status_and_topics_pages_say_what_the_budget_holds_back(
+    tmp_path: Path,
+) -> None:
+    async with web_app(tmp_path) as (_, host, client):
+        memory, space = memory_of(host), runtime_of(host).default_namespace()
+        await runtime_of(host).idle.wait()  # the worker's start-up pass is over
+        memory.config = memory.config.model_copy(update={"topic_projector": "model"})
+        memory.model = TopicScript()  # a paid model: the budget applies
+        await new_space(memory, space)
+        await add_events(memory, space, 40)
+        await memory.db.write(lambda raw: raw.execute("DELETE FROM topic_state"))
+        await memory.bootstrap_topics()  # the 40 events frozen as 4 historical batches
+        memory.topic_clock = lambda: at(0)  # type: ignore[method-assign]
+        assert (await memory.process_topics()).succeeded == 2
+        waiting = await memory.topic_budget_wait(space)
+        assert waiting is not None
+        said = (
+            f"2 historical topic batches wait for the topic model&#39;s budget (2 per 10 "
+            f"minutes); the next runs {waiting['nextRunAt']}."
+        )
+        for url in ("/memory/", "/memory/status/panel", "/memory/topics"):
+            page = (await client.get(url, params={"space": space})).text
+            assert said in page, url
+        memory.topic_clock = lambda: at(10)  # type: ignore[method-assign]
+        assert (await memory.process_topics()).succeeded == 2
+        page = (await client.get("/memory/status/panel", params={"space": space})).text
+        assert "historical topic batches" not in page
