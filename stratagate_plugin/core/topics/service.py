@@ -38,6 +38,7 @@ from .batching import (
     OUTPUT_TOKENS,
     bounded_event,
     candidate_view,
+    compact_event,
     exposed_payload,
     rank_candidates,
 )
@@ -51,6 +52,8 @@ from .model import (
     Topic,
     label_key,
 )
+from .reword import reworded
+from .subjects import TermStats, tokens_of
 from .validation import validate_projection
 
 TOPIC_LEASE = timedelta(minutes=5)
@@ -294,7 +297,8 @@ class TopicsService(ServiceBase):
         report.errors.append(f"topic batch {job.target_id}: {message}")
 
     async def _project(self, job: Job) -> str:
-        given = await self.db.read(lambda raw: _read_input(raw, job))
+        grouper = self._topic_projector() is _GROUPER
+        given = await self.db.read(lambda raw: _read_input(raw, job, grouper))
         if not given.batch_ids:
             now = self.topic_clock()
             return await self.db.write(lambda raw: _commit(raw, job, given, None, now))
@@ -310,7 +314,7 @@ class TopicsService(ServiceBase):
             result, given.batch_ids, given.candidates, given.labels, given.truncated
         )
         now = self.topic_clock()
-        return await self.db.write(lambda raw: _commit(raw, job, given, result, now))
+        return await self.db.write(lambda raw: _commit(raw, job, given, result, now, grouper))
 
 
 def _sync_all(raw: sqlite3.Connection, now: datetime) -> None:
@@ -318,8 +322,9 @@ def _sync_all(raw: sqlite3.Connection, now: datetime) -> None:
         topic_sync.sync_space(raw, namespace, now)
 
 
-def _read_input(raw: sqlite3.Connection, job: Job) -> _Input:
-    """The batch's visible events (fingerprinted now) and the chapters it may extend."""
+def _read_input(raw: sqlite3.Connection, job: Job, grouper: bool = False) -> _Input:
+    """The batch's visible events (fingerprinted now) and the chapters it may extend; for
+    the embedded grouper also how rare each word is and every title of the space."""
     _historical, topic_id, queued = topic_jobs.batch_of(raw, job.target_id)
     cards = {c.id: c for c in event_rows.visible_cards(raw, job.namespace, queued)}
     batch_ids = [event_id for event_id in queued if event_id in cards]
@@ -339,6 +344,12 @@ def _read_input(raw: sqlite3.Connection, job: Job) -> _Input:
     views = [candidate_view(topic, batch_ids) for topic in full]
     payload = exposed_payload(entries, truncated, views, load_prompt(PROJECT_MEMORY_TOPICS))
     exposed = {view["topic_id"] for view in payload["candidates"]}
+    if grouper:
+        views = payload["candidates"]
+        words = [*entries, *({"title": "", "tags": [v["title"], *v["keywords"]]} for v in views)]
+        counts, total = topic_reads.term_stats(raw, tokens_of(words))
+        payload = {**payload, "term_stats": {"counts": counts, "total": total}}
+        payload["taken_titles"] = [t.title for t in topics if t.title]
     return _Input(
         batch_ids=batch_ids,
         cards=cards,
@@ -356,8 +367,10 @@ def _commit(
     given: _Input,
     result: TopicProjection | None,
     now: datetime,
+    grouper: bool = False,
 ) -> str:
-    """Apply the validated answer under the claim, if nothing it read changed meanwhile."""
+    """Apply the validated answer under the claim, if nothing it read changed meanwhile;
+    the grouper's chapters worded again from all they hold (``reword``)."""
     if not jobs.holds(raw, job):
         return LOST
     if result is None:
@@ -377,6 +390,8 @@ def _commit(
         placed = [given.cards[i] for i in projected.event_ids]
         topic_rows.save_topic(raw, topic)
         topic_rows.set_members(raw, topic, placed, given.fingerprints, categories)
+        if grouper:
+            topic = _reworded(raw, topic)
         kinds, has_agent = topic_rows.member_summary(raw, topic.id)
         whole = topic.model_copy(
             update={"category": majority_category(kinds), "has_agent": has_agent}
@@ -386,6 +401,14 @@ def _commit(
     topic_jobs.close_batch(raw, job.target_id)
     jobs.finish(raw, job.id, "succeeded", now, f"{len(changed)} topics")
     return "succeeded"
+
+
+def _reworded(raw: sqlite3.Connection, topic: Topic) -> Topic:
+    cards = {c.id: c for c in event_rows.visible_cards(raw, topic.namespace, topic.member_ids)}
+    members = [compact_event(cards[i]) for i in topic.member_ids if i in cards]
+    counts, total = topic_reads.term_stats(raw, tokens_of(members))
+    taken = topic_reads.chapter_titles(raw, topic.namespace)
+    return reworded(topic, members, TermStats(counts, total), taken)
 
 
 def _check_unchanged(raw: sqlite3.Connection, namespace: str, given: _Input) -> None:
