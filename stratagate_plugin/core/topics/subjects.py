@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events.cards import EVENT_TYPES
-from ..llm.offline.text import EN_STOPWORDS, HAN_FUNCTION
+from ..llm.offline.text import EN_STOPWORDS, HAN_FUNCTION, word_set
 from ..text.search_terms import content_tokens
 from .categories import CATEGORIES
+from .frames import noun_votes
 from .model import label_key
 
 TITLE_SUBJECTS = 2
@@ -34,50 +35,18 @@ _MEMORY_WORDS = {
 }
 _NAMESPACED = re.compile(r"^[a-z0-9_.-]+[:=][a-z0-9_.-]+$")  # category:fact, source=chatgpt
 _HAN_FUNCTION = set(HAN_FUNCTION + "一")  # 一 as a numeral: 一些, 了一
-_HAN_DISCOURSE = frozenset(  # conjunctions, adverbs of degree and time: they name nothing
-    [
-        "所以",
-        "因为",
-        "但是",
-        "而且",
-        "然后",
-        "已经",
-        "非常",
-        "真的",
-        "感觉",
-        "觉得",
-        "可能",
-        "一直",
-        "还是",
-        "就是",
-        "如此",
-        "这么",
-        "那么",
-        "无论",
-        "如何",
-        "只是",
-        "其实",
-        "真是",
-        "总是",
-        "特别",
-        "有点",
-        "自己",
-        "我们",
-        "他们",
-        "时候",
-        "现在",
-        "以后",
-        "之前",
-        "最近",
-        "今天",
-        "昨天",
-        "明天",
-        "上周",
-        "下周",
-        "每天",
-        "一起",
-    ]
+_HAN_DISCOURSE = word_set(  # conjunctions, adverbs of degree and time: they name nothing
+    """所以 因为 但是 而且 然后 已经 非常 真的 感觉 觉得 可能 一直 还是 就是
+    如此 这么 那么 无论 如何 只是 其实 真是 总是 特别 有点 自己 我们 他们
+    时候 现在 以后 之前 最近 今天 昨天 明天 上周 下周 每天 一起"""
 )
+_INDEFINITE = word_set(
+    """anyone someone everyone anybody somebody everybody anything something everything
+    nothing nobody"""
+)
+_HAN_EDGE = HAN_FUNCTION + "一个张场段件位条次本些种只首部并会将要想能很太真最更又再样得"
+_HAN_BEFORE, _HAN_AFTER = "去来上下出进回", "后时中里上下"  # directions and places: not joined
+_HAN_UNJOINED = set(_HAN_EDGE + _HAN_BEFORE + _HAN_AFTER)
 _HAN_ONLY = re.compile(r"[\u4e00-\u9fff]+")
 _VERB_OR_ADVERB = re.compile(r"(?<!e)ed$|ly$")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'+#-]*[A-Za-z0-9+#]|[\u4e00-\u9fff]+")
@@ -170,7 +139,8 @@ def _word_tokens(word: str, shortest: int, first: bool) -> list[tuple[str, str]]
     if not tokens:
         return []
     if tokens[0].startswith("w:"):
-        if len(word) < shortest or word.lower().strip("'") in EN_STOPWORDS:
+        bare = word.lower().strip("'")
+        if len(word) < shortest or bare in EN_STOPWORDS or bare in _INDEFINITE:
             return []
         named = word[1:] != word[1:].lower() or (word[0].isupper() and not first)
         surface = word if named else word.lower()
@@ -196,12 +166,14 @@ def subjects(
             phrase_text.setdefault(label_key(mark), mark)
     least = 2 if len(events) >= 2 else 1
     han_tags = {m for e in events for m in subject_marks(e) if _HAN_ONLY.fullmatch(m)}
+    texts = [f"{e.get('title', '')}. {e.get('summary', '')}" for e in events]
     named = [
         t
         for t, n in held.items()
         if n >= least
         and stats.weight(t) >= COMMON_WEIGHT
         and _names_a_thing(t, surfaces[t], han_tags)
+        and (_is_named(surfaces[t]) or _noun_like(surfaces[t].most_common(1)[0][0], texts))
     ]
     scored = sorted(named, key=lambda t: (-stats.salience(t, held[t], len(events)), t))
     chosen: list[str] = []
@@ -211,7 +183,7 @@ def subjects(
             continue
         surface = surfaces[token].most_common(1)[0][0]
         phrase = _best_phrase(token, phrases, phrase_text, least)
-        text = phrase or _han_phrase(surface, phrase_text) or surface
+        text = phrase or _joined_han(surface, held, texts)
         covered.update(token for token in _tokens_of(text))
         if label_key(text) not in {label_key(c) for c in chosen}:
             chosen.append(text)
@@ -237,19 +209,51 @@ def _names_a_thing(token: str, surfaces: Counter[str], tags: set[str]) -> bool:
     return not (len(surface) > 4 and _VERB_OR_ADVERB.search(surface))
 
 
-def _han_phrase(pair: str, phrases: Mapping[str, str]) -> str | None:
-    """A Han pair shown as the shortest tag of the chapter holding it (作室 → 舞蹈工作室)."""
-    if not all("\u4e00" <= c <= "\u9fff" for c in pair):
-        return None
-    holding = sorted((t for t in phrases.values() if pair in t), key=lambda t: (len(t), t))
-    return holding[0] if holding else None
+def _joined_han(surface: str, held: Counter[str], texts: Sequence[str]) -> str:
+    """A Han pair joined with the pairs it runs on with in two texts at least (服装 + 装店 →
+    服装店, 大自 + 自然 → 大自然), four characters at most."""
+    if not _HAN_ONLY.fullmatch(surface) or set(surface) & _HAN_UNJOINED:
+        return surface
+    grown = True
+    while grown and len(surface) < 4:
+        grown = False
+        for token in held:
+            pair = token[3:]
+            if not token.startswith("h2:") or set(pair) & _HAN_UNJOINED:
+                continue
+            after = surface + pair[1] if pair[0] == surface[-1] else None
+            before = pair[0] + surface if pair[1] == surface[0] else None
+            for longer in (after, before):
+                if longer and pair != surface and sum(longer in t for t in texts) >= 2:
+                    surface, grown = longer, True
+                    break
+            if grown:
+                break
+    return surface
+
+
+def _noun_like(surface: str, texts: Sequence[str]) -> bool:
+    """Not voted down by its frames; a word in -ing (a gerund or a participle: camping,
+    seeing) must be voted up at least once."""
+    votes = noun_votes(surface, texts)
+    return votes >= 1 if surface.endswith("ing") and len(surface) > 5 else votes >= 0
+
+
+def _is_named(surfaces: Counter[str]) -> bool:
+    """Written capitalised past a sentence's start, or as an acronym: a name."""
+    surface = surfaces.most_common(1)[0][0]
+    return surface != surface.lower()
 
 
 def _phrase_marks(event: Mapping[str, Any]) -> Iterable[str]:
-    """Marks of several words, or a Han phrase of 2–6 characters."""
+    """Marks of several words, or a Han phrase of 2–6 characters once the function
+    characters, measure words and adverbs at its edges are cut (张照片 → 照片)."""
     for mark in subject_marks(event):
-        han = all("\u4e00" <= c <= "\u9fff" for c in mark)
-        if (han and 2 <= len(mark) <= 6) or (not han and len(mark.split()) >= 2):
+        if _HAN_ONLY.fullmatch(mark):
+            trimmed = mark.lstrip(_HAN_EDGE).rstrip(_HAN_EDGE + "后时中")
+            if 2 <= len(trimmed) <= 6:
+                yield trimmed
+        elif len(mark.split()) >= 2:
             yield mark
 
 
