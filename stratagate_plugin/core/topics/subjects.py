@@ -44,8 +44,10 @@ _INDEFINITE = word_set(
     """anyone someone everyone anybody somebody everybody anything something everything
     nothing nobody"""
 )
-_HAN_EDGE = HAN_FUNCTION + "一个张场段件位条次本些种只首部并会将要想能很太真最更又再样得"
-_HAN_BEFORE, _HAN_AFTER = "去来上下出进回", "后时中里上下"  # directions and places: not joined
+_HAN_EDGE = HAN_FUNCTION + "一个张场段件位条次本些种只首部并会将要想能很太真最更又再样得总但"
+# a direction verb before a word, a place or time suffix or 者/们 after one: a Han pair
+# starting with the first or ending with the second straddles two words (出车祸, 聊天后)
+_HAN_BEFORE, _HAN_AFTER = "去来出进回", "后时中里者们"
 _HAN_UNJOINED = set(_HAN_EDGE + _HAN_BEFORE + _HAN_AFTER)
 _HAN_ONLY = re.compile(r"[\u4e00-\u9fff]+")
 _VERB_OR_ADVERB = re.compile(r"(?<!e)ed$|ly$")
@@ -170,7 +172,7 @@ def subjects(
     named = [
         t
         for t, n in held.items()
-        if n >= least
+        if n >= (2 if t.startswith("h2:") else least)  # a Han pair must recur to be a word
         and stats.weight(t) >= COMMON_WEIGHT
         and _names_a_thing(t, surfaces[t], han_tags)
         and (_is_named(surfaces[t]) or _noun_like(surfaces[t].most_common(1)[0][0], texts))
@@ -185,7 +187,8 @@ def subjects(
         phrase = _best_phrase(token, phrases, phrase_text, least)
         text = phrase or _joined_han(surface, held, texts)
         covered.update(token for token in _tokens_of(text))
-        if label_key(text) not in {label_key(c) for c in chosen}:
+        key = label_key(text)
+        if not any(key in label_key(c) or label_key(c) in key for c in chosen):
             chosen.append(text)
         if len(chosen) >= limit:
             break
@@ -201,6 +204,8 @@ def _names_a_thing(token: str, surfaces: Counter[str], tags: set[str]) -> bool:
     if token.startswith("h2:"):
         return (
             not set(surface) & _HAN_FUNCTION
+            and surface[0] not in _HAN_EDGE + _HAN_BEFORE + _HAN_AFTER
+            and surface[-1] not in _HAN_AFTER
             and surface not in _HAN_DISCOURSE
             and any(tag.startswith(surface) or tag.endswith(surface) for tag in tags)
         )
@@ -245,12 +250,20 @@ def _is_named(surfaces: Counter[str]) -> bool:
     return surface != surface.lower()
 
 
+def _without_leading_discourse(mark: str) -> str:
+    for word in _HAN_DISCOURSE:
+        if mark.startswith(word):
+            return mark[len(word) :]
+    return mark
+
+
 def _phrase_marks(event: Mapping[str, Any]) -> Iterable[str]:
     """Marks of several words, or a Han phrase of 2–6 characters once the function
     characters, measure words and adverbs at its edges are cut (张照片 → 照片)."""
     for mark in subject_marks(event):
         if _HAN_ONLY.fullmatch(mark):
-            trimmed = mark.lstrip(_HAN_EDGE).rstrip(_HAN_EDGE + "后时中")
+            trimmed = _without_leading_discourse(mark)
+            trimmed = trimmed.lstrip(_HAN_EDGE + _HAN_BEFORE).rstrip(_HAN_EDGE + _HAN_AFTER)
             if 2 <= len(trimmed) <= 6:
                 yield trimmed
         elif len(mark.split()) >= 2:
@@ -289,10 +302,11 @@ def chapter_title(events: Sequence[Mapping[str, Any]], stats: TermStats, zh: boo
 def _first_words(events: Sequence[Mapping[str, Any]]) -> str:
     """No recurring subject nor person: the first event's own subject words."""
     for event in events:
-        words = list(dict.fromkeys(event_terms(event).values()))
-        if words:
-            return " ".join(words[:4])
-    return str(events[0].get("title", "")) if events else ""
+        marks = list(_phrase_marks(event))
+        words = [w for w in event_terms(event).values() if not _HAN_ONLY.fullmatch(w)]
+        if marks or words:
+            return marks[0] if marks else " ".join(list(dict.fromkeys(words))[:4])
+    return str(events[0].get("title", ""))[:60] if events else ""
 
 
 def tokens_of(events: Iterable[Mapping[str, Any]]) -> list[str]:
