@@ -24,7 +24,8 @@ from .frames import noun_votes
 from .model import label_key
 
 TITLE_SUBJECTS = 2
-COMMON_WEIGHT = math.log(2)  # a word in over half of all events names nothing
+COMMON_WEIGHT = math.log(2)  # a word in over half of all events names nothing …
+RARITY_EVENTS = 20  # … once the memory holds enough events to tell
 TITLE_CHARS = 120
 _MEMORY_WORDS = {
     *EVENT_TYPES,
@@ -173,7 +174,7 @@ def subjects(
         t
         for t, n in held.items()
         if n >= (2 if t.startswith("h2:") else least)  # a Han pair must recur to be a word
-        and stats.weight(t) >= COMMON_WEIGHT
+        and (stats.total < RARITY_EVENTS or stats.weight(t) >= COMMON_WEIGHT)
         and _names_a_thing(t, surfaces[t], han_tags)
         and (_is_named(surfaces[t]) or _noun_like(surfaces[t].most_common(1)[0][0], texts))
     ]
