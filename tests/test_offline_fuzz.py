@@ -19,7 +19,7 @@ from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.llm.base import ModelServerError, ScriptedModel
 from stratagate_plugin.core.llm.offline.model import OfflineModel
 from stratagate_plugin.core.llm.offline.text import clip
-from stratagate_plugin.core.llm.offline.topics import _unique_titles as unique_titles
+from stratagate_plugin.core.llm.offline.topics import unique_titles
 from stratagate_plugin.core.llm.tasks import (
     EXTRACT_EVENT_CARDS,
     PROJECT_GRAPH,

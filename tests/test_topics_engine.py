@@ -33,12 +33,12 @@ async def test_the_offline_grouper_builds_chapters_of_an_english_and_a_chinese_t
         await conversation(memory, "zh", ZH_TURNS)
         events = {e.id: e for e in await memory.list_events(NS)}
         book = await memory.topic_book(NS)
-        titles = [c["title"] for c in chapters(book)]
-        assert titles == ["Caroline", "Melanie"]
+        titles = [c["title"] for c in chapters(book)]  # named by their people (and subjects)
+        assert [t.split(":")[0] for t in titles] == ["Caroline", "Melanie"], titles
         held = [i for c in chapters(book) for i in c["eventIds"]]  # type: ignore[attr-defined]
         assert sorted(held) == sorted(events) and book["fallbackEntries"] == 0
         for chapter in chapters(book):
-            person = chapter["title"]
+            person = chapter["title"].split(":")[0]
             members = chapter["eventIds"]
             assert all(events[i].temporal["participants"][0] == person for i in members)  # type: ignore[attr-defined]
             sectioned = [i for s in chapter["sections"] for i in s["eventIds"]]  # type: ignore[attr-defined]
@@ -47,7 +47,7 @@ async def test_the_offline_grouper_builds_chapters_of_an_english_and_a_chinese_t
                 assert 1 <= len(paragraph["event_ids"]) <= 12
                 assert set(paragraph["event_ids"]) <= set(members)  # type: ignore[arg-type]
         zh = chapters(await memory.topic_book("zh"))
-        assert {c["title"] for c in zh} == {"小明", "小红"}
+        assert {c["title"].split("：")[0] for c in zh} == {"小明", "小红"}
         sections = {s["title"] for c in zh for s in c["sections"]}  # type: ignore[attr-defined]
         assert sections <= {"决定与计划", "偏好与要求", "工作与结果", "交流与协作", "其他经历"}
         directory = await memory.memory_directory("zh")
@@ -152,7 +152,8 @@ async def test_a_garbage_answer_fails_the_job_and_writes_nothing(tmp_path: Path)
 
 
 async def test_historical_batches_wait_for_the_budget_across_reopen(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+    """With a paid topic model (the offline grouper is free: tests/test_topics_finish.py)."""
+    path, paid = tmp_path / "m.db", MemoryConfig(topic_projector="model")
     async with await StrataGate.open(path) as memory:
         await new_space(memory, NS)
         await add_events(memory, NS, 30)  # written before any topic pass: an old space
@@ -161,7 +162,7 @@ async def test_historical_batches_wait_for_the_budget_across_reopen(tmp_path: Pa
             raw.execute("DELETE FROM topic_state")
 
         await memory.db.write(forget_state)
-    async with await StrataGate.open(path) as memory:  # first open under this projector
+    async with await StrataGate.open(path, paid, TopicScript()) as memory:  # first open
         memory.topic_clock = lambda: at(0)  # type: ignore[method-assign]
         report = await memory.process_topics()
         assert report.succeeded == 2  # 12 + 12 of 30; the third historical batch waits
@@ -170,7 +171,7 @@ async def test_historical_batches_wait_for_the_budget_across_reopen(tmp_path: Pa
         await new_space(memory, "other")
         await add_events(memory, "other", 2)  # new events are not historical: they run
         assert (await memory.process_topics()).succeeded == 1
-    async with await StrataGate.open(path) as memory:
+    async with await StrataGate.open(path, paid, TopicScript()) as memory:
         memory.topic_clock = lambda: at(5)  # type: ignore[method-assign]
         assert (await memory.process_topics()).ran == 0  # the ledger was persisted
         memory.topic_clock = lambda: at(10)  # type: ignore[method-assign]

@@ -78,7 +78,7 @@ def test_a_valid_projection_passes_and_may_repeat_an_old_paragraph_verbatim() ->
     [
         ([], "0 topics"),
         ([{**GOOD, "event_ids": ["e1", "e2"], "sections": []}], "placed in no topic: e3"),
-        ([GOOD, {"title": "Other", "event_ids": ["e1"]}], "placed in two topics"),
+        ([GOOD, {"title": "Glazes", "event_ids": ["e1"]}], "placed in two topics"),
         ([{**GOOD, "event_ids": [*BATCH, "e9"]}], "not a batch event"),
         ([{**GOOD, "topic_id": "topic_unseen"}], "not offered"),
         ([{"title": "Garden", "event_ids": BATCH}], "title of another chapter"),

@@ -10,6 +10,7 @@ from ..core.events.cards import EventCard, happened_label
 from .common import add_db_option, add_space_option, open_memory, resolve_space, seal_idle_tails
 from .jobs_command import failed_notice
 from .progress import Progress
+from .topics_command import waiting_lines
 
 
 def register(commands: Any) -> None:
@@ -51,6 +52,9 @@ async def process_jobs(args: argparse.Namespace) -> int:
         f"ran {report.ran} jobs: {report.succeeded} succeeded, {report.skipped} skipped, "
         f"{report.failed} failed{lost}; {len(report.ready_blocks)} blocks became ready"
     )
+    if report.topics is not None:
+        for line in topic_lines(report.topics):
+            print(line)
     if report.dropped:
         print(f"source check: {report.dropped.note()}")
     for error in report.errors[:10]:
@@ -58,6 +62,17 @@ async def process_jobs(args: argparse.Namespace) -> int:
     for line in failed_notice(failed):
         print(line, file=sys.stderr)
     return 1 if failed else 0
+
+
+def topic_lines(topics: Any) -> list[str]:
+    """The topic pass that followed: its batches, and what the budget still holds back."""
+    lines = []
+    if topics.ran:
+        lines.append(
+            f"topics: ran {topics.ran} batches: {topics.succeeded} succeeded, "
+            f"{topics.skipped} skipped, {topics.failed} failed"
+        )
+    return lines + waiting_lines(topics.waiting)
 
 
 def at_least_one(text: str) -> int:

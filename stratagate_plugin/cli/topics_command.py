@@ -2,9 +2,10 @@
 agent is shown of it.
 
 ``topics`` lists chapters → sections → event ids in their shown order, then the batches
-still waiting or failed (``--retry`` queues the failed ones again). ``directory`` prints
-the directory text exactly as it is injected into each model call, its token estimate
-on stderr, so what the 400-token budget leaves in is plain to see.
+still waiting or failed (``--retry`` queues the failed ones again) and, with a paid topic
+model, how many historical batches its budget holds back and when the next runs.
+``directory`` prints the directory text exactly as it is injected into each model call,
+its token estimate on stderr, so what the 400-token budget leaves in is plain to see.
 """
 
 import argparse
@@ -77,6 +78,7 @@ def book_lines(book: dict[str, Any]) -> list[str]:
             )
     if book["fallbackEntries"]:
         lines.append(f"{book['fallbackEntries']} events in no topic yet (fallback entries)")
+    lines += waiting_lines(book.get("waiting"))
     for batch in book["pending"]:
         error = f" — {batch['lastError'].splitlines()[0][:80]}" if batch["lastError"] else ""
         lines.append(
@@ -84,6 +86,22 @@ def book_lines(book: dict[str, Any]) -> list[str]:
             f"{' '.join(batch['eventIds'])}{error}"
         )
     return lines
+
+
+def waiting_lines(waiting: dict[str, Any] | None) -> list[str]:
+    """What the historical budget holds back, why, and when the next batch runs."""
+    if not waiting:
+        return []
+    when = (
+        f"the next runs at {waiting['nextRunAt']}"
+        if waiting["nextRunAt"]
+        else "the next runs at the next 'stratagate process'"
+    )
+    return [
+        f"{waiting['batches']} historical topic batch(es) waiting: the topic model's "
+        f"historical budget runs {waiting['calls']} per {waiting['windowMinutes']} minutes; "
+        f"{when} (mark the model 'free: true' if it costs nothing)"
+    ]
 
 
 async def show_directory(args: argparse.Namespace) -> int:

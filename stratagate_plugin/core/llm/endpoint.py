@@ -27,6 +27,9 @@ class HttpModelConfig(BaseModel):
     ``max_reply_bytes`` caps one reply as read (after decompression): a runaway server's
     30 MB answer would otherwise be stored twice and derived for minutes, so the read stops
     at the cap and the call fails.
+
+    ``free`` marks a model that costs nothing per call (a local server): the topic
+    catalog's historical budget, which bounds model cost, then does not hold it back.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
@@ -43,6 +46,7 @@ class HttpModelConfig(BaseModel):
     retry_max_delay_s: float = Field(default=30, ge=0, le=3600)
     retry_max_total_s: float = Field(default=60, gt=0, le=3600)
     max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=4096)
+    free: bool = False
 
     @field_validator("base_url")
     @classmethod

@@ -124,10 +124,11 @@ def claim(
     now: datetime,
     owner: str,
     lease: timedelta,
-    reserve: Callable[[str | None], tuple[bool, str]],
+    reserve: Callable[[str | None], tuple[bool, str]] | None,
 ) -> Job | None:
     """The next due topic job of a space with none running: incremental first; a
-    historical one only when ``reserve(ledger)`` grants it (the ledger stored either way)."""
+    historical one only when ``reserve(ledger)`` grants it (the ledger stored either way).
+    ``reserve`` is ``None`` for a free projector: no budget, no ledger written."""
     jobs.recover_expired(raw, now)
     rows = raw.execute(
         f"SELECT j.id, b.historical FROM jobs j JOIN topic_batches b ON b.id = j.target_id "
@@ -137,8 +138,8 @@ def claim(
         (TOPIC_JOB, jobs.MAX_ATTEMPTS, iso(now)),
     ).fetchall()
     for job_id, historical in rows:
-        if historical:
-            granted, ledger = reserve(_ledger(raw))
+        if historical and reserve is not None:
+            granted, ledger = reserve(ledger_of(raw))
             raw.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
                 "value = excluded.value",
@@ -150,9 +151,22 @@ def claim(
     return None
 
 
-def _ledger(raw: sqlite3.Connection) -> str | None:
+def ledger_of(raw: sqlite3.Connection) -> str | None:
+    """The historical budget's ledger as stored (``None``: never used)."""
     row = raw.execute("SELECT value FROM meta WHERE key = ?", (LEDGER_KEY,)).fetchone()
     return None if row is None else str(row[0])
+
+
+def historical_waiting(raw: sqlite3.Connection, namespace: str | None = None) -> int:
+    """Historical batches not yet run (pending, or failed with a retry to come) of the
+    space, or of every space (``None``)."""
+    row = raw.execute(
+        "SELECT COUNT(*) FROM jobs j JOIN topic_batches b ON b.id = j.target_id WHERE "
+        "j.kind = ? AND (? IS NULL OR j.namespace = ?) AND b.historical = 1 AND "
+        "(j.status = 'pending' OR (j.status = 'failed' AND j.next_retry_at IS NOT NULL))",
+        (TOPIC_JOB, namespace, namespace),
+    ).fetchone()
+    return int(row[0])
 
 
 def topic_jobs(raw: sqlite3.Connection, namespace: str) -> list[tuple[Job, list[str]]]:

@@ -26,7 +26,7 @@ from ..topics.model import (
     fallback_id,
     is_fallback,
 )
-from . import event_rows, topic_jobs, topic_rows, topic_spare
+from . import event_rows, search_index, topic_jobs, topic_rows, topic_spare
 from .topic_sync import stale_members
 
 
@@ -178,3 +178,20 @@ def book(raw: sqlite3.Connection, namespace: str, weight: float) -> dict[str, An
         "pending": pending,
         "fallbackEntries": sum(spare.values()),
     }
+
+
+def term_stats(raw: sqlite3.Connection, tokens: Sequence[str]) -> tuple[dict[str, int], int]:
+    """How many indexed events hold each token (counted up to the search index's posting
+    budget), and how many events there are: the offline grouper weighs words by rarity.
+    Empty without an event index (no FTS5): every word then weighs alike."""
+    total = int(raw.execute("SELECT count(*) FROM events").fetchone()[0])
+    try:
+        return search_index.term_counts(raw, "event_fts", list(dict.fromkeys(tokens))), total
+    except sqlite3.OperationalError:
+        return {}, 0
+
+
+def chapter_titles(raw: sqlite3.Connection, namespace: str) -> dict[str, str]:
+    """Every chapter title of the space → its chapter id."""
+    rows = raw.execute("SELECT id, title FROM topics WHERE namespace = ?", (namespace,))
+    return {str(row[1]): str(row[0]) for row in rows if row[1]}

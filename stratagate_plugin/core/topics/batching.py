@@ -97,6 +97,7 @@ def candidate_view(topic: Topic, batch_ids: Sequence[str]) -> dict[str, Any]:
             p.model_dump(exclude_none=True) for p in topic.overview[:CANDIDATE_PARAGRAPHS]
         ],
         "keywords": topic.keywords,
+        "event_count": len(topic.member_ids),
         "continued_event_ids": [i for i in batch_ids if i in members],
     }
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from ..clock import UtcDatetime
 from ..llm.tasks import TopicParagraph, TopicSection
 
-PROJECTOR_VERSION = 1
+PROJECTOR_VERSION = 2  # 2: chapters ≤ 40 events, named by what they hold (issue 26)
 FALLBACK_PREFIX = "fallback:"
 TopicStatus = Literal["ready", "pending"]
 DEFAULT_SECTION_TITLES = {

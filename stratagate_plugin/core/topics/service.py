@@ -24,47 +24,32 @@ from ..clock import utc_now
 from ..derivation.lease import heartbeat, worker_id
 from ..errors import InvalidInput, StrataGateError
 from ..events.cards import EventCard
-from ..ids import new_id
-from ..llm.base import ModelError, StructuredTask
+from ..llm.base import ModelError, StructuredModel, StructuredTask
 from ..llm.offline.model import OfflineModel
 from ..llm.prompts import load_prompt
 from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
 from ..records import Job
 from ..service_base import ServiceBase
-from ..store import event_rows, jobs, profile_rows, topic_jobs, topic_reads, topic_rows, topic_sync
+from ..store import event_rows, jobs, profile_rows, topic_jobs, topic_reads, topic_sync
 from ..store.health import StorageBusy
 from . import budget
-from .batching import (
-    OUTPUT_TOKENS,
-    bounded_event,
-    candidate_view,
-    exposed_payload,
-    rank_candidates,
-)
-from .categories import CATEGORIES, event_category, majority_category
+from .batching import OUTPUT_TOKENS
+from .categories import CATEGORIES
 from .directory import Listing, bounded_topic, render_directory, section_page, topic_page
 from .directory_words import directory_language
-from .fingerprint import event_fingerprint
-from .merge import apply_projection
 from .model import (
     FALLBACK_PREFIX,
-    Topic,
-    label_key,
 )
+from .projection import LOST, commit, read_input, sync_all
 from .validation import validate_projection
 
 TOPIC_LEASE = timedelta(minutes=5)
 BACKOFF_UNIT_S = 30.0
-LOST = "lost"
 DIRECTORY_ENTRIES = 30  # more never fit 400 tokens: the directory then shows categories
 DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY = 12, 20, 500
 PREFERRED_LANGUAGE = "preferred_language"  # the profile field the directory follows
 _GROUPER = OfflineModel()  # the embedded grouper: the default projector (§5)
 log = logging.getLogger(__name__)
-
-
-class SourceChanged(StrataGateError):
-    """An event or chapter the projection read changed before its answer was committed."""
 
 
 @dataclass
@@ -75,17 +60,7 @@ class TopicReport:
     failed: int = 0
     lost: int = 0
     errors: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Input:
-    batch_ids: list[str]
-    cards: dict[str, EventCard]
-    fingerprints: dict[str, str]
-    candidates: dict[str, Topic]
-    labels: dict[str, str]
-    truncated: list[str]
-    payload: dict[str, Any]
+    waiting: dict[str, Any] | None = None  # historical batches the budget holds back
 
 
 class TopicsService(ServiceBase):
@@ -117,13 +92,14 @@ class TopicsService(ServiceBase):
     async def process_topics(self, max_jobs: int | None = None) -> TopicReport:
         """Sync every space, then run due topic jobs until none is due (or ``max_jobs``)."""
         now = self.topic_clock()
-        await self.db.write(lambda raw: _sync_all(raw, now))
+        await self.db.write(lambda raw: sync_all(raw, now))
         report, owner = TopicReport(), worker_id()
         while max_jobs is None or report.ran < max_jobs:
             job = await self._claim_topic_job(owner)
             if job is None:
                 break
             await self._run_topic_job(job, report)
+        report.waiting = await self.topic_budget_wait(None)
         return report
 
     async def retry_topics(self, namespace: str) -> int:
@@ -198,15 +174,49 @@ class TopicsService(ServiceBase):
 
     async def topic_book(self, namespace: str) -> dict[str, Any]:
         """Chapters → sections → event ids in their shown order, the batches still pending
-        or failed, and how many events are fallback entries (the CLI's and web view's)."""
+        or failed, how many events are fallback entries (the CLI's and web view's), and
+        ``waiting``: the historical batches the budget holds back, why and until when."""
         weight = self.config.agent_memory_weight
-        return await self.db.read(lambda raw: topic_reads.book(raw, namespace, weight))
+        book = await self.db.read(lambda raw: topic_reads.book(raw, namespace, weight))
+        book["waiting"] = await self.topic_budget_wait(namespace)
+        return book
+
+    async def topic_budget_wait(self, namespace: str | None) -> dict[str, Any] | None:
+        """The space's (``None``: every space's) historical batches held back by the
+        budget (``budget.waiting``); ``None`` when none are, and always with a free
+        projector (the budget bounds model cost)."""
+        if self._topic_projector_is_free():
+            return None
+        now = self.topic_clock()
+
+        def read(raw: sqlite3.Connection) -> dict[str, Any] | None:
+            count = topic_jobs.historical_waiting(raw, namespace)
+            return budget.waiting(count, topic_jobs.ledger_of(raw), now)
+
+        return await self.db.read(read)
+
+    def _topic_projector(self) -> StructuredModel:
+        return self.model if self.config.topic_projector == "model" else _GROUPER
+
+    def _topic_projector_is_free(self) -> bool:
+        """The offline grouper, or a model marked ``free`` (``model: {…, free: true}``,
+        ``STRATAGATE_FREE=true``): no model cost, so no historical budget."""
+        model = self._topic_projector()
+        if isinstance(model, OfflineModel):
+            return True
+        config = getattr(model, "config", None)
+        return bool(getattr(model, "free", False) or getattr(config, "free", False))
 
     async def _claim_topic_job(self, owner: str) -> Job | None:
         now = self.topic_clock()
+        free = self._topic_projector_is_free()
         return await self.db.write(
             lambda raw: topic_jobs.claim(
-                raw, now, owner, TOPIC_LEASE, lambda ledger: budget.reserve(ledger, now)
+                raw,
+                now,
+                owner,
+                TOPIC_LEASE,
+                None if free else lambda ledger: budget.reserve(ledger, now),
             )
         )
 
@@ -258,10 +268,11 @@ class TopicsService(ServiceBase):
         report.errors.append(f"topic batch {job.target_id}: {message}")
 
     async def _project(self, job: Job) -> str:
-        given = await self.db.read(lambda raw: _read_input(raw, job))
+        grouper = self._topic_projector() is _GROUPER
+        given = await self.db.read(lambda raw: read_input(raw, job, grouper))
         if not given.batch_ids:
             now = self.topic_clock()
-            return await self.db.write(lambda raw: _commit(raw, job, given, None, now))
+            return await self.db.write(lambda raw: commit(raw, job, given, None, now))
         task = StructuredTask(
             PROJECT_MEMORY_TOPICS,
             TopicProjection,
@@ -269,97 +280,9 @@ class TopicsService(ServiceBase):
             given.payload,
             max_output_tokens=OUTPUT_TOKENS,
         )
-        model = self.model if self.config.topic_projector == "model" else _GROUPER
-        result = await model.complete(task)
+        result = await self._topic_projector().complete(task)
         validate_projection(
             result, given.batch_ids, given.candidates, given.labels, given.truncated
         )
         now = self.topic_clock()
-        return await self.db.write(lambda raw: _commit(raw, job, given, result, now))
-
-
-def _sync_all(raw: sqlite3.Connection, now: datetime) -> None:
-    for namespace in topic_sync.all_spaces(raw):
-        topic_sync.sync_space(raw, namespace, now)
-
-
-def _read_input(raw: sqlite3.Connection, job: Job) -> _Input:
-    """The batch's visible events (fingerprinted now) and the chapters it may extend."""
-    _historical, topic_id, queued = topic_jobs.batch_of(raw, job.target_id)
-    cards = {c.id: c for c in event_rows.visible_cards(raw, job.namespace, queued)}
-    batch_ids = [event_id for event_id in queued if event_id in cards]
-    entries, truncated = [], []
-    for event_id in batch_ids:
-        entry, cut = bounded_event(cards[event_id])
-        entries.append(entry)
-        if cut:
-            truncated.append(event_id)
-    topics = topic_rows.load_topics(raw, job.namespace)
-    holding = topic_rows.topics_holding(raw, batch_ids) if batch_ids else {}
-    continued = set(holding.values()) | ({topic_id} if topic_id else set())
-    keys = {label_key(w) for e in entries for w in [*e["participants"], *e["tags"]]}
-    first = [t for t in topics if t.id in continued or label_key(t.title) in keys]
-    ranked = rank_candidates([*first, *(t for t in topics if t not in first)], entries)
-    full = [t for t in (topic_rows.get_topic(raw, topic.id) for topic in ranked) if t]
-    views = [candidate_view(topic, batch_ids) for topic in full]
-    payload = exposed_payload(entries, truncated, views, load_prompt(PROJECT_MEMORY_TOPICS))
-    exposed = {view["topic_id"] for view in payload["candidates"]}
-    return _Input(
-        batch_ids=batch_ids,
-        cards=cards,
-        fingerprints={i: event_fingerprint(cards[i]) for i in batch_ids},
-        candidates={topic.id: topic for topic in full if topic.id in exposed},
-        labels={label_key(t.title): t.id for t in topics if t.title},
-        truncated=truncated,
-        payload=payload,
-    )
-
-
-def _commit(
-    raw: sqlite3.Connection,
-    job: Job,
-    given: _Input,
-    result: TopicProjection | None,
-    now: datetime,
-) -> str:
-    """Apply the validated answer under the claim, if nothing it read changed meanwhile."""
-    if not jobs.holds(raw, job):
-        return LOST
-    if result is None:
-        topic_jobs.close_batch(raw, job.target_id)
-        jobs.finish(raw, job.id, "skipped", now, "no visible event left in the batch")
-        return "skipped"
-    _check_unchanged(raw, job.namespace, given)
-    keywords = {i: [*c.temporal.get("participants", []), *c.tags] for i, c in given.cards.items()}
-    changed = apply_projection(
-        result, given.candidates, job.namespace, keywords, now, lambda: new_id("topic")
-    )
-    categories = {
-        i: event_category(c.criticality, c.temporal.get("event_type"))
-        for i, c in given.cards.items()
-    }
-    for topic, projected in zip(changed, result.topics, strict=True):
-        placed = [given.cards[i] for i in projected.event_ids]
-        topic_rows.save_topic(raw, topic)
-        topic_rows.set_members(raw, topic, placed, given.fingerprints, categories)
-        kinds, has_agent = topic_rows.member_summary(raw, topic.id)
-        whole = topic.model_copy(
-            update={"category": majority_category(kinds), "has_agent": has_agent}
-        )
-        topic_rows.save_topic(raw, whole)
-    topic_rows.delete_empty_topics(raw, job.namespace)
-    topic_jobs.close_batch(raw, job.target_id)
-    jobs.finish(raw, job.id, "succeeded", now, f"{len(changed)} topics")
-    return "succeeded"
-
-
-def _check_unchanged(raw: sqlite3.Connection, namespace: str, given: _Input) -> None:
-    now_cards = {c.id: c for c in event_rows.visible_cards(raw, namespace, given.batch_ids)}
-    for event_id, fingerprint in given.fingerprints.items():
-        card = now_cards.get(event_id)
-        if card is None or event_fingerprint(card) != fingerprint:
-            raise SourceChanged(f"event {event_id} changed while its topics were projected")
-    for topic_id, topic in given.candidates.items():
-        current = topic_rows.get_topic(raw, topic_id)
-        if current is None or current.updated_at != topic.updated_at:
-            raise SourceChanged(f"topic {topic_id} changed while the batch was projected")
+        return await self.db.write(lambda raw: commit(raw, job, given, result, now, grouper))

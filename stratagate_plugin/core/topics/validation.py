@@ -1,7 +1,8 @@
 """A projection result checked whole (spec §5.4) before anything is written.
 
 Any broken rule rejects the entire answer: the job fails and no topic changes. What the
-model may do: extend an exposed candidate or open a new chapter with a unique label, place
+model may do: extend an exposed candidate or open a new chapter with a unique label (what
+it holds: never an internal tag nor a bare event type), place
 every batch event, section the batch events it takes, and add paragraphs citing only the
 batch events of that topic (an old paragraph may be repeated only verbatim).
 """
@@ -11,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from ..errors import StrataGateError
 from ..llm.tasks import ProjectedTopic, TopicParagraph, TopicProjection
 from .model import Topic, label_key
+from .subjects import is_internal_label
 
 MAX_TOPICS = 12
 MAX_NEW_PARAGRAPHS = 8
@@ -62,6 +64,7 @@ def _check_labels(
         key = label_key(topic.title)
         if not key:
             raise InvalidProjection("a topic has an empty title")
+        _check_words(topic)
         if key in seen:
             raise InvalidProjection(f"two topics are labelled {topic.title!r}")
         seen.add(key)
@@ -71,6 +74,16 @@ def _check_labels(
         if owner is not None and owner != topic.topic_id:
             hint = ": give its topic_id" if owner in candidates else ""
             raise InvalidProjection(f"{topic.title!r} is the title of another chapter{hint}")
+
+
+def _check_words(topic: ProjectedTopic) -> None:
+    """A chapter or section is named by what it holds, never by a tag of the memory's own
+    (``agent-recorded``, ``category:fact``) nor a bare event type (``preference``)."""
+    for title in [topic.title, *(section.title for section in topic.sections)]:
+        if is_internal_label(title):
+            raise InvalidProjection(
+                f"{title!r} is an internal tag or a bare event type, not what the topic holds"
+            )
 
 
 def _check_sections(topic: ProjectedTopic, old: Topic | None, index: int) -> None:

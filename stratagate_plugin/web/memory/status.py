@@ -36,6 +36,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.status.stage.summaries": "Short-term summaries",
         "mem.status.stage.extraction": "Long-term extraction",
         "mem.status.stage.topics": "Topic organisation",
+        "mem.status.topics_waiting": "{n} historical topic batches wait for the topic model's "
+        "budget ({calls} per {minutes} minutes); the next runs {at}.",
+        "mem.status.topics_next_pass": "with the next pass",
         "mem.status.stage.working": "Working",
         "mem.status.stage.failed": "Needs attention",
         "mem.status.stage.idle": "Up to date",
@@ -74,6 +77,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.status.stage.summaries": "短期压缩",
         "mem.status.stage.extraction": "长期提取",
         "mem.status.stage.topics": "主题整理",
+        "mem.status.topics_waiting": "{n} 个历史主题批次在等待主题模型的额度"
+        "（每 {minutes} 分钟 {calls} 批）；下一批 {at} 运行。",
+        "mem.status.topics_next_pass": "在下一轮处理时",
         "mem.status.stage.working": "处理中",
         "mem.status.stage.failed": "需要处理",
         "mem.status.stage.idle": "已完成",
@@ -100,16 +106,21 @@ STRINGS: dict[str, dict[str, str]] = {
 
 
 async def status_page(pages: MemoryPages, request: Request) -> Response:
-    counts = await pages.memory.space_counts(pages.space(request))
-    return await pages.render(request, "memory/status.html", panel(pages, counts), tab="status")
+    space = pages.space(request)
+    counts = await pages.memory.space_counts(space)
+    waiting = await pages.memory.topic_budget_wait(space)
+    context = {**panel(pages, counts), "topics_waiting": waiting}
+    return await pages.render(request, "memory/status.html", context, tab="status")
 
 
 async def status_panel(pages: MemoryPages, request: Request) -> Response:
     """The counts alone, for the poll; 304 when they are what the client last saw."""
     space = pages.space(request)
     counts = await pages.memory.space_counts(space)
+    waiting = await pages.memory.topic_budget_wait(space)
     context = {**panel(pages, counts), "space": space, "base": SECTION_PATH}
-    etag = counts.etag(request_language(request))
+    context["topics_waiting"] = waiting
+    etag = counts.etag(request_language(request), repr(waiting))
     return not_modified_or(
         request, etag, lambda: render(request, "memory/status_panel.html", context)
     )
