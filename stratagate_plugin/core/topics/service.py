@@ -33,6 +33,7 @@ from ..service_base import ServiceBase
 from ..store import event_rows, jobs, profile_rows, topic_jobs, topic_reads, topic_sync
 from ..store.health import StorageBusy
 from . import budget
+from .batches.service import LOST, commit, read_input, sync_all
 from .batching import OUTPUT_TOKENS
 from .categories import CATEGORIES
 from .directory import Listing, bounded_topic, render_directory, section_page, topic_page
@@ -40,7 +41,6 @@ from .directory_words import directory_language
 from .model import (
     FALLBACK_PREFIX,
 )
-from .projection import LOST, commit, read_input, sync_all
 from .validation import validate_projection
 
 TOPIC_LEASE = timedelta(minutes=5)

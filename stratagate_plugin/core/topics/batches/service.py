@@ -12,20 +12,26 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..errors import StrataGateError
-from ..events.cards import EventCard
-from ..ids import new_id
-from ..llm.prompts import load_prompt
-from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
-from ..records import Job
-from ..store import event_rows, jobs, topic_jobs, topic_reads, topic_rows, topic_sync
-from .batching import bounded_event, candidate_view, compact_event, exposed_payload, rank_candidates
-from .categories import event_category, majority_category
-from .fingerprint import event_fingerprint
-from .merge import apply_projection
-from .model import Topic, label_key
-from .reword import reworded
-from .subjects import TermStats, tokens_of
+from ...errors import StrataGateError
+from ...events.cards import EventCard
+from ...ids import new_id
+from ...llm.prompts import load_prompt
+from ...llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
+from ...records import Job
+from ...store import event_rows, jobs, topic_jobs, topic_reads, topic_rows, topic_sync
+from ..batching import (
+    bounded_event,
+    candidate_view,
+    compact_event,
+    exposed_payload,
+    rank_candidates,
+)
+from ..categories import event_category, majority_category
+from ..fingerprint import event_fingerprint
+from ..merge import apply_projection
+from ..model import Topic, label_key
+from ..reword import reworded
+from ..subjects import TermStats, tokens_of
 
 LOST = "lost"
 

@@ -1,0 +1,1 @@
+"""Topic batches: a batch's input read and its projection committed, each one store unit."""
