@@ -82,6 +82,13 @@ OWN_STATEMENTS = [
     ("我是读书俱乐部的成员。", [], []),
     ("我今年三十岁。", [], []),
     ("我们团队一直用飞书沟通。", [], []),
+    ("We have two dogs named Max and Ruby.", [], ["Max", "Ruby"]),
+    ("My favorite band is Radiohead.", [], ["Radiohead"]),
+    ("Call me Sam.", ["Sam"], ["Call"]),
+    ("I teach math at a high school in Denver.", [], ["Denver"]),
+    ("张伟是我的老板。", ["张伟"], []),
+    ("我的室友小张在银行工作。", ["小张"], []),
+    ("我老婆在医院当护士。", [], []),
 ]
 
 
@@ -107,6 +114,20 @@ def test_a_named_speaker_is_a_participant_and_the_title_says_whose_fact_it_is() 
     assert cards[0].temporal["participants"] == ["Joanna"]
     assert cards[1].temporal["participants"] == ["Nate", "Priya"]
     assert [card.source_message_ids for card in cards] == [["m0"], ["m1"]]
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("I mostly use VS Code for Python.", "The user mostly uses VS Code for Python"),
+        ("I never drink alcohol.", "The user never drinks alcohol"),
+        ("Lena is my neighbour.", "Lena is the user's neighbour"),
+        ("我姐姐叫丽丽。", "用户姐姐叫丽丽"),
+        ("我叫李明，是一名医生。", "用户叫李明,是一名医生"),
+    ],
+)
+def test_a_statement_s_title_says_whose_fact_it_is(text: str, title: str) -> None:
+    assert only_card(text).title == title
 
 
 def test_seven_statements_in_one_message_give_one_card_each() -> None:

@@ -71,7 +71,7 @@ _ASSISTANT_TYPES = {"decision", "change", "cancellation", "release", "task_compl
 _IMPERSONAL_TYPES = _ASSISTANT_TYPES | {"meeting", "incident"}
 ECHO = 0.5
 _HAN_START = re.compile(r"[\u4e00-\u9fff]")
-_LEADING_NAME = re.compile(r"^(?P<name>[A-Z][a-z]+)(?:'s)?,?\s+(?!I\b)[a-z']+")
+_LEADING_NAME = re.compile(r"^(?P<name>[A-Z][a-z]+)(?:'s)?,?\s+(?!I\b|me\b|us\b)[a-z']+")
 _CLAUSE_BREAK = re.compile(
     r"[,;:—–，；：]|\s(?:and|but|so|because)\s|但是|而且|所以|因为", re.IGNORECASE
 )

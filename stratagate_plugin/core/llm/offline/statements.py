@@ -63,6 +63,7 @@ def _zh(pattern: str) -> re.Pattern[str]:
 
 
 _I = r"(?i:i)"
+_NUM_ZH = r"[\d一二三四五六七八九十两]+"
 FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("introduction", _en(
         rf"^(?:{_I}'m|{_I} am|(?i:my name is|my name's|call me))\s+(?P<name>{_NAME})\b(?!'s)"
@@ -71,10 +72,11 @@ FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
         rf"(?i:\b(?:my|our|his|her|their)) {_ADJ}(?i:{KIN})(?:,)?\s+(?:(?P<name>{_NAME})\b"
         rf"|(?i:is|'s|are) (?i:called|named))"
         rf"|\b(?P<holder>{_NAME})(?:'s| is| are) (?i:my|our|his|her|their) {_ADJ}(?i:{KIN})\b"
-        rf"|(?i:\b(?:has|have|got) (?:a|an|one|two|three|four|five|\d+) {_ADJ}{KIN}\b)"
+        rf"|(?i:(?<!to )\b(?:has|have|got) (?:a|an|one|two|three|four|five|\d+) {_ADJ}{KIN}\b"
+        r"(?! like))"
         rf"|(?i:\b(?:married to|engaged to|dating|divorced from)) {_NAME}")),
     ("relation", _zh(
-        rf"我(?:的|们的?)?{_KIN_ZH}(?:叫|是|名叫)|是我(?:的|们的?)?{_KIN_ZH}"
+        rf"我(?:的|们的?)?{_KIN_ZH}(?:叫|名叫)|是我(?:的|们的?)?{_KIN_ZH}"
         rf"|有(?:一|两|三|四|几)?(?:个|位){_KIN_ZH}|(?:跟|和)[\u4e00-\u9fff]{{1,4}}结婚了")),
     ("pet", _en(
         rf"(?i:\b(?:my|our|his|her|their)) {_ADJ}(?i:{PET})\b(?:,)?\s+(?:{_NAME}\b"
@@ -82,9 +84,9 @@ FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
         rf"|(?i:\b(?:have|has|own|owns|got|adopted) (?:a|an|one|two|three|\d+) {_ADJ}{PET}\b)")),
     ("pet", _zh(rf"养了?(?:一|两|三|几)?[只条匹头]?{_PET_ZH}|我(?:的|家的?){_PET_ZH}")),
     ("membership", _en(
-        r"(?i:\b(?:member of|belong to|belongs to|part of (?:a|an|the|our)"
-        rf"|(?:sing|play|dance|am|'m|is|are|'re) (?:\w+ ){{0,2}}(?:in|for|with) (?:a|an|the|our|my)"
-        rf" (?:[\w'-]+ ){{0,3}}(?:{_GROUP})))\b")),
+        r"(?i:\b(?:member of|belong to|belongs to"
+        rf"|(?:(?:sing|play|dance)s? (?:\w+ ){{0,2}}|(?:am|'m|is|are|'re) )(?:in|for|on)"
+        rf"|part of) (?:a|an|the|our|my) (?:[\w'-]+ ){{0,3}}(?:{_GROUP})\b)")),
     ("membership", _zh(
         r"成员|会员|(?:加入了?|参加了?|在)[\u4e00-\u9fff]{1,8}(?:俱乐部|社团|协会|乐队|合唱团|球队)")),
     ("study", _en(
@@ -93,31 +95,33 @@ FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|high|kindergarten|preschool)))\b")),
     ("study", _zh(
         r"在[\u4e00-\u9fff]{1,10}(?:读|上)(?:大学|研究生|博士|硕士|高中|初中|小学|幼儿园|书|学)"
-        r"|读(?:大学|研究生|博士|硕士|高中)|专业是|主修|学的是|在读")),
+        r"|读(?:大学|研究生|博士|硕士|高中)|专业是|主修|学的是")),
     ("work", _en(
-        r"(?i:\b(?:works?|working) (?:as|at|for|in)\b|\bemployed (?:by|at)\b|\bhired (?:by|at)\b"
+        r"(?i:\b(?:works?|working) (?:as|at|for|in)\b|\b(?:i|we) teach\b|\bteaches\b"
+        r"|\bemployed (?:by|at)\b|\bhired (?:by|at)\b"
         r"|\bmy (?:job|role|position) is\b|\b(?:i|we) (?:run|own|manage) (?:a|an|the|my|our)\b"
         rf"|\b(?:i'm|i am) (?:a|an) {_ADJ}(?:{_ROLE_NOUN})\b)")),
-    ("work", _zh(r"在[\u4e00-\u9fff]{1,8}(?:工作|上班|任职)(?!室)|当[\u4e00-\u9fff]{1,4}[员师]"
-                 r"|是(?:一名|一位|一个|个)[\u4e00-\u9fff]{1,6}(?:师|员|生|家|者|工|长)")),
+    ("work", _zh(r"在[\u4e00-\u9fff]{1,8}(?:工作|上班|任职)(?!室)"
+                 r"|当[\u4e00-\u9fff]{1,4}[员师士工生]|是(?:一名|一位|一个|个)[\u4e00-\u9fff]{1,6}(?:师|员|生|家|工|长)")),
     ("residence", _en(
         r"(?i:\b(?:lives?|living|based|settled) in\b|\b(?:i'm|i am|we're|we are|is|are) from\b"
         r"|\bgrew up in\b|\bmy (?:hometown|home town) is\b)")),
-    ("residence", _zh(r"住在|来自|定居|老家(?:是|在)|家乡(?:是|在)")),
+    ("residence", _zh(r"住在|(?:我|他|她)们?来自|定居|老家(?:是|在)|家乡(?:是|在)")),
     ("role", _en(
         rf"^(?i:(?:my|our|his|her|their)) {_ADJ}[a-z]+(?: {_NAME})? (?:is|was) (?:a|an) [a-z ,-]+$"
         rf"|^(?P<who>{_NAME}) is (?:a|an) {_ADJ}(?:{_ROLE_NOUN})\b")),
     ("ownership", _en(
         rf"(?i:\b(?:own|owns)\b) (?:a|an|the|two|three|\d+)\b"
         rf"|(?i:\b(?:have|has)\b) (?:a|an) [a-z ]{{1,30}}(?:called|named) {_LATIN_NAME}")),
-    ("ownership", _zh(r"拥有|开了?一家|有一(?:辆|套|家|间|台|艘)")),
+    ("ownership", _zh(r"开了一家|有一(?:辆|套|家|间|台|艘)")),
     ("tool", _en(
         r"(?:\b(?i:i|we|he|she|they|team|family)|\b[A-Z][a-z]+)\b(?:\s+|(?='))"
         r"(?i:(?:(?:mostly|mainly|usually|still|now|always|also|all|just) )?"
         r"(?:use|uses|am using|'m using|are using|'re using|is using|(?:have|has|'ve) been using"
-        r"|rel(?:y|ies) on|swear by|write in|code in|program in))\b")),
+        r"|rel(?:y|ies) on|swear by|write in|code in|program in))\b"
+        r"(?! (?i:it|them|him|her|you|me|us|this|that|these|those)\b)")),
     ("tool", _zh(
-        r"我们?(?:的?(?:团队|公司|家|组|学校))?(?:平时|一直|现在|主要|都|还|也|每天)*(?:使用|在用|用)(?![了心力功餐得来户])"
+        r"我们?(?:的?(?:团队|公司|家|组|学校))?(?:平时|一直|现在|主要|都|还|也|每天)*(?:使用|在用|用)(?![了心力功餐得来户它他她这那])"
         r"(?=[A-Za-z]|[\u4e00-\u9fff]{2})")),
     ("favourite", _en(r"(?i:\bfavou?rite\b)")),
     ("favourite", _zh(r"最(?:喜欢|爱)的")),
@@ -129,7 +133,7 @@ FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("age", _en(
         r"(?i:\b\d{1,3}(?:-| )years?(?:-| )old\b|\b(?:i'm|i am|is|turned|turning) \d{1,3}\b"
         r"(?! ?(?:%|percent|minutes|hours|days|weeks|miles|km|dollars)))")),
-    ("age", _zh(r"[\d一二三四五六七八九十两]+岁")),
+    ("age", _zh(rf"(?:今年|已经|快|刚满|满|^我){_NUM_ZH}岁|{_NUM_ZH}岁了")),
     ("birthday", _en(r"(?i:\bbirthday (?:is|falls)\b|\bborn (?:on|in)\b)")),
     ("birthday", _zh(r"生日(?:是|在)|出生(?:于|在)")),
 )  # fmt: skip
@@ -161,8 +165,9 @@ _NOT_PEOPLE = (
         r"|work at|works at|working at|worked at|employed by|hired by|joined|member of"
         r"|part of|study at|studies at|studying at|student at|go to|goes to|went to|attend"
         r"|attends|named|called|own|owns))"
-        rf"\s+(?:(?:the|a|an)\s+)?(?P<name>{_LATIN_NAMES})"
+        rf"\s+(?:(?:the|a|an)\s+)?(?P<name>{_LATIN_NAMES}(?:(?:,\s*|\s+and\s+){_LATIN_NAMES})*)"
     ),
+    re.compile(rf"(?i:\bfavou?rite\s+(?:[\w-]+\s+){{1,2}}(?:is|are))\s+(?:the\s+)?(?P<name>{_LATIN_NAMES})"),
     re.compile(rf"(?P<name>(?:{_LATIN_NAME}\s+)*(?:{_INSTITUTION})\b(?:\s+(?:of|for)\s+{_LATIN_NAMES})?)"),
     re.compile(rf"(?i:\b{PET}),?\s+(?P<name>{_NAME})\b"),
     re.compile(rf"(?P<name>{_LATIN_NAMES})\s+(?i:is (?:a|an|my|our) {_ADJ}{PET})\b"),
