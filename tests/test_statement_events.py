@@ -176,3 +176,31 @@ def test_a_move_still_supersedes_where_the_user_lived() -> None:
     cards = extract("I live in Porto.", "I moved to Lisbon last month.")
     assert len(cards) == 2
     assert cards[1].temporal.get("supersedes_event_ids") == ["card:0"]
+
+
+# (sentence, people among the participants, names that must not be participants)
+NOT_PEOPLE = [
+    ('My favourite film is "The Shape of Water".', [], ["Shape", "Water", "The Shape"]),
+    ("We spent Thanksgiving with my aunt Rosa.", ["Rosa"], ["Thanksgiving"]),
+    ("Banana bread is my favourite snack.", [], ["Banana"]),
+    ("Today I have to update the Grafana dashboard.", [], ["Grafana"]),
+    ("My cousin Aiko is getting married in Osaka next spring.", ["Aiko"], ["Osaka"]),
+    ("At home we use Trello for chores and Spotify for music.", [], ["Trello", "Spotify"]),
+    ("I speak Portuguese with my grandmother Lucia.", ["Lucia"], ["Portuguese"]),
+    ("Dana's startup is building Orbit, a budgeting app.", [], ["Orbit"]),
+    ("My neighbour Ivan got a job at Maersk.", ["Ivan"], ["Maersk"]),
+    ("我妈妈在银行做客户经理。", [], ["做客户经理", "客户经理"]),
+    ("我朋友小美明天要去杭州。", ["小美"], ["小美明天", "杭州"]),
+    ("莉娜有个哥哥叫安东。", ["莉娜", "安东"], []),
+]
+
+
+@pytest.mark.parametrize(("text", "people", "things"), NOT_PEOPLE)
+def test_titles_holidays_tools_and_places_are_not_participants(
+    text: str, people: list[str], things: list[str]
+) -> None:
+    cards = extract(text)
+    assert cards, text
+    participants = {name for card in cards for name in card.temporal["participants"]}
+    assert set(people) <= participants, participants
+    assert not set(things) & participants, participants

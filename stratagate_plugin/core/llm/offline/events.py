@@ -71,7 +71,13 @@ _ASSISTANT_TYPES = {"decision", "change", "cancellation", "release", "task_compl
 _IMPERSONAL_TYPES = _ASSISTANT_TYPES | {"meeting", "incident"}
 ECHO = 0.5
 _HAN_START = re.compile(r"[\u4e00-\u9fff]")
-_LEADING_NAME = re.compile(r"^(?P<name>[A-Z][a-z]+)(?:'s)?,?\s+(?!I\b|me\b|us\b)[a-z']+")
+# A sentence-initial name followed by its verb or an apposition: "Jon owns", "Kenji, my …",
+# not a modifier ("Apple pie is …") nor an adverb ("Yesterday my brother …").
+_LEADING_NAME = re.compile(
+    r"^(?P<name>[A-Z][a-z]+)(?:'s)?(?:,|\s+(?:is|was|has|had|and|[a-z]+(?<!s)s)\b)"
+)
+_TITLES = ("先生", "女士", "老师", "经理", "医生")
+_HAN_VERBS = "做当找见跟叫问让请"
 _CLAUSE_BREAK = re.compile(
     r"[,;:—–，；：]|\s(?:and|but|so|because)\s|但是|而且|所以|因为", re.IGNORECASE
 )
@@ -350,7 +356,7 @@ def _participants(sentence: Sentence, speakers: set[str]) -> list[str]:
     names = [sentence.speaker] if sentence.speaker else []
     names += [name for name in sorted(speakers) if name in sentence.text]
     found = proper_names(sentence.text) + _subject_name(sentence.text)
-    found += [n for n in HONORIFIC_NAME.findall(sentence.text) if n[0] not in HAN_FUNCTION]
+    found += [n for n in HONORIFIC_NAME.findall(sentence.text) if _honorific(n)]
     things = non_people(sentence.text)
     names += [
         name
@@ -359,6 +365,13 @@ def _participants(sentence: Sentence, speakers: set[str]) -> list[str]:
     ]
     names += han_people(bare(sentence.text))
     return [name for name in dict.fromkeys(names) if name in speakers or is_person_name(name)]
+
+
+def _honorific(name: str) -> bool:
+    """ "王先生", "欧阳老师": a surname of one or two characters before the title, not a job
+    ("做产品经理")."""
+    title = next(t for t in _TITLES if name.endswith(t))
+    return len(name) - len(title) <= 2 and name[0] not in HAN_FUNCTION + _HAN_VERBS
 
 
 def _subject_name(text: str) -> list[str]:

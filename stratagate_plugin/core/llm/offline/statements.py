@@ -38,7 +38,7 @@ _KIN_ZH = (
     r"(?:妈妈|母亲|爸爸|父亲|父母|爸妈|妹妹|姐姐|哥哥|弟弟|姐妹|兄弟|儿子|女儿|孩子|老婆|妻子|太太"
     r"|老公|丈夫|先生|男朋友|女朋友|男友|女友|未婚[夫妻]|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨"
     r"|舅舅|姑姑|表[哥姐弟妹]|堂[哥姐弟妹]|侄[子女]|外甥女?|朋友|好友|闺蜜|室友|邻居|同事|老板"
-    r"|上司|领导|经理|导师|同学|队友)"
+    r"|上司|领导|经理|导师|老师|教练|同学|队友)"
 )
 _PET_ZH = r"(?:狗狗?|小狗|猫咪?|小猫|兔子|仓鼠|鹦鹉|金鱼|鱼|乌龟|马|宠物)"
 # An agent noun names a role by its shape ("designer", "dentist", "librarian"); a few
@@ -49,7 +49,7 @@ _ROLE_NOUN = (
 )
 _GROUP = (
     r"band|club|team|choir|group|league|society|orchestra|association|union|troupe|crew"
-    r"|guild|chapter|committee|board|church|congregation|gym|circle"
+    r"|guild|chapter|committee|board|church|congregation|gym|circle|party|movement"
 )
 _SUBJECT = rf"(?:I|we|he|she|they|{_NAME}|(?:my|our|his|her|their) {_ADJ}[a-z]+)"
 
@@ -84,8 +84,8 @@ FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
         rf"|(?i:\b(?:have|has|own|owns|got|adopted) (?:a|an|one|two|three|\d+) {_ADJ}{PET}\b)")),
     ("pet", _zh(rf"养了?(?:一|两|三|几)?[只条匹头]?{_PET_ZH}|我(?:的|家的?){_PET_ZH}")),
     ("membership", _en(
-        r"(?i:\b(?:member of|belong to|belongs to"
-        rf"|(?:(?:sing|play|dance)s? (?:\w+ ){{0,2}}|(?:am|'m|is|are|'re) )(?:in|for|on)"
+        r"(?i:\b(?:member of|belongs? to)) (?:(?i:a|an|the|our|my)\b|[A-Z])"
+        r"|(?i:\b(?:(?:sing|play|dance)s? (?:\w+ ){0,2}(?:in|for|on)|(?:am|'m|is|are|'re) (?:in|on)"
         rf"|part of) (?:a|an|the|our|my) (?:[\w'-]+ ){{0,3}}(?:{_GROUP})\b)")),
     ("membership", _zh(
         r"成员|会员|(?:加入了?|参加了?|在)[\u4e00-\u9fff]{1,8}(?:俱乐部|社团|协会|乐队|合唱团|球队)")),
@@ -95,13 +95,16 @@ FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|high|kindergarten|preschool)))\b")),
     ("study", _zh(
         r"在[\u4e00-\u9fff]{1,10}(?:读|上)(?:大学|研究生|博士|硕士|高中|初中|小学|幼儿园|书|学)"
-        r"|读(?:大学|研究生|博士|硕士|高中)|专业是|主修|学的是")),
+        r"|读(?:大学|研究生|博士|硕士|高中)|专业是|主修|学的是|跟着?[\u4e00-\u9fff]{1,6}学")),
     ("work", _en(
-        r"(?i:\b(?:works?|working) (?:as|at|for|in)\b|\b(?:i|we) teach\b|\bteaches\b"
+        r"(?i:\b(?:works?|working) (?:as|at|for|in)\b|\b(?:i|we|he|she) teach(?:es)?\b"
         r"|\bemployed (?:by|at)\b|\bhired (?:by|at)\b"
-        r"|\bmy (?:job|role|position) is\b|\b(?:i|we) (?:run|own|manage) (?:a|an|the|my|our)\b"
+        r"|\bmy (?:job|role|position) is\b|\b(?:i'm|i am) (?:responsible for|in charge of)\b"
+        r"|\b(?:i|we) (?:lead|manage|run) the\b|\b(?:i|we) (?:run|own|manage) (?:a|an|the|my|our)\b"
         rf"|\b(?:i'm|i am) (?:a|an) {_ADJ}(?:{_ROLE_NOUN})\b)")),
-    ("work", _zh(r"在[\u4e00-\u9fff]{1,8}(?:工作|上班|任职)(?!室)"
+    ("work", _zh(r"在[\u4e00-\u9fff]{1,8}(?:工作|上班|任职|教(?![育训会]))(?!室)|我(?:主要)?负责"
+                 r"|在[\u4e00-\u9fff]{1,8}做[\u4e00-\u9fff]{0,4}(?:[师员]|经理|主管|总监)"
+                 r"|^[^你您，,。]{0,8}是[\u4e00-\u9fff]{2,10}的[\u4e00-\u9fff]{0,4}(?:[师员士]|医生)"
                  r"|当[\u4e00-\u9fff]{1,4}[员师士工生]|是(?:一名|一位|一个|个)[\u4e00-\u9fff]{1,6}(?:师|员|生|家|工|长)")),
     ("residence", _en(
         r"(?i:\b(?:lives?|living|based|settled) in\b|\b(?:i'm|i am|we're|we are|is|are) from\b"
@@ -110,6 +113,10 @@ FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("role", _en(
         rf"^(?i:(?:my|our|his|her|their)) {_ADJ}[a-z]+(?: {_NAME})? (?:is|was) (?:a|an) [a-z ,-]+$"
         rf"|^(?P<who>{_NAME}) is (?:a|an) {_ADJ}(?:{_ROLE_NOUN})\b")),
+    ("project", _en(
+        r"(?i:\b(?:am|'m|is|are|'re|'s) (?:currently |still )?(?:building|developing|working on"
+        r"|launching|writing|designing|running)) (?!(?i:it|them|this|that|me|you|us|out|to)\b)"
+        r"(?:(?i:a|an|the|my|our|his|her|their) [a-z-]+|[A-Z])")),
     ("ownership", _en(
         rf"(?i:\b(?:own|owns)\b) (?:a|an|the|two|three|\d+)\b"
         rf"|(?i:\b(?:have|has)\b) (?:a|an) [a-z ]{{1,30}}(?:called|named) {_LATIN_NAME}")),
@@ -158,15 +165,25 @@ _INSTITUTION = (
     r"University|College|School|Academy|Institute|Hospital|Clinic|Club|Elementary|Society"
     r"|Church|Inc|Ltd|LLC|GmbH|Corp|Company|Group|Labs?|Studios?|Foundation|Bank|Caf[eé]"
 )
+# "Slack for chat and Jira for tickets": the list goes on past a short purpose.
+_LIST_JOIN = r"(?:\s+for\s+[a-z]+)?(?:\s*,\s*(?:and\s+)?|\s+and\s+)"
+_HOLIDAY = (
+    r"Christmas|Xmas|Easter|Thanksgiving|Halloween|Hanukkah|Diwali|Ramadan|Eid|Passover"
+    r"|Lent|Advent|Pride|New Year(?:'s)?(?: Eve| Day)?"
+)
 # Names marked by a frame as a tool, pet, group, school or organisation, not a person.
 _NOT_PEOPLE = (
     re.compile(
         r"(?i:\b(?:use|uses|using|used|switched to|installed|rely on|relies on|swear by"
         r"|work at|works at|working at|worked at|employed by|hired by|joined|member of"
         r"|part of|study at|studies at|studying at|student at|go to|goes to|went to|attend"
-        r"|attends|named|called|own|owns))"
-        rf"\s+(?:(?:the|a|an)\s+)?(?P<name>{_LATIN_NAMES}(?:(?:,\s*|\s+and\s+){_LATIN_NAMES})*)"
+        r"|attends|named|called|own|owns|works? for|worked for|working for|(?:job|position|role"
+        r"|internship|offer) (?:at|with|from)|learn|learns|learned|learning|speak|speaks"
+        r"|build|builds|building|built|developing|working on|launch|launched|launching|the))"
+        rf"\s+(?:(?:the|a|an)\s+)?(?P<name>{_LATIN_NAMES}(?:{_LIST_JOIN}{_LATIN_NAMES})*)"
     ),
+    re.compile(r"[\"“《«](?P<name>[^\"”》»]{1,80})[\"”》»]"),
+    re.compile(rf"\b(?P<name>{_HOLIDAY})\b"),
     re.compile(rf"(?i:\bfavou?rite\s+(?:[\w-]+\s+){{1,2}}(?:is|are))\s+(?:the\s+)?(?P<name>{_LATIN_NAMES})"),
     re.compile(rf"(?P<name>(?:{_LATIN_NAME}\s+)*(?:{_INSTITUTION})\b(?:\s+(?:of|for)\s+{_LATIN_NAMES})?)"),
     re.compile(rf"(?i:\b{PET}),?\s+(?P<name>{_NAME})\b"),
@@ -195,14 +212,16 @@ def _prefixes(name: str) -> list[str]:
 
 _HAN_NAME_STOP = set(
     "的了是我你他她它们这那在和与也都就很吗呢吧啊呀说住搬去来跟今昨刚已还要会想喜爱"
-    "又不没有个把被给对从到叫每一养用做当读学工最，。！？、"
+    "又不没有个把被给对从到叫每一养用做当读学工最上下拿买看写送找带打吃喝玩，。！？、"
 )
+_HAN_TIME = re.compile(r"明天|明年|明早|明晚|今天|今年|昨天|下周|上周|最近|现在|已经|刚才")
 _HAN_PEOPLE = (
     re.compile(rf"{_KIN_ZH}(?:叫|名叫|是)?(?P<name>[\u4e00-\u9fff·]{{2,4}})"),
     re.compile(
         r"(?:^|[，,。！!；;：:\s])(?P<name>[\u4e00-\u9fff·]{2,4})是我(?:的|们的?)?" + _KIN_ZH
     ),
     re.compile(r"^我叫(?P<name>[\u4e00-\u9fff·]{2,4})"),
+    re.compile(rf"^(?P<name>[\u4e00-\u9fff·]{{2,4}}?)有(?:一|两|三|几)?(?:个|位){_KIN_ZH}"),
 )
 
 
@@ -219,6 +238,7 @@ def han_people(text: str) -> list[str]:
 
 
 def _han_name(run: str) -> str:
+    run = _HAN_TIME.split(run, maxsplit=1)[0]
     cut = next((i for i, char in enumerate(run) if char in _HAN_NAME_STOP), len(run))
     return run[:cut] if cut >= 2 else ""
 
