@@ -51,98 +51,90 @@ _GROUP = (
     r"band|club|team|choir|group|league|society|orchestra|association|union|troupe|crew"
     r"|guild|chapter|committee|board|church|congregation|gym|circle|party|movement"
 )
-_SUBJECT = rf"(?:I|we|he|she|they|{_NAME}|(?:my|our|his|her|their) {_ADJ}[a-z]+)"
-
-
-def _en(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
-def _zh(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
 _I = r"(?i:i)"
 _NUM_ZH = r"[\d一二三四五六七八九十两]+"
 FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("introduction", _en(
+    ("introduction", re.compile(
         rf"^(?:{_I}'m|{_I} am|(?i:my name is|my name's|call me))\s+(?P<name>{_NAME})\b(?!'s)"
         r"|^(?:我叫|我的名字(?:是|叫))")),
-    ("relation", _en(
+    ("relation", re.compile(
         rf"(?i:\b(?:my|our|his|her|their)) {_ADJ}(?i:{KIN})(?:,)?\s+(?:(?P<name>{_NAME})\b"
         rf"|(?i:is|'s|are) (?i:called|named))"
         rf"|\b(?P<holder>{_NAME})(?:'s| is| are) (?i:my|our|his|her|their) {_ADJ}(?i:{KIN})\b"
         rf"|(?i:(?<!to )\b(?:has|have|got) (?:a|an|one|two|three|four|five|\d+) {_ADJ}{KIN}\b"
         r"(?! like))"
         rf"|(?i:\b(?:married to|engaged to|dating|divorced from)) {_NAME}")),
-    ("relation", _zh(
+    ("relation", re.compile(
         rf"我(?:的|们的?)?{_KIN_ZH}(?:叫|名叫)|是我(?:的|们的?)?{_KIN_ZH}"
         rf"|有(?:一|两|三|四|几)?(?:个|位){_KIN_ZH}|(?:跟|和)[\u4e00-\u9fff]{{1,4}}结婚了")),
-    ("pet", _en(
+    ("pet", re.compile(
         rf"(?i:\b(?:my|our|his|her|their)) {_ADJ}(?i:{PET})\b(?:,)?\s+(?:{_NAME}\b"
         rf"|(?i:is|'s) (?i:a|an|called|named)\b)"
         rf"|(?i:\b(?:have|has|own|owns|got|adopted) (?:a|an|one|two|three|\d+) {_ADJ}{PET}\b)")),
-    ("pet", _zh(rf"养了?(?:一|两|三|几)?[只条匹头]?{_PET_ZH}|我(?:的|家的?){_PET_ZH}")),
-    ("membership", _en(
+    ("pet", re.compile(rf"养了?(?:一|两|三|几)?[只条匹头]?{_PET_ZH}|我(?:的|家的?){_PET_ZH}")),
+    ("membership", re.compile(
         r"(?i:\b(?:member of|belongs? to)) (?:(?i:a|an|the|our|my)\b|[A-Z])"
         r"|(?i:\b(?:(?:sing|play|dance)s? (?:\w+ ){0,2}(?:in|for|on)|(?:am|'m|is|are|'re) (?:in|on)"
         rf"|part of) (?:a|an|the|our|my) (?:[\w'-]+ ){{0,3}}(?:{_GROUP})\b)")),
-    ("membership", _zh(
+    ("membership", re.compile(
         r"成员|会员|(?:加入了?|参加了?|在)[\u4e00-\u9fff]{1,8}(?:俱乐部|社团|协会|乐队|合唱团|球队)")),
-    ("study", _en(
+    ("study", re.compile(
         r"(?i:\b(?:study|studies|studying|major(?:s|ing)? in|student (?:at|of)|enrolled (?:at|in)"
         r"|go(?:es)? to (?:[\w'-]+ ){0,4}(?:school|college|university|academy|elementary"
         r"|high|kindergarten|preschool)))\b")),
-    ("study", _zh(
+    ("study", re.compile(
         r"在[\u4e00-\u9fff]{1,10}(?:读|上)(?:大学|研究生|博士|硕士|高中|初中|小学|幼儿园|书|学)"
         r"|读(?:大学|研究生|博士|硕士|高中)|专业是|主修|学的是|跟着?[\u4e00-\u9fff]{1,6}学")),
-    ("work", _en(
+    ("work", re.compile(
         r"(?i:\b(?:works?|working) (?:as|at|for|in)\b|\b(?:i|we|he|she) teach(?:es)?\b"
         r"|\bemployed (?:by|at)\b|\bhired (?:by|at)\b"
         r"|\bmy (?:job|role|position) is\b|\b(?:i'm|i am) (?:responsible for|in charge of)\b"
         r"|\b(?:i|we) (?:lead|manage|run) the\b|\b(?:i|we) (?:run|own|manage) (?:a|an|the|my|our)\b"
         rf"|\b(?:i'm|i am) (?:a|an) {_ADJ}(?:{_ROLE_NOUN})\b)")),
-    ("work", _zh(r"在[\u4e00-\u9fff]{1,8}(?:工作|上班|任职|教(?![育训会]))(?!室)|我(?:主要)?负责"
+    ("work", re.compile(r"在[\u4e00-\u9fff]{1,8}(?:工作|上班|任职|教(?![育训会]))(?!室)"
+                 r"|我(?:主要)?负责"
                  r"|在[\u4e00-\u9fff]{1,8}做[\u4e00-\u9fff]{0,4}(?:[师员]|经理|主管|总监)"
                  r"|^[^你您，,。]{0,8}是[\u4e00-\u9fff]{2,10}的[\u4e00-\u9fff]{0,4}(?:[师员士]|医生)"
-                 r"|当[\u4e00-\u9fff]{1,4}[员师士工生]|是(?:一名|一位|一个|个)[\u4e00-\u9fff]{1,6}(?:师|员|生|家|工|长)")),
-    ("residence", _en(
+                 r"|当[\u4e00-\u9fff]{1,4}[员师士工生]"
+                 r"|是(?:一名|一位|一个|个)[\u4e00-\u9fff]{1,6}(?:师|员|生|家|工|长)")),
+    ("residence", re.compile(
         r"(?i:\b(?:lives?|living|based|settled) in\b|\b(?:i'm|i am|we're|we are|is|are) from\b"
         r"|\bgrew up in\b|\bmy (?:hometown|home town) is\b)")),
-    ("residence", _zh(r"住在|(?:我|他|她)们?来自|定居|老家(?:是|在)|家乡(?:是|在)")),
-    ("role", _en(
-        rf"^(?i:(?:my|our|his|her|their)) {_ADJ}[a-z]+(?: {_NAME})? (?:is|was) (?:a|an) [a-z ,-]+$"
+    ("residence", re.compile(r"住在|(?:我|他|她)们?来自|定居|老家(?:是|在)|家乡(?:是|在)")),
+    ("role", re.compile(
+        rf"^(?i:(?:my|our|his|her|their)) {_ADJ}(?i:{KIN}|{PET})(?: {_NAME})?"
+        r" is (?:a|an) [a-z ,-]+[.!]?$"
         rf"|^(?P<who>{_NAME}) is (?:a|an) {_ADJ}(?:{_ROLE_NOUN})\b")),
-    ("project", _en(
+    ("project", re.compile(
         r"(?i:\b(?:am|'m|is|are|'re|'s) (?:currently |still )?(?:building|developing|working on"
         r"|launching|writing|designing|running)) (?!(?i:it|them|this|that|me|you|us|out|to)\b)"
         r"(?:(?i:a|an|the|my|our|his|her|their) [a-z-]+|[A-Z])")),
-    ("ownership", _en(
+    ("ownership", re.compile(
         rf"(?i:\b(?:own|owns)\b) (?:a|an|the|two|three|\d+)\b"
         rf"|(?i:\b(?:have|has)\b) (?:a|an) [a-z ]{{1,30}}(?:called|named) {_LATIN_NAME}")),
-    ("ownership", _zh(r"开了一家|有一(?:辆|套|家|间|台|艘)")),
-    ("tool", _en(
+    ("ownership", re.compile(r"开了一家|有一(?:辆|套|家|间|台|艘)")),
+    ("tool", re.compile(
         r"(?:\b(?i:i|we|he|she|they|team|family)|\b[A-Z][a-z]+)\b(?:\s+|(?='))"
         r"(?i:(?:(?:mostly|mainly|usually|still|now|always|also|all|just) )?"
         r"(?:use|uses|am using|'m using|are using|'re using|is using|(?:have|has|'ve) been using"
         r"|rel(?:y|ies) on|swear by|write in|code in|program in))\b"
         r"(?! (?i:it|them|him|her|you|me|us|this|that|these|those)\b)")),
-    ("tool", _zh(
-        r"我们?(?:的?(?:团队|公司|家|组|学校))?(?:平时|一直|现在|主要|都|还|也|每天)*(?:使用|在用|用)(?![了心力功餐得来户它他她这那])"
-        r"(?=[A-Za-z]|[\u4e00-\u9fff]{2})")),
-    ("favourite", _en(r"(?i:\bfavou?rite\b)")),
-    ("favourite", _zh(r"最(?:喜欢|爱)的")),
-    ("diet", _en(
+    ("tool", re.compile(
+        r"我们?(?:的?(?:团队|公司|家|组|学校))?(?:平时|一直|现在|主要|都|还|也|每天)*"
+        r"(?:使用|在用|用)(?![了心力功餐得来户它他她这那])(?=[A-Za-z]|[\u4e00-\u9fff]{2})")),
+    ("favourite", re.compile(r"(?i:\bfavou?rite\b)")),
+    ("favourite", re.compile(r"最(?:喜欢|爱)的")),
+    ("diet", re.compile(
         r"(?i:\b(?:vegetarian|vegan|pescatarian|gluten[- ]free|lactose[- ]intolerant|keto"
         r"|kosher|halal|teetotal(?:er)?|sober)\b"
         r"|\b(?:don't|do not|never|can't|cannot|doesn't|does not) (?:eat|drink)\b)")),
-    ("diet", _zh(r"素食|吃素|(?:不|从不|不能|不太)(?:吃|喝)(?![了过完])")),
-    ("age", _en(
+    ("diet", re.compile(r"素食|吃素|(?:不|从不|不能|不太)(?:吃|喝)(?![了过完])")),
+    ("age", re.compile(
         r"(?i:\b\d{1,3}(?:-| )years?(?:-| )old\b|\b(?:i'm|i am|is|turned|turning) \d{1,3}\b"
         r"(?! ?(?:%|percent|minutes|hours|days|weeks|miles|km|dollars)))")),
-    ("age", _zh(rf"(?:今年|已经|快|刚满|满|^我){_NUM_ZH}岁|{_NUM_ZH}岁了")),
-    ("birthday", _en(r"(?i:\bbirthday (?:is|falls)\b|\bborn (?:on|in)\b)")),
-    ("birthday", _zh(r"生日(?:是|在)|出生(?:于|在)")),
+    ("age", re.compile(rf"(?:今年|已经|快|刚满|满|^我){_NUM_ZH}岁|{_NUM_ZH}岁了")),
+    ("birthday", re.compile(r"(?i:\bbirthday (?:is|falls)\b|\bborn (?:on|in)\b)")),
+    ("birthday", re.compile(r"生日(?:是|在)|出生(?:于|在)")),
 )  # fmt: skip
 
 
