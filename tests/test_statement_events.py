@@ -160,6 +160,10 @@ SMALL_TALK = [
     "哈哈，好的。",
     "你养猫吗？",
     "你用什么记笔记？",
+    "I'm 5 min late, sorry.",
+    "I use to go there a lot.",
+    "It's great to have a friend like you.",
+    "Just part of the journey.",
 ]
 
 

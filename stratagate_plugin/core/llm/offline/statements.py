@@ -118,7 +118,7 @@ FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?i:(?:(?:mostly|mainly|usually|still|now|always|also|all|just) )?"
         r"(?:use|uses|am using|'m using|are using|'re using|is using|(?:have|has|'ve) been using"
         r"|rel(?:y|ies) on|swear by|write in|code in|program in))\b"
-        r"(?! (?i:it|them|him|her|you|me|us|this|that|these|those)\b)")),
+        r"(?! (?i:it|them|him|her|you|me|us|this|that|these|those|to)\b)")),
     ("tool", re.compile(
         r"我们?(?:的?(?:团队|公司|家|组|学校))?(?:平时|一直|现在|主要|都|还|也|每天)*"
         r"(?:使用|在用|用)(?![了心力功餐得来户它他她这那])(?=[A-Za-z]|[\u4e00-\u9fff]{2})")),
@@ -130,8 +130,8 @@ FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\b(?:don't|do not|never|can't|cannot|doesn't|does not) (?:eat|drink)\b)")),
     ("diet", re.compile(r"素食|吃素|(?:不|从不|不能|不太)(?:吃|喝)(?![了过完])")),
     ("age", re.compile(
-        r"(?i:\b\d{1,3}(?:-| )years?(?:-| )old\b|\b(?:i'm|i am|is|turned|turning) \d{1,3}\b"
-        r"(?! ?(?:%|percent|minutes|hours|days|weeks|miles|km|dollars)))")),
+        r"(?i:\b\d{1,3}(?:-| )years?(?:-| )old\b|\b(?:i'm|i am|is|turned|turning) \d{1,3}"
+        r"(?=\s*(?:$|[.,!;]|years?\b|yo\b|and\b|now\b|this\b|next\b|last\b|in\b)))")),
     ("age", re.compile(rf"(?:今年|已经|快|刚满|满|^我){_NUM_ZH}岁|{_NUM_ZH}岁了")),
     ("birthday", re.compile(r"(?i:\bbirthday (?:is|falls)\b|\bborn (?:on|in)\b)")),
     ("birthday", re.compile(r"生日(?:是|在)|出生(?:于|在)")),
