@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from markupsafe import escape
 from webapp import memory_of, new_chat, say, web_app
 
 from stratagate_plugin.core.memory import StrataGate
@@ -67,7 +68,7 @@ async def test_hook_chat_annotations_cite_the_adopted_event_below_the_answer(
         notes = await chat_notes_of(app, host, sid)
     assert 'class="citations"' not in told.text  # a statement uses no memory
     assert 'class="citations"' in asked.text
-    assert f'<a href="/memory/events/{event.id}">{event.title}</a>' in asked.text
+    assert f'<a href="/memory/events/{event.id}">{escape(event.title)}</a>' in asked.text
     assert "memory used: 1 event" in asked.text
     first, second = turn_article(page, 1), turn_article(page, 2)
     assert 'class="citations"' not in first and f"/memory/events/{event.id}" in second

@@ -109,7 +109,7 @@ async def test_offline_extract_english_decision_plan_preference_cancellation() -
     assert decision.source_message_ids == ["m3"]
     assert decision.summary.startswith("Caroline said: I decided")
     assert decision.title == "Caroline decided to adopt a child through the Riverside agency"
-    assert "Riverside" in decision.temporal["participants"]
+    assert decision.temporal["participants"] == ["Caroline"]  # "the Riverside agency" is no person
     plan = card_with(result, "visit the agency")
     assert plan.temporal and plan.temporal["happened_start"] == "2023-07-24T00:00:00+00:00"
     assert plan.temporal["happened_end"] == "2023-07-24T23:59:59+00:00"

@@ -49,7 +49,9 @@ from .lexicon import (
     STANDING,
 )
 from .relations import relation_fields
+from .statements import han_people, non_people, owned_title, statement_kind
 from .text import (
+    HAN_FUNCTION,
     Sentence,
     clean,
     clip,
@@ -62,13 +64,20 @@ from .text import (
     split_speaker,
     without_times,
 )
-from .titles import attributed, bare, headline
+from .titles import attributed, bare, headline, is_chinese, speaker_label
 
 MAX_EVENTS = 24
 _ASSISTANT_TYPES = {"decision", "change", "cancellation", "release", "task_completed", "migration"}
 _IMPERSONAL_TYPES = _ASSISTANT_TYPES | {"meeting", "incident"}
 ECHO = 0.5
 _HAN_START = re.compile(r"[\u4e00-\u9fff]")
+# A sentence-initial name followed by its verb or an apposition: "Jon owns", "Kenji, my …",
+# not a modifier ("Apple pie is …") nor an adverb ("Yesterday my brother …").
+_LEADING_NAME = re.compile(
+    r"^(?P<name>[A-Z][a-z]+)(?:'s)?(?:,|\s+(?:is|was|has|had|and|[a-z]+(?<!s)s)\b)"
+)
+_TITLES = ("先生", "女士", "老师", "经理", "医生")
+_HAN_VERBS = "做当找见跟叫问让请"
 _CLAUSE_BREAK = re.compile(
     r"[,;:—–，；：]|\s(?:and|but|so|because)\s|但是|而且|所以|因为", re.IGNORECASE
 )
@@ -107,7 +116,9 @@ def event_type_of(
 
 def _person_type(sentence: Sentence, timed: bool) -> str | None:
     text = sentence.text
-    weighty = timed or SAFETY.search(text) is not None  # "我对花生过敏": one term is enough
+    kind = statement_kind(bare(text))
+    # "我对花生过敏", "I'm vegetarian": one term is enough beside a health cue or a frame
+    weighty = timed or kind is not None or SAFETY.search(text) is not None
     if is_question(text) or len(content_terms(text)) + weighty < 2:
         return None
     found = next((name for name, cue in EVENT_CUES if cue.search(text)), None)
@@ -118,7 +129,7 @@ def _person_type(sentence: Sentence, timed: bool) -> str | None:
     if found == "cancellation" and changed and not CANCELLATION.search(text):
         found = "change"
     personal = FIRST_PERSON.search(text) is not None or _elided_subject(text)
-    if found is None and _standing(text):
+    if found is None and (kind is not None or _standing(text)):
         found = "other"
     if found is None and RULE.search(text):
         found = "decision" if PROJECT_SCOPE.search(text) or not personal else "other"
@@ -130,6 +141,7 @@ def _person_type(sentence: Sentence, timed: bool) -> str | None:
         return None
     named = _named_subject(text) and STANDING.search(text) is not None
     admitted = personal or timed or named or resolve or found in _IMPERSONAL_TYPES
+    admitted = admitted or kind is not None  # its frame has a person for subject
     return found if admitted else None
 
 
@@ -272,15 +284,21 @@ def draft_card(
 ) -> EventCardDraft:
     """One atomic card: title, summary with speaker and resolved date, temporal object."""
     participants = _participants(sentence, speakers)
+    kind = statement_kind(bare(sentence.text))
     temporal: dict[str, Any] = {"mentioned_at": reference.isoformat(), **when.as_temporal()}
-    temporal |= {"status": _status(sentence.text, event_type, when, reference)}
+    temporal |= {"status": _status(sentence.text, event_type, when, reference, kind)}
     temporal |= {"participants": participants, "event_type": event_type}
+    title = headline(sentence)
+    if kind == "introduction" and is_chinese(sentence.text):  # 我叫李明，是一名医生: both
+        title = clip(bare(sentence.text).rstrip("。！!."), 90)
+    if kind is not None:
+        title = owned_title(title, bare(sentence.text), speaker_label(sentence))
     return EventCardDraft(
-        title=headline(sentence),
+        title=title,
         summary=clip(attributed(sentence, _date_note(when)), 1000),
         source_message_ids=[sentence.message_id],
         scope=_scope(sentence.text),
-        criticality=_criticality(sentence.text),
+        criticality=_criticality(sentence.text, kind),
         tags=_tags(sentence.text, speakers),
         quotes=[clip(sentence.text, 400)],
         temporal=temporal,
@@ -293,9 +311,15 @@ def _date_note(when: TimeExpression) -> str:
     return ""
 
 
-def _status(text: str, event_type: str, when: TimeExpression, reference: datetime) -> str:
+def _status(
+    text: str, event_type: str, when: TimeExpression, reference: datetime, kind: str | None
+) -> str:
+    """``kind``: the durable statement the sentence makes; an age or a birthday holds on
+    whatever date it names, other statements while they are said in the present."""
     if event_type == "cancellation":
         return "cancelled"
+    if kind in ("age", "birthday") or (kind and not when.known and event_type == "other"):
+        return "ongoing"
     if REQUEST.search(text):
         return "planned"
     if when.start is not None and when.start > reference:
@@ -318,21 +342,46 @@ def _scope(text: str) -> Scope:
     return "session"
 
 
-def _criticality(text: str) -> Criticality:
+def _criticality(text: str, kind: str | None = None) -> Criticality:
+    """A durable statement about a person (``statements``) is part of who they are."""
     if SAFETY.search(text):
         return "safety"
     if PREFERENCE.search(text):
         return "preference"
-    return "identity" if IDENTITY.search(text) else "routine"
+    return "identity" if IDENTITY.search(text) or kind is not None else "routine"
 
 
 def _participants(sentence: Sentence, speakers: set[str]) -> list[str]:
     """People and organisations: speakers, names in the text; places and dates left out."""
     names = [sentence.speaker] if sentence.speaker else []
     names += [name for name in sorted(speakers) if name in sentence.text]
-    found = proper_names(sentence.text) + HONORIFIC_NAME.findall(sentence.text)
-    names += [name for name in found if name in speakers or not _is_place(sentence.text, name)]
+    found = proper_names(sentence.text) + _subject_name(sentence.text)
+    found += [n for n in HONORIFIC_NAME.findall(sentence.text) if _honorific(n)]
+    things = non_people(sentence.text)
+    names += [
+        name
+        for name in found
+        if name in speakers or not (_is_place(sentence.text, name) or name in things)
+    ]
+    names += han_people(bare(sentence.text))
     return [name for name in dict.fromkeys(names) if name in speakers or is_person_name(name)]
+
+
+def _honorific(name: str) -> bool:
+    """ "王先生", "欧阳老师": a surname of one or two characters before the title, not a job
+    ("做产品经理")."""
+    title = next(t for t in _TITLES if name.endswith(t))
+    return len(name) - len(title) <= 2 and name[0] not in HAN_FUNCTION + _HAN_VERBS
+
+
+def _subject_name(text: str) -> list[str]:
+    """A sentence-initial name a statement frame reads as its person ("Priya is my manager",
+    "Jon owns a bakery"), which ``proper_names`` leaves out as a capitalised first word."""
+    said = bare(text)
+    first = _LEADING_NAME.match(said)
+    if first is None or statement_kind(said) is None or not is_person_name(first["name"]):
+        return []
+    return [first["name"]]
 
 
 def places(text: str) -> list[str]:

@@ -182,9 +182,11 @@ CANCELLATION = _cue(
     r"|(?:is|are|'s|'re) off\b",
     r"取消|作罢|不[办做搞]了",
 )
+# "to" after a verb of speaking, giving or marrying points to a person ("married to Tom");
+# "in" / "at" after it still point to a place ("getting married in Dublin").
 PLACE_CUE = re.compile(
-    r"(?<!\btalk )(?<!\btalked )(?<!\bspoke )(?<!\bsent )(?<!\bgave )(?<!\bwrote )"
-    r"(?<!\bsaid )(?<!\btold )(?<!\bmarried )(?<!\bintroduced )(?<!\blistened )"
-    r"\b(?:in|at|to|from|near|around|across|visit(?:ed|ing)?)\s+(?:the\s+)?$",
+    r"\b(?:(?<!\btalk )(?<!\btalked )(?<!\bspoke )(?<!\bsent )(?<!\bgave )(?<!\bwrote )"
+    r"(?<!\bsaid )(?<!\btold )(?<!\bmarried )(?<!\bintroduced )(?<!\blistened )to"
+    r"|in|at|from|near|around|across|visit(?:ed|ing)?)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )

@@ -33,7 +33,7 @@ _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 _SUBJECT = re.compile(
     r"^(?P<subject>i|we)(?P<aux>'m|'re|'ve|'d|'ll|\s+am|\s+are|\s+have|\s+had|\s+will)?\s+"
     r"(?P<adverbs>(?:(?:just|finally|also|recently|actually|already|really|officially|now"
-    r"|still)\s+)*)(?P<frame>(?:decided|agreed|chose|plan(?:ned)?|going|intend|hope"
+    r"|still|mostly|mainly|usually|never|always|often|rarely|sometimes)\s+)*)(?P<frame>(?:decided|agreed|chose|plan(?:ned)?|going|intend|hope"
     r"|want(?:ed)?|need(?:ed)?|would like)\s+to\s+)?",
     re.IGNORECASE,
 )
