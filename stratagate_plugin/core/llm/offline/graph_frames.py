@@ -18,7 +18,7 @@ A small closed set of frames, each a grammatical pattern rather than a list of n
 """
 
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from .text import is_person_name
@@ -47,35 +47,40 @@ _TRANSLITERATION = set(
     "尚舍什施斯松苏索塔泰坦汤唐特提汀图托瓦万威韦维温沃乌伍西希锡夏谢辛休雅亚扬耶伊因英尤约泽扎詹珍朱"
     "卓佐茜黛娃娅丝·"
 )
+# an organisation's or project's Chinese name, up to its kind word ("星火读书会", "北极星项目")
+HAN_NAMED = re.compile(
+    r"[\u4e00-\u9fff]{1,6}(?:公司|集团|科技|大学|学院|中学|小学|医院|银行|研究所|研究院|俱乐部|协会"
+    r"|工作室|读书会|社团|基金会|事务所|出版社|合唱团|乐队|学校|实验室|跑团|球队|项目|计划)"
+)
 _NOT_FIRST = set("一这那我你他她它每某各家几今昨努忙正")
 _CLAUSE_BREAK = re.compile(r"[.,!?;:()\"“”—–…，。！？；：、]|\s-\s|\b(?:and|but|so|because)\b")
 
 ROLES = {
     "sister": "sister", "brother": "brother", "mother": "mother", "mom": "mother",
-    "mum": "mother", "father": "father", "dad": "father", "wife": "spouse",
-    "husband": "spouse", "partner": "partner", "boyfriend": "partner", "girlfriend": "partner",
+    "mum": "mother", "father": "father", "dad": "father", "wife": "wife",
+    "husband": "husband", "partner": "partner", "boyfriend": "partner", "girlfriend": "partner",
     "fiance": "partner", "fiancé": "partner", "fiancee": "partner", "fiancée": "partner",
     "son": "son", "daughter": "daughter", "kid": "child", "child": "child", "friend": "friend",
     "cousin": "cousin", "aunt": "aunt", "uncle": "uncle", "grandma": "grandmother",
     "grandmother": "grandmother", "grandpa": "grandfather", "grandfather": "grandfather",
     "niece": "niece", "nephew": "nephew", "boss": "boss", "manager": "boss",
     "colleague": "colleague", "coworker": "colleague", "co-worker": "colleague",
-    "roommate": "roommate", "neighbor": "neighbor", "neighbour": "neighbor",
+    "roommate": "roommate", "neighbor": "neighbour", "neighbour": "neighbour",
     "mentor": "mentor", "teacher": "teacher", "therapist": "therapist", "coach": "coach",
     "妹妹": "sister", "姐姐": "sister", "哥哥": "brother", "弟弟": "brother", "妈妈": "mother",
-    "母亲": "mother", "爸爸": "father", "父亲": "father", "丈夫": "spouse", "老公": "spouse",
-    "妻子": "spouse", "老婆": "spouse", "男朋友": "partner", "女朋友": "partner",
+    "母亲": "mother", "爸爸": "father", "父亲": "father", "丈夫": "husband", "老公": "husband",
+    "妻子": "wife", "老婆": "wife", "太太": "wife", "先生": "husband", "男朋友": "partner", "女朋友": "partner",
     "未婚夫": "partner", "未婚妻": "partner", "儿子": "son", "女儿": "daughter",
     "孩子": "child", "朋友": "friend", "好朋友": "friend", "闺蜜": "friend", "表姐": "cousin",
     "表妹": "cousin", "表哥": "cousin", "表弟": "cousin", "堂姐": "cousin", "堂妹": "cousin",
     "堂哥": "cousin", "堂弟": "cousin", "阿姨": "aunt", "姑姑": "aunt", "叔叔": "uncle",
     "舅舅": "uncle", "奶奶": "grandmother", "外婆": "grandmother", "爷爷": "grandfather",
     "外公": "grandfather", "老板": "boss", "上司": "boss", "同事": "colleague",
-    "室友": "roommate", "邻居": "neighbor", "导师": "mentor", "老师": "teacher",
+    "室友": "roommate", "邻居": "neighbour", "导师": "mentor", "老师": "teacher",
     "教练": "coach",
 }  # fmt: skip
 # one at a time: a new one replaces the old (the others accumulate)
-EXCLUSIVE_ROLES = frozenset({"spouse", "partner", "boss", "mother", "father"})
+EXCLUSIVE_ROLES = frozenset({"wife", "husband", "partner", "boss", "mother", "father"})
 _EN_ROLES = "|".join(sorted((r for r in ROLES if r.isascii()), key=len, reverse=True))
 _ZH_ROLES = "|".join(sorted((r for r in ROLES if not r.isascii()), key=len, reverse=True))
 _KIN = (
@@ -84,6 +89,7 @@ _KIN = (
         rf"(?P<role>{_EN_ROLES})\s*,?\s+(?P<x>{_PERSON})\b"
     ),
     re.compile(rf"\b(?P<x>{_PERSON}),\s+my\s+(?:\w+\s+)?(?P<role>{_EN_ROLES})\b"),
+    re.compile(rf"\b[Oo]ur\s+(?P<role>{_EN_ROLES})\s*,?\s+(?P<x>{_PERSON})\b"),
     re.compile(rf"我的?(?P<role>{_ZH_ROLES})(?P<x>{_HAN_RUN})"),
 )
 # (relation, target type, fact key or None, patterns)
@@ -96,7 +102,8 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
     ("works_at", "organization", "works_at", (
         re.compile(rf"\b(?:work(?:s|ed|ing)?|job|employed|intern(?:s|ed|ing)?)\s+(?:at|for)\s+"
                    rf"(?P<x>{_NAME})"),
-        re.compile(rf"\b(?:joined|hired by)\s+(?P<x>{_NAME})\s+as\b"),
+        re.compile(rf"\b(?:joined|hired by|job at|offer from)\s+(?:the\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"(?:入职了?|就职于|供职于|任职于|加入了?)(?P<x>{_HAN_RUN}|{_NAME})"),
         re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:工作(?!室|坊)|上班|任职|实习)"),
     )),
     ("studies_at", "organization", "studies_at", (
@@ -118,9 +125,28 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
         re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了)(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("uses", "tool", None, (
-        re.compile(rf"\b(?:use|uses|used|using|switched to|bought|own|owns)\s+"
+        re.compile(rf"\b(?:use|uses|used|using|switched to|switching to|installed|downloaded)\s+"
                    rf"(?:(?:a|an|the|my|our)\s+)?(?:new\s+)?(?P<x>{_LATIN_TOOL})"),
-        re.compile(rf"(?:用|使用|在用|改用|买了|入手了?)(?:一[台个部款])?\s*(?P<x>{_LATIN_TOOL})"),
+        re.compile(rf"(?:用|使用|在用|改用)(?:一[台个部款])?\s*(?P<x>{_LATIN_TOOL})"),
+        re.compile(r"(?:开始用|改用|换成了?|在用|使用|安装了?|下载了?)(?P<x>[\u4e00-\u9fff]{2,4})"),
+    )),
+    ("member_of", "organization", None, (
+        re.compile(rf"\b(?:member of|belong to|joined|signed up for|signed up with)\s+"
+                   rf"(?:the\s+|a\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"(?:加入了?|参加了?)(?P<x>{_HAN_RUN})"),
+        re.compile(rf"是(?P<x>{_HAN_RUN}?)的(?:会员|成员|一员)"),
+    )),
+    ("works_on", "project", None, (
+        re.compile(rf"\b(?:working on|work on|works on|leading|launch(?:ed|ing)?)\s+"
+                   rf"(?:the\s+)?(?P<x>{_NAME})"),
+        re.compile(r"(?:在做|负责|在搞|做)(?:一个叫)?(?P<x>[\u4e00-\u9fffA-Za-z]{1,8}(?:项目|计划))"),
+    )),
+    ("knows", "person", None, (
+        re.compile(rf"\b(?:met|got to know)\s+(?P<x>{_PERSON})\b"),
+        re.compile(r"(?:认识了?|结识了?)(?P<x>[\u4e00-\u9fff·]{2,4})"),
+    )),
+    ("owns", "person", None, (
+        re.compile(rf"\b(?:own|owns|owned)\s+(?P<x>{_PERSON})\b"),
     )),
 )  # fmt: skip
 _FAVOURITE = (
@@ -166,23 +192,71 @@ def kin(sentence: str) -> Iterator[tuple[str, str]]:
                 yield name, ROLES[match["role"].lower()]
 
 
-def mentions(sentence: str, people: Collection[str]) -> list[Mention]:
-    """Every frame of the sentence; ``people``: names known to be persons (never a target)."""
+def mentions(
+    sentence: str, people: Collection[str], kin_refs: Mapping[str, str] | None = None
+) -> list[Mention]:
+    """Every frame of the sentence; ``people``: names known to be persons (never a target,
+    except of ``knows`` / ``owns``); ``kin_refs``: relation → the speaker's relative named
+    earlier, so "my sister" alone is that person."""
     relatives = dict(kin(sentence))
     known = {*people, *relatives}
     found = [
         Mention(SPEAKER, role, name, "person", role in EXCLUSIVE_ROLES)
         for name, role in relatives.items()
     ]
+    found += _their_kin(sentence, known)
     for relation, kind, key, patterns in PLACES_AND_WORK:
         for pattern in patterns:
             for match in pattern.finditer(sentence):
-                target = _name(match["x"])
-                if not target or target in known or target.split()[0] in known:
+                target = _target(match, relation, known)
+                if target is None:
                     continue
-                subject = _subject_before(sentence[: match.start()], known)
-                if subject is not None:
+                subject = subject_before(sentence[: match.start()], known, kin_refs or {})
+                if subject is not None and subject != target:
                     found.append(Mention(subject, relation, target, kind, key is not None, key))
+    return found
+
+
+_MEMBERSHIP = re.compile(
+    r"\s(?:Club|Society|Association|League|Choir|Band|Team|Orchestra|Union|Council|Circle|Guild"
+    r"|Crew|Collective)$|(?:读书会|俱乐部|协会|社团|合唱团|乐队|跑团|球队|学会|协会|社|队)$"
+)
+_MEMBER_WORDS = re.compile(r"member|belong|会员|成员|一员")
+_PERSON_RELATIONS = ("knows", "owns")
+
+
+def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str | None:
+    """The frame's target, or None: a known person (unless the frame is about people), a
+    club as a workplace, or a non-club joined (that is work, not membership)."""
+    target = _name(match["x"])
+    if not target:
+        return None
+    if relation in _PERSON_RELATIONS:
+        return target if is_name(target) else None
+    if target in known or target.split()[0] in known:
+        return None
+    club = _MEMBERSHIP.search(target) is not None
+    if relation == "works_at" and club:
+        return None
+    if relation == "member_of" and not club and not _MEMBER_WORDS.search(match.group()):
+        return None
+    return target
+
+
+_THEIR_KIN = re.compile(
+    rf"\b(?P<s>{_PERSON})(?:'s\s+|\s+has\s+an?\s+(?:(?:older|younger|little|big|twin)\s+)?)"
+    rf"(?P<role>{_EN_ROLES})\s*,?\s+(?:(?:called|named)\s+)?(?P<x>{_PERSON})\b"
+)
+
+
+def _their_kin(sentence: str, known: Collection[str]) -> list[Mention]:
+    """"Clara has a sister, Eva" / "Clara's sister Eva": Clara -sister-> Eva."""
+    found = []
+    for match in _THEIR_KIN.finditer(sentence):
+        subject, name = match["s"], match["x"]
+        if is_name(subject) and is_name(name) and subject != name:
+            role = ROLES[match["role"].lower()]
+            found.append(Mention(subject, role, name, "person", role in EXCLUSIVE_ROLES))
     return found
 
 
@@ -220,12 +294,23 @@ def is_name(name: str) -> bool:
     return name[0] in _SURNAMES or all(c in _TRANSLITERATION for c in name)
 
 
-def _subject_before(prefix: str, known: Collection[str]) -> str | None:
+_RELATIVE = re.compile(r"^\s*(?:who|which|that)\b")
+_KIN_REF = re.compile(
+    rf"\b[Mm]y\s+(?:(?:older|younger|little|big|elder|twin|best)\s+)?(?P<role>{_EN_ROLES})\b"
+    rf"|我的?(?P<zh>{_ZH_ROLES})"
+)
+
+
+def subject_before(
+    prefix: str, known: Collection[str], kin_refs: Mapping[str, str] | None = None
+) -> str | None:
     """Who the clause before the verb is about: the last of a first-person word (the
     speaker), a person's name, or a third-person pronoun (unknown: None); nothing →
     the speaker (an elided subject is the speaker's, "Moved to Lisbon last month!")."""
-    breaks = [m.end() for m in _CLAUSE_BREAK.finditer(prefix)]
-    clause = prefix[breaks[-1] :] if breaks else prefix
+    breaks = [m for m in _CLAUSE_BREAK.finditer(prefix)]
+    clause = prefix[breaks[-1].end() :] if breaks else prefix
+    if breaks and _RELATIVE.match(clause):  # "a sister, Eva, who lives …": about Eva
+        return subject_before(prefix[: breaks[-1].start()], known, kin_refs)
     marks: list[tuple[int, str | None]] = []
     marks += [(m.start(), SPEAKER) for m in _FIRST.finditer(clause)]
     marks += [(m.start(), None) for m in _THIRD.finditer(clause)]
@@ -233,6 +318,10 @@ def _subject_before(prefix: str, known: Collection[str]) -> str | None:
         if (at := clause.rfind(name)) >= 0:
             marks.append((at + len(name), name))
     marks += [(m.end(), m.group()) for m in _WORD_NAME.finditer(clause) if is_name(m.group())]
+    for ref in _KIN_REF.finditer(clause):
+        role = ROLES[(ref["role"] or ref["zh"]).lower()]
+        if kin_refs and role in kin_refs:
+            marks.append((ref.end(), kin_refs[role]))
     return max(marks, key=lambda m: m[0])[1] if marks else SPEAKER
 
 
@@ -241,8 +330,9 @@ def _name(text: str) -> str | None:
     ("安娜住在" → "安娜"), at most four characters; a Latin one without a trailing dot."""
     text = text.strip(" .,'")
     if re.match(r"[\u4e00-\u9fff]", text):
+        named = HAN_NAMED.match(text)
         cut = next((i for i, c in enumerate(text) if i >= 1 and c in _HAN_STOP), len(text))
-        text = text[: min(cut, 4)]
+        text = named.group() if named else text[: min(cut, 4)]
     return text if len(text) >= 2 and text[0] not in _NOT_FIRST else None
 
 
