@@ -93,18 +93,21 @@ def project_shape(name: str) -> bool:
 def _cue(name: str, before: str) -> re.Pattern[str]:
     """``before`` immediately before the name."""
     escaped = re.escape(name)
-    edge = r"\b" if name.isascii() else ""
-    return re.compile(rf"(?:{before}){edge}{escaped}{edge}")
+    edge = r"\b(?!\s+[A-Z][a-z])" if name.isascii() else ""  # the whole name, not its start
+    return re.compile(rf"(?:{before}){edge[:2] if edge else ''}{escaped}{edge}")
 
 
 _TOOL_BEFORE = (
     r"\b(?:use|uses|used|using|switched to|switching to|switch to|installed|install|downloaded"
-    r"|started using|app called|tool called|moved (?:my \w+ )?to)\s+(?:the\s+|a\s+|an\s+|my\s+)?"
+    r"|started using|(?:app|tool|program|software|editor|plugin|service) (?:called|named)"
+    r"|moved (?:my \w+ )?to)\s+(?:the\s+|a\s+|an\s+|my\s+)?"
     r"|(?:用|使用|在用|改用|换成了?|换到|安装了?|下载了?)"
 )
 _ORG_BEFORE = (
     r"\b(?:work(?:s|ed|ing)? (?:at|for)|employed (?:at|by)|joined|join|hired by|intern(?:s|ed|ing)?"
-    r" at|member of|job at|position at|offer from|stud(?:y|ies|ied|ying) at)\s+(?:the\s+)?"
+    r" at|member of|job at|position at|offer from|stud(?:y|ies|ied|ying) at|(?:startup|company"
+    r"|firm|agency|business|shop|store|studio|restaurant|bakery|caf[eé]|charity|nonprofit)"
+    r" (?:called|named))\s+(?:the\s+)?"
     r"|(?:入职了?|加入了?|就职于|供职于|任职于|就读于)"
 )
 _PROJECT_BEFORE = r"\b(?:working on|launch(?:ed|ing)?|project called|shipp(?:ed|ing))\s+(?:the\s+)?"
@@ -117,7 +120,8 @@ _PLACE_BEFORE = (
 _PERSON_BEFORE = (
     r"\b(?:met|meet|meeting|with|told|tell|telling|asked|ask|called|texted|hugged|thanked|"
     r"thank|thanks|hey|hi|hello|dear|congrats|congratulations|miss|missed|me and|dating|"
-    r"married|love you|by)\s+|,\s*(?=\S+[!?.]?$)"
+    r"married|love you|by)\s+|,\s*(?=\S+[!?.]?$)|^\s*(?=\S+,\s+(?:you|your|I|we|that|this|how"
+    r"|what|did|do|are|have|thanks|thank|congrats|so|it)\b)"
     r"|(?:和|跟|与|同|陪|给|见了|遇到了?|认识了?|告诉|问了?)"
 )
 _PERSON_AFTER = (

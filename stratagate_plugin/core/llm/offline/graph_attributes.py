@@ -57,8 +57,8 @@ _ROLE = (
     re.compile(r"\b(?:work(?:s|ed|ing)?|job is|employed|trained|hired)\b[^.!?;]{0,40}?\bas an?\s+"
                r"(?P<x>[a-z]+(?:[ -][a-z]+){0,2}?)(?=\s+(?:at|for|in|and|since|with)\b|[,.!?;]|$)"),
     re.compile(r"\b(?:I'm|I am|[Ss]he's|[Hh]e's|is|was|became)\s+an?\s+(?:\w+\s+)?"
-               rf"(?P<x>[a-z]+{_JOB_SUFFIX})(?=\s+(?:at|for|in|and|since|with)\b|[,.!?;]|$)"),
-    re.compile(r"(?:是一名|是一位|是个|当了|当上了|做了|职业是|工作是)"
+               rf"(?P<x>[a-z]*{_JOB_SUFFIX})(?=\s+(?:at|for|in|and|since|with)\b|[,.!?;]|$)"),
+    re.compile(r"(?:是一名|是一位|是个|当了|当上了|做了|职业是|工作是|当|做|担任|是[\u4e00-\u9fff]{2,8}?的)"
                r"(?P<x>[\u4e00-\u9fff]{0,5}?(?:师|员|生|家|医生|护士|经理|律师|记者|司机|厨师|主管|总监))"
                r"(?=[，。！？,.!?；]|$|在|，)"),
 )  # fmt: skip
@@ -85,8 +85,11 @@ _BIRTHDAY = (
 )  # fmt: skip
 _FAVOURITE = (
     re.compile(r"\b[Mm]y\s+(?:all-time\s+)?favou?rite\s+(?P<what>[a-z]+)\s+"
-               r"(?:is|are|was|has to be)\s+(?P<x>[^.,!?;]{2,60})"),
+               r"(?:is|are|was|has to be)\s+(?P<x>[^.,!?;]{2,60}?)(?=\s+and\s+my\b|[.,!?;]|$)"),
+    re.compile(r"(?:^|[,;]\s*)(?P<x>[A-Za-z][\w' -]{1,40}?)\s+(?:is|are)\s+my\s+(?:all-time\s+)?"
+               r"favou?rite\s+(?P<what>[a-z]+)"),
     re.compile(r"我最(?:喜欢|爱)的(?P<what>[\u4e00-\u9fff]{1,4}?)是(?P<x>[^，。！？,.!?；]{1,30})"),
+    re.compile(r"(?:^|[，,])(?P<x>[\u4e00-\u9fff]{1,8}?)是我最(?:喜欢|爱)的(?P<what>[\u4e00-\u9fff]{1,4})"),
 )  # fmt: skip
 _PET = (
     re.compile(rf"\b(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er|[Tt]heir)\s+(?:\w+\s+)?(?P<kind>{_EN_PETS})"

@@ -21,6 +21,7 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
+from .gazetteer import PLACES
 from .text import is_person_name
 
 SPEAKER = ""  # a mention's subject: the one who said it
@@ -90,24 +91,32 @@ _KIN = (
     ),
     re.compile(rf"\b(?P<x>{_PERSON}),\s+my\s+(?:\w+\s+)?(?P<role>{_EN_ROLES})\b"),
     re.compile(rf"\b[Oo]ur\s+(?P<role>{_EN_ROLES})\s*,?\s+(?P<x>{_PERSON})\b"),
-    re.compile(rf"我的?(?P<role>{_ZH_ROLES})(?P<x>{_HAN_RUN})"),
+    re.compile(rf"(?:我们?|咱们?)(?:家)?的?(?P<role>{_ZH_ROLES})(?P<x>{_HAN_RUN})"),
 )
 # (relation, target type, fact key or None, patterns)
 PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...] = (
     ("lives_in", "place", "lives_in", (
-        re.compile(rf"\b(?:live[sd]?|living|moved|relocated|moving|settled|relocating)\s+"
+        re.compile(rf"\b(?:lives?|living|moved|relocated|moving|settled|relocating)\s+"
                    rf"(?:back\s+)?(?:in|to)\s+(?P<x>{_NAME})"),
         re.compile(rf"(?:住在|搬到了?|搬去了?|定居在?|搬家到)(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("works_at", "organization", "works_at", (
         re.compile(rf"\b(?:work(?:s|ed|ing)?|job|employed|intern(?:s|ed|ing)?)\s+(?:at|for)\s+"
                    rf"(?P<x>{_NAME})"),
-        re.compile(rf"\b(?:joined|hired by|job at|offer from)\s+(?:the\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:joined|hired by|job at|offer from)\s+(?:the\s+)?(?:an?\s+(?:\w+\s+)?"
+                   rf"(?:startup|company|firm|agency|studio)\s+(?:called|named)\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:'m|am|is|'s|was|are)\s+an?\s+(?:[a-z]+\s+){{0,2}}[a-z]*(?:er|or|ist|ian"
+                   rf"|ant|nurse|chef|cook|pilot|clerk|barista|vet|tutor|coach)\s+at\s+(?:the\s+)?"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:teach|teaches|taught|run|runs|manage|manages|lead|leads)\b[^.,!?;]{{0,30}}?"
+                   rf"\bat\s+(?:the\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:当|做|担任)[\u4e00-\u9fff]{{0,4}}(?:师|员|经理|医生|护士)"),
+        re.compile(r"是(?P<x>[\u4e00-\u9fffA-Za-z]{2,8}?)的[\u4e00-\u9fff]{0,4}(?:师|员|经理|医生|护士)"),
         re.compile(rf"(?:入职了?|就职于|供职于|任职于|加入了?)(?P<x>{_HAN_RUN}|{_NAME})"),
         re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:工作(?!室|坊)|上班|任职|实习)"),
     )),
     ("studies_at", "organization", "studies_at", (
-        re.compile(rf"\b(?:stud(?:y|ies|ied|ying)|enrolled|student|degree)\s+at\s+"
+        re.compile(rf"\b(?:stud(?:y|ies|ied|ying)|enrolled|student|degree)\s+at\s+(?:the\s+)?"
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"\b(?:go|goes|went|going)\s+to\s+(?:school|college|university)\s+at\s+"
                    rf"(?P<x>{_NAME})"),
@@ -115,14 +124,15 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
         re.compile(rf"就读于(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("from", "place", "from", (
-        re.compile(rf"\b(?:[Gg]rew up in|(?:am|[Ii]'m|is|are|come|comes|came) from|[Bb]orn in)"
+        re.compile(rf"\b(?:[Gg]rew up in|(?:am|[Ii]'m|is|are|come|comes|came)(?:\s+originally)?"
+                   rf"\s+from|[Bb]orn in)"
                    rf"\s+(?P<x>{_NAME})"),
         re.compile(rf"(?:来自|老家在|老家是|出生在|出生于|家乡是)(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("visited", "place", None, (
-        re.compile(rf"\b(?:visited|been to|trip to|travel(?:l)?ed to|flew to|"
+        re.compile(rf"\b(?:visited|been to|trip to|travel(?:l)?ed to|flew to|went to|drove to|"
                    rf"vacationed in|holiday in)\s+(?P<x>{_NAME})"),
-        re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了)(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了|去了)(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("uses", "tool", None, (
         re.compile(rf"\b(?:use|uses|used|using|switched to|switching to|installed|downloaded)\s+"
@@ -221,6 +231,7 @@ _MEMBERSHIP = re.compile(
     r"\s(?:Club|Society|Association|League|Choir|Band|Team|Orchestra|Union|Council|Circle|Guild"
     r"|Crew|Collective)$|(?:读书会|俱乐部|协会|社团|合唱团|乐队|跑团|球队|学会|协会|社|队)$"
 )
+_HAN_PLACE = re.compile(rf"^(?:{'|'.join(p for p in PLACES if not p.isascii())})$|[市省县州国岛山湖镇村]$")
 _MEMBER_WORDS = re.compile(r"member|belong|会员|成员|一员")
 _PERSON_RELATIONS = ("knows", "owns")
 
@@ -229,8 +240,10 @@ def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str 
     """The frame's target, or None: a known person (unless the frame is about people), a
     club as a workplace, or a non-club joined (that is work, not membership)."""
     target = _name(match["x"])
-    if not target:
+    if not target or target.endswith(("'s", "’s")):
         return None
+    if relation == "visited" and "去了" in match.group() and not _HAN_PLACE.search(target):
+        return None  # 去了超市 is an errand; 去了厦门 a trip
     if relation in _PERSON_RELATIONS:
         return target if is_name(target) else None
     if target in known or target.split()[0] in known:
