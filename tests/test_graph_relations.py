@@ -93,7 +93,7 @@ def test_facts_are_keyed_by_attribute_and_plain_sentences_are_no_facts() -> None
         ("John", "plays", "cello"),
         ("王芳", "role", "护士"),
         ("王芳", "age", "二十八"),
-        ("王芳", "diet", "vegetarian"),
+        ("王芳", "diet", "素食"),
         ("王芳", "favourite:fruit", "芒果"),
     }
 

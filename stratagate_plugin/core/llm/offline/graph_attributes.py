@@ -34,8 +34,8 @@ _KINDS = {
 }  # fmt: skip
 _DIETS = {
     "vegetarian": "vegetarian", "vegan": "vegan", "pescatarian": "pescatarian",
-    "gluten-free": "gluten-free", "keto": "keto", "吃素": "vegetarian", "素食": "vegetarian",
-    "纯素": "vegan", "不吃肉": "vegetarian", "吃全素": "vegan",
+    "gluten-free": "gluten-free", "keto": "keto",
+    "纯素": "纯素", "不吃肉": "素食", "吃全素": "纯素", "吃素": "素食", "素食": "素食",
 }  # fmt: skip
 _JOB_SUFFIX = r"(?:er|or|ist|ian|ant|ent|nurse|chef|cook|pilot|clerk|barista|vet|tutor|coach|lawyer)"
 _NOT_JOBS = re.compile(r"\b(?:fan|member|beginner|believer|lover|mother|father|sister|brother"
@@ -58,8 +58,8 @@ _ROLE = (
                r"(?P<x>[a-z]+(?:[ -][a-z]+){0,2}?)(?=\s+(?:at|for|in|and|since|with)\b|[,.!?;]|$)"),
     re.compile(r"\b(?:I'm|I am|[Ss]he's|[Hh]e's|is|was|became)\s+an?\s+(?:\w+\s+)?"
                rf"(?P<x>[a-z]*{_JOB_SUFFIX})(?=\s+(?:at|for|in|and|since|with)\b|[,.!?;]|$)"),
-    re.compile(r"(?:是一名|是一位|是个|当了|当上了|做了|职业是|工作是|当|做|担任|是[\u4e00-\u9fff]{2,8}?的)"
-               r"(?P<x>[\u4e00-\u9fff]{0,5}?(?:师|员|生|家|医生|护士|经理|律师|记者|司机|厨师|主管|总监))"
+    re.compile(r"(?:是一名|是一位|是个|当了|当上了|做了|职业是|工作是|当|做|担任|是[\u4e00-\u9fff]{2,8}?的|[，,]是)"
+               r"(?P<x>[\u4e00-\u9fff]{0,5}?(?:师|(?<![会成])员|生|家|医生|护士|经理|律师|记者|司机|厨师|主管|总监))"
                r"(?=[，。！？,.!?；]|$|在|，)"),
 )  # fmt: skip
 _AGE = (
@@ -88,7 +88,7 @@ _FAVOURITE = (
                r"(?:is|are|was|has to be)\s+(?P<x>[^.,!?;]{2,60}?)(?=\s+and\s+my\b|[.,!?;]|$)"),
     re.compile(r"(?:^|[,;]\s*)(?P<x>[A-Za-z][\w' -]{1,40}?)\s+(?:is|are)\s+my\s+(?:all-time\s+)?"
                r"favou?rite\s+(?P<what>[a-z]+)"),
-    re.compile(r"我最(?:喜欢|爱)的(?P<what>[\u4e00-\u9fff]{1,4}?)是(?P<x>[^，。！？,.!?；]{1,30})"),
+    re.compile(r"最(?:喜欢|爱)的(?P<what>[\u4e00-\u9fff]{1,4}?)是(?P<x>[^，。！？,.!?；]{1,30})"),
     re.compile(r"(?:^|[，,])(?P<x>[\u4e00-\u9fff]{1,8}?)是我最(?:喜欢|爱)的(?P<what>[\u4e00-\u9fff]{1,4})"),
 )  # fmt: skip
 _PET = (
@@ -118,7 +118,7 @@ def attributes(text: str) -> Iterator[Attribute]:
     for pattern in _FAVOURITE:
         for m in pattern.finditer(text):
             what = m["what"].lower()
-            if value := m["x"].strip(" '\""):
+            if value := m["x"].strip(" '\"《》「」“”"):
                 yield Attribute(f"favourite:{_KINDS.get(what, what)}", value, m.start())
     for pattern in _PET:
         for m in pattern.finditer(text):

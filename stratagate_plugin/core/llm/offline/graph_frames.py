@@ -53,6 +53,7 @@ HAN_NAMED = re.compile(
     r"[\u4e00-\u9fff]{1,6}(?:公司|集团|科技|大学|学院|中学|小学|医院|银行|研究所|研究院|俱乐部|协会"
     r"|工作室|读书会|社团|基金会|事务所|出版社|合唱团|乐队|学校|实验室|跑团|球队|项目|计划)"
 )
+_HAN_VERBS = set("养拿买做带教打写读看听吃喝玩当用找送请让叫陪考拍画")  # not a name's third character
 _NOT_FIRST = set("一这那我你他她它每某各家几今昨努忙正")
 _CLAUSE_BREAK = re.compile(r"[.,!?;:()\"“”—–…，。！？；：、]|\s-\s|\b(?:and|but|so|because)\b")
 
@@ -91,7 +92,7 @@ _KIN = (
     ),
     re.compile(rf"\b(?P<x>{_PERSON}),\s+my\s+(?:\w+\s+)?(?P<role>{_EN_ROLES})\b"),
     re.compile(rf"\b[Oo]ur\s+(?P<role>{_EN_ROLES})\s*,?\s+(?P<x>{_PERSON})\b"),
-    re.compile(rf"(?:我们?|咱们?)(?:家)?的?(?P<role>{_ZH_ROLES})(?P<x>{_HAN_RUN})"),
+    re.compile(rf"(?:我们?|咱们?|[和跟与陪带]着?)(?:家)?的?(?P<role>{_ZH_ROLES})(?P<x>{_HAN_RUN})"),
 )
 # (relation, target type, fact key or None, patterns)
 PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...] = (
@@ -110,8 +111,10 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"\b(?:teach|teaches|taught|run|runs|manage|manages|lead|leads)\b[^.,!?;]{{0,30}}?"
                    rf"\bat\s+(?:the\s+)?(?P<x>{_NAME})"),
-        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:当|做|担任)[\u4e00-\u9fff]{{0,4}}(?:师|员|经理|医生|护士)"),
-        re.compile(r"是(?P<x>[\u4e00-\u9fffA-Za-z]{2,8}?)的[\u4e00-\u9fff]{0,4}(?:师|员|经理|医生|护士)"),
+        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:教书|教|执教)"),
+        re.compile(r"(?:在|加入了?)一家(?:叫|名叫)(?P<x>[\u4e00-\u9fffA-Za-z]{2,6}?)的"),
+        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:当|做|担任)[\u4e00-\u9fff]{{0,4}}(?:师|(?<![会成])员|经理|医生|护士)"),
+        re.compile(r"是(?P<x>[\u4e00-\u9fffA-Za-z]{2,8}?)的[\u4e00-\u9fff]{0,4}(?:师|(?<![会成])员|经理|医生|护士)"),
         re.compile(rf"(?:入职了?|就职于|供职于|任职于|加入了?)(?P<x>{_HAN_RUN}|{_NAME})"),
         re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:工作(?!室|坊)|上班|任职|实习)"),
     )),
@@ -122,6 +125,7 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:上学|读书|念书|读大学|读研|留学)"),
         re.compile(rf"就读于(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(r"(?:上|读|考上了?|考进了?)(?P<x>[\u4e00-\u9fff]{2,6}(?:小学|中学|大学|学院|学校|幼儿园))"),
     )),
     ("from", "place", "from", (
         re.compile(rf"\b(?:[Gg]rew up in|(?:am|[Ii]'m|is|are|come|comes|came)(?:\s+originally)?"
@@ -137,7 +141,7 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
     ("uses", "tool", None, (
         re.compile(rf"\b(?:use|uses|used|using|switched to|switching to|installed|downloaded)\s+"
                    rf"(?:(?:a|an|the|my|our)\s+)?(?:new\s+)?(?P<x>{_LATIN_TOOL})"),
-        re.compile(rf"(?:用|使用|在用|改用)(?:一[台个部款])?\s*(?P<x>{_LATIN_TOOL})"),
+        re.compile(rf"(?:用|使用|在用|改用|换成了?|换到了?)(?:一[台个部款])?\s*(?P<x>{_LATIN_TOOL})"),
         re.compile(r"(?:开始用|改用|换成了?|在用|使用|安装了?|下载了?)(?P<x>[\u4e00-\u9fff]{2,4})"),
     )),
     ("member_of", "organization", None, (
@@ -149,7 +153,8 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
     ("works_on", "project", None, (
         re.compile(rf"\b(?:working on|work on|works on|leading|launch(?:ed|ing)?)\s+"
                    rf"(?:the\s+)?(?P<x>{_NAME})"),
-        re.compile(r"(?:在做|负责|在搞|做)(?:一个叫)?(?P<x>[\u4e00-\u9fffA-Za-z]{1,8}(?:项目|计划))"),
+        re.compile(r"一个(?:叫|名叫)(?P<x>[\u4e00-\u9fffA-Za-z]{1,8}?)的(?:项目|计划|应用|产品)"),
+        re.compile(r"(?:在做|负责|在搞|做)(?P<x>[\u4e00-\u9fffA-Za-z]{1,8}(?:项目|计划))"),
     )),
     ("knows", "person", None, (
         re.compile(rf"\b(?:met|got to know)\s+(?P<x>{_PERSON})\b"),
@@ -231,6 +236,7 @@ _MEMBERSHIP = re.compile(
     r"\s(?:Club|Society|Association|League|Choir|Band|Team|Orchestra|Union|Council|Circle|Guild"
     r"|Crew|Collective)$|(?:读书会|俱乐部|协会|社团|合唱团|乐队|跑团|球队|学会|协会|社|队)$"
 )
+_HAN_PLACE_NAMES = tuple(p for p in PLACES if not p.isascii())
 _HAN_PLACE = re.compile(rf"^(?:{'|'.join(p for p in PLACES if not p.isascii())})$|[市省县州国岛山湖镇村]$")
 _MEMBER_WORDS = re.compile(r"member|belong|会员|成员|一员")
 _PERSON_RELATIONS = ("knows", "owns")
@@ -244,6 +250,8 @@ def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str 
         return None
     if relation == "visited" and "去了" in match.group() and not _HAN_PLACE.search(target):
         return None  # 去了超市 is an errand; 去了厦门 a trip
+    if relation in ("works_at", "studies_at") and _HAN_PLACE.search(target):
+        return None  # 在上海做产品经理: where, not whom for
     if relation in _PERSON_RELATIONS:
         return target if is_name(target) else None
     if target in known or target.split()[0] in known:
@@ -262,11 +270,18 @@ _THEIR_KIN = re.compile(
 )
 
 
+_THEIR_KIN_ZH = re.compile(
+    rf"(?P<s>[\u4e00-\u9fff·]{{2,5}}?)(?:有(?:一)?个|的)(?P<role>{_ZH_ROLES})(?:叫|名叫)?(?P<x>{_HAN_RUN})"
+)
+
+
 def _their_kin(sentence: str, known: Collection[str]) -> list[Mention]:
-    """"Clara has a sister, Eva" / "Clara's sister Eva": Clara -sister-> Eva."""
+    """"Clara has a sister, Eva" / "Clara's sister Eva" / 克拉拉有个妹妹叫贝贝: Clara -sister-> Eva."""
     found = []
-    for match in _THEIR_KIN.finditer(sentence):
-        subject, name = match["s"], match["x"]
+    for match in [*_THEIR_KIN.finditer(sentence), *_THEIR_KIN_ZH.finditer(sentence)]:
+        subject, name = _person(match["s"]), _person(match["x"])
+        if not subject or not name or subject.startswith(("我", "你")):
+            continue
         if is_name(subject) and is_name(name) and subject != name:
             role = ROLES[match["role"].lower()]
             found.append(Mention(subject, role, name, "person", role in EXCLUSIVE_ROLES))
@@ -289,10 +304,16 @@ def self_names(sentence: str, others: Collection[str] = ()) -> list[str]:
     names = []
     for pattern in _SELF:
         for match in pattern.finditer(sentence):
-            name = _person(match["x"])
-            if name and name not in others and is_name(name):
+            name = _person(match["x"]) or _called(match["x"])
+            if name and name not in others and (is_name(name) or name == _called(match["x"])):
                 names.append(name)
     return names
+
+
+def _called(text: str) -> str | None:
+    """叫我思远就行: a given name of two or three characters before 就 / 吧 / 好了."""
+    found = re.match(r"([\u4e00-\u9fff]{2,3})(?:就行|就好|吧|好了)", text)
+    return found.group(1) if found else None
 
 
 def _person(text: str) -> str | None:
@@ -333,17 +354,19 @@ def subject_before(
     marks += [(m.end(), m.group()) for m in _WORD_NAME.finditer(clause) if is_name(m.group())]
     for ref in _KIN_REF.finditer(clause):
         role = ROLES[(ref["role"] or ref["zh"]).lower()]
-        if kin_refs and role in kin_refs:
-            marks.append((ref.end(), kin_refs[role]))
+        marks.append((ref.end(), kin_refs.get(role) if kin_refs else None))
+    if not marks and breaks and breaks[-1].group() in "，," and re.search(r"[\u4e00-\u9fff]", prefix):
+        return subject_before(prefix[: breaks[-1].start()], known, kin_refs)  # 主语承前省略
     return max(marks, key=lambda m: m[0])[1] if marks else SPEAKER
 
 
 def _name(text: str) -> str | None:
     """The name matched: a Chinese one cut before a verb or function character
     ("安娜住在" → "安娜"), at most four characters; a Latin one without a trailing dot."""
-    text = text.strip(" .,'")
+    text = text.strip(" .,'《》「」“”")
     if re.match(r"[\u4e00-\u9fff]", text):
-        named = HAN_NAMED.match(text)
+        place = max((p for p in _HAN_PLACE_NAMES if text.startswith(p)), key=len, default=None)
+        named = HAN_NAMED.match(text) or place and re.match(re.escape(place), text)
         cut = next((i for i, c in enumerate(text) if i >= 1 and c in _HAN_STOP), len(text))
         text = named.group() if named else text[: min(cut, 4)]
     return text if len(text) >= 2 and text[0] not in _NOT_FIRST else None
@@ -354,11 +377,13 @@ def han_person(text: str) -> str | None:
     characters go (≤ 5), or a surname and one or two more (three only when a stop follows)."""
     if len(text) < 2 or text[0] in _NOT_FIRST:
         return None
-    if text[0] in _TRANSLITERATION and text[1] in _TRANSLITERATION:
+    if text[0] in _TRANSLITERATION and text[1] in _TRANSLITERATION and text[0] != text[1]:
         end = next((i for i, c in enumerate(text) if c not in _TRANSLITERATION), len(text))
         return text[: min(end, 5)]
+    if text[0] == text[1] and text[0] not in _HAN_STOP:  # 朵朵, 乐乐: a child's pet name
+        return text[:2]
     if text[0] not in _SURNAMES or text[1] in _HAN_STOP:
         return None
-    if len(text) == 2 or text[2] in _HAN_STOP:
+    if len(text) == 2 or text[2] in _HAN_STOP or text[2] in _HAN_VERBS:
         return text[:2]
     return text[:3] if len(text) == 3 or text[3] in _HAN_STOP else text[:2]
