@@ -12,8 +12,9 @@ from stratagate_plugin.core.llm.offline.graph import project_graph
 
 def event(number: int, said: str, speaker: str | None = None, **extra: Any) -> dict[str, Any]:
     summary = f"{speaker} said: {said}" if speaker else f"The user said: {said}"
+    people = [speaker] if speaker else []
     return {"id": f"e{number}", "quotes": [said], "summary": summary, "tags": [],
-            "participants": [speaker] if speaker else [], "event_type": "other", **extra}  # fmt: skip
+            "participants": people, "event_type": "other", **extra}  # fmt: skip
 
 
 def project(*events: dict[str, Any], nodes: list[dict[str, Any]] | None = None) -> GraphProjection:
@@ -114,7 +115,9 @@ def test_a_kinship_reference_resolves_to_the_named_relative() -> None:
 
 
 def test_a_self_introduction_is_the_speakers_alias_in_both_languages() -> None:
-    graph = project(event(1, "Hi! I'm Mara, I just joined the team."), event(2, "大家好，我叫林晓。"))
+    graph = project(
+        event(1, "Hi! I'm Mara, I just joined the team."), event(2, "大家好，我叫林晓。")
+    )
     [user] = [node for node in graph.nodes if node.name == "User"]
     assert {"Mara", "林晓"} <= set(user.aliases)
     assert user.alias_sources["Mara"] == ["e1"] and user.alias_sources["林晓"] == ["e2"]

@@ -14,8 +14,9 @@ from stratagate_plugin.core.memory import StrataGate
 
 def event(number: int, said: str, speaker: str | None = None, **extra: Any) -> dict[str, Any]:
     summary = f"{speaker} said: {said}" if speaker else f"The user said: {said}"
+    people = [speaker] if speaker else []
     return {"id": f"e{number}", "quotes": [said], "summary": summary, "tags": [],
-            "participants": [speaker] if speaker else [], "event_type": "other", **extra}  # fmt: skip
+            "participants": people, "event_type": "other", **extra}  # fmt: skip
 
 
 def project(*events: dict[str, Any]) -> GraphProjection:
@@ -40,8 +41,14 @@ def test_pets_and_possessions_are_owned_not_tools() -> None:
         event(2, "Sam owns Biscuit.", participants=["Sam", "Biscuit"]),
         event(3, "我的猫叫咪咪，很可爱。", "王芳"),
     )
-    assert {("User", "owns", "Biscuit"), ("Sam", "owns", "Biscuit"), ("王芳", "owns", "咪咪")} <= edges(graph)
-    assert ("User", "pet:dog", "Biscuit") in facts(graph) and ("王芳", "pet:cat", "咪咪") in facts(graph)
+    assert {
+        ("User", "owns", "Biscuit"),
+        ("Sam", "owns", "Biscuit"),
+        ("王芳", "owns", "咪咪"),
+    } <= edges(graph)
+    assert ("User", "pet:dog", "Biscuit") in facts(graph) and ("王芳", "pet:cat", "咪咪") in facts(
+        graph
+    )
     assert all(node.type != "tool" for node in graph.nodes)
     assert not any(relation == "uses" for _, relation, _ in edges(graph))
 
@@ -71,7 +78,11 @@ def test_work_membership_projects_tools_and_kin_with_their_sources() -> None:
 def test_kinship_relations_use_the_shared_vocabulary() -> None:
     graph = project(event(1, "My husband Leo and my neighbour Rosa came over."),
                     event(2, "我老婆小美是老师。", "张伟"))  # fmt: skip
-    assert {("User", "husband", "Leo"), ("User", "neighbour", "Rosa"), ("张伟", "wife", "小美")} <= edges(graph)
+    assert {
+        ("User", "husband", "Leo"),
+        ("User", "neighbour", "Rosa"),
+        ("张伟", "wife", "小美"),
+    } <= edges(graph)
 
 
 def test_facts_are_keyed_by_attribute_and_plain_sentences_are_no_facts() -> None:
@@ -98,7 +109,9 @@ def test_facts_are_keyed_by_attribute_and_plain_sentences_are_no_facts() -> None
     }
 
 
-async def test_a_new_value_supersedes_the_old_by_key_and_unrelated_facts_stay(tmp_path: Path) -> None:
+async def test_a_new_value_supersedes_the_old_by_key_and_unrelated_facts_stay(
+    tmp_path: Path,
+) -> None:
     memory = await StrataGate.open(tmp_path / "m.db", MemoryConfig(block_turn_size=2))
     turns = ["My favourite coffee is a flat white.", "I live in Porto.",
              "My car's plate is KX-204, remember that.", "I moved to Lisbon in May.",
@@ -110,6 +123,10 @@ async def test_a_new_value_supersedes_the_old_by_key_and_unrelated_facts_stay(tm
         pass
     [user] = [view for view in await memory.graph_nodes("ns") if view.node.name == "User"]
     current = {f.key: f.value for f in user.current_facts}
-    assert current == {"favourite:coffee": "a flat white", "lives_in": "Lisbon", "favourite:tea": "普洱"}
+    assert current == {
+        "favourite:coffee": "a flat white",
+        "lives_in": "Lisbon",
+        "favourite:tea": "普洱",
+    }
     assert ("favourite:tea", "龙井") in {(f.key, f.value) for f in user.historical_facts}
     await memory.close()

@@ -170,7 +170,9 @@ def _person_evidence(name: str, text: str) -> bool:
     edge = r"\b" if name.isascii() else ""
     after = re.compile(rf"{edge}{re.escape(name)}(?:{_PERSON_AFTER})")
     for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
-        if name in sentence and (_cue(name, _PERSON_BEFORE).search(sentence) or after.search(sentence)):
+        if name in sentence and (
+            _cue(name, _PERSON_BEFORE).search(sentence) or after.search(sentence)
+        ):
             return True
     return False
 

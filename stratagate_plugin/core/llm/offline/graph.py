@@ -72,9 +72,9 @@ def _project_event(event: Mapping[str, Any], batch: _Batch) -> None:
         for name in own_names:
             _alias(batch.nodes[ref], name, source)
     for name in _candidates(event, text):
-        if name not in own_names and name != speaker:
-            if found := type_of(name, text, batch.persons()):
-                _add(batch, name, found, source)
+        found = name not in own_names and name != speaker and type_of(name, text, batch.persons())
+        if found:
+            _add(batch, name, found, source)
     kin = batch.kin.setdefault(speaker or "", {})
     sentences = split_sentences(text)
     for index, sentence in enumerate(sentences):
@@ -101,8 +101,10 @@ def _relations(
         subject = speaker if mention.subject == frames.SPEAKER else mention.subject
         if subject is None or never_entity(mention.target, sentence):
             continue
-        if mention.subject == frames.SPEAKER and mention.kind == "person" and mention.relation in (
-            set(frames.ROLES.values())
+        if (
+            mention.subject == frames.SPEAKER
+            and mention.kind == "person"
+            and mention.relation in (set(frames.ROLES.values()))
         ):
             kin[mention.relation] = mention.target
         kind = _frame_kind(mention)
@@ -252,4 +254,4 @@ def _edge(
                                  exclusive=exclusive, source_event_ids=list(source)))  # fmt: skip
 
 
-__all__: Sequence[str] = ["project_graph", "USER"]
+__all__: Sequence[str] = ["USER", "project_graph"]

@@ -9,7 +9,7 @@ few favourite kinds.
 """
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 _PERSON = r"[A-Z][a-z]+(?:\s[A-Z][a-z]+)?"
@@ -37,9 +37,13 @@ _DIETS = {
     "gluten-free": "gluten-free", "keto": "keto",
     "纯素": "纯素", "不吃肉": "素食", "吃全素": "纯素", "吃素": "素食", "素食": "素食",
 }  # fmt: skip
-_JOB_SUFFIX = r"(?:er|or|ist|ian|ant|ent|nurse|chef|cook|pilot|clerk|barista|vet|tutor|coach|lawyer)"
-_NOT_JOBS = re.compile(r"\b(?:fan|member|beginner|believer|lover|mother|father|sister|brother"
-                       r"|daughter|owner|user|customer|newcomer|other|partner|player|winner)$")  # fmt: skip
+_JOB_SUFFIX = (
+    r"(?:er|or|ist|ian|ant|ent|nurse|chef|cook|pilot|clerk|barista|vet|tutor|coach|lawyer)"
+)
+_NOT_JOBS = re.compile(
+    r"\b(?:fan|member|beginner|believer|lover|mother|father|sister|brother|daughter|owner|user"
+    r"|customer|newcomer|other|partner|player|winner)$"
+)
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,9 @@ def attributes(text: str) -> Iterator[Attribute]:
             yield Attribute(f"pet:{_PETS[m['kind'].lower()]}", m["x"], m.start(), owned=True)
 
 
-def _simple(key: str, patterns: tuple[re.Pattern[str], ...], text: str, value) -> Iterator[Attribute]:  # type: ignore[no-untyped-def]
+def _simple(
+    key: str, patterns: tuple[re.Pattern[str], ...], text: str, value: Callable[[str], str]
+) -> Iterator[Attribute]:
     for pattern in patterns:
         for m in pattern.finditer(text):
             yield Attribute(key, value(m["x"]), m.start())

@@ -53,7 +53,9 @@ HAN_NAMED = re.compile(
     r"[\u4e00-\u9fff]{1,6}(?:公司|集团|科技|大学|学院|中学|小学|医院|银行|研究所|研究院|俱乐部|协会"
     r"|工作室|读书会|社团|基金会|事务所|出版社|合唱团|乐队|学校|实验室|跑团|球队|项目|计划)"
 )
-_HAN_VERBS = set("养拿买做带教打写读看听吃喝玩当用找送请让叫陪考拍画")  # not a name's third character
+_HAN_VERBS = set(
+    "养拿买做带教打写读看听吃喝玩当用找送请让叫陪考拍画"
+)  # not a name's third character
 _NOT_FIRST = set("一这那我你他她它每某各家几今昨努忙正")
 _CLAUSE_BREAK = re.compile(r"[.,!?;:()\"“”—–…，。！？；：、]|\s-\s|\b(?:and|but|so|because)\b")
 
@@ -71,7 +73,8 @@ ROLES = {
     "mentor": "mentor", "teacher": "teacher", "therapist": "therapist", "coach": "coach",
     "妹妹": "sister", "姐姐": "sister", "哥哥": "brother", "弟弟": "brother", "妈妈": "mother",
     "母亲": "mother", "爸爸": "father", "父亲": "father", "丈夫": "husband", "老公": "husband",
-    "妻子": "wife", "老婆": "wife", "太太": "wife", "先生": "husband", "男朋友": "partner", "女朋友": "partner",
+    "妻子": "wife", "老婆": "wife", "太太": "wife", "先生": "husband",
+    "男朋友": "partner", "女朋友": "partner",
     "未婚夫": "partner", "未婚妻": "partner", "儿子": "son", "女儿": "daughter",
     "孩子": "child", "朋友": "friend", "好朋友": "friend", "闺蜜": "friend", "表姐": "cousin",
     "表妹": "cousin", "表哥": "cousin", "表弟": "cousin", "堂姐": "cousin", "堂妹": "cousin",
@@ -237,7 +240,9 @@ _MEMBERSHIP = re.compile(
     r"|Crew|Collective)$|(?:读书会|俱乐部|协会|社团|合唱团|乐队|跑团|球队|学会|协会|社|队)$"
 )
 _HAN_PLACE_NAMES = tuple(p for p in PLACES if not p.isascii())
-_HAN_PLACE = re.compile(rf"^(?:{'|'.join(p for p in PLACES if not p.isascii())})$|[市省县州国岛山湖镇村]$")
+_HAN_PLACE = re.compile(
+    rf"^(?:{'|'.join(p for p in PLACES if not p.isascii())})$|[市省县州国岛山湖镇村]$"
+)
 _MEMBER_WORDS = re.compile(r"member|belong|会员|成员|一员")
 _PERSON_RELATIONS = ("knows", "owns")
 
@@ -276,7 +281,8 @@ _THEIR_KIN_ZH = re.compile(
 
 
 def _their_kin(sentence: str, known: Collection[str]) -> list[Mention]:
-    """"Clara has a sister, Eva" / "Clara's sister Eva" / 克拉拉有个妹妹叫贝贝: Clara -sister-> Eva."""
+    """ "Clara has a sister, Eva" / "Clara's sister Eva" / 克拉拉有个妹妹叫贝贝:
+    Clara -sister-> Eva."""
     found = []
     for match in [*_THEIR_KIN.finditer(sentence), *_THEIR_KIN_ZH.finditer(sentence)]:
         subject, name = _person(match["s"]), _person(match["x"])
@@ -355,7 +361,12 @@ def subject_before(
     for ref in _KIN_REF.finditer(clause):
         role = ROLES[(ref["role"] or ref["zh"]).lower()]
         marks.append((ref.end(), kin_refs.get(role) if kin_refs else None))
-    if not marks and breaks and breaks[-1].group() in "，," and re.search(r"[\u4e00-\u9fff]", prefix):
+    if (
+        not marks
+        and breaks
+        and breaks[-1].group() in "，,"
+        and re.search(r"[\u4e00-\u9fff]", prefix)
+    ):
         return subject_before(prefix[: breaks[-1].start()], known, kin_refs)  # 主语承前省略
     return max(marks, key=lambda m: m[0])[1] if marks else SPEAKER
 
@@ -366,7 +377,7 @@ def _name(text: str) -> str | None:
     text = text.strip(" .,'《》「」“”")
     if re.match(r"[\u4e00-\u9fff]", text):
         place = max((p for p in _HAN_PLACE_NAMES if text.startswith(p)), key=len, default=None)
-        named = HAN_NAMED.match(text) or place and re.match(re.escape(place), text)
+        named = HAN_NAMED.match(text) or (place and re.match(re.escape(place), text))
         cut = next((i for i, c in enumerate(text) if i >= 1 and c in _HAN_STOP), len(text))
         text = named.group() if named else text[: min(cut, 4)]
     return text if len(text) >= 2 and text[0] not in _NOT_FIRST else None
