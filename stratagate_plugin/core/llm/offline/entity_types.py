@@ -14,12 +14,12 @@ from collections.abc import Collection
 
 from .gazetteer import is_known_place
 from .graph_frames import ROLES, is_name
-from .text import word_set
+from .text import is_latin, word_set
 
 _TIME_WORDS = word_set(
-    """Monday Tuesday Wednesday Thursday Friday Saturday Sunday Mon Tue Tues Wed Weds Thu Thur
-    Thurs Fri Sat Sun January February March April May June July August September October
-    November December Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec Christmas Xmas Easter
+    """Monday Tuesday Wednesday Thursday Friday Saturday Sunday Tue Tues Weds Thu Thur
+    Thurs Fri January February March April May June July August September October
+    November December Feb Apr Aug Sept Oct Nov Dec Christmas Xmas Easter
     Halloween Thanksgiving Hanukkah Diwali Ramadan Eid Passover Lent Pride Juneteenth Kwanzaa
     Today Tonight Tomorrow Yesterday Spring Summer Autumn Fall Winter"""
 )
@@ -61,7 +61,7 @@ def never_entity(name: str, text: str = "") -> bool:
     words = bare.split()
     if not words:
         return True
-    if bare.isascii():
+    if is_latin(bare):
         if any(word.strip("'’s") in _TIME_WORDS for word in words) or _TIME_TAIL.search(bare):
             return True
         if words[0] in _OPENERS or bare.lower() in _ROLE_WORDS:
@@ -79,13 +79,13 @@ def _quoted(name: str, text: str) -> bool:
 
 def organization_shape(name: str) -> bool:
     words = name.split()
-    if name.isascii():
+    if is_latin(name):
         return len(words) >= 2 and (words[-1] in _ORG_WORDS or words[0] in _ORG_HEADS)
     return bool(_HAN_ORG.search(name))
 
 
 def project_shape(name: str) -> bool:
-    if name.isascii():
+    if is_latin(name):
         return name.startswith("Project ") or name.endswith(" Project")
     return bool(_HAN_PROJECT.search(name))
 
@@ -93,7 +93,9 @@ def project_shape(name: str) -> bool:
 def _cue(name: str, before: str) -> re.Pattern[str]:
     """``before`` immediately before the name."""
     escaped = re.escape(name)
-    edge = r"\b(?!\s+[A-Z][a-z])" if name.isascii() else ""  # the whole name, not its start
+    edge = (
+        r"\b(?!\s+(?:of\s+|de\s+)?[A-Z][a-z])" if is_latin(name) else ""
+    )  # the whole name, not its start
     return re.compile(rf"(?:{before}){edge[:2] if edge else ''}{escaped}{edge}")
 
 
@@ -167,7 +169,7 @@ def _person_evidence(name: str, text: str) -> bool:
         text
     ):
         return True
-    edge = r"\b" if name.isascii() else ""
+    edge = r"\b" if is_latin(name) else ""
     after = re.compile(rf"{edge}{re.escape(name)}(?:{_PERSON_AFTER})")
     for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
         if name in sentence and (
@@ -178,7 +180,7 @@ def _person_evidence(name: str, text: str) -> bool:
 
 
 def _place_evidence(name: str, text: str) -> bool:
-    if name.isascii():
+    if is_latin(name):
         return bool(_cue(name, _PLACE_BEFORE).search(text))
     return bool(_HAN_PLACE.search(name)) and bool(_cue(name, _PLACE_BEFORE).search(text))
 
@@ -190,7 +192,7 @@ _ZH_ROLE_WORDS = "|".join(sorted((r for r in ROLES if not r.isascii()), key=len,
 def short_form_of(name: str, full_names: Collection[str]) -> str | None:
     """The one known full name ``name`` is a short form of ("Mel" → "Melanie"); None when
     none or several match (ambiguous: kept apart, listed as a possible duplicate)."""
-    if len(name) < 3 or " " in name or not name.isascii():
+    if len(name) < 3 or " " in name or not is_latin(name):
         return None
     matches = {full for full in full_names if full != name and full.split()[0].startswith(name)}
     return matches.pop() if len(matches) == 1 else None

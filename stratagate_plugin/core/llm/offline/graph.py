@@ -71,16 +71,18 @@ def _project_event(event: Mapping[str, Any], batch: _Batch) -> None:
         own_names = frames.self_names(text, [])
         for name in own_names:
             _alias(batch.nodes[ref], name, source)
-    for name in _candidates(event, text):
-        found = name not in own_names and name != speaker and type_of(name, text, batch.persons())
-        if found:
-            _add(batch, name, found, source)
     kin = batch.kin.setdefault(speaker or "", {})
     sentences = split_sentences(text)
     for index, sentence in enumerate(sentences):
         _relations(sentence, speaker, kin, source, batch)
         following = sentences[index + 1] if index + 1 < len(sentences) else ""
         _attributes(sentence, following, speaker, kin, source, batch)
+    named = [n.name for n in batch.nodes.values() if source[0] in n.source_event_ids]
+    for name in _candidates(event, text):
+        if name in own_names or name == speaker or any(name in n and name != n for n in named):
+            continue  # "Edinburgh" of "University of Edinburgh", 浙江 of 浙江大学
+        if found := type_of(name, text, batch.persons()):
+            _add(batch, name, found, source)
 
 
 def _candidates(event: Mapping[str, Any], text: str) -> list[str]:
@@ -99,7 +101,11 @@ def _relations(
     remembered so that a later "my sister" alone is Ana."""
     for mention in frames.mentions(sentence, batch.persons(), kin):
         subject = speaker if mention.subject == frames.SPEAKER else mention.subject
-        if subject is None or never_entity(mention.target, sentence):
+        if never_entity(mention.target, sentence):
+            continue
+        kind = _frame_kind(mention)
+        target_ref = _add(batch, mention.target, kind, source, owned=mention.relation == "owns")
+        if subject is None:  # "my dad works at X": X is evidenced, whose edge is unknown
             continue
         if (
             mention.subject == frames.SPEAKER
@@ -107,9 +113,7 @@ def _relations(
             and mention.relation in (set(frames.ROLES.values()))
         ):
             kin[mention.relation] = mention.target
-        kind = _frame_kind(mention)
         subject_ref = _add(batch, subject, "person", source)
-        target_ref = _add(batch, mention.target, kind, source, owned=mention.relation == "owns")
         _edge(batch, subject_ref, target_ref, mention.relation, mention.exclusive, source)
         if mention.fact_key:
             fact = FactDraft(key=mention.fact_key, value=mention.target, source_event_ids=source)
@@ -137,8 +141,12 @@ def _attributes(
     for found in attributes(text):
         if found.start >= len(sentence):
             continue
-        marker = frames.subject_before(sentence[: found.start], batch.persons(), kin)
-        subject = speaker if marker == frames.SPEAKER else marker
+        prefix = sentence[: found.start]
+        if _PRONOUN.match(sentence, found.start):  # "Marco works …, he's an engineer"
+            subject = _last_named(prefix, batch.persons(), speaker)
+        else:
+            marker = frames.subject_before(prefix, batch.persons(), kin)
+            subject = speaker if marker == frames.SPEAKER else marker
         if subject is None or (found.owned and never_entity(found.value, text)):
             continue
         subject_ref = _add(batch, subject, "person", source)
@@ -147,6 +155,15 @@ def _attributes(
         if found.owned:
             owned_ref = _add(batch, found.value, "person", source, owned=True)
             _edge(batch, subject_ref, owned_ref, "owns", False, source)
+
+
+_PRONOUN = re.compile(r"(?:[Hh]e|[Ss]he)(?:'s|\s+is|\s+was)\b|[他她]")
+
+
+def _last_named(prefix: str, persons: Sequence[str], speaker: str | None) -> str | None:
+    """The person named last before a third-person pronoun (not the speaker), or None."""
+    spots = [(prefix.rfind(p), p) for p in persons if p != speaker and p in prefix]
+    return max(spots)[1] if spots else None
 
 
 def _said(summary: str) -> str:

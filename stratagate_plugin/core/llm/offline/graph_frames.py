@@ -22,11 +22,11 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from .gazetteer import PLACES
-from .text import is_person_name
+from .text import is_latin, is_person_name
 
 SPEAKER = ""  # a mention's subject: the one who said it
 _NAME = r"[A-Z][A-Za-z0-9'.&-]*(?:\s+(?:of\s+|de\s+)?[A-Z][A-Za-z0-9'.&-]*){0,3}"
-_PERSON = r"[A-Z][a-z]+(?:\s[A-Z][a-z]+)?"
+_PERSON = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
 _HAN_RUN = r"[\u4e00-\u9fff·]{2,8}"
 _LATIN_TOOL = r"[A-Z][A-Za-z0-9.+#-]*(?:\s[A-Z0-9][A-Za-z0-9.+#-]*){0,2}"
 # a Chinese name ends before one of these (a verb, a time word, a function character)
@@ -100,14 +100,15 @@ _KIN = (
 # (relation, target type, fact key or None, patterns)
 PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...] = (
     ("lives_in", "place", "lives_in", (
-        re.compile(rf"\b(?:lives?|living|moved|relocated|moving|settled|relocating)\s+"
+        re.compile(rf"\b(?:lives?|living|(?:'ve|have|has|'s) lived|moved|relocated|moving|settled"
+                   rf"|relocating)\s+"
                    rf"(?:back\s+)?(?:in|to)\s+(?P<x>{_NAME})"),
         re.compile(rf"(?:住在|搬到了?|搬去了?|定居在?|搬家到)(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("works_at", "organization", "works_at", (
         re.compile(rf"\b(?:work(?:s|ed|ing)?|job|employed|intern(?:s|ed|ing)?)\s+(?:at|for)\s+"
                    rf"(?P<x>{_NAME})"),
-        re.compile(rf"\b(?:joined|hired by|job at|offer from)\s+(?:the\s+)?(?:an?\s+(?:\w+\s+)?"
+        re.compile(rf"\b(?:joined|hired by|job at)\s+(?:the\s+)?(?:an?\s+(?:\w+\s+)?"
                    rf"(?:startup|company|firm|agency|studio)\s+(?:called|named)\s+)?(?P<x>{_NAME})"),
         re.compile(rf"\b(?:'m|am|is|'s|was|are)\s+an?\s+(?:[a-z]+\s+){{0,2}}[a-z]*(?:er|or|ist|ian"
                    rf"|ant|nurse|chef|cook|pilot|clerk|barista|vet|tutor|coach)\s+at\s+(?:the\s+)?"
@@ -154,8 +155,10 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
         re.compile(rf"是(?P<x>{_HAN_RUN}?)的(?:会员|成员|一员)"),
     )),
     ("works_on", "project", None, (
-        re.compile(rf"\b(?:working on|work on|works on|leading|launch(?:ed|ing)?)\s+"
-                   rf"(?:the\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:working on|work on|works on|leading|launch(?:ed|ing)?|building"
+                   rf"|developing)\s+"
+                   rf"(?:the\s+)?(?:(?:a|an|my|our)\s+(?:[a-z-]+\s+){{0,2}}?(?:called|named)\s+)?"
+                   rf"(?P<x>{_NAME})"),
         re.compile(r"一个(?:叫|名叫)(?P<x>[\u4e00-\u9fffA-Za-z]{1,8}?)的(?:项目|计划|应用|产品)"),
         re.compile(r"(?:在做|负责|在搞|做)(?P<x>[\u4e00-\u9fffA-Za-z]{1,8}(?:项目|计划))"),
     )),
@@ -222,7 +225,9 @@ def mentions(
         Mention(SPEAKER, role, name, "person", role in EXCLUSIVE_ROLES)
         for name, role in relatives.items()
     ]
-    found += _their_kin(sentence, known)
+    theirs = _their_kin(sentence, known)
+    found += theirs
+    known |= {mention.target for mention in theirs}
     for relation, kind, key, patterns in PLACES_AND_WORK:
         for pattern in patterns:
             for match in pattern.finditer(sentence):
@@ -323,14 +328,16 @@ def _called(text: str) -> str | None:
 
 
 def _person(text: str) -> str | None:
-    return _name(text) if text.isascii() else han_person(text.strip())
+    return _name(text) if is_latin(text) else han_person(text.strip())
 
 
 def is_name(name: str) -> bool:
     """A person's name: a capitalised non-label word, or a Chinese name as ``_SURNAMES`` /
     ``_TRANSLITERATION`` describe."""
-    if name.isascii():
+    if is_latin(name):
         return is_person_name(name)
+    if len(name) == 2 and name[0] == name[1] and name[0] not in _HAN_STOP:
+        return True  # 朵朵, 乐乐
     return name[0] in _SURNAMES or all(c in _TRANSLITERATION for c in name)
 
 
@@ -357,7 +364,8 @@ def subject_before(
     for name in known:
         if (at := clause.rfind(name)) >= 0:
             marks.append((at + len(name), name))
-    marks += [(m.end(), m.group()) for m in _WORD_NAME.finditer(clause) if is_name(m.group())]
+    if is_latin(prefix):  # in Chinese text a capitalised Latin word is a brand, not a person
+        marks += [(m.end(), m.group()) for m in _WORD_NAME.finditer(clause) if is_name(m.group())]
     for ref in _KIN_REF.finditer(clause):
         role = ROLES[(ref["role"] or ref["zh"]).lower()]
         marks.append((ref.end(), kin_refs.get(role) if kin_refs else None))
