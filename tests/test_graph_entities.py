@@ -135,3 +135,17 @@ def test_a_named_speaker_owns_only_their_own_first_person_lines() -> None:
     assert facts["Caroline"] == {("lives_in", "Denver")}
     assert facts["Melanie"] == set() and facts.get("李娜", set()) == set()
     assert facts["张伟"] == {("lives_in", "武汉")}
+
+
+def test_common_nouns_and_names_after_bare_to_are_not_people_or_places() -> None:
+    graph = project(
+        event(1, "Networking was a lifesaver for me, Jon.", "Gina",
+              participants=["Gina", "Networking"]),
+        event(2, "We had to say goodbye to Max. He was part of our family.", "John",
+              participants=["John", "Max"]),
+        event(3, "我爸爸在附近工作，我妈妈在中国银行上班。", "王芳"),
+    )  # fmt: skip
+    found = types(graph)
+    assert "Networking" not in found and found.get("Max") != "place"
+    assert "附近" not in found and found["中国银行"] == "organization" and "中国" not in found
+    assert all(not node.facts for node in graph.nodes)  # whose parent works where: unknown

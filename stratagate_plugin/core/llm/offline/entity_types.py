@@ -116,14 +116,15 @@ _PROJECT_BEFORE = r"\b(?:working on|launch(?:ed|ing)?|project called|shipp(?:ed|
 _PLACE_BEFORE = (
     r"(?<!\btalk )(?<!\btalked )(?<!\btold )(?<!\bsaid )(?<!\bwrote )(?<!\bsent )(?<!\bgave )"
     r"(?<!\bmarried )(?<!\blistened )(?<!\bintroduced )"
-    r"\b(?:in|to|from|near|around|across|visit(?:ed|ing)?|trip to|back to)\s+(?:the\s+)?"
+    r"\b(?:in|from|near|around|across|visit(?:ed|ing)?|(?:trip|back|went|go|going|flew|fly|moved"
+    r"|moving|drove|travel+ed|travel+ing|headed|road trip) to)\s+(?:the\s+)?"
     r"|(?:住在|搬到了?|搬去了?|去了?|到了?|来自|回到?|在|飞到|飞往|前往)"
 )
 _PERSON_BEFORE = (
     r"\b(?:met|meet|meeting|with|told|tell|telling|asked|ask|called|texted|hugged|thanked|"
     r"thank|thanks|hey|hi|hello|dear|congrats|congratulations|miss|missed|me and|dating|"
-    r"married|love you|by)\s+|,\s*(?=\S+[!?.]?$)|^\s*(?=\S+,\s+(?:you|your|I|we|that|this|how"
-    r"|what|did|do|are|have|thanks|thank|congrats|so|it)\b)"
+    r"married|love you|by)\s+|,\s*(?=\S+[!?.]?$)|^\s*(?=\S+,\s+(?:you|your|thanks|thank|congrats"
+    r"|how (?:are|is|was|did)|did you|have you|are you|do you)\b)"
     r"|(?:和|跟|与|同|陪|给|见了|遇到了?|认识了?|告诉|问了?)"
 )
 _PERSON_AFTER = (

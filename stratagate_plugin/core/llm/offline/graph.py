@@ -149,6 +149,8 @@ def _attributes(
             subject = speaker if marker == frames.SPEAKER else marker
         if subject is None or (found.owned and never_entity(found.value, text)):
             continue
+        if subject != speaker and subject not in batch.persons():
+            continue  # "Networking was a lifesaver": only a known person has attributes
         subject_ref = _add(batch, subject, "person", source)
         fact = FactDraft(key=found.key, value=found.value, source_event_ids=source)
         _fact(batch.nodes[subject_ref], fact)

@@ -50,7 +50,7 @@ _TRANSLITERATION = set(
 )
 # an organisation's or project's Chinese name, up to its kind word ("星火读书会", "北极星项目")
 HAN_NAMED = re.compile(
-    r"[\u4e00-\u9fff]{1,6}(?:公司|集团|科技|大学|学院|中学|小学|医院|银行|研究所|研究院|俱乐部|协会"
+    r"(?:(?![的了是我你他她这那在和与个一上下周每])[\u4e00-\u9fff]){1,6}(?:公司|集团|科技|大学|学院|中学|小学|医院|银行|研究所|研究院|俱乐部|协会"
     r"|工作室|读书会|社团|基金会|事务所|出版社|合唱团|乐队|学校|实验室|跑团|球队|项目|计划)"
 )
 _HAN_VERBS = set(
@@ -196,7 +196,7 @@ _WORD_NAME = re.compile(_PERSON)
 class Mention:
     """``subject -relation-> target`` said in one sentence; ``subject`` SPEAKER: the speaker."""
 
-    subject: str
+    subject: str | None
     relation: str
     target: str
     kind: str
@@ -235,7 +235,7 @@ def mentions(
                 if target is None:
                     continue
                 subject = subject_before(sentence[: match.start()], known, kin_refs or {})
-                if subject is not None and subject != target:
+                if subject != target:  # None: someone unnamed ("my dad works at X")
                     found.append(Mention(subject, relation, target, kind, key is not None, key))
     return found
 
@@ -248,6 +248,10 @@ _HAN_PLACE_NAMES = tuple(p for p in PLACES if not p.isascii())
 _HAN_PLACE = re.compile(
     rf"^(?:{'|'.join(p for p in PLACES if not p.isascii())})$|[市省县州国岛山湖镇村]$"
 )
+_HAN_GENERIC = frozenset(
+    "附近 家里 家 这里 那里 这儿 那儿 外地 国外 本地 当地 城里 市里 公司 单位 学校 医院 大学 中学 小学 "
+    "办公室 店里 网上 线上 工厂 银行 餐厅 健身房 图书馆 俱乐部 项目 计划".split()
+)
 _MEMBER_WORDS = re.compile(r"member|belong|会员|成员|一员")
 _PERSON_RELATIONS = ("knows", "owns")
 
@@ -255,11 +259,14 @@ _PERSON_RELATIONS = ("knows", "owns")
 def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str | None:
     """The frame's target, or None: a known person (unless the frame is about people), a
     club as a workplace, or a non-club joined (that is work, not membership)."""
-    target = _name(match["x"])
-    if not target or target.endswith(("'s", "’s")):
+    bounded = match.end("x") < match.end() and not is_latin(match["x"])  # 在…工作: all of it
+    target = match["x"] if bounded and 2 <= len(match["x"]) <= 8 else _name(match["x"])
+    if not target or target.endswith(("'s", "’s")) or target[0] in _NOT_FIRST:
         return None
     if relation == "visited" and "去了" in match.group() and not _HAN_PLACE.search(target):
         return None  # 去了超市 is an errand; 去了厦门 a trip
+    if target in _HAN_GENERIC:
+        return None  # 在附近工作, 在公司上班: a common noun, not a name
     if relation in ("works_at", "studies_at") and _HAN_PLACE.search(target):
         return None  # 在上海做产品经理: where, not whom for
     if relation in _PERSON_RELATIONS:
