@@ -130,3 +130,14 @@ async def test_a_new_value_supersedes_the_old_by_key_and_unrelated_facts_stay(
     }
     assert ("favourite:tea", "龙井") in {(f.key, f.value) for f in user.historical_facts}
     await memory.close()
+
+
+def test_a_home_country_is_where_the_speaker_is_from_and_another_pet_is_owned() -> None:
+    graph = project(
+        event(1, "It was a gift from my grandma in my home country, Sweden.", "Caroline"),
+        event(2, "We got another cat named Bailey last month.", "Melanie"),
+        event(3, "这条项链是奶奶在我的家乡瑞典送我的。", "卡罗琳"),
+    )
+    assert {("Caroline", "from", "Sweden"), ("Melanie", "owns", "Bailey"),
+            ("卡罗琳", "from", "瑞典")} <= edges(graph)  # fmt: skip
+    assert ("Melanie", "pet:cat", "Bailey") in facts(graph)

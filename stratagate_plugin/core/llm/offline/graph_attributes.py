@@ -95,12 +95,13 @@ _FAVOURITE = (
     re.compile(r"最(?:喜欢|爱)的(?P<what>[\u4e00-\u9fff]{1,4}?)是(?P<x>[^，。！？,.!?；]{1,30})"),
     re.compile(r"(?:^|[，,])(?P<x>[\u4e00-\u9fff]{1,8}?)是我最(?:喜欢|爱)的(?P<what>[\u4e00-\u9fff]{1,4})"),
 )  # fmt: skip
+_GOT_A = r"\b(?:has|have|had|got|adopted|own|owns)\s+(?:an?|another|one more|two|three)\s+"
 _PET = (
     re.compile(rf"\b(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er|[Tt]heir)\s+(?:\w+\s+)?(?P<kind>{_EN_PETS})"
                rf"\s*,?\s+(?P<x>{_PERSON})\b"),
-    re.compile(rf"\b(?:has|have|had|got|adopted|own|owns)\s+an?\s+(?:\w+\s+){{0,2}}?"
+    re.compile(rf"{_GOT_A}(?:\w+\s+){{0,2}}?"
                rf"(?P<kind>{_EN_PETS})\s*,?\s+(?:called|named)\s+(?P<x>{_PERSON})\b"),
-    re.compile(rf"\b(?:has|have|had|got|adopted|own|owns)\s+an?\s+(?:\w+\s+){{0,2}}?"
+    re.compile(rf"{_GOT_A}(?:\w+\s+){{0,2}}?"
                rf"(?P<kind>{_EN_PETS})\b[^.!?]*[.!?]\s+(?:[Hh]er|[Hh]is|[Ii]ts|[Tt]heir)\s+name"
                rf"\s+is\s+(?P<x>{_PERSON})\b"),
     re.compile(rf"(?:我|我们)(?:家)?的?(?P<kind>{_ZH_PETS})(?:叫|名叫|名字叫)(?P<x>{_HAN_NAME})"),

@@ -136,6 +136,9 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
                    rf"\s+from|[Bb]orn in)"
                    rf"\s+(?P<x>{_NAME})"),
         re.compile(rf"(?:来自|老家在|老家是|出生在|出生于|家乡是)(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(rf"\b[Mm]y\s+(?:home\s+country|hometown|home\s+town|native\s+country)\s*,?\s+"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(rf"我的?(?:祖国|家乡|老家)[，,]?(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("visited", "place", None, (
         re.compile(rf"\b(?:visited|been to|trip to|travel(?:l)?ed to|flew to|went to|drove to|"
@@ -234,7 +237,11 @@ def mentions(
                 target = _target(match, relation, known)
                 if target is None:
                     continue
-                subject = subject_before(sentence[: match.start()], known, kin_refs or {})
+                subject = (
+                    SPEAKER  # "my home country, Sweden": the possessor's
+                    if _POSSESSIVE.match(match.group())
+                    else subject_before(sentence[: match.start()], known, kin_refs or {})
+                )
                 if subject != target:  # None: someone unnamed ("my dad works at X")
                     found.append(Mention(subject, relation, target, kind, key is not None, key))
     return found
@@ -249,9 +256,42 @@ _HAN_PLACE = re.compile(
     rf"^(?:{'|'.join(p for p in PLACES if not p.isascii())})$|[市省县州国岛山湖镇村]$"
 )
 _HAN_GENERIC = frozenset(
-    "附近 家里 家 这里 那里 这儿 那儿 外地 国外 本地 当地 城里 市里 公司 单位 学校 医院 大学 中学 小学 "
-    "办公室 店里 网上 线上 工厂 银行 餐厅 健身房 图书馆 俱乐部 项目 计划".split()
+    [
+        "附近",
+        "家里",
+        "家",
+        "这里",
+        "那里",
+        "这儿",
+        "那儿",
+        "外地",
+        "国外",
+        "本地",
+        "当地",
+        "城里",
+        "市里",
+        "公司",
+        "单位",
+        "学校",
+        "医院",
+        "大学",
+        "中学",
+        "小学",
+        "办公室",
+        "店里",
+        "网上",
+        "线上",
+        "工厂",
+        "银行",
+        "餐厅",
+        "健身房",
+        "图书馆",
+        "俱乐部",
+        "项目",
+        "计划",
+    ]
 )
+_POSSESSIVE = re.compile(r"[Mm]y\b|我的?(?:祖国|家乡|老家)")
 _MEMBER_WORDS = re.compile(r"member|belong|会员|成员|一员")
 _PERSON_RELATIONS = ("knows", "owns")
 
