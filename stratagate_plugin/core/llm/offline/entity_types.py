@@ -133,7 +133,7 @@ _PERSON_AFTER = (
     r"|(?:lives|lived|moved|works|worked|studies|studied|grew up|joined|married|loves|likes"
     r"|plays|owns|adopted|visited|came over|called me|texted me)\b)|'s (?:birthday|mom|dad"
     r"|wife|husband|sister|brother|son|daughter|kids|family|parents|girlfriend|boyfriend)\b"
-    r"|(?:说|告诉|问|和我|跟我|住在|搬到|是我的?|来自|在[\u4e00-\u9fff]{1,8}工作)"
+    r"|(?:说|告诉|问|和我|跟我|邀请|约了?我|请我|帮我|送我|给我|带我|陪我|住在|搬到|是我的?|来自|在[\u4e00-\u9fff]{1,8}工作)"
 )
 
 

@@ -105,7 +105,7 @@ _PET = (
                rf"(?P<kind>{_EN_PETS})\b[^.!?]*[.!?]\s+(?:[Hh]er|[Hh]is|[Ii]ts|[Tt]heir)\s+name"
                rf"\s+is\s+(?P<x>{_PERSON})\b"),
     re.compile(rf"(?:我|我们)(?:家)?的?(?P<kind>{_ZH_PETS})(?:叫|名叫|名字叫)(?P<x>{_HAN_NAME})"),
-    re.compile(rf"(?:养了|领养了|收养了|有)(?:一|两)?[只条匹个]?(?P<kind>{_ZH_PETS})[，,]?\s*"
+    re.compile(rf"(?:养了|领养了|收养了|有)(?:一|两|另一|另外一)?[只条匹个]?(?P<kind>{_ZH_PETS})[，,]?\s*"
                rf"(?:叫|名叫|名字叫|取名叫?)(?P<x>{_HAN_NAME})"),
 )  # fmt: skip
 

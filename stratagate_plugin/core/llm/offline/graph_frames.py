@@ -138,7 +138,7 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
         re.compile(rf"(?:来自|老家在|老家是|出生在|出生于|家乡是)(?P<x>{_HAN_RUN}|{_NAME})"),
         re.compile(rf"\b[Mm]y\s+(?:home\s+country|hometown|home\s+town|native\s+country)\s*,?\s+"
                    rf"(?P<x>{_NAME})"),
-        re.compile(rf"我的?(?:祖国|家乡|老家)[，,]?(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(rf"我(?:的|在)?(?:祖国|家乡|老家)[，,]?(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("visited", "place", None, (
         re.compile(rf"\b(?:visited|been to|trip to|travel(?:l)?ed to|flew to|went to|drove to|"
@@ -291,7 +291,7 @@ _HAN_GENERIC = frozenset(
         "计划",
     ]
 )
-_POSSESSIVE = re.compile(r"[Mm]y\b|我的?(?:祖国|家乡|老家)")
+_POSSESSIVE = re.compile(r"[Mm]y\b|我(?:的|在)?(?:祖国|家乡|老家)")
 _MEMBER_WORDS = re.compile(r"member|belong|会员|成员|一员")
 _PERSON_RELATIONS = ("knows", "owns")
 
