@@ -138,7 +138,7 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
         re.compile(rf"(?:来自|老家在|老家是|出生在|出生于|家乡是)(?P<x>{_HAN_RUN}|{_NAME})"),
         re.compile(rf"\b[Mm]y\s+(?:home\s+country|hometown|home\s+town|native\s+country)\s*,?\s+"
                    rf"(?P<x>{_NAME})"),
-        re.compile(rf"我(?:的|在)?(?:祖国|家乡|老家)[，,]?(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(rf"我(?:的|在)?(?:祖国|家乡|老家)(?:在|是)?[，,]?(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("visited", "place", None, (
         re.compile(rf"\b(?:visited|been to|trip to|travel(?:l)?ed to|flew to|went to|drove to|"
