@@ -25,6 +25,7 @@ from . import graph_frames as frames
 from .entity_types import never_entity, organization_shape, short_form_of, type_of
 from .gazetteer import PLACES
 from .graph_attributes import attributes
+from .han_names import han_person
 from .lexicon import FIRST_PERSON
 from .text import is_latin, is_person_name, proper_names, split_sentences
 
@@ -89,7 +90,7 @@ def _candidates(event: Mapping[str, Any], text: str) -> list[str]:
     """Names to type: the card's participants, capitalised names within sentences, and
     gazetteer places written in Chinese."""
     names = [p for p in event.get("participants", []) if isinstance(p, str) and p.strip()]
-    names = [n if is_latin(n) else frames.han_person(n.strip()) or n for n in names]  # 罗布邀请
+    names = [n if is_latin(n) else han_person(n.strip()) or n for n in names]  # 罗布邀请
     names += proper_names(text)
     names += [p for p in _HAN_PLACES if p in text]
     return list(dict.fromkeys(n.strip() for n in names))
