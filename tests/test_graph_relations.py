@@ -141,3 +141,12 @@ def test_a_home_country_is_where_the_speaker_is_from_and_another_pet_is_owned() 
     assert {("Caroline", "from", "Sweden"), ("Melanie", "owns", "Bailey"),
             ("卡罗琳", "from", "瑞典")} <= edges(graph)  # fmt: skip
     assert ("Melanie", "pet:cat", "Bailey") in facts(graph)
+
+
+def test_a_relative_clause_about_an_unnamed_relative_is_not_the_named_persons() -> None:
+    graph = project(
+        event(1, "Clara has a sister who lives in Madrid.", participants=["Clara"]),
+        event(2, "Tom's brother, who works at Initech, visited.", participants=["Tom"]),
+    )
+    assert facts(graph) == set() and {name for name, _, _ in edges(graph)} <= {"User"}
+    assert {node.name: node.type for node in graph.nodes}["Madrid"] == "place"

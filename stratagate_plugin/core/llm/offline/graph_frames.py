@@ -354,6 +354,8 @@ def is_name(name: str) -> bool:
 
 
 _RELATIVE = re.compile(r"^\s*(?:who|which|that)\b")
+_COMMON_WHO = re.compile(r"\b[a-z]+\s+who\s*$")
+_POSSESSED = re.compile(r"['’]s\s+[a-z]+\s*$")
 _KIN_REF = re.compile(
     rf"\b[Mm]y\s+(?:(?:older|younger|little|big|elder|twin|best)\s+)?(?P<role>{_EN_ROLES})\b"
     rf"|我的?(?P<zh>{_ZH_ROLES})"
@@ -368,6 +370,8 @@ def subject_before(
     the speaker (an elided subject is the speaker's, "Moved to Lisbon last month!")."""
     breaks = [m for m in _CLAUSE_BREAK.finditer(prefix)]
     clause = prefix[breaks[-1].end() :] if breaks else prefix
+    if _COMMON_WHO.search(clause) or _POSSESSED.search(clause):  # "a sister who", "Tom's brother"
+        return None
     if breaks and _RELATIVE.match(clause):  # "a sister, Eva, who lives …": about Eva
         return subject_before(prefix[: breaks[-1].start()], known, kin_refs)
     marks: list[tuple[int, str | None]] = []
