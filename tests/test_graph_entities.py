@@ -149,3 +149,12 @@ def test_common_nouns_and_names_after_bare_to_are_not_people_or_places() -> None
     assert "Networking" not in found and found.get("Max") != "place"
     assert "附近" not in found and found["中国银行"] == "organization" and "中国" not in found
     assert all(not node.facts for node in graph.nodes)  # whose parent works where: unknown
+
+
+def test_a_bare_kind_word_or_a_phrase_is_no_chinese_organisation_or_project() -> None:
+    graph = project(
+        event(1, "我们有个计划，她在当地一所学校教书。", "梅兰妮",
+              participants=["梅兰妮", "计划", "在当地一所学校"]),
+        event(2, "我表妹在协和医院实习。", "卡罗琳"),
+    )  # fmt: skip
+    assert types(graph) == {"梅兰妮": "person", "卡罗琳": "person", "协和医院": "organization"}

@@ -14,6 +14,7 @@ from collections.abc import Collection
 
 from .gazetteer import is_known_place
 from .graph_frames import ROLES, is_name
+from .han_names import HAN_NAMED
 from .text import is_latin, word_set
 
 _TIME_WORDS = word_set(
@@ -81,13 +82,18 @@ def organization_shape(name: str) -> bool:
     words = name.split()
     if is_latin(name):
         return len(words) >= 2 and (words[-1] in _ORG_WORDS or words[0] in _ORG_HEADS)
-    return bool(_HAN_ORG.search(name))
+    return bool(_HAN_ORG.search(name)) and _han_named(name)
 
 
 def project_shape(name: str) -> bool:
     if is_latin(name):
         return name.startswith("Project ") or name.endswith(" Project")
-    return bool(_HAN_PROJECT.search(name))
+    return bool(_HAN_PROJECT.search(name)) and _han_named(name)
+
+
+def _han_named(name: str) -> bool:
+    """A name before the kind word, not a phrase ("在当地一所学校") nor the bare word (计划)."""
+    return HAN_NAMED.fullmatch(name) is not None
 
 
 def _cue(name: str, before: str) -> re.Pattern[str]:

@@ -265,6 +265,7 @@ _HAN_GENERIC = frozenset(
     ]
 )
 _POSSESSIVE = re.compile(r"[Mm]y\b|我(?:的|在)?(?:祖国|家乡|老家)")
+_HAN_INDEFINITE = re.compile(r"[一两几这那每某][所家个间座位名只]")  # 一所学校: "a school"
 _MEMBER_WORDS = re.compile(r"member|belong|会员|成员|一员")
 _PERSON_RELATIONS = ("knows", "owns")
 
@@ -278,7 +279,7 @@ def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str 
         return None
     if relation == "visited" and "去了" in match.group() and not _HAN_PLACE.search(target):
         return None  # 去了超市 is an errand; 去了厦门 a trip
-    if target in _HAN_GENERIC:
+    if target in _HAN_GENERIC or _HAN_INDEFINITE.search(target):
         return None  # 在附近工作, 在公司上班: a common noun, not a name
     if relation in ("works_at", "studies_at") and _HAN_PLACE.search(target):
         return None  # 在上海做产品经理: where, not whom for
