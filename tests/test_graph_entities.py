@@ -158,3 +158,11 @@ def test_a_bare_kind_word_or_a_phrase_is_no_chinese_organisation_or_project() ->
         event(2, "我表妹在协和医院实习。", "卡罗琳"),
     )  # fmt: skip
     assert types(graph) == {"梅兰妮": "person", "卡罗琳": "person", "协和医院": "organization"}
+
+
+def test_a_vocative_question_names_a_person_and_now_at_a_company_is_the_company() -> None:
+    graph = project(
+        event(1, "Jordan, can you send me the slides?", participants=["Jordan"]),
+        event(2, "我上个月从网易离职了，现在在美团做数据分析师。"),
+    )
+    assert types(graph) == {"User": "person", "Jordan": "person", "美团": "organization"}

@@ -130,7 +130,7 @@ _PERSON_BEFORE = (
     r"\b(?:met|meet|meeting|with|told|tell|telling|asked|ask|called|texted|hugged|thanked|"
     r"thank|thanks|hey|hi|hello|dear|congrats|congratulations|miss|missed|me and|dating|"
     r"married|love you|by)\s+|,\s*(?=\S+[!?.]?$)|^\s*(?=\S+,\s+(?:you|your|thanks|thank|congrats"
-    r"|how (?:are|is|was|did)|did you|have you|are you|do you)\b)"
+    r"|how (?:are|is|was|did)|(?:did|have|are|do|can|could|would|will) you)\b)"
     r"|(?:和|跟|与|同|陪|给|见了|遇到了?|认识了?|告诉|问了?)"
 )
 _PERSON_AFTER = (

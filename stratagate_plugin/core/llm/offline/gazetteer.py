@@ -1,6 +1,7 @@
 """A small built-in gazetteer (English and Chinese): continents, countries and major cities.
 
-It is a reading aid, not a world atlas: a name found here is a place even without a cue
+It is a reading aid, not a world atlas (names that are as often first names, Jordan or
+Florence, are left out): a name found here is a place even without a cue
 ("Sweden was cold"), so it can never be typed a person. Anything else needs a place cue
 ("in / to / from …", 住在 / 去 …) to become a place.
 """
@@ -10,13 +11,13 @@ from .text import word_set
 _EN = """Africa Antarctica Asia Europe Oceania America Australia
 Argentina Austria Belgium Brazil Canada Chile China Colombia Croatia Cuba Czechia Denmark
 Egypt England Estonia Ethiopia Finland France Germany Ghana Greece Hungary Iceland India
-Indonesia Iran Iraq Ireland Israel Italy Jamaica Japan Jordan Kenya Korea Latvia Lebanon
+Indonesia Iran Iraq Ireland Israel Italy Jamaica Japan Kenya Korea Latvia Lebanon
 Lithuania Luxembourg Malaysia Mexico Morocco Nepal Netherlands Nigeria Norway Pakistan Peru
 Philippines Poland Portugal Romania Russia Scotland Senegal Serbia Singapore Slovakia Slovenia
 Spain Sweden Switzerland Taiwan Tanzania Thailand Turkey Uganda Ukraine Uruguay Venezuela
 Vietnam Wales
 Amsterdam Athens Atlanta Auckland Bangkok Barcelona Beijing Berlin Boston Brussels Budapest
-Cairo Chicago Copenhagen Dallas Delhi Denver Dubai Dublin Edinburgh Florence Geneva Hamburg
+Cairo Chicago Copenhagen Dallas Delhi Denver Dubai Dublin Edinburgh Geneva Hamburg
 Helsinki Houston Istanbul Jakarta Kyoto Lagos Lisbon London Madrid Manila Melbourne Miami
 Milan Montreal Moscow Mumbai Munich Nairobi Naples Oslo Osaka Paris Prague Porto Rome Seattle
 Seoul Shanghai Stockholm Sydney Taipei Tokyo Toronto Vancouver Venice Vienna Warsaw Zurich

@@ -274,7 +274,8 @@ def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str 
     """The frame's target, or None: a known person (unless the frame is about people), a
     club as a workplace, or a non-club joined (that is work, not membership)."""
     bounded = match.end("x") < match.end() and not is_latin(match["x"])  # 在…工作: all of it
-    target = match["x"] if bounded and 2 <= len(match["x"]) <= 8 else _name(match["x"])
+    raw = match["x"].lstrip("在") if bounded else match["x"]  # 现在在美团: 美团
+    target = raw if bounded and 2 <= len(raw) <= 8 else _name(raw)
     if not target or target.endswith(("'s", "’s")) or target[0] in NOT_FIRST:
         return None
     if relation == "visited" and "去了" in match.group() and not _HAN_PLACE.search(target):
