@@ -84,8 +84,8 @@ def test_work_study_origin_tools_and_favourites_in_both_languages() -> None:
     types = {n.name: n.type for n in graph.nodes}
     assert types["Google"] == types["腾讯"] == "organization" and types["Notion"] == "tool"
     bob = facts(graph, "Bob")
-    assert bob["works_at"] == ["Google"] and bob["favorite_book"] == ["Dune"]
-    assert facts(graph, "李雷")["favorite_书"] == ["三体"]
+    assert bob["works_at"] == ["Google"] and bob["favourite:book"] == ["Dune"]
+    assert facts(graph, "李雷")["favourite:book"] == ["三体"]
 
 
 def test_a_named_subject_before_the_verb_owns_the_frame_and_a_pronoun_owns_none() -> None:

@@ -231,7 +231,9 @@ async def test_a_database_from_before_the_graph_is_migrated_and_back_filled(
 ) -> None:
     memory, _ = await open_scripted(db_path)
     said = "2024-01-01T00:00:00+00:00"
-    await add_events(memory, card_for("Ana paints", said, participants=["Ana"]), queue=False)
+    await add_events(
+        memory, card_for("Ana said she paints", said, participants=["Ana"]), queue=False
+    )
     await memory.close()
     plain.execute("DELETE FROM meta WHERE key = 'graph_backfill_pk'")
     plain.commit()

@@ -95,10 +95,11 @@ async def test_undo_strips_graph_provenance_and_keeps_shared_nodes(
     assert plain.execute(works_at).fetchone()[0] == 1
     undone = await memory.import_undo(second.id)
     assert graph_names(plain, second.event_ids) == set()
-    # Caroline and Lyon are also the first import's: they stay, citing it alone
-    assert graph_names(plain) == graph_names(plain, first.event_ids) == {"Caroline", "Lyon"}
+    # Caroline, Lyon and France are also the first import's: they stay, citing it alone
+    kept = {"Caroline", "Lyon", "France"}
+    assert graph_names(plain) == graph_names(plain, first.event_ids) == kept
     left = {r[0] for r in plain.execute("SELECT name FROM graph_nodes").fetchall()}
-    assert left == {"Caroline", "Lyon"} and len(undone.removed_graph_node_ids) >= 1
+    assert left == kept and len(undone.removed_graph_node_ids) >= 1
     assert plain.execute(works_at).fetchone()[0] == 0
 
 

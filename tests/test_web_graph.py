@@ -84,7 +84,7 @@ async def test_a_node_shows_its_facts_edges_and_links_its_source_events(tmp_path
         url = f"/memory/graph/nodes/{caroline.node.id}"
         fragment = (await client.get(url, params={"space": space}, headers=HX)).text
         assert "<html" not in fragment and "Caroline" in fragment
-        assert len(caroline.current_facts) == 2  # what she said, and where she lives
+        assert len(caroline.current_facts) == 1  # where she lives (a remark is no fact)
         for fact in caroline.current_facts:
             assert f"<code>{html.escape(fact.key)}</code>" in fragment
             assert html.escape(str(fact.value)) in fragment

@@ -1,121 +1,183 @@
-"""The offline graph projector (spec §4): people, places, organisations and tools from
-event cards, facts from event types and relation frames. English and Chinese.
+"""The offline graph projector (spec §4, issue 26): typed entities, relation edges and
+attribute facts from event cards, English and Chinese.
 
-General mechanisms only: every participant of an event is a person node, and so is the
-speaker (the summary's attribution, the user when unnamed; the assistant is none); a
-capitalised name after a place cue ("in", "to", "visited" …) is a place. Each sentence is
-read for the frames of ``graph_frames`` (kinship and roles, residence, work, study, origin,
-tools, favourites, self-introduction): they become edges, facts keyed by their relation
-(so "moved to Lisbon" replaces "lives in Porto") and aliases of the speaker, each citing
-its event. The event's own fact is keyed by what its type says (``plan``, ``preference``,
-``state`` …) and its first topic tag.
+A name becomes a node only with evidence for its type (``entity_types``): the speaker's
+label makes a person, "Sweden" or "in Porto" a place, "Acme Logistics" or "works at" an
+organization, "switched to Linear" a tool, "Project Atlas" a project; weekdays, months,
+holidays, quoted titles and sentence openers never do. Each sentence is read for relation
+frames (``graph_frames``: kinship and roles, residence, work, study, origin, membership,
+projects, tools, travel, ownership) and attribute frames (``graph_attributes``: role, age,
+diet, favourites, pets …); they become edges and facts keyed by the attribute, so "moved to
+Lisbon" replaces "lives in Porto" and unrelated facts never share a key. A sentence stating
+no attribute gives no fact: it stays an event. Self-introductions, short forms of a known
+person ("Mel" for Melanie, when only one fits) and "my sister" after "my sister Ana" resolve
+to that person. Every node, alias, edge and fact cites the event it came from.
 """
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...graph.resolution import normalise_key
 from ...graph.shapes import MAX_EDGES, MAX_NODES, EdgeDraft, FactDraft, GraphProjection, NodeDraft
 from . import graph_frames as frames
-from .events import places
+from .entity_types import never_entity, organization_shape, short_form_of, type_of
+from .gazetteer import PLACES
+from .graph_attributes import attributes
+from .han_names import han_person
 from .lexicon import FIRST_PERSON
-from .text import clip, is_person_name, split_sentences
+from .text import is_latin, is_person_name, proper_names, split_sentences
 
 USER, USER_ZH = "User", "用户"
 _ATTRIBUTION = re.compile(r"^(?P<speaker>[^:：]{1,40}?)(?:\s+said|说)\s*[:：]\s*")
 _USER_WORDS = frozenset({"The user", "the user", "User", "用户"})
 _ASSISTANT_WORDS = frozenset({"The assistant", "the assistant", "Assistant", "助手"})
-_KINDS = {
-    "plan": "plan",
-    "cancellation": "plan",
-    "decision": "decision",
-    "change": "state",
-    "migration": "state",
-    "task_completed": "achievement",
-    "release": "release",
-    "meeting": "meeting",
-    "incident": "incident",
-    "collaboration": "collaboration",
-}
+_HAN_PLACES = tuple(p for p in PLACES if not p.isascii())
+
+
+@dataclass
+class _Batch:
+    """What the projection holds so far, and whom it knows to be a person."""
+
+    known: list[str]  # existing person nodes' names (the payload's context)
+    nodes: dict[str, NodeDraft] = field(default_factory=dict)
+    edges: list[EdgeDraft] = field(default_factory=list)
+    kin: dict[str, dict[str, str]] = field(default_factory=dict)  # speaker → relation → name
+
+    def persons(self) -> list[str]:
+        return [*self.known, *(n.name for n in self.nodes.values() if n.type == "person")]
 
 
 def project_graph(payload: Mapping[str, Any]) -> GraphProjection:
     """A projection of the payload's events (``PROJECT_GRAPH``); every record cites them.
     Over the §4 limits the first nodes are kept, and only the edges between kept nodes."""
-    nodes: dict[str, NodeDraft] = {}
-    edges: list[EdgeDraft] = []
+    context = payload.get("nodes") or []
+    batch = _Batch(known=[str(n["name"]) for n in context if n.get("type") == "person"])
     for event in payload.get("events", []):
-        _project_event(event, nodes, edges)
-    kept = list(nodes.values())[:MAX_NODES]
+        _project_event(event, batch)
+    kept = list(batch.nodes.values())[:MAX_NODES]
     refs = {node.ref for node in kept}
-    between = [e for e in edges if e.from_ref in refs and e.to_ref in refs]
+    between = [e for e in batch.edges if e.from_ref in refs and e.to_ref in refs]
     return GraphProjection(nodes=kept, edges=between[:MAX_EDGES])
 
 
-def _project_event(
-    event: Mapping[str, Any], nodes: dict[str, NodeDraft], edges: list[EdgeDraft]
-) -> None:
+def _project_event(event: Mapping[str, Any], batch: _Batch) -> None:
     source = [str(event["id"])]
-    text = " ".join(event.get("quotes") or []) or str(event.get("summary", ""))
-    people = [p for p in event.get("participants", []) if _is_name(p)]
-    speaker = _speaker(event, text, people)
+    text = " ".join(event.get("quotes") or []) or _said(str(event.get("summary", "")))
+    speaker = _speaker(event, text, batch)
+    own_names: list[str] = []
     if speaker is not None:  # "I'm Mara": Mara is the speaker, not someone else
-        _add(nodes, speaker, "person", source)
-        for name in frames.self_names(text, []):
-            _alias(nodes[_ref_of(nodes, speaker)], name, source)
-    for person in people:
-        _add(nodes, person, "person", source)
-    subject = _subject(text, people, speaker)
-    if USER in (speaker, subject):
-        _add(nodes, USER, "person", source, aliases=[USER_ZH])
-    targets: set[str] = set()
-    known = [*people, *(n.name for n in nodes.values() if n.type == "person")]
-    for sentence in split_sentences(text):
-        targets |= _frames(sentence, speaker, known, source, nodes, edges)
-    for place in places(text):
-        if place not in people and _key(place) not in targets:
-            _add(nodes, place, "place", source)
-    if subject is not None and (fact := _fact(event, [*people, *places(text)], source)):
-        nodes[_add(nodes, subject, "person", source)].facts.append(fact)
+        ref = _add(batch, speaker, "person", source)
+        own_names = frames.self_names(text, [])
+        for name in own_names:
+            _alias(batch.nodes[ref], name, source)
+    kin = batch.kin.setdefault(speaker or "", {})
+    sentences = split_sentences(text)
+    for index, sentence in enumerate(sentences):
+        _relations(sentence, speaker, kin, source, batch)
+        following = sentences[index + 1] if index + 1 < len(sentences) else ""
+        _attributes(sentence, following, speaker, kin, source, batch)
+    named = [n.name for n in batch.nodes.values() if source[0] in n.source_event_ids]
+    for name in _candidates(event, text):
+        if name in own_names or name == speaker or any(name in n and name != n for n in named):
+            continue  # "Edinburgh" of "University of Edinburgh", 浙江 of 浙江大学
+        if found := type_of(name, text, batch.persons()):
+            _add(batch, name, found, source)
 
 
-def _frames(
-    sentence: str,
-    speaker: str | None,
-    people: Sequence[str],
-    source: list[str],
-    nodes: dict[str, NodeDraft],
-    edges: list[EdgeDraft],
-) -> set[str]:
-    """The sentence's relation frames, self-introductions and favourites as nodes, edges
-    and relation-keyed facts; the keys of the targets named. ``people``: the persons known
-    so far (never a target); without a speaker only frames about a named one count."""
-    if speaker is not None:
-        speaker_ref = _add(nodes, speaker, "person", source)
-        for key, value in frames.favourites(sentence):
-            fact = FactDraft(key=key, value=value, source_event_ids=source)
-            nodes[speaker_ref].facts.append(fact)
-    targets = set()
-    for mention in frames.mentions(sentence, people):
+def _candidates(event: Mapping[str, Any], text: str) -> list[str]:
+    """Names to type: the card's participants, capitalised names within sentences, and
+    gazetteer places written in Chinese."""
+    names = [p for p in event.get("participants", []) if isinstance(p, str) and p.strip()]
+    names = [n if is_latin(n) else han_person(n.strip()) or n for n in names]  # 罗布邀请
+    names += proper_names(text)
+    names += [p for p in _HAN_PLACES if p in text]
+    return list(dict.fromkeys(n.strip() for n in names))
+
+
+def _relations(
+    sentence: str, speaker: str | None, kin: dict[str, str], source: list[str], batch: _Batch
+) -> None:
+    """The sentence's relation frames as edges (and relation-keyed facts); "my sister Ana"
+    remembered so that a later "my sister" alone is Ana."""
+    for mention in frames.mentions(sentence, batch.persons(), kin):
         subject = speaker if mention.subject == frames.SPEAKER else mention.subject
-        if subject is None:
+        if never_entity(mention.target, sentence):
             continue
-        subject_ref = _add(nodes, subject, "person", source)
-        target_ref = _add(nodes, mention.target, mention.kind, source)
-        targets.add(_key(mention.target))
-        edges.append(EdgeDraft(from_ref=subject_ref, to_ref=target_ref, relation=mention.relation,
-                               exclusive=mention.exclusive, source_event_ids=source))  # fmt: skip
+        kind = _frame_kind(mention)
+        target_ref = _add(batch, mention.target, kind, source, owned=mention.relation == "owns")
+        if subject is None:  # "my dad works at X": X is evidenced, whose edge is unknown
+            continue
+        if (
+            mention.subject == frames.SPEAKER
+            and mention.kind == "person"
+            and mention.relation in (set(frames.ROLES.values()))
+        ):
+            kin[mention.relation] = mention.target
+        subject_ref = _add(batch, subject, "person", source)
+        _edge(batch, subject_ref, target_ref, mention.relation, mention.exclusive, source)
         if mention.fact_key:
             fact = FactDraft(key=mention.fact_key, value=mention.target, source_event_ids=source)
-            nodes[subject_ref].facts.append(fact)
-    return targets
+            _fact(batch.nodes[subject_ref], fact)
 
 
-def _speaker(event: Mapping[str, Any], text: str, people: Sequence[str]) -> str | None:
+def _frame_kind(mention: frames.Mention) -> str:
+    """The target's type as its frame says, a company-shaped name an organization."""
+    if mention.kind == "place" and organization_shape(mention.target):
+        return "organization"
+    return mention.kind
+
+
+def _attributes(
+    sentence: str,
+    following: str,
+    speaker: str | None,
+    kin: dict[str, str],
+    source: list[str],
+    batch: _Batch,
+) -> None:
+    """Attribute facts of the sentence (a pet's name may come in the next one), on the
+    subject named before the frame, else the speaker."""
+    text = f"{sentence} {following}".strip() if following else sentence
+    for found in attributes(text):
+        if found.start >= len(sentence):
+            continue
+        prefix = sentence[: found.start]
+        if _PRONOUN.match(sentence, found.start):  # "Marco works …, he's an engineer"
+            subject = _last_named(prefix, batch.persons(), speaker)
+        else:
+            marker = frames.subject_before(prefix, batch.persons(), kin)
+            subject = speaker if marker == frames.SPEAKER else marker
+        if subject is None or (found.owned and never_entity(found.value, text)):
+            continue
+        if subject != speaker and subject not in batch.persons():
+            continue  # "Networking was a lifesaver": only a known person has attributes
+        subject_ref = _add(batch, subject, "person", source)
+        fact = FactDraft(key=found.key, value=found.value, source_event_ids=source)
+        _fact(batch.nodes[subject_ref], fact)
+        if found.owned:
+            owned_ref = _add(batch, found.value, "person", source, owned=True)
+            _edge(batch, subject_ref, owned_ref, "owns", False, source)
+
+
+_PRONOUN = re.compile(r"(?:[Hh]e|[Ss]he)(?:'s|\s+is|\s+was)\b|[他她]")
+
+
+def _last_named(prefix: str, persons: Sequence[str], speaker: str | None) -> str | None:
+    """The person named last before a third-person pronoun (not the speaker), or None."""
+    spots = [(prefix.rfind(p), p) for p in persons if p != speaker and p in prefix]
+    return max(spots)[1] if spots else None
+
+
+def _said(summary: str) -> str:
+    return _ATTRIBUTION.sub("", summary, count=1)
+
+
+def _speaker(event: Mapping[str, Any], text: str, batch: _Batch) -> str | None:
     """Who said it: the summary's attribution ("Caroline said: …"), the user for an
-    unnamed one, None for the assistant (not a node); else the first participant of a
-    first-person statement, or the user."""
+    unnamed one, None for the assistant (not a node); else, for a first-person statement,
+    its first participant known as a person, or the user."""
     said = _ATTRIBUTION.match(str(event.get("summary", "")))
     if said is not None:
         name = said["speaker"].strip()
@@ -126,7 +188,9 @@ def _speaker(event: Mapping[str, Any], text: str, people: Sequence[str]) -> str 
         if _is_name(name):
             return name
     if FIRST_PERSON.search(text):
-        return people[0] if people else USER
+        persons = set(batch.persons())
+        named = [p for p in event.get("participants", []) if p in persons]
+        return named[0] if named else USER
     return None
 
 
@@ -134,85 +198,44 @@ def _is_name(name: object) -> bool:
     return isinstance(name, str) and bool(normalise_key(name)) and is_person_name(name)
 
 
-def _subject(text: str, people: Sequence[str], speaker: str | None) -> str | None:
-    """Whom the event's fact is about: the speaker of a first-person statement, else the
-    participant it names (or the first)."""
-    if FIRST_PERSON.search(text) and speaker is not None:
-        return speaker
-    named = [p for p in people if p in text]
-    return named[0] if named else people[0] if people else None
-
-
-def _fact(event: Mapping[str, Any], names: Sequence[str], source: list[str]) -> FactDraft | None:
-    """Keyed by kind and topic — the first phrase of several words naming neither a person
-    nor a place, else the last such tag, else the first tag — so a later statement on the
-    same topic replaces this one."""
-    kind = _kind(event)
-    tags = [t for t in event.get("tags", []) if isinstance(t, str) and _topic(t)]
-    plain = [t for t in tags if t not in names]
-    phrases = [t for t in plain if " " in t.strip()]
-    chosen = phrases[0] if phrases else plain[-1] if plain else tags[0] if tags else ""
-    key = f"{kind}:{_topic(chosen)}" if chosen else kind
-    value = clip(str(event.get("summary") or event.get("title") or ""), 300)
-    if not value:
-        return None
-    return FactDraft(key=key, value=value, source_event_ids=source)
-
-
-def _topic(tag: str) -> str:
-    return "_".join(tag.lower().split())[:40]
-
-
 def _key(name: str) -> str:
     return normalise_key(name)
-
-
-def _kind(event: Mapping[str, Any]) -> str:
-    if event.get("criticality") in ("preference", "identity"):
-        return str(event["criticality"])
-    kind = _KINDS.get(str(event.get("event_type", "other")))
-    if kind is not None:
-        return kind
-    return "state" if event.get("status") == "ongoing" else "activity"
 
 
 def _ref(name: str, type_: str) -> str:
     return f"{type_}:{normalise_key(name)}"
 
 
-def _add(
-    nodes: dict[str, NodeDraft],
-    name: str,
-    type_: str,
-    source: list[str],
-    aliases: Sequence[str] = (),
-) -> str:
-    ref = _ref(name, type_)
-    node = nodes.get(ref) or _by_alias(nodes, name, type_)
+def _add(batch: _Batch, name: str, type_: str, source: list[str], owned: bool = False) -> str:
+    """The ref of the draft for ``name`` (made if new). A person's short form of exactly one
+    known full name ("Mel" → "Melanie") is that person, with the short form as an alias."""
+    nodes = batch.nodes
+    short = name
+    if type_ == "person" and not owned and _by_name(nodes, name, type_) is None:
+        name = short_form_of(name, batch.persons()) or name
+    node = _by_name(nodes, name, type_)
     if node is None:
-        nodes[ref] = NodeDraft(ref=ref, name=name, type=type_,  # type: ignore[arg-type]
-                               source_event_ids=list(source))  # fmt: skip
-        for alias in aliases:
-            _alias(nodes[ref], alias, source)
-    else:
-        for alias in aliases:
-            _alias(node, alias, source)
-        if source[0] not in node.source_event_ids:
-            node.source_event_ids.append(source[0])
-        ref = node.ref
-    return ref
+        node = NodeDraft(ref=_ref(name, type_), name=name, type=type_,  # type: ignore[arg-type]
+                         source_event_ids=list(source))  # fmt: skip
+        nodes[node.ref] = node
+        if name == USER:
+            _alias(node, USER_ZH, source)
+    elif source[0] not in node.source_event_ids:
+        node.source_event_ids.append(source[0])
+    if short != name:
+        _alias(node, short, source)
+    if owned and "owned" not in node.tags:
+        node.tags.append("owned")
+        node.tag_sources["owned"] = list(source)
+    return node.ref
 
 
-def _ref_of(nodes: Mapping[str, NodeDraft], name: str) -> str:
-    """The ref of the person draft answering to ``name`` (by name, else alias)."""
-    found = nodes.get(_ref(name, "person")) or _by_alias(nodes, name, "person")
-    assert found is not None  # added just before
-    return found.ref
-
-
-def _by_alias(nodes: Mapping[str, NodeDraft], name: str, type_: str) -> NodeDraft | None:
-    """The draft that already answers to ``name`` as an alias ("I'm Mara" made it the
-    user's), so the batch proposes one node, not two the store would then merge."""
+def _by_name(nodes: Mapping[str, NodeDraft], name: str, type_: str) -> NodeDraft | None:
+    """The draft answering to ``name`` by name or alias ("I'm Mara" made it the user's),
+    so the batch proposes one node, not two the store would then merge."""
+    found = nodes.get(_ref(name, type_))
+    if found is not None:
+        return found
     key = _key(name)
     for node in nodes.values():
         if node.type == type_ and any(_key(alias) == key for alias in node.aliases):
@@ -228,3 +251,28 @@ def _alias(node: NodeDraft, name: str, source: list[str]) -> None:
         node.aliases.append(name)
     cited = node.alias_sources.setdefault(name, [])
     cited += [i for i in source if i not in cited]
+
+
+def _fact(node: NodeDraft, fact: FactDraft) -> None:
+    same = [f for f in node.facts if f.key == fact.key and f.value == fact.value]
+    if same:
+        same[0].source_event_ids.extend(i for i in fact.source_event_ids
+                                        if i not in same[0].source_event_ids)  # fmt: skip
+    else:
+        node.facts.append(fact)
+
+
+def _edge(
+    batch: _Batch, from_ref: str, to_ref: str, relation: str, exclusive: bool, source: list[str]
+) -> None:
+    if from_ref == to_ref:
+        return
+    for edge in batch.edges:
+        if (edge.from_ref, edge.relation, edge.to_ref) == (from_ref, relation, to_ref):
+            edge.source_event_ids.extend(i for i in source if i not in edge.source_event_ids)
+            return
+    batch.edges.append(EdgeDraft(from_ref=from_ref, to_ref=to_ref, relation=relation,
+                                 exclusive=exclusive, source_event_ids=list(source)))  # fmt: skip
+
+
+__all__: Sequence[str] = ["USER", "project_graph"]

@@ -18,64 +18,47 @@ A small closed set of frames, each a grammatical pattern rather than a list of n
 """
 
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
-from .text import is_person_name
+from .gazetteer import PLACES
+from .han_names import HAN_NAMED, HAN_STOP, NOT_FIRST, called, han_person, is_han_name
+from .text import is_latin, is_person_name
 
 SPEAKER = ""  # a mention's subject: the one who said it
 _NAME = r"[A-Z][A-Za-z0-9'.&-]*(?:\s+(?:of\s+|de\s+)?[A-Z][A-Za-z0-9'.&-]*){0,3}"
-_PERSON = r"[A-Z][a-z]+(?:\s[A-Z][a-z]+)?"
+_PERSON = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
 _HAN_RUN = r"[\u4e00-\u9fff·]{2,8}"
 _LATIN_TOOL = r"[A-Z][A-Za-z0-9.+#-]*(?:\s[A-Z0-9][A-Za-z0-9.+#-]*){0,2}"
-# a Chinese name ends before one of these (a verb, a time word, a function character)
-_HAN_STOP = set(
-    "的了是我你他她它们这那在和与也都就很吗呢吧啊呀说住搬去来跟今昨明刚已还要会想喜爱开上下"
-    "又不没有个把被给对从到，。！？、,.!? "
-)
-# a Chinese person's name begins with a common surname (or 小/老/阿 + one), or is a
-# transliteration written only in the characters transliteration uses
-_SURNAMES = set(
-    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁"
-    "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴"
-    "莫孔向汤小老阿"
-)
-_TRANSLITERATION = set(
-    "阿埃艾爱安昂奥巴芭拜班邦保鲍贝本比彼毕宾波伯布查达戴丹道德迪蒂丁东杜多厄恩尔法范菲费芬丰弗福盖"
-    "甘戈格根古哈海汉豪赫亨胡华霍基吉加贾杰金卡凯坎康考科克肯库奎拉莱兰朗劳勒雷蕾里丽利莉连林琳露卢鲁"
-    "路伦罗洛马玛迈麦曼梅美门蒙米密姆穆纳娜奈南内尼妮宁纽诺欧帕派潘佩彭皮珀普奇齐乔切琴萨塞桑森沙莎珊"
-    "尚舍什施斯松苏索塔泰坦汤唐特提汀图托瓦万威韦维温沃乌伍西希锡夏谢辛休雅亚扬耶伊因英尤约泽扎詹珍朱"
-    "卓佐茜黛娃娅丝·"
-)
-_NOT_FIRST = set("一这那我你他她它每某各家几今昨努忙正")
 _CLAUSE_BREAK = re.compile(r"[.,!?;:()\"“”—–…，。！？；：、]|\s-\s|\b(?:and|but|so|because)\b")
 
 ROLES = {
     "sister": "sister", "brother": "brother", "mother": "mother", "mom": "mother",
-    "mum": "mother", "father": "father", "dad": "father", "wife": "spouse",
-    "husband": "spouse", "partner": "partner", "boyfriend": "partner", "girlfriend": "partner",
+    "mum": "mother", "father": "father", "dad": "father", "wife": "wife",
+    "husband": "husband", "partner": "partner", "boyfriend": "partner", "girlfriend": "partner",
     "fiance": "partner", "fiancé": "partner", "fiancee": "partner", "fiancée": "partner",
     "son": "son", "daughter": "daughter", "kid": "child", "child": "child", "friend": "friend",
     "cousin": "cousin", "aunt": "aunt", "uncle": "uncle", "grandma": "grandmother",
     "grandmother": "grandmother", "grandpa": "grandfather", "grandfather": "grandfather",
     "niece": "niece", "nephew": "nephew", "boss": "boss", "manager": "boss",
     "colleague": "colleague", "coworker": "colleague", "co-worker": "colleague",
-    "roommate": "roommate", "neighbor": "neighbor", "neighbour": "neighbor",
+    "roommate": "roommate", "neighbor": "neighbour", "neighbour": "neighbour",
     "mentor": "mentor", "teacher": "teacher", "therapist": "therapist", "coach": "coach",
     "妹妹": "sister", "姐姐": "sister", "哥哥": "brother", "弟弟": "brother", "妈妈": "mother",
-    "母亲": "mother", "爸爸": "father", "父亲": "father", "丈夫": "spouse", "老公": "spouse",
-    "妻子": "spouse", "老婆": "spouse", "男朋友": "partner", "女朋友": "partner",
+    "母亲": "mother", "爸爸": "father", "父亲": "father", "丈夫": "husband", "老公": "husband",
+    "妻子": "wife", "老婆": "wife", "太太": "wife", "先生": "husband",
+    "男朋友": "partner", "女朋友": "partner",
     "未婚夫": "partner", "未婚妻": "partner", "儿子": "son", "女儿": "daughter",
     "孩子": "child", "朋友": "friend", "好朋友": "friend", "闺蜜": "friend", "表姐": "cousin",
     "表妹": "cousin", "表哥": "cousin", "表弟": "cousin", "堂姐": "cousin", "堂妹": "cousin",
     "堂哥": "cousin", "堂弟": "cousin", "阿姨": "aunt", "姑姑": "aunt", "叔叔": "uncle",
     "舅舅": "uncle", "奶奶": "grandmother", "外婆": "grandmother", "爷爷": "grandfather",
     "外公": "grandfather", "老板": "boss", "上司": "boss", "同事": "colleague",
-    "室友": "roommate", "邻居": "neighbor", "导师": "mentor", "老师": "teacher",
+    "室友": "roommate", "邻居": "neighbour", "导师": "mentor", "老师": "teacher",
     "教练": "coach",
 }  # fmt: skip
 # one at a time: a new one replaces the old (the others accumulate)
-EXCLUSIVE_ROLES = frozenset({"spouse", "partner", "boss", "mother", "father"})
+EXCLUSIVE_ROLES = frozenset({"wife", "husband", "partner", "boss", "mother", "father"})
 _EN_ROLES = "|".join(sorted((r for r in ROLES if r.isascii()), key=len, reverse=True))
 _ZH_ROLES = "|".join(sorted((r for r in ROLES if not r.isascii()), key=len, reverse=True))
 _KIN = (
@@ -84,43 +67,83 @@ _KIN = (
         rf"(?P<role>{_EN_ROLES})\s*,?\s+(?P<x>{_PERSON})\b"
     ),
     re.compile(rf"\b(?P<x>{_PERSON}),\s+my\s+(?:\w+\s+)?(?P<role>{_EN_ROLES})\b"),
-    re.compile(rf"我的?(?P<role>{_ZH_ROLES})(?P<x>{_HAN_RUN})"),
+    re.compile(rf"\b[Oo]ur\s+(?P<role>{_EN_ROLES})\s*,?\s+(?P<x>{_PERSON})\b"),
+    re.compile(rf"(?:我们?|咱们?|[和跟与陪带]着?)(?:家)?的?(?P<role>{_ZH_ROLES})(?P<x>{_HAN_RUN})"),
 )
 # (relation, target type, fact key or None, patterns)
 PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...] = (
     ("lives_in", "place", "lives_in", (
-        re.compile(rf"\b(?:live[sd]?|living|moved|relocated|moving|settled|relocating)\s+"
+        re.compile(rf"\b(?:lives?|living|(?:'ve|have|has|'s) lived|moved|relocated|moving|settled"
+                   rf"|relocating)\s+"
                    rf"(?:back\s+)?(?:in|to)\s+(?P<x>{_NAME})"),
         re.compile(rf"(?:住在|搬到了?|搬去了?|定居在?|搬家到)(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("works_at", "organization", "works_at", (
         re.compile(rf"\b(?:work(?:s|ed|ing)?|job|employed|intern(?:s|ed|ing)?)\s+(?:at|for)\s+"
                    rf"(?P<x>{_NAME})"),
-        re.compile(rf"\b(?:joined|hired by)\s+(?P<x>{_NAME})\s+as\b"),
+        re.compile(rf"\b(?:joined|hired by|job at)\s+(?:the\s+)?(?:an?\s+(?:\w+\s+)?"
+                   rf"(?:startup|company|firm|agency|studio)\s+(?:called|named)\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:'m|am|is|'s|was|are)\s+an?\s+(?:[a-z]+\s+){{0,2}}[a-z]*(?:er|or|ist|ian"
+                   rf"|ant|nurse|chef|cook|pilot|clerk|barista|vet|tutor|coach)\s+at\s+(?:the\s+)?"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:teach|teaches|taught|run|runs|manage|manages|lead|leads)\b[^.,!?;]{{0,30}}?"
+                   rf"\bat\s+(?:the\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:教书|教|执教)"),
+        re.compile(r"(?:在|加入了?)一家(?:叫|名叫)(?P<x>[\u4e00-\u9fffA-Za-z]{2,6}?)的"),
+        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:当|做|担任)[\u4e00-\u9fff]{{0,4}}(?:师|(?<![会成])员|经理|医生|护士)"),
+        re.compile(r"是(?P<x>[\u4e00-\u9fffA-Za-z]{2,8}?)的[\u4e00-\u9fff]{0,4}(?:师|(?<![会成])员|经理|医生|护士)"),
+        re.compile(rf"(?:入职了?|就职于|供职于|任职于|加入了?)(?P<x>{_HAN_RUN}|{_NAME})"),
         re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:工作(?!室|坊)|上班|任职|实习)"),
     )),
     ("studies_at", "organization", "studies_at", (
-        re.compile(rf"\b(?:stud(?:y|ies|ied|ying)|enrolled|student|degree)\s+at\s+"
+        re.compile(rf"\b(?:stud(?:y|ies|ied|ying)|enrolled|student|degree)\s+at\s+(?:the\s+)?"
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"\b(?:go|goes|went|going)\s+to\s+(?:school|college|university)\s+at\s+"
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:上学|读书|念书|读大学|读研|留学)"),
         re.compile(rf"就读于(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(r"(?:上|读|考上了?|考进了?)(?P<x>[\u4e00-\u9fff]{2,6}(?:小学|中学|大学|学院|学校|幼儿园))"),
     )),
     ("from", "place", "from", (
-        re.compile(rf"\b(?:[Gg]rew up in|(?:am|[Ii]'m|is|are|come|comes|came) from|[Bb]orn in)"
+        re.compile(rf"\b(?:[Gg]rew up in|(?:am|[Ii]'m|is|are|come|comes|came)(?:\s+originally)?"
+                   rf"\s+from|[Bb]orn in)"
                    rf"\s+(?P<x>{_NAME})"),
         re.compile(rf"(?:来自|老家在|老家是|出生在|出生于|家乡是)(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(rf"\b[Mm]y\s+(?:home\s+country|hometown|home\s+town|native\s+country)\s*,?\s+"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(rf"我(?:的|在)?(?:祖国|家乡|老家)(?:在|是)?[，,]?(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("visited", "place", None, (
-        re.compile(rf"\b(?:visited|been to|trip to|travel(?:l)?ed to|flew to|"
+        re.compile(rf"\b(?:visited|been to|trip to|travel(?:l)?ed to|flew to|went to|drove to|"
                    rf"vacationed in|holiday in)\s+(?P<x>{_NAME})"),
-        re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了)(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了|去了)(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("uses", "tool", None, (
-        re.compile(rf"\b(?:use|uses|used|using|switched to|bought|own|owns)\s+"
+        re.compile(rf"\b(?:use|uses|used|using|switched to|switching to|installed|downloaded)\s+"
                    rf"(?:(?:a|an|the|my|our)\s+)?(?:new\s+)?(?P<x>{_LATIN_TOOL})"),
-        re.compile(rf"(?:用|使用|在用|改用|买了|入手了?)(?:一[台个部款])?\s*(?P<x>{_LATIN_TOOL})"),
+        re.compile(rf"(?:用|使用|在用|改用|换成了?|换到了?)(?:一[台个部款])?\s*(?P<x>{_LATIN_TOOL})"),
+        re.compile(r"(?:开始用|改用|换成了?|在用|使用|安装了?|下载了?)(?P<x>[\u4e00-\u9fff]{2,4})"),
+    )),
+    ("member_of", "organization", None, (
+        re.compile(rf"\b(?:member of|belong to|joined|signed up for|signed up with)\s+"
+                   rf"(?:the\s+|a\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"(?:加入了?|参加了?)(?P<x>{_HAN_RUN})"),
+        re.compile(rf"是(?P<x>{_HAN_RUN}?)的(?:会员|成员|一员)"),
+    )),
+    ("works_on", "project", None, (
+        re.compile(rf"\b(?:working on|work on|works on|leading|launch(?:ed|ing)?|building"
+                   rf"|developing)\s+"
+                   rf"(?:the\s+)?(?:(?:a|an|my|our)\s+(?:[a-z-]+\s+){{0,2}}?(?:called|named)\s+)?"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(r"一个(?:叫|名叫)(?P<x>[\u4e00-\u9fffA-Za-z]{1,8}?)的(?:项目|计划|应用|产品)"),
+        re.compile(r"(?:在做|负责|在搞|做)(?P<x>[\u4e00-\u9fffA-Za-z]{1,8}(?:项目|计划))"),
+    )),
+    ("knows", "person", None, (
+        re.compile(rf"\b(?:met|got to know)\s+(?P<x>{_PERSON})\b"),
+        re.compile(r"(?:认识了?|结识了?)(?P<x>[\u4e00-\u9fff·]{2,4})"),
+    )),
+    ("owns", "person", None, (
+        re.compile(rf"\b(?:own|owns|owned)\s+(?P<x>{_PERSON})\b"),
     )),
 )  # fmt: skip
 _FAVOURITE = (
@@ -149,7 +172,7 @@ _WORD_NAME = re.compile(_PERSON)
 class Mention:
     """``subject -relation-> target`` said in one sentence; ``subject`` SPEAKER: the speaker."""
 
-    subject: str
+    subject: str | None
     relation: str
     target: str
     kind: str
@@ -166,23 +189,135 @@ def kin(sentence: str) -> Iterator[tuple[str, str]]:
                 yield name, ROLES[match["role"].lower()]
 
 
-def mentions(sentence: str, people: Collection[str]) -> list[Mention]:
-    """Every frame of the sentence; ``people``: names known to be persons (never a target)."""
+def mentions(
+    sentence: str, people: Collection[str], kin_refs: Mapping[str, str] | None = None
+) -> list[Mention]:
+    """Every frame of the sentence; ``people``: names known to be persons (never a target,
+    except of ``knows`` / ``owns``); ``kin_refs``: relation → the speaker's relative named
+    earlier, so "my sister" alone is that person."""
     relatives = dict(kin(sentence))
     known = {*people, *relatives}
     found = [
         Mention(SPEAKER, role, name, "person", role in EXCLUSIVE_ROLES)
         for name, role in relatives.items()
     ]
+    theirs = _their_kin(sentence, known)
+    found += theirs
+    known |= {mention.target for mention in theirs}
     for relation, kind, key, patterns in PLACES_AND_WORK:
         for pattern in patterns:
             for match in pattern.finditer(sentence):
-                target = _name(match["x"])
-                if not target or target in known or target.split()[0] in known:
+                target = _target(match, relation, known)
+                if target is None:
                     continue
-                subject = _subject_before(sentence[: match.start()], known)
-                if subject is not None:
+                subject = (
+                    SPEAKER  # "my home country, Sweden": the possessor's
+                    if _POSSESSIVE.match(match.group())
+                    else subject_before(sentence[: match.start()], known, kin_refs or {})
+                )
+                if subject != target:  # None: someone unnamed ("my dad works at X")
                     found.append(Mention(subject, relation, target, kind, key is not None, key))
+    return found
+
+
+_MEMBERSHIP = re.compile(
+    r"\s(?:Club|Society|Association|League|Choir|Band|Team|Orchestra|Union|Council|Circle|Guild"
+    r"|Crew|Collective)$|(?:读书会|俱乐部|协会|社团|合唱团|乐队|跑团|球队|学会|协会|社|队)$"
+)
+_HAN_PLACE_NAMES = tuple(p for p in PLACES if not p.isascii())
+_HAN_PLACE = re.compile(
+    rf"^(?:{'|'.join(p for p in PLACES if not p.isascii())})$|[市省县州国岛山湖镇村]$"
+)
+_HAN_GENERIC = frozenset(
+    [
+        "附近",
+        "家里",
+        "家",
+        "这里",
+        "那里",
+        "这儿",
+        "那儿",
+        "外地",
+        "国外",
+        "本地",
+        "当地",
+        "城里",
+        "市里",
+        "公司",
+        "单位",
+        "学校",
+        "医院",
+        "大学",
+        "中学",
+        "小学",
+        "办公室",
+        "店里",
+        "网上",
+        "线上",
+        "工厂",
+        "银行",
+        "餐厅",
+        "健身房",
+        "图书馆",
+        "俱乐部",
+        "项目",
+        "计划",
+    ]
+)
+_POSSESSIVE = re.compile(r"[Mm]y\b|我(?:的|在)?(?:祖国|家乡|老家)")
+_HAN_INDEFINITE = re.compile(r"[一两几这那每某][所家个间座位名只]")  # 一所学校: "a school"
+_MEMBER_WORDS = re.compile(r"member|belong|会员|成员|一员")
+_PERSON_RELATIONS = ("knows", "owns")
+
+
+def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str | None:
+    """The frame's target, or None: a known person (unless the frame is about people), a
+    club as a workplace, or a non-club joined (that is work, not membership)."""
+    bounded = match.end("x") < match.end() and not is_latin(match["x"])  # 在…工作: all of it
+    raw = match["x"].lstrip("在") if bounded else match["x"]  # 现在在美团: 美团
+    target = raw if bounded and 2 <= len(raw) <= 8 else _name(raw)
+    if not target or target.endswith(("'s", "’s")) or target[0] in NOT_FIRST:
+        return None
+    if relation == "visited" and "去了" in match.group() and not _HAN_PLACE.search(target):
+        return None  # 去了超市 is an errand; 去了厦门 a trip
+    if target in _HAN_GENERIC or _HAN_INDEFINITE.search(target):
+        return None  # 在附近工作, 在公司上班: a common noun, not a name
+    if relation in ("works_at", "studies_at") and _HAN_PLACE.search(target):
+        return None  # 在上海做产品经理: where, not whom for
+    if relation in _PERSON_RELATIONS:
+        return target if is_name(target) else None
+    if target in known or target.split()[0] in known:
+        return None
+    club = _MEMBERSHIP.search(target) is not None
+    if relation == "works_at" and club:
+        return None
+    if relation == "member_of" and not club and not _MEMBER_WORDS.search(match.group()):
+        return None
+    return target
+
+
+_THEIR_KIN = re.compile(
+    rf"\b(?P<s>{_PERSON})(?:'s\s+|\s+has\s+an?\s+(?:(?:older|younger|little|big|twin)\s+)?)"
+    rf"(?P<role>{_EN_ROLES})\s*,?\s+(?:(?:called|named)\s+)?(?P<x>{_PERSON})\b"
+)
+
+
+_THEIR_KIN_ZH = re.compile(
+    rf"(?P<s>[\u4e00-\u9fff·]{{2,5}}?)(?:有(?:一)?个|的)(?P<role>{_ZH_ROLES})(?:叫|名叫)?(?P<x>{_HAN_RUN})"
+)
+
+
+def _their_kin(sentence: str, known: Collection[str]) -> list[Mention]:
+    """ "Clara has a sister, Eva" / "Clara's sister Eva" / 克拉拉有个妹妹叫贝贝:
+    Clara -sister-> Eva."""
+    found = []
+    for match in [*_THEIR_KIN.finditer(sentence), *_THEIR_KIN_ZH.finditer(sentence)]:
+        subject, name = _person(match["s"]), _person(match["x"])
+        if not subject or not name or subject.startswith(("我", "你")):
+            continue
+        if is_name(subject) and is_name(name) and subject != name:
+            role = ROLES[match["role"].lower()]
+            found.append(Mention(subject, role, name, "person", role in EXCLUSIVE_ROLES))
     return found
 
 
@@ -202,60 +337,73 @@ def self_names(sentence: str, others: Collection[str] = ()) -> list[str]:
     names = []
     for pattern in _SELF:
         for match in pattern.finditer(sentence):
-            name = _person(match["x"])
-            if name and name not in others and is_name(name):
+            name = _person(match["x"]) or called(match["x"])
+            if name and name not in others and (is_name(name) or name == called(match["x"])):
                 names.append(name)
     return names
 
 
 def _person(text: str) -> str | None:
-    return _name(text) if text.isascii() else han_person(text.strip())
+    return _name(text) if is_latin(text) else han_person(text.strip())
 
 
 def is_name(name: str) -> bool:
     """A person's name: a capitalised non-label word, or a Chinese name as ``_SURNAMES`` /
     ``_TRANSLITERATION`` describe."""
-    if name.isascii():
+    if is_latin(name):
         return is_person_name(name)
-    return name[0] in _SURNAMES or all(c in _TRANSLITERATION for c in name)
+    return is_han_name(name)
 
 
-def _subject_before(prefix: str, known: Collection[str]) -> str | None:
+_RELATIVE = re.compile(r"^\s*(?:who|which|that)\b")
+_COMMON_WHO = re.compile(r"\b[a-z]+\s+who\s*$")
+_POSSESSED = re.compile(r"['’]s\s+[a-z]+\s*$")
+_KIN_REF = re.compile(
+    rf"\b[Mm]y\s+(?:(?:older|younger|little|big|elder|twin|best)\s+)?(?P<role>{_EN_ROLES})\b"
+    rf"|我的?(?P<zh>{_ZH_ROLES})"
+)
+
+
+def subject_before(
+    prefix: str, known: Collection[str], kin_refs: Mapping[str, str] | None = None
+) -> str | None:
     """Who the clause before the verb is about: the last of a first-person word (the
     speaker), a person's name, or a third-person pronoun (unknown: None); nothing →
     the speaker (an elided subject is the speaker's, "Moved to Lisbon last month!")."""
-    breaks = [m.end() for m in _CLAUSE_BREAK.finditer(prefix)]
-    clause = prefix[breaks[-1] :] if breaks else prefix
+    breaks = [m for m in _CLAUSE_BREAK.finditer(prefix)]
+    clause = prefix[breaks[-1].end() :] if breaks else prefix
+    if _COMMON_WHO.search(clause) or _POSSESSED.search(clause):  # "a sister who", "Tom's brother"
+        return None
+    if breaks and _RELATIVE.match(clause):  # "a sister, Eva, who lives …": about Eva
+        return subject_before(prefix[: breaks[-1].start()], known, kin_refs)
     marks: list[tuple[int, str | None]] = []
     marks += [(m.start(), SPEAKER) for m in _FIRST.finditer(clause)]
     marks += [(m.start(), None) for m in _THIRD.finditer(clause)]
     for name in known:
         if (at := clause.rfind(name)) >= 0:
             marks.append((at + len(name), name))
-    marks += [(m.end(), m.group()) for m in _WORD_NAME.finditer(clause) if is_name(m.group())]
+    if is_latin(prefix):  # in Chinese text a capitalised Latin word is a brand, not a person
+        marks += [(m.end(), m.group()) for m in _WORD_NAME.finditer(clause) if is_name(m.group())]
+    for ref in _KIN_REF.finditer(clause):
+        role = ROLES[(ref["role"] or ref["zh"]).lower()]
+        marks.append((ref.end(), kin_refs.get(role) if kin_refs else None))
+    if (
+        not marks
+        and breaks
+        and breaks[-1].group() in "，,"
+        and re.search(r"[\u4e00-\u9fff]", prefix)
+    ):
+        return subject_before(prefix[: breaks[-1].start()], known, kin_refs)  # 主语承前省略
     return max(marks, key=lambda m: m[0])[1] if marks else SPEAKER
 
 
 def _name(text: str) -> str | None:
     """The name matched: a Chinese one cut before a verb or function character
     ("安娜住在" → "安娜"), at most four characters; a Latin one without a trailing dot."""
-    text = text.strip(" .,'")
+    text = text.strip(" .,'《》「」“”")
     if re.match(r"[\u4e00-\u9fff]", text):
-        cut = next((i for i, c in enumerate(text) if i >= 1 and c in _HAN_STOP), len(text))
-        text = text[: min(cut, 4)]
-    return text if len(text) >= 2 and text[0] not in _NOT_FIRST else None
-
-
-def han_person(text: str) -> str | None:
-    """A Chinese person's name at the start of ``text``: a transliteration as far as its
-    characters go (≤ 5), or a surname and one or two more (three only when a stop follows)."""
-    if len(text) < 2 or text[0] in _NOT_FIRST:
-        return None
-    if text[0] in _TRANSLITERATION and text[1] in _TRANSLITERATION:
-        end = next((i for i, c in enumerate(text) if c not in _TRANSLITERATION), len(text))
-        return text[: min(end, 5)]
-    if text[0] not in _SURNAMES or text[1] in _HAN_STOP:
-        return None
-    if len(text) == 2 or text[2] in _HAN_STOP:
-        return text[:2]
-    return text[:3] if len(text) == 3 or text[3] in _HAN_STOP else text[:2]
+        place = max((p for p in _HAN_PLACE_NAMES if text.startswith(p)), key=len, default=None)
+        named = HAN_NAMED.match(text) or (place and re.match(re.escape(place), text))
+        cut = next((i for i, c in enumerate(text) if i >= 1 and c in HAN_STOP), len(text))
+        text = named.group() if named else text[: min(cut, 4)]
+    return text if len(text) >= 2 and text[0] not in NOT_FIRST else None

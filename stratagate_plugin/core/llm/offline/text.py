@@ -27,7 +27,7 @@ _NOT_SPEAKERS = word_set(
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'+#.-]*[A-Za-z0-9+#]|[A-Za-z]")
 _HAN_RUN = re.compile(r"[\u4e00-\u9fff]+")
-_NAME = re.compile(r"(?<![\w'])([A-Z][a-z]{1,20}(?:\s[A-Z][a-z]{1,20})?)(?![\w'])")
+_NAME = re.compile(r"(?<![\w'])([A-ZÀ-Þ][a-zß-ÿ]{1,20}(?:\s[A-ZÀ-Þ][a-zß-ÿ]{1,20})?)(?![\w'])")
 HAN_FUNCTION = "的了是我你他她它们这那在和与也都就很吗呢吧啊呀哦嗯么着过把被给对从到"
 HAN_FUNCTION += "又还不没有个一些要能让之其而且"
 _HAN_FUNCTION = set(HAN_FUNCTION)
@@ -88,6 +88,11 @@ def split_speaker(content: str) -> tuple[str | None, str]:
     if match is None or not is_person_name(match["name"]):
         return None, content
     return match["name"], content[match.end() :]
+
+
+def is_latin(name: str) -> bool:
+    """Written without Han characters ("Tomás" is Latin though not ASCII)."""
+    return _HAN.search(name) is None
 
 
 def is_person_name(name: str) -> bool:
