@@ -11,6 +11,8 @@ import pytest
 from webapp import memory_of, post, web_app
 
 from stratagate_plugin.cli.main import main
+from stratagate_plugin.core.errors import InvalidInput
+from stratagate_plugin.core.importer.formats import chat_exports
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import Message
 
@@ -180,3 +182,32 @@ async def test_web_import_page_takes_a_chat_history(tmp_path: Path) -> None:
             client, "/memory/import?space=default", data={"format": "auto"}, files=upload
         )
         assert as_memories.status_code == 400 and "this is a chat history" in as_memories.text
+
+
+def test_odd_shapes_in_an_export_never_raise_past_a_clear_line() -> None:
+    """A cycle in the tree, ids and roles of the wrong type, unreadable times: what can
+    be read is read, the rest is left out or refused as ``InvalidInput``."""
+    cyclic = {
+        "id": ["not", "an", "id"],
+        "current_node": "b",
+        "create_time": 1e300,
+        "mapping": {
+            "a": {
+                "parent": "b",
+                "message": {
+                    "author": {"role": "user"},
+                    "create_time": 1.0,
+                    "content": {"content_type": "text", "parts": ["hi", {"x": 1}, 7]},
+                },
+            },
+            "b": {"parent": "a", "message": {"author": {"role": ["user"]}}},
+        },
+    }
+    messages, skipped = chat_exports.to_messages([cyclic])
+    assert skipped == 0 and messages == [
+        {"thread": "chatgpt-0", "role": "user", "content": "hi", "at": "1970-01-01T00:00:01+00:00"}
+    ]
+    odd_claude = {"uuid": 5, "chat_messages": [{"sender": {}, "text": "x"}, "y"]}
+    assert chat_exports.to_messages([odd_claude]) == ([], 1)
+    with pytest.raises(InvalidInput, match="conversation 1: must be a JSON object"):
+        chat_exports.to_messages([odd_claude, "z"])

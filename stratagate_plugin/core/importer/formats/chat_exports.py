@@ -68,11 +68,11 @@ def to_messages(value: Any) -> tuple[list[dict[str, Any]], int]:
 
 
 def _chatgpt_conversation(conversation: dict[str, Any], number: int) -> list[dict[str, Any]]:
-    ident = conversation.get("conversation_id") or conversation.get("id") or str(number)
+    ident = _str(conversation.get("conversation_id")) or _str(conversation.get("id")) or number
     thread = f"chatgpt-{ident}"
     last_time = _utc_iso(conversation.get("create_time"))
     messages = []
-    for node in _current_branch(conversation.get("mapping") or {}, conversation):
+    for node in _current_branch(_dict(conversation.get("mapping")), conversation):
         message = node.get("message")
         if not isinstance(message, dict) or not (role := _chatgpt_role(message)):
             continue
@@ -83,10 +83,10 @@ def _chatgpt_conversation(conversation: dict[str, Any], number: int) -> list[dic
     return messages
 
 
-def _current_branch(mapping: dict[str, Any], conversation: dict[str, Any]) -> list[dict]:
+def _current_branch(mapping: dict[str, Any], conversation: dict[str, Any]) -> list[dict[str, Any]]:
     """Root → ``current_node``, walking parents up (a cycle stops the walk); without a
     ``current_node``, the branch that always takes the last child."""
-    current = conversation.get("current_node")
+    current = _str(conversation.get("current_node"))
     if current not in mapping:
         current = _last_leaf(mapping)
     branch: list[dict[str, Any]] = []
@@ -107,35 +107,38 @@ def _last_leaf(mapping: dict[str, Any]) -> str | None:
     ]
     current = roots[0] if roots else None
     for _ in range(len(mapping)):
-        children = (mapping.get(current) or {}).get("children") or []
-        if not children:
+        children = _dict(mapping.get(current or "")).get("children")
+        if not isinstance(children, list) or not children or not _str(children[-1]):
             break
         current = children[-1]
     return current
 
 
 def _chatgpt_role(message: dict[str, Any]) -> str | None:
-    author = message.get("author") or {}
-    metadata = message.get("metadata") or {}
-    if metadata.get("is_visually_hidden_from_conversation"):
+    if _dict(message.get("metadata")).get("is_visually_hidden_from_conversation"):
         return None
-    return CHATGPT_ROLES.get(author.get("role")) if isinstance(author, dict) else None
+    return CHATGPT_ROLES.get(_str(_dict(message.get("author")).get("role")) or "")
 
 
 def _chatgpt_text(message: dict[str, Any]) -> str:
-    content = message.get("content") or {}
-    if not isinstance(content, dict) or content.get("content_type") not in CHATGPT_TEXT_TYPES:
+    content = _dict(message.get("content"))
+    if _str(content.get("content_type")) not in CHATGPT_TEXT_TYPES:
         return ""
-    parts = content.get("parts") or []
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return ""
     return "\n".join(part for part in parts if isinstance(part, str) and part.strip()).strip()
 
 
 def _claude_conversation(conversation: dict[str, Any], number: int) -> list[dict[str, Any]]:
-    thread = f"claude-{conversation.get('uuid') or number}"
+    thread = f"claude-{_str(conversation.get('uuid')) or number}"
     last_time = _utc_iso(conversation.get("created_at"))
     messages = []
-    for message in conversation.get("chat_messages") or []:
-        if not isinstance(message, dict) or not (role := CLAUDE_ROLES.get(message.get("sender"))):
+    found = conversation.get("chat_messages")
+    for message in found if isinstance(found, list) else []:
+        if not isinstance(message, dict):
+            continue
+        if not (role := CLAUDE_ROLES.get(_str(message.get("sender")) or "")):
             continue
         text = _claude_text(message)
         last_time = _utc_iso(message.get("created_at")) or last_time
@@ -159,6 +162,14 @@ def _claude_text(message: dict[str, Any]) -> str:
         return "\n\n".join(texts).strip()
     text = message.get("text")
     return text.strip() if isinstance(text, str) else ""
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _utc_iso(value: Any) -> str | None:
