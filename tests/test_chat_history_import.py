@@ -74,8 +74,8 @@ def test_chatgpt_export_records_the_current_branch_of_each_conversation(
         ("assistant", "The Stadtpark has an off-leash zone for Pixel."),
     ]
     words = " ".join(m.content for m in found[GPT_EN])
-    for left_out in ("Berlin", "You are ChatGPT", "I like trains", "search(", "Result:"):
-        assert left_out not in words  # old branch, system, hidden, code and tool messages
+    for left_out in ("Berlin", "You are ChatGPT", "I like trains", "search(", "prompt", "Result:"):
+        assert left_out not in words  # old branch, system, hidden, code, to a tool, tool
     assert [m.created_at.isoformat() for m in found[GPT_EN]] == [
         "2024-06-01T10:01:00+00:00",
         "2024-06-01T10:01:05+00:00",

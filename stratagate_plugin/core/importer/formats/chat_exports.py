@@ -4,8 +4,9 @@ These are conversations, not memories: each becomes a thread of turns (``stratag
 ingest``), sealed and derived like any other, never candidates for the import preview.
 Only what was finally said is kept: in ChatGPT's tree the branch that leads to
 ``current_node`` (an edited or regenerated sibling was replaced), and of either export
-only the user's and the assistant's visible text (system, tool, hidden, code, images and
-thinking are left out). Pure: the decoded JSON in, ``{thread, role, content, at}`` out.
+only the user's and the assistant's visible text (system, tool, hidden, code, images,
+thinking and the assistant's calls to a tool are left out). Pure: the decoded JSON
+in, ``{thread, role, content, at}`` out.
 """
 
 from datetime import UTC, datetime
@@ -116,6 +117,8 @@ def _last_leaf(mapping: dict[str, Any]) -> str | None:
 
 def _chatgpt_role(message: dict[str, Any]) -> str | None:
     if _dict(message.get("metadata")).get("is_visually_hidden_from_conversation"):
+        return None
+    if message.get("recipient") not in (None, "all"):  # the assistant calling a tool
         return None
     return CHATGPT_ROLES.get(_str(_dict(message.get("author")).get("role")) or "")
 
