@@ -167,6 +167,8 @@ async def test_web_import_page_takes_a_chat_history(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         page = await client.get("/memory/import")
         assert 'name="kind" value="chat-history"' in page.text
+        chinese = await client.get("/memory/import?lang=zh")
+        assert "聊天记录（ChatGPT 或 Claude 的 conversations.json）" in chinese.text
         upload = {"file": ("conversations.json", CHATGPT.read_bytes(), "application/json")}
         form = {"kind": "chat-history", "format": "auto"}
         answer = await post(client, "/memory/import?space=default", data=form, files=upload)
