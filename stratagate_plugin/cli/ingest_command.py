@@ -18,6 +18,7 @@ from typing import Any
 from ..bench.locomo import Session, sessions_of, turns_of
 from ..bench.locomo_shape import check_samples
 from ..core.errors import InvalidInput, ReceiptConflict, StrataGateError
+from ..core.importer.formats import chat_exports
 from ..core.importer.json_document import read_json_file
 from ..core.importer.message_list import group_turns, out_of_range, parse_message_list, turn_time
 from ..core.importer.receipts import receipt_ids
@@ -36,8 +37,8 @@ def register(commands: Any) -> None:
     add_db_option(parser)
     parser.add_argument(
         "file",
-        help="JSON list of {thread, role, content, at, tool_calls?}, or a LoCoMo file "
-        "(at most 64 MB; - reads stdin)",
+        help="JSON list of {thread, role, content, at, tool_calls?}, a LoCoMo file, or "
+        "ChatGPT's or Claude's conversations.json (at most 64 MB; - reads stdin)",
     )
     add_space_option(parser)
     parser.add_argument("--block-turns", type=int, default=None, help="block size for new blocks")
@@ -87,6 +88,11 @@ def summary(tally: Tally, entries: Any) -> str:
     space = f" into {tally.space}" if tally.space else ""
     if is_locomo(entries):
         return f"recorded {tally.fresh} LoCoMo turns from {len(entries)} conversations{space}"
+    if kind := chat_exports.export_kind(entries):
+        return (
+            f"recorded {tally.fresh} turns ({tally.replayed + tally.retimed} already present) "
+            f"from {len(entries)} {kind} conversations{space}, sealed {tally.sealed} blocks"
+        )
     present = tally.replayed + tally.retimed
     return (
         f"recorded {tally.fresh} turns ({present} already present){space}, "
@@ -115,9 +121,21 @@ def plan_file(source: str, entries: Any) -> list[PlannedTurn]:
     try:
         if is_locomo(entries):
             return plan_locomo(check_samples(entries, questions=False))
+        if kind := chat_exports.export_kind(entries):
+            return plan_messages(source, chat_messages(source, kind, entries))
         return plan_messages(source, entries)
     except InvalidInput as error:
         raise InvalidInput(f"{source}: {error}; nothing was recorded") from None
+
+
+def chat_messages(source: str, kind: str, conversations: list[Any]) -> list[dict[str, Any]]:
+    """A ChatGPT or Claude export as a message list, one thread per conversation."""
+    messages, skipped = chat_exports.to_messages(conversations)
+    if skipped:
+        warn(f"{source}: {skipped} {kind} conversations hold no user message and were left out")
+    if not messages:
+        raise InvalidInput(f"the {kind} export holds no user or assistant text")
+    return messages
 
 
 def plan_messages(source: str, entries: Any) -> list[PlannedTurn]:

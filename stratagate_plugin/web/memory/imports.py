@@ -36,6 +36,8 @@ from ...core.importer.jobs import (
 )
 from ..shell.i18n import request_language
 from ..shell.templating import json_response, render
+from .chat_history import KIND as CHAT_HISTORY
+from .chat_history import record_chat_history
 from .import_strings import IMPORT_STRINGS
 from .pages import SECTION_PATH, MemoryPages, form_fields, int_param
 
@@ -85,6 +87,8 @@ async def _start(
     problem: str | None = None,
     text: str = "",
     fmt: str = "auto",
+    kind: str = "memories",
+    done: str | None = None,
     status_code: int = 200,
 ) -> Response:
     """The start page; after a refused preview, with the reason and the text as it was."""
@@ -96,6 +100,8 @@ async def _start(
         "fmt": fmt if fmt in IMPORT_FORMATS else "auto",
         "text": text,
         "problem": problem,
+        "kind": kind,
+        "done": done,
         "max_mb": MAX_BYTES // MEGABYTE,
         "max_candidates": MAX_CANDIDATES,
         "can_export": space in await pages.memory.memory_space_names(),
@@ -106,25 +112,36 @@ async def _start(
 
 
 async def preview(pages: MemoryPages, request: Request) -> Response:
-    """Persist the job and wake the worker → 303 to the job page; refused → the start page."""
-    text, fmt = "", "auto"
+    """Persist the job and wake the worker → 303 to the job page; a chat history is recorded
+    as turns (the start page says what was done); refused → the start page."""
+    text, fmt, kind = "", "auto", "memories"
     try:
-        text, fmt = await read_import(request)
+        text, fmt, kind = await read_import(request)
+        if kind == CHAT_HISTORY:
+            done = await record_chat_history(pages.memory, pages.space(request), text)
+            pages.runtime.kick()  # the sealed blocks are derived by the worker
+            return await _start(pages, request, done=done, kind=kind)
         job = await pages.memory.import_preview(pages.space(request), text, fmt)
     except Refused as refused:
         return await _start(pages, request, problem=str(refused), status_code=refused.status)
     except InvalidInput as error:
-        return await _start(pages, request, problem=str(error), text=text, fmt=fmt, status_code=400)
+        return await _start(
+            pages, request, problem=str(error), text=text, fmt=fmt, kind=kind, status_code=400
+        )
     pages.runtime.kick()
     return RedirectResponse(job_url(job), status_code=303)
 
 
-async def read_import(request: Request) -> tuple[str, str]:
-    """The pasted text or the uploaded file's text, and the format asked for."""
+async def read_import(request: Request) -> tuple[str, str, str]:
+    """The pasted text or the uploaded file's text, the format asked for, and whether it
+    is memories or a chat history."""
     async with request.form(max_files=1, max_fields=8, max_part_size=2 * MAX_BYTES) as form:
         fmt = _text_field(form.get("format")) or "auto"
         if fmt not in IMPORT_FORMATS:
             raise Refused(400, f"format must be one of {', '.join(IMPORT_FORMATS)}, not {fmt!r}")
+        kind = _text_field(form.get("kind")) or "memories"
+        if kind not in ("memories", CHAT_HISTORY):
+            raise Refused(400, f"kind must be memories or {CHAT_HISTORY}, not {kind!r}")
         pasted = _text_field(form.get("text"))
         upload = form.get("file")
         uploaded = await _file_text(upload) if isinstance(upload, UploadFile) else ""
@@ -135,7 +152,7 @@ async def read_import(request: Request) -> tuple[str, str]:
         raise Refused(413, _too_large())
     if not text.strip():
         raise Refused(400, "paste the other AI's answer or choose a file first")
-    return text, fmt
+    return text, fmt, kind
 
 
 def _text_field(value: Any) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ...errors import InvalidInput
 from ...text.clean import valid_text
-from . import letta, lines, mcp_memory, mem0
+from . import chat_exports, letta, lines, mcp_memory, mem0
 from .json_text import try_json, unfenced
 from .recovery import recover as _recover
 
@@ -22,6 +22,7 @@ CONVERTERS: dict[str, Callable[[str], dict[str, Any]]] = {
     "mem0": mem0.convert,
     "mcp-memory": mcp_memory.convert,
     "letta": letta.convert,
+    "chat-history": chat_exports.refuse,  # conversations, not memories: ingest them
 }
 GRAPH_TYPES = ("entity", "relation")
 
@@ -44,6 +45,8 @@ def detect_format(text: str) -> str:
 def _json_format(value: Any) -> str:
     if letta.is_agent_file(value):
         return "letta"
+    if chat_exports.export_kind(value):
+        return "chat-history"
     if isinstance(value, dict):
         if _is_v2(value):
             return "v2"

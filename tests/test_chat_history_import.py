@@ -1,0 +1,215 @@
+"""ChatGPT's and Claude's ``conversations.json``: ``stratagate ingest`` records each
+conversation as a sealed thread with its own times, only the branch that leads to
+``current_node``, without system, tool, hidden or non-text messages; a re-run adds
+nothing; ``import`` points to ``ingest``; the web import page takes a chat history too."""
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+from webapp import memory_of, post, web_app
+
+from stratagate_plugin.cli.main import main
+from stratagate_plugin.core.errors import InvalidInput
+from stratagate_plugin.core.importer.formats import chat_exports
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.records import Message
+
+SAMPLES = Path(__file__).parent / "samples"
+CHATGPT = SAMPLES / "chatgpt-conversations.json"
+CLAUDE = SAMPLES / "claude-conversations.json"
+GPT_EN = "chatgpt-6a1f-en-moving"
+GPT_ZH = "chatgpt-7b2e-zh-cooking"
+CLAUDE_EN = "claude-c1a7e0d2-0000-4000-8000-000000000001"
+CLAUDE_ZH = "claude-c1a7e0d2-0000-4000-8000-000000000002"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def ingest(capsys: pytest.CaptureFixture[str], sample: Path, db: Path) -> tuple[str, str]:
+    code, out, err = run(capsys, "ingest", str(sample), "--db", str(db), "--space", "default")
+    assert code == 0, err
+    return out, err
+
+
+def threads(db: Path) -> dict[str, list[Message]]:
+    """Every sealed block's messages by thread, in order, and whatever is still open."""
+    return asyncio.run(_threads(db))
+
+
+async def _threads(db: Path) -> dict[str, list[Message]]:
+    async with await StrataGate.open(db) as memory:
+        found: dict[str, list[Message]] = {}
+        for view in await memory.get_blocks("default"):
+            messages = await memory.block_messages(view.block.id)
+            found.setdefault(view.block.thread_id, []).extend(messages)
+        for thread in found:
+            assert await memory.open_tail("default", thread) == []  # every thread sealed
+        return found
+
+
+def said(messages: list[Message]) -> list[tuple[str, str]]:
+    return [(m.role, m.content) for m in messages]
+
+
+def test_chatgpt_export_records_the_current_branch_of_each_conversation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "m.db"
+    out, err = ingest(capsys, CHATGPT, db)
+    assert "recorded 3 turns (0 already present) from 2 ChatGPT conversations" in out
+    assert "sealed 2 blocks" in out
+    assert "ingest: 3/3 turns" in err  # progress on stderr, as any ingest
+    found = threads(db)
+    assert sorted(found) == sorted([GPT_EN, GPT_ZH])
+    assert said(found[GPT_EN]) == [
+        ("user", "I just adopted a greyhound called Pixel."),
+        ("assistant", "Congratulations on adopting Pixel!"),
+        ("user", "I live in Hamburg, where can Pixel run off-leash?"),  # the edit, not Berlin
+        ("assistant", "The Stadtpark has an off-leash zone for Pixel."),
+    ]
+    words = " ".join(m.content for m in found[GPT_EN])
+    for left_out in ("Berlin", "You are ChatGPT", "I like trains", "search(", "prompt", "Result:"):
+        assert left_out not in words  # old branch, system, hidden, code, to a tool, tool
+    assert [m.created_at.isoformat() for m in found[GPT_EN]] == [
+        "2024-06-01T10:01:00+00:00",
+        "2024-06-01T10:01:05+00:00",
+        "2024-06-01T10:06:40+00:00",
+        "2024-06-01T10:07:00+00:00",
+    ]
+    assert said(found[GPT_ZH]) == [
+        ("user", "我最近在学做红烧肉，我妈妈是上海人。"),
+        ("assistant", "上海红烧肉要用冰糖上色。"),
+    ]
+    assert found[GPT_ZH][0].created_at.isoformat() == "2024-07-01T08:01:00+00:00"
+
+
+def test_claude_export_takes_text_and_content_forms_with_their_times(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "m.db"
+    out, err = ingest(capsys, CLAUDE, db)
+    assert "recorded 3 turns (0 already present) from 3 Claude conversations" in out
+    assert "1 Claude conversations hold no user message and were left out" in err
+    found = threads(db)
+    assert sorted(found) == sorted([CLAUDE_EN, CLAUDE_ZH])
+    assert said(found[CLAUDE_EN]) == [
+        ("user", "I'm training for the Hamburg marathon in April."),  # text, empty content
+        ("assistant", "Great goal. How many kilometres do you run a week?"),  # content only
+        ("user", "About forty, mostly with my dog Pixel."),  # both: not doubled
+        ("assistant", "Forty a week is a good base."),  # text, no content
+    ]
+    words = " ".join(m.content for m in found[CLAUDE_EN])
+    assert "The user runs" not in words and "marathon plan" not in words  # thinking, tool
+    times = [m.created_at.isoformat() for m in found[CLAUDE_EN]]
+    assert times == [
+        "2024-06-03T08:01:00+00:00",
+        "2024-06-03T08:01:10+00:00",
+        "2024-06-03T08:05:00+00:00",  # given as 10:05+02:00
+        "2024-06-03T08:05:20+00:00",
+    ]
+    assert said(found[CLAUDE_ZH])[0] == ("user", "我周末要去杭州看外婆。")
+
+
+def test_rerunning_an_export_records_nothing_new(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "m.db"
+    for sample in (CHATGPT, CLAUDE):
+        ingest(capsys, sample, db)
+    before = threads(db)
+    for sample, kind in ((CHATGPT, "ChatGPT"), (CLAUDE, "Claude")):
+        out, _ = ingest(capsys, sample, db)
+        assert "recorded 0 turns (3 already present) from" in out and kind in out
+    assert threads(db) == before
+
+
+def test_a_conversation_tree_without_current_node_follows_the_last_children(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = CHATGPT.read_text(encoding="utf-8").replace('"current_node": "a3",', "")
+    file = tmp_path / "conversations.json"
+    file.write_text(text, encoding="utf-8")
+    ingest(capsys, file, tmp_path / "m.db")
+    contents = [m.content for m in threads(tmp_path / "m.db")[GPT_EN]]
+    assert "I live in Hamburg, where can Pixel run off-leash?" in contents
+    assert "I live in Berlin." not in contents
+
+
+@pytest.mark.parametrize("sample", [CHATGPT, CLAUDE])
+def test_import_says_a_chat_history_goes_to_ingest(
+    sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "m.db"
+    code, out, err = run(capsys, "import", str(sample), "--db", str(db), "--space", "default")
+    assert code == 2 and out == ""
+    assert "this is a chat history" in err and "stratagate ingest FILE" in err
+    assert "candidates list" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_ingest_of_a_broken_export_names_the_conversation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "conversations.json"
+    shutil.copy(CLAUDE, file)
+    file.write_text(file.read_text(encoding="utf-8")[:-2] + ", 7]", encoding="utf-8")
+    code, out, err = run(capsys, "ingest", str(file), "--db", str(tmp_path / "m.db"))
+    assert code == 2 and out == ""
+    assert "conversation 3: must be a JSON object; nothing was recorded" in err
+
+
+async def test_web_import_page_takes_a_chat_history(tmp_path: Path) -> None:
+    async with web_app(tmp_path) as (_, host, client):
+        page = await client.get("/memory/import")
+        assert 'name="kind" value="chat-history"' in page.text
+        chinese = await client.get("/memory/import?lang=zh")
+        assert "聊天记录（ChatGPT 或 Claude 的 conversations.json）" in chinese.text
+        upload = {"file": ("conversations.json", CHATGPT.read_bytes(), "application/json")}
+        form = {"kind": "chat-history", "format": "auto"}
+        answer = await post(client, "/memory/import?space=default", data=form, files=upload)
+        assert answer.status_code == 200, answer.text
+        assert "recorded 3 turns (0 already present) from 2 ChatGPT conversations" in answer.text
+        memory = memory_of(host)
+        blocks = await memory.get_blocks("default")
+        assert sorted({view.block.thread_id for view in blocks}) == sorted([GPT_EN, GPT_ZH])
+        again = await post(client, "/memory/import?space=default", data=form, files=upload)
+        assert "recorded 0 turns (3 already present)" in again.text
+        assert len(await memory.get_blocks("default")) == len(blocks)
+        as_memories = await post(
+            client, "/memory/import?space=default", data={"format": "auto"}, files=upload
+        )
+        assert as_memories.status_code == 400 and "this is a chat history" in as_memories.text
+
+
+def test_odd_shapes_in_an_export_never_raise_past_a_clear_line() -> None:
+    """A cycle in the tree, ids and roles of the wrong type, unreadable times: what can
+    be read is read, the rest is left out or refused as ``InvalidInput``."""
+    cyclic = {
+        "id": ["not", "an", "id"],
+        "current_node": "b",
+        "create_time": 1e300,
+        "mapping": {
+            "a": {
+                "parent": "b",
+                "message": {
+                    "author": {"role": "user"},
+                    "create_time": 1.0,
+                    "content": {"content_type": "text", "parts": ["hi", {"x": 1}, 7]},
+                },
+            },
+            "b": {"parent": "a", "message": {"author": {"role": ["user"]}}},
+        },
+    }
+    messages, skipped = chat_exports.to_messages([cyclic])
+    assert skipped == 0 and messages == [
+        {"thread": "chatgpt-0", "role": "user", "content": "hi", "at": "1970-01-01T00:00:01+00:00"}
+    ]
+    odd_claude = {"uuid": 5, "chat_messages": [{"sender": {}, "text": "x"}, "y"]}
+    assert chat_exports.to_messages([odd_claude]) == ([], 1)
+    with pytest.raises(InvalidInput, match="conversation 1: must be a JSON object"):
+        chat_exports.to_messages([odd_claude, "z"])
