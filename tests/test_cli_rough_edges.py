@@ -1,0 +1,71 @@
+"""The CLI's rough edges (issue 27): no-op actions, empty searches, markers, filters,
+``import --json``, and the correct/conflicts/profile commands."""
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stratagate_plugin.cli.main import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def db(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """The demo conversation, recorded and derived, in space ``demo``."""
+    path = str(tmp_path / "m.db")
+    assert run(capsys, "demo", "--db", path)[0] == 0
+    return path
+
+
+def events(capsys: pytest.CaptureFixture[str], db: str, *extra: str) -> list[dict[str, Any]]:
+    code, out, err = run(capsys, "events", "--db", db, "--space", "demo", "--json", *extra)
+    assert code == 0, err
+    return list(json.loads(out))
+
+
+def spring_event(capsys: pytest.CaptureFixture[str], db: str) -> dict[str, Any]:
+    [event] = [e for e in events(capsys, db) if "spring sale" in e["title"].lower()]
+    return event
+
+
+def receipt_count(db: str) -> int:
+    with sqlite3.connect(db) as raw:
+        return int(raw.execute("SELECT count(*) FROM memory_actions").fetchone()[0])
+
+
+@pytest.mark.parametrize("kind", ["restore", "unpin"])
+def test_an_action_with_nothing_to_do_says_so_and_writes_no_receipt(
+    capsys: pytest.CaptureFixture[str], db: str, kind: str
+) -> None:
+    event = spring_event(capsys, db)
+    before = receipt_count(db)
+    code, out, err = run(capsys, kind, event["id"], "--db", db)
+    assert code == 1 and err == ""
+    assert out.startswith("nothing to do: ") and "no receipt written" in out
+    assert "receipt act_" not in out
+    code, out, _ = run(capsys, kind, event["id"], "--db", db, "--json")
+    body = json.loads(out)
+    assert code == 1 and body["receipt"] is None and body["event"]["id"] == event["id"]
+    assert receipt_count(db) == before
+    _, out, _ = run(capsys, "show", event["id"], "--db", db)
+    assert "\nmemory actions\n  (none)" in out
+
+
+def test_restore_says_the_event_is_not_forgotten(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    event = spring_event(capsys, db)
+    _, out, _ = run(capsys, "restore", event["id"], "--db", db)
+    assert out.strip() == (
+        f"nothing to do: {event['id']} is not forgotten (it is active); no receipt written"
+    )
+    _, out, _ = run(capsys, "unpin", event["id"], "--db", db)
+    assert f"{event['id']} is not pinned" in out
