@@ -69,3 +69,12 @@ def test_restore_says_the_event_is_not_forgotten(
     )
     _, out, _ = run(capsys, "unpin", event["id"], "--db", db)
     assert f"{event['id']} is not pinned" in out
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\t\n"])
+def test_search_for_nothing_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], db: str, query: str
+) -> None:
+    code, out, err = run(capsys, "search", query, "--db", db, "--space", "demo")
+    assert (code, out) == (2, "")
+    assert err == "stratagate: error: search needs words to look for; the query is empty\n"

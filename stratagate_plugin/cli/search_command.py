@@ -11,6 +11,7 @@ from typing import Any
 
 from ..core.clock import iso
 from ..core.curation.actions import MessageCard
+from ..core.errors import InvalidInput
 from ..core.retrieval.fused import Retrieved
 from .common import add_db_option, add_space_option, open_memory, resolve_space
 
@@ -46,6 +47,8 @@ def positive(text: str) -> int:
 
 
 async def search(args: argparse.Namespace) -> int:
+    if not args.query.strip():  # would list nothing, or everything: neither is an answer
+        raise InvalidInput("search needs words to look for; the query is empty")
     memory = await open_memory(args)
     async with memory:
         space = await resolve_space(args, memory)
