@@ -1,6 +1,7 @@
 """The CLI's rough edges (issue 27): no-op actions, empty searches, markers, filters,
 ``import --json``, and the correct/conflicts/profile commands."""
 
+import asyncio
 import json
 import sqlite3
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from stratagate_plugin.cli.main import main
+from stratagate_plugin.core.memory import StrataGate
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -78,3 +80,37 @@ def test_search_for_nothing_is_a_one_line_error(
     code, out, err = run(capsys, "search", query, "--db", db, "--space", "demo")
     assert (code, out) == (2, "")
     assert err == "stratagate: error: search needs words to look for; the query is empty\n"
+
+
+def correct_with_the_core(db: str, event_id: str) -> str:
+    """Supersede the event the way the web's correct form does; the new event's id."""
+
+    async def correct() -> str:
+        async with await StrataGate.open(Path(db)) as memory:
+            result = await memory.correct_event(
+                event_id, title="Spring sale on 21 March", summary="Moved again, to 21 March."
+            )
+            return result.card.id
+
+    return asyncio.run(correct())
+
+
+def test_events_and_search_mark_pinned_and_superseded_events(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    event = spring_event(capsys, db)
+    assert run(capsys, "pin", event["id"], "--db", db)[0] == 0
+    _, out, _ = run(capsys, "events", "--db", db, "--space", "demo")
+    [line] = [line for line in out.splitlines() if line.startswith(event["id"])]
+    assert "active, pinned" in line
+    _, out, _ = run(capsys, "search", "spring sale", "--db", db, "--space", "demo")
+    assert f"cited by {event['id']}  Spring sale moved to 14 March [pinned]" in out
+    newer = correct_with_the_core(db, event["id"])
+    _, out, _ = run(capsys, "search", "spring sale", "--db", db, "--space", "demo")
+    assert f"cited by {event['id']}  Spring sale moved to 14 March [superseded, pinned]" in out
+    assert f"cited by {newer}  Spring sale on 21 March\n" in out  # the current one: unmarked
+    _, out, _ = run(capsys, "show", event["source_message_ids"][0], "--db", db)
+    assert f"cited by {event['id']}  Spring sale moved to 14 March [superseded, pinned]" in out
+    rows = json.loads(run(capsys, "search", "spring", "--db", db, "--space", "demo", "--json")[1])
+    cited = {e["id"]: e for row in rows for e in row["events"]}
+    assert (cited[event["id"]]["status"], cited[event["id"]]["pinned"]) == ("superseded", True)

@@ -94,7 +94,8 @@ async def list_events(args: argparse.Namespace) -> int:
         print("(no events yet)")
     for event in events:
         when = happened_label(event.temporal) or "—"
-        print(f"{event.id}  {when:<10}  {event.status:<10} {event.scope:<8} {event.title[:70]}")
+        state = event.status + (", pinned" if event.pinned else "")
+        print(f"{event.id}  {when:<10}  {state:<18} {event.scope:<8} {event.title[:70]}")
     return 0
 
 

@@ -72,6 +72,7 @@ class EventBrief(_Frozen):
     id: str
     title: str
     status: str
+    pinned: bool = False
 
 
 class MessageCard(_Frozen):
