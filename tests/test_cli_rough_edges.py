@@ -114,3 +114,46 @@ def test_events_and_search_mark_pinned_and_superseded_events(
     rows = json.loads(run(capsys, "search", "spring", "--db", db, "--space", "demo", "--json")[1])
     cited = {e["id"]: e for row in rows for e in row["events"]}
     assert (cited[event["id"]]["status"], cited[event["id"]]["pinned"]) == ("superseded", True)
+
+
+def titles(capsys: pytest.CaptureFixture[str], db: str, *filters: str) -> list[str]:
+    return [e["title"] for e in events(capsys, db, *filters)]
+
+
+def test_events_filter_by_type_status_since_and_participant(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    assert titles(capsys, db, "--type", "decision") == ["Spring sale moved to 14 March"]
+    assert titles(capsys, db, "--participant", "Mara") == [
+        "The user runs a small ceramics studio in Leeds"
+    ]
+    assert titles(capsys, db, "--since", "2026-11-15") == [  # newest first
+        "Spring sale moved to 14 March",
+        "The user starts evening classes on Tuesdays",
+    ]
+    assert titles(capsys, db, "--status", "forgotten") == []
+    event = spring_event(capsys, db)
+    run(capsys, "forget", event["id"], "--db", db)
+    assert titles(capsys, db, "--status", "forgotten") == [event["title"]]
+    assert event["title"] not in titles(capsys, db, "--type", "decision")
+    assert titles(capsys, db, "--type", "decision", "--all") == [event["title"]]
+    code, out, _ = run(capsys, "events", "--db", db, "--space", "demo", "--type", "meeting")
+    assert (code, out) == (0, "(no events match these filters)\n")
+    code, out, _ = run(capsys, "events", "--db", db, "--space", "demo", "--participant", "Mara")
+    assert code == 0 and "The user runs a small ceramics studio in Leeds" in out
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "error"),
+    [
+        ("--type", "nope", "type must be one of decision, "),
+        ("--status", "gone", "status must be one of live, "),
+        ("--since", "notadate", "since must be an ISO-8601 date or time, not 'notadate'"),
+    ],
+)
+def test_a_bad_events_filter_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], db: str, option: str, value: str, error: str
+) -> None:
+    code, out, err = run(capsys, "events", "--db", db, "--space", "demo", option, value)
+    assert (code, out) == (2, "") and err.startswith(f"stratagate: error: {error}")
+    assert err.count("\n") == 1
