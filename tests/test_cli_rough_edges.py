@@ -157,3 +157,40 @@ def test_a_bad_events_filter_is_a_one_line_error(
     code, out, err = run(capsys, "events", "--db", db, "--space", "demo", option, value)
     assert (code, out) == (2, "") and err.startswith(f"stratagate: error: {error}")
     assert err.count("\n") == 1
+
+
+FACTS = json.dumps(
+    {
+        "schemaVersion": "stratagate.external-memory.v2",
+        "candidates": [
+            {"title": "Lives in Lyon", "summary": "The user lives in Lyon."},
+            {"title": "Works at Acme", "summary": "The user is a data engineer at Acme."},
+        ],
+    }
+)
+
+
+def test_import_json_previews_commits_and_undoes_as_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    source, db = tmp_path / "facts.json", str(tmp_path / "m.db")
+    source.write_text(FACTS, encoding="utf-8")
+    where = ("--db", db, "--space", "imported", "--json")
+    code, out, _ = run(capsys, "import", str(source), *where)
+    preview = json.loads(out)  # stdout is the JSON and nothing else
+    assert code == 0 and preview["batch"] is None
+    assert [item["candidate"]["title"] for item in preview["job"]["items"]] == [
+        "Lives in Lyon",
+        "Works at Acme",
+    ]
+    assert all(item["action"] == "ADD" for item in preview["job"]["items"])
+    assert preview["plan"]["written"] == 2 and preview["plan"]["ignored"] == 0
+    code, out, _ = run(capsys, "import", "--commit", "--job", preview["job"]["id"], *where)
+    committed = json.loads(out)
+    assert code == 0 and committed["batch"]["imported_count"] == 2
+    assert committed["batch"]["job_id"] == preview["job"]["id"]
+    assert len(committed["batch"]["event_ids"]) == 2
+    batch = committed["batch"]["id"]
+    code, out, _ = run(capsys, "import", "--undo", batch, *where)
+    undone = json.loads(out)["undo"]
+    assert code == 0 and undone["batch_id"] == batch and len(undone["removed_event_ids"]) == 2
