@@ -194,3 +194,102 @@ def test_import_json_previews_commits_and_undoes_as_json(
     code, out, _ = run(capsys, "import", "--undo", batch, *where)
     undone = json.loads(out)["undo"]
     assert code == 0 and undone["batch_id"] == batch and len(undone["removed_event_ids"]) == 2
+
+
+def test_correct_writes_a_superseding_card_and_prints_its_receipt(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    event = spring_event(capsys, db)
+    code, out, err = run(
+        capsys, "correct", event["id"], "--db", db, "--title", "Spring sale on 21 March",
+        "--happened", "2027-03-21",
+    )  # fmt: skip
+    assert code == 0 and err == ""
+    assert out.startswith(f"corrected {event['id']}: evt_") and "(receipt act_" in out
+    [new] = events(capsys, db, "--type", "decision", "--status", "active")
+    assert new["title"] == "Spring sale on 21 March" and new["summary"] == event["summary"]
+    assert new["temporal"]["happened_start"] == "2027-03-21T00:00:00+00:00"
+    assert new["temporal"]["supersedes_event_ids"] == [event["id"]]
+    _, out, _ = run(capsys, "show", event["id"], "--db", db)
+    assert "status     superseded" in out and "correct by user" in out
+    code, out, err = run(capsys, "correct", new["id"], "--db", db)
+    assert code == 2 and "say what to correct" in err
+    code, out, err = run(capsys, "correct", new["id"], "--db", db, "--title", " ")
+    assert code == 2 and err == "stratagate: error: a correction needs a title and a summary\n"
+
+
+def mark_a_conflict(db: str) -> None:
+    """The agent remembers the studio's hours differently: a conflict with the demo's card."""
+
+    async def remember() -> None:
+        async with await StrataGate.open(Path(db)) as memory:
+            said = "The studio opens at 11am on Saturdays, not 10am."
+            remembered = await memory.remember("demo", "demo-session", said)
+            assert remembered.action == "CONFLICT_MARKED"
+
+    asyncio.run(remember())
+
+
+@pytest.mark.parametrize("keep", ["A", "b", "both"])
+def test_conflicts_lists_the_pairs_and_resolves_one(
+    capsys: pytest.CaptureFixture[str], db: str, keep: str
+) -> None:
+    where = ("--db", db, "--space", "demo")
+    code, out, _ = run(capsys, "conflicts", *where)
+    assert (code, out) == (0, "(no conflicts in memory space demo)\n")
+    mark_a_conflict(db)
+    code, out, _ = run(capsys, "conflicts", *where)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("1. A evt_") and "11am" in lines[0]
+    assert lines[1].startswith("   B evt_") and "Studio opens at 10am on Saturdays" in lines[1]
+    [pair] = json.loads(run(capsys, "conflicts", *where, "--json")[1])
+    a, b = pair["a"]["id"], pair["b"]["id"]
+    code, out, err = run(capsys, "conflicts", *where, "--resolve", a, "--keep", keep)
+    assert code == 0 and err == "" and out.startswith("resolved the conflict of ")
+    assert "(receipt act_" in out
+    statuses = {e["id"]: e["status"] for e in events(capsys, db, "--status", "all")}
+    expected = {"A": ("active", "superseded"), "b": ("superseded", "active")}
+    assert (statuses[a], statuses[b]) == expected.get(keep, ("active", "active"))
+    assert run(capsys, "conflicts", *where)[1] == "(no conflicts in memory space demo)\n"
+    code, _, err = run(capsys, "conflicts", *where, "--resolve", a, "--keep", "both")
+    assert code == 2 and err.startswith(f"stratagate: error: event {a} has no conflict")
+
+
+def test_conflicts_resolve_needs_keep(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    code, _, err = run(capsys, "conflicts", "--db", db, "--space", "demo", "--resolve", "evt_x")
+    assert code == 2 and "--resolve EVT goes with --keep A|B|both" in err
+
+
+def test_profile_shows_sets_and_clears_a_field_with_its_revision(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    code, out, err = run(capsys, "profile", "set", "current_city", "Paris", "--db", db)
+    assert (code, out, err) == (0, "set current_city to 'Paris' (revision 1)\n", "")
+    code, out, _ = run(capsys, "profile", "set", "current_city", "Paris", "--db", db)
+    assert out.startswith("nothing to do: current_city already holds this value")
+    _, out, _ = run(capsys, "profile", "--db", db)
+    assert any(line.split() == ["current_city", "r1", "Paris"] for line in out.splitlines())
+    code, out, _ = run(capsys, "profile", "clear", "current_city", "--db", db)
+    assert (code, out) == (0, "cleared current_city (revision 2)\n")
+    view = json.loads(run(capsys, "profile", "--db", db, "--json")[1])
+    assert view["values"]["current_city"] == "" and view["revisions"]["current_city"] == 2
+    with sqlite3.connect(db) as raw:  # the web page's change history has both edits
+        assert raw.execute("SELECT count(*) FROM profile_changes").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        (("set", "nope", "x"), "unknown profile field 'nope'"),
+        (("set", "current_city", "  "), "set needs a value; 'stratagate profile clear"),
+        (("clear",), "name the field to clear"),
+        (("clear", "current_city", "x"), "clear takes only the field's name"),
+    ],
+)
+def test_a_bad_profile_edit_is_one_line_and_changes_nothing(
+    capsys: pytest.CaptureFixture[str], db: str, argv: tuple[str, ...], error: str
+) -> None:
+    code, out, err = run(capsys, "profile", *argv, "--db", db)
+    assert (code, out) == (2, "") and err.startswith(f"stratagate: error: {error}")
+    view = json.loads(run(capsys, "profile", "--db", db, "--json")[1])
+    assert set(view["revisions"].values()) == {0}
