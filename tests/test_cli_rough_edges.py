@@ -266,7 +266,7 @@ def test_profile_shows_sets_and_clears_a_field_with_its_revision(
     code, out, err = run(capsys, "profile", "set", "current_city", "Paris", "--db", db)
     assert (code, out, err) == (0, "set current_city to 'Paris' (revision 1)\n", "")
     code, out, _ = run(capsys, "profile", "set", "current_city", "Paris", "--db", db)
-    assert out.startswith("nothing to do: current_city already holds this value")
+    assert code == 1 and out.startswith("nothing to do: current_city already holds this value")
     _, out, _ = run(capsys, "profile", "--db", db)
     assert any(line.split() == ["current_city", "r1", "Paris"] for line in out.splitlines())
     code, out, _ = run(capsys, "profile", "clear", "current_city", "--db", db)

@@ -4,7 +4,8 @@ The profile is injected into every prompt; these are the web profile page's read
 saves (``get_profile``, ``update_profile`` with source ``settings``), so an edit here is
 in the same change history. Each edit prints what was stored (a secret in VALUE is
 redacted before it is stored) and the field's new revision; a value equal to the stored
-one changes nothing and says so. ``set`` refuses an empty value: ``clear`` says it.
+one changes nothing, says so and exits with status 1 (as ``restore`` of what is not
+forgotten does). ``set`` refuses an empty value: ``clear`` says it.
 """
 
 import argparse
@@ -45,7 +46,7 @@ async def profile_command(args: argparse.Namespace) -> int:
         print(json.dumps(update.model_dump(mode="json"), ensure_ascii=False, indent=2))
     else:
         print(update_line(update, args.action))
-    return 0
+    return 1 if args.action and not update.modified else 0  # as a memory action's no-op
 
 
 def edit_value(args: argparse.Namespace) -> str:
