@@ -271,6 +271,8 @@ def test_profile_shows_sets_and_clears_a_field_with_its_revision(
     assert any(line.split() == ["current_city", "r1", "Paris"] for line in out.splitlines())
     code, out, _ = run(capsys, "profile", "clear", "current_city", "--db", db)
     assert (code, out) == (0, "cleared current_city (revision 2)\n")
+    code, out, _ = run(capsys, "profile", "clear", "current_city", "--db", db)
+    assert (code, out) == (1, "nothing to do: current_city is already empty (revision 2)\n")
     view = json.loads(run(capsys, "profile", "--db", db, "--json")[1])
     assert view["values"]["current_city"] == "" and view["revisions"]["current_city"] == 2
     with sqlite3.connect(db) as raw:  # the web page's change history has both edits

@@ -68,9 +68,8 @@ def edit_value(args: argparse.Namespace) -> str:
 
 def update_line(update: ProfileUpdate, action: str) -> str:
     if not update.modified:
-        return (
-            f"nothing to do: {update.field} already holds this value (revision {update.revision})"
-        )
+        held = "is already empty" if action == "clear" else "already holds this value"
+        return f"nothing to do: {update.field} {held} (revision {update.revision})"
     if action == "clear":
         return f"cleared {update.field} (revision {update.revision})"
     return f"set {update.field} to {update.value!r} (revision {update.revision})"
