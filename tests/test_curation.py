@@ -9,10 +9,12 @@ import pytest
 
 from stratagate_plugin.core.curation.actions import (
     PURGED_TITLE,
+    ActionResult,
     BlockDetails,
     EventDetails,
     LinkedEvent,
     MessageCard,
+    NothingDone,
 )
 from stratagate_plugin.core.errors import InvalidInput, NotFound
 from stratagate_plugin.core.events.cards import EventCard
@@ -88,12 +90,13 @@ async def test_forget_leaves_every_search_recall_and_listing_and_restore_brings_
 async def test_pin_and_unpin_leave_receipts_saying_what_changed(memory: StrataGate) -> None:
     card = await spring_sale(memory)
     pinned = await memory.memory_action("pin", card.id)
-    again = await memory.memory_action("pin", card.id)
+    again = await memory.memory_action("pin", card.id)  # nothing to do: no receipt
     unpinned = await memory.memory_action("unpin", card.id)
+    assert isinstance(pinned, ActionResult) and isinstance(unpinned, ActionResult)
     assert (pinned.card.pinned, unpinned.card.pinned) == (True, False)
     assert pinned.action.detail["pinned"] == [False, True] and pinned.action.detail["changed"]
-    assert again.action.detail["changed"] is False
-    assert [a.kind for a in await memory.memory_actions(card.id)] == ["pin", "pin", "unpin"]
+    assert isinstance(again, NothingDone) and again.reason == f"{card.id} is already pinned"
+    assert [a.kind for a in await memory.memory_actions(card.id)] == ["pin", "unpin"]
     with pytest.raises(NotFound):
         await memory.memory_action("pin", "evt_missing")
     with pytest.raises(InvalidInput):

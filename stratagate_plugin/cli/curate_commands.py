@@ -3,15 +3,17 @@
 ``forget`` hides an event from every search, recall and listing and ``restore`` brings it
 back; ``forget --purge`` is ``stratagate purge EVT``: it erases the event's words (its
 quotes and title) from every copy, which cannot be undone, so it shows the plan and asks
-first unless ``--yes``. Each action prints its receipt
-id; ``stratagate show ID`` lists the receipts of an event.
+first unless ``--yes``. Each action prints its receipt id; ``stratagate show ID`` lists
+the receipts of an event. An action with nothing to do (``restore`` of an event that is
+not forgotten, ``unpin`` of one that is not pinned …) says so, writes no receipt and
+exits with status 1, so a script can tell it changed nothing.
 """
 
 import argparse
 import json
 from typing import Any
 
-from ..core.curation.actions import ActionKind, ActionResult
+from ..core.curation.actions import ActionKind, ActionResult, NothingDone
 from ..core.curation.receipts import receipt_line
 from .common import add_db_option, open_memory
 from .purge_command import plan_then_purge
@@ -49,6 +51,8 @@ async def act(args: argparse.Namespace) -> int:
             needles = await memory.purge_needles(event_id=args.event_id)
             return await plan_then_purge(memory, needles, args.event_id, args.yes, args.json)
         result = await memory.memory_action(kind, args.event_id, actor="user")
+    if isinstance(result, NothingDone):
+        return nothing_done(result, args.json)
     if args.json:
         print(json.dumps(receipt_json(result), ensure_ascii=False, indent=2))
     else:
@@ -62,3 +66,15 @@ def receipt_json(result: ActionResult) -> dict[str, Any]:
         "receipt": result.action.model_dump(mode="json"),
         "event": {"id": card.id, "status": card.status, "pinned": card.pinned},
     }
+
+
+def nothing_done(result: NothingDone, as_json: bool) -> int:
+    """Status 1: the event already was as asked; nothing was written."""
+    card = result.card
+    if as_json:
+        event = {"id": card.id, "status": card.status, "pinned": card.pinned}
+        body = {"receipt": None, "nothing_to_do": result.reason, "event": event}
+        print(json.dumps(body, ensure_ascii=False, indent=2))
+    else:
+        print(result.line())
+    return 1

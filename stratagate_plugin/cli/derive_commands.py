@@ -1,4 +1,9 @@
-"""``stratagate process`` (run derivation jobs) and ``stratagate events`` (list event cards)."""
+"""``stratagate process`` (run derivation jobs) and ``stratagate events`` (list event cards).
+
+``events`` without filters lists the space's live cards as they were formed; with any of
+``--type --status --since --until --participant`` it asks the web timeline's query
+(``timeline_filter``), newest first, so both filter alike and a bad value is one line.
+"""
 
 import argparse
 import json
@@ -6,11 +11,15 @@ import sys
 from typing import Any
 
 from ..core.config import MemoryConfig
-from ..core.events.cards import EventCard, happened_label
+from ..core.events.cards import EVENT_TYPES, EventCard, happened_label
+from ..core.memory import StrataGate
+from ..core.timeline.filters import STATUS_FILTERS, TimelineFilter, timeline_filter
 from .common import add_db_option, add_space_option, open_memory, resolve_space, seal_idle_tails
 from .jobs_command import failed_notice
 from .progress import Progress
 from .topics_command import waiting_lines
+
+FILTER_PAGE = 500
 
 
 def register(commands: Any) -> None:
@@ -29,6 +38,13 @@ def register(commands: Any) -> None:
     add_db_option(events)
     add_space_option(events)
     events.add_argument("--all", action="store_true", help="include forgotten/archived events")
+    events.add_argument("--type", default="", help=f"only this type: {', '.join(EVENT_TYPES)}")
+    events.add_argument(
+        "--status", default="", help=f"only these: {', '.join(STATUS_FILTERS)} (default live)"
+    )
+    events.add_argument("--since", default="", help="happened (else mentioned) on/after DATE")
+    events.add_argument("--until", default="", help="happened (else mentioned) on/before DATE")
+    events.add_argument("--participant", default="", help="only events naming this person")
     events.add_argument("--json", action="store_true", help="machine-readable output")
     events.set_defaults(handler=list_events)
 
@@ -84,18 +100,48 @@ def at_least_one(text: str) -> int:
 async def list_events(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        events = await memory.list_events(
-            await resolve_space(args, memory), include_hidden=args.all
-        )
+        space = await resolve_space(args, memory)
+        query = events_filter(args, space)
+        if query is None:
+            events = await memory.list_events(space, include_hidden=args.all)
+        else:
+            events = await filtered_events(memory, query)
     if args.json:
         print(json.dumps([event_json(e) for e in events], ensure_ascii=False, indent=2))
         return 0
     if not events:
-        print("(no events yet)")
+        print("(no events yet)" if query is None else "(no events match these filters)")
     for event in events:
         when = happened_label(event.temporal) or "—"
-        print(f"{event.id}  {when:<10}  {event.status:<10} {event.scope:<8} {event.title[:70]}")
+        state = event.status + (", pinned" if event.pinned else "")
+        print(f"{event.id}  {when:<10}  {state:<18} {event.scope:<8} {event.title[:70]}")
     return 0
+
+
+def events_filter(args: argparse.Namespace, space: str) -> TimelineFilter | None:
+    """The timeline query the filters ask for, or None when none is given."""
+    asked = [args.type, args.status, args.since, args.until, args.participant]
+    if not any(value.strip() for value in asked):
+        return None
+    status = args.status or ("all" if args.all else "")
+    return timeline_filter(
+        space,
+        since=args.since,
+        until=args.until,
+        participant=args.participant,
+        event_type=args.type,
+        status=status,
+    )
+
+
+async def filtered_events(memory: StrataGate, query: TimelineFilter) -> list[EventCard]:
+    """Every event the query matches, newest first, read a timeline page at a time."""
+    events: list[EventCard] = []
+    while True:
+        page = await memory.timeline(query, offset=len(events), limit=FILTER_PAGE)
+        events += [entry.card for entry in page.entries]
+        if not page.has_more:
+            return events
 
 
 def event_json(event: EventCard) -> dict[str, Any]:

@@ -9,7 +9,9 @@ a new preview of FILE or of an earlier job (``--job``), taking ``--choices FILE`
 user's word. An earlier job of the same text (and format) is used again instead of a new
 preview: analysed and uncommitted, or abandoned by a killed run, which is then resumed.
 FILE may be ``-`` (stdin); either is read up to 4 MB. ``--undo BATCH`` takes a batch
-back. ``export`` writes the space as v2 JSON that ``import`` reads back unchanged.
+back. ``--json`` prints the preview (the job, its items, the commit plan), the commit's
+batch or the undo as one JSON object on stdout. ``export`` writes the space as v2 JSON
+that ``import`` reads back unchanged.
 """
 
 import argparse
@@ -68,6 +70,9 @@ def _register_import(commands: Any) -> None:
     mode.add_argument("--undo", metavar="BATCH", help="take back a committed batch")
     parser.add_argument("--job", help="with --commit: an earlier preview's job id")
     parser.add_argument("--choices", type=Path, help="with --commit: a JSON file {index: action}")
+    parser.add_argument(
+        "--json", action="store_true", help="print the preview, plan and batch (or undo) as JSON"
+    )
     parser.set_defaults(handler=run_import)
 
 
@@ -77,22 +82,43 @@ async def run_import(args: argparse.Namespace) -> int:
     async with await open_memory(args) as memory:
         space = await resolve_space(args, memory, create=True)
         if args.undo:
-            return await _undo(memory, args.undo, space if args.space else None)
+            return await _undo(memory, args.undo, space if args.space else None, args.json)
         if args.job:
             job = await _resumed(memory, await _own_job(memory, args.job, space))
         else:
             job = await _analysed(memory, space, read_import_file(args.file), args.format)
+        picked = _for_job(choices, job.id) if args.commit else None
+        plan = (
+            await memory.import_commit_plan(job.id, picked) if job.status in COMMITTABLE else None
+        )
         if not args.commit:
-            _print_job(job)
-            if job.status in COMMITTABLE:
-                print(_plan_line(await memory.import_commit_plan(job.id), "commit now would"))
+            _report(job, plan, None, args.json)
             return 0
-        picked = _for_job(choices, job.id)
-        if job.status in COMMITTABLE:  # said before the commit, as the wizard's confirmation
-            print(_plan_line(await memory.import_commit_plan(job.id, picked), "committing:"))
+        if plan is not None and not args.json:  # said before the commit, as the wizard does
+            print(_plan_line(plan, "committing:"))
         batch = await memory.import_commit(job.id, picked)
-        print(_batch_line(batch))
+        _report(job, plan, batch, args.json)
     return 0
+
+
+def _report(
+    job: ImportJob, plan: CommitPlan | None, batch: ImportBatch | None, as_json: bool
+) -> None:
+    """A preview (no ``batch``) or a commit's result, as text or as one JSON object: the
+    job with its items, what a commit writes (``plan``), the batch written."""
+    if as_json:
+        body = {
+            "job": job.model_dump(mode="json"),
+            "plan": plan.model_dump(mode="json") if plan else None,
+            "batch": batch.model_dump(mode="json") if batch else None,
+        }
+        print(json.dumps(body, ensure_ascii=False, indent=2))
+    elif batch is None:
+        _print_job(job)
+        if plan is not None:
+            print(_plan_line(plan, "commit now would"))
+    else:
+        print(_batch_line(batch))
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
@@ -217,12 +243,15 @@ def _batch_line(batch: ImportBatch) -> str:
     )
 
 
-async def _undo(memory: StrataGate, batch_id: str, space: str | None) -> int:
+async def _undo(memory: StrataGate, batch_id: str, space: str | None, as_json: bool) -> int:
     if space is not None:
         batches = {batch.id for batch in await memory.import_batches(space)}
         if batch_id not in batches:
             raise InvalidInput(f"no import batch {batch_id} in space {space}")
     undone = await memory.import_undo(batch_id)
+    if as_json:
+        print(json.dumps({"undo": undone.model_dump(mode="json")}, ensure_ascii=False, indent=2))
+        return 0
     print(
         f"undid batch {batch_id}: {len(undone.removed_event_ids)} events removed, "
         f"{len(undone.restored_event_ids)} restored"

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..core.clock import iso
 from ..core.curation.actions import MessageCard
+from ..core.errors import InvalidInput
 from ..core.retrieval.fused import Retrieved
 from .common import add_db_option, add_space_option, open_memory, resolve_space
 
@@ -46,6 +47,8 @@ def positive(text: str) -> int:
 
 
 async def search(args: argparse.Namespace) -> int:
+    if not args.query.strip():  # would list nothing, or everything: neither is an answer
+        raise InvalidInput("search needs words to look for; the query is empty")
     memory = await open_memory(args)
     async with memory:
         space = await resolve_space(args, memory)
@@ -87,8 +90,18 @@ def hit_lines(rank: int, row: dict[str, Any]) -> list[str]:
         f"   {row['at']}  session {row['thread']}  {row['role']}  block {row['block'] or '-'}",
         f"   {trimmed(row['text'])}",
     ]
-    lines += [f"   cited by {e['id']}  {trimmed(e['title'], 80)}" for e in row["events"]]
+    lines += [
+        f"   cited by {e['id']}  {trimmed(e['title'], 80)}{marks(e['status'], e['pinned'])}"
+        for e in row["events"]
+    ]
     return lines
+
+
+def marks(status: str, pinned: bool) -> str:
+    """`` [superseded, pinned]``: what sets an event apart from an active, unpinned one, so a
+    stale (superseded, forgotten) event is never read as the current answer."""
+    words = ([] if status == "active" else [status]) + (["pinned"] if pinned else [])
+    return f" [{', '.join(words)}]" if words else ""
 
 
 def trimmed(text: str, limit: int = TEXT_CHARS) -> str:

@@ -14,7 +14,7 @@ from ..core.clock import iso
 from ..core.curation.actions import BlockDetails, EventDetails, MessageCard
 from ..core.events.cards import EventCard
 from .common import add_db_option, open_memory
-from .search_command import trimmed
+from .search_command import marks, trimmed
 
 
 def register(commands: Any) -> None:
@@ -131,5 +131,8 @@ def message_lines(card: MessageCard, full: bool = False) -> list[str]:
     )
     text = m.content if full else trimmed(m.content)
     lines = [head, *(f"    {line}" for line in text.splitlines() or [""])]
-    lines += [f"    cited by {e.id}  {trimmed(e.title, 70)}" for e in card.events]
+    lines += [
+        f"    cited by {e.id}  {trimmed(e.title, 70)}{marks(e.status, e.pinned)}"
+        for e in card.events
+    ]
     return lines

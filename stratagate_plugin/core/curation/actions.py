@@ -56,10 +56,23 @@ class ActionResult(_Frozen):
     card: EventCard
 
 
+class NothingDone(_Frozen):
+    """An action that had nothing to do (``reason``): it wrote nothing, no receipt either,
+    since a receipt names only what happened."""
+
+    kind: ActionKind
+    card: EventCard
+    reason: str
+
+    def line(self) -> str:
+        return f"nothing to do: {self.reason}; no receipt written"
+
+
 class EventBrief(_Frozen):
     id: str
     title: str
     status: str
+    pinned: bool = False
 
 
 class MessageCard(_Frozen):
@@ -138,6 +151,20 @@ def link_ids(card: EventCard) -> list[tuple[str, str]]:
     for key, name in LINK_NAMES.items():
         links += [(name, str(event_id)) for event_id in card.temporal.get(key, [])]
     return links
+
+
+def nothing_to_do(kind: ActionKind, card: EventCard) -> str | None:
+    """Why ``kind`` would leave ``card`` as it is (restoring what is not forgotten, unpinning
+    what is not pinned …), else None; such an action writes nothing, not even a receipt."""
+    if kind == "restore" and card.status != "forgotten":
+        return f"{card.id} is not forgotten (it is {card.status})"
+    if kind == "forget" and card.status == "forgotten":
+        return f"{card.id} is already forgotten"
+    if kind == "pin" and card.pinned:
+        return f"{card.id} is already pinned"
+    if kind == "unpin" and not card.pinned:
+        return f"{card.id} is not pinned"
+    return None
 
 
 def action_detail(before: EventCard, after: EventCard) -> dict[str, Any]:

@@ -31,9 +31,11 @@ from .actions import (
     LinkedEvent,
     MemoryAction,
     MessageCard,
+    NothingDone,
     PurgePlan,
     action_detail,
     link_ids,
+    nothing_to_do,
     purge_detail,
 )
 
@@ -44,15 +46,18 @@ class CurationService(ServiceBase):
 
     async def memory_action(
         self, kind: ActionKind, event_id: str, *, actor: Actor = "user"
-    ) -> ActionResult:
+    ) -> ActionResult | NothingDone:
         """Apply ``kind`` to the event and record its receipt. ``restore`` refuses an event
-        whose sources were purged: its card would stand on words that are gone."""
+        whose sources were purged: its card would stand on words that are gone. An action
+        with nothing to do (``nothing_to_do``) writes nothing and returns no receipt."""
         if kind not in ACTION_KINDS:
             raise InvalidInput(f"unknown memory action {kind!r}: use {', '.join(ACTION_KINDS)}")
         now = iso(utc_now())
 
-        def unit(raw: sqlite3.Connection) -> ActionResult:
+        def unit(raw: sqlite3.Connection) -> ActionResult | NothingDone:
             before = event_rows.get_event(raw, event_id)
+            if kind != "purge" and (reason := nothing_to_do(kind, before)):
+                return NothingDone(kind=kind, card=before, reason=reason)
             if kind == "purge":
                 plan = rows.purge_plan(raw, event_id)
                 flags.forget(raw, event_id, now)

@@ -105,14 +105,15 @@ def citing_events(
     """Per message, the events with one of ``statuses`` that cite it (oldest event first)."""
     marks = ",".join("?" * len(statuses))
     rows = raw.execute(
-        "SELECT s.message_id, e.id, e.title, e.status FROM event_sources s "
+        "SELECT s.message_id, e.id, e.title, e.status, e.pinned FROM event_sources s "
         f"JOIN events e ON e.id = s.event_id WHERE s.message_id IN {_IDS} "
         f"AND e.status IN ({marks}) ORDER BY e.pk",
         (json.dumps(list(message_ids)), *statuses),
     ).fetchall()
     found: dict[str, list[EventBrief]] = {}
-    for message_id, event_id, title, status in rows:
-        found.setdefault(message_id, []).append(EventBrief(id=event_id, title=title, status=status))
+    for message_id, event_id, title, status, pinned in rows:
+        brief = EventBrief(id=event_id, title=title, status=status, pinned=bool(pinned))
+        found.setdefault(message_id, []).append(brief)
     return found
 
 

@@ -110,7 +110,8 @@ def _flag_view(kind: ActionKind) -> Any:
     async def act(pages: MemoryPages, request: Request) -> Response:
         event_id = await event_of_space(pages, request, request.path_params["event_id"])
         result = await pages.memory.memory_action(kind, event_id)
-        return to_event(result.card.id, result.card.namespace, result.action.id)
+        receipt = result.action.id if isinstance(result, ActionResult) else ""  # nothing done
+        return to_event(result.card.id, result.card.namespace, receipt)
 
     act.__name__ = f"event_{kind}"
     return act
