@@ -107,3 +107,20 @@ def test_without_apt_get_one_line_names_the_packages_and_fails(tmp_path: Path) -
         f"make test needs the Debian packages {PACKAGES} (no apt-get here): "
         "install them with apt-get as root"
     ]
+
+
+def make_dry_run(*argv: str) -> str:
+    """The last command ``make -n`` would run: what the target itself does."""
+    done = subprocess.run(
+        ["make", "-n", "--no-print-directory", "-C", str(ROOT), *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]
+
+
+def test_make_run_takes_a_port_and_keeps_the_default_without_one() -> None:
+    assert make_dry_run("run", "PORT=8400") == ".venv/bin/stratagate serve --port 8400"
+    assert make_dry_run("run").split() == [".venv/bin/stratagate", "serve"]
