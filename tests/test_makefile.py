@@ -12,9 +12,12 @@ SCRIPT = ROOT / ".ci" / "system-packages"
 PACKAGES = "chromium fonts-wqy-microhei"
 
 FAKES = {
-    # dpkg -s PACKAGE succeeds only for the packages listed in $FAKE_INSTALLED.
-    "dpkg": 'echo "dpkg $*" >>"$FAKE_LOG"; '
-    'case " $FAKE_INSTALLED " in *" $2 "*) exit 0;; esac; exit 1',
+    # dpkg-query prints the status of the packages in $FAKE_INSTALLED, "deinstall ok
+    # config-files" for those in $FAKE_REMOVED, and fails for any other.
+    "dpkg-query": 'echo "dpkg-query $*" >>"$FAKE_LOG"; eval "package=\\$$#"; '
+    'case " $FAKE_INSTALLED " in *" $package "*) printf "install ok installed"; exit 0;; esac; '
+    'case " $FAKE_REMOVED " in *" $package "*) printf "deinstall ok config-files";; '
+    "*) exit 1;; esac",
     "apt-get": 'echo "apt-get $*" >>"$FAKE_LOG"',
     "id": 'echo "$FAKE_UID"',
     "sudo": 'echo "sudo $*" >>"$FAKE_LOG"; shift; "$@"',
@@ -29,7 +32,9 @@ def recipe(target: str) -> list[str]:
     return [line.strip() for line in match.group(1).splitlines()]
 
 
-def run(tmp_path: Path, *, uid: int, tools: set[str], installed: str = "") -> tuple[int, str, str]:
+def run(
+    tmp_path: Path, *, uid: int, tools: set[str], installed: str = "", removed: str = ""
+) -> tuple[int, str, str]:
     """Run the script with only the named fake tools (and `env`) on PATH."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -45,6 +50,7 @@ def run(tmp_path: Path, *, uid: int, tools: set[str], installed: str = "") -> tu
         "FAKE_LOG": str(log),
         "FAKE_UID": str(uid),
         "FAKE_INSTALLED": installed,
+        "FAKE_REMOVED": removed,
     }
     done = subprocess.run(
         ["/bin/sh", str(SCRIPT)], env=environment, capture_output=True, text=True, timeout=60
@@ -63,20 +69,32 @@ def test_make_test_installs_system_packages_before_the_check_and_ci_runs_only_ma
 
 
 def test_nothing_is_run_when_both_packages_are_installed(tmp_path: Path) -> None:
-    code, log, stderr = run(tmp_path, uid=1000, tools={"dpkg", "id"}, installed=PACKAGES)
+    code, log, stderr = run(tmp_path, uid=1000, tools={"dpkg-query", "id"}, installed=PACKAGES)
     assert (code, stderr) == (0, "")
-    assert log.splitlines() == ["dpkg -s chromium", "dpkg -s fonts-wqy-microhei"]
+    assert log.splitlines() == [
+        f"dpkg-query -W -f=${{Status}} {package}" for package in PACKAGES.split()
+    ]
 
 
 def test_root_installs_only_the_missing_package_with_apt_get(tmp_path: Path) -> None:
-    tools = {"dpkg", "id", "apt-get", "sudo"}
+    tools = {"dpkg-query", "id", "apt-get", "sudo"}
     code, log, _ = run(tmp_path, uid=0, tools=tools, installed="fonts-wqy-microhei")
     assert code == 0
     assert log.splitlines()[2:] == ["apt-get update -qq", "apt-get install -y -qq chromium"]
 
 
+def test_a_package_removed_with_its_configuration_left_is_installed_again(
+    tmp_path: Path,
+) -> None:
+    tools = {"dpkg-query", "id", "apt-get"}
+    code, log, _ = run(
+        tmp_path, uid=0, tools=tools, installed="fonts-wqy-microhei", removed="chromium"
+    )
+    assert code == 0 and log.splitlines()[-1] == "apt-get install -y -qq chromium"
+
+
 def test_a_user_with_sudo_installs_through_non_interactive_sudo(tmp_path: Path) -> None:
-    code, log, _ = run(tmp_path, uid=1000, tools={"dpkg", "id", "apt-get", "sudo"})
+    code, log, _ = run(tmp_path, uid=1000, tools={"dpkg-query", "id", "apt-get", "sudo"})
     assert code == 0
     assert log.splitlines()[2:] == [
         "sudo -n true",
@@ -88,20 +106,20 @@ def test_a_user_with_sudo_installs_through_non_interactive_sudo(tmp_path: Path) 
 
 
 def test_without_root_or_sudo_one_line_names_the_packages_and_fails(tmp_path: Path) -> None:
-    code, log, stderr = run(tmp_path, uid=1000, tools={"dpkg", "id", "apt-get"})
+    code, log, stderr = run(tmp_path, uid=1000, tools={"dpkg-query", "id", "apt-get"})
     assert code != 0 and "apt-get" not in log
     assert len(stderr.splitlines()) == 1 and PACKAGES in stderr and "sudo" in stderr
 
 
 def test_a_sudo_that_wants_a_password_is_not_waited_for(tmp_path: Path) -> None:
-    tools = {"dpkg", "id", "apt-get", "sudo-with-password"}
+    tools = {"dpkg-query", "id", "apt-get", "sudo-with-password"}
     code, log, stderr = run(tmp_path, uid=1000, tools=tools, installed="chromium")
     assert code != 0 and log.splitlines()[2:] == ["sudo -n true"]
     assert len(stderr.splitlines()) == 1 and "fonts-wqy-microhei" in stderr
 
 
 def test_without_apt_get_one_line_names_the_packages_and_fails(tmp_path: Path) -> None:
-    code, _, stderr = run(tmp_path, uid=0, tools={"dpkg", "id"})
+    code, _, stderr = run(tmp_path, uid=0, tools={"dpkg-query", "id"})
     assert code != 0
     assert stderr.splitlines() == [
         f"make test needs the Debian packages {PACKAGES} (no apt-get here): "
