@@ -14,9 +14,15 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/stratagate serve
+	$(BIN)/stratagate serve $(if $(PORT),--port $(PORT))
 
-check test: $(STAMP)
+# `make test` first installs the Debian packages pip cannot (chromium, a CJK font); `make check`
+# is the same check without touching the system.
+test: $(STAMP)
+	.ci/system-packages
+	$(MAKE) --no-print-directory check
+
+check: $(STAMP)
 	$(BIN)/ruff format --check stratagate_plugin tests benchmarks
 	$(BIN)/ruff check stratagate_plugin tests benchmarks
 	$(BIN)/mypy

@@ -237,7 +237,7 @@ def browser() -> Iterator[Browser]:
     if not CHROMIUM.exists():
         pytest.fail(
             f"browser tests need Chromium at {CHROMIUM}: `apt-get install chromium` "
-            "(.ci/run does it)",
+            "(`make test` installs it)",
             pytrace=False,
         )
     with sync_playwright() as playwright:

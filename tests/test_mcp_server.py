@@ -126,7 +126,6 @@ async def test_tools_are_the_plugins_with_their_schemas_and_record_turn(
     assert sorted(assess["required"]) == [
         "evidence_refs",
         "fit",
-        "missing",
         "next_strategy",
         "verdict",
     ]
@@ -155,8 +154,7 @@ async def test_recorded_turns_are_derived_searched_assessed_and_used(root: Path)
             verdict="sufficient",
             evidence_refs=[ref],
             fit="names the city Alice moved to",
-            missing="",
-            next_strategy="answer",
+            next_strategy="answer",  # no `missing`: a sufficient verdict has nothing missing
         )
         assert assessed["batch"]["assessment"]["verdict"] == "sufficient"
         used = await call(

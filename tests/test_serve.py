@@ -18,7 +18,12 @@ def test_it_prints_the_url_of_a_free_port_and_stops_on_ctrl_c(tmp_path: Path) ->
             assert (home.status_code, home.headers["location"]) == (307, "/chat")
             assert client.get("/chat").status_code == 200
         assert stop(app) == 0
-    assert app.stderr().splitlines() == ["Press Ctrl-C to stop."]
+    assert app.stderr().splitlines() == [
+        "loading the plugins of profile 'default'…",
+        "starting the plugins (opening and migrating the memory database)…",
+        "building the web app…",
+        "Press Ctrl-C to stop.",
+    ]
 
 
 def test_a_public_address_without_a_token_is_refused(tmp_path: Path) -> None:

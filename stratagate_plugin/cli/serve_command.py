@@ -59,9 +59,13 @@ async def run_serve(args: argparse.Namespace) -> int:
         raise HostError(str(error)) from error
     listener = bind(args.host, args.port)
     profile = load_profile(args.profile)
-    async with Host.from_profile(profile) as host:
+    say(f"loading the plugins of profile {profile.name!r}")
+    host = Host.from_profile(profile)
+    say("starting the plugins (opening and migrating the memory database)")
+    async with host:
         model = await chat_model(host)
         try:
+            say("building the web app")
             app = await build_app(host, model, policy)
             config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False)
             port = listener.getsockname()[1]
@@ -76,6 +80,12 @@ async def run_serve(args: argparse.Namespace) -> int:
         finally:
             await await_me_maybe(getattr(model, "aclose", lambda: None)())
     return 0
+
+
+def say(step: str) -> None:
+    """One stderr line per slow start-up step: a cold first start takes seconds, and
+    silence looks like a hang."""
+    print(f"{step}…", file=sys.stderr, flush=True)
 
 
 def bind(host: str, port: int) -> socket.socket:

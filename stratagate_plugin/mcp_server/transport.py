@@ -81,16 +81,26 @@ def read_line(wire_in: BinaryIO) -> tuple[bytes, bool]:
 async def write_lines(
     wire_out: BinaryIO, outbound: MemoryObjectReceiveStream[SessionMessage]
 ) -> None:
+    """Once the client has closed its end, the rest is drained unwritten: a client that exits
+    while answers are on their way is a normal end, not a crash."""
+    connected = True
     async with outbound:
         async for item in outbound:
+            if not connected:
+                continue
             frame = item.message.model_dump_json(by_alias=True, exclude_unset=True)
             data = frame.encode("utf-8", "replace") + b"\n"
-            await anyio.to_thread.run_sync(_write, wire_out, data)
+            connected = await anyio.to_thread.run_sync(_write, wire_out, data)
 
 
-def _write(wire_out: BinaryIO, data: bytes) -> None:
-    wire_out.write(data)
-    wire_out.flush()
+def _write(wire_out: BinaryIO, data: bytes) -> bool:
+    """False when the client has closed the pipe."""
+    try:
+        wire_out.write(data)
+        wire_out.flush()
+    except BrokenPipeError:
+        return False
+    return True
 
 
 @contextmanager

@@ -295,12 +295,13 @@ def _gate_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
         verdict: Verdict,
         evidence_refs: list[str],
         fit: str,
-        missing: str,
         next_strategy: Strategy,
+        missing: str = "",
         batch_id: str | None = None,
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Judge one retrieval batch:
-        sufficient (refs directly answer), partial, or wrong, and the next step."""
+        sufficient (refs directly answer), partial, or wrong, and the next step; missing
+        says what is still lacking (not needed for sufficient)."""
         namespace, thread = _where(runtime, call)
         result = await memory.assess(
             namespace, thread, batch_id, verdict, evidence_refs, fit, missing, next_strategy
