@@ -437,3 +437,43 @@ def test_a_wrapped_bullet_is_one_memory_and_a_blank_line_ends_it() -> None:
     text = "- Likes hiking\n  in the Alps\n\n  Has a dog\n- [x] Speaks French\n```\n"
     summaries = sorted(c["summary"] for c in convert(text, "lines")["candidates"])
     assert summaries == ["Has a dog", "Likes hiking in the Alps", "Speaks French"]
+
+
+def test_mcp_snake_case_relations_are_read_and_odd_lines_counted() -> None:
+    """Issue 27: ``from_entity``/``to_entity`` refused the whole file; a line of no known
+    shape is skipped and named in the coverage note."""
+    text = sample("mcp-memory-snake-relations.jsonl")
+    assert detect_format(text) == "mcp-memory"
+    document = convert(text, "mcp-memory")
+    assert_v2_shape(document)
+    summaries = [summary for _, _, summary in rows(document)]
+    assert "Mara Lindqvist works_at Oresund Maritime" in summaries
+    assert "Mara Lindqvist maintains Tidewater" in summaries
+    assert len(summaries) == 7
+    assert document["coverage"] == "partial"
+    assert "neither an entity nor a relation: 6 (1)" in document["coverageNote"]
+
+
+def test_mcp_untyped_lines_by_shape_with_their_times() -> None:
+    """Issue 27: lines without ``type`` went to text recovery as raw JSON."""
+    text = sample("mcp-memory-untyped.jsonl")
+    assert detect_format(text) == "mcp-memory"
+    document = convert(text, "mcp-memory")
+    assert_v2_shape(document)
+    when = {c["summary"]: c.get("temporal", {}).get("mentionedAt") for c in document["candidates"]}
+    assert when == {
+        "Jonas Weber (person): Plays tennis on Saturday mornings": "2025-03-02T08:15:00+00:00",
+        "Jonas Weber (person): Is vegetarian": "2025-03-02T08:15:00+00:00",
+        "Kestrel (project): Kestrel is a static site generator in Python": (
+            "2025-03-05T10:00:00+00:00"
+        ),
+        "Jonas Weber maintains Kestrel": "2025-03-05T10:01:00+00:00",
+        "Jonas Weber (person): Moved to Leipzig": "2025-06-20T12:00:00+00:00",
+    }
+    assert "neither an entity nor a relation: 4 (1)" in document["coverageNote"]
+
+
+def test_mcp_file_of_only_unknown_lines_is_one_clear_error() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        convert('{"note": 1}\n{"other": 2}\n', "mcp-memory")
+    assert "line 1" in str(caught.value) and "\n" not in str(caught.value)

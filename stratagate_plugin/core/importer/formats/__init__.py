@@ -23,7 +23,6 @@ CONVERTERS: dict[str, Callable[[str], dict[str, Any]]] = {
     "mcp-memory": mcp_memory.convert,
     "letta": letta.convert,
 }
-GRAPH_TYPES = ("entity", "relation")
 
 
 def detect_format(text: str) -> str:
@@ -69,7 +68,7 @@ def _is_v2(value: dict[str, Any]) -> bool:
 
 def _record_format(record: dict[str, Any]) -> str | None:
     """The format one record belongs to: a graph line, or a mem0/OpenMemory memory."""
-    if record.get("type") in GRAPH_TYPES:
+    if mcp_memory.shape_of(record):
         return "mcp-memory"
     if "memory" in record or ("content" in record and "id" in record):
         return "mem0"
