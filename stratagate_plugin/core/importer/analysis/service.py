@@ -30,6 +30,7 @@ from .. import decider
 from ..external_format import ExternalCandidate, ExternalDocument
 from ..jobs import ANALYSING, Decision, ImportJob, MatchedEvent, job_from_row
 from ..sources import recover_offline, recovered_document, recovery_task
+from ..template_text import template_ignore, template_reason
 
 log = logging.getLogger(__name__)
 DUPLICATE_SCAN = 2000
@@ -151,6 +152,8 @@ class ImportAnalysis(ProfileService, EventSearchService):
 
     async def _decide(self, job: ImportJob, index: int, first: Mapping[str, int]) -> Decision:
         candidate = job.items[index].candidate
+        if template := template_reason(candidate.summary, job.source_system):
+            return template_ignore(template)
         key = decider.fingerprint(candidate.title, candidate.summary)
         same = first.get(key, index)
         if same < index:
