@@ -13,6 +13,7 @@ or 413 when too large) and nothing written; a commit or undo the job's state for
 """
 
 import re
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -34,6 +35,7 @@ from ...core.importer.jobs import (
     ImportItem,
     ImportJob,
 )
+from ...core.importer.service import SOURCE_NAME_LIMIT
 from ..shell.i18n import request_language
 from ..shell.templating import json_response, render
 from .import_strings import IMPORT_STRINGS
@@ -85,6 +87,7 @@ async def _start(
     problem: str | None = None,
     text: str = "",
     fmt: str = "auto",
+    source: str = "",
     status_code: int = 200,
 ) -> Response:
     """The start page; after a refused preview, with the reason and the text as it was."""
@@ -95,6 +98,8 @@ async def _start(
         "formats": IMPORT_FORMATS,
         "fmt": fmt if fmt in IMPORT_FORMATS else "auto",
         "text": text,
+        "source": source,
+        "source_limit": SOURCE_NAME_LIMIT,
         "problem": problem,
         "max_mb": MAX_BYTES // MEGABYTE,
         "max_candidates": MAX_CANDIDATES,
@@ -107,24 +112,44 @@ async def _start(
 
 async def preview(pages: MemoryPages, request: Request) -> Response:
     """Persist the job and wake the worker → 303 to the job page; refused → the start page."""
-    text, fmt = "", "auto"
+    posted = Posted()
     try:
-        text, fmt = await read_import(request)
-        job = await pages.memory.import_preview(pages.space(request), text, fmt)
+        posted = await read_import(request)
+        space = pages.space(request)
+        job = await pages.memory.import_preview(space, posted.text, posted.fmt, posted.source)
     except Refused as refused:
         return await _start(pages, request, problem=str(refused), status_code=refused.status)
     except InvalidInput as error:
-        return await _start(pages, request, problem=str(error), text=text, fmt=fmt, status_code=400)
+        return await _start(
+            pages,
+            request,
+            problem=str(error),
+            text=posted.text,
+            fmt=posted.fmt,
+            source=posted.source,
+            status_code=400,
+        )
     pages.runtime.kick()
     return RedirectResponse(job_url(job), status_code=303)
 
 
-async def read_import(request: Request) -> tuple[str, str]:
-    """The pasted text or the uploaded file's text, and the format asked for."""
+@dataclass(frozen=True)
+class Posted:
+    """The start form as posted: the text (pasted or the file's), its format, its source."""
+
+    text: str = ""
+    fmt: str = "auto"
+    source: str = ""
+
+
+async def read_import(request: Request) -> Posted:
+    """The pasted text or the uploaded file's text, the format asked for, and the source
+    name the user gave (a pasted list names none itself)."""
     async with request.form(max_files=1, max_fields=8, max_part_size=2 * MAX_BYTES) as form:
         fmt = _text_field(form.get("format")) or "auto"
         if fmt not in IMPORT_FORMATS:
             raise Refused(400, f"format must be one of {', '.join(IMPORT_FORMATS)}, not {fmt!r}")
+        source = _text_field(form.get("source"))
         pasted = _text_field(form.get("text"))
         upload = form.get("file")
         uploaded = await _file_text(upload) if isinstance(upload, UploadFile) else ""
@@ -135,7 +160,7 @@ async def read_import(request: Request) -> tuple[str, str]:
         raise Refused(413, _too_large())
     if not text.strip():
         raise Refused(400, "paste the other AI's answer or choose a file first")
-    return text, fmt
+    return Posted(text, fmt, source)
 
 
 def _text_field(value: Any) -> str:

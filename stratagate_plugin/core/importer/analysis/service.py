@@ -116,7 +116,8 @@ class ImportAnalysis(ProfileService, EventSearchService):
                 return  # another worker recovered it first
             rows.set_candidates(raw, job.id, candidates, now)
             payload = {**job_payload(document, recovered=True), "dropped": document.dropped}
-            source = document.source_system
+            named = job.source_system != "unknown"  # the user named it at preview
+            source = job.source_system if named else document.source_system
             rows.set_status(
                 raw, job.id, status, now, error=problem, payload=payload, source_system=source
             )
