@@ -53,7 +53,7 @@ def test_paste_preview_choose_commit_and_undo(page: Page, app: App) -> None:
     expect(job).to_contain_text("3 of 3 memories analysed")
     new, duplicate, unsure = (page.locator(f"#item-{n}") for n in range(3))
     expect(new).to_contain_text(NEW_FACT["title"])
-    expect(new.locator(".auto")).to_have_text("Applied automatically")
+    expect(new.locator(".auto")).to_have_text("Will be applied when you commit")
     expect(duplicate).to_contain_text("exact duplicate")
     expect(duplicate.locator(".matches a")).to_have_count(1)
     expect(unsure.locator("input[type=radio]")).to_have_count(5)

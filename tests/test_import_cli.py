@@ -92,10 +92,10 @@ def test_choices_decide_the_items_that_need_confirmation(
     db = str(files["db"])
     code, out, _ = run(capsys, "import", str(files["list"]), "--db", db, "--space", "s")
     assert "recovered" in out and "2 items marked ? need your choice" in out
-    assert re.search(r"\?\s+0\s+ADD .*Has a dog named Rex", out)  # identity before preference
+    assert re.search(r"\?\s+1\s+ADD .*Has a dog named Rex", out)  # the file's order
     job = job_id(out)
     choices = tmp_path / "choices.json"
-    choices.write_text(json.dumps({"job": job, "choices": {"0": "add"}}), encoding="utf-8")
+    choices.write_text(json.dumps({"job": job, "choices": {"1": "add"}}), encoding="utf-8")
     args = commit_args(job, choices, db)
     code, out, _ = run(capsys, *args)
     assert code == 0 and "1 events written, 1 ignored" in out

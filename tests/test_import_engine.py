@@ -186,11 +186,11 @@ async def test_recovered_items_all_need_confirmation(
     assert job.recovered and job.status == "awaiting_confirmation"
     assert job.source_system == "recovered"
     assert [i.candidate.summary for i in job.items] == [  # the heading is not a memory
-        "Has a dog named Rex.",  # identity before preference (§11.1's order)
-        "Likes hiking.",
+        "Likes hiking.",  # the text's own order
+        "Has a dog named Rex.",
     ]
     assert all(i.requires_confirmation and i.action == "ADD" for i in job.items)
-    batch = await memory.import_commit(job.id, {0: "ADD"})
+    batch = await memory.import_commit(job.id, {1: "ADD"})
     assert [stored(plain, e)["title"] for e in batch.event_ids] == ["Has a dog named Rex"]  # type: ignore[index]
     final = (await memory.import_job(job.id)).status
     assert final == "committed"

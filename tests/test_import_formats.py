@@ -38,13 +38,12 @@ def rows(document: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def assert_v2_shape(document: dict[str, Any]) -> None:
     """What every converter promises: the v2 top level, no nulls, tags led by the category,
-    §11.1 order."""
+    the source's own order (not re-sorted by category: issue 27)."""
     assert document["schemaVersion"] == "stratagate.external-memory.v2"
     assert document["sourceType"] == "external_ai_memory_export"
     assert document["coverage"] in ("full", "partial", "limited")
     assert "null" not in json.dumps(document)
-    categories = [c["category"] for c in document["candidates"]]
-    assert categories == sorted(categories, key=ORDER.index)
+    assert all(c["category"] in ORDER for c in document["candidates"])
     for item in document["candidates"]:
         assert item["tags"][0] == item["category"]
         assert item["scope"] in ("user", "project")
@@ -99,24 +98,24 @@ def test_chatgpt_list_one_candidate_per_bullet() -> None:
     assert document["sourceSystem"] == "unknown"
     assert document["coverage"] == "full"
     assert rows(document) == [
-        ("instruction", "Always answer in British English", "Always answer in British English."),
         ("identity", "User's name is Dana Whitfield", "User's name is Dana Whitfield."),
-        ("identity", "Has a dog named Biscuit", "Has a dog named Biscuit."),
         (
             "career",
             "Is a backend engineer at a logistics startup",
             "Is a backend engineer at a logistics startup.",
         ),
         (
-            "project",
-            "Is migrating the billing service from Python to Rust",
-            "Is migrating the billing service from Python to Rust.",
-        ),
-        (
             "preference",
             "Prefers concise answers with code first, explanation after",
             "Prefers concise answers with code first, explanation after.",
         ),
+        (
+            "project",
+            "Is migrating the billing service from Python to Rust",
+            "Is migrating the billing service from Python to Rust.",
+        ),
+        ("instruction", "Always answer in British English", "Always answer in British English."),
+        ("identity", "Has a dog named Biscuit", "Has a dog named Biscuit."),
     ]
     assert all("temporal" not in item for item in document["candidates"])
 
@@ -125,11 +124,11 @@ def test_claude_memory_headings_and_prose_sentences() -> None:
     document = convert(sample("claude-memory.md"), "lines")
     assert_v2_shape(document)
     assert [summary for _, _, summary in rows(document)] == [
-        "Dana lives with her dog Biscuit.",
         "Dana is a backend engineer at a logistics startup.",
         "She leads the billing team.",
-        "Migrating the billing service to Rust before the March release.",
+        "Dana lives with her dog Biscuit.",
         "She enjoys bouldering on weekends.",
+        "Migrating the billing service to Rust before the March release.",
     ]
     by_summary = {summary: category for category, _, summary in rows(document)}
     assert by_summary["She leads the billing team."] == "career"  # under "Work context"
@@ -169,15 +168,15 @@ def test_openmemory_export_skips_deleted_and_names_categories() -> None:
     assert document["sourceSystem"] == "openmemory"
     assert document["exportedAt"] == "2025-03-06T08:00:00+00:00"
     assert rows(document) == [
+        ("preference", "Uses tabs, not spaces, in Go code", "Uses tabs, not spaces, in Go code"),
         (
             "career",
             "Maintains the billing service at a logistics startup",
             "Maintains the billing service at a logistics startup",
         ),
-        ("preference", "Uses tabs, not spaces, in Go code", "Uses tabs, not spaces, in Go code"),
     ]
-    assert document["candidates"][0]["tags"] == ["career", "work"]
-    assert document["candidates"][0]["temporal"] == {"mentionedAt": "2025-03-04T11:00:00+00:00"}
+    assert document["candidates"][1]["tags"] == ["career", "work"]
+    assert document["candidates"][1]["temporal"] == {"mentionedAt": "2025-03-04T11:00:00+00:00"}
     assert "Likes Vim keybindings" not in json.dumps(document)  # state "deleted"
     assert document["coverage"] == "partial" and "deleted memories (1)" in document["coverageNote"]
 
@@ -195,28 +194,28 @@ def test_mcp_memory_observations_and_relations() -> None:
     assert document["sourceSystem"] == "mcp-memory"
     assert rows(document) == [
         (
+            "preference",
+            "default_user: Prefers dark mode in every editor",
+            "default_user (person): Prefers dark mode in every editor",
+        ),
+        (
             "identity",
             "default_user: Speaks Portuguese and English",
             "default_user (person): Speaks Portuguese and English",
-        ),
-        (
-            "career",
-            "default_user works_at Northwind Logistics",
-            "default_user works_at Northwind Logistics",
         ),
         (
             "project",
             "Harbor: Harbor is a container registry mirror written in Go",
             "Harbor (project): Harbor is a container registry mirror written in Go",
         ),
-        ("project", "default_user maintains Harbor", "default_user maintains Harbor"),
         (
-            "preference",
-            "default_user: Prefers dark mode in every editor",
-            "default_user (person): Prefers dark mode in every editor",
+            "career",
+            "default_user works_at Northwind Logistics",
+            "default_user works_at Northwind Logistics",
         ),
+        ("project", "default_user maintains Harbor", "default_user maintains Harbor"),
     ]
-    assert document["candidates"][0]["tags"] == ["identity", "person", "default_user"]
+    assert document["candidates"][1]["tags"] == ["identity", "person", "default_user"]
     assert "entities without observations (1)" in document["coverageNote"]
     assert all("temporal" not in item for item in document["candidates"])
 
@@ -239,19 +238,7 @@ def test_letta_human_block_lines_persona_left_out() -> None:
     assert document["sourceSystem"] == "letta"
     assert document["exportedAt"] == "2025-05-10T09:30:00+00:00"
     assert rows(document) == [
-        (
-            "instruction",
-            "Always show the tests before the implementation",
-            "Always show the tests before the implementation.",
-        ),
-        (
-            "instruction",
-            "Never use emoji in commit messages",
-            "Never use emoji in commit messages.",
-        ),
         ("identity", "First name: Dana", "First name: Dana"),
-        ("identity", "She has a dog called Biscuit", "She has a dog called Biscuit."),
-        ("identity", "She lives in Lisbon", "She lives in Lisbon."),
         (
             "career",
             "Occupation: Backend engineer at a logistics startup",
@@ -262,12 +249,24 @@ def test_letta_human_block_lines_persona_left_out() -> None:
             "Interests: Bouldering, sourdough baking",
             "Interests: Bouldering, sourdough baking",
         ),
+        ("identity", "She has a dog called Biscuit", "She has a dog called Biscuit."),
+        ("identity", "She lives in Lisbon", "She lives in Lisbon."),
+        (
+            "instruction",
+            "Always show the tests before the implementation",
+            "Always show the tests before the implementation.",
+        ),
+        (
+            "instruction",
+            "Never use emoji in commit messages",
+            "Never use emoji in commit messages.",
+        ),
     ]
     text = json.dumps(document)
     assert "Sage" not in text and "calm and precise" not in text  # the persona block
     assert "Last name" not in text and "what I know so far" not in text
     assert "persona blocks" in document["coverageNote"]
-    assert document["candidates"][0]["tags"] == ["instruction", "coding_guidelines"]
+    assert document["candidates"][5]["tags"] == ["instruction", "coding_guidelines"]
 
 
 def test_letta_older_core_memory_schema_and_json_string_wrapper() -> None:
@@ -324,7 +323,7 @@ def test_recover_reads_title_summary_pairs_from_broken_json() -> None:
 
 def test_recover_falls_back_to_bullets() -> None:
     document = recover("Sure! Here's what I know:\n\n* Likes green tea\n* Lives in Porto\n")
-    assert [summary for _, _, summary in rows(document)] == ["Lives in Porto", "Likes green tea"]
+    assert [summary for _, _, summary in rows(document)] == ["Likes green tea", "Lives in Porto"]
 
 
 @pytest.mark.parametrize(
@@ -420,8 +419,8 @@ def test_fenced_export_with_prose_around_it_converts() -> None:
     assert rows(convert(fenced, "mem0")) == rows(convert(sample("mem0-get-all.json"), "mem0"))
     listed = convert('["Likes tea", "  ", "Lives in Porto. Works at a bakery."]', "lines")
     assert [summary for _, _, summary in rows(listed)] == [
-        "Lives in Porto. Works at a bakery.",  # one string is one memory, as the source kept it
         "Likes tea",
+        "Lives in Porto. Works at a bakery.",  # one string is one memory, as the source kept it
     ]
 
 
@@ -437,3 +436,43 @@ def test_a_wrapped_bullet_is_one_memory_and_a_blank_line_ends_it() -> None:
     text = "- Likes hiking\n  in the Alps\n\n  Has a dog\n- [x] Speaks French\n```\n"
     summaries = sorted(c["summary"] for c in convert(text, "lines")["candidates"])
     assert summaries == ["Has a dog", "Likes hiking in the Alps", "Speaks French"]
+
+
+def test_mcp_snake_case_relations_are_read_and_odd_lines_counted() -> None:
+    """Issue 27: ``from_entity``/``to_entity`` refused the whole file; a line of no known
+    shape is skipped and named in the coverage note."""
+    text = sample("mcp-memory-snake-relations.jsonl")
+    assert detect_format(text) == "mcp-memory"
+    document = convert(text, "mcp-memory")
+    assert_v2_shape(document)
+    summaries = [summary for _, _, summary in rows(document)]
+    assert "Mara Lindqvist works_at Oresund Maritime" in summaries
+    assert "Mara Lindqvist maintains Tidewater" in summaries
+    assert len(summaries) == 7
+    assert document["coverage"] == "partial"
+    assert "neither an entity nor a relation: 6 (1)" in document["coverageNote"]
+
+
+def test_mcp_untyped_lines_by_shape_with_their_times() -> None:
+    """Issue 27: lines without ``type`` went to text recovery as raw JSON."""
+    text = sample("mcp-memory-untyped.jsonl")
+    assert detect_format(text) == "mcp-memory"
+    document = convert(text, "mcp-memory")
+    assert_v2_shape(document)
+    when = {c["summary"]: c.get("temporal", {}).get("mentionedAt") for c in document["candidates"]}
+    assert when == {
+        "Jonas Weber (person): Plays tennis on Saturday mornings": "2025-03-02T08:15:00+00:00",
+        "Jonas Weber (person): Is vegetarian": "2025-03-02T08:15:00+00:00",
+        "Kestrel (project): Kestrel is a static site generator in Python": (
+            "2025-03-05T10:00:00+00:00"
+        ),
+        "Jonas Weber maintains Kestrel": "2025-03-05T10:01:00+00:00",
+        "Jonas Weber (person): Moved to Leipzig": "2025-06-20T12:00:00+00:00",
+    }
+    assert "neither an entity nor a relation: 4 (1)" in document["coverageNote"]
+
+
+def test_mcp_file_of_only_unknown_lines_is_one_clear_error() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        convert('{"note": 1}\n{"other": 2}\n', "mcp-memory")
+    assert "line 1" in str(caught.value) and "\n" not in str(caught.value)

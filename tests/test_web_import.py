@@ -88,11 +88,11 @@ async def test_the_job_page_shows_each_candidate_beside_its_matches(tmp_path: Pa
         assert (
             NEW_FACT["title"] in cards[0] and "preference" in cards[0] and "2025-04-02" in cards[0]
         )
-        assert "Applied automatically" in cards[0] and 'type="radio"' not in cards[0]
+        assert "Will be applied when you commit" in cards[0] and 'type="radio"' not in cards[0]
         assert f'href="/memory/events/{known_ids[0]}?' in cards[1]
         [twin] = duplicate.matches  # the duplicated event is shown by its title
         assert twin.id == known_ids[0] and f">{twin.title}</a>" in cards[1]
-        assert "exact duplicate" in cards[1] and "Applied automatically" in cards[1]
+        assert "exact duplicate" in cards[1] and "Will be applied when you commit" in cards[1]
         assert UNSURE["title"] in cards[2] and unsure.reason in cards[2]
         assert f"confidence {unsure.confidence:.2f}" in cards[2]
         assert all(f'href="/memory/events/{m.id}?' in cards[2] for m in unsure.matches)
@@ -393,7 +393,7 @@ async def test_the_wizard_in_chinese(tmp_path: Path) -> None:
             "需要你选择",
             "来自另一个 AI",
             "这里相似的记忆",
-            "自动应用",
+            "提交时应用",
             "提交导入",
             "新增",
             "忽略",

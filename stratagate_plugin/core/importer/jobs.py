@@ -58,7 +58,7 @@ class Decision(_Frozen):
     reason: str
     confidence: float
     requires_confirmation: bool
-    gate: Literal["exact-duplicate", "clear-new", "decider", "decider-error"]
+    gate: Literal["exact-duplicate", "clear-new", "decider", "decider-error", "template"]
     merged_summary: str | None = None  # a MERGE's text when not the candidate's own
 
 

@@ -36,16 +36,21 @@ from .jobs import (
 from .sources import to_document
 
 EXPORT_LIMIT = 1_000_000
+SOURCE_NAME_LIMIT = 80
 
 
 class ImportService(ImportAnalysis):
     """The import wizard's and the CLI's use cases (``stratagate import``, ``export``);
     analysis is ``analysis/service.py``'s, and an export reads the profile."""
 
-    async def import_preview(self, namespace: str, text: str, fmt: str = "auto") -> ImportJob:
+    async def import_preview(
+        self, namespace: str, text: str, fmt: str = "auto", source: str | None = None
+    ) -> ImportJob:
         """Parse ``text`` and persist a job (``processing``; ``extracting`` when the text
-        needs recovery; ``ready`` with no candidates). Nothing is analysed yet."""
+        needs recovery; ``ready`` with no candidates). Nothing is analysed yet. ``source``
+        names where the text came from when the text cannot (a pasted list is ``unknown``)."""
         require_names(namespace=namespace)
+        named = source_name(source)
         if isinstance(text, str):
             text = valid_text(text)  # a lone surrogate becomes U+FFFD, as on every entry
         parsed = to_document(text, fmt)
@@ -55,7 +60,7 @@ class ImportService(ImportAnalysis):
         )
         payload = {**job_payload(document, recovered=document is None), "owner": process_owner()}
         candidates = [c.to_v2() for c in document.candidates] if document else []
-        source = document.source_system if document else "unknown"
+        source = named or (document.source_system if document else "unknown")
         now = iso(utc_now())
         job_id = await self.db.write(
             lambda raw: rows.insert_job(
@@ -172,6 +177,17 @@ class ImportService(ImportAnalysis):
         # was known (the web's guard does the same for its pages)
         document: dict[str, Any] = redact_value(export_document(cards, utc_now(), profile))
         return document
+
+
+def source_name(source: str | None) -> str | None:
+    """The user's name for an import's source: one line, at most 80 characters; blank is
+    none (the document's own ``sourceSystem`` then, or ``unknown``)."""
+    if source is None:
+        return None
+    named = " ".join(valid_text(source).split())
+    if len(named) > SOURCE_NAME_LIMIT:
+        raise InvalidInput(f"the source name is longer than {SOURCE_NAME_LIMIT} characters")
+    return named or None
 
 
 # -- helpers over rows ----------------------------------------------------------------------

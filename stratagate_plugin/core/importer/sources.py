@@ -2,7 +2,7 @@
 
 ``to_document`` is the one door: ``v2`` is parsed here; every other format (``lines``,
 ``mem0``, ``mcp-memory``, ``letta``) is converted by ``core.importer.formats`` and then read
-by the same v2 validation (up to 2,000 candidates: those files are not written for the
+by the same v2 validation (of any length: those files are not written for the
 export prompt's 200). With ``auto`` the format is detected (a bulleted list is ``lines``);
 other text that is not JSON is left for **recovery** (§11.2): the model's
 ``recover_external_memory`` task, or offline ``formats.recover``, a reader of the
@@ -19,7 +19,6 @@ from ..llm.base import StructuredTask
 from ..remember.rules import first_sentence
 from . import formats
 from .external_format import (
-    MAX_BULK_CANDIDATES,
     MAX_CANDIDATES,
     ExternalDocument,
     NotJson,
@@ -32,6 +31,10 @@ from .jobs import IMPORT_FORMATS
 
 RECOVER_EXTERNAL_MEMORY = "recover_external_memory"
 RECOVERY_TEXT_LIMIT = 60_000
+CONVERTED_LIMIT = 1_000_000
+"""A converted file (mem0, MCP memory, Letta, a list) is taken whole: the 4 MiB text cap
+bounds it first, and analysis goes one item at a time with progress (a real 56-block Letta
+agent holds 2,107 lines; refusing it whole helped nobody)."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ def to_document(text: str, fmt: str = "auto") -> Parsed:
                 raise
             return Parsed("v2", None)
     converted = formats.convert(text, fmt)
-    return Parsed(fmt, document_from_data(converted, MAX_BULK_CANDIDATES))
+    return Parsed(fmt, document_from_data(converted, CONVERTED_LIMIT))
 
 
 def _detected(text: str) -> str:

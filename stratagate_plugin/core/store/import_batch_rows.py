@@ -29,13 +29,14 @@ from ..ids import new_id
 from ..records import Role, ToolTrace
 from . import block_rows, graph_jobs, topic_rows
 from .graph_rows import strip_event_provenance
+from .raw_search import IMPORT_THREAD_PREFIX
 from .rows import dump_json
 from .sealing import next_fts_rowid
 from .search_index import index_messages, unindex_messages
 from .turns import NamespaceDefaults, ensure_namespace, ensure_thread
 
 IMPORT_TAG = "external-memory-import"
-THREAD_PREFIX = "external-import:"
+THREAD_PREFIX = IMPORT_THREAD_PREFIX  # raw search leaves these threads out
 TITLE_LIMIT, L1_LIMIT, L2_LINES = 80, 500, 8
 
 

@@ -16,6 +16,8 @@ from ..retrieval.hits import HitMessage, RawHit
 from ..text.search_terms import fts_document, fts_encode, tokenize
 from .search_index import has_index, prefilter
 
+IMPORT_THREAD_PREFIX = "external-import:"
+
 MAX_CANDIDATES = 5000
 ECHO_WEIGHT = 0.5  # an answer composed from memory, against the statement it repeats
 _COLUMNS = (
@@ -25,6 +27,10 @@ _COLUMNS = (
 )
 _FROM = "FROM messages m JOIN blocks b ON b.id = m.block_id"
 _ANY = "FROM messages m LEFT JOIN blocks b ON b.id = m.block_id"  # open tails too
+NOT_IMPORT_SOURCE = f"m.thread_id NOT LIKE '{IMPORT_THREAD_PREFIX}%'"
+"""An import's source block is provenance, not conversation: its text (a whole mem0 or
+Letta file) is found through the events made from it, never as a raw hit, so it cannot
+outrank them and a forgotten event's words are not found through it."""
 
 
 def candidate_limit(limit: int) -> int:
@@ -98,8 +104,8 @@ def sealed_candidates(
 
 def _scope(namespace: str, thread_id: str | None) -> tuple[str, list[object]]:
     if thread_id is None:
-        return "m.namespace = ?", [namespace]
-    return "m.namespace = ? AND m.thread_id = ?", [namespace, thread_id]
+        return f"m.namespace = ? AND {NOT_IMPORT_SOURCE}", [namespace]
+    return f"m.namespace = ? AND m.thread_id = ? AND {NOT_IMPORT_SOURCE}", [namespace, thread_id]
 
 
 def _demoted(score: float, row: sqlite3.Row) -> float:

@@ -26,14 +26,14 @@ from ..retrieval.raw_channel import (
 )
 from ..text.search_terms import fts_match_any, tokenize
 from .block_rows import OPEN_TAILS
-from .raw_search import fetch_rows
+from .raw_search import NOT_IMPORT_SOURCE, fetch_rows
 from .search_index import FTS_TOKEN_COUNT, has_index
 
 _COLUMNS = (
     "m.id, m.thread_id, m.block_id, m.position, b.sequence AS block_sequence, "
     "m.composed_from_memory"
 )
-_SEALED = "JOIN blocks b ON b.id = m.block_id WHERE m.namespace = ?"
+_SEALED = f"JOIN blocks b ON b.id = m.block_id WHERE m.namespace = ? AND {NOT_IMPORT_SOURCE}"
 _TAILS = (  # an open tail is a block of its own, newer than every sealed one
     f"SELECT m.id, m.thread_id, '{OPEN_TAIL}:' || m.thread_id AS block_id, m.position, "
     "(SELECT block_count + 1 FROM namespaces WHERE namespace = t.namespace) AS block_sequence, "

@@ -16,10 +16,14 @@ IMPORT_STRINGS: dict[str, dict[str, str]] = {
         "mem.import.step2": "2. Paste its answer or upload a file",
         "mem.import.step2_help": "Also read: a plain list of saved memories (one per line or "
         "bullet), mem0 or OpenMemory JSON, the MCP memory server's memory.jsonl, a Letta "
-        "agent file. Up to {mb} MB and {n} memories; nothing is written before you commit.",
+        "agent file. Up to {mb} MB; nothing is written before you commit. The export "
+        "prompt's answer holds at most {n} memories; the other formats any number (each "
+        "memory is analysed in turn).",
         "mem.import.text": "Pasted text",
         "mem.import.file": "…or a file",
         "mem.import.format": "Format",
+        "mem.import.source_name": "Source",
+        "mem.import.source_placeholder": "e.g. ChatGPT (optional)",
         "mem.import.format.auto": "Detect it",
         "mem.import.format.v2": "StrataGate export (v2 JSON)",
         "mem.import.format.lines": "A list of saved memories",
@@ -52,9 +56,11 @@ IMPORT_STRINGS: dict[str, dict[str, str]] = {
         "mem.import.no_matches": "No similar memory here.",
         "mem.import.pending": "Waiting to be analysed…",
         "mem.import.proposed": "Proposed",
+        "mem.import.suggested": "Unsure; the analysis suggests",
         "mem.import.confidence": "confidence {value}",
         "mem.import.reason": "Why",
-        "mem.import.auto": "Applied automatically",
+        "mem.import.auto": "Will be applied when you commit",
+        "mem.import.applied": "Applied",
         "mem.import.choose": "Your choice",
         "mem.import.links_to": "Merge, supersede and conflict link to “{title}”.",
         "mem.import.time": "When",
@@ -67,10 +73,10 @@ IMPORT_STRINGS: dict[str, dict[str, str]] = {
         "mem.import.others_next": "Next",
         "mem.import.commit_confirm": "Write these memories now? Unless you chose otherwise on "
         "this page, {ignored} of {total} items will be ignored. You can undo the whole batch.",
-        "mem.import.commit_help": "{auto} applied automatically, {asked} by your choice "
-        "(left as Ignore unless you change it).",
+        "mem.import.commit_help": "{auto} will be applied as proposed; {asked} unsure: "
+        "ignored unless you choose an action (or take every suggestion).",
         "mem.import.will_ignore": "Committing now writes {written} and ignores {ignored} of "
-        "{total} items ({unsure} of them unsure items left as Ignore).",
+        "{total} items ({unsure} of them unsure items you have not chosen for).",
         "mem.import.will_ignore_taking": "Taking every proposal writes {written} and ignores "
         "{ignored}.",
         "mem.import.merged_text": "A merge writes",
@@ -125,10 +131,13 @@ IMPORT_STRINGS: dict[str, dict[str, str]] = {
         "mem.import.step2": "2. 粘贴它的回复或上传文件",
         "mem.import.step2_help": "也可以读取：已保存记忆的纯文本列表（每行或每个要点一条）、"
         "mem0 或 OpenMemory 的 JSON、MCP 记忆服务器的 memory.jsonl、Letta 智能体文件。"
-        "最多 {mb} MB、{n} 条记忆；提交之前不会写入任何内容。",
+        "最多 {mb} MB；提交之前不会写入任何内容。导出提示词的回答最多 {n} 条记忆；"
+        "其他格式条数不限（逐条分析）。",
         "mem.import.text": "粘贴的文字",
         "mem.import.file": "……或者一个文件",
         "mem.import.format": "格式",
+        "mem.import.source_name": "来源",
+        "mem.import.source_placeholder": "例如 ChatGPT（可不填）",
         "mem.import.format.auto": "自动识别",
         "mem.import.format.v2": "StrataGate 导出（v2 JSON）",
         "mem.import.format.lines": "已保存记忆的列表",
@@ -160,9 +169,11 @@ IMPORT_STRINGS: dict[str, dict[str, str]] = {
         "mem.import.no_matches": "这里没有相似的记忆。",
         "mem.import.pending": "等待分析……",
         "mem.import.proposed": "建议",
+        "mem.import.suggested": "不确定；分析建议",
         "mem.import.confidence": "置信度 {value}",
         "mem.import.reason": "理由",
-        "mem.import.auto": "自动应用",
+        "mem.import.auto": "提交时应用",
+        "mem.import.applied": "已应用",
         "mem.import.choose": "你的选择",
         "mem.import.links_to": "合并、取代和冲突会关联到“{title}”。",
         "mem.import.time": "时间",
@@ -179,7 +190,8 @@ IMPORT_STRINGS: dict[str, dict[str, str]] = {
         "（其中 {unsure} 条是未选择、按忽略处理的待确认项）。",
         "mem.import.will_ignore_taking": "采纳全部建议将写入 {written} 条，忽略 {ignored} 条。",
         "mem.import.merged_text": "合并后写入",
-        "mem.import.commit_help": "{auto} 条自动应用，{asked} 条按你的选择（不修改则忽略）。",
+        "mem.import.commit_help": "{auto} 条将按建议应用；{asked} 条不确定：除非你选择操作"
+        "（或采纳全部建议），否则忽略。",
         "mem.import.committed": "已提交为批次 {batch}：导入 {imported} 条记忆，忽略 {ignored} 条。",
         "mem.import.undone_job": "这次导入已提交，随后被撤销。",
         "mem.import.see_events": "查看事件",

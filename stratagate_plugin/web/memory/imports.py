@@ -13,6 +13,7 @@ or 413 when too large) and nothing written; a commit or undo the job's state for
 """
 
 import re
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -34,6 +35,7 @@ from ...core.importer.jobs import (
     ImportItem,
     ImportJob,
 )
+from ...core.importer.service import SOURCE_NAME_LIMIT
 from ..shell.i18n import request_language
 from ..shell.templating import json_response, render
 from .chat_history import KIND as CHAT_HISTORY
@@ -89,6 +91,7 @@ async def _start(
     fmt: str = "auto",
     kind: str = "memories",
     done: str | None = None,
+    source: str = "",
     status_code: int = 200,
 ) -> Response:
     """The start page; after a refused preview, with the reason and the text as it was."""
@@ -99,6 +102,8 @@ async def _start(
         "formats": IMPORT_FORMATS,
         "fmt": fmt if fmt in IMPORT_FORMATS else "auto",
         "text": text,
+        "source": source,
+        "source_limit": SOURCE_NAME_LIMIT,
         "problem": problem,
         "kind": kind,
         "done": done,
@@ -114,27 +119,46 @@ async def _start(
 async def preview(pages: MemoryPages, request: Request) -> Response:
     """Persist the job and wake the worker → 303 to the job page; a chat history is recorded
     as turns (the start page says what was done); refused → the start page."""
-    text, fmt, kind = "", "auto", "memories"
+    posted = Posted()
     try:
-        text, fmt, kind = await read_import(request)
-        if kind == CHAT_HISTORY:
-            done = await record_chat_history(pages.memory, pages.space(request), text)
+        posted = await read_import(request)
+        space = pages.space(request)
+        if posted.kind == CHAT_HISTORY:
+            done = await record_chat_history(pages.memory, space, posted.text)
             pages.runtime.kick()  # the sealed blocks are derived by the worker
-            return await _start(pages, request, done=done, kind=kind)
-        job = await pages.memory.import_preview(pages.space(request), text, fmt)
+            return await _start(pages, request, done=done, kind=posted.kind)
+        job = await pages.memory.import_preview(space, posted.text, posted.fmt, posted.source)
     except Refused as refused:
         return await _start(pages, request, problem=str(refused), status_code=refused.status)
     except InvalidInput as error:
         return await _start(
-            pages, request, problem=str(error), text=text, fmt=fmt, kind=kind, status_code=400
+            pages,
+            request,
+            problem=str(error),
+            text=posted.text,
+            fmt=posted.fmt,
+            kind=posted.kind,
+            source=posted.source,
+            status_code=400,
         )
     pages.runtime.kick()
     return RedirectResponse(job_url(job), status_code=303)
 
 
-async def read_import(request: Request) -> tuple[str, str, str]:
-    """The pasted text or the uploaded file's text, the format asked for, and whether it
-    is memories or a chat history."""
+@dataclass(frozen=True)
+class Posted:
+    """The start form as posted: the text (pasted or the file's), its format, its source,
+    and whether it is memories or a chat history."""
+
+    text: str = ""
+    fmt: str = "auto"
+    source: str = ""
+    kind: str = "memories"
+
+
+async def read_import(request: Request) -> Posted:
+    """The pasted text or the uploaded file's text, the format asked for, the source name
+    the user gave (a pasted list names none itself), and memories or a chat history."""
     async with request.form(max_files=1, max_fields=8, max_part_size=2 * MAX_BYTES) as form:
         fmt = _text_field(form.get("format")) or "auto"
         if fmt not in IMPORT_FORMATS:
@@ -142,6 +166,7 @@ async def read_import(request: Request) -> tuple[str, str, str]:
         kind = _text_field(form.get("kind")) or "memories"
         if kind not in ("memories", CHAT_HISTORY):
             raise Refused(400, f"kind must be memories or {CHAT_HISTORY}, not {kind!r}")
+        source = _text_field(form.get("source"))
         pasted = _text_field(form.get("text"))
         upload = form.get("file")
         uploaded = await _file_text(upload) if isinstance(upload, UploadFile) else ""
@@ -152,7 +177,7 @@ async def read_import(request: Request) -> tuple[str, str, str]:
         raise Refused(413, _too_large())
     if not text.strip():
         raise Refused(400, "paste the other AI's answer or choose a file first")
-    return text, fmt, kind
+    return Posted(text, fmt, source, kind)
 
 
 def _text_field(value: Any) -> str:

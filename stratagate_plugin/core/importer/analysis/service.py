@@ -30,6 +30,7 @@ from .. import decider
 from ..external_format import ExternalCandidate, ExternalDocument
 from ..jobs import ANALYSING, Decision, ImportJob, MatchedEvent, job_from_row
 from ..sources import recover_offline, recovered_document, recovery_task
+from ..template_text import template_ignore, template_reason
 
 log = logging.getLogger(__name__)
 DUPLICATE_SCAN = 2000
@@ -115,7 +116,8 @@ class ImportAnalysis(ProfileService, EventSearchService):
                 return  # another worker recovered it first
             rows.set_candidates(raw, job.id, candidates, now)
             payload = {**job_payload(document, recovered=True), "dropped": document.dropped}
-            source = document.source_system
+            named = job.source_system != "unknown"  # the user named it at preview
+            source = job.source_system if named else document.source_system
             rows.set_status(
                 raw, job.id, status, now, error=problem, payload=payload, source_system=source
             )
@@ -151,6 +153,8 @@ class ImportAnalysis(ProfileService, EventSearchService):
 
     async def _decide(self, job: ImportJob, index: int, first: Mapping[str, int]) -> Decision:
         candidate = job.items[index].candidate
+        if template := template_reason(candidate.summary, job.source_system):
+            return template_ignore(template)
         key = decider.fingerprint(candidate.title, candidate.summary)
         same = first.get(key, index)
         if same < index:

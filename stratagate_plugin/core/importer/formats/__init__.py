@@ -24,7 +24,6 @@ CONVERTERS: dict[str, Callable[[str], dict[str, Any]]] = {
     "letta": letta.convert,
     "chat-history": chat_exports.refuse,  # conversations, not memories: ingest them
 }
-GRAPH_TYPES = ("entity", "relation")
 
 
 def detect_format(text: str) -> str:
@@ -72,7 +71,7 @@ def _is_v2(value: dict[str, Any]) -> bool:
 
 def _record_format(record: dict[str, Any]) -> str | None:
     """The format one record belongs to: a graph line, or a mem0/OpenMemory memory."""
-    if record.get("type") in GRAPH_TYPES:
+    if mcp_memory.shape_of(record):
         return "mcp-memory"
     if "memory" in record or ("content" in record and "id" in record):
         return "mem0"

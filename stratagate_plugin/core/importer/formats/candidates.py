@@ -3,7 +3,9 @@
 Every converter ends here, so the rules of the v2 shape live in one place: camelCase keys,
 no ``null`` anywhere (a field the source lacks is left out), tags that start with the
 category, a time only when the source gave one (as UTC ISO-8601 with its offset), and the
-§11.1 ordering instruction → identity → career → project → preference.
+source's own order (issue 27): §11.1's instruction → … → preference order is what the export
+prompt asks another AI for; a converted file is shown as it was written, so the user finds
+each line of it in the wizard where it stood.
 """
 
 from collections import Counter
@@ -12,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ...clock import iso, parse_iso
-from .classify import CATEGORY_ORDER, category_for
+from .classify import category_for
 from .sentences import shorten, title_for
 
 SCHEMA_VERSION = "stratagate.external-memory.v2"
@@ -97,10 +99,9 @@ def document(
     confidence: float,
     exported_at: str | None = None,
 ) -> dict[str, Any]:
-    """The v2 document: candidates in §11.1 order (stable within a category), coverage
+    """The v2 document: candidates in the source's order, coverage
     ``full`` when nothing was left out, else ``partial`` with the reasons counted."""
     candidates = [candidate(draft, confidence) for draft in drafts if draft.summary.strip()]
-    candidates.sort(key=lambda item: CATEGORY_ORDER.index(item["category"]))
     result: dict[str, Any] = {
         "schemaVersion": SCHEMA_VERSION,
         "sourceType": SOURCE_TYPE,
