@@ -6,6 +6,7 @@ else the browser's ``Accept-Language``; English when none of them says Chinese.
 
 from collections.abc import Mapping
 
+from markupsafe import Markup, escape
 from starlette.requests import Request
 
 LANGUAGES = ("en", "zh")
@@ -101,6 +102,8 @@ class Translator:
 
     def __call__(self, key: str, **values: object) -> str:
         text = self.table.get(key) or self.fallback.get(key) or key
+        if any(isinstance(value, Markup) for value in values.values()):
+            return Markup(escape(text)).format(**values)  # a <time> inside a sentence
         return text.format(**values) if values else text
 
 
