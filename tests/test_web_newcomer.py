@@ -7,7 +7,8 @@ from pathlib import Path
 
 from stratagate_plugin.core.clock import iso
 from tests.test_web_events import World
-from tests.webapp import web_app
+from stratagate_plugin.web.shell.i18n import translate_note
+from tests.webapp import new_chat, say, web_app
 
 ISO_WITH_MICROSECONDS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+")
 
@@ -48,3 +49,30 @@ async def test_an_unknown_space_is_a_404_naming_it(tmp_path: Path) -> None:
             assert "nosuch" in response.text
             assert 'value="nosuch"' not in response.text
         assert (await client.get("/memory/events")).status_code == 200
+
+
+async def test_the_root_redirect_keeps_the_language(tmp_path: Path) -> None:
+    async with web_app(tmp_path) as (_app, _host, client):
+        response = await client.get("/?lang=zh")
+        assert response.status_code == 307
+        assert response.headers["location"] == "/chat?lang=zh"
+
+
+def test_a_chat_note_is_shown_in_the_pages_language() -> None:
+    assert translate_note("memory used: 2 events · 1 message", "zh") == (
+        "使用的记忆：2 个事件 · 1 条消息"
+    )
+    assert translate_note("block sealed: turns 1–3", "zh") == "区块已封存：第 1–3 轮"
+    assert translate_note("block ready: turn 2", "zh") == "区块已就绪：第 2 轮"
+    assert translate_note("memory used: 1 message", "en") == "memory used: 1 message"
+
+
+async def test_the_chinese_chat_shows_its_note_and_answer_in_chinese(tmp_path: Path) -> None:
+    async with web_app(tmp_path) as (_app, _host, client):
+        session_id = await new_chat(client)
+        await say(client, session_id, "请记住：我的妹妹住在波尔图。")
+        await say(client, session_id, "我的妹妹住在哪里？")
+        page = (await client.get(f"/chat/{session_id}?lang=zh")).text
+        assert "根据你之前告诉我的" in page and "From what you told me before" not in page
+        assert "使用的记忆：" in page and "memory used" not in page
+        assert "Noted." not in page

@@ -4,6 +4,7 @@ The language is the ``lang`` query parameter (remembered in a cookie), else the 
 else the browser's ``Accept-Language``; English when none of them says Chinese.
 """
 
+import re
 from collections.abc import Mapping
 
 from markupsafe import Markup, escape
@@ -117,3 +118,26 @@ def request_language(request: Request) -> str:
     accepted = request.headers.get("accept-language", "").lower()
     first = accepted.split(",", 1)[0].strip()
     return "zh" if first.startswith("zh") else "en"
+
+
+# Plugins' chat notes come in English (the hook carries no language); the page translates
+# the fixed phrases of the memory plugin's notes, leaving titles and quotes as written.
+_NOTE_PHRASES_ZH = [
+    (re.compile(r"^memory used: "), "使用的记忆："),
+    (re.compile(r"^block sealed: "), "区块已封存："),
+    (re.compile(r"^block ready: "), "区块已就绪："),
+    (re.compile(r"\bturns? (\d+(?:–\d+)?)\b"), r"第 \1 轮"),
+    (re.compile(r"\b(\d+) events?\b"), r"\1 个事件"),
+    (re.compile(r"\b(\d+) block levels?\b"), r"\1 个区块层级"),
+    (re.compile(r"\b(\d+) messages?\b"), r"\1 条消息"),
+    (re.compile(r"\b(\d+) graph nodes?\b"), r"\1 个图谱节点"),
+]
+
+
+def translate_note(title: str, lang: str) -> str:
+    """A chat note's title in ``lang`` (English is how plugins write it)."""
+    if lang != "zh":
+        return title
+    for pattern, replacement in _NOTE_PHRASES_ZH:
+        title = pattern.sub(replacement, title)
+    return title

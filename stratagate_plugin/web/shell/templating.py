@@ -16,7 +16,7 @@ from ...core.clock import iso, parse_iso, to_utc
 from ...core.text.secrets import redact_value
 from ...harness.types import HostAPI, NavLink
 from .assets import templates_dir
-from .i18n import LANG_COOKIE, Catalog, request_language
+from .i18n import LANG_COOKIE, Catalog, request_language, translate_note
 
 
 @dataclass
@@ -39,6 +39,7 @@ class WebState:
             self._env.filters["tojson_pretty"] = _pretty_json
             self._env.filters["when"] = when
             self._env.filters["when_text"] = when_text
+            self._env.filters["note_title"] = note_title
         return self._env
 
 
@@ -133,3 +134,8 @@ def _as_time(moment: datetime | str | None) -> datetime | str:
         return parse_iso(moment)
     except ValueError:
         return moment
+
+
+@jinja2.pass_context
+def note_title(context: Any, title: str) -> str:
+    return translate_note(title, str(context.get("lang", "en")))
