@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 from stratagate_plugin.core.clock import iso
-from tests.test_web_events import World
 from stratagate_plugin.web.shell.i18n import translate_note
+from tests.test_web_events import World
 from tests.webapp import new_chat, say, web_app
 
 ISO_WITH_MICROSECONDS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+")
