@@ -7,8 +7,9 @@ from pathlib import Path
 
 from stratagate_plugin.core.clock import iso
 from stratagate_plugin.web.shell.i18n import translate_note
+from tests.overview_data import quiet
 from tests.test_web_events import World
-from tests.webapp import new_chat, say, web_app
+from tests.webapp import new_chat, post, say, web_app
 
 ISO_WITH_MICROSECONDS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+")
 
@@ -76,3 +77,31 @@ async def test_the_chinese_chat_shows_its_note_and_answer_in_chinese(tmp_path: P
         assert "根据你之前告诉我的" in page and "From what you told me before" not in page
         assert "使用的记忆：" in page and "memory used" not in page
         assert "Noted." not in page
+
+
+async def test_the_chinese_event_and_status_pages_translate_their_values(tmp_path: Path) -> None:
+    async with web_app(tmp_path) as (_app, host, client):
+        world = World(host, client)
+        await world.fill()
+        card = await world.event("spring sale")
+        page = (await client.get(f"/memory/events/{card.id}?lang=zh")).text
+        facts = page[page.index('<dl class="facts">') : page.index("</dl>")]
+        for english in ("planned", "routine", "occurred", "relative", "explicit", ">day<"):
+            assert english not in facts, english
+        assert "日常" in facts
+        status = (await client.get("/memory/?lang=zh")).text
+        assert "kind_graph_projection" not in status and ">graph_projection<" not in status
+
+
+async def test_the_chinese_import_page_translates_source_format_and_reasons(
+    tmp_path: Path,
+) -> None:
+    async with web_app(tmp_path) as (_app, host, client):
+        text = "- I prefer tea to coffee.\n- My dentist is Dr. Lee.\n"
+        answer = await post(client, "/memory/import", data={"text": text, "format": "auto"})
+        assert answer.status_code == 303, answer.text
+        await quiet(host)
+        page = (await client.get(str(answer.headers["location"]) + "&lang=zh")).text
+        assert "来自 未知来源 的导入" in page and "unknown" not in page
+        assert "<code>lines</code>" not in page
+        assert "no overlapping memory" not in page and "没有重叠的记忆" in page

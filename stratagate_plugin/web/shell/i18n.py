@@ -101,6 +101,11 @@ class Translator:
         self.table = table
         self.fallback = fallback
 
+    def value(self, prefix: str, raw: object) -> str:
+        """A stored value's label (``prefix.raw``), else the value as stored."""
+        key = f"{prefix}.{raw}"
+        return self.table.get(key) or self.fallback.get(key) or str(raw)
+
     def __call__(self, key: str, **values: object) -> str:
         text = self.table.get(key) or self.fallback.get(key) or key
         if any(isinstance(value, Markup) for value in values.values()):
@@ -120,8 +125,8 @@ def request_language(request: Request) -> str:
     return "zh" if first.startswith("zh") else "en"
 
 
-# Plugins' chat notes come in English (the hook carries no language); the page translates
-# the fixed phrases of the memory plugin's notes, leaving titles and quotes as written.
+# Plugins' chat notes and the importer's reasons come in English (stored, or the hook
+# carries no language); the page translates their fixed phrases, leaving the rest as written.
 _NOTE_PHRASES_ZH = [
     (re.compile(r"^memory used: "), "使用的记忆："),
     (re.compile(r"^block sealed: "), "区块已封存："),
@@ -131,6 +136,13 @@ _NOTE_PHRASES_ZH = [
     (re.compile(r"\b(\d+) block levels?\b"), r"\1 个区块层级"),
     (re.compile(r"\b(\d+) messages?\b"), r"\1 条消息"),
     (re.compile(r"\b(\d+) graph nodes?\b"), r"\1 个图谱节点"),
+    (re.compile(r"^no overlapping memory$"), "没有重叠的记忆"),
+    (re.compile(r"^chosen by the user$"), "由你选择"),
+    (re.compile(r"^exact duplicate of existing memory (\S+)$"), r"与已有记忆 \1 完全重复"),
+    (
+        re.compile(r"^exact duplicate of candidate (\d+) of this import$"),
+        r"与本次导入的第 \1 条完全重复",
+    ),
 ]
 
 
