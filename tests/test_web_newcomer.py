@@ -7,6 +7,7 @@ from pathlib import Path
 
 from stratagate_plugin.core.clock import iso
 from stratagate_plugin.web.shell.i18n import translate_note
+from stratagate_plugin.web.shell.templating import WebState
 from tests.overview_data import quiet
 from tests.test_web_events import World
 from tests.webapp import new_chat, post, say, web_app
@@ -105,3 +106,13 @@ async def test_the_chinese_import_page_translates_source_format_and_reasons(
         assert "来自 未知来源 的导入" in page and "unknown" not in page
         assert "<code>lines</code>" not in page
         assert "no overlapping memory" not in page and "没有重叠的记忆" in page
+
+
+def test_a_chat_notes_times_are_in_the_readers_terms() -> None:
+    """Plugins write notes with ISO times in them (``block … · 2026-12-02T02:45:28.45+00:00``)."""
+    env = WebState(host=None).env  # type: ignore[arg-type]
+    note = "block blk_1 · 2026-12-02T02:45:28.451795+00:00"
+    shown = env.from_string("{{ note|times_in }}").render(note=note, lang="en")
+    assert shown == "block blk_1 · 2 Dec 2026, 02:45"
+    zh = env.from_string("{{ note|times_in }}").render(note=note, lang="zh")
+    assert zh == "block blk_1 · 2026年12月2日 02:45"

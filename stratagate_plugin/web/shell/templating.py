@@ -2,6 +2,7 @@
 translations of every section, and the helpers views answer with."""
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -40,6 +41,7 @@ class WebState:
             self._env.filters["when"] = when
             self._env.filters["when_text"] = when_text
             self._env.filters["note_title"] = note_title
+            self._env.filters["times_in"] = times_in
         return self._env
 
 
@@ -117,6 +119,16 @@ def when_text(context: Any, moment: datetime | str | None) -> str:
     if not isinstance(moment, datetime):
         return moment
     return reader_time(moment, str(context.get("lang", "en")))
+
+
+ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)")
+
+
+@jinja2.pass_context
+def times_in(context: Any, text: str) -> str:
+    """A plugin's note with every ISO time in it in the reader's terms."""
+    lang = str(context.get("lang", "en"))
+    return ISO_TIME.sub(lambda found: reader_time(parse_iso(found.group()), lang), text)
 
 
 def reader_time(moment: datetime, lang: str) -> str:
