@@ -171,14 +171,27 @@ def http_client(app: App, **kwargs: Any) -> httpx.Client:
     return httpx.Client(base_url=app.url, trust_env=False, timeout=TIMEOUT_S, **kwargs)
 
 
+# What differs between two runs that change nothing: times (every one is a <time>), ids
+# and paths (monospace or code), the memory space line (it names the temporary folder).
+VARYING = "time, .mono, code, .memory-space, [data-screenshot-mask]"
+
+
 def screenshot(page: Page, name: str, *, mask: list[Locator] | None = None) -> Path:
-    """The whole page as ``assets/screenshots/<name>.png`` (the README shows them); ``mask``
-    paints over what differs between runs (ids, times, temporary paths)."""
+    """The whole page as ``assets/screenshots/<name>.png`` (the README shows them); what
+    differs between runs (``VARYING``, and ``mask``) is painted over, animations stopped
+    and the caret hidden, so a run that changes nothing rewrites the same bytes."""
     if page.locator("html").get_attribute("lang") == "zh-CN":
         _need_a_chinese_font()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True, mask=mask or [], mask_color="#d4d4d4")
+    page.screenshot(
+        path=str(path),
+        full_page=True,
+        mask=[page.locator(VARYING), *(mask or [])],
+        mask_color="#d4d4d4",
+        animations="disabled",
+        caret="hide",
+    )
     return path
 
 

@@ -176,3 +176,63 @@ def test_a_foreign_host_name_is_refused(app: App) -> None:
             "/chat/new", headers={"host": f"evil.example:{app.url.rsplit(':', 1)[1]}"}
         )
         assert forged.status_code == 421
+
+
+def test_enter_sends_and_shift_enter_adds_a_newline(page: Page, app: App) -> None:
+    page.goto("/chat")
+    session_id = new_conversation(page)
+    box = page.get_by_role("textbox")
+    box.fill("first line")
+    box.press("Shift+Enter")
+    box.press_sequentially("second line")
+    expect(box).to_have_value("first line\nsecond line")
+    assert turns_on_disk(app, session_id) == 0
+
+    box.press("Enter")
+
+    turn = page.locator("#turns article.turn").last
+    expect(turn.locator(".message.user .text")).to_have_text("first line\nsecond line")
+    expect(box).to_have_value("")
+    assert turns_on_disk(app, session_id) == 1
+
+
+def test_the_first_page_has_a_message_box(page: Page, app: App) -> None:
+    """No "New conversation" click needed: the first message starts one."""
+    page.goto("/chat")
+    box = page.get_by_role("textbox")
+    expect(box).to_be_visible()
+    box.fill("I keep bees on the roof.")
+    box.press("Enter")
+
+    page.wait_for_url("**/chat/*")
+    session_id = page.url.rsplit("/", 1)[-1]
+    expect(page.locator("#turns .message.user .text")).to_have_text(["I keep bees on the roof."])
+    assert turns_on_disk(app, session_id) == 1
+
+
+def test_the_sidebar_follows_the_conversation_without_reload(page: Page, app: App) -> None:
+    page.goto("/chat")
+    session_id = new_conversation(page)
+    for number in range(1, 4):
+        send(page, f"Message number {number} about my garden.")
+    current = page.locator(".session-list li.current")
+    expect(current.locator("a")).to_have_text("Message number 1 about my garden.")
+    expect(current).to_contain_text("3 turns")
+    assert current.locator("a").get_attribute("href") == f"/chat/{session_id}"
+
+
+def test_a_conversation_is_titled_by_its_first_message(page: Page) -> None:
+    page.goto("/chat")
+    session_id = new_conversation(page)
+    send(page, FACT)
+    page.reload()
+    heading = page.locator(".conversation-head h2")
+    expect(heading).to_have_text(FACT)
+    assert session_id not in (heading.text_content() or "")
+
+
+def test_the_chat_shows_its_memory_space(page: Page) -> None:
+    page.goto("/chat")
+    expect(page.locator(".memory-space")).to_contain_text("memory space")
+    new_conversation(page)
+    expect(page.locator(".memory-space")).to_contain_text("memory space")

@@ -30,6 +30,22 @@ def wait_for(page: Page, url: str, ready: Callable[[], bool], timeout_s: float =
         time.sleep(0.5)
 
 
+WIDER_THAN = """(width) => [...document.querySelectorAll('body *')]
+  .filter(e => e.getBoundingClientRect().right > width)
+  .map(e => e.tagName + '.' + e.className).slice(0, 12)"""
+
+
+def assert_fits(page: Page, width: int) -> None:
+    """At ``width`` px the page scrolls down, never sideways."""
+    page.set_viewport_size({"width": width, "height": 800})
+    try:
+        overflow = page.evaluate("document.documentElement.scrollWidth")
+        wide = page.evaluate(WIDER_THAN, width + 2)
+        assert overflow <= width, f"the page is {overflow} px wide at {width} px: {wide}"
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 800})
+
+
 def accept_dialogs(page: Page) -> None:
     """``hx-confirm`` asks with the browser's confirm(): the person clicks OK."""
     page.on("dialog", lambda dialog: dialog.accept())
@@ -77,6 +93,7 @@ def test_a_fact_told_in_chat_is_managed_on_the_memory_page(page: Page, app: App)
 
     wait_for(page, "/memory/events?q=Porto", lambda: page.locator(".event-row").count() > 0)
     screenshot(page, "memory-events")
+    assert_fits(page, 390)  # a phone
 
     page.goto(conversation)
     send(page, "Where did my sister Ana move?")

@@ -80,6 +80,7 @@ async def test_the_adoption_counter_counts_receipts_that_adopted_an_event(tmp_pa
 async def test_another_space_is_counted_on_its_own(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         await sealed_block(host)
+        await memory_of(host).append_turn("elsewhere", "t", user="Hello there.", assistant="Hi.")
         page = await client.get("/memory/?space=elsewhere")
         assert page.status_code == 200
         assert 'data-poll-interval="30000"' in page.text  # the other space's job is not here
@@ -98,5 +99,5 @@ async def test_a_space_name_is_escaped(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         await quiet(host)
         page = await client.get("/memory/", params={"space": "<script>x</script>"})
-        assert page.status_code == 200
+        assert page.status_code == 404  # no such space, named on the error page
         assert "<script>x</script>" not in page.text

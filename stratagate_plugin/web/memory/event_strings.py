@@ -137,8 +137,57 @@ _TEXTS: dict[str, tuple[str, str]] = {
 }
 
 
+# Stored values shown on the pages (``t.value(prefix, raw)``): English is the value itself.
+_VALUES = {
+    "mem.value.precision": {
+        "instant": "精确时刻",
+        "day": "日",
+        "month": "月",
+        "year": "年",
+        "range": "时间段",
+        "unknown": "未知",
+    },
+    "mem.value.basis": {
+        "explicit": "明确",
+        "relative": "相对",
+        "inferred": "推断",
+        "unknown": "未知",
+    },
+    "mem.value.temporal": {
+        "occurred": "已发生",
+        "planned": "计划中",
+        "cancelled": "已取消",
+        "ongoing": "进行中",
+        "unknown": "未知",
+    },
+    "mem.value.criticality": {
+        "routine": "日常",
+        "preference": "偏好",
+        "identity": "身份",
+        "safety": "安全",
+    },
+    "mem.value.scope": {"user": "用户", "project": "项目", "global": "全局"},
+    "mem.import.category": {
+        "instruction": "指示",
+        "identity": "身份",
+        "career": "职业",
+        "project": "项目",
+        "preference": "偏好",
+    },
+    "mem.import.source_system": {"unknown": "未知来源"},
+}
+
+
+def _values(lang: int) -> dict[str, str]:
+    table = {}
+    for prefix, labels in _VALUES.items():
+        for raw, zh in labels.items():
+            table[f"{prefix}.{raw}"] = zh if lang else raw
+    return table
+
+
 def _table(lang: int) -> dict[str, str]:
-    table = {key: pair[lang] for key, pair in _TEXTS.items()}
+    table = {key: pair[lang] for key, pair in _TEXTS.items()} | _values(lang)
     for name, pair in _RELATIONS.items():
         table[f"mem.event.rel.{name}"] = pair[lang]
     for kind in EVENT_TYPES:

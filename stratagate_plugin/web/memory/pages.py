@@ -82,6 +82,8 @@ class MemoryPages:
         space = self.space(request)
         names = [(name, display_name(name)) for name in await self.memory.memory_space_names()]
         if space not in {namespace for namespace, _ in names}:
+            if space != self.default_space():  # a typo must not look like an empty space
+                raise NotFound(f"no memory space called {space!r} (`stratagate spaces` lists them)")
             names.insert(0, (space, display_name(space)))
         values = {"tab": tab, "space": space, "spaces": names, "base": SECTION_PATH, **context}
         return render(request, template, values, status_code=status_code, headers=headers)

@@ -60,6 +60,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.status.kind_block_summary": "Block summary",
         "mem.status.kind_event_extraction": "Event extraction",
         "mem.status.kind_topic_projection": "Topic organisation",
+        "mem.status.kind_graph_projection": "Graph organisation",
     },
     "zh": {
         "mem.status.title": "记忆状态",
@@ -101,6 +102,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.status.kind_block_summary": "记忆块摘要",
         "mem.status.kind_event_extraction": "事件提取",
         "mem.status.kind_topic_projection": "主题整理",
+        "mem.status.kind_graph_projection": "图谱整理",
     },
 }
 

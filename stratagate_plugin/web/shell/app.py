@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -49,7 +49,7 @@ async def build_app(host: Host, model: ChatModel, policy: GuardPolicy | None = N
     """The app over a started ``host``; ``policy`` defaults to loopback without a token."""
     state = WebState(host=host, nav=[CHAT_LINK])
     sections = await _sections(host)
-    routes: list[BaseRoute] = [Route("/", _home), *CHAT_ROUTES]
+    routes: list[BaseRoute] = [Route("/", _home), Route("/favicon.ico", _favicon), *CHAT_ROUTES]
     for section in sections:
         routes.append(Mount(section.path, routes=section.routes))
         state.nav.extend(section.nav)
@@ -91,7 +91,15 @@ async def _sections(host: Host) -> list[WebSection]:
 
 
 async def _home(request: Request) -> Response:
-    return RedirectResponse("/chat", status_code=307)
+    """To the chat, keeping the query (``/?lang=zh`` must stay Chinese)."""
+    query = request.url.query
+    return RedirectResponse("/chat" + (f"?{query}" if query else ""), status_code=307)
+
+
+async def _favicon(request: Request) -> Response:
+    """Browsers ask for it on every page whatever the HTML says; a 404 each time is noise."""
+    headers = {"Cache-Control": "max-age=86400"}
+    return FileResponse(static_dir() / "favicon.ico", media_type="image/x-icon", headers=headers)
 
 
 def error_page(request: Request, status: int, message: str) -> Response:

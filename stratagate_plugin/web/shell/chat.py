@@ -69,11 +69,29 @@ def rooms(request: Request) -> ChatRooms:
 
 
 async def chat_index(request: Request) -> Response:
-    return render(request, "shell/chat.html", {"sessions": list_sessions(), "session": None})
+    """The list, and a message box whose first message starts a conversation."""
+    host = rooms(request).agent.host
+    unsaved = open_session(None, host.profile.name, host.cwd)  # written only with a turn
+    context = {
+        "sessions": list_sessions(),
+        "session": None,
+        "space": await rooms(request).agent.describe(unsaved),
+    }
+    return render(request, "shell/chat.html", context)
 
 
 async def new_chat(request: Request) -> Response:
     session = await rooms(request).open(new_session_id(), create=True)
+    return RedirectResponse(f"/chat/{session.id}", status_code=303)
+
+
+async def start_chat(request: Request) -> Response:
+    """The first page's message: a new conversation with it as its first turn."""
+    chat = rooms(request)
+    text = await message_text(request)
+    session = await chat.open(new_session_id(), create=True)
+    async with chat.locks[session.id]:
+        await chat.agent.run_turn(session, text)
     return RedirectResponse(f"/chat/{session.id}", status_code=303)
 
 
@@ -85,8 +103,16 @@ async def chat_page(request: Request) -> Response:
         "session": session,
         "turns": [(turn, notes.get(turn.turn, [])) for turn in session.completed],
         "warnings": rooms(request).warnings.get(session.id, []),
+        "title": title_of(session),
+        "space": await rooms(request).agent.describe(session),
     }
     return render(request, "shell/chat.html", context)
+
+
+def title_of(session: Session) -> str:
+    """A conversation is named by its first message (its id means nothing to a person)."""
+    first = session.completed[0].user if session.completed else ""
+    return " ".join(first.split())[:80]
 
 
 async def send_message(request: Request) -> Response:
@@ -103,6 +129,8 @@ async def send_message(request: Request) -> Response:
         "result": result,
         "user_text": text,
         "notes": notes.get(result.turn, []),
+        "sessions": list_sessions(),  # swapped in out of band: the sidebar follows along
+        "title": title_of(session),
     }
     return render(request, "shell/turn.html", context)
 
@@ -131,6 +159,7 @@ async def session_notes(request: Request, session: Session) -> dict[int, list[Ch
 ROUTES = [
     Route("/chat", chat_index),
     Route("/chat/new", new_chat, methods=["POST"]),
+    Route("/chat/start", start_chat, methods=["POST"]),
     Route("/chat/{session_id}", chat_page),
     Route("/chat/{session_id}/messages", send_message, methods=["POST"]),
 ]

@@ -4,8 +4,10 @@ The language is the ``lang`` query parameter (remembered in a cookie), else the 
 else the browser's ``Accept-Language``; English when none of them says Chinese.
 """
 
+import re
 from collections.abc import Mapping
 
+from markupsafe import Markup, escape
 from starlette.requests import Request
 
 LANGUAGES = ("en", "zh")
@@ -32,6 +34,7 @@ SHELL_STRINGS: dict[str, dict[str, str]] = {
         "chat.more": "Checked but not used",
         "chat.intro": "Start by telling the agent something worth remembering.",
         "chat.warning": "Warning",
+        "chat.enter_hint": "Enter sends, Shift+Enter starts a new line",
         "error.title": "Something is wrong",
         "error.back": "Back to the start",
         "error.404": "Not found",
@@ -62,6 +65,7 @@ SHELL_STRINGS: dict[str, dict[str, str]] = {
         "chat.more": "已检查但未采用",
         "chat.intro": "先告诉助手一件值得记住的事。",
         "chat.warning": "警告",
+        "chat.enter_hint": "Enter 发送，Shift+Enter 换行",
         "error.title": "出了点问题",
         "error.back": "回到首页",
         "error.404": "未找到",
@@ -97,8 +101,15 @@ class Translator:
         self.table = table
         self.fallback = fallback
 
+    def value(self, prefix: str, raw: object) -> str:
+        """A stored value's label (``prefix.raw``), else the value as stored."""
+        key = f"{prefix}.{raw}"
+        return self.table.get(key) or self.fallback.get(key) or str(raw)
+
     def __call__(self, key: str, **values: object) -> str:
         text = self.table.get(key) or self.fallback.get(key) or key
+        if any(isinstance(value, Markup) for value in values.values()):
+            return Markup(escape(text)).format(**values)  # a <time> inside a sentence
         return text.format(**values) if values else text
 
 
@@ -112,3 +123,33 @@ def request_language(request: Request) -> str:
     accepted = request.headers.get("accept-language", "").lower()
     first = accepted.split(",", 1)[0].strip()
     return "zh" if first.startswith("zh") else "en"
+
+
+# Plugins' chat notes and the importer's reasons come in English (stored, or the hook
+# carries no language); the page translates their fixed phrases, leaving the rest as written.
+_NOTE_PHRASES_ZH = [
+    (re.compile(r"^memory used: "), "使用的记忆："),
+    (re.compile(r"^block sealed: "), "区块已封存："),
+    (re.compile(r"^block ready: "), "区块已就绪："),
+    (re.compile(r"\bturns? (\d+(?:–\d+)?)\b"), r"第 \1 轮"),
+    (re.compile(r"\b(\d+) events?\b"), r"\1 个事件"),
+    (re.compile(r"\b(\d+) block levels?\b"), r"\1 个区块层级"),
+    (re.compile(r"\b(\d+) messages?\b"), r"\1 条消息"),
+    (re.compile(r"\b(\d+) graph nodes?\b"), r"\1 个图谱节点"),
+    (re.compile(r"^no overlapping memory$"), "没有重叠的记忆"),
+    (re.compile(r"^chosen by the user$"), "由你选择"),
+    (re.compile(r"^exact duplicate of existing memory (\S+)$"), r"与已有记忆 \1 完全重复"),
+    (
+        re.compile(r"^exact duplicate of candidate (\d+) of this import$"),
+        r"与本次导入的第 \1 条完全重复",
+    ),
+]
+
+
+def translate_note(title: str, lang: str) -> str:
+    """A chat note's title in ``lang`` (English is how plugins write it)."""
+    if lang != "zh":
+        return title
+    for pattern, replacement in _NOTE_PHRASES_ZH:
+        title = pattern.sub(replacement, title)
+    return title

@@ -2,18 +2,22 @@
 translations of every section, and the helpers views answer with."""
 
 import json
+import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
+from ...core.clock import iso, parse_iso, to_utc
 from ...core.text.secrets import redact_value
 from ...harness.types import HostAPI, NavLink
 from .assets import templates_dir
-from .i18n import LANG_COOKIE, Catalog, request_language
+from .i18n import LANG_COOKIE, Catalog, request_language, translate_note
 
 
 @dataclass
@@ -34,6 +38,10 @@ class WebState:
                 loader=loader, autoescape=True, undefined=jinja2.StrictUndefined
             )
             self._env.filters["tojson_pretty"] = _pretty_json
+            self._env.filters["when"] = when
+            self._env.filters["when_text"] = when_text
+            self._env.filters["note_title"] = note_title
+            self._env.filters["times_in"] = times_in
         return self._env
 
 
@@ -87,3 +95,59 @@ def not_modified_or(request: Request, etag: str, build: Any) -> Response:
 
 def _pretty_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+
+
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+@jinja2.pass_context
+def when(context: Any, moment: datetime | str | None) -> Markup | str:
+    """``2 Dec 2026, 01:20`` (``2026年12月2日 01:20``) in a ``<time>`` whose hover shows
+    the exact ISO value: ISO strings with microseconds are unreadable at a glance."""
+    moment = _as_time(moment)
+    if not isinstance(moment, datetime):
+        return moment  # nothing, or not a time (a relative phrase): shown as written
+    stamp = iso(moment)
+    shown = reader_time(moment, str(context.get("lang", "en")))
+    return Markup('<time datetime="{0}" title="{0}">{1}</time>').format(stamp, shown)
+
+
+@jinja2.pass_context
+def when_text(context: Any, moment: datetime | str | None) -> str:
+    """The same words without the tag, where no markup may go (an ``<option>``)."""
+    moment = _as_time(moment)
+    if not isinstance(moment, datetime):
+        return moment
+    return reader_time(moment, str(context.get("lang", "en")))
+
+
+ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)")
+
+
+@jinja2.pass_context
+def times_in(context: Any, text: str) -> str:
+    """A plugin's note with every ISO time in it in the reader's terms."""
+    lang = str(context.get("lang", "en"))
+    return ISO_TIME.sub(lambda found: reader_time(parse_iso(found.group()), lang), text)
+
+
+def reader_time(moment: datetime, lang: str) -> str:
+    moment = to_utc(moment)
+    clock = moment.strftime("%H:%M")
+    if lang == "zh":
+        return f"{moment.year}年{moment.month}月{moment.day}日 {clock}"
+    return f"{moment.day} {MONTHS[moment.month - 1]} {moment.year}, {clock}"
+
+
+def _as_time(moment: datetime | str | None) -> datetime | str:
+    if moment is None or isinstance(moment, datetime):
+        return moment or ""
+    try:
+        return parse_iso(moment)
+    except ValueError:
+        return moment
+
+
+@jinja2.pass_context
+def note_title(context: Any, title: str) -> str:
+    return translate_note(title, str(context.get("lang", "en")))
