@@ -113,8 +113,9 @@ def test_a_purged_text_leaves_no_byte_in_any_file_and_nothing_else_is_lost(
     assert planted["memory.db"] and planted["b.jsonl"] and planted["a.jsonl"], planted
     assert any(n for name, n in planted.items() if name.startswith("memory.2")), planted
     with sqlite3.connect(db) as conn:  # the copies the purge must reach are really there
-        for table, column in [("events", "title"), ("graph_facts", "value_json"),
-                              ("topics", "overview_json")]:  # fmt: skip
+        # (a licence plate states no graph attribute since issue 26, so no graph fact
+        # holds it: test_purge_plan's test_a_purged_place_leaves_the_graph_too checks the graph)
+        for table, column in [("events", "title"), ("topics", "overview_json")]:
             found = conn.execute(
                 f"SELECT count(*) FROM {table} WHERE {column} LIKE ?", (f"%{secret}%",)
             ).fetchone()[0]

@@ -256,3 +256,33 @@ def test_copies_a_killed_rewrite_left_are_found_and_removed(
     assert run(capsys, "purge", "--text", "SUA12345", "--yes")[0] == 0
     assert not any(path.exists() for path in left)
     assert run(capsys, "purge", "--check", "--text", "SUA12345")[0] == 0
+
+
+def graph_rows_holding(home: Path, words: str) -> dict[str, int]:
+    """Rows of every graph table whose text holds ``words`` (any case)."""
+    with sqlite3.connect(home / "memory.db") as conn:
+        tables = [
+            name
+            for (name,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'graph_%'"
+            )
+        ]
+        found = {}
+        for table in tables:
+            rows = conn.execute(f"SELECT * FROM {table}").fetchall()
+            hits = sum(words.lower() in json.dumps(row, ensure_ascii=False).lower() for row in rows)
+            if hits:
+                found[table] = hits
+    return found
+
+
+def test_a_purged_place_leaves_the_graph_too(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "My mother lives in Lyon" projects Lyon as a place node citing its event: a purge of
+    the word erases it from every graph table, as from the messages."""
+    assert graph_rows_holding(home, "Lyon"), "the graph should hold Lyon before the purge"
+    code, _, err = run(capsys, "purge", "--text", "Lyon", "--yes")
+    assert code == 0, err
+    assert graph_rows_holding(home, "Lyon") == {}
+    assert "I hate cilantro in my tacos." in contents(home).values()
