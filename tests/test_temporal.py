@@ -221,6 +221,11 @@ def test_a_time_of_day_joins_its_day_into_one_instant(text: str, moment: str) ->
         "圣诞老人来了",
         "Black Friday deals",
         "On Saturdays I swim",
+        "Ana plays tennis every Monday",  # a habit has no date
+        "We go hiking each Saturday",
+        "I swim every other Sunday",
+        "Every Friday we meet",
+        "我每周六游泳",
     ],
 )
 def test_new_rules_leave_look_alikes_alone(text: str) -> None:

@@ -166,9 +166,10 @@ EN_DAY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                      r"|\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)\s+"
                      r"(?P<unit>day|week|month|year)s\b")),
     ("other_week", _en(r"\bthe\s+other\s+week\b")),
-    # a capitalised weekday alone ("hiking Saturday"); not a plural, not a named day
+    # a capitalised weekday alone ("hiking Saturday"); not a plural, not a named day, not a
+    # recurrence ("every Monday", "each Friday", "every other Sunday": a habit has no date)
     ("bare_weekday", re.compile(r"(?<!Black )(?<!Good )(?<!Cyber )(?<!Easter )(?<!Palm )"
-                                r"(?<!Ash )\b(?P<wd>Monday|Tuesday|Wednesday|Thursday|Friday"
+                                r"(?<!Ash )(?<![Ee]very )(?<![Ee]ach )(?<!other )\b(?P<wd>Monday|Tuesday|Wednesday|Thursday|Friday"
                                 r"|Saturday|Sunday)\b(?!s\b)")),
     # a holiday as a time: after last/this/next or a preposition ("a Christmas tree" is none)
     ("holiday", re.compile(r"\b(?:(?i:(?P<rel>last|this|next))\s+|(?i:on|at|for|over|during"
