@@ -8,7 +8,9 @@ break on a small made-up package.
 - the harness never imports the memory plugin or the MCP server, and its import graph has no
   cycle; only ``mcp_server/`` imports the MCP SDK (the CLI reaches it through that room);
 - the web shell (the harness's app) imports no plugin and no memory page; the memory pages
-  call the engine's services, never ``core/store/``.
+  call the engine's services, never ``core/store/``;
+- migration steps live in ``core/store/migrations/`` and import nothing of the package but
+  the runner's own helper (``script.py``): history is frozen, whatever the live code becomes.
 """
 
 import ast
@@ -24,6 +26,9 @@ OUTER = tuple(f"{NAME}.{room}" for room in ("harness", "memory_plugin", "mcp_ser
 FRAMEWORKS = ("pluggy", "starlette", "jinja2", "uvicorn", "mcp", "mcp_types")
 SERVICE_MODULES = {"service.py", "memory.py", "service_base.py"}
 SQL_CALLS = {"execute", "executemany", "executescript"}
+STEP_NAME = re.compile(r"^_?m\d{3}_")
+MIGRATIONS = "core/store/migrations"
+STEP_HELPERS = (f"{NAME}.core.store.migrations.script",)
 SQL_TEXT = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|WITH)\s")
 
 
@@ -152,6 +157,26 @@ def web_layers_broken(root: Path) -> list[str]:
     return found
 
 
+def migration_steps_not_frozen(root: Path) -> list[str]:
+    """Modules defining a migration step (``m001_…``) outside ``core/store/migrations/``, or
+    importing anything of the package there but the runner's helper."""
+    found = []
+    for path in modules(root):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        steps = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+        if not any(STEP_NAME.match(step.name) for step in steps):
+            continue
+        inside = relative(root, path).startswith(MIGRATIONS + "/") and path.name != "__init__.py"
+        live = {
+            n
+            for n in imported_modules(root, path)
+            if names_any({n}, (NAME,)) and not names_any({n}, STEP_HELPERS)
+        }
+        if not inside or live:
+            found.append(relative(root, path))
+    return found
+
+
 def harness_graph(root: Path) -> dict[str, set[str]]:
     found = {module_name(root, path): path for path in modules(root, "harness")}
     return {
@@ -220,6 +245,11 @@ def test_web_shell_knows_no_plugin_and_pages_use_services_only() -> None:
     assert web_layers_broken(PACKAGE) == []
 
 
+def test_migration_steps_are_frozen() -> None:
+    assert (PACKAGE / MIGRATIONS).is_dir()
+    assert migration_steps_not_frozen(PACKAGE) == []
+
+
 def test_harness_import_graph_has_no_cycle() -> None:
     graph = harness_graph(PACKAGE)
     assert graph[f"{NAME}.harness.hookspecs"] <= {f"{NAME}.harness.types"}
@@ -246,6 +276,9 @@ BROKEN = {
     "web/shell/chat.py": "from ..memory import section\n",
     "web/memory/events.py": "from ...core.store import event_rows\n",
     "web/memory/pages.py": "from ...core.memory import StrataGate\n",
+    "core/store/migrations/steps_001.py": "from .script import run\ndef m001_a(raw): run(raw)\n",
+    "core/store/migrations/steps_002.py": "from ..topic_rows import T\ndef m002_b(raw): pass\n",
+    "core/store/old_steps.py": "def _m003_c(raw):\n    pass\n",
 }
 
 
@@ -271,5 +304,9 @@ def test_the_checks_catch_each_break(broken: Path) -> None:
     assert users_of(broken, "mcp_types") == {"core/clock.py"}
     assert harness_naming_the_plugin(broken) == ["harness/agent.py", "harness/pm.py"]
     assert web_layers_broken(broken) == ["web/shell/chat.py", "web/memory/events.py"]
+    assert migration_steps_not_frozen(broken) == [
+        "core/store/migrations/steps_002.py",
+        "core/store/old_steps.py",
+    ]
     cycle = find_cycle(harness_graph(broken))
     assert cycle[0] == cycle[-1] and f"{NAME}.harness.hookspecs" in cycle
