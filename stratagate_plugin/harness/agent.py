@@ -19,9 +19,8 @@ from datetime import datetime
 from typing import Literal
 
 from ..core.clock import utc_now
-from ..core.llm.base import ModelError
-from ..core.llm.chat import ChatMessage, ChatModel, ToolCall, ToolSpec
 from ..core.text.clean import valid_text
+from .chat import ChatMessage, ChatModel, ChatModelError, ToolCall, ToolSpec
 from .finish import (
     RECOVERY_ATTEMPTS,
     TurnFailed,
@@ -118,7 +117,7 @@ class Agent:
             await self._loop(session, state)
         except TurnFailed as failure:
             return str(failure)
-        except ModelError as error:
+        except ChatModelError as error:
             return f"model call failed: {error}"
         return None
 

@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from ..core.blocks.transcript import image_marker
-from ..core.llm.chat import ChatMessage, ToolCall
 from ..core.records import ToolTrace
+from .chat import ChatMessage, ToolCall
 from .types import HostTurn
 
 MEMORY_TOOL_PREFIX = "memory_"

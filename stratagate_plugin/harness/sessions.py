@@ -26,9 +26,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..core.clock import iso, parse_iso, utc_now
-from ..core.llm.chat import ChatMessage
 from ..core.store.db import stratagate_home
 from ..core.text.clean import valid_text
+from .chat import ChatMessage
 from .errors import HostError
 from .types import HostTurn, Session
 

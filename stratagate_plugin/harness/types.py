@@ -8,8 +8,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core.llm.chat import ChatMessage, ToolSpec
 from ..core.records import ToolTrace
+from .chat import ChatMessage, ToolSpec
 from .profiles import Profile
 
 __all__ = [
