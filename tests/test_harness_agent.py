@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from stratagate_plugin.core.records import ToolTrace
 from stratagate_plugin.harness.agent import Agent, assemble
 from stratagate_plugin.harness.chat import (
     ChatMessage,
@@ -22,7 +21,7 @@ from stratagate_plugin.harness.pm import make_plugin_manager
 from stratagate_plugin.harness.profiles import Profile
 from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.harness.sessions import open_session, read_session, session_path
-from stratagate_plugin.harness.types import ContextSection, StopDecision, TurnState
+from stratagate_plugin.harness.types import ContextSection, StopDecision, ToolTrace, TurnState
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 T1 = datetime(2026, 1, 1, 9, 1, tzinfo=UTC)

@@ -5,10 +5,13 @@ break on a small made-up package.
   framework (the MCP SDK included);
 - core's rule modules import no store (only ``service.py``, ``memory.py``, ``service_base.py``);
 - only ``core/store/`` executes SQL; only it imports aiosqlite; only ``core/llm/http.py`` httpx;
-- the harness never imports the memory plugin or the MCP server, and its import graph has no
-  cycle; only ``mcp_server/`` imports the MCP SDK (the CLI reaches it through that room);
-- the web shell (the harness's app) imports no plugin and no memory page; the memory pages
-  call the engine's services, never ``core/store/``;
+- the harness never imports the memory plugin or the MCP server, nor anything of core (its
+  own chat models, home, times and text rules; the memory plugin adapts core to it), and its
+  import graph has no cycle; only ``mcp_server/`` imports the MCP SDK (the CLI reaches it
+  through that room);
+- the web shell (the harness's app) imports no plugin and no memory page, and of core only
+  leaf modules (errors, times, text rules: modules importing nothing of the package), never
+  the engine; the memory pages call the engine's services, never ``core/store/``;
 - migration steps live in ``core/store/migrations/`` and import nothing of the package but
   the runner's own helper (``script.py``): history is frozen, whatever the live code becomes.
 """
@@ -139,6 +142,39 @@ def harness_naming_the_plugin(root: Path) -> list[str]:
     return found
 
 
+def harness_importing_core(root: Path) -> list[str]:
+    return [
+        relative(root, path)
+        for path in modules(root, "harness")
+        if names_any(imported_modules(root, path), (f"{NAME}.core",))
+    ]
+
+
+def module_file(root: Path, name: str) -> Path | None:
+    """The file of module ``name`` (or of the module holding ``name``), if in ``root``."""
+    parts = name.split(".")[1:]
+    while parts:
+        for candidate in (
+            root.joinpath(*parts).with_suffix(".py"),
+            root.joinpath(*parts, "__init__.py"),
+        ):
+            if candidate.is_file():
+                return candidate
+        parts = parts[:-1]
+    return None
+
+
+def shell_reaching_into_core(root: Path) -> list[str]:
+    """Shell modules importing a core module that itself imports something of the package."""
+    found = []
+    for path in modules(root, "web/shell"):
+        used = {n for n in imported_modules(root, path) if names_any({n}, (f"{NAME}.core",))}
+        files = {module_file(root, name) for name in used}
+        if any(f is None or names_any(imported_modules(root, f), (NAME,)) for f in files):
+            found.append(relative(root, path))
+    return found
+
+
 def web_layers_broken(root: Path) -> list[str]:
     """Shell modules naming the plugin or its pages; memory pages importing the store (they
     are the plugin's own pages, so its settings rules are theirs to use)."""
@@ -250,6 +286,14 @@ def test_migration_steps_are_frozen() -> None:
     assert migration_steps_not_frozen(PACKAGE) == []
 
 
+def test_the_harness_imports_nothing_of_core() -> None:
+    assert harness_importing_core(PACKAGE) == []
+
+
+def test_the_web_shell_uses_only_core_leaf_modules() -> None:
+    assert shell_reaching_into_core(PACKAGE) == []
+
+
 def test_harness_import_graph_has_no_cycle() -> None:
     graph = harness_graph(PACKAGE)
     assert graph[f"{NAME}.harness.hookspecs"] <= {f"{NAME}.harness.types"}
@@ -279,6 +323,12 @@ BROKEN = {
     "core/store/migrations/steps_001.py": "from .script import run\ndef m001_a(raw): run(raw)\n",
     "core/store/migrations/steps_002.py": "from ..topic_rows import T\ndef m002_b(raw): pass\n",
     "core/store/old_steps.py": "def _m003_c(raw):\n    pass\n",
+    "harness/folding.py": "from ..core.records import ToolTrace\n",
+    "harness/sessions.py": "from ..core import clock\n",
+    "core/errors.py": "class NotFound(Exception):\n    pass\n",
+    "core/memory.py": "from .store import db\n",
+    "web/shell/app.py": "from ...core.errors import NotFound\n",
+    "web/shell/templating.py": "from ...core.memory import StrataGate\n",
 }
 
 
@@ -308,5 +358,7 @@ def test_the_checks_catch_each_break(broken: Path) -> None:
         "core/store/migrations/steps_002.py",
         "core/store/old_steps.py",
     ]
+    assert harness_importing_core(broken) == ["harness/folding.py", "harness/sessions.py"]
+    assert shell_reaching_into_core(broken) == ["web/shell/templating.py"]
     cycle = find_cycle(harness_graph(broken))
     assert cycle[0] == cycle[-1] and f"{NAME}.harness.hookspecs" in cycle
