@@ -28,8 +28,10 @@ def m019_topic_spare(raw: sqlite3.Connection) -> None:
         raw.execute(statement)
 
 
-# Step 19's SQL as it stood: the category rule of topics/categories.py written out (a
-# later change of that rule needs a step that rebuilds topic_spare, not an edit here).
+# Step 19's SQL as it stood at 50c37f4: the category rule of topics/categories.py written
+# out, its CASE reading the event type once (c87e13e; files migrated before that commit hold
+# the older CASE, one json_extract per type, which gives the same categories). A change of
+# the rule needs a new step that rebuilds topic_spare, never an edit here.
 _CATEGORY = (
     "CASE WHEN e.criticality != 'routine' THEN 'preferences' ELSE CASE "
     "json_extract(e.temporal_json, '$.event_type') "
