@@ -30,8 +30,8 @@ from typing import Any
 import httpx
 
 from benchmarks.search_scale import NAMESPACE, THREADS, Vocabulary, build, create_schema
-from stratagate_plugin.core.llm.chat import EchoChatModel
 from stratagate_plugin.core.store.timeline_rows import CHRONOLOGY, CONFLICTED
+from stratagate_plugin.harness.chat import EchoChatModel
 from stratagate_plugin.harness.profiles import Profile, save_profile
 from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.web.shell.app import build_app

@@ -13,12 +13,12 @@ from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.events import history
 from stratagate_plugin.core.events.cards import EventCard, accept_drafts, resolve_local_refs
 from stratagate_plugin.core.llm.base import ScriptedModel
-from stratagate_plugin.core.llm.chat import ScriptedChatModel, tool_reply
 from stratagate_plugin.core.llm.offline.model import OfflineModel
 from stratagate_plugin.core.llm.tasks import EventCardDraft
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.profile.spaces import namespace_for
 from stratagate_plugin.harness.agent import Agent
+from stratagate_plugin.harness.chat import ScriptedChatModel, tool_reply
 from stratagate_plugin.harness.pm import make_plugin_manager
 from stratagate_plugin.harness.profiles import Profile
 from stratagate_plugin.harness.runtime import Host

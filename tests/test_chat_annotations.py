@@ -12,8 +12,8 @@ from markupsafe import escape
 from webapp import memory_of, new_chat, say, web_app
 
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.store.later_migrations import _m014_block_ready_times
 from stratagate_plugin.core.store.migrations import MIGRATIONS, migrate
+from stratagate_plugin.core.store.migrations.steps_013 import m014_block_ready_times
 from stratagate_plugin.harness.pm import call_hook
 from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.memory_plugin.annotations import citation_title, receipt_turn
@@ -209,7 +209,7 @@ async def test_ready_times_are_filled_in_for_blocks_ready_before_the_column(
     tmp_path: Path,
 ) -> None:
     raw = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
-    migrate(raw, MIGRATIONS.index(_m014_block_ready_times))
+    migrate(raw, MIGRATIONS.index(m014_block_ready_times))
     now = "2025-01-02T03:04:05+00:00"
     raw.execute(
         "INSERT INTO namespaces(namespace, block_turn_size, block_decay_lambda, created_at, "

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from stratagate_plugin.core.llm.chat import ScriptedChatModel
 from stratagate_plugin.core.store import db as store_db
 from stratagate_plugin.harness.agent import Agent
+from stratagate_plugin.harness.chat import ScriptedChatModel
 from stratagate_plugin.harness.sessions import open_session, session_path
 from tests.test_plugin_e2e import make_host
 

@@ -6,23 +6,22 @@ from typing import Any
 
 import pytest
 
-from stratagate_plugin.core.llm.base import ModelTimeoutError
-from stratagate_plugin.core.llm.chat import (
+from stratagate_plugin.harness.agent import Agent, assemble
+from stratagate_plugin.harness.chat import (
     ChatMessage,
+    ChatModelError,
     ScriptedChatModel,
     ToolCall,
     text_reply,
     tool_reply,
 )
-from stratagate_plugin.core.records import ToolTrace
-from stratagate_plugin.harness.agent import Agent, assemble
 from stratagate_plugin.harness.folding import fold_turn
 from stratagate_plugin.harness.hookspecs import hookimpl
 from stratagate_plugin.harness.pm import make_plugin_manager
 from stratagate_plugin.harness.profiles import Profile
 from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.harness.sessions import open_session, read_session, session_path
-from stratagate_plugin.harness.types import ContextSection, StopDecision, TurnState
+from stratagate_plugin.harness.types import ContextSection, StopDecision, ToolTrace, TurnState
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 T1 = datetime(2026, 1, 1, 9, 1, tzinfo=UTC)
@@ -106,7 +105,7 @@ async def test_agent_bounds_the_number_of_steps(tmp_path: Path) -> None:
 
 
 async def test_agent_model_error_fails_the_turn_but_records_it(tmp_path: Path) -> None:
-    model = ScriptedChatModel.of(ModelTimeoutError("no answer within 5 s"))
+    model = ScriptedChatModel.of(ChatModelError("no answer within 5 s"))
     result, _ = await run(tmp_path, model)
     assert result.error == "model call failed: no answer within 5 s"
     assert result.folded is not None and result.folded.assistant.startswith("Turn ended: model")

@@ -11,9 +11,9 @@ import pytest
 import yaml
 from pydantic import Field
 
-from stratagate_plugin.core.llm.chat import ChatMessage, ScriptedChatModel, tool_reply
 from stratagate_plugin.harness import hookspecs
 from stratagate_plugin.harness.agent import Agent
+from stratagate_plugin.harness.chat import ChatMessage, ScriptedChatModel, tool_reply
 from stratagate_plugin.harness.errors import HostError
 from stratagate_plugin.harness.hookspecs import hookimpl
 from stratagate_plugin.harness.pm import call_hook, make_plugin_manager

@@ -5,10 +5,15 @@ break on a small made-up package.
   framework (the MCP SDK included);
 - core's rule modules import no store (only ``service.py``, ``memory.py``, ``service_base.py``);
 - only ``core/store/`` executes SQL; only it imports aiosqlite; only ``core/llm/http.py`` httpx;
-- the harness never imports the memory plugin or the MCP server, and its import graph has no
-  cycle; only ``mcp_server/`` imports the MCP SDK (the CLI reaches it through that room);
-- the web shell (the harness's app) imports no plugin and no memory page; the memory pages
-  call the engine's services, never ``core/store/``.
+- the harness never imports the memory plugin or the MCP server, nor anything of core (its
+  own chat models, home, times and text rules; the memory plugin adapts core to it), and its
+  import graph has no cycle; only ``mcp_server/`` imports the MCP SDK (the CLI reaches it
+  through that room);
+- the web shell (the harness's app) imports no plugin and no memory page, and of core only
+  leaf modules (errors, times, text rules: modules importing nothing of the package), never
+  the engine; the memory pages call the engine's services, never ``core/store/``;
+- migration steps live in ``core/store/migrations/`` and import nothing of the package but
+  the runner's own helper (``script.py``): history is frozen, whatever the live code becomes.
 """
 
 import ast
@@ -24,6 +29,9 @@ OUTER = tuple(f"{NAME}.{room}" for room in ("harness", "memory_plugin", "mcp_ser
 FRAMEWORKS = ("pluggy", "starlette", "jinja2", "uvicorn", "mcp", "mcp_types")
 SERVICE_MODULES = {"service.py", "memory.py", "service_base.py"}
 SQL_CALLS = {"execute", "executemany", "executescript"}
+STEP_NAME = re.compile(r"^_?m\d{3}_")
+MIGRATIONS = "core/store/migrations"
+STEP_HELPERS = (f"{NAME}.core.store.migrations.script",)
 SQL_TEXT = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|WITH)\s")
 
 
@@ -134,6 +142,39 @@ def harness_naming_the_plugin(root: Path) -> list[str]:
     return found
 
 
+def harness_importing_core(root: Path) -> list[str]:
+    return [
+        relative(root, path)
+        for path in modules(root, "harness")
+        if names_any(imported_modules(root, path), (f"{NAME}.core",))
+    ]
+
+
+def module_file(root: Path, name: str) -> Path | None:
+    """The file of module ``name`` (or of the module holding ``name``), if in ``root``."""
+    parts = name.split(".")[1:]
+    while parts:
+        for candidate in (
+            root.joinpath(*parts).with_suffix(".py"),
+            root.joinpath(*parts, "__init__.py"),
+        ):
+            if candidate.is_file():
+                return candidate
+        parts = parts[:-1]
+    return None
+
+
+def shell_reaching_into_core(root: Path) -> list[str]:
+    """Shell modules importing a core module that itself imports something of the package."""
+    found = []
+    for path in modules(root, "web/shell"):
+        used = {n for n in imported_modules(root, path) if names_any({n}, (f"{NAME}.core",))}
+        files = {module_file(root, name) for name in used}
+        if any(f is None or names_any(imported_modules(root, f), (NAME,)) for f in files):
+            found.append(relative(root, path))
+    return found
+
+
 def web_layers_broken(root: Path) -> list[str]:
     """Shell modules naming the plugin or its pages; memory pages importing the store (they
     are the plugin's own pages, so its settings rules are theirs to use)."""
@@ -149,6 +190,26 @@ def web_layers_broken(root: Path) -> list[str]:
         for path in modules(root, "web/memory")
         if names_any(imported_modules(root, path), pages)
     ]
+    return found
+
+
+def migration_steps_not_frozen(root: Path) -> list[str]:
+    """Modules defining a migration step (``m001_…``) outside ``core/store/migrations/``, or
+    importing anything of the package there but the runner's helper."""
+    found = []
+    for path in modules(root):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        steps = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+        if not any(STEP_NAME.match(step.name) for step in steps):
+            continue
+        inside = relative(root, path).startswith(MIGRATIONS + "/") and path.name != "__init__.py"
+        live = {
+            n
+            for n in imported_modules(root, path)
+            if names_any({n}, (NAME,)) and not names_any({n}, STEP_HELPERS)
+        }
+        if not inside or live:
+            found.append(relative(root, path))
     return found
 
 
@@ -220,6 +281,19 @@ def test_web_shell_knows_no_plugin_and_pages_use_services_only() -> None:
     assert web_layers_broken(PACKAGE) == []
 
 
+def test_migration_steps_are_frozen() -> None:
+    assert (PACKAGE / MIGRATIONS).is_dir()
+    assert migration_steps_not_frozen(PACKAGE) == []
+
+
+def test_the_harness_imports_nothing_of_core() -> None:
+    assert harness_importing_core(PACKAGE) == []
+
+
+def test_the_web_shell_uses_only_core_leaf_modules() -> None:
+    assert shell_reaching_into_core(PACKAGE) == []
+
+
 def test_harness_import_graph_has_no_cycle() -> None:
     graph = harness_graph(PACKAGE)
     assert graph[f"{NAME}.harness.hookspecs"] <= {f"{NAME}.harness.types"}
@@ -246,6 +320,15 @@ BROKEN = {
     "web/shell/chat.py": "from ..memory import section\n",
     "web/memory/events.py": "from ...core.store import event_rows\n",
     "web/memory/pages.py": "from ...core.memory import StrataGate\n",
+    "core/store/migrations/steps_001.py": "from .script import run\ndef m001_a(raw): run(raw)\n",
+    "core/store/migrations/steps_002.py": "from ..topic_rows import T\ndef m002_b(raw): pass\n",
+    "core/store/old_steps.py": "def _m003_c(raw):\n    pass\n",
+    "harness/folding.py": "from ..core.records import ToolTrace\n",
+    "harness/sessions.py": "from ..core import clock\n",
+    "core/errors.py": "class NotFound(Exception):\n    pass\n",
+    "core/memory.py": "from .store import db\n",
+    "web/shell/app.py": "from ...core.errors import NotFound\n",
+    "web/shell/templating.py": "from ...core.memory import StrataGate\n",
 }
 
 
@@ -271,5 +354,11 @@ def test_the_checks_catch_each_break(broken: Path) -> None:
     assert users_of(broken, "mcp_types") == {"core/clock.py"}
     assert harness_naming_the_plugin(broken) == ["harness/agent.py", "harness/pm.py"]
     assert web_layers_broken(broken) == ["web/shell/chat.py", "web/memory/events.py"]
+    assert migration_steps_not_frozen(broken) == [
+        "core/store/migrations/steps_002.py",
+        "core/store/old_steps.py",
+    ]
+    assert harness_importing_core(broken) == ["harness/folding.py", "harness/sessions.py"]
+    assert shell_reaching_into_core(broken) == ["web/shell/templating.py"]
     cycle = find_cycle(harness_graph(broken))
     assert cycle[0] == cycle[-1] and f"{NAME}.harness.hookspecs" in cycle

@@ -15,21 +15,22 @@ from loopback import FakeProvider, fake_provider
 from starlette.responses import JSONResponse, Response
 
 from stratagate_plugin.core.llm.base import ModelAuthError, ModelError
-from stratagate_plugin.core.llm.chat import (
-    ChatMessage,
-    EchoChatModel,
-    HttpChatModel,
-    ToolCall,
-    ToolSpec,
-)
 from stratagate_plugin.core.llm.http import HttpModelConfig
 from stratagate_plugin.core.store.db import stratagate_home
 from stratagate_plugin.harness.agent import Agent
+from stratagate_plugin.harness.chat import (
+    ChatMessage,
+    ChatModelError,
+    EchoChatModel,
+    ToolCall,
+    ToolSpec,
+)
 from stratagate_plugin.harness.hookspecs import hookimpl
 from stratagate_plugin.harness.pm import make_plugin_manager
 from stratagate_plugin.harness.profiles import Profile, profile_path
 from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.harness.sessions import open_session, read_session, session_path
+from stratagate_plugin.memory_plugin.chat_model import HttpChatModel
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY_ENV = "STRATAGATE_TEST_CHAT_KEY"
@@ -139,6 +140,18 @@ async def test_http_chat_unexpected_reply_is_a_model_error(provider: FakeProvide
     async with HttpChatModel(config(provider)) as model:
         with pytest.raises(ModelError, match="unexpected reply"):
             await model.chat([ChatMessage(role="user", content="?")], [])
+
+
+async def test_http_chat_errors_are_the_harness_error_and_keep_their_kind(
+    provider: FakeProvider,
+) -> None:
+    """The agent loop catches the harness's ``ChatModelError``; core's kinds still hold."""
+    provider.replies.append(JSONResponse({"error": {"message": "no"}}, status_code=401))
+    async with HttpChatModel(config(provider)) as model:
+        with pytest.raises(ChatModelError, match="rejected the API key") as caught:
+            await model.chat([ChatMessage(role="user", content="?")], [])
+    assert isinstance(caught.value, ModelAuthError)
+    assert type(caught.value).__name__ == "ModelAuthError"
 
 
 async def test_http_chat_drives_the_agent_loop(provider: FakeProvider, tmp_path: Path) -> None:

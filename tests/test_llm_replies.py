@@ -10,9 +10,10 @@ from loopback import FakeProvider, fake_provider
 from starlette.responses import JSONResponse, Response
 
 from stratagate_plugin.core.llm.base import ModelError, StructuredTask
-from stratagate_plugin.core.llm.chat import ChatMessage, HttpChatModel
 from stratagate_plugin.core.llm.http import HttpModel, HttpModelConfig
 from stratagate_plugin.core.llm.tasks import SUMMARIZE_BLOCK, BlockSummary
+from stratagate_plugin.harness.chat import ChatMessage
+from stratagate_plugin.memory_plugin.chat_model import HttpChatModel
 
 KEY_ENV = "STRATAGATE_TEST_REPLY_KEY"
 KEY = "sk-reply-DO-NOT-LEAK-0123456789abcdef"

@@ -20,10 +20,11 @@ from stratagate_plugin.core.llm.base import (
     ModelTimeoutError,
     StructuredTask,
 )
-from stratagate_plugin.core.llm.chat import ChatMessage, HttpChatModel
 from stratagate_plugin.core.llm.http import HttpModel, HttpModelConfig
 from stratagate_plugin.core.llm.retry import RetryPolicy, retry_after_seconds, retry_delay
 from stratagate_plugin.core.llm.tasks import SUMMARIZE_BLOCK, BlockSummary
+from stratagate_plugin.harness.chat import ChatMessage
+from stratagate_plugin.memory_plugin.chat_model import HttpChatModel
 
 KEY_ENV = "STRATAGATE_TEST_RETRY_KEY"
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

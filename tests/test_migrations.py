@@ -97,17 +97,24 @@ async def test_default_path_lives_under_stratagate_home(tmp_path: Path) -> None:
         assert memory.db.path == tmp_path / "home" / "memory.db"
 
 
-def build_version_seven(path: Path) -> None:
-    """Version 7 indexed every message under its pk on arrival: one sealed, one open here."""
+def indexed_at(path: Path, version: int) -> sqlite3.Connection:
+    """A file left at ``version`` by the code of its time, its search index built (every
+    open built it)."""
     conn = sqlite3.connect(path, isolation_level=None)
     register_functions(conn)
-    migrate(conn, target=7)
+    migrate(conn, target=version)
     conn.execute("CREATE VIRTUAL TABLE message_fts USING fts5(tokens)")
     conn.execute("CREATE VIRTUAL TABLE event_fts USING fts5(tokens)")
     conn.execute(
         "INSERT INTO meta(key, value) VALUES ('fts_tokenizer_version', ?)",
         (str(TOKENIZER_VERSION),),
     )
+    return conn
+
+
+def build_version_seven(path: Path) -> None:
+    """Version 7 indexed every message under its pk on arrival: one sealed, one open here."""
+    conn = indexed_at(path, 7)
     stamp = "2025-01-01T00:00:00+00:00"
     conn.execute(
         "INSERT INTO namespaces(namespace, current_turn, block_count, block_turn_size, "
@@ -152,6 +159,41 @@ async def test_version_seven_index_is_carried_over_and_the_open_tail_unindexed(
     assert indexed == [(1,)] and carried == [(1,), (None,)]
     assert sorted(hit.message.content for hit in hits) == ["glaze kiln", "glaze order"]
     conn.close()
+
+
+def build_version_six_with_an_event(path: Path) -> None:
+    """A file from before stored event documents (migration 7), its search index built."""
+    raw = indexed_at(path, 6)
+    stamp = "2025-01-01T00:00:00+00:00"
+    raw.execute(
+        "INSERT INTO namespaces(namespace, current_turn, block_turn_size, block_decay_lambda, "
+        "created_at, updated_at) VALUES ('ns', 1, 3, 0.3, ?, ?)",
+        (stamp, stamp),
+    )
+    raw.execute(
+        "INSERT INTO events(id, namespace, title, summary, formed_turn, scope, "
+        "last_adopted_turn, created_at, updated_at) VALUES ('evt_old', 'ns', "
+        "'Pottery kiln', 'The user fires a pottery kiln on Sundays', 1, 'user', 1, ?, ?)",
+        (stamp, stamp),
+    )
+    text = "Pottery kiln The user fires a pottery kiln on Sundays"
+    raw.execute("INSERT INTO event_fts(rowid, tokens) VALUES (1, ?)", (fts_document(text),))
+    raw.close()
+
+
+async def test_a_version_six_file_gets_its_event_documents_and_index(db_path: Path) -> None:
+    """Migration 7's documents are the tokenizer's (live code): the frozen step marks the
+    index stale and the rebuild after migrating stores them."""
+    build_version_six_with_an_event(db_path)
+    async with await StrataGate.open(db_path) as memory:
+        hits = await memory.search_events("ns", "kiln")
+    raw = sqlite3.connect(db_path)
+    documents = raw.execute("SELECT pk, stamp FROM event_documents").fetchall()
+    indexed = raw.execute("SELECT rowid FROM event_fts").fetchall()
+    raw.close()
+    assert [hit.card.id for hit in hits] == ["evt_old"]
+    assert [pk for pk, _ in documents] == [1] and documents[0][1].startswith("2025-01-01")
+    assert indexed == [(1,)]
 
 
 async def test_index_counts_are_backfilled_then_kept_at_seal_time(db_path: Path) -> None:

@@ -8,10 +8,10 @@ import pytest
 
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.llm.base import ScriptedModel
-from stratagate_plugin.core.llm.chat import ChatMessage, ScriptedChatModel, tool_reply
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.profile.spaces import namespace_for
 from stratagate_plugin.harness.agent import Agent, TurnResult
+from stratagate_plugin.harness.chat import ChatMessage, ScriptedChatModel, tool_reply
 from stratagate_plugin.harness.pm import make_plugin_manager
 from stratagate_plugin.harness.profiles import Profile
 from stratagate_plugin.harness.runtime import Host

@@ -20,10 +20,10 @@ import yaml
 from browser import server_env
 
 from stratagate_plugin.core.clock import iso, utc_now
-from stratagate_plugin.core.llm.chat import ScriptedChatModel
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import TurnReceipt
 from stratagate_plugin.harness.agent import Agent
+from stratagate_plugin.harness.chat import ScriptedChatModel
 from stratagate_plugin.harness.sessions import (
     begin_turn,
     open_session,

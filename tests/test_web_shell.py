@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from webapp import BASE_URL, SAME_ORIGIN, new_chat, post, say, web_app
 
-from stratagate_plugin.core.llm.chat import EchoChatModel
+from stratagate_plugin.harness.chat import EchoChatModel
 from stratagate_plugin.harness.hookspecs import hookimpl
 from stratagate_plugin.harness.pm import make_plugin_manager
 from stratagate_plugin.harness.profiles import Profile

@@ -39,7 +39,6 @@ from stratagate_plugin.cli.main import main as cli_main
 from stratagate_plugin.core.errors import StrataGateError
 from stratagate_plugin.core.importer.message_list import group_turns, parse_message_list
 from stratagate_plugin.core.llm.base import ModelError, StructuredTask
-from stratagate_plugin.core.llm.chat import ChatMessage, HttpChatModel, ToolCall
 from stratagate_plugin.core.llm.http import HttpModel, HttpModelConfig
 from stratagate_plugin.core.llm.tasks import (
     EXTRACT_EVENT_CARDS,
@@ -49,9 +48,11 @@ from stratagate_plugin.core.llm.tasks import (
 )
 from stratagate_plugin.core.store.db import stratagate_home
 from stratagate_plugin.core.text.temporal.resolve import find_time_expressions, resolve_time
+from stratagate_plugin.harness.chat import ChatMessage, ToolCall
 from stratagate_plugin.harness.errors import HostError
 from stratagate_plugin.harness.profiles import load_profile, profiles_dir
 from stratagate_plugin.harness.tools import ToolArgumentsError, parse_arguments
+from stratagate_plugin.memory_plugin.chat_model import HttpChatModel
 
 CONFIG = HttpModelConfig(  # one attempt: retries (tested on their own) would only sleep
     base_url="http://fuzz.invalid/v1", model="fuzz", timeout_s=5, max_attempts=1

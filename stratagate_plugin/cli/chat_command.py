@@ -24,15 +24,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from ..core.llm.chat import ChatModel, EchoChatModel, HttpChatModel
 from ..core.llm.select import http_config, resolve_model_settings
 from ..harness.agent import Agent
+from ..harness.chat import ChatModel, EchoChatModel
 from ..harness.errors import HostError
 from ..harness.pm import await_me_maybe
 from ..harness.profiles import DEFAULT_PROFILE, load_profile
 from ..harness.runtime import Host
 from ..harness.sessions import open_session
 from ..harness.types import Session
+from ..memory_plugin.chat_model import HttpChatModel
 
 OFFLINE_AGENT = "stratagate_plugin.memory_plugin.offline_agent"
 EXIT_COMMANDS = ("/exit", "/quit")

@@ -18,10 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from ..core.clock import utc_now
-from ..core.llm.base import ModelError
-from ..core.llm.chat import ChatMessage, ChatModel, ToolCall, ToolSpec
-from ..core.text.clean import valid_text
+from .chat import ChatMessage, ChatModel, ChatModelError, ToolCall, ToolSpec
+from .clock import utc_now
 from .finish import (
     RECOVERY_ATTEMPTS,
     TurnFailed,
@@ -34,6 +32,7 @@ from .folding import fold_turn, join, message_text
 from .pm import call_hook
 from .runtime import Host
 from .sessions import TurnRecord, begin_turn, record_turn
+from .text import valid_text
 from .tools import ToolArgumentsError, parse_arguments, result_text
 from .types import ContextSection, HostTurn, Session, ToolCallContext, TurnState
 
@@ -118,7 +117,7 @@ class Agent:
             await self._loop(session, state)
         except TurnFailed as failure:
             return str(failure)
-        except ModelError as error:
+        except ChatModelError as error:
             return f"model call failed: {error}"
         return None
 

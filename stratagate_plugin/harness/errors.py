@@ -2,8 +2,6 @@
 
 from pydantic import ValidationError
 
-from ..core.errors import validation_problems
-
 
 class HostError(ValueError):
     """A configuration problem the user must fix (a ``ValueError``, so the CLI reports it)."""
@@ -11,4 +9,13 @@ class HostError(ValueError):
 
 def describe(error: ValidationError) -> str:
     """One line for all problems: ``limit: Input should be less than or equal to 20; …``."""
-    return "; ".join(validation_problems(error))
+    return "; ".join(problem_lines(error))
+
+
+def problem_lines(error: ValidationError, *, show_input: bool = False) -> list[str]:
+    """One line per problem, ``where: rule`` (``show_input`` adds ``(got …)``)."""
+    return [
+        f"{'.'.join(str(part) for part in problem['loc']) or '(value)'}: {problem['msg']}"
+        + (f" (got {problem['input']!r})" if show_input else "")
+        for problem in error.errors(include_url=False)
+    ]

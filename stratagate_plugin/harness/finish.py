@@ -6,7 +6,7 @@ recover, then allow; answers of the same kind are joined with blank lines.
 
 from collections.abc import Sequence
 
-from ..core.llm.chat import ChatMessage
+from .chat import ChatMessage
 from .folding import message_text
 from .types import StopDecision, StopKind
 

@@ -13,10 +13,9 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..core.blocks.transcript import image_marker
-from ..core.llm.chat import ChatMessage, ToolCall
-from ..core.records import ToolTrace
-from .types import HostTurn
+from .chat import ChatMessage, ToolCall
+from .text import image_marker
+from .types import HostTurn, ToolTrace
 
 MEMORY_TOOL_PREFIX = "memory_"
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)

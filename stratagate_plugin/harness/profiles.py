@@ -19,10 +19,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..core.errors import validation_problems
-from ..core.llm.http import HttpModelConfig
-from ..core.store.db import stratagate_home
-from .errors import HostError
+from .endpoint import ChatEndpoint
+from .errors import HostError, problem_lines
+from .home import harness_home
 
 DEFAULT_PROFILE = "default"
 BUILTIN_PLUGIN = "stratagate-memory"
@@ -44,12 +43,12 @@ class Profile(BaseModel):
     name: str = Field(default=DEFAULT_PROFILE, exclude=True)
     plugins: list[str] = []
     settings: dict[str, dict[str, Any]] = {}
-    model: HttpModelConfig | None = None
+    model: ChatEndpoint | None = None
     system_prompt: str | None = None
 
 
 def profiles_dir() -> Path:
-    return stratagate_home() / "profiles"
+    return harness_home() / "profiles"
 
 
 def profile_path(name: str) -> Path:
@@ -91,7 +90,7 @@ def profile_problems(data: dict[str, Any]) -> list[Problem]:
     try:
         Profile.model_validate({**data, "name": DEFAULT_PROFILE})
     except ValidationError as error:
-        lines = validation_problems(error, show_input=True)
+        lines = problem_lines(error, show_input=True)
         found = zip(error.errors(), lines, strict=True)
         return [(tuple(problem["loc"]), problem["type"], line) for problem, line in found]
     return []

@@ -7,8 +7,8 @@ from typing import Any, Self
 
 import pluggy
 
-from ..core.store.db import stratagate_home
 from .errors import HostError
+from .home import harness_home
 from .manifest import HOST_NAME, HOST_VERSION, load_plugin
 from .pm import call_hook, make_plugin_manager
 from .profiles import Profile, save_profile
@@ -39,7 +39,7 @@ class Host:
     @property
     def home(self) -> Path:
         """``$STRATAGATE_HOME``: where profiles, sessions and plugin data live."""
-        return stratagate_home()
+        return harness_home()
 
     def settings(self, section_id: str) -> dict[str, Any]:
         """The section's defaults overlaid with the values saved in the profile."""

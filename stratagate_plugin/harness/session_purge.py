@@ -15,9 +15,18 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Protocol
 
-from ..core.purge.words import Needles
 from .sessions import sessions_dir
+
+
+class Needles(Protocol):
+    """The purged words as the engine finds and tombstones them (``core.purge.words``)."""
+
+    def byte_hits(self, data: bytes) -> int: ...
+    def holds(self, text: str) -> bool: ...
+    def scrub(self, text: str) -> str: ...
+    def scrub_value(self, value: Any) -> Any: ...
 
 
 def sessions_holding(needles: Needles, folder: Path | None = None) -> dict[str, int]:

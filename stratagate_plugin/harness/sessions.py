@@ -25,11 +25,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ..core.clock import iso, parse_iso, utc_now
-from ..core.llm.chat import ChatMessage
-from ..core.store.db import stratagate_home
-from ..core.text.clean import valid_text
+from .chat import ChatMessage
+from .clock import iso, parse_iso, utc_now
 from .errors import HostError
+from .home import harness_home
+from .text import valid_text
 from .types import HostTurn, Session
 
 logger = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ class TurnRecord(BaseModel):
 
 
 def sessions_dir() -> Path:
-    return stratagate_home() / "sessions"
+    return harness_home() / "sessions"
 
 
 def session_path(session_id: str) -> Path:

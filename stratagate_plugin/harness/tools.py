@@ -13,7 +13,7 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from ..core.llm.chat import ToolCall
+from .chat import ToolCall
 from .errors import HostError, describe
 from .pm import await_me_maybe
 from .types import Tool, ToolCallContext

@@ -4,13 +4,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from ..core.llm.chat import ChatMessage, ToolSpec
-from ..core.records import ToolTrace
+from .chat import ChatMessage, ToolSpec
 from .profiles import Profile
+from .text import valid_json, valid_text
 
 __all__ = [
     "ChatMessage",
@@ -125,6 +125,20 @@ class ContextSection(BaseModel):
     text: str
     role: Literal["system", "user"] = "system"
     order: int = 100
+
+
+CleanJson = Annotated[Any, AfterValidator(valid_json)]  # U+FFFD for lone surrogates
+
+
+class ToolTrace(BaseModel):
+    """One tool call kept in a folded turn: name, raw arguments, raw result (the memory
+    plugin hands it to the engine as a mapping)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: Annotated[str, AfterValidator(valid_text)]
+    arguments: CleanJson = None
+    result: CleanJson = None
 
 
 class HostTurn(BaseModel):

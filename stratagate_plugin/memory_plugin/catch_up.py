@@ -80,7 +80,7 @@ async def _holds(
         legacy,
         user=turn.user,
         assistant=turn.assistant,
-        tool_calls=turn.tool_calls,
+        tool_calls=[trace.model_dump() for trace in turn.tool_calls],
         at=turn.ended_at,
     )
 
@@ -91,7 +91,7 @@ async def _record(runtime: MemoryRuntime, session: Session, turn: HostTurn) -> N
         session.id,
         user=turn.user,
         assistant=turn.assistant,
-        tool_calls=turn.tool_calls,
+        tool_calls=[trace.model_dump() for trace in turn.tool_calls],
         at=turn.ended_at,
         receipt_id=receipt_of(turn),
     )

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.llm.chat import ChatMessage, ToolSpec, text_reply, tool_reply
 from ..core.text.search_terms import tokenize
+from ..harness.chat import ChatMessage, ToolSpec, text_reply, tool_reply
 from .question_terms import coverage, covers, key_terms
 
 _QUESTION = re.compile(

@@ -214,11 +214,6 @@ def row_document(row: sqlite3.Row) -> Document:
     return counted_document(weighted_tokens(fields))
 
 
-def store_all_documents(raw: sqlite3.Connection) -> None:
-    for (pk,) in raw.execute("SELECT pk FROM events").fetchall():
-        store_document(raw, int(pk))
-
-
 def prefilter(raw: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Prefilter | None:
     """The rarest indexed terms (at most 16) whose postings together fit ``POSTING_BUDGET``.
 

@@ -1,6 +1,6 @@
 """Timeline reads: the filtered, paged event listing, the conflict queue, version chains.
 
-The listing walks the ``events_timeline`` index (migration 14) on each event's chronology
+The listing walks the ``events_timeline`` index (migration 16) on each event's chronology
 (happened ?? mentioned ?? created, the ``CHRONOLOGY`` expression, exactly as indexed), newest
 first, and stops after a page: LIMIT/OFFSET, never every row of a space. Statuses few
 events have (forgotten, archived, superseded) are read by status instead and sorted: walking
@@ -24,10 +24,6 @@ CHRONOLOGY = (
 )
 CONFLICTED = (
     "status = 'active' AND json_array_length(temporal_json, '$.conflicts_with_event_ids') > 0"
-)
-TIMELINE_INDEXES = (
-    f"CREATE INDEX events_timeline ON events(namespace, {CHRONOLOGY})",
-    f"CREATE INDEX events_conflicted ON events(namespace) WHERE {CONFLICTED}",
 )
 MAX_CHAIN = 16
 FEW = {"superseded", "forgotten", "archived"}  # statuses few events have: found, then sorted

@@ -18,19 +18,6 @@ from .rows import dump_json, record_from_row
 
 _SHOWN = "(? > 0 OR t.has_agent = 0)"
 _TOUCHED = "(m.touched = 1 OR m.fingerprint IS NULL)"
-TOUCH_SCHEMA = (
-    "ALTER TABLE topic_members ADD COLUMN touched INTEGER NOT NULL DEFAULT 0",
-    "UPDATE topic_members SET touched = 1 WHERE NOT EXISTS (SELECT 1 FROM events e WHERE "
-    "e.id = topic_members.event_id AND e.status IN ('active', 'superseded') AND "
-    "e.updated_at = topic_members.seen_at)",
-    "CREATE INDEX topic_members_touched ON topic_members(namespace) "
-    "WHERE touched = 1 OR fingerprint IS NULL",
-    "CREATE TRIGGER topic_members_touch AFTER UPDATE ON events WHEN OLD.updated_at IS NOT "
-    "NEW.updated_at OR OLD.status IS NOT NEW.status BEGIN UPDATE topic_members SET "
-    "touched = 1 WHERE event_id = NEW.id AND touched = 0; END",
-    "CREATE TRIGGER topic_members_gone AFTER DELETE ON events BEGIN UPDATE topic_members "
-    "SET touched = 1 WHERE event_id = OLD.id; END",
-)
 
 
 def topic_from_row(row: sqlite3.Row, members: list[str] | None = None) -> Topic:

@@ -26,8 +26,8 @@ from ...core.errors import (
     StaleEdit,
     StrataGateError,
 )
-from ...core.llm.chat import ChatModel
 from ...harness.agent import Agent
+from ...harness.chat import ChatModel
 from ...harness.pm import call_hook
 from ...harness.runtime import Host
 from ...harness.types import NavLink, WebSection

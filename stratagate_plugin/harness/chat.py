@@ -1,23 +1,16 @@
-"""Chat models for the agent loop: one protocol, a scripted fake, an echo fallback, HTTP.
+"""The harness's chat models: the messages, the protocol, a scripted fake, an echo fallback.
 
-Messages follow the OpenAI chat shape. ``HttpChatModel`` reuses the structured-task client's
-transport, status handling and key scrubbing, so it adds no httpx import of its own.
+Messages follow the OpenAI chat shape. The harness needs no memory engine: the HTTP chat
+model is the engine's client adapted to this protocol (``memory_plugin/chat_model.py``).
 """
 
 import json
-import logging
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
-
-from .base import ModelError
-from .http import HttpModel
-from .replies import WireChoice
-
-logger = logging.getLogger(__name__)
 
 ChatRole = Literal["system", "user", "assistant", "tool"]
 Source = Literal["user", "plugin", "host"]
@@ -84,13 +77,19 @@ class ToolSpec(BaseModel):
         return {"type": "function", "function": self.model_dump()}
 
 
+class ChatModelError(Exception):
+    """A chat model call failed; ``str`` is a user-facing message without secrets (the
+    agent records the turn as failed with it)."""
+
+
 class ChatModel(Protocol):
     """Anything that answers a conversation with an assistant message (maybe tool calls)."""
 
     name: str
 
     async def chat(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ChatMessage:
-        """The assistant's reply to ``messages``; ``tools`` empty means no tool may be called."""
+        """The assistant's reply to ``messages``; ``tools`` empty means no tool may be called.
+        A failed call raises ``ChatModelError``."""
         ...
 
 
@@ -135,7 +134,7 @@ class ScriptedChatModel:
     async def chat(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ChatMessage:
         self.requests.append(ChatRequest(list(messages), list(tools)))
         if not self.replies:
-            raise ModelError("scripted chat model has no reply left")
+            raise ChatModelError("scripted chat model has no reply left")
         reply = self.replies.popleft()
         if isinstance(reply, BaseException):
             raise reply
@@ -152,48 +151,6 @@ class EchoChatModel:
         human = [m.text for m in messages if m.role == "user" and m.source == "user"]
         said = human[-1] if human else ""
         return text_reply(f"(no model configured) You said: {said}")
-
-
-class HttpChatModel(HttpModel):
-    """A ``ChatModel`` over ``POST {base_url}/chat/completions`` with function tools."""
-
-    def __repr__(self) -> str:
-        return f"HttpChatModel(model={self.config.model!r}, base_url={self.config.base_url!r})"
-
-    async def chat(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ChatMessage:
-        response = await self._accepted(lambda: self._chat_body(messages, tools))
-        return _assistant_message(self._choice_of(response))
-
-    def _chat_body(
-        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
-    ) -> dict[str, Any]:
-        compat = self._compat
-        body: dict[str, Any] = {
-            "model": self.config.model,
-            "messages": [message.wire() for message in messages],
-            compat.token_field: self.config.max_output_tokens,
-        }
-        if compat.temperature:
-            body["temperature"] = self.config.temperature
-        if tools and compat.tools:
-            body["tools"] = [tool.wire() for tool in tools]
-            body["tool_choice"] = "auto"
-        elif tools:
-            logger.warning("%s does not accept tools; calling without them", self._where())
-        return body
-
-
-def _assistant_message(choice: WireChoice) -> ChatMessage:
-    """A validated reply as a native message (its strings are already valid text)."""
-    message = choice.message
-    calls = [ToolCall(id=i, name=f.name, arguments=f.arguments) for i, f in message.calls()]
-    return ChatMessage(
-        role="assistant",
-        content=message.content,
-        tool_calls=tuple(calls),
-        reasoning=message.reasoning_content or message.reasoning,
-        finish_reason=choice.finish_reason,
-    )
 
 
 def _wire_call(call: ToolCall) -> dict[str, Any]:

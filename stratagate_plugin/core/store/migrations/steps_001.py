@@ -1,28 +1,14 @@
-"""Numbered schema migrations, each a small function recorded in ``schema_migrations``.
-
-Opening an older database applies the missing steps in order, each in its own
-transaction; opening a database written by newer code is refused. Steps 1–12 are here,
-13 onward in ``later_migrations.py``.
-"""
+"""Migration steps 1–12: conversations, jobs, event cards, the evidence gate, the profile,
+the search index's supports and job leases. Frozen: each step's DDL is written out as it
+was when the step was made, and nothing of the package is imported but ``script``."""
 
 import sqlite3
-from collections.abc import Callable
 
-from ..clock import iso, utc_now
-from ..errors import SchemaTooNew
-from .later_migrations import LATER_MIGRATIONS
-from .schema_script import run_script as _run_script
-from .search_index import (
-    ensure_index,
-    has_index,
-    index_is_current,
-    recount_index_stats,
-    store_all_documents,
-)
+from .script import run_script
 
 
-def _m001_conversation(raw: sqlite3.Connection) -> None:
-    _run_script(
+def m001_conversation(raw: sqlite3.Connection) -> None:
+    run_script(
         raw,
         """
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -106,8 +92,8 @@ def _m001_conversation(raw: sqlite3.Connection) -> None:
     )
 
 
-def _m002_jobs(raw: sqlite3.Connection) -> None:
-    _run_script(
+def m002_jobs(raw: sqlite3.Connection) -> None:
+    run_script(
         raw,
         """
         CREATE TABLE jobs (
@@ -129,7 +115,7 @@ def _m002_jobs(raw: sqlite3.Connection) -> None:
     )
 
 
-def _m003_block_lookup(raw: sqlite3.Connection) -> None:
+def m003_block_lookup(raw: sqlite3.Connection) -> None:
     """Newest ready position per thread (decay); partial, so sealing never touches it."""
     raw.execute(
         "CREATE INDEX blocks_ready ON blocks(namespace, thread_id, ready_position) "
@@ -137,8 +123,8 @@ def _m003_block_lookup(raw: sqlite3.Connection) -> None:
     )
 
 
-def _m004_events(raw: sqlite3.Connection) -> None:
-    _run_script(
+def m004_events(raw: sqlite3.Connection) -> None:
+    run_script(
         raw,
         """
         CREATE TABLE events (
@@ -184,8 +170,8 @@ def _m004_events(raw: sqlite3.Connection) -> None:
     raw.execute("ALTER TABLE jobs ADD COLUMN detail TEXT")
 
 
-def _m005_evidence_gate(raw: sqlite3.Connection) -> None:
-    _run_script(
+def m005_evidence_gate(raw: sqlite3.Connection) -> None:
+    run_script(
         raw,
         """
         CREATE TABLE batches (
@@ -218,8 +204,8 @@ def _m005_evidence_gate(raw: sqlite3.Connection) -> None:
     )
 
 
-def _m006_profile(raw: sqlite3.Connection) -> None:
-    _run_script(
+def m006_profile(raw: sqlite3.Connection) -> None:
+    run_script(
         raw,
         """
         CREATE TABLE profile_fields (
@@ -253,8 +239,12 @@ def _m006_profile(raw: sqlite3.Connection) -> None:
     )
 
 
-def _m007_search_at_scale(raw: sqlite3.Connection) -> None:
-    """Stored BM25 documents of events (no re-tokenising) and an index of pinned/safety ones."""
+def m007_search_at_scale(raw: sqlite3.Connection) -> None:
+    """Stored BM25 documents of events (no re-tokenising) and an index of pinned/safety ones.
+
+    The documents are the tokenizer's, live code a frozen step cannot run: the step marks
+    the search index stale, and the runner's index maintenance rebuilds it, storing every
+    event's document as it goes."""
     raw.execute(
         "CREATE TABLE event_documents (pk INTEGER PRIMARY KEY, stamp TEXT NOT NULL, "
         "length INTEGER NOT NULL, counts_json TEXT NOT NULL)"
@@ -263,19 +253,19 @@ def _m007_search_at_scale(raw: sqlite3.Connection) -> None:
         "CREATE INDEX events_bypass ON events(namespace, status) "
         "WHERE pinned = 1 OR criticality = 'safety'"
     )
-    store_all_documents(raw)
+    raw.execute("DELETE FROM meta WHERE key = 'fts_tokenizer_version'")
 
 
-def _m008_index_sealed_only(raw: sqlite3.Connection) -> None:
+def m008_index_sealed_only(raw: sqlite3.Connection) -> None:
     """Messages enter the FTS index when sealed (readers search sealed L5 only)."""
-    if has_index(raw):
+    if _has_message_index(raw):
         raw.execute(
             "DELETE FROM message_fts WHERE rowid IN "
             "(SELECT pk FROM messages WHERE block_id IS NULL)"
         )
 
 
-def _m009_sealed_messages_index(raw: sqlite3.Connection) -> None:
+def m009_sealed_messages_index(raw: sqlite3.Connection) -> None:
     """Index messages by block only once sealed: recording a turn no longer touches it."""
     raw.execute("DROP INDEX messages_block")
     raw.execute(
@@ -283,7 +273,7 @@ def _m009_sealed_messages_index(raw: sqlite3.Connection) -> None:
     )
 
 
-def _m010_block_ordered_fts_rowids(raw: sqlite3.Connection) -> None:
+def m010_block_ordered_fts_rowids(raw: sqlite3.Connection) -> None:
     """FTS rows get consecutive ids per block (``fts_rowid``) instead of the message pk.
 
     A block's messages are interleaved with other threads' in pk order, so indexing them
@@ -296,18 +286,37 @@ def _m010_block_ordered_fts_rowids(raw: sqlite3.Connection) -> None:
     )
 
 
-def _m011_index_stats(raw: sqlite3.Connection) -> None:
+def m011_index_stats(raw: sqlite3.Connection) -> None:
     """Namespace counts of indexed messages, their tokens and blocks, kept at seal time:
     BM25's corpus size and average length without scanning the namespace per query."""
     raw.execute(
         "CREATE TABLE message_index_stats (namespace TEXT PRIMARY KEY, "
         "messages INTEGER NOT NULL, tokens INTEGER NOT NULL, blocks INTEGER NOT NULL)"
     )
-    if has_index(raw):
-        recount_index_stats(raw)
+    if _has_message_index(raw):
+        raw.execute(
+            "INSERT INTO message_index_stats(namespace, messages, tokens, blocks) "
+            f"SELECT m.namespace, count(*), coalesce(sum({_FTS_TOKEN_COUNT}), 0), "
+            "count(DISTINCT m.block_id) FROM messages m JOIN message_fts f "
+            "ON f.rowid = m.fts_rowid WHERE m.block_id IS NOT NULL GROUP BY m.namespace"
+        )
 
 
-def _m012_job_leases(raw: sqlite3.Connection) -> None:
+def _has_message_index(raw: sqlite3.Connection) -> bool:
+    """Whether the FTS5 message index exists (absent where SQLite has no FTS5)."""
+    row = raw.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'message_fts'"
+    ).fetchone()
+    return row is not None
+
+
+_FTS_TOKEN_COUNT = (  # tokens in an FTS row's text: one space-separated term each
+    "CASE WHEN f.tokens = '' THEN 0 ELSE length(f.tokens) - length(replace(f.tokens, ' ', '')) "
+    "+ 1 END"
+)
+
+
+def m012_job_leases(raw: sqlite3.Connection) -> None:
     """A running job is leased to one worker (``owner``) until ``lease_expires_at``;
     ``claims`` counts every hand-out (a manual retry resets ``attempts``, never this), so a
     result is applied only under the claim that produced it."""
@@ -315,80 +324,3 @@ def _m012_job_leases(raw: sqlite3.Connection) -> None:
     raw.execute("ALTER TABLE jobs ADD COLUMN lease_expires_at TEXT")
     raw.execute("ALTER TABLE jobs ADD COLUMN claims INTEGER NOT NULL DEFAULT 0")
     raw.execute("UPDATE jobs SET claims = attempts")
-
-
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _m001_conversation,
-    _m002_jobs,
-    _m003_block_lookup,
-    _m004_events,
-    _m005_evidence_gate,
-    _m006_profile,
-    _m007_search_at_scale,
-    _m008_index_sealed_only,
-    _m009_sealed_messages_index,
-    _m010_block_ordered_fts_rowids,
-    _m011_index_stats,
-    _m012_job_leases,
-    *LATER_MIGRATIONS,
-]
-SCHEMA_VERSION = len(MIGRATIONS)
-
-
-def current_version(raw: sqlite3.Connection) -> int:
-    raw.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations "
-        "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
-    row = raw.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
-    return int(row[0] or 0)
-
-
-def migrate(raw: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
-    """Bring the file up to ``target``; refuse a file newer than this code."""
-    found = current_version(raw)
-    if found > SCHEMA_VERSION:
-        raise SchemaTooNew(
-            f"database schema version {found} is newer than this StrataGate "
-            f"(supports up to {SCHEMA_VERSION}); upgrade StrataGate to open it"
-        )
-    for version in range(found + 1, target + 1):
-        raw.execute("BEGIN IMMEDIATE")
-        if _applied_meanwhile(raw, version):
-            raw.execute("COMMIT")
-            continue
-        try:
-            MIGRATIONS[version - 1](raw)
-            raw.execute(
-                "INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)",
-                (version, iso(utc_now())),
-            )
-        except BaseException:
-            raw.execute("ROLLBACK")
-            raise
-        raw.execute("COMMIT")
-    if target == SCHEMA_VERSION:
-        _maintain_index(raw)
-    return target
-
-
-def _applied_meanwhile(raw: sqlite3.Connection, version: int) -> bool:
-    """Whether another process applied ``version`` since this one read the version: two
-    processes opening a new file at once must not both run a migration (the second one
-    failed on "duplicate column"). Read under the write lock, so the answer holds."""
-    row = raw.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone()
-    return row is not None
-
-
-def _maintain_index(raw: sqlite3.Connection) -> None:
-    """Rebuild the search index only when it is stale: an open takes no write lock
-    otherwise, so parallel opens never wait on each other's long writes."""
-    if index_is_current(raw):
-        return
-    raw.execute("BEGIN IMMEDIATE")
-    try:
-        ensure_index(raw)
-    except BaseException:
-        raw.execute("ROLLBACK")
-        raise
-    raw.execute("COMMIT")

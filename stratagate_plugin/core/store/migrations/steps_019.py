@@ -1,0 +1,204 @@
+"""Migration steps 19 onward: the topic reads' own index, external-memory imports, graph
+field provenance, truthful provenance. Frozen: each step's DDL is written out as it was
+when the step was made, and nothing of the package is imported but ``script``.
+
+A new step goes at the end of this module (``mNNN_what_it_does``, the next number) and at
+the end of ``MIGRATIONS`` in ``__init__.py``; its DDL is written out here, never imported.
+"""
+
+import sqlite3
+
+from .script import run_script
+
+
+def m019_topic_spare(raw: sqlite3.Connection) -> None:
+    """The topic reads of every turn made independent of the space's size: the fallback
+    entries' index (``topic_spare``: each visible event in no chapter without agent events,
+    with its category, and the counts per category) and a ``touched`` flag on chapter
+    members whose event changed since it was seen, both filled from the data as it is and
+    kept by triggers from then on."""
+    for statement in _SPARE_TABLES:
+        raw.execute(statement)
+    raw.execute(_SPOT.format("1"))
+    raw.execute(
+        f"INSERT INTO topic_spare_counts({_KEY}, n) SELECT {_KEY}, COUNT(*) FROM topic_spare "
+        f"GROUP BY {_KEY}"
+    )
+    for statement in (*_SPARE_TRIGGERS, *_TOUCH_SCHEMA):
+        raw.execute(statement)
+
+
+# Step 19's SQL as it stood at 50c37f4: the category rule of topics/categories.py written
+# out, its CASE reading the event type once (c87e13e; files migrated before that commit hold
+# the older CASE, one json_extract per type, which gives the same categories). A change of
+# the rule needs a new step that rebuilds topic_spare, never an edit here.
+_CATEGORY = (
+    "CASE WHEN e.criticality != 'routine' THEN 'preferences' ELSE CASE "
+    "json_extract(e.temporal_json, '$.event_type') "
+    "WHEN 'decision' THEN 'decisions' WHEN 'plan' THEN 'decisions' "
+    "WHEN 'change' THEN 'decisions' WHEN 'cancellation' THEN 'decisions' "
+    "WHEN 'release' THEN 'work' WHEN 'task_completed' THEN 'work' "
+    "WHEN 'migration' THEN 'work' WHEN 'incident' THEN 'work' "
+    "WHEN 'meeting' THEN 'relationships' WHEN 'collaboration' THEN 'relationships' "
+    "ELSE 'other' END END"
+)
+_HELD = (
+    "SELECT 1 FROM topic_members m JOIN topics t ON t.id = m.topic_id "
+    "WHERE m.event_id = e.id AND t.has_agent {0} 0"
+)
+_SPOT = (
+    "INSERT INTO topic_spare(event_pk, namespace, category, pool, agent_chapter) "
+    f"SELECT e.pk, e.namespace, {_CATEGORY}, e.pool, EXISTS ({_HELD.format('!=')}) "
+    "FROM events e WHERE {0} AND e.status IN ('active', 'superseded') "
+    f"AND NOT EXISTS ({_HELD.format('=')})"
+)
+_UNSPOT = "DELETE FROM topic_spare WHERE event_pk IN (SELECT e.pk FROM events e WHERE {0})"
+_KEY = "namespace, category, pool, agent_chapter"
+_SPARE_TABLES = (
+    "CREATE TABLE topic_spare (event_pk INTEGER PRIMARY KEY, namespace TEXT NOT NULL, "
+    "category TEXT NOT NULL, pool TEXT NOT NULL, agent_chapter INTEGER NOT NULL)",
+    "CREATE INDEX topic_spare_order ON topic_spare(namespace, event_pk)",
+    "CREATE INDEX topic_spare_category ON topic_spare(namespace, category, event_pk)",
+    "CREATE TABLE topic_spare_counts (namespace TEXT NOT NULL, category TEXT NOT NULL, "
+    "pool TEXT NOT NULL, agent_chapter INTEGER NOT NULL, n INTEGER NOT NULL, "
+    "PRIMARY KEY (namespace, category, pool, agent_chapter)) WITHOUT ROWID",
+)
+
+
+def _respot(where: str) -> str:
+    """Trigger body: the events ``where`` selects leave the index and enter it again if
+    they are fallback candidates now."""
+    return f"{_UNSPOT.format(where)}; {_SPOT.format(where)};"
+
+
+_MEMBERS = "e.id IN (SELECT event_id FROM topic_members WHERE topic_id = {0}.id)"
+_CHANGED = (
+    "OLD.status IS NOT NEW.status OR OLD.pool IS NOT NEW.pool OR OLD.namespace IS NOT "
+    "NEW.namespace OR OLD.criticality IS NOT NEW.criticality OR "
+    "json_extract(OLD.temporal_json, '$.event_type') IS NOT "
+    "json_extract(NEW.temporal_json, '$.event_type')"
+)
+_SPARE_TRIGGERS = (
+    "CREATE TRIGGER topic_spare_counted AFTER INSERT ON topic_spare BEGIN "
+    f"INSERT INTO topic_spare_counts({_KEY}, n) VALUES (NEW.namespace, NEW.category, "
+    "NEW.pool, NEW.agent_chapter, 1) ON CONFLICT DO UPDATE SET n = n + 1; END",
+    "CREATE TRIGGER topic_spare_uncounted AFTER DELETE ON topic_spare BEGIN "
+    "UPDATE topic_spare_counts SET n = n - 1 WHERE namespace = OLD.namespace AND "
+    "category = OLD.category AND pool = OLD.pool AND agent_chapter = OLD.agent_chapter; END",
+    "CREATE TRIGGER topic_spare_event_added AFTER INSERT ON events BEGIN "
+    f"{_SPOT.format('e.pk = NEW.pk')}; END",
+    "CREATE TRIGGER topic_spare_event_changed AFTER UPDATE ON events "
+    f"WHEN {_CHANGED} BEGIN {_respot('e.pk = NEW.pk')} END",
+    "CREATE TRIGGER topic_spare_event_deleted AFTER DELETE ON events BEGIN "
+    "DELETE FROM topic_spare WHERE event_pk = OLD.pk; END",
+    "CREATE TRIGGER topic_spare_placed AFTER INSERT ON topic_members BEGIN "
+    f"{_respot('e.id = NEW.event_id')} END",
+    "CREATE TRIGGER topic_spare_unplaced AFTER DELETE ON topic_members BEGIN "
+    f"{_respot('e.id = OLD.event_id')} END",
+    "CREATE TRIGGER topic_spare_moved AFTER UPDATE OF topic_id, event_id ON topic_members "
+    f"BEGIN {_respot('e.id IN (OLD.event_id, NEW.event_id)')} END",
+    "CREATE TRIGGER topic_spare_chapter_added AFTER INSERT ON topics BEGIN "
+    f"{_respot(_MEMBERS.format('NEW'))} END",
+    "CREATE TRIGGER topic_spare_chapter_turned AFTER UPDATE OF has_agent ON topics "
+    f"WHEN OLD.has_agent IS NOT NEW.has_agent BEGIN {_respot(_MEMBERS.format('NEW'))} END",
+    "CREATE TRIGGER topic_spare_chapter_deleted AFTER DELETE ON topics BEGIN "
+    f"{_respot(_MEMBERS.format('OLD'))} END",
+)
+_TOUCH_SCHEMA = (  # chapter members whose event changed since the chapter saw it
+    "ALTER TABLE topic_members ADD COLUMN touched INTEGER NOT NULL DEFAULT 0",
+    "UPDATE topic_members SET touched = 1 WHERE NOT EXISTS (SELECT 1 FROM events e WHERE "
+    "e.id = topic_members.event_id AND e.status IN ('active', 'superseded') AND "
+    "e.updated_at = topic_members.seen_at)",
+    "CREATE INDEX topic_members_touched ON topic_members(namespace) "
+    "WHERE touched = 1 OR fingerprint IS NULL",
+    "CREATE TRIGGER topic_members_touch AFTER UPDATE ON events WHEN OLD.updated_at IS NOT "
+    "NEW.updated_at OR OLD.status IS NOT NEW.status BEGIN UPDATE topic_members SET "
+    "touched = 1 WHERE event_id = NEW.id AND touched = 0; END",
+    "CREATE TRIGGER topic_members_gone AFTER DELETE ON events BEGIN UPDATE topic_members "
+    "SET touched = 1 WHERE event_id = OLD.id; END",
+)
+
+
+def m020_imports(raw: sqlite3.Connection) -> None:
+    """External-memory import jobs (spec §11.4): the pasted text, status and progress, one
+    row per candidate with its decision (written once) and the user's choice; a committed
+    job names its batch, the permanent source block its events cite."""
+    run_script(
+        raw,
+        """
+        CREATE TABLE import_jobs (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('extracting', 'processing',
+                'awaiting_confirmation', 'ready', 'committing', 'committed', 'undone', 'failed')),
+            format TEXT NOT NULL,
+            source_system TEXT NOT NULL,
+            text TEXT NOT NULL,
+            payload TEXT NOT NULL DEFAULT '{}',
+            processed INTEGER NOT NULL DEFAULT 0,
+            total INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            batch_id TEXT UNIQUE,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            committed_at TEXT,
+            undone_at TEXT
+        );
+        CREATE INDEX import_jobs_namespace ON import_jobs(namespace, created_at);
+        CREATE INDEX import_jobs_status ON import_jobs(status);
+        CREATE TABLE import_items (
+            job_id TEXT NOT NULL REFERENCES import_jobs(id),
+            idx INTEGER NOT NULL,
+            candidate_json TEXT NOT NULL,
+            decision_json TEXT,
+            choice TEXT,
+            PRIMARY KEY (job_id, idx)
+        ) WITHOUT ROWID
+        """,
+    )
+
+
+def m021_graph_field_sources(raw: sqlite3.Connection) -> None:
+    """Per-field provenance of node aliases and tags (spec §4 ``metadataProvenance``): the
+    events that gave each one, so a forget or an import undo deletes an alias or tag left
+    without a source. Existing aliases and tags are given their node's sources."""
+    run_script(
+        raw,
+        """
+        CREATE TABLE graph_field_sources (
+            node_id TEXT NOT NULL,
+            field TEXT NOT NULL CHECK (field IN ('alias', 'tag')),
+            value_key TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            PRIMARY KEY (node_id, field, value_key, event_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX graph_field_sources_event ON graph_field_sources(event_id);
+        INSERT OR IGNORE INTO graph_field_sources
+            SELECT a.node_id, 'alias', a.alias_key, s.event_id FROM graph_aliases a
+            JOIN graph_sources s ON s.record_kind = 'node' AND s.record_id = a.node_id;
+        INSERT OR IGNORE INTO graph_field_sources
+            SELECT n.id, 'tag', j.value, s.event_id FROM graph_nodes n, json_each(n.tags_json) j
+            JOIN graph_sources s ON s.record_kind = 'node' AND s.record_id = n.id
+        """,
+    )
+
+
+def m022_provenance(raw: sqlite3.Connection) -> None:
+    """Truthful sources. A message composed from memory (its turn adopted evidence) is marked
+    with the refs it adopted, so it is never a new event's source; an event written during
+    a turn (``memory_remember``) waits in ``pending_citations`` for that turn's user message,
+    cited in the same transaction that records the turn."""
+    run_script(
+        raw,
+        """
+        ALTER TABLE messages ADD COLUMN composed_from_memory INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN adopted_refs_json TEXT NOT NULL DEFAULT '[]';
+        CREATE TABLE pending_citations (
+            event_id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            thread_id TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX pending_citations_thread ON pending_citations(namespace, thread_id)
+        """,
+    )
