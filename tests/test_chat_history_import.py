@@ -1,7 +1,8 @@
 """ChatGPT's and Claude's ``conversations.json``: ``stratagate ingest`` records each
 conversation as a sealed thread with its own times, only the branch that leads to
 ``current_node``, without system, tool, hidden or non-text messages; a re-run adds
-nothing; ``import`` points to ``ingest``; the web import page takes a chat history too."""
+nothing; ``import`` records it as ``ingest`` does; the web import page takes a chat history
+too."""
 
 import asyncio
 import shutil
@@ -141,15 +142,18 @@ def test_a_conversation_tree_without_current_node_follows_the_last_children(
     assert "I live in Berlin." not in contents
 
 
-@pytest.mark.parametrize("sample", [CHATGPT, CLAUDE])
-def test_import_says_a_chat_history_goes_to_ingest(
-    sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(("sample", "kind"), [(CHATGPT, "ChatGPT"), (CLAUDE, "Claude")])
+def test_import_of_a_chat_history_records_it_as_ingest_does(
+    sample: Path, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "m.db"
     code, out, err = run(capsys, "import", str(sample), "--db", str(db), "--space", "default")
-    assert code == 2 and out == ""
-    assert "this is a chat history" in err and "stratagate ingest FILE" in err
-    assert "candidates list" not in err and len(err.strip().splitlines()) == 1
+    assert code == 0, err
+    assert f"is a {kind} export (a chat history, not memories)" in err
+    assert "as `stratagate ingest FILE` does" in err and "candidates list" not in err
+    assert "recorded 3 turns (0 already present) from" in out and kind in out
+    again, _ = ingest(capsys, sample, db)
+    assert "recorded 0 turns (3 already present)" in again
 
 
 def test_ingest_of_a_broken_export_names_the_conversation(
@@ -183,7 +187,10 @@ async def test_web_import_page_takes_a_chat_history(tmp_path: Path) -> None:
         as_memories = await post(
             client, "/memory/import?space=default", data={"format": "auto"}, files=upload
         )
-        assert as_memories.status_code == 400 and "this is a chat history" in as_memories.text
+        assert as_memories.status_code == 200  # known by its shape: recorded, and said so
+        assert "is a ChatGPT export, a chat history rather than memories" in as_memories.text
+        assert "recorded 0 turns (3 already present)" in as_memories.text
+        assert await memory.import_jobs("default") == []
 
 
 def test_odd_shapes_in_an_export_never_raise_past_a_clear_line() -> None:

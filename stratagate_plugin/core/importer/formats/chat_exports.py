@@ -7,8 +7,15 @@ Only what was finally said is kept: in ChatGPT's tree the branch that leads to
 only the user's and the assistant's visible text (system, tool, hidden, code, images,
 thinking and the assistant's calls to a tool are left out). Pure: the decoded JSON
 in, ``{thread, role, content, at}`` out.
+
+``sniff_kind`` tells an export from its first bytes, so a 60 MB ``conversations.json`` is
+routed to the chat-history reader (and its 64 MB cap) without being read whole first.
 """
 
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +27,74 @@ CLAUDE = "Claude"
 CHATGPT_TEXT_TYPES = ("text", "multimodal_text")
 CHATGPT_ROLES = {"user": "user", "assistant": "assistant"}
 CLAUDE_ROLES = {"human": "user", "assistant": "assistant"}
+SNIFF_BYTES = 256 * 1024
+"""How much of a file ``sniff_kind`` is given: far more than the keys before a first
+conversation's ``mapping`` or ``chat_messages``."""
+_KIND_OF_VALUE = {("mapping", "{"): CHATGPT, ("chat_messages", "["): CLAUDE}
+_TOKEN = re.compile(r'\s*("[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}:,]|[^\s"\[\]{}:,]+)', re.S)
+
+
+@dataclass
+class ChatExport:
+    """An export read conversation by conversation: what ingest records, and what it
+    says about the file."""
+
+    kind: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    conversations: int = 0
+    skipped: int = 0
+    """Conversations with nothing a user said (left out: a thread needs a user message)."""
+
+    def add(self, conversation: Any) -> None:
+        """One conversation of the export, read as the first one's product writes it."""
+        if not isinstance(conversation, dict):
+            raise InvalidInput(f"conversation {self.conversations}: must be a JSON object")
+        reader = _chatgpt_conversation if self.kind == CHATGPT else _claude_conversation
+        found = reader(conversation, self.conversations)
+        self.conversations += 1
+        if any(message["role"] == "user" for message in found):
+            self.messages += found
+        else:
+            self.skipped += 1
+
+
+def sniff_kind(head: bytes) -> str | None:
+    """``ChatGPT`` or ``Claude`` when the first bytes of a file open a list whose first
+    object has a ``mapping`` object or a ``chat_messages`` list (``export_kind``'s test),
+    found by reading that object's keys as tokens; None for another shape, or when
+    ``head`` ends before the object says."""
+    tokens = _tokens(head.decode("utf-8", "replace").lstrip("\ufeff"))
+    if next(tokens, None) != "[" or next(tokens, None) != "{":
+        return None
+    depth, last, key = 1, "", None
+    for token in tokens:
+        if key is not None and (found := _KIND_OF_VALUE.get((key, token))):
+            return found
+        key = _key(last) if token == ":" and depth == 1 else None
+        depth += (token in ("[", "{")) - (token in ("]", "}"))
+        if depth == 0:
+            return None
+        last = token
+    return None
+
+
+def _tokens(text: str) -> Iterator[str]:
+    """JSON's strings and punctuation, and runs of anything else; stops at the first
+    string the text cuts off."""
+    position = 0
+    while match := _TOKEN.match(text, position):
+        yield match.group(1)
+        position = match.end()
+
+
+def _key(token: str) -> str | None:
+    if not token.startswith('"'):
+        return None
+    try:
+        key = json.loads(token)
+    except ValueError:
+        return None
+    return key if isinstance(key, str) else None
 
 
 def export_kind(value: Any) -> str | None:
@@ -54,18 +129,16 @@ def to_messages(value: Any) -> tuple[list[dict[str, Any]], int]:
     kind = export_kind(value)
     if kind is None:
         raise InvalidInput("not a ChatGPT or Claude conversations.json export")
-    reader = _chatgpt_conversation if kind == CHATGPT else _claude_conversation
-    messages: list[dict[str, Any]] = []
-    skipped = 0
-    for number, conversation in enumerate(value):
-        if not isinstance(conversation, dict):
-            raise InvalidInput(f"conversation {number}: must be a JSON object")
-        found = reader(conversation, number)
-        if any(message["role"] == "user" for message in found):
-            messages += found
-        else:
-            skipped += 1
-    return messages, skipped
+    export = collect(kind, value)
+    return export.messages, export.skipped
+
+
+def collect(kind: str, conversations: Iterable[Any]) -> ChatExport:
+    """Every conversation of a ``kind`` export (a list, or a stream of its items)."""
+    export = ChatExport(kind)
+    for conversation in conversations:
+        export.add(conversation)
+    return export
 
 
 def _chatgpt_conversation(conversation: dict[str, Any], number: int) -> list[dict[str, Any]]:
