@@ -115,10 +115,10 @@ def test_import_of_a_chat_export_says_so_in_json_and_refuses_a_preview(
     body = json.loads(out)
     assert body["chat_history"] == {
         "kind": "Claude",
-        "conversations": 3,
-        "recorded": 3,
+        "conversations": 4,
+        "recorded": 5,
         "present": 0,
-        "sealed": 2,
+        "sealed": 3,
         "space": "default",
     }
 

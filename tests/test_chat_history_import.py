@@ -24,6 +24,7 @@ GPT_EN = "chatgpt-6a1f-en-moving"
 GPT_ZH = "chatgpt-7b2e-zh-cooking"
 CLAUDE_EN = "claude-c1a7e0d2-0000-4000-8000-000000000001"
 CLAUDE_ZH = "claude-c1a7e0d2-0000-4000-8000-000000000002"
+CLAUDE_BRANCHED = "claude-c1a7e0d2-0000-4000-8000-000000000004"
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -95,10 +96,10 @@ def test_claude_export_takes_text_and_content_forms_with_their_times(
 ) -> None:
     db = tmp_path / "m.db"
     out, err = ingest(capsys, CLAUDE, db)
-    assert "recorded 3 turns (0 already present) from 3 Claude conversations" in out
+    assert "recorded 5 turns (0 already present) from 4 Claude conversations" in out
     assert "1 Claude conversations hold no user message and were left out" in err
     found = threads(db)
-    assert sorted(found) == sorted([CLAUDE_EN, CLAUDE_ZH])
+    assert sorted(found) == sorted([CLAUDE_EN, CLAUDE_ZH, CLAUDE_BRANCHED])
     assert said(found[CLAUDE_EN]) == [
         ("user", "I'm training for the Hamburg marathon in April."),  # text, empty content
         ("assistant", "Great goal. How many kilometres do you run a week?"),  # content only
@@ -124,9 +125,9 @@ def test_rerunning_an_export_records_nothing_new(
     for sample in (CHATGPT, CLAUDE):
         ingest(capsys, sample, db)
     before = threads(db)
-    for sample, kind in ((CHATGPT, "ChatGPT"), (CLAUDE, "Claude")):
+    for sample, kind, turns in ((CHATGPT, "ChatGPT", 3), (CLAUDE, "Claude", 5)):
         out, _ = ingest(capsys, sample, db)
-        assert "recorded 0 turns (3 already present) from" in out and kind in out
+        assert f"recorded 0 turns ({turns} already present) from" in out and kind in out
     assert threads(db) == before
 
 
@@ -142,18 +143,55 @@ def test_a_conversation_tree_without_current_node_follows_the_last_children(
     assert "I live in Berlin." not in contents
 
 
-@pytest.mark.parametrize(("sample", "kind"), [(CHATGPT, "ChatGPT"), (CLAUDE, "Claude")])
+@pytest.mark.parametrize(
+    ("sample", "kind", "turns"), [(CHATGPT, "ChatGPT", 3), (CLAUDE, "Claude", 5)]
+)
 def test_import_of_a_chat_history_records_it_as_ingest_does(
-    sample: Path, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sample: Path, kind: str, turns: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "m.db"
     code, out, err = run(capsys, "import", str(sample), "--db", str(db), "--space", "default")
     assert code == 0, err
     assert f"is a {kind} export (a chat history, not memories)" in err
     assert "as `stratagate ingest FILE` does" in err and "candidates list" not in err
-    assert "recorded 3 turns (0 already present) from" in out and kind in out
+    assert f"recorded {turns} turns (0 already present) from" in out and kind in out
     again, _ = ingest(capsys, sample, db)
-    assert "recorded 0 turns (3 already present)" in again
+    assert f"recorded 0 turns ({turns} already present)" in again
+
+
+def test_a_claude_conversation_keeps_the_branch_that_leads_to_its_last_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Newer Claude exports link each message to its parent: an edited question and a
+    regenerated answer start sibling branches, and only the latest one was said last."""
+    db = tmp_path / "m.db"
+    ingest(capsys, CLAUDE, db)
+    assert said(threads(db)[CLAUDE_BRANCHED]) == [
+        ("user", "I'm growing tomatoes on my balcony in Leipzig."),
+        ("assistant", "Tomatoes like a sunny balcony. How much sun does it get?"),
+        ("user", "It gets about six hours of sun in the afternoon."),  # the edit
+        ("assistant", "Six hours of afternoon sun suits cherry tomatoes well."),  # regenerated
+    ]
+
+
+def test_a_claude_branch_is_found_whatever_the_listed_order() -> None:
+    def message(uuid: str, parent: str, sender: str, at: str) -> dict[str, object]:
+        return {"uuid": uuid, "parent_message_uuid": parent, "sender": sender,
+                "text": f"words {uuid}", "created_at": f"2025-03-0{at}T10:00:00Z"}  # fmt: skip
+
+    root = "00000000-0000-4000-8000-000000000000"
+    listed = [
+        message("b2", "a1", "human", "4"),  # the newer edit, listed first
+        message("b3", "b2", "assistant", "5"),
+        message("a1", root, "human", "1"),
+        message("a2", "a1", "assistant", "2"),
+        message("x", "gone", "assistant", "3"),  # a parent not in the export: its own root
+    ]
+    messages, _ = chat_exports.to_messages([{"uuid": "u", "chat_messages": listed}])
+    assert [m["content"] for m in messages] == ["words a1", "words b2", "words b3"]
+    plain = [{k: v for k, v in m.items() if k != "parent_message_uuid"} for m in listed]
+    older, _ = chat_exports.to_messages([{"uuid": "u", "chat_messages": plain}])
+    assert len(older) == 5  # no links (older exports): every message, as listed
 
 
 def test_ingest_of_a_broken_export_names_the_conversation(
@@ -164,7 +202,7 @@ def test_ingest_of_a_broken_export_names_the_conversation(
     file.write_text(file.read_text(encoding="utf-8")[:-2] + ", 7]", encoding="utf-8")
     code, out, err = run(capsys, "ingest", str(file), "--db", str(tmp_path / "m.db"))
     assert code == 2 and out == ""
-    assert "conversation 3: must be a JSON object; nothing was recorded" in err
+    assert "conversation 4: must be a JSON object; nothing was recorded" in err
 
 
 async def test_web_import_page_takes_a_chat_history(tmp_path: Path) -> None:

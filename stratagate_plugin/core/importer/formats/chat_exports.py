@@ -211,9 +211,8 @@ def _claude_conversation(conversation: dict[str, Any], number: int) -> list[dict
     last_time = _utc_iso(conversation.get("created_at"))
     messages = []
     found = conversation.get("chat_messages")
-    for message in found if isinstance(found, list) else []:
-        if not isinstance(message, dict):
-            continue
+    listed = [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
+    for message in _claude_branch(listed):
         if not (role := CLAUDE_ROLES.get(_str(message.get("sender")) or "")):
             continue
         text = _claude_text(message)
@@ -221,6 +220,30 @@ def _claude_conversation(conversation: dict[str, Any], number: int) -> list[dict
         if text and last_time:
             messages.append({"thread": thread, "role": role, "content": text, "at": last_time})
     return messages
+
+
+def _claude_branch(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Root → the newest message, walking ``parent_message_uuid`` up (a cycle or a parent
+    missing from the export ends the walk): an edited question or a regenerated answer
+    starts a sibling branch, and only the newest branch is what was said last. An older
+    export without these links is taken whole, in its order."""
+    if not any(_str(message.get("parent_message_uuid")) for message in messages):
+        return messages
+    by_id = {uuid: m for m in messages if (uuid := _str(m.get("uuid")))}
+    if not by_id:
+        return messages
+    newest = max(
+        (index for index, m in enumerate(messages) if _str(m.get("uuid"))),
+        key=lambda index: (_utc_iso(messages[index].get("created_at")) or "", index),
+    )
+    branch: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    current = _str(messages[newest].get("uuid"))
+    while current is not None and current in by_id and current not in seen:
+        seen.add(current)
+        branch.append(by_id[current])
+        current = _str(by_id[current].get("parent_message_uuid"))
+    return branch[::-1]
 
 
 def _claude_text(message: dict[str, Any]) -> str:
