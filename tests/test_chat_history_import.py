@@ -5,6 +5,7 @@ nothing; ``import`` records it as ``ingest`` does; the web import page takes a c
 too."""
 
 import asyncio
+import json
 import shutil
 from pathlib import Path
 
@@ -37,6 +38,14 @@ def ingest(capsys: pytest.CaptureFixture[str], sample: Path, db: Path) -> tuple[
     code, out, err = run(capsys, "ingest", str(sample), "--db", str(db), "--space", "default")
     assert code == 0, err
     return out, err
+
+
+def ingest_both(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Path:
+    """Both samples ingested into one new database; the database."""
+    db = tmp_path / "m.db"
+    for sample in (CHATGPT, CLAUDE):
+        ingest(capsys, sample, db)
+    return db
 
 
 def threads(db: Path) -> dict[str, list[Message]]:
@@ -121,9 +130,7 @@ def test_claude_export_takes_text_and_content_forms_with_their_times(
 def test_rerunning_an_export_records_nothing_new(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    db = tmp_path / "m.db"
-    for sample in (CHATGPT, CLAUDE):
-        ingest(capsys, sample, db)
+    db = ingest_both(capsys, tmp_path)
     before = threads(db)
     for sample, kind, turns in ((CHATGPT, "ChatGPT", 3), (CLAUDE, "Claude", 5)):
         out, _ = ingest(capsys, sample, db)
@@ -192,6 +199,60 @@ def test_a_claude_branch_is_found_whatever_the_listed_order() -> None:
     plain = [{k: v for k, v in m.items() if k != "parent_message_uuid"} for m in listed]
     older, _ = chat_exports.to_messages([{"uuid": "u", "chat_messages": plain}])
     assert len(older) == 5  # no links (older exports): every message, as listed
+
+
+def test_conversation_titles_are_kept_and_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = ingest_both(capsys, tmp_path)
+
+    async def titles() -> dict[str, str]:
+        async with await StrataGate.open(db) as memory:
+            return await memory.thread_titles("default")
+
+    assert asyncio.run(titles()) == {
+        GPT_EN: "Moving and running",
+        GPT_ZH: "学做饭",
+        CLAUDE_EN: "Marathon training",
+        CLAUDE_ZH: "周末",
+        CLAUDE_BRANCHED: "Balcony tomatoes",
+    }  # the empty conversation is not a thread, so it has no title
+    code, out, err = run(capsys, "blocks", "--db", str(db), "--space", "default")
+    assert code == 0, err
+    assert f"{GPT_EN}  Moving and running" in out and f"{CLAUDE_ZH}  周末" in out
+    code, out, _ = run(capsys, "blocks", "--db", str(db), "--space", "default", "--json")
+    rows = {row["thread"]: row["thread_title"] for row in json.loads(out)}
+    assert rows[CLAUDE_BRANCHED] == "Balcony tomatoes"
+
+
+def test_a_purge_erases_the_words_from_a_conversation_title(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "m.db"
+    ingest(capsys, CLAUDE, db)
+    code, _, err = run(capsys, "purge", "--text", "Balcony tomatoes", "--yes", "--db", str(db))
+    assert code == 0, err
+    code, out, err = run(capsys, "purge", "--text", "Balcony tomatoes", "--check", "--db", str(db))
+    assert code == 0, (out, err)
+
+    async def title() -> str:
+        async with await StrataGate.open(db) as memory:
+            return (await memory.thread_titles("default")).get(CLAUDE_BRANCHED, "")
+
+    assert "Balcony tomatoes" not in asyncio.run(title())
+
+
+async def test_the_web_lists_imported_conversations_by_title(tmp_path: Path) -> None:
+    async with web_app(tmp_path) as (_, _host, client):
+        upload = {"file": ("conversations.json", CLAUDE.read_bytes(), "application/json")}
+        form = {"kind": "chat-history", "format": "auto"}
+        answer = await post(client, "/memory/import?space=default", data=form, files=upload)
+        assert answer.status_code == 200, answer.text
+        page = await client.get(f"/memory/blocks?space=default&thread={CLAUDE_BRANCHED}")
+        assert page.status_code == 200
+        assert f'value="{CLAUDE_BRANCHED}" selected>Balcony tomatoes · ' in page.text
+        assert ">Marathon training · " in page.text
+        assert "<h1>" in page.text and "Balcony tomatoes" in page.text.split("<h1>")[1][:300]
 
 
 def test_ingest_of_a_broken_export_names_the_conversation(

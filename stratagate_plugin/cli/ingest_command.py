@@ -95,7 +95,7 @@ async def ingest_chat_export(args: argparse.Namespace, read: SniffedFile) -> Tal
         plan = plan_chat_export(args.file, read.export)
     except InvalidInput as error:
         raise InvalidInput(f"{args.file}: {error}; nothing was recorded") from None
-    tally = await record_file(args, plan)
+    tally = await record_file(args, plan, read.export.titles)
     warn_retimed(args, tally)
     return tally
 
@@ -218,15 +218,19 @@ def session_turns(session: Session) -> list[list[MessageIn]]:
     return [turn for turn in turns if any(m.role == "user" for m in turn)]
 
 
-async def record_file(args: argparse.Namespace, plan: Sequence[PlannedTurn]) -> Tally:
-    """Record the checked plan of a whole file into the chosen space; a failure midway
-    says how many turns were recorded first."""
+async def record_file(
+    args: argparse.Namespace, plan: Sequence[PlannedTurn], titles: dict[str, str] | None = None
+) -> Tally:
+    """Record the checked plan of a whole file into the chosen space, then title its
+    threads (a chat export's conversation titles); a failure midway says how many turns
+    were recorded first."""
     tally = Tally()
     try:
         memory = await open_memory(args)
         async with memory:
             tally.space = await resolve_space(args, memory, create=True)
             await record_plan(args, memory, plan, tally)
+            await memory.set_thread_titles(tally.space, titles or {})
     except (StrataGateError, OSError, ValueError, sqlite3.Error) as error:
         raise IngestStopped(
             f"{args.file}: {error}; {tally.fresh} turns recorded before the error, "

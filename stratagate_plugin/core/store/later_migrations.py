@@ -336,6 +336,12 @@ def _m022_provenance(raw: sqlite3.Connection) -> None:
     )
 
 
+def _m023_thread_titles(raw: sqlite3.Connection) -> None:
+    """A conversation's own title, as the product it was imported from named it (ChatGPT's
+    ``title``, Claude's ``name``); empty for a thread that has none."""
+    _run_script(raw, "ALTER TABLE threads ADD COLUMN title TEXT NOT NULL DEFAULT ''")
+
+
 LATER_MIGRATIONS = [  # numbers 13 onward, in order (each name says its number)
     _m013_memory_actions,
     _m014_block_ready_times,
@@ -347,4 +353,5 @@ LATER_MIGRATIONS = [  # numbers 13 onward, in order (each name says its number)
     _m020_imports,
     _m021_graph_field_sources,
     _m022_provenance,
+    _m023_thread_titles,
 ]

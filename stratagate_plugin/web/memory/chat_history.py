@@ -50,6 +50,7 @@ async def record_chat_history(memory: Any, space: str, export: chat_exports.Chat
             sealed += receipt.sealed_block_id is not None
         if last[thread] == index:
             sealed += await memory.seal_tail(space, thread) is not None
+    await memory.set_thread_titles(space, export.titles)
     return (
         f"recorded {fresh} turns ({present} already present) from {export.conversations} {kind} "
         f"conversations into {space}, sealed {sealed} blocks"

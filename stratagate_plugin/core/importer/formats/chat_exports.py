@@ -3,10 +3,12 @@
 These are conversations, not memories: each becomes a thread of turns (``stratagate
 ingest``), sealed and derived like any other, never candidates for the import preview.
 Only what was finally said is kept: in ChatGPT's tree the branch that leads to
-``current_node`` (an edited or regenerated sibling was replaced), and of either export
+``current_node`` (an edited or regenerated sibling was replaced), in Claude's the branch
+of ``parent_message_uuid`` links that leads to the newest message, and of either export
 only the user's and the assistant's visible text (system, tool, hidden, code, images,
-thinking and the assistant's calls to a tool are left out). Pure: the decoded JSON
-in, ``{thread, role, content, at}`` out.
+thinking and the assistant's calls to a tool are left out). Each conversation's title
+(ChatGPT's ``title``, Claude's ``name``) is kept as its thread's. Pure: the decoded JSON
+in, ``{thread, role, content, at}`` and titles out.
 
 ``sniff_kind`` tells an export from its first bytes, so a 60 MB ``conversations.json`` is
 routed to the chat-history reader (and its 64 MB cap) without being read whole first.
@@ -27,6 +29,7 @@ CLAUDE = "Claude"
 CHATGPT_TEXT_TYPES = ("text", "multimodal_text")
 CHATGPT_ROLES = {"user": "user", "assistant": "assistant"}
 CLAUDE_ROLES = {"human": "user", "assistant": "assistant"}
+TITLE_LIMIT = 200
 SNIFF_BYTES = 256 * 1024
 """How much of a file ``sniff_kind`` is given: far more than the keys before a first
 conversation's ``mapping`` or ``chat_messages``."""
@@ -44,6 +47,8 @@ class ChatExport:
     conversations: int = 0
     skipped: int = 0
     """Conversations with nothing a user said (left out: a thread needs a user message)."""
+    titles: dict[str, str] = field(default_factory=dict)
+    """Each recorded thread's title as the product named the conversation."""
 
     def add(self, conversation: Any) -> None:
         """One conversation of the export, read as the first one's product writes it."""
@@ -54,6 +59,9 @@ class ChatExport:
         self.conversations += 1
         if any(message["role"] == "user" for message in found):
             self.messages += found
+            title = conversation.get("title" if self.kind == CHATGPT else "name")
+            if isinstance(title, str) and (title := " ".join(title.split())[:TITLE_LIMIT]):
+                self.titles[found[0]["thread"]] = title
         else:
             self.skipped += 1
 
