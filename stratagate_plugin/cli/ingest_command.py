@@ -76,15 +76,34 @@ class Tally:
 
 async def ingest(args: argparse.Namespace) -> int:
     read = read_sniffed(args.file, MAX_FILE_BYTES, sys.stdin.buffer)
-    if read.export is not None:
-        print(chat_summary(await ingest_chat_export(args, read), read.export))
-        return 0
-    document = decode_json(read.data, read.source)
-    warn(*document.notes)
-    tally = await record_file(args, plan_file(args.file, document.value))
-    warn_retimed(args, tally)
-    print(summary(tally, document.value))
+    if read.export is None:
+        document = decode_json(read.data, read.source)
+        warn(*document.notes)
+        read = export_of(args.file, read, document.value)
+        if read.export is None:
+            return await ingest_entries(args, document.value)
+    print(chat_summary(await ingest_chat_export(args, read), read.export))
     return 0
+
+
+async def ingest_entries(args: argparse.Namespace, entries: Any) -> int:
+    """A message list or a LoCoMo file, decoded."""
+    tally = await record_file(args, plan_file(args.file, entries))
+    warn_retimed(args, tally)
+    print(summary(tally, entries))
+    return 0
+
+
+def export_of(source: str, read: SniffedFile, value: Any) -> SniffedFile:
+    """A chat export the first bytes did not tell (its first conversation's keys came
+    late), found once the file is decoded; else ``read`` as it was."""
+    kind = chat_exports.export_kind(value)
+    if kind is None:
+        return read
+    try:
+        return SniffedFile(read.source, export=chat_exports.collect(kind, value))
+    except InvalidInput as error:
+        raise InvalidInput(f"{source}: {error}; nothing was recorded") from None
 
 
 async def ingest_chat_export(args: argparse.Namespace, read: SniffedFile) -> Tally:
@@ -121,8 +140,6 @@ def summary(tally: Tally, entries: Any) -> str:
     space = f" into {tally.space}" if tally.space else ""
     if is_locomo(entries):
         return f"recorded {tally.fresh} LoCoMo turns from {len(entries)} conversations{space}"
-    if kind := chat_exports.export_kind(entries):
-        return chat_summary(tally, chat_exports.collect(kind, entries))
     present = tally.replayed + tally.retimed
     return (
         f"recorded {tally.fresh} turns ({present} already present){space}, "
@@ -151,8 +168,6 @@ def plan_file(source: str, entries: Any) -> list[PlannedTurn]:
     try:
         if is_locomo(entries):
             return plan_locomo(check_samples(entries, questions=False))
-        if kind := chat_exports.export_kind(entries):
-            return plan_chat_export(source, chat_exports.collect(kind, entries))
         return plan_messages(source, entries)
     except InvalidInput as error:
         raise InvalidInput(f"{source}: {error}; nothing was recorded") from None

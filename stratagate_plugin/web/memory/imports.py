@@ -216,7 +216,8 @@ async def _chat_export(upload: UploadFile) -> ChatExport | None:
     await upload.seek(0)
     if sniff_kind(head) is None:
         return None
-    read = await asyncio.to_thread(read_stream, upload.file, "the file", MAX_BYTES)
+    name = upload.filename or "the file"
+    read = await asyncio.to_thread(read_stream, upload.file, name, MAX_BYTES)
     return read.export
 
 
