@@ -2,6 +2,7 @@
 ``ingest`` records them (64 MB), by ``stratagate import`` and by the web import page,
 read one conversation at a time instead of whole (issue 27)."""
 
+import asyncio
 import copy
 import io
 import json
@@ -61,8 +62,6 @@ def thread_ids(db: Path) -> set[str]:
     async def read() -> set[str]:
         async with await StrataGate.open(db) as memory:
             return {view.block.thread_id for view in await memory.get_blocks("default")}
-
-    import asyncio
 
     return asyncio.run(read())
 
@@ -178,3 +177,29 @@ async def test_the_web_page_still_refuses_memories_over_4_mb(tmp_path: Path) -> 
         upload = {"file": ("memories.json", data, "application/json")}
         answer = await post(client, "/memory/import", files=upload)
         assert answer.status_code == 413 and "larger than 4 MB" in answer.text
+
+
+def test_bad_text_in_an_export_is_replaced_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Read a conversation at a time, an export still gets ``decode_json``'s rule: invalid
+    UTF-8 and lone surrogates become U+FFFD, and the count is said."""
+    text = CLAUDE_SAMPLE.read_text(encoding="utf-8")
+    text = text.replace("Forty a week is a good base.", "Forty a week\\ud800 is a good base.")
+    data = text.encode("utf-8").replace(b"Marathon training", b"Marathon \xff training")
+    file = tmp_path / "conversations.json"
+    file.write_bytes(data)
+    db = tmp_path / "m.db"
+    code, _, err = run(capsys, "ingest", str(file), "--db", str(db), "--space", "default")
+    assert code == 0, err
+    assert f"{file}: 1 bytes of invalid UTF-8 replaced with U+FFFD" in err
+
+    async def read() -> tuple[list[str], dict[str, str]]:
+        async with await StrataGate.open(db) as memory:
+            blocks = await memory.get_blocks("default")
+            said = [m.content for v in blocks for m in await memory.block_messages(v.block.id)]
+            return said, await memory.thread_titles("default")
+
+    said, titles = asyncio.run(read())
+    assert "Forty a week\ufffd is a good base." in said
+    assert "Marathon \ufffd training" in titles.values()

@@ -5,24 +5,27 @@ Both ``import`` and ``ingest`` (and the web import page) open files here, so a b
 ``conversations.json`` reaches the chat-history reader whatever door it came through,
 and is never held whole: decoding 60 MB of JSON at once takes several hundred MB of
 objects, while one conversation, and the messages kept of the others, take a fraction.
-Each conversation gets what ``decode_json`` gives a whole file: invalid UTF-8 replaced
-(and counted), lone surrogates replaced, nesting bounded.
+Invalid UTF-8 is replaced (and counted) as ``decode_json`` does; lone surrogates are
+replaced in what is kept (``ChatExport``), not in the metadata left out, which is most of
+an export: walking all of it costs more than reading it.
 """
 
 import codecs
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..errors import InvalidInput
-from ..text.clean import REPLACEMENT, valid_json_value
+from ..text.clean import REPLACEMENT
 from .formats import chat_exports
 from .input_file import opened, read_rest, size_text
-from .json_document import MAX_DEPTH, MAX_FILE_BYTES, nesting_depth
+from .json_document import MAX_DEPTH, MAX_FILE_BYTES
 
 CHUNK_BYTES = 1024 * 1024
+_NOT_SPACE = re.compile("[^ \t\r\n\ufeff]")
 
 
 @dataclass(frozen=True)
@@ -111,17 +114,18 @@ class JsonListStream:
                 self._fill(more)
                 continue
             self._at = end
-            if nesting_depth(value) + 1 > MAX_DEPTH:
-                raise InvalidInput(f"{self._source} is nested deeper than {MAX_DEPTH} levels")
-            return valid_json_value(value)
+            return value
 
     def _peek(self) -> str:
         """The next character that is not white space ("" at the end), not consumed."""
         while True:
-            rest = self._text[self._at :].lstrip(" \t\r\n\ufeff")
-            self._at = len(self._text) - len(rest)
-            if rest or self._eof:
-                return rest[:1]
+            found = _NOT_SPACE.search(self._text, self._at)
+            if found:
+                self._at = found.start()
+                return found.group()
+            self._at = len(self._text)
+            if self._eof:
+                return ""
             self._fill(CHUNK_BYTES)
 
     def _close(self) -> None:

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ...errors import InvalidInput
+from ...text.clean import valid_text
 from .json_text import try_json, unfenced
 
 CHATGPT = "ChatGPT"
@@ -55,12 +56,17 @@ class ChatExport:
         if not isinstance(conversation, dict):
             raise InvalidInput(f"conversation {self.conversations}: must be a JSON object")
         reader = _chatgpt_conversation if self.kind == CHATGPT else _claude_conversation
-        found = reader(conversation, self.conversations)
+        found = [
+            {key: valid_text(value) for key, value in message.items()}
+            for message in reader(conversation, self.conversations)
+        ]
         self.conversations += 1
         if any(message["role"] == "user" for message in found):
             self.messages += found
             title = conversation.get("title" if self.kind == CHATGPT else "name")
-            if isinstance(title, str) and (title := " ".join(title.split())[:TITLE_LIMIT]):
+            if isinstance(title, str) and (
+                title := valid_text(" ".join(title.split()))[:TITLE_LIMIT]
+            ):
                 self.titles[found[0]["thread"]] = title
         else:
             self.skipped += 1
