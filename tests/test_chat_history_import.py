@@ -1,9 +1,11 @@
 """ChatGPT's and Claude's ``conversations.json``: ``stratagate ingest`` records each
 conversation as a sealed thread with its own times, only the branch that leads to
 ``current_node``, without system, tool, hidden or non-text messages; a re-run adds
-nothing; ``import`` points to ``ingest``; the web import page takes a chat history too."""
+nothing; ``import`` records it as ``ingest`` does; the web import page takes a chat history
+too."""
 
 import asyncio
+import json
 import shutil
 from pathlib import Path
 
@@ -23,6 +25,7 @@ GPT_EN = "chatgpt-6a1f-en-moving"
 GPT_ZH = "chatgpt-7b2e-zh-cooking"
 CLAUDE_EN = "claude-c1a7e0d2-0000-4000-8000-000000000001"
 CLAUDE_ZH = "claude-c1a7e0d2-0000-4000-8000-000000000002"
+CLAUDE_BRANCHED = "claude-c1a7e0d2-0000-4000-8000-000000000004"
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -35,6 +38,14 @@ def ingest(capsys: pytest.CaptureFixture[str], sample: Path, db: Path) -> tuple[
     code, out, err = run(capsys, "ingest", str(sample), "--db", str(db), "--space", "default")
     assert code == 0, err
     return out, err
+
+
+def ingest_both(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Path:
+    """Both samples ingested into one new database; the database."""
+    db = tmp_path / "m.db"
+    for sample in (CHATGPT, CLAUDE):
+        ingest(capsys, sample, db)
+    return db
 
 
 def threads(db: Path) -> dict[str, list[Message]]:
@@ -94,10 +105,10 @@ def test_claude_export_takes_text_and_content_forms_with_their_times(
 ) -> None:
     db = tmp_path / "m.db"
     out, err = ingest(capsys, CLAUDE, db)
-    assert "recorded 3 turns (0 already present) from 3 Claude conversations" in out
+    assert "recorded 5 turns (0 already present) from 4 Claude conversations" in out
     assert "1 Claude conversations hold no user message and were left out" in err
     found = threads(db)
-    assert sorted(found) == sorted([CLAUDE_EN, CLAUDE_ZH])
+    assert sorted(found) == sorted([CLAUDE_EN, CLAUDE_ZH, CLAUDE_BRANCHED])
     assert said(found[CLAUDE_EN]) == [
         ("user", "I'm training for the Hamburg marathon in April."),  # text, empty content
         ("assistant", "Great goal. How many kilometres do you run a week?"),  # content only
@@ -119,13 +130,11 @@ def test_claude_export_takes_text_and_content_forms_with_their_times(
 def test_rerunning_an_export_records_nothing_new(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    db = tmp_path / "m.db"
-    for sample in (CHATGPT, CLAUDE):
-        ingest(capsys, sample, db)
+    db = ingest_both(capsys, tmp_path)
     before = threads(db)
-    for sample, kind in ((CHATGPT, "ChatGPT"), (CLAUDE, "Claude")):
+    for sample, kind, turns in ((CHATGPT, "ChatGPT", 3), (CLAUDE, "Claude", 5)):
         out, _ = ingest(capsys, sample, db)
-        assert "recorded 0 turns (3 already present) from" in out and kind in out
+        assert f"recorded 0 turns ({turns} already present) from" in out and kind in out
     assert threads(db) == before
 
 
@@ -141,15 +150,109 @@ def test_a_conversation_tree_without_current_node_follows_the_last_children(
     assert "I live in Berlin." not in contents
 
 
-@pytest.mark.parametrize("sample", [CHATGPT, CLAUDE])
-def test_import_says_a_chat_history_goes_to_ingest(
-    sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("sample", "kind", "turns"), [(CHATGPT, "ChatGPT", 3), (CLAUDE, "Claude", 5)]
+)
+def test_import_of_a_chat_history_records_it_as_ingest_does(
+    sample: Path, kind: str, turns: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "m.db"
     code, out, err = run(capsys, "import", str(sample), "--db", str(db), "--space", "default")
-    assert code == 2 and out == ""
-    assert "this is a chat history" in err and "stratagate ingest FILE" in err
-    assert "candidates list" not in err and len(err.strip().splitlines()) == 1
+    assert code == 0, err
+    assert f"is a {kind} export (a chat history, not memories)" in err
+    assert "as `stratagate ingest FILE` does" in err and "candidates list" not in err
+    assert f"recorded {turns} turns (0 already present) from" in out and kind in out
+    again, _ = ingest(capsys, sample, db)
+    assert f"recorded 0 turns ({turns} already present)" in again
+
+
+def test_a_claude_conversation_keeps_the_branch_that_leads_to_its_last_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Newer Claude exports link each message to its parent: an edited question and a
+    regenerated answer start sibling branches, and only the latest one was said last."""
+    db = tmp_path / "m.db"
+    ingest(capsys, CLAUDE, db)
+    assert said(threads(db)[CLAUDE_BRANCHED]) == [
+        ("user", "I'm growing tomatoes on my balcony in Leipzig."),
+        ("assistant", "Tomatoes like a sunny balcony. How much sun does it get?"),
+        ("user", "It gets about six hours of sun in the afternoon."),  # the edit
+        ("assistant", "Six hours of afternoon sun suits cherry tomatoes well."),  # regenerated
+    ]
+
+
+def test_a_claude_branch_is_found_whatever_the_listed_order() -> None:
+    def message(uuid: str, parent: str, sender: str, at: str) -> dict[str, object]:
+        return {"uuid": uuid, "parent_message_uuid": parent, "sender": sender,
+                "text": f"words {uuid}", "created_at": f"2025-03-0{at}T10:00:00Z"}  # fmt: skip
+
+    root = "00000000-0000-4000-8000-000000000000"
+    listed = [
+        message("b2", "a1", "human", "4"),  # the newer edit, listed first
+        message("b3", "b2", "assistant", "5"),
+        message("a1", root, "human", "1"),
+        message("a2", "a1", "assistant", "2"),
+        message("x", "gone", "assistant", "3"),  # a parent not in the export: its own root
+    ]
+    messages, _ = chat_exports.to_messages([{"uuid": "u", "chat_messages": listed}])
+    assert [m["content"] for m in messages] == ["words a1", "words b2", "words b3"]
+    plain = [{k: v for k, v in m.items() if k != "parent_message_uuid"} for m in listed]
+    older, _ = chat_exports.to_messages([{"uuid": "u", "chat_messages": plain}])
+    assert len(older) == 5  # no links (older exports): every message, as listed
+
+
+def test_conversation_titles_are_kept_and_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = ingest_both(capsys, tmp_path)
+
+    async def titles() -> dict[str, str]:
+        async with await StrataGate.open(db) as memory:
+            return await memory.thread_titles("default")
+
+    assert asyncio.run(titles()) == {
+        GPT_EN: "Moving and running",
+        GPT_ZH: "学做饭",
+        CLAUDE_EN: "Marathon training",
+        CLAUDE_ZH: "周末",
+        CLAUDE_BRANCHED: "Balcony tomatoes",
+    }  # the empty conversation is not a thread, so it has no title
+    code, out, err = run(capsys, "blocks", "--db", str(db), "--space", "default")
+    assert code == 0, err
+    assert f"{GPT_EN}  Moving and running" in out and f"{CLAUDE_ZH}  周末" in out
+    code, out, _ = run(capsys, "blocks", "--db", str(db), "--space", "default", "--json")
+    rows = {row["thread"]: row["thread_title"] for row in json.loads(out)}
+    assert rows[CLAUDE_BRANCHED] == "Balcony tomatoes"
+
+
+def test_a_purge_erases_the_words_from_a_conversation_title(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "m.db"
+    ingest(capsys, CLAUDE, db)
+    code, _, err = run(capsys, "purge", "--text", "Balcony tomatoes", "--yes", "--db", str(db))
+    assert code == 0, err
+    code, out, err = run(capsys, "purge", "--text", "Balcony tomatoes", "--check", "--db", str(db))
+    assert code == 0, (out, err)
+
+    async def title() -> str:
+        async with await StrataGate.open(db) as memory:
+            return (await memory.thread_titles("default")).get(CLAUDE_BRANCHED, "")
+
+    assert "Balcony tomatoes" not in asyncio.run(title())
+
+
+async def test_the_web_lists_imported_conversations_by_title(tmp_path: Path) -> None:
+    async with web_app(tmp_path) as (_, _host, client):
+        upload = {"file": ("conversations.json", CLAUDE.read_bytes(), "application/json")}
+        form = {"kind": "chat-history", "format": "auto"}
+        answer = await post(client, "/memory/import?space=default", data=form, files=upload)
+        assert answer.status_code == 200, answer.text
+        page = await client.get(f"/memory/blocks?space=default&thread={CLAUDE_BRANCHED}")
+        assert page.status_code == 200
+        assert f'value="{CLAUDE_BRANCHED}" selected>Balcony tomatoes · ' in page.text
+        assert ">Marathon training · " in page.text
+        assert "<h1>" in page.text and "Balcony tomatoes" in page.text.split("<h1>")[1][:300]
 
 
 def test_ingest_of_a_broken_export_names_the_conversation(
@@ -160,7 +263,7 @@ def test_ingest_of_a_broken_export_names_the_conversation(
     file.write_text(file.read_text(encoding="utf-8")[:-2] + ", 7]", encoding="utf-8")
     code, out, err = run(capsys, "ingest", str(file), "--db", str(tmp_path / "m.db"))
     assert code == 2 and out == ""
-    assert "conversation 3: must be a JSON object; nothing was recorded" in err
+    assert "conversation 4: must be a JSON object; nothing was recorded" in err
 
 
 async def test_web_import_page_takes_a_chat_history(tmp_path: Path) -> None:
@@ -183,7 +286,10 @@ async def test_web_import_page_takes_a_chat_history(tmp_path: Path) -> None:
         as_memories = await post(
             client, "/memory/import?space=default", data={"format": "auto"}, files=upload
         )
-        assert as_memories.status_code == 400 and "this is a chat history" in as_memories.text
+        assert as_memories.status_code == 200  # known by its shape: recorded, and said so
+        assert "is a ChatGPT export, a chat history rather than memories" in as_memories.text
+        assert "recorded 0 turns (3 already present)" in as_memories.text
+        assert await memory.import_jobs("default") == []
 
 
 def test_odd_shapes_in_an_export_never_raise_past_a_clear_line() -> None:

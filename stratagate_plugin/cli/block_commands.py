@@ -23,8 +23,10 @@ def register(commands: Any) -> None:
 async def list_blocks(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        views = await memory.get_blocks(await resolve_space(args, memory), args.thread)
-    print_blocks(views, args.json)
+        space = await resolve_space(args, memory)
+        views = await memory.get_blocks(space, args.thread)
+        titles = await memory.thread_titles(space)
+    print_blocks(views, args.json, titles)
     return 0
 
 

@@ -147,9 +147,15 @@ def block_row(view: BlockView) -> dict[str, Any]:
     }
 
 
-def print_blocks(views: list[BlockView], as_json: bool) -> None:
+def print_blocks(
+    views: list[BlockView], as_json: bool, titles: dict[str, str] | None = None
+) -> None:
+    """The blocks as a table, then each titled thread's full id and title (an imported
+    chat history's conversation titles), or as JSON rows with ``thread_title``."""
     rows = [block_row(view) for view in views]
+    titles = titles or {}
     if as_json:
+        rows = [{**row, "thread_title": titles.get(row["thread"], "")} for row in rows]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     if not rows:
@@ -163,3 +169,8 @@ def print_blocks(views: list[BlockView], as_json: bool) -> None:
             f"{row['id']:<38} {row['thread'][:12]:<12} {row['sequence']:>3} {turns:>7} "
             f"{row['status']:<8} L{row['level']}   {tokens['L5']}/{tokens['L4']}/{tokens['L3']}"
         )
+    shown = dict.fromkeys(row["thread"] for row in rows if row["thread"] in titles)
+    if shown:
+        print("\nthreads:")
+    for thread in shown:
+        print(f"  {thread}  {titles[thread]}")

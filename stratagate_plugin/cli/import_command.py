@@ -8,7 +8,10 @@ a new preview of FILE or of an earlier job (``--job``), taking ``--choices FILE`
 ``{index: action}``, or ``{"job": id, "choices": {…}}``) for the items that need the
 user's word. An earlier job of the same text (and format) is used again instead of a new
 preview: analysed and uncommitted, or abandoned by a killed run, which is then resumed.
-FILE may be ``-`` (stdin); either is read up to 4 MB. ``--undo BATCH`` takes a batch
+FILE may be ``-`` (stdin); either is read up to 4 MB. A ChatGPT or Claude
+``conversations.json`` (known by its first bytes) is a chat history, not memories: it is
+recorded as ``ingest`` records it, up to 64 MB, and the command says so; it has no
+preview. ``--undo BATCH`` takes a batch
 back. ``--json`` prints the preview (the job, its items, the commit plan), the commit's
 batch or the undo as one JSON object on stdout. ``export`` writes the space as v2 JSON
 that ``import`` reads back unchanged.
@@ -21,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InvalidInput
+from ..core.importer.chat_file import SniffedFile, read_sniffed
 from ..core.importer.external_format import MAX_BULK_CANDIDATES, MAX_BYTES
-from ..core.importer.input_file import STDIN, read_capped
+from ..core.importer.input_file import STDIN
 from ..core.importer.jobs import (
     ACTIONS,
     ANALYSING,
@@ -34,6 +38,7 @@ from ..core.importer.jobs import (
 )
 from ..core.memory import StrataGate
 from .common import add_db_option, add_space_option, open_memory, resolve_space
+from .ingest_command import chat_summary, ingest_chat_export
 from .progress import Progress
 
 
@@ -79,14 +84,17 @@ def _register_import(commands: Any) -> None:
 async def run_import(args: argparse.Namespace) -> int:
     _check_arguments(args)
     choices = _read_choices(args.choices) if args.choices else None
+    read = read_sniffed(args.file, MAX_BYTES, sys.stdin.buffer) if args.file else None
+    if read is not None and read.export is not None:
+        return await _chat_history(args, read)
     async with await open_memory(args) as memory:
         space = await resolve_space(args, memory, create=True)
         if args.undo:
             return await _undo(memory, args.undo, space if args.space else None, args.json)
-        if args.job:
+        if read is None:
             job = await _resumed(memory, await _own_job(memory, args.job, space))
         else:
-            job = await _analysed(memory, space, read_import_file(args.file), args.format)
+            job = await _analysed(memory, space, import_text(read), args.format)
         picked = _for_job(choices, job.id) if args.commit else None
         plan = (
             await memory.import_commit_plan(job.id, picked) if job.status in COMMITTABLE else None
@@ -132,15 +140,45 @@ def _check_arguments(args: argparse.Namespace) -> None:
         raise InvalidInput("--job and --choices go with --commit")
 
 
-def read_import_file(path: Path | str) -> str:
-    """The file's text (``-``: stdin): at most 4 MB, read with that cap, UTF-8 (binary and
-    zip files are refused)."""
-    data = read_capped(path, MAX_BYTES, sys.stdin.buffer)
+def import_text(read: SniffedFile) -> str:
+    """The file's text: at most 4 MB, read with that cap, UTF-8 (binary and zip files are
+    refused)."""
     try:
-        return data.decode("utf-8-sig")
+        return read.data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        source = "stdin" if str(path) == STDIN else path
+        source = "stdin" if read.source == STDIN else read.source
         raise InvalidInput(f"{source} is not UTF-8 text (a binary or zip file?)") from None
+
+
+async def _chat_history(args: argparse.Namespace, read: SniffedFile) -> int:
+    """A chat export given to ``import``: recorded as ``ingest`` records it, saying so
+    first (``--preview``, which would write nothing, is refused: there is no preview)."""
+    assert read.export is not None
+    kind = read.export.kind
+    if args.preview or args.choices:
+        raise InvalidInput(
+            f"{read.source} is a chat history ({kind} export) and has no preview: "
+            "`stratagate import FILE` or `stratagate ingest FILE` records its conversations"
+        )
+    print(
+        f"stratagate: {read.source} is a {kind} export (a chat history, not memories): "
+        "recording its conversations as turns, as `stratagate ingest FILE` does",
+        file=sys.stderr,
+    )
+    tally = await ingest_chat_export(args, read)
+    if not args.json:
+        print(chat_summary(tally, read.export))
+        return 0
+    done = {
+        "kind": kind,
+        "conversations": read.export.conversations,
+        "recorded": tally.fresh,
+        "present": tally.replayed + tally.retimed,
+        "sealed": tally.sealed,
+        "space": tally.space,
+    }
+    print(json.dumps({"chat_history": done}, ensure_ascii=False, indent=2))
+    return 0
 
 
 def _read_choices(path: Path) -> dict[str, Any]:

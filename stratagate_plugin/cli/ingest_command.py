@@ -6,6 +6,8 @@ again: the turns already recorded are skipped, only the fixed and the new ones a
 
 Turns go to the memory space ``chat`` uses in this directory, or to ``--space``. A file is
 a finished conversation: each thread's tail is sealed after its last turn in the file.
+ChatGPT's and Claude's ``conversations.json`` are known by their first bytes and read one
+conversation at a time (``core/importer/chat_file.py``); ``import`` hands them here too.
 """
 
 import argparse
@@ -18,8 +20,9 @@ from typing import Any
 from ..bench.locomo import Session, sessions_of, turns_of
 from ..bench.locomo_shape import check_samples
 from ..core.errors import InvalidInput, ReceiptConflict, StrataGateError
+from ..core.importer.chat_file import SniffedFile, read_sniffed
 from ..core.importer.formats import chat_exports
-from ..core.importer.json_document import read_json_file
+from ..core.importer.json_document import MAX_FILE_BYTES, decode_json
 from ..core.importer.message_list import group_turns, out_of_range, parse_message_list, turn_time
 from ..core.importer.receipts import receipt_ids
 from ..core.memory import StrataGate
@@ -72,27 +75,71 @@ class Tally:
 
 
 async def ingest(args: argparse.Namespace) -> int:
-    document = read_json_file(args.file, stdin=sys.stdin.buffer)
-    warn(*document.notes)
-    tally = await record_file(args, document.value)
+    read = read_sniffed(args.file, MAX_FILE_BYTES, sys.stdin.buffer)
+    if read.export is None:
+        document = decode_json(read.data, read.source)
+        warn(*document.notes)
+        read = export_of(args.file, read, document.value)
+        if read.export is None:
+            return await ingest_entries(args, document.value)
+    print(chat_summary(await ingest_chat_export(args, read), read.export))
+    return 0
+
+
+async def ingest_entries(args: argparse.Namespace, entries: Any) -> int:
+    """A message list or a LoCoMo file, decoded."""
+    tally = await record_file(args, plan_file(args.file, entries))
+    warn_retimed(args, tally)
+    print(summary(tally, entries))
+    return 0
+
+
+def export_of(source: str, read: SniffedFile, value: Any) -> SniffedFile:
+    """A chat export the first bytes did not tell (its first conversation's keys came
+    late), found once the file is decoded; else ``read`` as it was."""
+    kind = chat_exports.export_kind(value)
+    if kind is None:
+        return read
+    try:
+        return SniffedFile(read.source, export=chat_exports.collect(kind, value))
+    except InvalidInput as error:
+        raise InvalidInput(f"{source}: {error}; nothing was recorded") from None
+
+
+async def ingest_chat_export(args: argparse.Namespace, read: SniffedFile) -> Tally:
+    """Record a ChatGPT or Claude export read by ``read_sniffed``; what was done."""
+    assert read.export is not None
+    warn(*read.notes())
+    try:
+        plan = plan_chat_export(args.file, read.export)
+    except InvalidInput as error:
+        raise InvalidInput(f"{args.file}: {error}; nothing was recorded") from None
+    tally = await record_file(args, plan, read.export.titles)
+    warn_retimed(args, tally)
+    return tally
+
+
+def warn_retimed(args: argparse.Namespace, tally: Tally) -> None:
     if tally.retimed:
         warn(
             f"{args.file}: {tally.retimed} turns were recorded before with another time; "
             "the first time is kept"
         )
-    print(summary(tally, document.value))
-    return 0
+
+
+def chat_summary(tally: Tally, export: chat_exports.ChatExport) -> str:
+    space = f" into {tally.space}" if tally.space else ""
+    return (
+        f"recorded {tally.fresh} turns ({tally.replayed + tally.retimed} already present) "
+        f"from {export.conversations} {export.kind} conversations{space}, "
+        f"sealed {tally.sealed} blocks"
+    )
 
 
 def summary(tally: Tally, entries: Any) -> str:
     space = f" into {tally.space}" if tally.space else ""
     if is_locomo(entries):
         return f"recorded {tally.fresh} LoCoMo turns from {len(entries)} conversations{space}"
-    if kind := chat_exports.export_kind(entries):
-        return (
-            f"recorded {tally.fresh} turns ({tally.replayed + tally.retimed} already present) "
-            f"from {len(entries)} {kind} conversations{space}, sealed {tally.sealed} blocks"
-        )
     present = tally.replayed + tally.retimed
     return (
         f"recorded {tally.fresh} turns ({present} already present){space}, "
@@ -121,21 +168,22 @@ def plan_file(source: str, entries: Any) -> list[PlannedTurn]:
     try:
         if is_locomo(entries):
             return plan_locomo(check_samples(entries, questions=False))
-        if kind := chat_exports.export_kind(entries):
-            return plan_messages(source, chat_messages(source, kind, entries))
         return plan_messages(source, entries)
     except InvalidInput as error:
         raise InvalidInput(f"{source}: {error}; nothing was recorded") from None
 
 
-def chat_messages(source: str, kind: str, conversations: list[Any]) -> list[dict[str, Any]]:
-    """A ChatGPT or Claude export as a message list, one thread per conversation."""
-    messages, skipped = chat_exports.to_messages(conversations)
-    if skipped:
-        warn(f"{source}: {skipped} {kind} conversations hold no user message and were left out")
-    if not messages:
+def plan_chat_export(source: str, export: chat_exports.ChatExport) -> list[PlannedTurn]:
+    """A ChatGPT or Claude export's turns, one thread per conversation."""
+    kind = export.kind
+    if export.skipped:
+        warn(
+            f"{source}: {export.skipped} {kind} conversations hold no user message "
+            "and were left out"
+        )
+    if not export.messages:
         raise InvalidInput(f"the {kind} export holds no user or assistant text")
-    return messages
+    return plan_messages(source, export.messages)
 
 
 def plan_messages(source: str, entries: Any) -> list[PlannedTurn]:
@@ -185,16 +233,19 @@ def session_turns(session: Session) -> list[list[MessageIn]]:
     return [turn for turn in turns if any(m.role == "user" for m in turn)]
 
 
-async def record_file(args: argparse.Namespace, entries: Any) -> Tally:
-    """Check the whole file, then record it into the chosen space; a failure midway says
-    how many turns were recorded first."""
-    plan = plan_file(args.file, entries)
+async def record_file(
+    args: argparse.Namespace, plan: Sequence[PlannedTurn], titles: dict[str, str] | None = None
+) -> Tally:
+    """Record the checked plan of a whole file into the chosen space, then title its
+    threads (a chat export's conversation titles); a failure midway says how many turns
+    were recorded first."""
     tally = Tally()
     try:
         memory = await open_memory(args)
         async with memory:
             tally.space = await resolve_space(args, memory, create=True)
             await record_plan(args, memory, plan, tally)
+            await memory.set_thread_titles(tally.space, titles or {})
     except (StrataGateError, OSError, ValueError, sqlite3.Error) as error:
         raise IngestStopped(
             f"{args.file}: {error}; {tally.fresh} turns recorded before the error, "
@@ -206,7 +257,7 @@ async def record_file(args: argparse.Namespace, entries: Any) -> Tally:
 async def record_plan(
     args: argparse.Namespace, memory: StrataGate, plan: Sequence[PlannedTurn], tally: Tally
 ) -> None:
-    if args.block_turns is not None:
+    if getattr(args, "block_turns", None) is not None:
         await memory.set_block_turn_size(tally.space, args.block_turns)
     with Progress("ingest", "turns", len(plan)) as progress:
         for turn in plan:

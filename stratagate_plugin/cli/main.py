@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Coroutine, Sequence
 from importlib import metadata
 from typing import Any
@@ -63,15 +64,22 @@ examples:
 'stratagate COMMAND --help' explains one command."""
 
 
+HELP_WIDTH = 100
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """Every command registered, and ``--help`` listing each of them (sub-commands too)
+    from the parser itself, so a new command is never missing from it."""
     parser = argparse.ArgumentParser(
         prog="stratagate",
+        usage="%(prog)s [-h] [--version] COMMAND ...",
         description=DESCRIPTION,
-        epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS
+    )
     for module in (
         demo_command,
         ingest_command,
@@ -96,7 +104,37 @@ def build_parser() -> argparse.ArgumentParser:
         topics_command,
     ):
         module.register(commands)
+    parser.epilog = command_listing(parser) + "\n\n" + EXAMPLES
     return parser
+
+
+def command_summaries(parser: argparse.ArgumentParser, prefix: str = "") -> list[tuple[str, str]]:
+    """(``name`` or ``name sub``, its one-line help) for every command the parser knows,
+    depth first in the order they were registered."""
+    found: list[tuple[str, str]] = []
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {choice.dest: choice.help or "" for choice in action._choices_actions}
+        for name, sub in action.choices.items():
+            if name not in helps:  # an alias
+                continue
+            summary = helps[name] or (sub.description or "").split("\n")[0]
+            found.append((f"{prefix}{name}", " ".join(summary.split())))
+            found += command_summaries(sub, f"{prefix}{name} ")
+    return found
+
+
+def command_listing(parser: argparse.ArgumentParser) -> str:
+    """The ``commands:`` section of ``--help``: each command and its summary, wrapped."""
+    summaries = command_summaries(parser)
+    width = max(len(name) for name, _ in summaries) + 4
+    lines = ["commands:"]
+    for name, summary in summaries:
+        wrapped = textwrap.wrap(summary, HELP_WIDTH - width) or [""]
+        lines.append(f"  {name:<{width - 2}}{wrapped[0]}".rstrip())
+        lines += [" " * width + more for more in wrapped[1:]]
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -64,6 +64,8 @@ class Conversation:
     messages: int
     turns: int
     last_at: datetime | None
+    title: str = ""
+    """The conversation's title where it came with one (an imported chat history)."""
 
 
 @dataclass(frozen=True)

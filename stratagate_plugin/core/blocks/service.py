@@ -243,6 +243,19 @@ class BlocksService(ServiceBase):
         """The space's conversations (threads), most recently active first."""
         return await self.db.read(lambda raw: rail_rows.conversations(raw, namespace, limit))
 
+    async def thread_titles(self, namespace: str) -> dict[str, str]:
+        """The space's titled conversations: thread id → title."""
+        return await self.db.read(lambda raw: rail_rows.thread_titles(raw, namespace))
+
+    async def set_thread_titles(self, namespace: str, titles: dict[str, str]) -> int:
+        """Title existing conversations (an imported chat history's own titles), one
+        transaction; how many titles changed."""
+        clean = {thread: " ".join(title.split()) for thread, title in titles.items()}
+        named = {thread: title for thread, title in clean.items() if title}
+        if not named:
+            return 0
+        return await self.db.write(lambda raw: rail_rows.set_thread_titles(raw, namespace, named))
+
     async def block_rail(
         self, namespace: str, thread_id: str, offset: int = 0, size: int = RAIL_PAGE
     ) -> BlockRail:

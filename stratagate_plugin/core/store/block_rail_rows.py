@@ -19,7 +19,7 @@ from .rows import block_from_row, job_from_row, maybe_time, traces_from_json
 from .sealing import EXTRACTION_JOB, SUMMARY_JOB
 
 _CONVERSATIONS = (
-    "SELECT t.thread_id, t.message_count, t.turn_count, "
+    "SELECT t.thread_id, t.title, t.message_count, t.turn_count, "
     "(SELECT COALESCE(MAX(b.thread_sequence), 0) FROM blocks b WHERE b.namespace = t.namespace "
     "AND b.thread_id = t.thread_id) AS block_count, "
     "(SELECT m.created_at FROM messages m WHERE m.namespace = t.namespace "
@@ -39,9 +39,29 @@ def conversations(raw: sqlite3.Connection, namespace: str, limit: int) -> list[C
             messages=int(row["message_count"]),
             turns=int(row["turn_count"]),
             last_at=maybe_time(row["last_at"]),
+            title=row["title"],
         )
         for row in rows
     ]
+
+
+def thread_titles(raw: sqlite3.Connection, namespace: str) -> dict[str, str]:
+    """Every titled thread of the space: its id → its title."""
+    rows = raw.execute(
+        "SELECT thread_id, title FROM threads WHERE namespace = ? AND title != ''", (namespace,)
+    ).fetchall()
+    return {row["thread_id"]: row["title"] for row in rows}
+
+
+def set_thread_titles(raw: sqlite3.Connection, namespace: str, titles: dict[str, str]) -> int:
+    """Title the threads of ``titles`` that exist; how many changed."""
+    changed = 0
+    for thread_id, title in titles.items():
+        changed += raw.execute(
+            "UPDATE threads SET title = ? WHERE namespace = ? AND thread_id = ? AND title != ?",
+            (title, namespace, thread_id, title),
+        ).rowcount
+    return changed
 
 
 def thread_tail(raw: sqlite3.Connection, namespace: str, thread_id: str) -> tuple[int, OpenTail]:

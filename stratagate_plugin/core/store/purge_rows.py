@@ -49,6 +49,7 @@ FREE_TEXT: dict[str, tuple[str, ...]] = {  # besides messages, events and blocks
     "graph_batches": ("reason",),
     "import_jobs": ("text", "payload", "error"),
     "import_items": ("candidate_json", "decision_json"),
+    "threads": ("title",),
 }
 JOURNAL_KEY = "purge_pending"  # meta: a purge committed, its file not yet compacted
 _UNIQUE_KEYS = {"name_key", "alias_key", "value_key", "term"}  # a tombstone made unique

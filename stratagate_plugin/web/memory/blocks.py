@@ -123,7 +123,14 @@ async def blocks_page(pages: MemoryPages, request: Request) -> Response:
     if not thread and conversations:
         thread = conversations[0].thread_id
     rail = await pages.memory.block_rail(space, thread, offset) if thread else None
-    context = {"conversations": conversations, "thread": thread, "rail": rail, "levels": LEVELS}
+    title = next((c.title for c in conversations if c.thread_id == thread), "")
+    context = {
+        "conversations": conversations,
+        "thread": thread,
+        "thread_title": title,
+        "rail": rail,
+        "levels": LEVELS,
+    }
     return await pages.render(request, "memory/blocks.html", context, tab="blocks")
 
 

@@ -18,7 +18,8 @@ IMPORT_STRINGS: dict[str, dict[str, str]] = {
         "bullet), mem0 or OpenMemory JSON, the MCP memory server's memory.jsonl, a Letta "
         "agent file. Up to {mb} MB; nothing is written before you commit. The export "
         "prompt's answer holds at most {n} memories; the other formats any number (each "
-        "memory is analysed in turn).",
+        "memory is analysed in turn). A ChatGPT or Claude conversations.json is recorded "
+        "as chat history, uploaded up to 64 MB.",
         "mem.import.text": "Pasted text",
         "mem.import.file": "…or a file",
         "mem.import.format": "Format",
@@ -132,7 +133,8 @@ IMPORT_STRINGS: dict[str, dict[str, str]] = {
         "mem.import.step2_help": "也可以读取：已保存记忆的纯文本列表（每行或每个要点一条）、"
         "mem0 或 OpenMemory 的 JSON、MCP 记忆服务器的 memory.jsonl、Letta 智能体文件。"
         "最多 {mb} MB；提交之前不会写入任何内容。导出提示词的回答最多 {n} 条记忆；"
-        "其他格式条数不限（逐条分析）。",
+        "其他格式条数不限（逐条分析）。ChatGPT 或 Claude 的 conversations.json "
+        "作为聊天记录保存，上传最多 64 MB。",
         "mem.import.text": "粘贴的文字",
         "mem.import.file": "……或者一个文件",
         "mem.import.format": "格式",

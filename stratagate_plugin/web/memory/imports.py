@@ -10,8 +10,14 @@ its confirmation asks with that count; commit writes the batch in one transactio
 batches page undoes one. Bad input is the start page again with one line saying why (400,
 or 413 when too large) and nothing written; a commit or undo the job's state forbids is a
 409 page with the engine's own words.
+
+An uploaded ChatGPT or Claude ``conversations.json`` is known by its first bytes and goes
+to the chat-history import whichever kind was picked, with ingest's 64 MB cap: the upload
+sits in Starlette's temporary file and is read from there one conversation at a time, on a
+worker thread. Memories stay capped at 4 MB.
 """
 
+import asyncio
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +30,9 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ...core.errors import InvalidInput
+from ...core.importer.chat_file import read_stream
 from ...core.importer.external_format import MAX_BYTES, MAX_CANDIDATES, ExternalCandidate
+from ...core.importer.formats.chat_exports import SNIFF_BYTES, ChatExport, sniff_kind
 from ...core.importer.formats.prompts import EXPORT_PROMPT_EN, EXPORT_PROMPT_ZH
 from ...core.importer.jobs import (
     ACTIONS,
@@ -35,18 +43,19 @@ from ...core.importer.jobs import (
     ImportItem,
     ImportJob,
 )
+from ...core.importer.json_document import MAX_FILE_BYTES
 from ...core.importer.service import SOURCE_NAME_LIMIT
 from ..shell.i18n import request_language
 from ..shell.templating import json_response, render
 from .chat_history import KIND as CHAT_HISTORY
-from .chat_history import record_chat_history
+from .chat_history import export_of_text, record_chat_history
 from .import_strings import IMPORT_STRINGS
 from .pages import SECTION_PATH, MemoryPages, form_fields, int_param
 
 STRINGS = IMPORT_STRINGS
 MEGABYTE = 1024 * 1024
-IMPORT_PATH = "/import"  # the upload route, allowed the import's 4 MB and the form's wrapping
-IMPORT_BODY_LIMIT = MAX_BYTES + 256 * 1024
+IMPORT_PATH = "/import"  # the upload route, allowed a chat export's 64 MB and the wrapping
+IMPORT_BODY_LIMIT = MAX_FILE_BYTES + 256 * 1024
 POLL_SECONDS = 1
 AUTO_PAGE = 50  # items needing no choice shown at a time (every unsure one is always shown)
 CHOICE_FIELD = "choice-"
@@ -123,10 +132,11 @@ async def preview(pages: MemoryPages, request: Request) -> Response:
     try:
         posted = await read_import(request)
         space = pages.space(request)
-        if posted.kind == CHAT_HISTORY:
-            done = await record_chat_history(pages.memory, space, posted.text)
+        if posted.export is not None or posted.kind == CHAT_HISTORY:
+            export = posted.export or export_of_text(posted.text)
+            done = posted.routed + await record_chat_history(pages.memory, space, export)
             pages.runtime.kick()  # the sealed blocks are derived by the worker
-            return await _start(pages, request, done=done, kind=posted.kind)
+            return await _start(pages, request, done=done, kind=CHAT_HISTORY)
         job = await pages.memory.import_preview(space, posted.text, posted.fmt, posted.source)
     except Refused as refused:
         return await _start(pages, request, problem=str(refused), status_code=refused.status)
@@ -148,36 +158,74 @@ async def preview(pages: MemoryPages, request: Request) -> Response:
 @dataclass(frozen=True)
 class Posted:
     """The start form as posted: the text (pasted or the file's), its format, its source,
-    and whether it is memories or a chat history."""
+    and whether it is memories or a chat history; an uploaded chat export, read."""
 
     text: str = ""
     fmt: str = "auto"
     source: str = ""
     kind: str = "memories"
+    export: ChatExport | None = None
+    routed: str = ""
+    """Said before the receipt when memories were picked for a chat export."""
 
 
 async def read_import(request: Request) -> Posted:
     """The pasted text or the uploaded file's text, the format asked for, the source name
-    the user gave (a pasted list names none itself), and memories or a chat history."""
-    async with request.form(max_files=1, max_fields=8, max_part_size=2 * MAX_BYTES) as form:
-        fmt = _text_field(form.get("format")) or "auto"
-        if fmt not in IMPORT_FORMATS:
-            raise Refused(400, f"format must be one of {', '.join(IMPORT_FORMATS)}, not {fmt!r}")
-        kind = _text_field(form.get("kind")) or "memories"
-        if kind not in ("memories", CHAT_HISTORY):
-            raise Refused(400, f"kind must be memories or {CHAT_HISTORY}, not {kind!r}")
-        source = _text_field(form.get("source"))
-        pasted = _text_field(form.get("text"))
-        upload = form.get("file")
-        uploaded = await _file_text(upload) if isinstance(upload, UploadFile) else ""
-    if pasted.strip() and uploaded:
-        raise Refused(400, "paste the text or choose a file, not both")
+    the user gave (a pasted list names none itself), and memories or a chat history; an
+    uploaded chat export is read instead of its text."""
+    try:
+        async with request.form(max_files=1, max_fields=8, max_part_size=MAX_BYTES + 1) as form:
+            fmt = _text_field(form.get("format")) or "auto"
+            if fmt not in IMPORT_FORMATS:
+                wanted = ", ".join(IMPORT_FORMATS)
+                raise Refused(400, f"format must be one of {wanted}, not {fmt!r}")
+            kind = _text_field(form.get("kind")) or "memories"
+            if kind not in ("memories", CHAT_HISTORY):
+                raise Refused(400, f"kind must be memories or {CHAT_HISTORY}, not {kind!r}")
+            source = _text_field(form.get("source"))
+            pasted = _text_field(form.get("text"))
+            upload = form.get("file")
+            upload = upload if isinstance(upload, UploadFile) else None
+            export = await _chat_export(upload) if upload else None
+            if upload and export:
+                _check_not_both(pasted, True)
+                return Posted("", fmt, source, kind, export, _routed(upload, export, kind))
+            uploaded = await _file_text(upload) if upload else ""
+    except HTTPException as error:  # a pasted part over the cap
+        if "exceeded maximum size" in str(error.detail):
+            raise Refused(413, _too_large()) from None
+        raise
+    _check_not_both(pasted, bool(uploaded))
     text = uploaded or pasted
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise Refused(413, _too_large())
     if not text.strip():
         raise Refused(400, "paste the other AI's answer or choose a file first")
     return Posted(text, fmt, source, kind)
+
+
+def _check_not_both(pasted: str, uploaded: bool) -> None:
+    if pasted.strip() and uploaded:
+        raise Refused(400, "paste the text or choose a file, not both")
+
+
+async def _chat_export(upload: UploadFile) -> ChatExport | None:
+    """The upload read as a chat export when its first bytes are one (a worker thread
+    reads it from the temporary file, a conversation at a time), else None."""
+    head = await upload.read(SNIFF_BYTES)
+    await upload.seek(0)
+    if sniff_kind(head) is None:
+        return None
+    name = upload.filename or "the file"
+    read = await asyncio.to_thread(read_stream, upload.file, name, MAX_BYTES)
+    return read.export
+
+
+def _routed(upload: UploadFile, export: ChatExport, kind: str) -> str:
+    if kind == CHAT_HISTORY:
+        return ""
+    name = upload.filename or "the file"
+    return f"{name} is a {export.kind} export, a chat history rather than memories: "
 
 
 def _text_field(value: Any) -> str:

@@ -3,16 +3,26 @@
 These are conversations, not memories: each becomes a thread of turns (``stratagate
 ingest``), sealed and derived like any other, never candidates for the import preview.
 Only what was finally said is kept: in ChatGPT's tree the branch that leads to
-``current_node`` (an edited or regenerated sibling was replaced), and of either export
+``current_node`` (an edited or regenerated sibling was replaced), in Claude's the branch
+of ``parent_message_uuid`` links that leads to the newest message, and of either export
 only the user's and the assistant's visible text (system, tool, hidden, code, images,
-thinking and the assistant's calls to a tool are left out). Pure: the decoded JSON
-in, ``{thread, role, content, at}`` out.
+thinking and the assistant's calls to a tool are left out). Each conversation's title
+(ChatGPT's ``title``, Claude's ``name``) is kept as its thread's. Pure: the decoded JSON
+in, ``{thread, role, content, at}`` and titles out.
+
+``sniff_kind`` tells an export from its first bytes, so a 60 MB ``conversations.json`` is
+routed to the chat-history reader (and its 64 MB cap) without being read whole first.
 """
 
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from ...errors import InvalidInput
+from ...text.clean import valid_text
 from .json_text import try_json, unfenced
 
 CHATGPT = "ChatGPT"
@@ -20,6 +30,85 @@ CLAUDE = "Claude"
 CHATGPT_TEXT_TYPES = ("text", "multimodal_text")
 CHATGPT_ROLES = {"user": "user", "assistant": "assistant"}
 CLAUDE_ROLES = {"human": "user", "assistant": "assistant"}
+TITLE_LIMIT = 200
+SNIFF_BYTES = 256 * 1024
+"""How much of a file ``sniff_kind`` is given: far more than the keys before a first
+conversation's ``mapping`` or ``chat_messages``."""
+_KIND_OF_VALUE = {("mapping", "{"): CHATGPT, ("chat_messages", "["): CLAUDE}
+_TOKEN = re.compile(r'\s*("[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}:,]|[^\s"\[\]{}:,]+)', re.S)
+
+
+@dataclass
+class ChatExport:
+    """An export read conversation by conversation: what ingest records, and what it
+    says about the file."""
+
+    kind: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    conversations: int = 0
+    skipped: int = 0
+    """Conversations with nothing a user said (left out: a thread needs a user message)."""
+    titles: dict[str, str] = field(default_factory=dict)
+    """Each recorded thread's title as the product named the conversation."""
+
+    def add(self, conversation: Any) -> None:
+        """One conversation of the export, read as the first one's product writes it."""
+        if not isinstance(conversation, dict):
+            raise InvalidInput(f"conversation {self.conversations}: must be a JSON object")
+        reader = _chatgpt_conversation if self.kind == CHATGPT else _claude_conversation
+        found = [
+            {key: valid_text(value) for key, value in message.items()}
+            for message in reader(conversation, self.conversations)
+        ]
+        self.conversations += 1
+        if any(message["role"] == "user" for message in found):
+            self.messages += found
+            title = conversation.get("title" if self.kind == CHATGPT else "name")
+            if isinstance(title, str) and (
+                title := valid_text(" ".join(title.split()))[:TITLE_LIMIT]
+            ):
+                self.titles[found[0]["thread"]] = title
+        else:
+            self.skipped += 1
+
+
+def sniff_kind(head: bytes) -> str | None:
+    """``ChatGPT`` or ``Claude`` when the first bytes of a file open a list whose first
+    object has a ``mapping`` object or a ``chat_messages`` list (``export_kind``'s test),
+    found by reading that object's keys as tokens; None for another shape, or when
+    ``head`` ends before the object says."""
+    tokens = _tokens(head.decode("utf-8", "replace").lstrip("\ufeff"))
+    if next(tokens, None) != "[" or next(tokens, None) != "{":
+        return None
+    depth, last, key = 1, "", None
+    for token in tokens:
+        if key is not None and (found := _KIND_OF_VALUE.get((key, token))):
+            return found
+        key = _key(last) if token == ":" and depth == 1 else None
+        depth += (token in ("[", "{")) - (token in ("]", "}"))
+        if depth == 0:
+            return None
+        last = token
+    return None
+
+
+def _tokens(text: str) -> Iterator[str]:
+    """JSON's strings and punctuation, and runs of anything else; stops at the first
+    string the text cuts off."""
+    position = 0
+    while match := _TOKEN.match(text, position):
+        yield match.group(1)
+        position = match.end()
+
+
+def _key(token: str) -> str | None:
+    if not token.startswith('"'):
+        return None
+    try:
+        key = json.loads(token)
+    except ValueError:
+        return None
+    return key if isinstance(key, str) else None
 
 
 def export_kind(value: Any) -> str | None:
@@ -54,18 +143,16 @@ def to_messages(value: Any) -> tuple[list[dict[str, Any]], int]:
     kind = export_kind(value)
     if kind is None:
         raise InvalidInput("not a ChatGPT or Claude conversations.json export")
-    reader = _chatgpt_conversation if kind == CHATGPT else _claude_conversation
-    messages: list[dict[str, Any]] = []
-    skipped = 0
-    for number, conversation in enumerate(value):
-        if not isinstance(conversation, dict):
-            raise InvalidInput(f"conversation {number}: must be a JSON object")
-        found = reader(conversation, number)
-        if any(message["role"] == "user" for message in found):
-            messages += found
-        else:
-            skipped += 1
-    return messages, skipped
+    export = collect(kind, value)
+    return export.messages, export.skipped
+
+
+def collect(kind: str, conversations: Iterable[Any]) -> ChatExport:
+    """Every conversation of a ``kind`` export (a list, or a stream of its items)."""
+    export = ChatExport(kind)
+    for conversation in conversations:
+        export.add(conversation)
+    return export
 
 
 def _chatgpt_conversation(conversation: dict[str, Any], number: int) -> list[dict[str, Any]]:
@@ -138,9 +225,8 @@ def _claude_conversation(conversation: dict[str, Any], number: int) -> list[dict
     last_time = _utc_iso(conversation.get("created_at"))
     messages = []
     found = conversation.get("chat_messages")
-    for message in found if isinstance(found, list) else []:
-        if not isinstance(message, dict):
-            continue
+    listed = [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
+    for message in _claude_branch(listed):
         if not (role := CLAUDE_ROLES.get(_str(message.get("sender")) or "")):
             continue
         text = _claude_text(message)
@@ -148,6 +234,30 @@ def _claude_conversation(conversation: dict[str, Any], number: int) -> list[dict
         if text and last_time:
             messages.append({"thread": thread, "role": role, "content": text, "at": last_time})
     return messages
+
+
+def _claude_branch(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Root → the newest message, walking ``parent_message_uuid`` up (a cycle or a parent
+    missing from the export ends the walk): an edited question or a regenerated answer
+    starts a sibling branch, and only the newest branch is what was said last. An older
+    export without these links is taken whole, in its order."""
+    if not any(_str(message.get("parent_message_uuid")) for message in messages):
+        return messages
+    by_id = {uuid: m for m in messages if (uuid := _str(m.get("uuid")))}
+    if not by_id:
+        return messages
+    newest = max(
+        (index for index, m in enumerate(messages) if _str(m.get("uuid"))),
+        key=lambda index: (_utc_iso(messages[index].get("created_at")) or "", index),
+    )
+    branch: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    current = _str(messages[newest].get("uuid"))
+    while current is not None and current in by_id and current not in seen:
+        seen.add(current)
+        branch.append(by_id[current])
+        current = _str(by_id[current].get("parent_message_uuid"))
+    return branch[::-1]
 
 
 def _claude_text(message: dict[str, Any]) -> str:

@@ -41,6 +41,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     steps_019.m020_imports,
     steps_019.m021_graph_field_sources,
     steps_019.m022_provenance,
+    steps_019.m023_thread_titles,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

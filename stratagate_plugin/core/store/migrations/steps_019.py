@@ -202,3 +202,9 @@ def m022_provenance(raw: sqlite3.Connection) -> None:
         CREATE INDEX pending_citations_thread ON pending_citations(namespace, thread_id)
         """,
     )
+
+
+def m023_thread_titles(raw: sqlite3.Connection) -> None:
+    """A conversation's own title, as the product it was imported from named it (ChatGPT's
+    ``title``, Claude's ``name``); empty for a thread that has none."""
+    run_script(raw, "ALTER TABLE threads ADD COLUMN title TEXT NOT NULL DEFAULT ''")
