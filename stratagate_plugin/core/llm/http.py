@@ -5,7 +5,8 @@ task, JSON-in-text fallback, one validation retry with the error fed back, and o
 adaptations when a server rejects a request feature (tools, ``max_tokens``, ``temperature``).
 A request that a later attempt may fix (429, 5xx, a dropped connection, a timeout) is tried
 again by ``retry.py``'s policy; every reply is validated by ``replies.py`` before it is read.
-The API key is read from the environment per request and scrubbed from every message.
+The API key is read from the environment per request (none set: no ``Authorization``
+header, as local servers want) and scrubbed from every message.
 """
 
 import asyncio
@@ -42,6 +43,7 @@ from .request_body import TOOL_PREFIX as TOOL_PREFIX
 from .request_body import Compat, request_body
 from .request_body import output_budget as output_budget
 from .retry import RETRY_STATUSES, RetryClock, retry_after_seconds, retry_delay
+from .select import DEFAULT_KEY_ENV
 
 logger = logging.getLogger(__name__)
 
@@ -214,13 +216,14 @@ class HttpModel:
         return self._client
 
     def _headers(self) -> dict[str, str]:
+        """``Authorization`` only when a key is set: a local server (llama.cpp, Ollama,
+        vLLM) needs none, and one that does answers 401, which says how to give it."""
+        key = self._key()
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _key(self) -> str:
         env = self.config.api_key_env
-        if env is None:
-            return {}
-        key = os.environ.get(env, "").strip()
-        if not key:
-            self._fail(ModelAuthError, f"no API key: environment variable ${env} is not set")
-        return {"Authorization": f"Bearer {key}"}
+        return os.environ.get(env, "").strip() if env else ""
 
     def _check_status(self, response: httpx.Response, tried: str = "") -> None:
         """Raise the typed error for a failed status; ``tried`` says how often it was sent."""
@@ -229,7 +232,7 @@ class HttpModel:
             return
         detail = _error_detail(response)
         if status in (401, 403):
-            self._fail(ModelAuthError, f"{self._auth_problem()} (HTTP {status}: {detail})")
+            self._fail(ModelAuthError, self._auth_problem(f"HTTP {status}: {detail}"))
         if status == 404:
             self._fail(
                 ModelNotFoundError,
@@ -242,13 +245,21 @@ class HttpModel:
             self._fail(ModelServerError, f"{self._where()} failed (HTTP {status}: {detail}){tried}")
         self._fail(ModelError, f"{self._where()} rejected the request (HTTP {status}: {detail})")
 
-    def _auth_problem(self) -> str:
+    def _auth_problem(self, why: str) -> str:
+        """One line: the key that was refused, or how to give one the server wants."""
         env = self.config.api_key_env
-        if env is None:
+        if self._key():
+            return f"{self._where()} rejected the API key (set in ${env}) ({why})"
+        wants = f"{self._where()} wants an API key ({why})"
+        if env:
             return (
-                f"{self._where()} requires an API key; set api_key_env to the variable holding it"
+                f"{wants}: set ${env} to it, or name the variable holding it as api_key_env "
+                "in the profile's model block"
             )
-        return f"{self._where()} rejected the API key (set in ${env})"
+        return (
+            f"{wants}: name the variable holding it as api_key_env in the profile's model "
+            f"block (${DEFAULT_KEY_ENV} when STRATAGATE_BASE_URL names the endpoint)"
+        )
 
     def _rate_limited(self, response: httpx.Response, detail: str) -> str:
         message = f"{self._where()} is rate limiting requests (HTTP 429: {detail})"
@@ -278,8 +289,7 @@ class HttpModel:
         raise kind(valid_text(self._scrub(message))) from cause
 
     def _scrub(self, text: str) -> str:
-        env = self.config.api_key_env
-        key = os.environ.get(env, "").strip() if env else ""
+        key = self._key()
         return text.replace(key, "***") if key else text
 
 
