@@ -66,7 +66,9 @@ async def provider(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeProvide
 
 @pytest.fixture
 async def model(provider: FakeProvider) -> AsyncIterator[HttpModel]:
+    """A model in the forced-tool-call mode (the modes' ladder: test_structured_modes.py)."""
     async with HttpModel(_config(provider), clock=FakeTime().clock()) as http_model:
+        http_model.use_mode("tools")
         yield http_model
 
 
@@ -183,9 +185,11 @@ async def test_http_model_invalid_twice_raises_output_error(
     model: HttpModel, provider: FakeProvider
 ) -> None:
     provider.push(_tool_reply({"tags": []}), _text_reply("I cannot do that."))
+    provider.push(_text_reply("Still no."))  # text under a forced tool call: schema in prompt
     with pytest.raises(ModelOutputError, match="summarize_block") as caught:
         await model.complete(_summary_task())
-    assert len(provider.requests) == 2
+    assert len(provider.requests) == 3
+    assert "tools" not in provider.requests[2].body
     assert "no tool call and no JSON" in str(caught.value)
 
 

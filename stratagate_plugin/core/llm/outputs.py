@@ -22,10 +22,11 @@ _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 class InvalidOutput(Exception):
     """The reply could not be turned into the task's output type."""
 
-    def __init__(self, reason: str, raw: str) -> None:
+    def __init__(self, reason: str, raw: str, *, unstructured: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.raw = raw
+        self.unstructured = unstructured  # no JSON at all: the server may ignore the mode
 
 
 def parse_output(task: StructuredTask[T], message: WireMessage) -> T:
@@ -35,7 +36,8 @@ def parse_output(task: StructuredTask[T], message: WireMessage) -> T:
         raw = message.text
         found = _json_from_text(raw)
         if found is None:
-            raise InvalidOutput("the reply contained no tool call and no JSON object", raw)
+            reason = "the reply contained no tool call and no JSON object"
+            raise InvalidOutput(reason, raw, unstructured=True)
         return _validate(task, found, raw)
     raw = calls[0][1].arguments
     try:
