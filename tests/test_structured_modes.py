@@ -50,6 +50,7 @@ class Mimic:
     response_format: str = "honoured"
     tools: str = "ignored"
     prompt: str = "honoured"
+    result: dict[str, Any] = field(default_factory=lambda: SUMMARY)
     requests: list[dict[str, Any]] = field(default_factory=list)
     base_url: str = ""
 
@@ -75,8 +76,8 @@ class Mimic:
         if how == "ignored":
             return reply({"role": "assistant", "content": PROSE})
         if content:
-            return reply({"role": "assistant", "content": json.dumps(SUMMARY)})
-        function = {"name": "stratagate_summarize_block", "arguments": json.dumps(SUMMARY)}
+            return reply({"role": "assistant", "content": json.dumps(self.result)})
+        function = {"name": "stratagate_summarize_block", "arguments": json.dumps(self.result)}
         call = {"id": "c1", "type": "function", "function": function}
         return reply({"role": "assistant", "content": None, "tool_calls": [call]})
 

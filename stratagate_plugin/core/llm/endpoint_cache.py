@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..clock import iso, utc_now
 from ..text.clean import valid_text
 from ..text.secrets import redact_secrets
+from .endpoint import normal_base_url
 from .request_body import TOP_MODE, Compat, Mode
 
 CACHE_FILE = Path("cache") / "model-endpoints.json"
@@ -44,7 +45,7 @@ class EndpointState(BaseModel):
 
 
 def endpoint_key(base_url: str, model: str) -> str:
-    return f"{base_url.rstrip('/')} {model}"
+    return f"{normal_base_url(base_url)} {model.strip()}"
 
 
 def load_endpoint(path: Path | None, base_url: str, model: str) -> EndpointState:

@@ -104,9 +104,9 @@ class HttpModel:
             self._client = None
 
     @property
-    def mode(self) -> Mode:
-        """How structured tasks ask for their schema now (``request_body.Compat``)."""
-        return self._compat.mode
+    def shape(self) -> tuple[Mode, bool]:
+        """How structured tasks ask for their schema now: the mode and its ``strict``."""
+        return self._compat.mode, self._compat.strict
 
     def forget_mode(self) -> None:
         """Find the endpoint's mode again from the top (the settings page's test)."""
