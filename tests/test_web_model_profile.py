@@ -35,6 +35,23 @@ def use_endpoint(host: Host, base_url: str, **extra: Any) -> None:
     runtime.settings["model"] = {"base_url": base_url, "model": "smollm2", **extra}
 
 
+async def after_the_test(
+    page: tuple[Host, httpx.AsyncClient], mimic: Mimic, monkeypatch: pytest.MonkeyPatch, **how: Any
+) -> httpx.Response:
+    """The page after "Test the endpoint" with ``mimic`` as the derivation model;
+    ``remembered``: a mode the cache holds first; ``lang``: the page's language."""
+    host, client = page
+    async with serve(mimic, monkeypatch):
+        use_endpoint(host, mimic.base_url)
+        if "remembered" in how:
+            record_endpoint(cache(), mimic.base_url, "smollm2", mode=how["remembered"])
+        if "lang" in how:
+            shown = await client.get(f"/memory/settings?lang={how['lang']}")
+            assert "测试接口" in shown.text and "尚未检测" in shown.text
+        query = f"?lang={how['lang']}" if "lang" in how else ""
+        return await post(client, TEST_URL + query)
+
+
 def cache() -> Path:
     return endpoint_cache_path(os.environ)
 
@@ -60,11 +77,8 @@ async def test_the_page_shows_the_endpoint_its_mode_and_last_error_never_the_key
 async def test_testing_the_endpoint_runs_one_task_and_says_time_and_validity(
     page: tuple[Host, httpx.AsyncClient], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    host, client = page
     mimic = Mimic(result=CHECKED)
-    async with serve(mimic, monkeypatch):
-        use_endpoint(host, mimic.base_url)
-        answer = await post(client, TEST_URL)
+    answer = await after_the_test(page, mimic, monkeypatch)
     assert answer.status_code == 200
     assert "Valid answer in" in answer.text
     assert "asked as response_format json_schema, strict" in answer.text
@@ -80,12 +94,8 @@ async def test_the_test_finds_the_mode_again_and_reports_a_wrong_answer(
     page: tuple[Host, httpx.AsyncClient], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A mode remembered as the prompt's is probed again from the top."""
-    host, client = page
     mimic = Mimic(response_format="refused", tools="honoured", result={"count": 3, "longest": "x"})
-    async with serve(mimic, monkeypatch):
-        use_endpoint(host, mimic.base_url)
-        record_endpoint(cache(), mimic.base_url, "smollm2", mode=("prompt", False))
-        answer = await post(client, TEST_URL)
+    answer = await after_the_test(page, mimic, monkeypatch, remembered=("prompt", False))
     assert [("response_format" in r, "tools" in r) for r in mimic.requests] == [
         (True, False),
         (False, True),
@@ -97,15 +107,12 @@ async def test_the_test_finds_the_mode_again_and_reports_a_wrong_answer(
 async def test_a_failing_endpoint_is_one_line_on_the_page_and_its_last_error(
     page: tuple[Host, httpx.AsyncClient], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    host, client = page
     mimic = Mimic(response_format="ignored", tools="ignored", prompt="ignored")
-    async with serve(mimic, monkeypatch):
-        use_endpoint(host, mimic.base_url)
-        answer = await post(client, TEST_URL)
+    answer = await after_the_test(page, mimic, monkeypatch)
     assert answer.status_code == 200
     assert "No valid answer after" in answer.text
     assert "returned invalid output for check_endpoint twice" in answer.text
-    shown = await client.get("/memory/settings")
+    shown = await page[1].get("/memory/settings")
     assert "returned invalid output for check_endpoint twice" in shown.text
     assert "the schema in the prompt (not enforced)" in shown.text
 
@@ -129,11 +136,5 @@ async def test_the_offline_model_has_nothing_to_test(page: tuple[Host, httpx.Asy
 async def test_the_chinese_model_profile(
     page: tuple[Host, httpx.AsyncClient], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    host, client = page
-    mimic = Mimic(result=CHECKED)
-    async with serve(mimic, monkeypatch):
-        use_endpoint(host, mimic.base_url)
-        shown = await client.get("/memory/settings?lang=zh")
-        assert "测试接口" in shown.text and "尚未检测" in shown.text
-        answer = await post(client, f"{TEST_URL}?lang=zh")
+    answer = await after_the_test(page, Mimic(result=CHECKED), monkeypatch, lang="zh")
     assert "秒内得到有效回答" in answer.text and "严格模式" in answer.text
