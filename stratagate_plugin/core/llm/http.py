@@ -174,7 +174,7 @@ class HttpModel:
         """POST until the server accepts the request shape (``body`` is rebuilt after each
         adaptation); the successful response. With several requests in flight, another one
         may have adapted the shape while this one was out: it is then simply sent again."""
-        for _ in range(5):
+        for _ in range(8):  # five features to drop at most, and shapes changed meanwhile
             shape = replace(self._compat)
             sent = body()
             response = await self._post(sent)

@@ -29,8 +29,7 @@ from ...core.errors import validation_problems
 from ...core.llm.base import ModelError
 from ...core.llm.endpoint_cache import EndpointState, load_endpoint
 from ...core.llm.endpoint_check import CheckResult, check_endpoint
-from ...core.llm.http import HttpModel
-from ...core.llm.select import endpoint_cache_path, model_from_settings, resolve_model_settings
+from ...core.llm.select import endpoint_cache_path, http_config, resolve_model_settings
 from ...core.text.secrets import redact_secrets
 from ...memory_plugin.settings import SETTINGS_ID, MemorySettings, memory_config
 from .pages import SECTION_PATH, MemoryPages, form_fields
@@ -182,16 +181,17 @@ def checked_values(
 
 
 async def test_endpoint(pages: MemoryPages, request: Request) -> Response:
-    """Run the check task on the derivation model and show the page with what it found."""
+    """Run the check task on the derivation endpoint and show the page with what it found."""
+    form = dict(pages.settings)
+    values = resolve_model_settings(pages.settings.get("model"), os.environ)
+    if not values:
+        return await show(pages, request, form, [])  # the offline model: nothing to test
     try:
-        model = model_from_settings(pages.settings.get("model"), os.environ)
+        config = http_config(values)
     except ModelError as error:
-        return await show(pages, request, dict(pages.settings), [str(error)], status_code=400)
-    if not isinstance(model, HttpModel):
-        return await show(pages, request, dict(pages.settings), [])  # offline: nothing to test
-    async with model:
-        result = await check_endpoint(model)
-    return await show(pages, request, dict(pages.settings), [], check=result)
+        return await show(pages, request, form, [str(error)], status_code=400)
+    result = await check_endpoint(config, endpoint_cache_path(os.environ))
+    return await show(pages, request, form, [], check=result)
 
 
 async def show(
