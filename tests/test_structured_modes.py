@@ -91,7 +91,8 @@ def reply(message: dict[str, Any]) -> Response:
 
 def mode_of(body: dict[str, Any]) -> str:
     if "response_format" in body:
-        return "json_schema" if body["response_format"]["json_schema"]["strict"] else "loose"
+        strict = body["response_format"]["json_schema"].get("strict")
+        return "json_schema" if strict else "loose"
     return "tools" if "tools" in body else "prompt"
 
 
@@ -181,19 +182,18 @@ async def test_a_complaint_about_strictness_drops_strict_before_the_format(
 ) -> None:
     """OpenAI refuses a strict schema whose fields are not all required: the same schema
     is then asked for without ``strict``, still enforced."""
-    complaints = iter(
-        [
-            "Invalid schema for response_format: 'required' is required to be "
-            "supplied and to be an array including every key in properties"
-        ]
+    complaint = (
+        "Invalid schema for response_format 'stratagate_summarize_block': In context=(), "
+        "'required' is required to be supplied and to be an array including every key in "
+        "properties. Missing 'tags'."
     )
 
     class Strict(Mimic):
         async def chat(self, request: Request) -> Response:
             body = await request.json()
-            if body["response_format"]["json_schema"]["strict"]:
+            if body["response_format"]["json_schema"].get("strict"):
                 self.requests.append(body)
-                error = {"message": next(complaints), "type": "invalid_request_error"}
+                error = {"message": complaint, "type": "invalid_request_error"}
                 return JSONResponse({"error": error}, status_code=400)
             return await super().chat(_Replayed(body))  # type: ignore[arg-type]
 
@@ -201,6 +201,7 @@ async def test_a_complaint_about_strictness_drops_strict_before_the_format(
     async with serve(mimic, monkeypatch):
         assert (await summarise(mimic, cache)).title == SUMMARY["title"]
     assert mimic.modes() == ["json_schema", "loose"]
+    assert "strict" not in mimic.requests[1]["response_format"]["json_schema"]
     state = load_endpoint(cache, mimic.base_url, "smollm2")
     assert (state.mode, state.strict) == ("json_schema", False)
 

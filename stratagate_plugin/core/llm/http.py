@@ -1,8 +1,11 @@
 """OpenAI-compatible chat-completions client for structured tasks (the only module using httpx).
 
-Works against DeepSeek, OpenAI, Ollama, vLLM and llama.cpp's server: one forced tool call per
-task, JSON-in-text fallback, one validation retry with the error fed back, and one-time
-adaptations when a server rejects a request feature (tools, ``max_tokens``, ``temperature``).
+Works against DeepSeek, OpenAI, Ollama, vLLM and llama.cpp's server: each task asks for its
+schema in the endpoint's mode (``response_format`` ``json_schema``, else a forced tool call,
+else the schema in the prompt; found once and remembered by ``endpoint_cache.py``), JSON in
+text is read too, one validation retry feeds the error back, and a server rejecting a
+request feature (``response_format``, tools, ``max_tokens``, ``temperature``) or ignoring
+one (a reply with no JSON) gets the request without it from then on.
 A request that a later attempt may fix (429, 5xx, a dropped connection, a timeout) is tried
 again by ``retry.py``'s policy; every reply is validated by ``replies.py`` before it is read.
 The API key is read from the environment per request (none set: no ``Authorization``

@@ -95,7 +95,7 @@ class Compat:
             self.strict = False
             return "json_schema without strict"
         self.response_format = False
-        return "tools"
+        return self.mode
 
 
 def request_body(
@@ -114,7 +114,9 @@ def request_body(
         body["temperature"] = config.temperature
     name = TOOL_PREFIX + task.name
     if compat.mode == "json_schema":
-        schema = {"name": name, "schema": task.json_schema(), "strict": compat.strict}
+        schema: dict[str, Any] = {"name": name, "schema": task.json_schema()}
+        if compat.strict:  # left out, not false: a server may know no such field
+            schema["strict"] = True
         body["response_format"] = {"type": "json_schema", "json_schema": schema}
     elif compat.mode == "tools":
         body["tools"] = [{"type": "function", "function": _tool_function(task)}]
