@@ -216,6 +216,28 @@ class _Replayed:
         return self.body
 
 
+async def test_an_answer_cut_off_at_max_tokens_keeps_the_mode(
+    monkeypatch: pytest.MonkeyPatch, cache: Path
+) -> None:
+    """A weak model filling a string until max_tokens began the JSON the server enforced:
+    the validation retry asks again in the same mode, which is not given up."""
+    cut = json.dumps(SUMMARY)[:40]
+
+    class Truncating(Mimic):
+        async def chat(self, request: Request) -> Response:
+            body = await request.json()
+            self.requests.append(body)
+            text = cut if len(self.requests) == 1 else json.dumps(SUMMARY)
+            return reply({"role": "assistant", "content": text})
+
+    mimic = Truncating()
+    async with serve(mimic, monkeypatch):
+        assert (await summarise(mimic, cache)).title == SUMMARY["title"]
+    assert mimic.modes() == ["json_schema", "json_schema"]
+    assert "cut off or malformed" in mimic.requests[1]["messages"][-1]["content"]
+    assert load_endpoint(cache, mimic.base_url, "smollm2").mode == "json_schema"
+
+
 async def test_garbage_in_every_mode_fails_in_one_line_and_is_remembered(
     monkeypatch: pytest.MonkeyPatch, cache: Path
 ) -> None:

@@ -26,7 +26,9 @@ class InvalidOutput(Exception):
         super().__init__(reason)
         self.reason = reason
         self.raw = raw
-        self.unstructured = unstructured  # no JSON at all: the server may ignore the mode
+        # No JSON begun at all: the server may ignore the mode. An answer cut off at
+        # max_tokens began one, so it is the model's failing, not the server's.
+        self.unstructured = unstructured
 
 
 def parse_output(task: StructuredTask[T], message: WireMessage) -> T:
@@ -35,6 +37,8 @@ def parse_output(task: StructuredTask[T], message: WireMessage) -> T:
     if not calls:
         raw = message.text
         found = _json_from_text(raw)
+        if found is None and _THINK.sub("", raw).lstrip().startswith("{"):
+            raise InvalidOutput("the reply's JSON object is cut off or malformed", raw)
         if found is None:
             reason = "the reply contained no tool call and no JSON object"
             raise InvalidOutput(reason, raw, unstructured=True)
