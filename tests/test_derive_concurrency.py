@@ -282,6 +282,7 @@ async def test_requests_in_flight_share_one_adaptation_of_the_request_shape(
         provider.push(no_tools, no_tools, _text_reply(json.dumps(SUMMARY)))
         provider.push(_text_reply(json.dumps(SUMMARY)))
         async with HttpModel(config) as model:
+            model.use_mode("tools")
             results = await asyncio.gather(*(model.complete(_summary_task()) for _ in range(2)))
     assert [result.title for result in results] == [SUMMARY["title"]] * 2
     assert ["tools" in request.body for request in provider.requests] == [True, True, False, False]

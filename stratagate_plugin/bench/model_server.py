@@ -2,8 +2,9 @@
 
 Derivation against a real model is bound by how many calls are in flight, not by this
 machine. This server answers each structured task the way ``core/llm/http.py`` asks for
-it (a forced tool call ``stratagate_<task>``, the payload as the user message) with that
-tool call, its arguments what the offline model gives for the payload, ``delay_s`` after
+it (``response_format`` naming the schema ``stratagate_<task>``, or a forced tool call of
+that name; the payload as the user message) with the JSON text, or that tool call, that the
+offline model gives for the payload, ``delay_s`` after
 the request arrived; the answer is worked out meanwhile, on a thread, and remembered by
 request, so the delay is the model's latency and this machine's time goes to the client.
 A run against it derives the same events as the offline model in process
@@ -71,6 +72,8 @@ class SlowModelServer:
             return JSONResponse({"error": message}, status_code=400)
         finally:
             self.in_flight -= 1
+        if "response_format" in body:
+            return JSONResponse(text_reply(json.dumps(answer, ensure_ascii=False)))
         return JSONResponse(tool_call_reply(_tool_name(body), answer))
 
     async def stats(self, request: Request) -> Response:
@@ -94,7 +97,15 @@ class SlowModelServer:
 
 
 def _tool_name(body: dict[str, Any]) -> str:
+    if "response_format" in body:
+        return str(body["response_format"]["json_schema"]["name"])
     return str(body["tool_choice"]["function"]["name"])
+
+
+def text_reply(content: str) -> dict[str, Any]:
+    """A chat-completions reply whose one choice is ``content`` (JSON under ``response_format``)."""
+    message = {"role": "assistant", "content": content}
+    return {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
 
 
 def tool_call_reply(name: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -51,9 +51,7 @@ class HttpModelConfig(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _strip_endpoint(cls, value: str) -> str:
-        """Accept ``…/v1``, ``…/v1/`` and a pasted ``…/v1/chat/completions`` alike."""
-        value = value.strip().rstrip("/")
-        return value.removesuffix("/chat/completions").rstrip("/")
+        return normal_base_url(value)
 
     @property
     def retry_policy(self) -> RetryPolicy:
@@ -63,3 +61,9 @@ class HttpModelConfig(BaseModel):
             max_delay_s=self.retry_max_delay_s,
             max_total_s=self.retry_max_total_s,
         )
+
+
+def normal_base_url(value: str) -> str:
+    """Accept ``…/v1``, ``…/v1/`` and a pasted ``…/v1/chat/completions`` alike."""
+    value = value.strip().rstrip("/")
+    return value.removesuffix("/chat/completions").rstrip("/")

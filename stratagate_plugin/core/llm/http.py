@@ -1,11 +1,15 @@
 """OpenAI-compatible chat-completions client for structured tasks (the only module using httpx).
 
-Works against DeepSeek, OpenAI, Ollama, vLLM and llama.cpp's server: one forced tool call per
-task, JSON-in-text fallback, one validation retry with the error fed back, and one-time
-adaptations when a server rejects a request feature (tools, ``max_tokens``, ``temperature``).
+Works against DeepSeek, OpenAI, Ollama, vLLM and llama.cpp's server: each task asks for its
+schema in the endpoint's mode (``response_format`` ``json_schema``, else a forced tool call,
+else the schema in the prompt; found once and remembered by ``endpoint_cache.py``), JSON in
+text is read too, one validation retry feeds the error back, and a server rejecting a
+request feature (``response_format``, tools, ``max_tokens``, ``temperature``) or ignoring
+one (a reply with no JSON) gets the request without it from then on.
 A request that a later attempt may fix (429, 5xx, a dropped connection, a timeout) is tried
 again by ``retry.py``'s policy; every reply is validated by ``replies.py`` before it is read.
-The API key is read from the environment per request and scrubbed from every message.
+The API key is read from the environment per request (none set: no ``Authorization``
+header, as local servers want) and scrubbed from every message.
 """
 
 import asyncio
@@ -14,7 +18,7 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
+from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn, Self
 
@@ -35,13 +39,15 @@ from .base import (
     T,
 )
 from .endpoint import HttpModelConfig as HttpModelConfig
+from .endpoint_cache import RememberedMode
 from .outputs import InvalidOutput, parse_output
 from .replies import MalformedReply, WireChoice, WireMessage, first_choice
 from .request_body import MIN_OUTPUT_TOKENS as MIN_OUTPUT_TOKENS
 from .request_body import TOOL_PREFIX as TOOL_PREFIX
-from .request_body import Compat, request_body
+from .request_body import Compat, Mode, mode_of, request_body
 from .request_body import output_budget as output_budget
 from .retry import RETRY_STATUSES, RetryClock, retry_after_seconds, retry_delay
+from .select import DEFAULT_KEY_ENV
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +75,8 @@ class HttpModel:
         config: HttpModelConfig,
         client: httpx.AsyncClient | None = None,
         clock: RetryClock | None = None,
+        *,
+        modes_path: Path | None = None,
     ) -> None:
         self.config = config
         self.name = config.model
@@ -76,6 +84,7 @@ class HttpModel:
         self._owns_client = client is None
         self._compat = Compat()
         self._clock = clock or RetryClock()
+        self._modes = RememberedMode(modes_path, config.base_url, config.model)
 
     def __repr__(self) -> str:
         return f"HttpModel(model={self.config.model!r}, base_url={self.config.base_url!r})"
@@ -97,46 +106,91 @@ class HttpModel:
             await self._client.aclose()
             self._client = None
 
+    @property
+    def shape(self) -> tuple[Mode, bool]:
+        """How structured tasks ask for their schema now: the mode and its ``strict``."""
+        return self._compat.mode, self._compat.strict
+
+    def forget_mode(self) -> None:
+        """Find the endpoint's mode again from the top (the settings page's test)."""
+        self.use_mode("json_schema")
+
+    def use_mode(self, mode: Mode, strict: bool = True) -> None:
+        """Start in ``mode`` instead of the remembered one (what it finds is still recorded)."""
+        self._compat = Compat()
+        self._compat.use(mode, strict)
+        self._modes.forget()
+
     async def complete(self, task: StructuredTask[T]) -> T:
-        """Call the model; validate; on invalid output retry once with the error fed back."""
+        """Call the model in the endpoint's mode; validate; on invalid output retry once
+        with the error fed back. The mode found and any error are remembered."""
+        self._modes.start(self._compat)
+        try:
+            result = await self._complete(task)
+        except ModelError as error:
+            self._modes.remember(self._compat, confirmed=False, error=str(error))
+            raise
+        self._modes.remember(self._compat, confirmed=True)
+        return result
+
+    async def _complete(self, task: StructuredTask[T]) -> T:
+        """A reply with no JSON at all means the server ignored the mode: the next mode is
+        tried (at most twice in all), without spending the validation retry."""
         feedback: InvalidOutput | None = None
-        for attempt in (1, 2):
-            message = await self._request(task, feedback)
+        attempt = 1
+        while True:
+            message, sent_in = await self._request(task, feedback)
             try:
                 return parse_output(task, message)
             except InvalidOutput as invalid:
+                if invalid.unstructured and self._fall_back(sent_in):
+                    continue
                 logger.warning("%s: invalid %s output (attempt %d)", self.name, task.name, attempt)
-                feedback = invalid
-        assert feedback is not None
-        self._fail(
-            ModelOutputError,
-            f"model {self.config.model!r} returned invalid output for {task.name} twice: "
-            f"{feedback.reason}",
-        )
+                if attempt == 2:
+                    self._fail(ModelOutputError, _invalid_twice(self.config, task, invalid))
+                feedback, attempt = invalid, 2
 
     async def _request(
         self, task: StructuredTask[Any], feedback: InvalidOutput | None
-    ) -> WireMessage:
-        body = partial(request_body, self.config, self._compat, task, feedback)
-        return self._choice_of(await self._accepted(body)).message
+    ) -> tuple[WireMessage, Mode]:
+        """The reply's message and the mode of the request that got it."""
+        sent: dict[str, Any] = {}
+
+        def body() -> dict[str, Any]:
+            sent.clear()
+            sent.update(request_body(self.config, self._compat, task, feedback))
+            return sent
+
+        message = self._choice_of(await self._accepted(body)).message
+        return message, mode_of(sent)
+
+    def _fall_back(self, sent_in: Mode) -> bool:
+        """Whether to ask again: another request already stepped down, or this one can."""
+        if self._compat.mode != sent_in:
+            return True
+        step = self._compat.fall_back()
+        if step is not None:
+            logger.info("%s sent no JSON in mode %s; trying %s", self._where(), sent_in, step)
+        return step is not None
 
     async def _accepted(self, body: Callable[[], dict[str, Any]]) -> httpx.Response:
         """POST until the server accepts the request shape (``body`` is rebuilt after each
         adaptation); the successful response. With several requests in flight, another one
         may have adapted the shape while this one was out: it is then simply sent again."""
-        for _ in range(4):
+        for _ in range(8):  # five features to drop at most, and shapes changed meanwhile
             shape = replace(self._compat)
-            response = await self._post(body())
+            sent = body()
+            response = await self._post(sent)
             if response.status_code == 400 and (
-                self._compat != shape or self._adapt(_error_detail(response))
+                self._compat != shape or self._adapt(_error_detail(response), sent)
             ):
                 continue
             self._check_status(response)
             return response
         self._fail(ModelError, f"{self._where()} kept rejecting the request (HTTP 400)")
 
-    def _adapt(self, detail: str) -> bool:
-        change = self._compat.adapt(detail)
+    def _adapt(self, detail: str, sent: dict[str, Any]) -> bool:
+        change = self._compat.adapt(detail, sent)
         if change is not None:
             logger.info("%s rejected a request feature; retrying with %s", self._where(), change)
         return change is not None
@@ -214,13 +268,14 @@ class HttpModel:
         return self._client
 
     def _headers(self) -> dict[str, str]:
+        """``Authorization`` only when a key is set: a local server (llama.cpp, Ollama,
+        vLLM) needs none, and one that does answers 401, which says how to give it."""
+        key = self._key()
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _key(self) -> str:
         env = self.config.api_key_env
-        if env is None:
-            return {}
-        key = os.environ.get(env, "").strip()
-        if not key:
-            self._fail(ModelAuthError, f"no API key: environment variable ${env} is not set")
-        return {"Authorization": f"Bearer {key}"}
+        return os.environ.get(env, "").strip() if env else ""
 
     def _check_status(self, response: httpx.Response, tried: str = "") -> None:
         """Raise the typed error for a failed status; ``tried`` says how often it was sent."""
@@ -229,7 +284,7 @@ class HttpModel:
             return
         detail = _error_detail(response)
         if status in (401, 403):
-            self._fail(ModelAuthError, f"{self._auth_problem()} (HTTP {status}: {detail})")
+            self._fail(ModelAuthError, self._auth_problem(f"HTTP {status}: {detail}"))
         if status == 404:
             self._fail(
                 ModelNotFoundError,
@@ -242,13 +297,21 @@ class HttpModel:
             self._fail(ModelServerError, f"{self._where()} failed (HTTP {status}: {detail}){tried}")
         self._fail(ModelError, f"{self._where()} rejected the request (HTTP {status}: {detail})")
 
-    def _auth_problem(self) -> str:
+    def _auth_problem(self, why: str) -> str:
+        """One line: the key that was refused, or how to give one the server wants."""
         env = self.config.api_key_env
-        if env is None:
+        if self._key():
+            return f"{self._where()} rejected the API key (set in ${env}) ({why})"
+        wants = f"{self._where()} wants an API key ({why})"
+        if env:
             return (
-                f"{self._where()} requires an API key; set api_key_env to the variable holding it"
+                f"{wants}: set ${env} to it, or name the variable holding it as api_key_env "
+                "in the profile's model block"
             )
-        return f"{self._where()} rejected the API key (set in ${env})"
+        return (
+            f"{wants}: name the variable holding it as api_key_env in the profile's model "
+            f"block (${DEFAULT_KEY_ENV} when STRATAGATE_BASE_URL names the endpoint)"
+        )
 
     def _rate_limited(self, response: httpx.Response, detail: str) -> str:
         message = f"{self._where()} is rate limiting requests (HTTP 429: {detail})"
@@ -278,8 +341,7 @@ class HttpModel:
         raise kind(valid_text(self._scrub(message))) from cause
 
     def _scrub(self, text: str) -> str:
-        env = self.config.api_key_env
-        key = os.environ.get(env, "").strip() if env else ""
+        key = self._key()
         return text.replace(key, "***") if key else text
 
 
@@ -296,6 +358,12 @@ def _error_detail(response: httpx.Response) -> str:
             detail = detail.get("message") or detail
     text = detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False)
     return _truncate(text, _DETAIL_LIMIT)
+
+
+def _invalid_twice(
+    config: HttpModelConfig, task: StructuredTask[Any], invalid: InvalidOutput
+) -> str:
+    return f"model {config.model!r} returned invalid output for {task.name} twice: {invalid.reason}"
 
 
 def _too_large(cap: int) -> str:

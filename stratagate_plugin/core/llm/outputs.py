@@ -22,10 +22,13 @@ _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 class InvalidOutput(Exception):
     """The reply could not be turned into the task's output type."""
 
-    def __init__(self, reason: str, raw: str) -> None:
+    def __init__(self, reason: str, raw: str, *, unstructured: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.raw = raw
+        # No JSON begun at all: the server may ignore the mode. An answer cut off at
+        # max_tokens began one, so it is the model's failing, not the server's.
+        self.unstructured = unstructured
 
 
 def parse_output(task: StructuredTask[T], message: WireMessage) -> T:
@@ -34,8 +37,11 @@ def parse_output(task: StructuredTask[T], message: WireMessage) -> T:
     if not calls:
         raw = message.text
         found = _json_from_text(raw)
+        if found is None and _THINK.sub("", raw).lstrip().startswith("{"):
+            raise InvalidOutput("the reply's JSON object is cut off or malformed", raw)
         if found is None:
-            raise InvalidOutput("the reply contained no tool call and no JSON object", raw)
+            reason = "the reply contained no tool call and no JSON object"
+            raise InvalidOutput(reason, raw, unstructured=True)
         return _validate(task, found, raw)
     raw = calls[0][1].arguments
     try:

@@ -8,15 +8,21 @@ first, then the ``environ`` the wiring code hands over: ``STRATAGATE_BASE_URL`` 
 (``STRATAGATE_TIMEOUT_S``, ``STRATAGATE_MAX_ATTEMPTS``, …). Core never reads the process
 environment itself, so a test or an embedding program gets the offline model unless it
 asks for another.
+
+The endpoint's structured-output mode is remembered in the endpoint cache
+(``endpoint_cache.py``) under the home the ``environ`` names (``STRATAGATE_HOME``, else
+``~/.stratagate``), or at the path the caller gives; no ``environ``, no cache.
 """
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from pydantic import ValidationError
 
 from ..errors import validation_problems
 from .base import ModelConfigError, StructuredModel
 from .endpoint import HttpModelConfig
+from .endpoint_cache import CACHE_FILE
 
 ENV_PREFIX = "STRATAGATE_"
 DEFAULT_KEY_ENV = "STRATAGATE_API_KEY"
@@ -53,9 +59,13 @@ def resolve_model_settings(
 
 
 def model_from_settings(
-    settings: Mapping[str, object] | None = None, environ: Mapping[str, str] | None = None
+    settings: Mapping[str, object] | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    modes_path: Path | None = None,
 ) -> StructuredModel:
-    """The endpoint ``settings`` (else ``environ``) names; nothing named → offline."""
+    """The endpoint ``settings`` (else ``environ``) names; nothing named → offline. Its
+    mode is remembered at ``modes_path``, else in the cache of the home ``environ`` names."""
     values = resolve_model_settings(settings, environ)
     if not values:
         from .offline.model import OfflineModel
@@ -65,7 +75,14 @@ def model_from_settings(
         raise ModelConfigError("a model endpoint needs both a base URL and a model name")
     from .http import HttpModel
 
-    return HttpModel(http_config(values))
+    cache = modes_path or (endpoint_cache_path(environ) if environ is not None else None)
+    return HttpModel(http_config(values), modes_path=cache)
+
+
+def endpoint_cache_path(environ: Mapping[str, str]) -> Path:
+    """``$STRATAGATE_HOME/cache/model-endpoints.json`` for the home ``environ`` names."""
+    home = environ.get("STRATAGATE_HOME") or Path.home() / ".stratagate"
+    return Path(home) / CACHE_FILE
 
 
 def http_config(values: Mapping[str, object]) -> HttpModelConfig:

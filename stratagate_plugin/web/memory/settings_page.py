@@ -8,6 +8,11 @@ a 400 naming the field, with nothing saved. Both refuse ``inf`` and ``nan`` and 
 number: an ``inf`` once saved was written as ``null``, and no command could start again.
 Block size and decay are written into every space (spec §12.5). A model key is never
 shown, only whether one is set.
+
+The derivation model's profile: its endpoint, the structured-output mode found for it and
+its last error (the endpoint cache), and "Test the endpoint", a POST (the shell's
+cross-site check guards it like every form) that runs one small structured task and says
+how long it took and whether the answer was valid.
 """
 
 import os
@@ -21,7 +26,10 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ...core.errors import validation_problems
-from ...core.llm.select import resolve_model_settings
+from ...core.llm.base import ModelError
+from ...core.llm.endpoint_cache import EndpointState, load_endpoint
+from ...core.llm.endpoint_check import CheckResult, check_endpoint
+from ...core.llm.select import endpoint_cache_path, http_config, resolve_model_settings
 from ...core.text.secrets import redact_secrets
 from ...memory_plugin.settings import SETTINGS_ID, MemorySettings, memory_config
 from .pages import SECTION_PATH, MemoryPages, form_fields
@@ -63,7 +71,25 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.settings.key_set": "set (hidden)",
         "mem.settings.key_set_in": "set in {name} (hidden)",
         "mem.settings.key_unset": "not set",
-        "mem.settings.key_unset_in": "{name} is not set",
+        "mem.settings.key_unset_in": "{name} is not set (no key is sent: local servers need none)",
+        "mem.settings.mode": "Structured output",
+        "mem.settings.mode.json_schema": (
+            "response_format json_schema, strict (enforced by the server)"
+        ),
+        "mem.settings.mode.json_schema.loose": (
+            "response_format json_schema (enforced by the server)"
+        ),
+        "mem.settings.mode.tools": "a forced tool call",
+        "mem.settings.mode.prompt": "the schema in the prompt (not enforced)",
+        "mem.settings.mode.unknown": "not found yet: the first call finds it",
+        "mem.settings.mode.found": "found {when}",
+        "mem.settings.last_error": "Last error",
+        "mem.settings.last_error.none": "none",
+        "mem.settings.test": "Test the endpoint",
+        "mem.settings.test.hint": "Runs one small structured task and finds the mode again.",
+        "mem.settings.test.valid": "Valid answer in {seconds} s, asked as {mode}.",
+        "mem.settings.test.wrong": "The answer was valid but wrong (a weak model?).",
+        "mem.settings.test.failed": "No valid answer after {seconds} s: {error}",
         "mem.settings.database": "Database",
         "mem.settings.space_mode": "Memory space mode",
         "mem.settings.space_mode.project": "one space per project directory",
@@ -97,7 +123,21 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.settings.key_set": "已设置（已隐藏）",
         "mem.settings.key_set_in": "已在 {name} 中设置（已隐藏）",
         "mem.settings.key_unset": "未设置",
-        "mem.settings.key_unset_in": "{name} 未设置",
+        "mem.settings.key_unset_in": "{name} 未设置（不发送密钥：本地服务器不需要）",
+        "mem.settings.mode": "结构化输出",
+        "mem.settings.mode.json_schema": "response_format json_schema，严格模式（由服务器强制）",
+        "mem.settings.mode.json_schema.loose": "response_format json_schema（由服务器强制）",
+        "mem.settings.mode.tools": "强制工具调用",
+        "mem.settings.mode.prompt": "提示词中的模式（不强制）",
+        "mem.settings.mode.unknown": "尚未检测：第一次调用时检测",
+        "mem.settings.mode.found": "检测于 {when}",
+        "mem.settings.last_error": "最近的错误",
+        "mem.settings.last_error.none": "无",
+        "mem.settings.test": "测试接口",
+        "mem.settings.test.hint": "运行一个小的结构化任务，并重新检测输出方式。",
+        "mem.settings.test.valid": "{seconds} 秒内得到有效回答，方式：{mode}。",
+        "mem.settings.test.wrong": "回答格式有效但内容不对（模型可能较弱）。",
+        "mem.settings.test.failed": "{seconds} 秒后仍没有有效回答：{error}",
         "mem.settings.database": "数据库",
         "mem.settings.space_mode": "记忆空间模式",
         "mem.settings.space_mode.project": "每个项目目录一个空间",
@@ -140,6 +180,20 @@ def checked_values(
     return {name: settings[name] for name in SAVED}, []
 
 
+async def test_endpoint(pages: MemoryPages, request: Request) -> Response:
+    """Run the check task on the derivation endpoint and show the page with what it found."""
+    form = dict(pages.settings)
+    values = resolve_model_settings(pages.settings.get("model"), os.environ)
+    if not values:
+        return await show(pages, request, form, [])  # the offline model: nothing to test
+    try:
+        config = http_config(values)
+    except ModelError as error:
+        return await show(pages, request, form, [str(error)], status_code=400)
+    result = await check_endpoint(config, endpoint_cache_path(os.environ))
+    return await show(pages, request, form, [], check=result)
+
+
 async def show(
     pages: MemoryPages,
     request: Request,
@@ -147,17 +201,22 @@ async def show(
     problems: list[str],
     *,
     saved: bool = False,
+    check: CheckResult | None = None,
     status_code: int = 200,
 ) -> Response:
     settings = pages.settings
     for name in TOGGLES:
         form[name] = str(form.get(name)).lower() in TRUE
+    model = resolve_model_settings(settings.get("model"), os.environ)
     context = {
         "form": form,
         "problems": problems,
         "invalid": {problem.split(":", 1)[0] for problem in problems},
         "saved": saved,
-        "derivation": endpoint(resolve_model_settings(settings.get("model"), os.environ)),
+        "derivation": endpoint(model),
+        "derivation_state": endpoint_state(model),
+        "check": check,
+        "mode_key": mode_key,
         "chat": endpoint(chat_model(pages)),
         "database": str(pages.memory.database_path),
         "space_mode": settings["namespace_mode"],
@@ -186,8 +245,23 @@ def endpoint(model: Mapping[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
+def endpoint_state(model: Mapping[str, Any]) -> EndpointState | None:
+    """What the endpoint cache knows of the model's endpoint (its last error redacted)."""
+    if not (model.get("base_url") and model.get("model")):
+        return None
+    path = endpoint_cache_path(os.environ)
+    return load_endpoint(path, str(model["base_url"]), str(model["model"]))
+
+
+def mode_key(mode: str, strict: bool) -> str:
+    """The string naming a structured-output mode (``json_schema`` without strict apart)."""
+    loose = ".loose" if mode == "json_schema" and not strict else ""
+    return f"mem.settings.mode.{mode}{loose}"
+
+
 def routes(pages: MemoryPages) -> list[Route]:
     return [
         pages.route("/settings", settings_page),
         pages.route("/settings", save_settings, methods=["POST"]),
+        pages.route("/settings/test-model", test_endpoint, methods=["POST"]),
     ]
