@@ -14,6 +14,7 @@ memory hold each token) and ``taken_titles`` (every chapter title of the space),
 rarer words weigh more and a new title never repeats an unexposed chapter's.
 """
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -120,8 +121,10 @@ def _best_candidate(
 
 
 def _shared(mine: set[str], theirs: set[str], stats: TermStats) -> float:
-    """Shared subject words by rarity; a word every event holds still counts a little."""
-    return sum(max(stats.weight(token), WORD_FLOOR) for token in mine & theirs)
+    """Shared subject words by rarity; a word every event holds still counts a little.
+    Summed exactly (``fsum``): a plain sum follows the set's order, which changes between
+    runs with string hashing, and a last-bit difference flipped ties between chapters."""
+    return math.fsum(max(stats.weight(token), WORD_FLOOR) for token in sorted(mine & theirs))
 
 
 def _new_groups(events: Sequence[dict[str, Any]], stats: TermStats) -> list[list[dict[str, Any]]]:
