@@ -18,12 +18,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...topics.chapter_limit import CHAPTER_LIMIT
 from ...topics.chapter_words import describe, overview, sections
 from ...topics.model import label_key, language_of
 from ...topics.subjects import TermStats, chapter_title, event_terms, main_person, subject_marks
 from ..tasks import ProjectedTopic, TopicProjection
 
-CHAPTER_LIMIT = 40
 MATCH_WEIGHT = 1.5  # one shared subject held by under a fifth of all events
 WORD_FLOOR = 0.75  # two shared words, however common, also suffice
 MARK_WEIGHT = 1.0  # the same tag (the extractor's or the user's own label) counts more
