@@ -65,6 +65,24 @@ def test_a_chinese_title_names_things_not_what_was_done_or_felt() -> None:
     assert "线上服装店" in subjects or "照片" in subjects, title
 
 
+MARIA = events(
+    "玛丽亚",
+    [
+        ("玛丽亚在公园度过了美好的一天", ["美好", "公园"]),
+        ("玛丽亚说那些都是美好的回忆", ["美好", "回忆"]),
+        ("玛丽亚和家人去公园野餐", ["家人", "公园"]),
+        ("玛丽亚在美好的回忆中找到力量", ["美好"]),
+        ("玛丽亚的家人来看她", ["家人"]),
+    ],
+)
+
+
+def test_a_word_only_ever_met_as_a_modifier_names_nothing() -> None:
+    """美好 is always followed by 的 (美好的一天, 美好的回忆): it describes, it is not the
+    subject, though the extractor tagged it three times."""
+    assert chapter_title(MARIA, TermStats(), zh=True) == "玛丽亚：公园、家人"
+
+
 def test_a_chapters_title_does_not_depend_on_the_order_of_its_events() -> None:
     assert chapter_title(JON[::-1], TermStats(), zh=True) == chapter_title(JON, TermStats(), True)
 

@@ -30,7 +30,7 @@ _NOUN_BEFORE_ZH = frozenset(
 )  # measure words too
 _OTHER_BEFORE_ZH = frozenset("很太真最更非会要想能我你他她都也就还又再得")
 _DEGREE_ZH = frozenset("很太真最更非")
-_AFTER_VERB_ZH = frozenset("了着过得")  # aspect and complement particles follow a verb
+_AFTER_OTHER_ZH = frozenset("了着过得")  # aspect and complement particles follow a verb
 _EN_WORD = re.compile(r"[a-z][a-z0-9'+#-]*")
 
 
@@ -56,7 +56,7 @@ def _han_votes(surface: str, texts: Iterable[str]) -> int:
         while start > 0:
             votes += _vote(text[start - 1], _NOUN_BEFORE_ZH, _OTHER_BEFORE_ZH)
             after = text[start + len(surface) : start + len(surface) + 1]
-            votes -= 1 if after and after in _AFTER_VERB_ZH else 0
+            votes -= 1 if after and after in _AFTER_OTHER_ZH else 0
             start = text.find(surface, start + 1)
     return votes
 

@@ -263,19 +263,26 @@ def _noun_like(surface: str, texts: Sequence[str]) -> bool:
 def _han_piece(surface: str, texts: Sequence[str], right: bool = True) -> bool:
     """Whether a Han span is always met beside the same character, one that no function
     word is (装店 of 服装店, 舞蹈工 of 舞蹈工作室): its accessor variety is one, so it is a
-    piece of a longer word, not a word. ``right``: its right side is judged too."""
+    piece of a longer word, not a word; or always followed by 的, only ever a modifier
+    (美好的回忆, 美好的一天), not what is talked about. ``right``: its right side too."""
     for side in (-1, len(surface)) if right else (-1,):
-        neighbours = set()
-        for text in texts:
-            at = text.find(surface)
-            while at >= 0:
-                spot = at + side
-                neighbours.add(text[spot] if 0 <= spot < len(text) else "")
-                at = text.find(surface, at + 1)
+        neighbours = _neighbours(surface, texts, side)
         [only] = neighbours if len(neighbours) == 1 else [""]
         if only and _HAN_ONLY.fullmatch(only) and only not in _HAN_UNJOINED:
             return True
-    return False
+    return _neighbours(surface, texts, len(surface)) == {"的"}
+
+
+def _neighbours(surface: str, texts: Sequence[str], side: int) -> set[str]:
+    """The characters met at ``side`` of each occurrence (-1 before, its length after)."""
+    found = set()
+    for text in texts:
+        at = text.find(surface)
+        while at >= 0:
+            spot = at + side
+            found.add(text[spot] if 0 <= spot < len(text) else "")
+            at = text.find(surface, at + 1)
+    return found
 
 
 def _is_named(surfaces: Counter[str]) -> bool:
