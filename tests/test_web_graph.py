@@ -112,7 +112,7 @@ async def test_as_of_before_anything_bad_parameters_and_unknown_nodes(tmp_path: 
             "nodes": [],
             "edges": [],
         }
-        for bad in ({"as_of": "yesterday"}, {"type": "animal"}, {"offset": "x"}, {"history": "2"}):
+        for bad in ({"as_of": "yesterday"}, {"type": "plant"}, {"offset": "x"}, {"history": "2"}):
             for path in ("/memory/graph", "/memory/graph.json"):
                 assert (await client.get(path, params={"space": space, **bad})).status_code == 400
         assert (await client.get("/memory/graph/nodes/node_nope")).status_code == 404

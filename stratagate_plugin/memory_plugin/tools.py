@@ -229,8 +229,8 @@ class GraphTools:
         self, call: ToolCallContext, query: str, limit: Limit = 8
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Search the knowledge graph (what
-        is currently true about people, places, projects, organisations and tools, and what
-        was true before); each node comes with its current facts, relations and up to six
+        is currently true about people, pets, places, projects, organisations and tools, and
+        what was true before); each node comes with its current facts, relations and up to six
         source events, and every fact, relation and alias with the events it comes from."""
         namespace, _ = _where(self.runtime, call)
         hits = await self.runtime.memory.search_graph(namespace, query, limit)

@@ -4,7 +4,7 @@
   "use strict";
   var COLORS = {
     person: "#2f6fdf", project: "#b8641c", organization: "#6a3fb5",
-    tool: "#2e8b57", place: "#c0392b"
+    tool: "#2e8b57", place: "#c0392b", animal: "#8a6d1f"
   };
 
   function draw(container, data) {

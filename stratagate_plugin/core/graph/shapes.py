@@ -12,10 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..clock import UtcDatetime
 
-NodeType = Literal["person", "project", "organization", "tool", "place"]
+NodeType = Literal["person", "project", "organization", "tool", "place", "animal"]
 RecordStatus = Literal["active", "superseded", "disputed", "archived"]
 FactValue = str | list[str]
-NODE_TYPES: tuple[str, ...] = ("person", "project", "organization", "tool", "place")
+NODE_TYPES: tuple[str, ...] = ("person", "project", "organization", "tool", "place", "animal")
 MAX_NODES, MAX_EDGES = 24, 32
 MAX_ALIASES, MAX_TAGS = 20, 12
 NAME_CHARS, KEY_CHARS, VALUE_CHARS, RELATION_CHARS = 160, 160, 1200, 100

@@ -66,8 +66,12 @@ def retire_old_generation(raw: sqlite3.Connection, namespace: str) -> None:
 
 
 def unplaced_rows(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
-    """Visible events in no chapter and no batch, in table order."""
-    return raw.execute(f"SELECT e.* {_UNPLACED} ORDER BY s.event_pk", (namespace,)).fetchall()
+    """Visible events in no chapter and no batch, in the order of the turns they were
+    formed at (table order within a turn): workers deriving blocks at once insert in
+    whatever order they finish, and batches in that order made chapters differ by run."""
+    return raw.execute(
+        f"SELECT e.* {_UNPLACED} ORDER BY e.formed_turn, s.event_pk", (namespace,)
+    ).fetchall()
 
 
 def unqueued_members(raw: sqlite3.Connection, topic_id: str) -> list[tuple[str, bool]]:

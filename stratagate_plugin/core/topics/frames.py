@@ -4,7 +4,8 @@ A chapter is named by things (pottery, the shelter, 收容所), not by how it fe
 special", 太棒) or what someone did ("to help", 我喜欢). Each time the word occurs in an
 event's title or summary, the word before it votes: a determiner, possessive, quantifier
 or preposition (the, my, some, at; 的, 个, 在) for a noun; a degree adverb, copula,
-auxiliary, subject pronoun or infinitive "to" (so, is, can, I, to; 很, 会, 我) against.
+auxiliary, subject pronoun or infinitive "to" (so, is, can, I, to; 很, 会, 我) against, as
+does an aspect or complement particle after a Han word (记住了, 玩得).
 Only closed classes of function words decide; a word seen in neither frame is not judged.
 """
 
@@ -24,9 +25,12 @@ _OTHER_BEFORE_EN = word_set(
     can could will would should must may might don't didn't doesn't won't can't just also
     always never not"""
 )
-_NOUN_BEFORE_ZH = frozenset("的个些在到和与跟了这那每")
+_NOUN_BEFORE_ZH = frozenset(
+    "的个些在到和与跟了这那每张本件位场家所座部首次种份段"
+)  # measure words too
 _OTHER_BEFORE_ZH = frozenset("很太真最更非会要想能我你他她都也就还又再得")
 _DEGREE_ZH = frozenset("很太真最更非")
+_AFTER_OTHER_ZH = frozenset("了着过得")  # aspect and complement particles follow a verb
 _EN_WORD = re.compile(r"[a-z][a-z0-9'+#-]*")
 
 
@@ -51,6 +55,8 @@ def _han_votes(surface: str, texts: Iterable[str]) -> int:
         start = text.find(surface, 1)
         while start > 0:
             votes += _vote(text[start - 1], _NOUN_BEFORE_ZH, _OTHER_BEFORE_ZH)
+            after = text[start + len(surface) : start + len(surface) + 1]
+            votes -= 1 if after and after in _AFTER_OTHER_ZH else 0
             start = text.find(surface, start + 1)
     return votes
 

@@ -36,6 +36,7 @@ from . import budget
 from .batches.service import LOST, commit, read_input, sync_all
 from .batching import OUTPUT_TOKENS
 from .categories import CATEGORIES
+from .chapter_limit import held_to_limit
 from .directory import Listing, bounded_topic, render_directory, section_page, topic_page
 from .directory_words import directory_language
 from .model import (
@@ -280,7 +281,8 @@ class TopicsService(ServiceBase):
             given.payload,
             max_output_tokens=OUTPUT_TOKENS,
         )
-        result = await self._topic_projector().complete(task)
+        answer = await self._topic_projector().complete(task)
+        result = held_to_limit(answer, given.candidates, given.labels)
         validate_projection(
             result, given.batch_ids, given.candidates, given.labels, given.truncated
         )

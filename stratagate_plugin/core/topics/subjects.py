@@ -39,6 +39,7 @@ _HAN_FUNCTION = set(HAN_FUNCTION + "一")  # 一 as a numeral: 一些, 了一
 _HAN_DISCOURSE = word_set(  # conjunctions, adverbs of degree and time: they name nothing
     """所以 因为 但是 而且 然后 已经 非常 真的 感觉 觉得 可能 一直 还是 就是
     如此 这么 那么 无论 如何 只是 其实 真是 总是 特别 有点 自己 我们 他们
+    虽然 不过 然而 如果 即使 尽管 或者 还有 起来 下来 出来 别人 大家 人家
     时候 现在 以后 之前 最近 今天 昨天 明天 上周 下周 每天 一起"""
 )
 _INDEFINITE = word_set(
@@ -176,7 +177,11 @@ def subjects(
         if n >= (2 if t.startswith("h2:") else least)  # a Han pair must recur to be a word
         and (stats.total < RARITY_EVENTS or stats.weight(t) >= COMMON_WEIGHT)
         and _names_a_thing(t, surfaces[t], han_tags)
-        and (_is_named(surfaces[t]) or _noun_like(surfaces[t].most_common(1)[0][0], texts))
+        and (
+            _is_named(surfaces[t])
+            or _noun_like(surfaces[t].most_common(1)[0][0], texts)
+            or _noun_like(_best_phrase(t, phrases, phrase_text, least) or "", texts)
+        )
     ]
     scored = sorted(named, key=lambda t: (-stats.salience(t, held[t], len(events)), t))
     chosen: list[str] = []
@@ -187,6 +192,10 @@ def subjects(
         surface = surfaces[token].most_common(1)[0][0]
         phrase = _best_phrase(token, phrases, phrase_text, least)
         text = phrase or _joined_han(surface, held, texts)
+        if _HAN_ONLY.fullmatch(text) and (
+            not any(tag.endswith(text) for tag in han_tags) or _han_piece(text, texts)
+        ):
+            continue  # 美好 of 美好时光, 表达自 of 表达自己, 蹈工作室: no phrase's head
         covered.update(token for token in _tokens_of(text))
         key = label_key(text)
         if not any(key in label_key(c) or label_key(c) in key for c in chosen):
@@ -200,7 +209,8 @@ def _names_a_thing(token: str, surfaces: Counter[str], tags: set[str]) -> bool:
     """Whether the word may name a subject: not a past form or an adverb written in lower
     case ("helped", "really"); a Han pair that starts or ends one of the chapter's Han
     tags (a tag is cut at function characters: 参加产品会议 gives 参加, 会议, not 加产),
-    holds no function character (了一, 是我) and is no conjunction or time adverb."""
+    holds no function character (了一, 是我) and is no conjunction or time adverb. What
+    it grows into must end a tag, the head of a Chinese phrase (``subjects``)."""
     surface = surfaces.most_common(1)[0][0]
     if token.startswith("h2:"):
         return (
@@ -228,8 +238,7 @@ def _joined_han(surface: str, held: Counter[str], texts: Sequence[str]) -> str:
             if not token.startswith("h2:") or set(pair) & _HAN_UNJOINED:
                 continue
             after = surface + pair[1] if pair[0] == surface[-1] else None
-            before = pair[0] + surface if pair[1] == surface[0] else None
-            for longer in (after, before):
+            for longer in (after,):  # a Chinese word's head is its end: grow rightwards
                 if longer and pair != surface and sum(longer in t for t in texts) >= 2:
                     surface, grown = longer, True
                     break
@@ -240,9 +249,40 @@ def _joined_han(surface: str, held: Counter[str], texts: Sequence[str]) -> str:
 
 def _noun_like(surface: str, texts: Sequence[str]) -> bool:
     """Not voted down by its frames; a word in -ing (a gerund or a participle: camping,
-    seeing) must be voted up at least once."""
+    seeing) or a Han word (Chinese marks no part of speech: 支持, 记住, 美好) must be voted
+    up at least once, and a Han word must not be a piece of a longer one. A recurring tag
+    phrase holding the word may stand for it (一段美好时光)."""
+    if not surface:
+        return False
     votes = noun_votes(surface, texts)
+    if _HAN_ONLY.fullmatch(surface):
+        return votes >= 1 and not _han_piece(surface, texts, right=False)  # 陶艺 grows
     return votes >= 1 if surface.endswith("ing") and len(surface) > 5 else votes >= 0
+
+
+def _han_piece(surface: str, texts: Sequence[str], right: bool = True) -> bool:
+    """Whether a Han span is always met beside the same character, one that no function
+    word is (装店 of 服装店, 舞蹈工 of 舞蹈工作室): its accessor variety is one, so it is a
+    piece of a longer word, not a word; or always followed by 的, only ever a modifier
+    (美好的回忆, 美好的一天), not what is talked about. ``right``: its right side too."""
+    for side in (-1, len(surface)) if right else (-1,):
+        neighbours = _neighbours(surface, texts, side)
+        [only] = neighbours if len(neighbours) == 1 else [""]
+        if only and _HAN_ONLY.fullmatch(only) and only not in _HAN_UNJOINED:
+            return True
+    return _neighbours(surface, texts, len(surface)) == {"的"}
+
+
+def _neighbours(surface: str, texts: Sequence[str], side: int) -> set[str]:
+    """The characters met at ``side`` of each occurrence (-1 before, its length after)."""
+    found = set()
+    for text in texts:
+        at = text.find(surface)
+        while at >= 0:
+            spot = at + side
+            found.add(text[spot] if 0 <= spot < len(text) else "")
+            at = text.find(surface, at + 1)
+    return found
 
 
 def _is_named(surfaces: Counter[str]) -> bool:

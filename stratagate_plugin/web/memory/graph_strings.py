@@ -4,7 +4,7 @@ GRAPH_STRINGS: dict[str, dict[str, str]] = {
     "en": {
         "mem.nav.graph": "Graph",
         "mem.graph.title": "Knowledge graph",
-        "mem.graph.intro": "People, projects, organizations, tools and places drawn from "
+        "mem.graph.intro": "People, pets, projects, organizations, tools and places drawn from "
         "this space's long-term events; the most cited first.",
         "mem.graph.empty": "This space has no graph nodes yet: they are drawn in the "
         "background from long-term events.",
@@ -26,6 +26,7 @@ GRAPH_STRINGS: dict[str, dict[str, str]] = {
         "mem.graph.type.organization": "Organization",
         "mem.graph.type.tool": "Tool",
         "mem.graph.type.place": "Place",
+        "mem.graph.type.animal": "Animal",
         "mem.graph.aliases": "Also known as",
         "mem.graph.tags": "Tags",
         "mem.graph.from": "from",
@@ -52,7 +53,7 @@ GRAPH_STRINGS: dict[str, dict[str, str]] = {
     "zh": {
         "mem.nav.graph": "知识图谱",
         "mem.graph.title": "知识图谱",
-        "mem.graph.intro": "从本空间的长期记忆事件中整理出的人物、项目、组织、工具和地点；"
+        "mem.graph.intro": "从本空间的长期记忆事件中整理出的人物、宠物、项目、组织、工具和地点；"
         "被引用最多的排在前面。",
         "mem.graph.empty": "本空间还没有图谱节点：节点会在后台从长期记忆事件中整理出来。",
         "mem.graph.none_then": "在这个日期还没有任何节点。",
@@ -73,6 +74,7 @@ GRAPH_STRINGS: dict[str, dict[str, str]] = {
         "mem.graph.type.organization": "组织",
         "mem.graph.type.tool": "工具",
         "mem.graph.type.place": "地点",
+        "mem.graph.type.animal": "动物",
         "mem.graph.aliases": "别名",
         "mem.graph.tags": "标签",
         "mem.graph.from": "来自",

@@ -82,6 +82,8 @@ def _project_event(event: Mapping[str, Any], batch: _Batch) -> None:
     for name in _candidates(event, text):
         if name in own_names or name == speaker or any(name in n and name != n for n in named):
             continue  # "Edinburgh" of "University of Edinburgh", 浙江 of 浙江大学
+        if _by_name(batch.nodes, name, "animal"):
+            continue  # a pet is not also a person
         if found := type_of(name, text, batch.persons()):
             _add(batch, name, found, source)
 
@@ -105,7 +107,7 @@ def _relations(
         subject = speaker if mention.subject == frames.SPEAKER else mention.subject
         if never_entity(mention.target, sentence):
             continue
-        kind = _frame_kind(mention)
+        kind = _frame_kind(mention, batch)
         target_ref = _add(batch, mention.target, kind, source, owned=mention.relation == "owns")
         if subject is None:  # "my dad works at X": X is evidenced, whose edge is unknown
             continue
@@ -122,10 +124,13 @@ def _relations(
             _fact(batch.nodes[subject_ref], fact)
 
 
-def _frame_kind(mention: frames.Mention) -> str:
-    """The target's type as its frame says, a company-shaped name an organization."""
+def _frame_kind(mention: frames.Mention, batch: _Batch) -> str:
+    """The target's type as its frame says, a company-shaped name an organization, and
+    what someone owns an animal when the batch knows it as one ("Sam owns Biscuit")."""
     if mention.kind == "place" and organization_shape(mention.target):
         return "organization"
+    if mention.relation == "owns" and _by_name(batch.nodes, mention.target, "animal"):
+        return "animal"
     return mention.kind
 
 
@@ -156,8 +161,8 @@ def _attributes(
         subject_ref = _add(batch, subject, "person", source)
         fact = FactDraft(key=found.key, value=found.value, source_event_ids=source)
         _fact(batch.nodes[subject_ref], fact)
-        if found.owned:
-            owned_ref = _add(batch, found.value, "person", source, owned=True)
+        if found.owned:  # a pet: "my dog Biscuit", "Biscuit, our beagle", 我的猫咪咪
+            owned_ref = _add(batch, found.value, "animal", source, owned=True)
             _edge(batch, subject_ref, owned_ref, "owns", False, source)
 
 

@@ -22,7 +22,17 @@ _PETS = {
     "狗": "dog", "小狗": "dog", "狗狗": "dog", "猫": "cat", "小猫": "cat", "猫咪": "cat",
     "鹦鹉": "parrot", "兔子": "rabbit", "小兔子": "rabbit", "仓鼠": "hamster", "乌龟": "turtle",
     "金鱼": "fish", "马": "horse",
+    "beagle": "dog", "labrador": "dog", "retriever": "dog", "poodle": "dog", "terrier": "dog",
+    "corgi": "dog", "husky": "dog", "spaniel": "dog", "collie": "dog", "dachshund": "dog",
+    "pug": "dog", "bulldog": "dog", "tabby": "cat",
 }  # fmt: skip
+# A Chinese pet's name sits between its kind and what is said of it ("我的猫咪咪很可爱",
+# "我家的狗旺财今天生病了"): a doubled syllable, or two characters before a predicate word.
+_ZH_SAID = r"(?:很|也|又|都|是|在|今天|昨天|最近|每天|总是|已经|特别|非常|真|太|生病|叫)"
+_ZH_PET_NAME = (
+    rf"(?!{_ZH_SAID})(?:(?![狗猫兔鱼马鸟])(?P<c>[\u4e00-\u9fff])(?P=c)"
+    rf"|[\u4e00-\u9fff]{{2}}(?={_ZH_SAID}))"
+)
 _EN_PETS = "|".join(sorted((p for p in _PETS if p.isascii()), key=len, reverse=True))
 _ZH_PETS = "|".join(sorted((p for p in _PETS if not p.isascii()), key=len, reverse=True))
 _KINDS = {
@@ -104,7 +114,10 @@ _PET = (
     re.compile(rf"{_GOT_A}(?:\w+\s+){{0,2}}?"
                rf"(?P<kind>{_EN_PETS})\b[^.!?]*[.!?]\s+(?:[Hh]er|[Hh]is|[Ii]ts|[Tt]heir)\s+name"
                rf"\s+is\s+(?P<x>{_PERSON})\b"),
+    re.compile(rf"(?<![A-Za-z])(?P<x>[A-Z][a-z]+),\s+(?:[Mm]y|[Oo]ur)\s+(?:\w+\s+)?"
+               rf"(?P<kind>{_EN_PETS})(?=\s*[,.!?;)]|\s*$)"),  # "Biscuit, our beagle,"
     re.compile(rf"(?:我|我们)(?:家)?的?(?P<kind>{_ZH_PETS})(?:叫|名叫|名字叫)(?P<x>{_HAN_NAME})"),
+    re.compile(rf"(?:我|我们)(?:家)?的?(?P<kind>{_ZH_PETS})(?P<x>{_ZH_PET_NAME})"),
     re.compile(rf"(?:养了|领养了|收养了|有)(?:一|两|另一|另外一)?[只条匹个]?(?P<kind>{_ZH_PETS})[，,]?\s*"
                rf"(?:叫|名叫|名字叫|取名叫?)(?P<x>{_HAN_NAME})"),
 )  # fmt: skip

@@ -32,7 +32,9 @@ KIN = (
 )
 PET = (
     r"(?:dog|puppy|pup|cat|kitten|kitty|hamster|rabbit|bunny|parrot|bird|budgie|fish"
-    r"|goldfish|turtle|tortoise|snake|lizard|gecko|horse|pony|guinea pig|ferret|pet)s?"
+    r"|goldfish|turtle|tortoise|snake|lizard|gecko|horse|pony|guinea pig|ferret|pet"
+    r"|beagle|labrador|retriever|poodle|terrier|corgi|husky|spaniel|collie|dachshund|pug"
+    r"|bulldog|tabby)s?"
 )
 _KIN_ZH = (
     r"(?:妈妈|母亲|爸爸|父亲|父母|爸妈|妹妹|姐姐|哥哥|弟弟|姐妹|兄弟|儿子|女儿|孩子|老婆|妻子|太太"
@@ -70,7 +72,8 @@ FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pet", re.compile(
         rf"(?i:\b(?:my|our|his|her|their)) {_ADJ}(?i:{PET})\b(?:,)?\s+(?:{_NAME}\b"
         rf"|(?i:is|'s) (?i:a|an|called|named)\b)"
-        rf"|(?i:\b(?:have|has|own|owns|got|adopted) (?:a|an|one|two|three|\d+) {_ADJ}{PET}\b)")),
+        rf"|(?i:\b(?:have|has|own|owns|got|adopted) (?:a|an|one|two|three|\d+) {_ADJ}{PET}\b)"
+        rf"|\b{_NAME}, (?i:my|our) {_ADJ}(?i:{PET})(?=\s*[,.!?;)]|\s*$)")),
     ("pet", re.compile(rf"养了?(?:一|两|三|几)?[只条匹头]?{_PET_ZH}|我(?:的|家的?){_PET_ZH}")),
     ("membership", re.compile(
         r"(?i:\b(?:member of|belongs? to)) (?:(?i:a|an|the|our|my)\b|[A-Z])"
@@ -179,6 +182,7 @@ _NOT_PEOPLE = (
     re.compile(rf"(?i:\bfavou?rite\s+(?:[\w-]+\s+){{1,2}}(?:is|are))\s+(?:the\s+)?(?P<name>{_LATIN_NAMES})"),
     re.compile(rf"(?P<name>(?:{_LATIN_NAME}\s+)*(?:{_INSTITUTION})\b(?:\s+(?:of|for)\s+{_LATIN_NAMES})?)"),
     re.compile(rf"(?i:\b{PET}),?\s+(?P<name>{_NAME})\b"),
+    re.compile(rf"(?P<name>{_NAME}), (?i:my|our) {_ADJ}(?i:{PET})(?=\s*[,.!?;)]|\s*$)"),
     re.compile(rf"(?P<name>{_LATIN_NAMES})\s+(?i:is (?:a|an|my|our) {_ADJ}{PET})\b"),
 )  # fmt: skip
 _PERSON_MARK = re.compile(rf"(?i:\b{KIN},?\s+(?:(?:is|was|'s)\s+)?(?:named\s+|called\s+)?)$")

@@ -14,15 +14,16 @@ memory hold each token) and ``taken_titles`` (every chapter title of the space),
 rarer words weigh more and a new title never repeats an unexposed chapter's.
 """
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...topics.chapter_limit import CHAPTER_LIMIT
 from ...topics.chapter_words import describe, overview, sections
 from ...topics.model import label_key, language_of
 from ...topics.subjects import TermStats, chapter_title, event_terms, main_person, subject_marks
 from ..tasks import ProjectedTopic, TopicProjection
 
-CHAPTER_LIMIT = 40
 MATCH_WEIGHT = 1.5  # one shared subject held by under a fifth of all events
 WORD_FLOOR = 0.75  # two shared words, however common, also suffice
 MARK_WEIGHT = 1.0  # the same tag (the extractor's or the user's own label) counts more
@@ -120,8 +121,10 @@ def _best_candidate(
 
 
 def _shared(mine: set[str], theirs: set[str], stats: TermStats) -> float:
-    """Shared subject words by rarity; a word every event holds still counts a little."""
-    return sum(max(stats.weight(token), WORD_FLOOR) for token in mine & theirs)
+    """Shared subject words by rarity; a word every event holds still counts a little.
+    Summed exactly (``fsum``): a plain sum follows the set's order, which changes between
+    runs with string hashing, and a last-bit difference flipped ties between chapters."""
+    return math.fsum(max(stats.weight(token), WORD_FLOOR) for token in sorted(mine & theirs))
 
 
 def _new_groups(events: Sequence[dict[str, Any]], stats: TermStats) -> list[list[dict[str, Any]]]:

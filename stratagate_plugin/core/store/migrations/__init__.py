@@ -42,6 +42,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     steps_019.m021_graph_field_sources,
     steps_019.m022_provenance,
     steps_019.m023_thread_titles,
+    steps_019.m024_animal_nodes,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -208,3 +208,62 @@ def m023_thread_titles(raw: sqlite3.Connection) -> None:
     """A conversation's own title, as the product it was imported from named it (ChatGPT's
     ``title``, Claude's ``name``); empty for a thread that has none."""
     run_script(raw, "ALTER TABLE threads ADD COLUMN title TEXT NOT NULL DEFAULT ''")
+
+
+def m024_animal_nodes(raw: sqlite3.Connection) -> None:
+    """An ``animal`` node type for pets, which were typed ``person`` (tagged ``owned``)
+    while the CHECK listed five types. SQLite cannot alter a CHECK, so ``graph_nodes`` is
+    rebuilt; dropping it with foreign keys on would delete its aliases, facts and edges by
+    cascade, so they are held aside and put back. A person node tagged ``owned`` that an
+    owner's ``owns`` edge and ``pet:<kind>`` fact name is a pet: it becomes an animal."""
+    held = ("graph_aliases", "graph_facts", "graph_edges")
+    for table in held:
+        raw.execute(f"CREATE TEMP TABLE held_{table} AS SELECT * FROM main.{table}")
+    run_script(
+        raw,
+        """
+        CREATE TABLE graph_nodes_new (
+            pk INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            namespace TEXT NOT NULL,
+            name TEXT NOT NULL,
+            type TEXT NOT NULL CHECK (type IN
+                ('person', 'project', 'organization', 'tool', 'place', 'animal')),
+            name_key TEXT NOT NULL,
+            tags_json TEXT NOT NULL DEFAULT '[]',
+            status TEXT NOT NULL DEFAULT 'active'
+                CHECK (status IN ('active', 'superseded', 'disputed', 'archived')),
+            confidence REAL NOT NULL DEFAULT 0.8,
+            source_count INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        INSERT INTO graph_nodes_new SELECT * FROM graph_nodes;
+        DROP TABLE graph_nodes;
+        ALTER TABLE graph_nodes_new RENAME TO graph_nodes;
+        CREATE INDEX graph_nodes_key ON graph_nodes(namespace, name_key, type);
+        CREATE INDEX graph_nodes_importance ON graph_nodes(namespace, source_count DESC, pk)
+        """,
+    )
+    for table in held:  # with foreign keys off (a rebuilt copy) the drop deleted nothing
+        raw.execute(f"DELETE FROM main.{table}")
+        raw.execute(f"INSERT INTO main.{table} SELECT * FROM temp.held_{table}")
+        raw.execute(f"DROP TABLE temp.held_{table}")
+    run_script(
+        raw,
+        """
+        CREATE TEMP TABLE pets AS SELECT n.id, n.namespace FROM graph_nodes n
+            WHERE n.type = 'person'
+            AND EXISTS (SELECT 1 FROM json_each(n.tags_json) t WHERE t.value = 'owned')
+            AND EXISTS (SELECT 1 FROM graph_edges e JOIN graph_facts f
+                ON f.node_id = e.from_node_id AND f.key LIKE 'pet:%'
+                WHERE e.to_node_id = n.id AND e.relation = 'owns'
+                AND json_valid(f.value_json)
+                AND lower(trim(json_extract(f.value_json, '$'))) = lower(trim(n.name)));
+        UPDATE graph_nodes SET type = 'animal' WHERE id IN (SELECT id FROM temp.pets);
+        DELETE FROM graph_terms WHERE term = 'person' AND node_id IN (SELECT id FROM temp.pets);
+        INSERT OR IGNORE INTO graph_terms(namespace, term, node_id)
+            SELECT namespace, 'animal', id FROM temp.pets;
+        DROP TABLE temp.pets
+        """,
+    )
