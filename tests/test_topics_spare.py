@@ -147,6 +147,7 @@ async def test_migration_19_fills_the_index_from_a_version_18_database(tmp_path:
         "DROP TABLE pending_citations",
         "ALTER TABLE messages DROP COLUMN composed_from_memory",
         "ALTER TABLE messages DROP COLUMN adopted_refs_json",
+        "ALTER TABLE threads DROP COLUMN title",
         "DELETE FROM schema_migrations WHERE version >= 19",
     ):
         raw.execute(statement)
