@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import re
-import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -26,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..core.clock import iso, parse_iso, utc_now
+from ..core.ids import short_tag
 from ..core.llm.chat import ChatMessage
 from ..core.store.db import stratagate_home
 from ..core.text.clean import valid_text
@@ -59,7 +59,7 @@ def session_path(session_id: str) -> Path:
 
 
 def new_session_id() -> str:
-    return f"{utc_now():%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+    return f"{utc_now():%Y%m%d-%H%M%S}-{short_tag(6)}"
 
 
 def open_session(session_id: str | None, profile: str, cwd: Path) -> Session:
