@@ -197,28 +197,40 @@ def http_client(app: App, **kwargs: Any) -> httpx.Client:
 
 # What still differs between two runs that change nothing, once clock and ids are fixed:
 # where the test's server lives (its temporary folder) and which process works a job (host
-# name and pid). Each is written over with a placeholder of one length, then masked, so
-# the mask is the same size every run; a template may mark more with data-screenshot-mask.
+# name and pid). Each is written over with a placeholder of one length in a span of its
+# own, which is masked: the same box every run, the words around it still readable. A
+# template may mark more with data-screenshot-mask.
 MASKED = "[data-screenshot-mask], [data-screenshot-environment]"
 HOST_AND_PID = re.escape(socket.gethostname()) + r":\d+(?::[0-9a-f]+)?"
-PLACEHOLDERS = """([folders, hostAndPid]) => {
-  const hostRe = new RegExp(hostAndPid, "g");
-  const scrub = (text) => {
-    let out = text;
-    for (const folder of folders) out = out.split(folder).join("/tmp/test-folder");
-    return out.replace(hostRe, "host:pid");
-  };
+PLACEHOLDERS = r"""([folders, hostAndPid]) => {
+  const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const varying = new RegExp([...folders.map(escape), hostAndPid].join("|"), "g");
+  const placeholder = (found) =>
+    found.startsWith("/") ? "/tmp/test-folder" : "host:pid";
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const nodes = [];
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    const clean = scrub(node.nodeValue);
-    if (clean === node.nodeValue || !node.parentElement) continue;
-    node.nodeValue = clean;
-    node.parentElement.setAttribute("data-screenshot-environment", "");
+    varying.lastIndex = 0;
+    if (varying.test(node.nodeValue)) nodes.push(node);
+  }
+  for (const node of nodes) {
+    const parts = document.createDocumentFragment();
+    let last = 0;
+    for (const found of node.nodeValue.matchAll(varying)) {
+      parts.append(node.nodeValue.slice(last, found.index));
+      const box = document.createElement("span");
+      box.setAttribute("data-screenshot-environment", "");
+      box.textContent = placeholder(found[0]);
+      parts.append(box);
+      last = found.index + found[0].length;
+    }
+    parts.append(node.nodeValue.slice(last));
+    node.replaceWith(parts);
   }
   for (const field of document.querySelectorAll("input, textarea")) {
-    const clean = scrub(field.value);
-    if (clean === field.value) continue;
-    field.value = clean;
+    varying.lastIndex = 0;
+    if (!varying.test(field.value)) continue;
+    field.value = field.value.replace(varying, placeholder);
     field.setAttribute("data-screenshot-environment", "");
   }
 }"""

@@ -2,9 +2,12 @@
 
 Run as ``python tests/fixed_world.py serve --port 0``. Before the command starts, time
 is pinned to ``START`` and moves one millisecond per reading, and ids (blocks, events,
-jobs, sessions, receipts…) come from ``SEED``, so a run that changes nothing renders the
-same pages, and the screenshots of them the same bytes. It says so on its first line of
-output (``FIXED_LINE``), which is how the screenshot helper knows the seams are on.
+jobs, sessions, receipts…) come from ``SEED`` and the command's name, so a run that
+changes nothing renders the same pages, and the screenshots of them the same bytes.
+Processes of different commands (``ingest``, then ``serve``) may share a database: their
+ids differ; two processes of one command on one database would repeat each other's ids.
+The launcher says so on its first line of output (``FIXED_LINE``), which is how the screenshot
+helper knows the seams are on.
 
 The seams are ``core/clock.use_test_clock`` and ``core/ids.use_test_ids``; only this
 launcher calls them (no setting or environment variable of a user does).
@@ -35,15 +38,15 @@ class SteppingClock:
         return now
 
 
-def fix_the_world() -> None:
+def fix_the_world(command: str = "") -> None:
     from stratagate_plugin.core import clock, ids
 
     clock.use_test_clock(SteppingClock())
-    ids.use_test_ids(SEED)
+    ids.use_test_ids(f"{SEED}:{command}")
 
 
 def main() -> int:
-    fix_the_world()
+    fix_the_world(sys.argv[1] if len(sys.argv) > 1 else "")
     print(FIXED_LINE, flush=True)
     from stratagate_plugin.cli.main import main as stratagate
 

@@ -44,6 +44,15 @@ def test_the_seams_repeat_ids_and_times(fixed_here: None) -> None:
     assert abs(clock.utc_now() - START).total_seconds() < 1
 
 
+def test_two_commands_on_one_database_never_share_an_id(fixed_here: None) -> None:
+    """``ingest`` before ``serve`` on one file: each its own ids, or rows would collide."""
+    fix_the_world("ingest")
+    ingested = [ids.new_id("msg") for _ in range(3)]
+    fix_the_world("serve")
+    served = [ids.new_id("msg") for _ in range(3)]
+    assert not set(ingested) & set(served)
+
+
 def test_without_the_seams_ids_and_times_are_the_real_ones() -> None:
     assert not clock.clock_is_fixed() and not ids.ids_are_fixed()
     assert ids.new_id("evt") != ids.new_id("evt")

@@ -25,7 +25,7 @@ _TEST_EPOCH_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: where a test's id cl
 class _TestIds:
     """Repeatable ids: the n-th id of a prefix is the same in every run with this seed."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int | str) -> None:
         self.seed = seed
         self.counts: Counter[str] = Counter()
 
@@ -46,7 +46,7 @@ def _reseed() -> None:
 os.register_at_fork(after_in_child=_reseed)
 
 
-def use_test_ids(seed: int | None) -> None:
+def use_test_ids(seed: int | str | None) -> None:
     """Tests only: repeatable ids from ``seed`` (``None``: random ones again)."""
     global _test_ids
     with _lock:

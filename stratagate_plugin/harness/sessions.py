@@ -159,18 +159,24 @@ def _has_content(path: Path) -> bool:
 
 
 def _header(session: Session) -> dict[str, Any]:
-    return {
+    header = {
         "kind": "session",
         "id": session.id,
         "profile": session.profile,
         "cwd": str(session.cwd),
         "created_at": iso(session.created_at),
     }
+    if session.memory_space:
+        header["memory_space"] = session.memory_space
+    return header
 
 
 def _header_session(entry: dict[str, Any]) -> Session:
     created = parse_iso(entry["created_at"])
-    return Session(entry["id"], entry["profile"], Path(entry["cwd"]), created)
+    session = Session(entry["id"], entry["profile"], Path(entry["cwd"]), created)
+    space = entry.get("memory_space")
+    session.memory_space = space if isinstance(space, str) and space else None
+    return session
 
 
 def _dump(message: ChatMessage) -> dict[str, Any]:
