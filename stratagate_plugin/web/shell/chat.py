@@ -100,14 +100,15 @@ async def space_choices(request: Request) -> list[SpaceChoice]:
 async def chosen_space(request: Request, form: FormData) -> str | None:
     """The posted ``space`` if a plugin offers it (None: the default); else a 404, before
     anything is created."""
-    asked = form.get("space")
-    if not isinstance(asked, str) or not asked.strip():
+    posted = form.get("space")
+    asked = posted.strip() if isinstance(posted, str) else ""
+    if not asked:
         return None
-    if asked.strip() not in {choice.value for choice in await space_choices(request)}:
+    if asked not in {choice.value for choice in await space_choices(request)}:
         raise HTTPException(
-            404, f"no memory space called {asked.strip()!r} (`stratagate spaces` lists them)"
+            404, f"no memory space called {asked!r} (`stratagate spaces` lists them)"
         )
-    return asked.strip()
+    return asked
 
 
 async def new_chat(request: Request) -> Response:
