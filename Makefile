@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-.PHONY: install run test check bench
+.PHONY: install run test check bench shots-check
 install: $(STAMP)
 
 run: $(STAMP)
@@ -30,3 +30,7 @@ check: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ingest.py
+
+# Every browser test twice into two folders, every screenshot compared byte for byte.
+shots-check: $(STAMP)
+	PYTEST=$(BIN)/pytest .ci/shots-check

@@ -6,7 +6,12 @@ tests/conftest.py loads this module as a plugin, so any test can ask for:
   ``$STRATAGATE_HOME`` and cwd (an ``App``: ``url``, ``home``, ``session_file(id)``);
 - ``page``: a Playwright page per test in a fresh browser context (no cookies carried
   over) at 1280 px wide, with relative URLs resolved against the app, e.g. ``page.goto("/")``;
-- ``screenshot(page, "name")`` saves ``assets/screenshots/name.png`` (the whole page).
+- ``screenshot(page, "name")`` saves ``assets/screenshots/name.png`` (the whole page;
+  ``$SCREENSHOTS_DIR`` names another folder, as ``make shots-check`` does).
+
+The ``app`` server runs with a fixed clock and fixed ids (``tests/fixed_world.py``) and
+every page's ``Math.random`` is seeded, so a run that changes nothing renders the same
+pages and writes the same PNG bytes; a screenshot of a server without them fails.
 
 One browser per module keeps the run short. Every page is watched: a script error or a
 Content-Security-Policy violation on any page fails the test that showed it. Without
@@ -15,8 +20,10 @@ Content-Security-Policy violation on any page fails the test that showed it. Wit
 """
 
 import os
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -29,10 +36,13 @@ from weakref import WeakKeyDictionary
 
 import httpx
 import pytest
+from fixed_world import FIXED_LINE
 from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect, sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
 SCREENSHOTS = REPO / "assets" / "screenshots"
+SHOTS_DIR_VARIABLE = "SCREENSHOTS_DIR"
+FIXED_WORLD = Path(__file__).resolve().with_name("fixed_world.py")
 CHROMIUM = Path("/usr/bin/chromium")
 # Without the background-networking flags Chromium dials out, and a closed network refuses it.
 CHROMIUM_ARGS = [
@@ -44,12 +54,17 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # One raster thread, whole tiles: the same pixels every run (rounded corners were
+    # once antialiased one shade apart between two runs).
+    "--num-raster-threads=1",
+    "--disable-partial-raster",
 ]
 VIEWPORT = {"width": 1280, "height": 800}
 TIMEOUT_S = 15.0
 URL_PREFIX = "StrataGate is serving on "
 expect.set_options(timeout=TIMEOUT_S * 1000)  # a loaded CI machine is slow to answer
 _PAGE_PROBLEMS: "WeakKeyDictionary[Page, list[str]]" = WeakKeyDictionary()
+_APPS: "dict[str, App]" = {}  # every started server by its URL: whose page a screenshot shows
 
 
 @dataclass
@@ -62,6 +77,8 @@ class App:
     cwd: Path
     printed: str = ""
     logs: Path = field(default_factory=Path)
+    fixed: bool = False
+    """It said it runs with the fixed clock and ids (``FIXED_LINE``)."""
 
     def session_file(self, session_id: str) -> Path:
         return self.home / "sessions" / f"{session_id}.jsonl"
@@ -83,10 +100,13 @@ def server_env(home: Path) -> dict[str, str]:
     return env
 
 
-def run(root: Path, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
-    """``stratagate <args>`` to the end, in ``root`` (its home ``root/home``)."""
+def run(
+    root: Path, *args: str, timeout: float = 30.0, fixed: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``stratagate <args>`` to the end, in ``root`` (its home ``root/home``; ``fixed``:
+    with the fixed clock and ids)."""
     root.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "stratagate_plugin.cli.main", *args]
+    command = [sys.executable, *_launcher(fixed), *args]
     return subprocess.run(
         command,
         cwd=root,
@@ -98,28 +118,36 @@ def run(root: Path, *args: str, timeout: float = 30.0) -> subprocess.CompletedPr
     )
 
 
-def start(root: Path, *args: str) -> App:
-    """``stratagate serve <args>`` in the background; returns once it prints its URL and
-    answers. Output goes to files under ``root`` (an unread pipe could fill and block it)."""
+def start(root: Path, *args: str, fixed: bool = False) -> App:
+    """``stratagate serve <args>`` in the background (``fixed``: with a fixed clock and
+    ids); returns once it prints its URL and answers. Output goes to files under ``root``
+    (an unread pipe could fill and block it)."""
     home, cwd, logs = root / "home", root / "cwd", root / "logs"
     for folder in (cwd, logs):
         folder.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "stratagate_plugin.cli.main", "serve", *args]
+    command = [sys.executable, *_launcher(fixed), "serve", *args]
     with (logs / "stdout.txt").open("wb") as out, (logs / "stderr.txt").open("wb") as err:
         process = subprocess.Popen(command, cwd=cwd, env=server_env(home), stdout=out, stderr=err)
     app = App(process, "", home, cwd, logs=logs)
     try:
         app.printed = _printed_url(app)
         app.url = app.printed.split("?", 1)[0].rstrip("/")
+        app.fixed = FIXED_LINE in (logs / "stdout.txt").read_text(errors="replace")
         _wait_until_answering(app)
     except BaseException:
         stop(app)
         raise
+    _APPS[app.url] = app
     return app
+
+
+def _launcher(fixed: bool) -> list[str]:
+    return [str(FIXED_WORLD)] if fixed else ["-m", "stratagate_plugin.cli.main"]
 
 
 def stop(app: App) -> int:
     """Ctrl-C, as a user stops it; killed if it has not exited within 10 s. The exit code."""
+    _APPS.pop(app.url, None)
     if app.process.poll() is None:
         app.process.send_signal(signal.SIGINT)
         try:
@@ -171,28 +199,94 @@ def http_client(app: App, **kwargs: Any) -> httpx.Client:
     return httpx.Client(base_url=app.url, trust_env=False, timeout=TIMEOUT_S, **kwargs)
 
 
-# What differs between two runs that change nothing: times (every one is a <time>), ids
-# and paths (monospace or code), the memory space line (it names the temporary folder).
-VARYING = "time, .mono, code, .memory-space, [data-screenshot-mask]"
+# What still differs between two runs that change nothing, once clock and ids are fixed:
+# where the test's server lives (its temporary folder) and which process works a job (host
+# name and pid). Each is written over with a placeholder of one length in a span of its
+# own, which is masked: the same box every run, the words around it still readable. A
+# template may mark more with data-screenshot-mask.
+MASKED = "[data-screenshot-mask], [data-screenshot-environment]"
+HOST_AND_PID = re.escape(socket.gethostname()) + r":\d+(?::[0-9a-f]+)?"
+PLACEHOLDERS = r"""([folders, hostAndPid]) => {
+  const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const varying = new RegExp([...folders.map(escape), hostAndPid].join("|"), "g");
+  const placeholder = (found) =>
+    found.startsWith("/") ? "/tmp/test-folder" : "host:pid";
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    varying.lastIndex = 0;
+    if (varying.test(node.nodeValue)) nodes.push(node);
+  }
+  for (const node of nodes) {
+    const parts = document.createDocumentFragment();
+    let last = 0;
+    for (const found of node.nodeValue.matchAll(varying)) {
+      parts.append(node.nodeValue.slice(last, found.index));
+      const box = document.createElement("span");
+      box.setAttribute("data-screenshot-environment", "");
+      box.textContent = placeholder(found[0]);
+      parts.append(box);
+      last = found.index + found[0].length;
+    }
+    parts.append(node.nodeValue.slice(last));
+    node.replaceWith(parts);
+  }
+  for (const field of document.querySelectorAll("input, textarea")) {
+    varying.lastIndex = 0;
+    if (!varying.test(field.value)) continue;
+    field.value = field.value.replace(varying, placeholder);
+    field.setAttribute("data-screenshot-environment", "");
+  }
+}"""
+
+
+def screenshots_dir() -> Path:
+    """``assets/screenshots`` (the README shows them), or ``$SCREENSHOTS_DIR``."""
+    return Path(os.environ.get(SHOTS_DIR_VARIABLE) or SCREENSHOTS)
 
 
 def screenshot(page: Page, name: str, *, mask: list[Locator] | None = None) -> Path:
-    """The whole page as ``assets/screenshots/<name>.png`` (the README shows them); what
-    differs between runs (``VARYING``, and ``mask``) is painted over, animations stopped
-    and the caret hidden, so a run that changes nothing rewrites the same bytes."""
+    """The whole page as ``<screenshots_dir()>/<name>.png``. The server must run with the
+    fixed clock and ids; what depends on the machine (``MASKED``, and ``mask``) is painted
+    over, animations stopped and the caret hidden, so a run that changes nothing rewrites
+    the same bytes."""
+    app = _app_of(page)
+    if not app.fixed:
+        pytest.fail(
+            f"screenshot {name!r} of a server without the fixed clock and ids: its times "
+            "and ids change every run (start it with start(..., fixed=True), as `app` does)",
+            pytrace=False,
+        )
     if page.locator("html").get_attribute("lang") == "zh-CN":
         _need_a_chinese_font()
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
+    page.evaluate(PLACEHOLDERS, [_folders_of(app), HOST_AND_PID])
+    folder = screenshots_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
     page.screenshot(
         path=str(path),
         full_page=True,
-        mask=[page.locator(VARYING), *(mask or [])],
+        mask=[page.locator(MASKED), *(mask or [])],
         mask_color="#d4d4d4",
         animations="disabled",
         caret="hide",
     )
     return path
+
+
+def _app_of(page: Page) -> App:
+    """The started server whose page this is (a screenshot of anything else fails)."""
+    origin = "/".join(page.url.split("/", 3)[:3])
+    app = _APPS.get(origin)
+    if app is None:
+        pytest.fail(f"{page.url} is not a page of a server started here", pytrace=False)
+    return app
+
+
+def _folders_of(app: App) -> list[str]:
+    """The server's temporary folder as pages may spell it (resolved or not), longest first."""
+    root = app.home.parent
+    return sorted({str(root), str(root.resolve())}, key=len, reverse=True)
 
 
 def send(page: Page, text: str) -> None:
@@ -237,8 +331,9 @@ def _watch(page: Page) -> None:
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
-    """One server per test module; a traceback in its log fails the module's last test."""
-    app = start(tmp_path_factory.mktemp("served"), "--port", "0")
+    """One server per test module, with the fixed clock and ids; a traceback in its log
+    fails the module's last test."""
+    app = start(tmp_path_factory.mktemp("served"), "--port", "0", fixed=True)
     yield app
     code = stop(app)
     assert code == 0, f"stratagate serve exited {code} on Ctrl-C:\n{app.stderr()}"
@@ -259,9 +354,23 @@ def browser() -> Iterator[Browser]:
         chromium.close()
 
 
+# Math.random seeded on every page load: the graph's layout (Cytoscape's "cose" starts
+# from random positions) draws the same picture every run.
+SEEDED_RANDOM = """(() => {
+  let state = 0x2b7e1516;
+  Math.random = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+})();"""
+
+
 @pytest.fixture
 def page(browser: Browser, app: App) -> Iterator[Page]:
     context = browser.new_context(base_url=app.url, viewport=VIEWPORT)
+    context.add_init_script(SEEDED_RANDOM)
     context.set_default_timeout(TIMEOUT_S * 1000)
     page = context.new_page()
     _watch(page)

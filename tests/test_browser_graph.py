@@ -2,7 +2,7 @@
 the Cytoscape canvas draws them (no CSP violation: the harness fails on any), and a node
 from the list opens in the side panel with the events behind each fact and edge; the panel
 reads at 1280 px and on a 390 px phone (no header or date broken one character a line).
-Screenshotted for the README, ids and times masked."""
+Screenshotted for the README."""
 
 from browser import App, screenshot
 from playwright.sync_api import Locator, Page, expect
@@ -50,11 +50,6 @@ def assert_readable(panel: Locator) -> None:
     assert panel.evaluate("(e) => e.scrollWidth <= e.clientWidth + 1")  # nothing sticks out
 
 
-def masks(page: Page) -> list[Locator]:
-    links = ".source-event, .fact-source, .edge-source, .field-source"
-    return [page.locator(links), page.locator("time.date")]
-
-
 def open_caroline(page: Page) -> Locator:
     page.locator("ul.graph-nodes a.node-link", has_text="Caroline").click()
     panel = page.locator("#node-panel")
@@ -77,7 +72,7 @@ def test_facts_told_in_chat_become_a_drawn_graph_whose_nodes_open(page: Page, ap
     assert_readable(panel)
     source = panel.locator("ul.graph-sources a.source-event").first
     expect(source).to_be_visible()
-    screenshot(page, "memory-graph", mask=masks(page))
+    screenshot(page, "memory-graph")
     graph_url = page.url
 
     source.click()
@@ -94,4 +89,4 @@ def test_facts_told_in_chat_become_a_drawn_graph_whose_nodes_open(page: Page, ap
     page.set_viewport_size(PHONE)
     page.goto(graph_url)
     assert_readable(open_caroline(page))
-    screenshot(page, "memory-graph-phone", mask=masks(page))
+    screenshot(page, "memory-graph-phone")

@@ -46,6 +46,17 @@ def assert_fits(page: Page, width: int) -> None:
         page.set_viewport_size({"width": 1280, "height": 800})
 
 
+# The status page once the background work this fact starts is all done: its four kinds of
+# job (summary, extraction, graph, topics) none pending or running, no stage working.
+SETTLED = """() => {
+  const rows = [...document.querySelectorAll("table.job-counts tbody tr")];
+  const idle = (row) => row.cells[1].textContent.trim() === "0"
+    && row.cells[2].textContent.trim() === "0";
+  return rows.length >= 4 && rows.every(idle)
+    && document.querySelectorAll("tr.stage-working").length === 0;
+}"""
+
+
 def accept_dialogs(page: Page) -> None:
     """``hx-confirm`` asks with the browser's confirm(): the person clicks OK."""
     page.on("dialog", lambda dialog: dialog.accept())
@@ -87,7 +98,7 @@ def test_a_fact_told_in_chat_is_managed_on_the_memory_page(page: Page, app: App)
     expect(page.locator(".block-card").first).to_contain_text("Porto")
     screenshot(page, "memory-blocks")
 
-    page.goto("/memory/")
+    wait_for(page, "/memory/", lambda: page.evaluate(SETTLED))
     expect(page.locator("main")).to_contain_text("1")
     screenshot(page, "memory-status")
 

@@ -1,13 +1,34 @@
-"""Timestamps: always timezone-aware, stored as UTC ISO-8601 with an explicit offset."""
+"""Timestamps: always timezone-aware, stored as UTC ISO-8601 with an explicit offset.
 
+``utc_now`` is the one source of "now" (a few callers take a ``clock`` argument defaulting
+to it), so a test harness can pin time with ``use_test_clock`` and every screen it
+pictures shows the same times on every run. Nothing but a test calls it: no setting or
+variable of the user's turns it on.
+"""
+
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated
 
 from pydantic import AfterValidator
 
+_test_clock: Callable[[], datetime] | None = None
+
 
 def utc_now() -> datetime:
+    if _test_clock is not None:
+        return to_utc(_test_clock())
     return datetime.now(UTC)
+
+
+def use_test_clock(clock: Callable[[], datetime] | None) -> None:
+    """Tests only: read "now" from ``clock`` (``None``: the system clock again)."""
+    global _test_clock
+    _test_clock = clock
+
+
+def clock_is_fixed() -> bool:
+    return _test_clock is not None
 
 
 def to_utc(moment: datetime) -> datetime:

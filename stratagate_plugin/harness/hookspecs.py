@@ -16,6 +16,7 @@ from .types import (
     HostTurn,
     Session,
     SettingsSection,
+    SpaceChoice,
     StopDecision,
     TurnState,
     WebSection,
@@ -71,6 +72,13 @@ def session_started(host: HostAPI, session: Session) -> Awaitable[str | None] | 
 @hookspec
 def describe_session(host: HostAPI, session: Session) -> Awaitable[str | None] | str | None:
     """Return one line about the opened session for the user (e.g. which memory it uses)."""
+
+
+@hookspec
+def session_spaces(
+    host: HostAPI,
+) -> list[SpaceChoice] | Awaitable[list[SpaceChoice] | None] | None:
+    """The memory spaces a new conversation may choose (the web chat offers them)."""
 
 
 @hookspec

@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import re
-import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -29,6 +28,7 @@ from .chat import ChatMessage
 from .clock import iso, parse_iso, utc_now
 from .errors import HostError
 from .home import harness_home
+from .ids import short_tag
 from .text import valid_text
 from .types import HostTurn, Session
 
@@ -59,7 +59,7 @@ def session_path(session_id: str) -> Path:
 
 
 def new_session_id() -> str:
-    return f"{utc_now():%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+    return f"{utc_now():%Y%m%d-%H%M%S}-{short_tag(6)}"
 
 
 def open_session(session_id: str | None, profile: str, cwd: Path) -> Session:
@@ -159,18 +159,24 @@ def _has_content(path: Path) -> bool:
 
 
 def _header(session: Session) -> dict[str, Any]:
-    return {
+    header = {
         "kind": "session",
         "id": session.id,
         "profile": session.profile,
         "cwd": str(session.cwd),
         "created_at": iso(session.created_at),
     }
+    if session.memory_space:
+        header["memory_space"] = session.memory_space
+    return header
 
 
 def _header_session(entry: dict[str, Any]) -> Session:
     created = parse_iso(entry["created_at"])
-    return Session(entry["id"], entry["profile"], Path(entry["cwd"]), created)
+    session = Session(entry["id"], entry["profile"], Path(entry["cwd"]), created)
+    space = entry.get("memory_space")
+    session.memory_space = space if isinstance(space, str) and space else None
+    return session
 
 
 def _dump(message: ChatMessage) -> dict[str, Any]:

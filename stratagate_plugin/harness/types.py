@@ -22,6 +22,7 @@ __all__ = [
     "NoteItem",
     "Session",
     "SettingsSection",
+    "SpaceChoice",
     "StopDecision",
     "Tool",
     "ToolCallContext",
@@ -84,6 +85,18 @@ class Session:
     completed: list["HostTurn"] = field(default_factory=list)
     """Every folded turn in the session file, oldest first: the durable record a plugin
     catches up from when it could not take a turn when it ended."""
+    memory_space: str | None = None
+    """The memory space the person chose as the conversation began (one a plugin offered
+    through ``session_spaces``), kept in the session file; None: the plugin's own rule."""
+
+
+@dataclass(frozen=True)
+class SpaceChoice:
+    """A memory space a new conversation may use: ``value`` is what the session keeps
+    (``""``: the plugin's own rule, the default), ``name`` what the person reads."""
+
+    value: str
+    name: str
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from ..harness.types import (
     HostTurn,
     Session,
     SettingsSection,
+    SpaceChoice,
     StopDecision,
     TurnState,
     WebSection,
@@ -52,6 +53,7 @@ HOOKS: tuple[str, ...] = (
     "startup",
     "session_started",
     "describe_session",
+    "session_spaces",
     "session_ended",
     "register_tools",
     "build_context",
@@ -191,6 +193,12 @@ class MemoryPlugin:
         namespace = runtime.namespace(session)
         spaces = await runtime.memory.memory_spaces()
         return space_line(namespace, spaces)
+
+    @hookimpl
+    async def session_spaces(self) -> list[SpaceChoice]:
+        """The web chat's choice for a new conversation: the default space or any space
+        that holds memory (a conversation about another project's memory)."""
+        return await self.runtime.space_choices()
 
     @hookimpl
     async def session_ended(self, session: Session) -> str | None:

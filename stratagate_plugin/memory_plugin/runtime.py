@@ -21,8 +21,9 @@ from typing import Any, Self
 from ..core.clock import utc_now
 from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
+from ..core.profile.spaces import display_name
 from ..core.store.db import default_database_path
-from ..harness.types import ChatMessage, Session
+from ..harness.types import ChatMessage, Session, SpaceChoice
 from .settings import memory_config, space_of, validated
 
 IDLE_CHECK_S = 60.0
@@ -81,7 +82,23 @@ class MemoryRuntime:
         return self.gates.setdefault((session.id, turn), TurnGate())
 
     def namespace(self, session: Session) -> str:
+        """The space the person chose as the session began, else the settings' rule."""
+        if session.memory_space:
+            return session.memory_space
         return space_of(self.settings, str(session.cwd or self.cwd), session.id)
+
+    async def space_choices(self) -> list[SpaceChoice]:
+        """What a new conversation may use: the default (this directory's space, or a
+        space of its own in ``session`` mode), then every space that holds memory, most
+        recently used first (a name two spaces share is given whole)."""
+        default = self.default_namespace()
+        own = self.settings["namespace_mode"] == "session"
+        others = [name for name in await self.memory.memory_space_names() if name != default]
+        shown = [display_name(name) for name in others]
+        choices = [SpaceChoice("", "a space of its own" if own else display_name(default))]
+        for name, label in zip(others, shown, strict=True):
+            choices.append(SpaceChoice(name, name if shown.count(label) > 1 else label))
+        return choices
 
     def default_namespace(self) -> str:
         """The space a new chat in the host's directory uses (what the web app shows first)."""

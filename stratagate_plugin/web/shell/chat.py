@@ -4,6 +4,10 @@ A message runs one agent turn in this process (the same ``Agent`` as ``stratagat
 an htmx request gets the new turn as a fragment, a plain form post a redirect. Below each
 turn the plugins' notes (``chat_annotations``: the memory plugin's citation tail and
 block status rows) are shown, escaped like everything else.
+
+A new conversation may choose its memory space among those the plugins offer
+(``session_spaces``); anything else is a 404 and creates nothing. The choice is kept in the
+session file, so a conversation's space never changes once it has begun.
 """
 
 import asyncio
@@ -11,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -27,7 +32,7 @@ from ...harness.sessions import (
     refresh_session,
     session_path,
 )
-from ...harness.types import ChatNote, Session
+from ...harness.types import ChatNote, Session, SpaceChoice
 from .templating import render, web_state
 
 MAX_MESSAGE_CHARS = 20_000
@@ -42,10 +47,12 @@ class ChatRooms:
     locks: defaultdict[str, asyncio.Lock] = field(default_factory=lambda: defaultdict(asyncio.Lock))
     warnings: dict[str, list[str]] = field(default_factory=dict)
 
-    async def open(self, session_id: str, *, create: bool = False) -> Session:
+    async def open(
+        self, session_id: str, *, create: bool = False, space: str | None = None
+    ) -> Session:
         """The session (first opened here: plugins hear ``session_started``); unknown → 404.
         One already open is refreshed from its file: a ``chat --session`` run may have
-        added turns since."""
+        added turns since. A session created here uses memory ``space`` (None: default)."""
         if session_id in self.sessions:
             session = self.sessions[session_id]
             refresh_session(session)
@@ -58,6 +65,8 @@ class ChatRooms:
             raise HTTPException(404, f"no conversation {session_id!r}")
         host = self.agent.host
         session = open_session(session_id, host.profile.name, host.cwd)
+        if not exists:
+            session.memory_space = space
         self.sessions[session_id] = session
         self.warnings[session_id] = await self.agent.start(session)
         return session
@@ -76,12 +85,35 @@ async def chat_index(request: Request) -> Response:
         "sessions": list_sessions(),
         "session": None,
         "space": await rooms(request).agent.describe(unsaved),
+        "space_choices": await space_choices(request),
     }
     return render(request, "shell/chat.html", context)
 
 
+async def space_choices(request: Request) -> list[SpaceChoice]:
+    """The memory spaces a new conversation may use, from every plugin that offers some."""
+    host: Any = web_state(request).host
+    results = await call_hook(host.pm, "session_spaces", isolate=True, host=host)
+    return [choice for batch in results for choice in batch]
+
+
+async def chosen_space(request: Request, form: FormData) -> str | None:
+    """The posted ``space`` if a plugin offers it (None: the default); else a 404, before
+    anything is created."""
+    posted = form.get("space")
+    asked = posted.strip() if isinstance(posted, str) else ""
+    if not asked:
+        return None
+    if asked not in {choice.value for choice in await space_choices(request)}:
+        raise HTTPException(
+            404, f"no memory space called {asked!r} (`stratagate spaces` lists them)"
+        )
+    return asked
+
+
 async def new_chat(request: Request) -> Response:
-    session = await rooms(request).open(new_session_id(), create=True)
+    space = await chosen_space(request, await request.form())
+    session = await rooms(request).open(new_session_id(), create=True, space=space)
     return RedirectResponse(f"/chat/{session.id}", status_code=303)
 
 
@@ -89,7 +121,8 @@ async def start_chat(request: Request) -> Response:
     """The first page's message: a new conversation with it as its first turn."""
     chat = rooms(request)
     text = await message_text(request)
-    session = await chat.open(new_session_id(), create=True)
+    space = await chosen_space(request, await request.form())
+    session = await chat.open(new_session_id(), create=True, space=space)
     async with chat.locks[session.id]:
         await chat.agent.run_turn(session, text)
     return RedirectResponse(f"/chat/{session.id}", status_code=303)
@@ -105,6 +138,7 @@ async def chat_page(request: Request) -> Response:
         "warnings": rooms(request).warnings.get(session.id, []),
         "title": title_of(session),
         "space": await rooms(request).agent.describe(session),
+        "space_choices": await space_choices(request),
     }
     return render(request, "shell/chat.html", context)
 
