@@ -7,7 +7,7 @@ from pathlib import Path
 from webapp import memory_of, post, web_app
 
 from stratagate_plugin.core.clock import utc_now
-from stratagate_plugin.core.llm.chat import ChatMessage
+from stratagate_plugin.harness.chat import ChatMessage
 from stratagate_plugin.harness.pm import call_hook
 from stratagate_plugin.harness.sessions import (
     TurnRecord,
