@@ -3,7 +3,7 @@
     PYTHONPATH=. .venv/bin/python benchmarks/graph_quality.py --set dev --out /tmp/gq.json
     … --only en-001,zh-003   … --lang zh   … --set heldout | all
 
-Each item of ``benchmarks/graph_sets/{dev,heldout}.json`` (format and labelling conventions
+Each item of ``benchmarks/graph_sets/{dev,dev2,heldout}.json`` (format and labelling conventions
 in that folder's README) is recorded as one thread in a fresh database, sealed, and derived
 with the offline model until nothing is due; then the current graph is read and scored.
 Named speakers are recorded as LoCoMo loading records them (``Name: text``; the first named
@@ -41,7 +41,7 @@ from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn, Role
 
 SETS_DIR = Path(__file__).parent / "graph_sets"
-SET_NAMES = ("dev", "heldout")
+SET_NAMES = ("dev", "dev2", "heldout")
 USER = "user"
 NAMESPACE = "graph-quality"
 THREAD = "labelled"
