@@ -88,18 +88,20 @@ def test_work_study_origin_tools_and_favourites_in_both_languages() -> None:
     assert facts(graph, "李雷")["favourite:book"] == ["三体"]
 
 
-def test_a_named_subject_before_the_verb_owns_the_frame_and_a_pronoun_owns_none() -> None:
+def test_a_named_subject_before_the_verb_owns_the_frame_and_a_pronoun_the_one_named() -> None:
     graph = project(
         event(1, "Ana moved to Lisbon last month."),  # no speaker: about the one named
-        event(2, "She moved to Paris."),  # who "she" is is unknown: nothing
+        event(2, "She moved to Paris."),  # "she": Ana, named just before (issue 26)
         event(3, "I visited my friend Ana and moved to Rome.", "Bea"),  # a new clause: Bea
+        event(9, "They moved to Oslo."),  # "they": nobody known
     )
     assert edges(graph) == [
         ("Ana", "lives_in", "Lisbon", True),
+        ("Ana", "lives_in", "Paris", True),
         ("Bea", "friend", "Ana", False),
         ("Bea", "lives_in", "Rome", True),
     ]
-    assert "Paris" in {n.name for n in graph.nodes}  # still a place, with no edge
+    assert "Oslo" in {n.name for n in graph.nodes}  # still a place, with no edge
 
 
 def test_self_introductions_are_aliases_of_the_speaker_citing_their_event() -> None:

@@ -13,8 +13,9 @@ import re
 from collections.abc import Collection
 
 from .gazetteer import is_known_place
-from .graph_frames import ROLES, is_name
 from .han_names import HAN_NAMED
+from .roles import ROLES
+from .subjects import is_name
 from .text import is_latin, word_set
 
 _TIME_WORDS = word_set(

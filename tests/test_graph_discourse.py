@@ -1,0 +1,91 @@
+"""Subject tracking in the offline projector (issue 26): a pronoun refers to the person
+named last (in its sentence or a few events back, never a speaker), an elided subject is
+the previous clause's, kinship said with a copula or a naming verb, a relation named first
+and its name given later, and relation verbs with words between them and their object.
+The sentences are not those of the labelled sets."""
+
+from typing import Any
+
+from tests.test_graph_frames import edges, event, facts, project
+
+
+def user_said(number: int, text: str) -> dict[str, Any]:
+    """An event as the user's cards carry it: "The user said: …", no participants."""
+    return event(number, text) | {"summary": f"The user said: {text}"}
+
+
+def relations(*said: str) -> set[tuple[str, str, str]]:
+    graph = project(*(user_said(i, text) for i, text in enumerate(said, 1)))
+    return {(a, relation, b) for a, relation, b, _ in edges(graph)}
+
+
+def test_a_pronoun_in_the_next_event_is_the_person_named_before() -> None:
+    found = relations("I got to know Wilhelmina at a chess camp.", "She lives in Bergen now.")
+    assert ("Wilhelmina", "lives_in", "Bergen") in found
+    assert ("User", "lives_in", "Bergen") not in found
+
+
+def test_a_pronoun_never_refers_to_a_speaker() -> None:
+    graph = project(
+        event(1, "My nephew Anselm just finished school.", "Greta"),
+        event(2, "He starts work at Ostwind Energie in June.", "Greta"),
+    )
+    assert ("Anselm", "works_at", "Ostwind Energie", True) in edges(graph)
+    assert "works_at" not in facts(graph, "Greta")
+
+
+def test_kinship_said_with_a_copula_or_a_pronoun() -> None:
+    assert ("User", "boss", "Ottoline") in relations("Ottoline is my manager, sadly.")
+    assert ("User", "roommate", "Benedikt") in relations(
+        "I first met Benedikt in Zagreb.", "He's been my roommate for two years."
+    )
+    assert ("User", "friend", "Perpetua") in relations("Perpetua and I have been friends for ages.")
+
+
+def test_a_relative_named_later_gets_the_relation() -> None:
+    found = relations("I have a son.", "His name is Evander and he studies at Kestrel College.")
+    assert ("User", "son", "Evander") in found
+    assert ("Evander", "studies_at", "Kestrel College") in found
+
+
+def test_an_apposition_or_relative_clause_is_about_the_name() -> None:
+    assert ("Quillon", "lives_in", "Tallinn") in relations(
+        "Quillon, my coworker from the lab, recently moved to Tallinn."
+    )
+    assert ("Roswitha", "works_at", "Fenwick Foundry") in relations(
+        "Roswitha, who I sing with, works part-time at Fenwick Foundry."
+    )
+
+
+def test_an_elided_subject_is_the_previous_clauses_first_mention() -> None:
+    found = relations("My cousin Ignatius is in Lagos, working for Zenith Bank.")
+    assert ("Ignatius", "works_at", "Zenith Bank") in found
+    assert ("User", "works_at", "Zenith Bank") not in found
+    found = relations("I left Brightmoor Mills and joined a startup called Dovetail.")
+    assert ("User", "works_at", "Dovetail") in found
+    assert not any(a == "Brightmoor Mills" for a, _, _ in found)
+
+
+def test_verbs_with_words_before_their_object() -> None:
+    assert ("User", "studies_at", "Leuven University") in relations(
+        "I study medieval history at Leuven University."
+    )
+    assert ("Hortense", "lives_in", "Ghent") in relations(
+        "My aunt Hortense lives in a tiny canal house in Ghent."
+    )
+    assert ("User", "lives_in", "Ghent") not in relations("I learned Dutch when I lived in Ghent.")
+
+
+def test_chinese_copula_pronoun_and_elided_subjects() -> None:
+    found = relations("郑凯是我的老同事，他前年搬到了青岛，现在在海尔上班。")
+    assert {("User", "colleague", "郑凯"), ("郑凯", "lives_in", "青岛")} <= found
+    assert ("郑凯", "works_at", "海尔") in found
+    found = relations("我表哥叫吴迪。", "他被浙江大学录取了。")
+    assert {("User", "cousin", "吴迪"), ("吴迪", "studies_at", "浙江大学")} <= found
+
+
+def test_chinese_named_later_and_met_at() -> None:
+    found = relations("我跟老婆是在成都认识的，她叫苏晴，现在在招商银行工作。")
+    assert ("User", "wife", "苏晴") in found
+    assert ("苏晴", "works_at", "招商银行") in found
+    assert ("User", "knows", "钱多多") in relations("我和钱多多是在一次徒步活动上认识的。")
