@@ -89,3 +89,22 @@ def test_chinese_named_later_and_met_at() -> None:
     assert ("User", "wife", "苏晴") in found
     assert ("苏晴", "works_at", "招商银行") in found
     assert ("User", "knows", "钱多多") in relations("我和钱多多是在一次徒步活动上认识的。")
+
+
+def test_chinese_three_character_names_and_words_that_are_not_names() -> None:
+    found = relations("我的导师叫邓志明，他在南开大学当教授。")
+    assert {("User", "mentor", "邓志明"), ("邓志明", "works_at", "南开大学")} <= found
+    found = relations("我奶奶吴桂英一个人住在扬州。")
+    assert {("User", "grandmother", "吴桂英"), ("吴桂英", "lives_in", "扬州")} <= found
+    found = relations("我爸爸老家在河北，退休前在邮局工作。")
+    assert not any("老家" in (a, b) for a, _, b in found)
+    assert ("User", "works_at", "邮局") not in found  # his work, not the user's
+
+
+def test_possessive_homes_and_switches() -> None:
+    found = relations("My godmother Winifred is lovely.", "We had tea at her cottage in Whitby.")
+    assert ("Winifred", "lives_in", "Whitby") in found
+    assert ("User", "lives_in", "Whitby") not in found
+    graph = project(user_said(1, "We migrated from Jira to Shortcut in the spring."))
+    assert ("User", "uses", "Shortcut", False) in edges(graph)
+    assert {n.name: n.type for n in graph.nodes}.get("Jira") != "place"

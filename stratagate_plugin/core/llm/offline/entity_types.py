@@ -109,7 +109,8 @@ def _cue(name: str, before: str) -> re.Pattern[str]:
 _TOOL_BEFORE = (
     r"\b(?:use|uses|used|using|switched to|switching to|switch to|installed|install|downloaded"
     r"|started using|(?:app|tool|program|software|editor|plugin|service) (?:called|named)"
-    r"|moved (?:my \w+ )?to)\s+(?:the\s+|a\s+|an\s+|my\s+)?"
+    r"|moved my \w+ to|(?:switched|switching|migrated) (?:\w+ )?from)"
+    r"\s+(?:the\s+|a\s+|an\s+|my\s+)?"
     r"|(?:用|使用|在用|改用|换成了?|换到|安装了?|下载了?)"
 )
 _ORG_BEFORE = (

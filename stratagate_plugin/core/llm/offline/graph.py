@@ -84,6 +84,7 @@ def _project_event(event: Mapping[str, Any], batch: _Batch) -> None:
     for index, sentence in enumerate(sentences):
         _kin_said(sentence, speaker, kin, source, batch)
         _relations(sentence, speaker, kin, source, batch)
+        _kin_said(sentence, speaker, kin, source, batch)  # "他是我的教练" after "认识张伟"
         following = sentences[index + 1] if index + 1 < len(sentences) else ""
         _attributes(sentence, following, speaker, kin, source, batch)
         batch.focus.follow(sentence, batch.persons(), kin)

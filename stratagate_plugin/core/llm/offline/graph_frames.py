@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from .gazetteer import PLACES
 from .han_names import HAN_NAMED, HAN_STOP, NOT_FIRST, called, han_person
 from .roles import EN_ROLES as _EN_ROLES
-from .roles import EXCLUSIVE_ROLES, ROLES, SPEAKER
+from .roles import EXCLUSIVE_ROLES, ROLES, SPEAKER, THIRD
 from .roles import ZH_ROLES as _ZH_ROLES
 from .subjects import is_name, subject_before
 from .text import is_latin
@@ -62,9 +62,9 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"\b(?:teach|teaches|taught|run|runs|manage|manages|lead|leads)\b[^.,!?;]{{0,30}}?"
                    rf"\bat\s+(?:the\s+)?(?P<x>{_NAME})"),
-        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:教书|教|执教)"),
+        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:教书|(?<![当做])教|执教)"),
         re.compile(r"(?:在|加入了?)一家(?:叫|名叫)(?P<x>[\u4e00-\u9fffA-Za-z]{2,6}?)的"),
-        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:当|做|担任)[\u4e00-\u9fff]{{0,4}}(?:师|(?<![会成])员|经理|医生|护士)"),
+        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:当|做|担任)[\u4e00-\u9fff]{{0,4}}(?:师|(?<![会成])员|经理|医生|护士|教授)"),
         re.compile(r"是(?P<x>[\u4e00-\u9fffA-Za-z]{2,8}?)的[\u4e00-\u9fff]{0,4}(?:师|(?<![会成])员|经理|医生|护士)"),
         re.compile(rf"(?:入职了?|就职于|供职于|任职于|加入了?)(?P<x>{_HAN_RUN}|{_NAME})"),
         re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:工作(?!室|坊)|上班|任职|实习)"),
@@ -186,6 +186,8 @@ def mentions(
                 subject = (
                     SPEAKER  # "my home country, Sweden": the possessor's
                     if _POSSESSIVE.match(match.group())
+                    else THIRD  # "her flat in Brixton": whom "her" refers to
+                    if _THIRD_POSSESSIVE.match(match.group())
                     else subject_before(sentence[: match.start()], known, kin_refs)
                 )
                 if subject != target and not _said(found, relation, target):
@@ -253,7 +255,8 @@ _HAN_GENERIC = frozenset(
         "老家",
     ]
 )
-_POSSESSIVE = re.compile(r"[Mm]y\b|我(?:的|在)?(?:祖国|家乡|老家)")
+_POSSESSIVE = re.compile(r"[Mm]y\b|[Oo]ur\b|我(?:的|在)?(?:祖国|家乡|老家)")
+_THIRD_POSSESSIVE = re.compile(r"(?:[Hh]is|[Hh]er)\b")
 _HAN_INDEFINITE = re.compile(r"[一两几这那每某][所家个间座位名只]")  # 一所学校: "a school"
 _MEMBER_WORDS = re.compile(r"member|belong|会员|成员|一员")
 _PERSON_RELATIONS = ("knows", "owns")

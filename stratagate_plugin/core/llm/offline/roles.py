@@ -14,6 +14,10 @@ ROLES = {
     "niece": "niece", "nephew": "nephew", "boss": "boss", "manager": "boss",
     "colleague": "colleague", "coworker": "colleague", "co-worker": "colleague",
     "roommate": "roommate", "neighbor": "neighbour", "neighbour": "neighbour",
+    "flatmate": "roommate", "housemate": "roommate", "mate": "friend", "parents": "parent",
+    "mother-in-law": "mother_in_law", "father-in-law": "father_in_law",
+    "godmother": "godparent", "godfather": "godparent", "stepmother": "stepmother",
+    "stepfather": "stepfather", "stepson": "stepson", "stepdaughter": "stepdaughter",
     "mentor": "mentor", "teacher": "teacher", "therapist": "therapist", "coach": "coach",
     "妹妹": "sister", "姐姐": "sister", "哥哥": "brother", "弟弟": "brother", "妈妈": "mother",
     "母亲": "mother", "爸爸": "father", "父亲": "father", "丈夫": "husband", "老公": "husband",
@@ -27,7 +31,8 @@ ROLES = {
     "外公": "grandfather", "老板": "boss", "上司": "boss", "同事": "colleague",
     "室友": "roommate", "邻居": "neighbour", "导师": "mentor", "老师": "teacher",
     "教练": "coach", "妈": "mother", "爸": "father", "哥": "brother", "姐": "sister",
-    "弟": "brother", "妹": "sister",
+    "弟": "brother", "妹": "sister", "婆婆": "mother_in_law", "岳母": "mother_in_law",
+    "公公": "father_in_law", "岳父": "father_in_law", "父母": "parent", "爸妈": "parent",
 }  # fmt: skip
 # one at a time: a new one replaces the old (the others accumulate)
 EXCLUSIVE_ROLES = frozenset({"wife", "husband", "partner", "boss", "mother", "father"})

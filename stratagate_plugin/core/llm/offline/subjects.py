@@ -24,7 +24,7 @@ _FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|we|We|we're|we've|my|My|our|Our)\
 _THIRD = re.compile(r"\b(?:they|They|his|His|her|Her|their|Their)\b|他们|她们")
 _HE_SHE = re.compile(r"\b(?:he|He|she|She)\b|[他她](?!们|的)")  # 她的 / 她女儿: a possessor
 _KIN_AFTER = re.compile(rf"(?:{_ZH_ROLES})")  # 他爸爸 is his father, not him
-_WITH_ME = re.compile(r"我(?:和|跟|与)(?:我的?)?[\u4e00-\u9fff]{1,6}?(?=去|到|在|一起|都|是)")
+_WITH_ME = re.compile(r"我(?:和|跟|与)(?:我的?)?[\u4e00-\u9fff]{1,6}?(?=去|到|在|一起|都|是|$)")
 _WORD_NAME = re.compile(_PERSON)
 
 

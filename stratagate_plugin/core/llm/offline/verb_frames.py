@@ -22,7 +22,7 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
     ("lives_in", "place", "lives_in", (
         re.compile(rf"\b(?:lives?|living|(?:has|have|'ve)\s+lived|settled)\b{_GAP}\b(?:in)\s+(?P<x>{_NAME})"),
         re.compile(rf"\b(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er)\s+(?:new\s+|little\s+|tiny\s+|old\s+)?"
-                   rf"(?:flat|house|apartment|place|home|condo)\s+in\s+(?P<x>{_NAME})"),
+                   rf"(?:flat|house|apartment|place|home|condo|cottage|farm|villa|bungalow|cabin|loft)\s+in\s+(?P<x>{_NAME})"),
     )),
     ("works_at", "organization", "works_at", (
         re.compile(rf"\b(?:work(?:s|ed|ing)?(?!\s+out)|teach(?:es|ing)?|taught|intern(?:s|ed|ing)?)\b{_GAP}"
@@ -55,6 +55,10 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
                    rf"across)\s+(?P<x>{_NAME})"),
         re.compile(rf"\b(?:stayed|spent)\s+(?:a|an|two|three|four|five|six|\d+|a few)\s+"
                    rf"(?:days?|nights?|weeks?|months?)\s+in\s+(?P<x>{_NAME})"),
+    )),
+    ("uses", "tool", None, (
+        re.compile(rf"\b(?:switched|switching|moved|migrated|changed)\s+(?:\w+\s+)?from\s+{_NAME}"
+                   rf"\s+to\s+(?P<x>{_NAME})"),
     )),
     ("member_of", "organization", None, (
         re.compile(rf"\b(?:plays?|played|playing|sings?|sang|singing|dances?|danced|rows?|rowed)\b"
