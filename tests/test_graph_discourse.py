@@ -108,3 +108,17 @@ def test_possessive_homes_and_switches() -> None:
     graph = project(user_said(1, "We migrated from Jira to Shortcut in the spring."))
     assert ("User", "uses", "Shortcut", False) in edges(graph)
     assert {n.name: n.type for n in graph.nodes}.get("Jira") != "place"
+
+
+def test_two_named_speakers_know_each_other_citing_their_first_lines() -> None:
+    graph = project(
+        event(1, "Morning! How was the hike?", "Oskar"),
+        event(2, "Great, I went with my cousin Lale.", "Ilse"),
+        event(3, "Nice, I love that trail.", "Oskar"),
+    )
+    names = {node.ref: node.name for node in graph.nodes}
+    knows = [e for e in graph.edges if e.relation == "knows"]
+    assert [(names[e.from_ref], names[e.to_ref]) for e in knows] == [("Ilse", "Oskar")]
+    assert knows[0].source_event_ids == ["e2", "e1"]
+    alone = project(user_said(1, "I met Oskar yesterday."), event(2, "Hi there.", "Oskar"))
+    assert not any(e.relation == "knows" and e.source_event_ids == ["e2"] for e in alone.edges)

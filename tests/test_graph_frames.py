@@ -61,6 +61,7 @@ def test_chinese_kinship_and_residence_cut_the_name_before_the_verb() -> None:
         ("李雷", "sister", "安娜", False),
         ("安娜", "lives_in", "波尔图", True),
         ("约翰", "colleague", "罗布", False),
+        ("李雷", "knows", "约翰", False),  # two named speakers of one projection (issue 26)
     ]
 
 
@@ -80,6 +81,7 @@ def test_work_study_origin_tools_and_favourites_in_both_languages() -> None:
         ("李雷", "works_at", "腾讯", True),
         ("李雷", "from", "杭州", True),
         ("李雷", "uses", "Figma", False),
+        ("Bob", "knows", "李雷", False),  # two named speakers of one projection (issue 26)
     ]
     types = {n.name: n.type for n in graph.nodes}
     assert types["Google"] == types["腾讯"] == "organization" and types["Notion"] == "tool"
@@ -138,4 +140,5 @@ def test_travel_is_an_accumulating_visited_edge_and_plans_are_not_visits() -> No
         ("Jon", "visited", "Rome", False),
         ("Jon", "visited", "Paris", False),
         ("乔恩", "visited", "巴黎", False),
+        ("Jon", "knows", "乔恩", False),  # two named speakers of one projection (issue 26)
     ]

@@ -49,6 +49,7 @@ class _Batch:
     edges: list[EdgeDraft] = field(default_factory=list)
     kin: dict[str, dict[str, str]] = field(default_factory=dict)  # speaker → relation → name
     focus: Focus = field(default_factory=Focus)  # whom "she" / 他 refers to
+    said_first: dict[str, str] = field(default_factory=dict)  # named speaker → first event
 
     def persons(self) -> list[str]:
         return [*self.known, *(n.name for n in self.nodes.values() if n.type == "person")]
@@ -61,16 +62,34 @@ def project_graph(payload: Mapping[str, Any]) -> GraphProjection:
     batch = _Batch(known=[str(n["name"]) for n in context if n.get("type") == "person"])
     for event in payload.get("events", []):
         _project_event(event, batch)
+    _speakers_know(batch)
     kept = list(batch.nodes.values())[:MAX_NODES]
     refs = {node.ref for node in kept}
     between = [e for e in batch.edges if e.from_ref in refs and e.to_ref in refs]
     return GraphProjection(nodes=kept, edges=between[:MAX_EDGES])
 
 
+def _speakers_know(batch: _Batch) -> None:
+    """Two named speakers talking to each other know each other: one ``knows`` edge per pair
+    (alphabetical, so every batch proposes the same one), citing each one's first line."""
+    named = sorted(batch.said_first)
+    for index, first in enumerate(named):
+        for second in named[index + 1 :]:
+            one, other = (
+                _by_name(batch.nodes, first, "person"),
+                _by_name(batch.nodes, second, "person"),
+            )
+            if one is not None and other is not None:
+                source = [batch.said_first[first], batch.said_first[second]]
+                _edge(batch, one.ref, other.ref, "knows", False, source)
+
+
 def _project_event(event: Mapping[str, Any], batch: _Batch) -> None:
     source = [str(event["id"])]
     text = " ".join(event.get("quotes") or []) or _said(str(event.get("summary", "")))
     speaker = _speaker(event, text, batch)
+    if speaker not in (None, USER) and _ATTRIBUTION.match(str(event.get("summary", ""))):
+        batch.said_first.setdefault(str(speaker), source[0])
     own_names: list[str] = []
     if speaker is not None:  # "I'm Mara": Mara is the speaker, not someone else
         ref = _add(batch, speaker, "person", source)
