@@ -122,3 +122,20 @@ def test_two_named_speakers_know_each_other_citing_their_first_lines() -> None:
     assert knows[0].source_event_ids == ["e2", "e1"]
     alone = project(user_said(1, "I met Oskar yesterday."), event(2, "Hi there.", "Oskar"))
     assert not any(e.relation == "knows" and e.source_event_ids == ["e2"] for e in alone.edges)
+
+
+def test_someone_met_and_then_named_is_known() -> None:
+    found = relations("At the fundraiser I met this brilliant nurse, Ottilie, who runs marathons.")
+    assert ("User", "knows", "Ottilie") in found
+    assert ("User", "knows", "Bram") in relations("I chatted with a guy called Bram on the train.")
+    assert not any(r == "knows" for _, r, _ in relations("I met the team at noon."))
+
+
+def test_past_trips_in_both_languages_and_errands_or_plans_are_not() -> None:
+    assert ("User", "visited", "Lisbon") in relations("Took a long weekend trip to Lisbon in May.")
+    assert ("User", "visited", "Crete") in relations("We had a lovely holiday in Crete last year.")
+    assert not any(r == "visited" for _, r, _ in relations("I'm planning a trip to Oslo."))
+    assert ("User", "visited", "苏格兰") in relations("那张照片是去苏格兰的那次旅行拍的。")
+    assert ("User", "visited", "青岛") in relations("我上个月去过两次青岛。")
+    assert not any(r == "visited" for _, r, _ in relations("我下班后去超市了。"))
+    assert ("User", "knows", "马克") in relations("在聚会上我和一个叫马克的人聊了很久。")

@@ -90,7 +90,7 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
     ("visited", "place", None, (
         re.compile(rf"\b(?:visited|been to|trip to|travel(?:l)?ed to|flew to|went to|drove to|"
                    rf"vacationed in|holiday in)\s+(?P<x>{_NAME})"),
-        re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了|去了)(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了|去了)(?:一次|两次|几次|好几次)?(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("uses", "tool", None, (
         re.compile(rf"\b(?:use|uses|used|using|switched to|switching to|installed|downloaded)\s+"
@@ -181,7 +181,7 @@ def mentions(
         for pattern in patterns:
             for match in pattern.finditer(sentence):
                 target = _target(match, relation, known)
-                if target is None:
+                if target is None or (relation == "visited" and _planned(sentence, match)):
                     continue
                 subject = (
                     SPEAKER  # "my home country, Sweden": the possessor's
@@ -197,6 +197,22 @@ def mentions(
                         )
                     )
     return found
+
+
+_PLAN = re.compile(
+    r"\b(?:plan|plans|planning|planned|going to|gonna|will|'ll|want to|wanna|hope to|hoping to"
+    r"|would like to|next|upcoming|someday|one day)\b"
+    r"|计划|打算|准备|想去|要去|明天|下周|下个月|明年"
+)
+_CLAUSE_EDGE = re.compile(r"[.,!?;:，。！？；：]|\b(?:and|but)\b")
+
+
+def _planned(sentence: str, match: re.Match[str]) -> bool:
+    """A trip in a clause that plans it ("planning a trip to Oslo", 打算去…): no visit yet."""
+    edges = [m.end() for m in _CLAUSE_EDGE.finditer(sentence, 0, match.start())]
+    after = _CLAUSE_EDGE.search(sentence, match.end())
+    clause = sentence[max(edges, default=0) : after.start() if after else len(sentence)]
+    return _PLAN.search(clause) is not None
 
 
 def _said(found: list[Mention], relation: str, target: str) -> bool:
@@ -246,6 +262,9 @@ _HAN_GENERIC = frozenset(
         "俱乐部",
         "项目",
         "计划",
+        "超市",
+        "市场",
+        "菜市场",
         "外面",
         "外边",
         "里面",
@@ -257,6 +276,9 @@ _HAN_GENERIC = frozenset(
 )
 _POSSESSIVE = re.compile(r"[Mm]y\b|[Oo]ur\b|我(?:的|在)?(?:祖国|家乡|老家)")
 _THIRD_POSSESSIVE = re.compile(r"(?:[Hh]is|[Hh]er)\b")
+_ERRAND = re.compile(r"去(?!过)")  # 去了 / 去…了: a place, or an errand
+_TRIP = re.compile(r"旅行|旅游|度假")
+_CALLED = re.compile(r"叫(?P<x>[\u4e00-\u9fff·]{2,4})的")  # 一个叫大卫的人: a person's name
 _HAN_INDEFINITE = re.compile(r"[一两几这那每某][所家个间座位名只]")  # 一所学校: "a school"
 _MEMBER_WORDS = re.compile(r"member|belong|会员|成员|一员")
 _PERSON_RELATIONS = ("knows", "owns")
@@ -270,14 +292,20 @@ def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str 
     target = raw if bounded and 2 <= len(raw) <= 8 else _name(raw)
     if not target or target.endswith(("'s", "’s")) or target[0] in NOT_FIRST:
         return None
-    if relation == "visited" and "去了" in match.group() and not _HAN_PLACE.search(target):
+    trip = _TRIP.search(match.group())  # 去英格兰的那次旅行: a trip, wherever to
+    if (
+        relation == "visited"
+        and _ERRAND.match(match.group())
+        and not (trip or _HAN_PLACE.search(target))
+    ):
         return None  # 去了超市 is an errand; 去了厦门 a trip
     if target in _HAN_GENERIC or _HAN_INDEFINITE.search(target):
         return None  # 在附近工作, 在公司上班: a common noun, not a name
     if relation in ("works_at", "studies_at") and _HAN_PLACE.search(target):
         return None  # 在上海做产品经理: where, not whom for
     if relation in _PERSON_RELATIONS:
-        return target if is_name(target) else None
+        called = _CALLED.search(match.group())
+        return target if is_name(target) or (called and called["x"] == target) else None
     if target in known or target.split()[0] in known:
         return None
     club = _MEMBERSHIP.search(target) is not None

@@ -26,6 +26,10 @@ _HE_SHE = re.compile(r"\b(?:he|He|she|She)\b|[他她](?!们|的)")  # 她的 / �
 _KIN_AFTER = re.compile(rf"(?:{_ZH_ROLES})")  # 他爸爸 is his father, not him
 _WITH_ME = re.compile(r"我(?:和|跟|与)(?:我的?)?[\u4e00-\u9fff]{1,6}?(?=去|到|在|一起|都|是|$)")
 _WORD_NAME = re.compile(_PERSON)
+# a capitalised word followed by a determiner or particle is a verb opening the sentence
+_VERB_FIRST = re.compile(
+    r"\s+(?:a|an|the|my|our|his|her|their|some|this|that|to|up|out|off|back)\b"
+)
 
 
 def is_name(name: str) -> bool:
@@ -80,6 +84,7 @@ def subject_before(
 
         names = [m for m in _WORD_NAME.finditer(clause) if is_name(m.group())]
         names = [m for m in names if not never_entity(m.group())]  # "Actually, …", "Monday"
+        names = [m for m in names if not _VERB_FIRST.match(clause, m.end())]  # "Took a trip"
         marks += [(m.start() if first else m.end(), m.group()) for m in names]
     for ref in _KIN_REF.finditer(clause):
         role = ROLES[(ref["role"] or ref["zh"]).lower()]

@@ -14,6 +14,7 @@ import re
 
 _NAME = r"[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*(?:\s+(?:of\s+|de\s+|&\s+)?[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*){0,4}"
 _HAN = r"[\u4e00-\u9fff·]{2,8}"
+_PERSON = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
 _GAP = r"[^.,;:!?()\"]{0,40}?"  # words of the same clause
 _SCHOOL = r"(?:\s(?:University|College|School|Academy|Institute|Primary|High|Polytechnic)\b)"
 
@@ -51,6 +52,12 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
         re.compile(rf"从(?P<x>{_HAN}?)来的"),
     )),
     ("visited", "place", None, (
+        re.compile(rf"\b(?:[Tt]ook|[Hh]ad|[Ww]ent on|[Mm]ade)\s+(?:a|an|our|my|that|the)\s+"
+                   rf"(?:[\w-]+\s+){{0,3}}?(?:trip|vacation|holiday|getaway)\s+(?:[a-z]+\s+){{0,3}}?(?:to|in)\s+(?:the\s+)?"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(rf"去(?P<x>{_HAN}?)(?:的那次|那次)(?:旅行|旅游|度假)"),
+        re.compile(rf"去(?P<x>{_HAN}?)(?:短途)?(?:旅行|旅游|度假)了"),
+        re.compile(rf"去(?P<x>{_HAN}?)了(?=[!！。，,]|$)"),
         re.compile(rf"\b(?:drove|travell?ed|backpacked|cycled|toured|roamed)\s+(?:around|through|"
                    rf"across)\s+(?P<x>{_NAME})"),
         re.compile(rf"\b(?:stayed|spent)\s+(?:a|an|two|three|four|five|six|\d+|a few)\s+"
@@ -65,6 +72,11 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
                    rf"{_GAP}\b(?:in|for|with)\s+(?:the\s+)?(?P<x>{_NAME})"),
     )),
     ("knows", "person", None, (
+        re.compile(rf"\b(?:met|meet|meeting|talked (?:to|with)|chatted with|spoke (?:to|with)|"
+                   rf"conversation with|got to know)\s+(?:(?:this|a|an|one)\s+(?:[a-z]+\s+){{0,3}}?"
+                   rf"[a-z]+|someone|somebody)\s*(?:,\s*|\s+(?:named|called)\s+)(?P<x>{_PERSON})\b"),
         re.compile(rf"(?:跟|和|与)(?P<x>{_HAN}?)(?:是)?(?:在[^，。,！？]{{1,12}})?认识的"),
+        re.compile(rf"(?:跟|和|与)(?:一个|一位)(?:名)?叫(?P<x>{_HAN}?)的[\u4e00-\u9fff]{{0,3}}?"
+                   rf"(?:聊|认识|交谈|谈|见面)"),
     )),
 )  # fmt: skip
