@@ -6,6 +6,7 @@ The sentences are not those of the labelled sets."""
 
 from typing import Any
 
+from stratagate_plugin.core.llm.offline.graph import project_graph
 from tests.test_graph_frames import edges, event, facts, project
 
 
@@ -139,3 +140,26 @@ def test_past_trips_in_both_languages_and_errands_or_plans_are_not() -> None:
     assert ("User", "visited", "青岛") in relations("我上个月去过两次青岛。")
     assert not any(r == "visited" for _, r, _ in relations("我下班后去超市了。"))
     assert ("User", "knows", "马克") in relations("在聚会上我和一个叫马克的人聊了很久。")
+
+
+def test_chinese_short_forms_are_aliases_when_exactly_one_person_fits() -> None:
+    said = "小梅，你的画太美了！"
+    card = event(1, said, "卡罗琳") | {"participants": ["卡罗琳", "小梅"]}
+    graph = project_graph({"events": [card], "nodes": [{"name": "梅兰妮", "type": "person"}]})
+    melanie = [n for n in graph.nodes if n.name == "梅兰妮"]
+    assert melanie and "小梅" in melanie[0].aliases
+    assert melanie[0].alias_sources["小梅"] == ["e1"]
+    assert "小梅" not in {n.name for n in graph.nodes}
+    known = [{"name": "梅兰妮", "type": "person"}, {"name": "梅丽莎", "type": "person"}]
+    two = project_graph({"events": [card], "nodes": known})  # two fit: kept apart
+    assert not any("小梅" in n.aliases for n in two.nodes)
+    card = event(2, "明明昨天来找我了。", "王芳") | {"participants": ["王芳", "明明"]}
+    graph = project_graph({"events": [card], "nodes": [{"name": "李明", "type": "person"}]})
+    assert any(n.name == "李明" and "明明" in n.aliases for n in graph.nodes)
+
+
+def test_a_job_lost_or_left_is_no_workplace_and_an_outing_no_place() -> None:
+    assert not any(r == "works_at" for _, r, _ in relations("Sadly I lost my job at Greyfield."))
+    assert ("User", "works_at", "Greyfield") in relations("I got a job at Greyfield!")
+    assert not any(r == "works_at" for _, r, _ in relations("我上个月从京东辞职了。"))
+    assert not any(r == "visited" for _, r, _ in relations("周末我们去登山了。"))

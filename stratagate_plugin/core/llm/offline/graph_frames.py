@@ -183,6 +183,7 @@ def mentions(
                 target = _target(match, relation, known)
                 if target is None or (relation == "visited" and _planned(sentence, match)):
                     continue
+                ended = relation == "works_at" and _ENDED.search(_clause_of(sentence, match))
                 subject = (
                     SPEAKER  # "my home country, Sweden": the possessor's
                     if _POSSESSIVE.match(match.group())
@@ -190,6 +191,7 @@ def mentions(
                     if _THIRD_POSSESSIVE.match(match.group())
                     else subject_before(sentence[: match.start()], known, kin_refs)
                 )
+                subject = None if ended else subject  # "lost my job at Door Dash": the place only
                 if subject != target and not _said(found, relation, target):
                     found.append(
                         Mention(
@@ -207,12 +209,20 @@ _PLAN = re.compile(
 _CLAUSE_EDGE = re.compile(r"[.,!?;:，。！？；：]|\b(?:and|but)\b")
 
 
-def _planned(sentence: str, match: re.Match[str]) -> bool:
-    """A trip in a clause that plans it ("planning a trip to Oslo", 打算去…): no visit yet."""
+_ENDED = re.compile(
+    r"\b(?:lost|quit|left|fired|laid off|retired)\b|丢了|辞了|辞掉|辞职|离开了|被裁|退休"
+)
+
+
+def _clause_of(sentence: str, match: re.Match[str]) -> str:
     edges = [m.end() for m in _CLAUSE_EDGE.finditer(sentence, 0, match.start())]
     after = _CLAUSE_EDGE.search(sentence, match.end())
-    clause = sentence[max(edges, default=0) : after.start() if after else len(sentence)]
-    return _PLAN.search(clause) is not None
+    return sentence[max(edges, default=0) : after.start() if after else len(sentence)]
+
+
+def _planned(sentence: str, match: re.Match[str]) -> bool:
+    """A trip in a clause that plans it ("planning a trip to Oslo", 打算去…): no visit yet."""
+    return _PLAN.search(_clause_of(sentence, match)) is not None
 
 
 def _said(found: list[Mention], relation: str, target: str) -> bool:

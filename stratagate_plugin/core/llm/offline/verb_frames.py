@@ -12,8 +12,11 @@ crosses a clause break, so the object stays in the verb's clause.
 
 import re
 
+from .gazetteer import PLACES
+
 _NAME = r"[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*(?:\s+(?:of\s+|de\s+|&\s+)?[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*){0,4}"
 _HAN = r"[\u4e00-\u9fff·]{2,8}"
+_GAZETTEER = "|".join(sorted((p for p in PLACES if not p.isascii()), key=len, reverse=True))
 _PERSON = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
 _GAP = r"[^.,;:!?()\"]{0,40}?"  # words of the same clause
 _SCHOOL = r"(?:\s(?:University|College|School|Academy|Institute|Primary|High|Polytechnic)\b)"
@@ -57,7 +60,7 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"去(?P<x>{_HAN}?)(?:的那次|那次)(?:旅行|旅游|度假)"),
         re.compile(rf"去(?P<x>{_HAN}?)(?:短途)?(?:旅行|旅游|度假)了"),
-        re.compile(rf"去(?P<x>{_HAN}?)了(?=[!！。，,]|$)"),
+        re.compile(rf"去(?P<x>{_GAZETTEER})了(?=[!！。，,]|$)"),  # 去登山了 is an outing
         re.compile(rf"\b(?:drove|travell?ed|backpacked|cycled|toured|roamed)\s+(?:around|through|"
                    rf"across)\s+(?P<x>{_NAME})"),
         re.compile(rf"\b(?:stayed|spent)\s+(?:a|an|two|three|four|five|six|\d+|a few)\s+"
