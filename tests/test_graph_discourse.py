@@ -163,3 +163,8 @@ def test_a_job_lost_or_left_is_no_workplace_and_an_outing_no_place() -> None:
     assert ("User", "works_at", "Greyfield") in relations("I got a job at Greyfield!")
     assert not any(r == "works_at" for _, r, _ in relations("我上个月从京东辞职了。"))
     assert not any(r == "visited" for _, r, _ in relations("周末我们去登山了。"))
+
+
+def test_a_chinese_clause_opened_by_a_relative_is_about_that_relative() -> None:
+    assert not any(r == "visited" for _, r, _ in relations("舅舅一家都移民去了澳大利亚。"))
+    assert ("User", "visited", "千岛湖") in relations("上周我们去了趟千岛湖，风景很好。")

@@ -45,7 +45,7 @@ _COMMON_WHO = re.compile(r"\b[a-z]+\s+who\s*$")
 _POSSESSED = re.compile(r"['’]s\s+[a-z]+\s*$")
 _KIN_REF = re.compile(
     rf"\b[Mm]y\s+(?:(?:older|younger|little|big|elder|twin|best)\s+)?(?P<role>{_EN_ROLES})\b"
-    rf"|我的?(?P<zh>{_ZH_ROLES})"
+    rf"|(?:我的?|^\s*)(?P<zh>{_ZH_ROLES})(?![\u4e00-\u9fff]?[叫名])"  # 表哥一家…: a relative
 )
 
 
