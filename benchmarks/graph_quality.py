@@ -3,7 +3,7 @@
     PYTHONPATH=. .venv/bin/python benchmarks/graph_quality.py --set dev --out /tmp/gq.json
     … --only en-001,zh-003   … --lang zh   … --set heldout | all
 
-Each item of ``benchmarks/graph_sets/{dev,heldout}.json`` (format and labelling conventions
+Each item of ``benchmarks/graph_sets/{dev,dev2,heldout}.json`` (format and labelling conventions
 in that folder's README) is recorded as one thread in a fresh database, sealed, and derived
 with the offline model until nothing is due; then the current graph is read and scored.
 Named speakers are recorded as LoCoMo loading records them (``Name: text``; the first named
@@ -41,7 +41,7 @@ from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn, Role
 
 SETS_DIR = Path(__file__).parent / "graph_sets"
-SET_NAMES = ("dev", "heldout")
+SET_NAMES = ("dev", "dev2", "heldout")
 USER = "user"
 NAMESPACE = "graph-quality"
 THREAD = "labelled"
@@ -135,7 +135,7 @@ def score_item(item: dict[str, Any], graph: Graph | None = None) -> Score:
     by_name = {key(node.name): node for node in graph.nodes}
     score = Score(counts={"items": 1})
     _score_nodes(score, expect, item.get("not_nodes", []), graph, names)
-    _score_edges(score, expect["edges"], graph.edges, names, by_name)
+    _score_edges(score, expect["edges"], graph.edges, names, by_name, item["turns"])
     _score_facts(score, expect["facts"], graph.facts, names, by_name)
     _score_aliases(score, expect.get("aliases", []), graph.nodes, names)
     return score
@@ -188,6 +188,7 @@ def _score_edges(
     found: list[Edge],
     names: Names,
     by_name: dict[str, Node],
+    turns: list[dict[str, str]],
 ) -> None:
     def same(want: dict[str, str], edge: Edge) -> bool:
         return (
@@ -197,9 +198,20 @@ def _score_edges(
             and names.of(want["to"]) in names.node_keys(by_name.get(key(edge.target)), edge.target)
         )
 
+    speakers = {names.of(t["speaker"]) for t in turns if t["speaker"] not in (USER, "assistant")}
+    found = [e for e in found if not _between_speakers(e, speakers, names, by_name)]
     missing, unused = _match(wanted, found, same)
     _record(score, "edges", wanted, found, missing, unused)
     score.details["extra edges"] = [[e.source, e.relation, e.target] for e in unused]
+
+
+def _between_speakers(
+    edge: Edge, speakers: set[str], names: Names, by_name: dict[str, Node]
+) -> bool:
+    """A ``knows`` edge between two named speakers of the item (they talk to each other):
+    true, but the labels predate it, so it is neither rewarded nor counted as an extra."""
+    ends = [names.node_keys(by_name.get(key(n)), n) for n in (edge.source, edge.target)]
+    return key(edge.relation) == "knows" and all(end & speakers for end in ends)
 
 
 def _score_facts(

@@ -61,6 +61,7 @@ def test_chinese_kinship_and_residence_cut_the_name_before_the_verb() -> None:
         ("李雷", "sister", "安娜", False),
         ("安娜", "lives_in", "波尔图", True),
         ("约翰", "colleague", "罗布", False),
+        ("李雷", "knows", "约翰", False),  # two named speakers of one projection (issue 26)
     ]
 
 
@@ -80,6 +81,7 @@ def test_work_study_origin_tools_and_favourites_in_both_languages() -> None:
         ("李雷", "works_at", "腾讯", True),
         ("李雷", "from", "杭州", True),
         ("李雷", "uses", "Figma", False),
+        ("Bob", "knows", "李雷", False),  # two named speakers of one projection (issue 26)
     ]
     types = {n.name: n.type for n in graph.nodes}
     assert types["Google"] == types["腾讯"] == "organization" and types["Notion"] == "tool"
@@ -88,18 +90,20 @@ def test_work_study_origin_tools_and_favourites_in_both_languages() -> None:
     assert facts(graph, "李雷")["favourite:book"] == ["三体"]
 
 
-def test_a_named_subject_before_the_verb_owns_the_frame_and_a_pronoun_owns_none() -> None:
+def test_a_named_subject_before_the_verb_owns_the_frame_and_a_pronoun_the_one_named() -> None:
     graph = project(
         event(1, "Ana moved to Lisbon last month."),  # no speaker: about the one named
-        event(2, "She moved to Paris."),  # who "she" is is unknown: nothing
+        event(2, "She moved to Paris."),  # "she": Ana, named just before (issue 26)
         event(3, "I visited my friend Ana and moved to Rome.", "Bea"),  # a new clause: Bea
+        event(9, "They moved to Oslo."),  # "they": nobody known
     )
     assert edges(graph) == [
         ("Ana", "lives_in", "Lisbon", True),
+        ("Ana", "lives_in", "Paris", True),
         ("Bea", "friend", "Ana", False),
         ("Bea", "lives_in", "Rome", True),
     ]
-    assert "Paris" in {n.name for n in graph.nodes}  # still a place, with no edge
+    assert "Oslo" in {n.name for n in graph.nodes}  # still a place, with no edge
 
 
 def test_self_introductions_are_aliases_of_the_speaker_citing_their_event() -> None:
@@ -136,4 +140,5 @@ def test_travel_is_an_accumulating_visited_edge_and_plans_are_not_visits() -> No
         ("Jon", "visited", "Rome", False),
         ("Jon", "visited", "Paris", False),
         ("乔恩", "visited", "巴黎", False),
+        ("Jon", "knows", "乔恩", False),  # two named speakers of one projection (issue 26)
     ]

@@ -61,11 +61,13 @@ async def test_both_speakers_become_people_and_a_move_replaces_where_they_live(
     assert nodes["Caroline"].node.type == nodes["Melanie"].node.type == "person"
     caroline = nodes["Caroline"]
     assert [(e.edge.relation, e.other_name) for e in caroline.current_edges] == [
-        ("lives_in", "Berlin")
+        ("lives_in", "Berlin"),
+        ("knows", "Melanie"),  # the two speakers (issue 26)
     ]
     assert [e.other_name for e in caroline.historical_edges] == ["Paris"]
     assert [(e.edge.relation, e.other_name) for e in nodes["Melanie"].current_edges] == [
-        ("works_at", "Google")
+        ("works_at", "Google"),
+        ("knows", "Caroline"),
     ]
     assert nodes["Google"].node.type == "organization" and nodes["Rome"].node.type == "place"
     melanie = {f.key: f.value for f in nodes["Melanie"].current_facts}
@@ -84,6 +86,7 @@ async def test_chinese_speakers_and_phrasings(memory: StrataGate) -> None:
     assert nodes["李雷"].node.type == nodes["韩梅梅"].node.type == "person"
     li = nodes["李雷"]
     assert sorted((e.edge.relation, e.other_name) for e in li.current_edges) == [
+        ("knows", "韩梅梅"),  # the two speakers (issue 26)
         ("lives_in", "杭州"),
         ("works_at", "腾讯"),
     ]

@@ -13,8 +13,9 @@ import re
 from collections.abc import Collection
 
 from .gazetteer import is_known_place
-from .graph_frames import ROLES, is_name
-from .han_names import HAN_NAMED
+from .han_names import HAN_NAMED, SURNAMES
+from .roles import ROLES
+from .subjects import is_name
 from .text import is_latin, word_set
 
 _TIME_WORDS = word_set(
@@ -108,7 +109,8 @@ def _cue(name: str, before: str) -> re.Pattern[str]:
 _TOOL_BEFORE = (
     r"\b(?:use|uses|used|using|switched to|switching to|switch to|installed|install|downloaded"
     r"|started using|(?:app|tool|program|software|editor|plugin|service) (?:called|named)"
-    r"|moved (?:my \w+ )?to)\s+(?:the\s+|a\s+|an\s+|my\s+)?"
+    r"|moved my \w+ to|(?:switched|switching|migrated) (?:\w+ )?from)"
+    r"\s+(?:the\s+|a\s+|an\s+|my\s+)?"
     r"|(?:用|使用|在用|改用|换成了?|换到|安装了?|下载了?)"
 )
 _ORG_BEFORE = (
@@ -148,8 +150,8 @@ def type_of(name: str, text: str, persons: Collection[str] = ()) -> str | None:
     already known to be people here (speakers, earlier person nodes)."""
     if never_entity(name, text) or name not in text:
         return None
-    if name in persons:
-        return "person"
+    if name in persons or (not is_latin(name) and short_form_of(name, persons)):
+        return "person"  # 小梅 when 梅兰妮 is the one known person it shortens
     if organization_shape(name):
         return "organization"
     if project_shape(name):
@@ -197,9 +199,24 @@ _ZH_ROLE_WORDS = "|".join(sorted((r for r in ROLES if not r.isascii()), key=len,
 
 
 def short_form_of(name: str, full_names: Collection[str]) -> str | None:
-    """The one known full name ``name`` is a short form of ("Mel" → "Melanie"); None when
-    none or several match (ambiguous: kept apart, listed as a possible duplicate)."""
-    if len(name) < 3 or " " in name or not is_latin(name):
+    """The one known full name ``name`` is a short form of ("Mel" → "Melanie", 小梅 / 阿梅 /
+    梅梅 → 梅兰妮, 小明 → 王小明); None when none or several match (ambiguous: kept apart,
+    listed as a possible duplicate)."""
+    if not is_latin(name):
+        matches = {full for full in full_names if full != name and name in _han_short_forms(full)}
+    elif len(name) < 3 or " " in name:
         return None
-    matches = {full for full in full_names if full != name and full.split()[0].startswith(name)}
+    else:
+        matches = {full for full in full_names if full != name and full.split()[0].startswith(name)}
     return matches.pop() if len(matches) == 1 else None
+
+
+def _han_short_forms(full: str) -> set[str]:
+    """How a Chinese full name is shortened: 小 / 阿 / 老 + one of its characters, that
+    character doubled, or the given name after a surname (王小明 → 小明)."""
+    if is_latin(full) or len(full) < 2:
+        return set()
+    forms = {f"{prefix}{char}" for char in full for prefix in "小阿老"} | {c * 2 for c in full}
+    if len(full) == 3 and full[0] in SURNAMES:
+        forms.add(full[1:])
+    return forms - {full}

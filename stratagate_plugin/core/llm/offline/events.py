@@ -23,6 +23,7 @@ from typing import Any
 from ...clock import parse_iso
 from ...text.temporal.resolve import UNKNOWN, TimeExpression, find_time_expressions, is_future
 from ..tasks import Criticality, EventCardDraft, EventExtraction, Scope
+from .event_people import card_tags, participants_of
 from .lexicon import (
     ACKNOWLEDGEMENT,
     ASSISTANT_FINDING,
@@ -31,13 +32,11 @@ from .lexicon import (
     EVENT_CUES,
     FEELING,
     FIRST_PERSON,
-    HONORIFIC_NAME,
     IDENTITY,
     JUST_NOW,
     LONG_TERM,
     NEGATED_CANCEL,
     ONGOING,
-    PLACE_CUE,
     PREFERENCE,
     PROJECT_SCOPE,
     REPLACEMENT,
@@ -49,20 +48,16 @@ from .lexicon import (
     STANDING,
 )
 from .relations import relation_fields
-from .statements import han_people, non_people, owned_title, statement_kind
+from .statements import owned_title, statement_kind
 from .text import (
-    HAN_FUNCTION,
     Sentence,
     clean,
     clip,
     content_terms,
     is_person_name,
     is_question,
-    phrases,
-    proper_names,
     split_sentences,
     split_speaker,
-    without_times,
 )
 from .titles import attributed, bare, headline, is_chinese, speaker_label
 
@@ -71,13 +66,6 @@ _ASSISTANT_TYPES = {"decision", "change", "cancellation", "release", "task_compl
 _IMPERSONAL_TYPES = _ASSISTANT_TYPES | {"meeting", "incident"}
 ECHO = 0.5
 _HAN_START = re.compile(r"[\u4e00-\u9fff]")
-# A sentence-initial name followed by its verb or an apposition: "Jon owns", "Kenji, my …",
-# not a modifier ("Apple pie is …") nor an adverb ("Yesterday my brother …").
-_LEADING_NAME = re.compile(
-    r"^(?P<name>[A-Z][a-z]+)(?:'s)?(?:,|\s+(?:is|was|has|had|and|[a-z]+(?<!s)s)\b)"
-)
-_TITLES = ("先生", "女士", "老师", "经理", "医生")
-_HAN_VERBS = "做当找见跟叫问让请"
 _CLAUSE_BREAK = re.compile(
     r"[,;:—–，；：]|\s(?:and|but|so|because)\s|但是|而且|所以|因为", re.IGNORECASE
 )
@@ -283,7 +271,7 @@ def draft_card(
     speakers: set[str],
 ) -> EventCardDraft:
     """One atomic card: title, summary with speaker and resolved date, temporal object."""
-    participants = _participants(sentence, speakers)
+    participants = participants_of(sentence, speakers)
     kind = statement_kind(bare(sentence.text))
     temporal: dict[str, Any] = {"mentioned_at": reference.isoformat(), **when.as_temporal()}
     temporal |= {"status": _status(sentence.text, event_type, when, reference, kind)}
@@ -299,7 +287,7 @@ def draft_card(
         source_message_ids=[sentence.message_id],
         scope=_scope(sentence.text),
         criticality=_criticality(sentence.text, kind),
-        tags=_tags(sentence.text, speakers),
+        tags=card_tags(sentence.text, speakers),
         quotes=[clip(sentence.text, 400)],
         temporal=temporal,
     )
@@ -349,55 +337,6 @@ def _criticality(text: str, kind: str | None = None) -> Criticality:
     if PREFERENCE.search(text):
         return "preference"
     return "identity" if IDENTITY.search(text) or kind is not None else "routine"
-
-
-def _participants(sentence: Sentence, speakers: set[str]) -> list[str]:
-    """People and organisations: speakers, names in the text; places and dates left out."""
-    names = [sentence.speaker] if sentence.speaker else []
-    names += [name for name in sorted(speakers) if name in sentence.text]
-    found = proper_names(sentence.text) + _subject_name(sentence.text)
-    found += [n for n in HONORIFIC_NAME.findall(sentence.text) if _honorific(n)]
-    things = non_people(sentence.text)
-    names += [
-        name
-        for name in found
-        if name in speakers or not (_is_place(sentence.text, name) or name in things)
-    ]
-    names += han_people(bare(sentence.text))
-    return [name for name in dict.fromkeys(names) if name in speakers or is_person_name(name)]
-
-
-def _honorific(name: str) -> bool:
-    """ "王先生", "欧阳老师": a surname of one or two characters before the title, not a job
-    ("做产品经理")."""
-    title = next(t for t in _TITLES if name.endswith(t))
-    return len(name) - len(title) <= 2 and name[0] not in HAN_FUNCTION + _HAN_VERBS
-
-
-def _subject_name(text: str) -> list[str]:
-    """A sentence-initial name a statement frame reads as its person ("Priya is my manager",
-    "Jon owns a bakery"), which ``proper_names`` leaves out as a capitalised first word."""
-    said = bare(text)
-    first = _LEADING_NAME.match(said)
-    if first is None or statement_kind(said) is None or not is_person_name(first["name"]):
-        return []
-    return [first["name"]]
-
-
-def places(text: str) -> list[str]:
-    """Capitalised names after "in", "at", "to", "from", "visited" …: places, not people."""
-    return [name for name in proper_names(text) if _is_place(text, name)]
-
-
-def _is_place(text: str, name: str) -> bool:
-    position = text.find(name)
-    return position > 0 and PLACE_CUE.search(text[:position]) is not None
-
-
-def _tags(text: str, speakers: set[str]) -> list[str]:
-    """Places first, then content phrases; time expressions and speaker names left out."""
-    found = [p for p in places(text) if p not in speakers] + phrases(without_times(text))
-    return list(dict.fromkeys(found))[:5]
 
 
 def _merge(cards: dict[str, EventCardDraft], card: EventCardDraft) -> bool:

@@ -21,12 +21,16 @@ from typing import Any
 
 from ...graph.resolution import normalise_key
 from ...graph.shapes import MAX_EDGES, MAX_NODES, EdgeDraft, FactDraft, GraphProjection, NodeDraft
+from . import discourse
 from . import graph_frames as frames
+from .discourse import Focus
 from .entity_types import never_entity, organization_shape, short_form_of, type_of
 from .gazetteer import PLACES
 from .graph_attributes import attributes
 from .han_names import han_person
 from .lexicon import FIRST_PERSON
+from .roles import EXCLUSIVE_ROLES, ROLES, SPEAKER, THIRD
+from .subjects import is_name, subject_before
 from .text import is_latin, is_person_name, proper_names, split_sentences
 
 USER, USER_ZH = "User", "用户"
@@ -44,6 +48,8 @@ class _Batch:
     nodes: dict[str, NodeDraft] = field(default_factory=dict)
     edges: list[EdgeDraft] = field(default_factory=list)
     kin: dict[str, dict[str, str]] = field(default_factory=dict)  # speaker → relation → name
+    focus: Focus = field(default_factory=Focus)  # whom "she" / 他 refers to
+    said_first: dict[str, str] = field(default_factory=dict)  # named speaker → first event
 
     def persons(self) -> list[str]:
         return [*self.known, *(n.name for n in self.nodes.values() if n.type == "person")]
@@ -56,28 +62,51 @@ def project_graph(payload: Mapping[str, Any]) -> GraphProjection:
     batch = _Batch(known=[str(n["name"]) for n in context if n.get("type") == "person"])
     for event in payload.get("events", []):
         _project_event(event, batch)
+    _speakers_know(batch)
     kept = list(batch.nodes.values())[:MAX_NODES]
     refs = {node.ref for node in kept}
     between = [e for e in batch.edges if e.from_ref in refs and e.to_ref in refs]
     return GraphProjection(nodes=kept, edges=between[:MAX_EDGES])
 
 
+def _speakers_know(batch: _Batch) -> None:
+    """Two named speakers talking to each other know each other: one ``knows`` edge per pair
+    (alphabetical, so every batch proposes the same one), citing each one's first line."""
+    named = sorted(batch.said_first)
+    for index, first in enumerate(named):
+        for second in named[index + 1 :]:
+            one, other = (
+                _by_name(batch.nodes, first, "person"),
+                _by_name(batch.nodes, second, "person"),
+            )
+            if one is not None and other is not None:
+                source = [batch.said_first[first], batch.said_first[second]]
+                _edge(batch, one.ref, other.ref, "knows", False, source)
+
+
 def _project_event(event: Mapping[str, Any], batch: _Batch) -> None:
     source = [str(event["id"])]
     text = " ".join(event.get("quotes") or []) or _said(str(event.get("summary", "")))
     speaker = _speaker(event, text, batch)
+    if speaker not in (None, USER) and _ATTRIBUTION.match(str(event.get("summary", ""))):
+        batch.said_first.setdefault(str(speaker), source[0])
     own_names: list[str] = []
     if speaker is not None:  # "I'm Mara": Mara is the speaker, not someone else
         ref = _add(batch, speaker, "person", source)
         own_names = frames.self_names(text, [])
         for name in own_names:
             _alias(batch.nodes[ref], name, source)
+        batch.focus.speakers.add(speaker)
+    batch.focus.next_event()
     kin = batch.kin.setdefault(speaker or "", {})
     sentences = split_sentences(text)
     for index, sentence in enumerate(sentences):
+        _kin_said(sentence, speaker, kin, source, batch)
         _relations(sentence, speaker, kin, source, batch)
+        _kin_said(sentence, speaker, kin, source, batch)  # "他是我的教练" after "认识张伟"
         following = sentences[index + 1] if index + 1 < len(sentences) else ""
         _attributes(sentence, following, speaker, kin, source, batch)
+        batch.focus.follow(sentence, batch.persons(), kin)
     named = [n.name for n in batch.nodes.values() if source[0] in n.source_event_ids]
     for name in _candidates(event, text):
         if name in own_names or name == speaker or any(name in n and name != n for n in named):
@@ -86,6 +115,40 @@ def _project_event(event: Mapping[str, Any], batch: _Batch) -> None:
             continue  # a pet is not also a person
         if found := type_of(name, text, batch.persons()):
             _add(batch, name, found, source)
+    batch.focus.follow(text, batch.persons(), kin)
+
+
+def _kin_said(
+    sentence: str, speaker: str | None, kin: dict[str, str], source: list[str], batch: _Batch
+) -> None:
+    """Kinship said with a copula, a naming verb or a pronoun ("Jonas is my boss", "she's
+    been my flatmate", "I have a daughter. Her name is Mira", 他叫李响): speaker → person."""
+    if speaker is None:
+        return
+    found = [(name, role, at) for name, role, at in discourse.named_roles(sentence)]
+    if role := discourse.role_alone(sentence):
+        batch.focus.wait(speaker, role)
+    if waiting := batch.focus.waiting(speaker):
+        found += [(name, waiting, 0) for name in discourse.naming(sentence)]
+    for name in discourse.called(sentence):
+        if is_name(name):
+            _add(batch, name, "person", source)
+    for name, role, at in found:
+        person = _third(sentence[:at], batch, kin) if name == THIRD else name
+        if not person or person == speaker or not is_name(person):
+            continue
+        if never_entity(person, sentence):
+            continue
+        kin[role] = person
+        subject_ref = _add(batch, speaker, "person", source)
+        person_ref = _add(batch, person, "person", source)
+        exclusive = role in EXCLUSIVE_ROLES
+        _edge(batch, subject_ref, person_ref, role, exclusive, source)
+
+
+def _third(prefix: str, batch: _Batch, kin: dict[str, str]) -> str | None:
+    """Whom "she" / 他 refers to: the person mentioned last before it, else the focus."""
+    return batch.focus.last_in(prefix, batch.persons(), kin)
 
 
 def _candidates(event: Mapping[str, Any], text: str) -> list[str]:
@@ -104,7 +167,9 @@ def _relations(
     """The sentence's relation frames as edges (and relation-keyed facts); "my sister Ana"
     remembered so that a later "my sister" alone is Ana."""
     for mention in frames.mentions(sentence, batch.persons(), kin):
-        subject = speaker if mention.subject == frames.SPEAKER else mention.subject
+        subject = speaker if mention.subject == SPEAKER else mention.subject
+        if subject == THIRD:
+            subject = _third(sentence[: mention.at], batch, kin)
         if never_entity(mention.target, sentence):
             continue
         kind = _frame_kind(mention, batch)
@@ -112,9 +177,9 @@ def _relations(
         if subject is None:  # "my dad works at X": X is evidenced, whose edge is unknown
             continue
         if (
-            mention.subject == frames.SPEAKER
+            mention.subject == SPEAKER
             and mention.kind == "person"
-            and mention.relation in (set(frames.ROLES.values()))
+            and mention.relation in (set(ROLES.values()))
         ):
             kin[mention.relation] = mention.target
         subject_ref = _add(batch, subject, "person", source)
@@ -150,10 +215,11 @@ def _attributes(
             continue
         prefix = sentence[: found.start]
         if _PRONOUN.match(sentence, found.start):  # "Marco works …, he's an engineer"
-            subject = _last_named(prefix, batch.persons(), speaker)
+            subject = _third(prefix, batch, kin)
         else:
-            marker = frames.subject_before(prefix, batch.persons(), kin)
-            subject = speaker if marker == frames.SPEAKER else marker
+            marker = subject_before(prefix, batch.persons(), kin)
+            subject = speaker if marker == SPEAKER else marker
+            subject = _third(prefix, batch, kin) if subject == THIRD else subject
         if subject is None or (found.owned and never_entity(found.value, text)):
             continue
         if subject != speaker and subject not in batch.persons():
@@ -167,12 +233,6 @@ def _attributes(
 
 
 _PRONOUN = re.compile(r"(?:[Hh]e|[Ss]he)(?:'s|\s+is|\s+was)\b|[他她]")
-
-
-def _last_named(prefix: str, persons: Sequence[str], speaker: str | None) -> str | None:
-    """The person named last before a third-person pronoun (not the speaker), or None."""
-    spots = [(prefix.rfind(p), p) for p in persons if p != speaker and p in prefix]
-    return max(spots)[1] if spots else None
 
 
 def _said(summary: str) -> str:

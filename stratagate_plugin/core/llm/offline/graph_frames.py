@@ -22,45 +22,19 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from .gazetteer import PLACES
-from .han_names import HAN_NAMED, HAN_STOP, NOT_FIRST, called, han_person, is_han_name
-from .text import is_latin, is_person_name
+from .han_names import HAN_NAMED, HAN_STOP, NOT_FIRST, called, han_person
+from .roles import EN_ROLES as _EN_ROLES
+from .roles import EXCLUSIVE_ROLES, ROLES, SPEAKER, THIRD
+from .roles import ZH_ROLES as _ZH_ROLES
+from .subjects import is_name, subject_before
+from .text import is_latin
+from .verb_frames import VERB_FRAMES
 
-SPEAKER = ""  # a mention's subject: the one who said it
-_NAME = r"[A-Z][A-Za-z0-9'.&-]*(?:\s+(?:of\s+|de\s+)?[A-Z][A-Za-z0-9'.&-]*){0,3}"
+_NAME = r"[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*(?:\s+(?:of\s+|de\s+)?[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*){0,3}"
 _PERSON = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
 _HAN_RUN = r"[\u4e00-\u9fff·]{2,8}"
 _LATIN_TOOL = r"[A-Z][A-Za-z0-9.+#-]*(?:\s[A-Z0-9][A-Za-z0-9.+#-]*){0,2}"
-_CLAUSE_BREAK = re.compile(r"[.,!?;:()\"“”—–…，。！？；：、]|\s-\s|\b(?:and|but|so|because)\b")
 
-ROLES = {
-    "sister": "sister", "brother": "brother", "mother": "mother", "mom": "mother",
-    "mum": "mother", "father": "father", "dad": "father", "wife": "wife",
-    "husband": "husband", "partner": "partner", "boyfriend": "partner", "girlfriend": "partner",
-    "fiance": "partner", "fiancé": "partner", "fiancee": "partner", "fiancée": "partner",
-    "son": "son", "daughter": "daughter", "kid": "child", "child": "child", "friend": "friend",
-    "cousin": "cousin", "aunt": "aunt", "uncle": "uncle", "grandma": "grandmother",
-    "grandmother": "grandmother", "grandpa": "grandfather", "grandfather": "grandfather",
-    "niece": "niece", "nephew": "nephew", "boss": "boss", "manager": "boss",
-    "colleague": "colleague", "coworker": "colleague", "co-worker": "colleague",
-    "roommate": "roommate", "neighbor": "neighbour", "neighbour": "neighbour",
-    "mentor": "mentor", "teacher": "teacher", "therapist": "therapist", "coach": "coach",
-    "妹妹": "sister", "姐姐": "sister", "哥哥": "brother", "弟弟": "brother", "妈妈": "mother",
-    "母亲": "mother", "爸爸": "father", "父亲": "father", "丈夫": "husband", "老公": "husband",
-    "妻子": "wife", "老婆": "wife", "太太": "wife", "先生": "husband",
-    "男朋友": "partner", "女朋友": "partner",
-    "未婚夫": "partner", "未婚妻": "partner", "儿子": "son", "女儿": "daughter",
-    "孩子": "child", "朋友": "friend", "好朋友": "friend", "闺蜜": "friend", "表姐": "cousin",
-    "表妹": "cousin", "表哥": "cousin", "表弟": "cousin", "堂姐": "cousin", "堂妹": "cousin",
-    "堂哥": "cousin", "堂弟": "cousin", "阿姨": "aunt", "姑姑": "aunt", "叔叔": "uncle",
-    "舅舅": "uncle", "奶奶": "grandmother", "外婆": "grandmother", "爷爷": "grandfather",
-    "外公": "grandfather", "老板": "boss", "上司": "boss", "同事": "colleague",
-    "室友": "roommate", "邻居": "neighbour", "导师": "mentor", "老师": "teacher",
-    "教练": "coach",
-}  # fmt: skip
-# one at a time: a new one replaces the old (the others accumulate)
-EXCLUSIVE_ROLES = frozenset({"wife", "husband", "partner", "boss", "mother", "father"})
-_EN_ROLES = "|".join(sorted((r for r in ROLES if r.isascii()), key=len, reverse=True))
-_ZH_ROLES = "|".join(sorted((r for r in ROLES if not r.isascii()), key=len, reverse=True))
 _KIN = (
     re.compile(
         rf"\b[Mm]y\s+(?:(?:older|younger|little|big|elder|baby|twin|best|oldest|youngest|new)\s+)?"
@@ -88,9 +62,9 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"\b(?:teach|teaches|taught|run|runs|manage|manages|lead|leads)\b[^.,!?;]{{0,30}}?"
                    rf"\bat\s+(?:the\s+)?(?P<x>{_NAME})"),
-        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:教书|教|执教)"),
+        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:教书|(?<![当做])教|执教)"),
         re.compile(r"(?:在|加入了?)一家(?:叫|名叫)(?P<x>[\u4e00-\u9fffA-Za-z]{2,6}?)的"),
-        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:当|做|担任)[\u4e00-\u9fff]{{0,4}}(?:师|(?<![会成])员|经理|医生|护士)"),
+        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:当|做|担任)[\u4e00-\u9fff]{{0,4}}(?:师|(?<![会成])员|经理|医生|护士|教授)"),
         re.compile(r"是(?P<x>[\u4e00-\u9fffA-Za-z]{2,8}?)的[\u4e00-\u9fff]{0,4}(?:师|(?<![会成])员|经理|医生|护士)"),
         re.compile(rf"(?:入职了?|就职于|供职于|任职于|加入了?)(?P<x>{_HAN_RUN}|{_NAME})"),
         re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:工作(?!室|坊)|上班|任职|实习)"),
@@ -102,7 +76,7 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:上学|读书|念书|读大学|读研|留学)"),
         re.compile(rf"就读于(?P<x>{_HAN_RUN}|{_NAME})"),
-        re.compile(r"(?:上|读|考上了?|考进了?)(?P<x>[\u4e00-\u9fff]{2,6}(?:小学|中学|大学|学院|学校|幼儿园))"),
+        re.compile(r"(?:上了?|读|考上了?|考进了?)(?P<x>(?:(?![的了])[\u4e00-\u9fff]){2,6}(?:小学|中学|大学|学院|学校|幼儿园))"),
     )),
     ("from", "place", "from", (
         re.compile(rf"\b(?:[Gg]rew up in|(?:am|[Ii]'m|is|are|come|comes|came)(?:\s+originally)?"
@@ -116,7 +90,7 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
     ("visited", "place", None, (
         re.compile(rf"\b(?:visited|been to|trip to|travel(?:l)?ed to|flew to|went to|drove to|"
                    rf"vacationed in|holiday in)\s+(?P<x>{_NAME})"),
-        re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了|去了)(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了|去了)(?:一次|两次|几次|好几次|一?趟)?(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("uses", "tool", None, (
         re.compile(rf"\b(?:use|uses|used|using|switched to|switching to|installed|downloaded)\s+"
@@ -163,9 +137,6 @@ _SELF = (
     ),
     re.compile(r"我是(?P<x>[\u4e00-\u9fff·]{2,4})(?=[，。！？,.!?；]|$)"),
 )
-_FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|we|We|we're|we've|my|My|our|Our)\b|我")
-_THIRD = re.compile(r"\b(?:he|He|she|She|they|They|his|His|her|Her|their|Their)\b|他|她")
-_WORD_NAME = re.compile(_PERSON)
 
 
 @dataclass(frozen=True)
@@ -178,6 +149,7 @@ class Mention:
     kind: str
     exclusive: bool = True
     fact_key: str | None = None
+    at: int = 0  # where the frame starts in the sentence
 
 
 def kin(sentence: str) -> Iterator[tuple[str, str]]:
@@ -204,20 +176,58 @@ def mentions(
     theirs = _their_kin(sentence, known)
     found += theirs
     known |= {mention.target for mention in theirs}
-    for relation, kind, key, patterns in PLACES_AND_WORK:
+    kin_refs = {**(kin_refs or {}), **{role: name for name, role in relatives.items()}}
+    for relation, kind, key, patterns in (*PLACES_AND_WORK, *VERB_FRAMES):
         for pattern in patterns:
             for match in pattern.finditer(sentence):
                 target = _target(match, relation, known)
-                if target is None:
+                if target is None or (relation == "visited" and _planned(sentence, match)):
                     continue
+                ended = relation == "works_at" and _ENDED.search(_clause_of(sentence, match))
                 subject = (
                     SPEAKER  # "my home country, Sweden": the possessor's
                     if _POSSESSIVE.match(match.group())
-                    else subject_before(sentence[: match.start()], known, kin_refs or {})
+                    else THIRD  # "her flat in Brixton": whom "her" refers to
+                    if _THIRD_POSSESSIVE.match(match.group())
+                    else subject_before(sentence[: match.start()], known, kin_refs)
                 )
-                if subject != target:  # None: someone unnamed ("my dad works at X")
-                    found.append(Mention(subject, relation, target, kind, key is not None, key))
+                subject = None if ended else subject  # "lost my job at Door Dash": the place only
+                if subject != target and not _said(found, relation, target):
+                    found.append(
+                        Mention(
+                            subject, relation, target, kind, key is not None, key, match.start()
+                        )
+                    )
     return found
+
+
+_PLAN = re.compile(
+    r"\b(?:plan|plans|planning|planned|going to|gonna|will|'ll|want to|wanna|hope to|hoping to"
+    r"|would like to|next|upcoming|someday|one day)\b"
+    r"|计划|打算|准备|想去|要去|明天|下周|下个月|明年"
+)
+_CLAUSE_EDGE = re.compile(r"[.,!?;:，。！？；：]|\b(?:and|but)\b")
+
+
+_ENDED = re.compile(
+    r"\b(?:lost|quit|left|fired|laid off|retired)\b|丢了|辞了|辞掉|辞职|离开了|被裁|退休"
+)
+
+
+def _clause_of(sentence: str, match: re.Match[str]) -> str:
+    edges = [m.end() for m in _CLAUSE_EDGE.finditer(sentence, 0, match.start())]
+    after = _CLAUSE_EDGE.search(sentence, match.end())
+    return sentence[max(edges, default=0) : after.start() if after else len(sentence)]
+
+
+def _planned(sentence: str, match: re.Match[str]) -> bool:
+    """A trip in a clause that plans it ("planning a trip to Oslo", 打算去…): no visit yet."""
+    return _PLAN.search(_clause_of(sentence, match)) is not None
+
+
+def _said(found: list[Mention], relation: str, target: str) -> bool:
+    """A tight frame already gave this relation to this target (a looser one matched too)."""
+    return any(m.relation == relation and m.target == target for m in found)
 
 
 _MEMBERSHIP = re.compile(
@@ -262,9 +272,23 @@ _HAN_GENERIC = frozenset(
         "俱乐部",
         "项目",
         "计划",
+        "超市",
+        "市场",
+        "菜市场",
+        "外面",
+        "外边",
+        "里面",
+        "县里",
+        "乡下",
+        "农村",
+        "老家",
     ]
 )
-_POSSESSIVE = re.compile(r"[Mm]y\b|我(?:的|在)?(?:祖国|家乡|老家)")
+_POSSESSIVE = re.compile(r"[Mm]y\b|[Oo]ur\b|我(?:的|在)?(?:祖国|家乡|老家)")
+_THIRD_POSSESSIVE = re.compile(r"(?:[Hh]is|[Hh]er)\b")
+_ERRAND = re.compile(r"去(?!过)")  # 去了 / 去…了: a place, or an errand
+_TRIP = re.compile(r"旅行|旅游|度假")
+_CALLED = re.compile(r"叫(?P<x>[\u4e00-\u9fff·]{2,4})的")  # 一个叫大卫的人: a person's name
 _HAN_INDEFINITE = re.compile(r"[一两几这那每某][所家个间座位名只]")  # 一所学校: "a school"
 _MEMBER_WORDS = re.compile(r"member|belong|会员|成员|一员")
 _PERSON_RELATIONS = ("knows", "owns")
@@ -278,14 +302,20 @@ def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str 
     target = raw if bounded and 2 <= len(raw) <= 8 else _name(raw)
     if not target or target.endswith(("'s", "’s")) or target[0] in NOT_FIRST:
         return None
-    if relation == "visited" and "去了" in match.group() and not _HAN_PLACE.search(target):
+    trip = _TRIP.search(match.group())  # 去英格兰的那次旅行: a trip, wherever to
+    if (
+        relation == "visited"
+        and _ERRAND.match(match.group())
+        and not (trip or _HAN_PLACE.search(target))
+    ):
         return None  # 去了超市 is an errand; 去了厦门 a trip
     if target in _HAN_GENERIC or _HAN_INDEFINITE.search(target):
         return None  # 在附近工作, 在公司上班: a common noun, not a name
     if relation in ("works_at", "studies_at") and _HAN_PLACE.search(target):
         return None  # 在上海做产品经理: where, not whom for
     if relation in _PERSON_RELATIONS:
-        return target if is_name(target) else None
+        called = _CALLED.search(match.group())
+        return target if is_name(target) or (called and called["x"] == target) else None
     if target in known or target.split()[0] in known:
         return None
     club = _MEMBERSHIP.search(target) is not None
@@ -345,56 +375,6 @@ def self_names(sentence: str, others: Collection[str] = ()) -> list[str]:
 
 def _person(text: str) -> str | None:
     return _name(text) if is_latin(text) else han_person(text.strip())
-
-
-def is_name(name: str) -> bool:
-    """A person's name: a capitalised non-label word, or a Chinese name as ``_SURNAMES`` /
-    ``_TRANSLITERATION`` describe."""
-    if is_latin(name):
-        return is_person_name(name)
-    return is_han_name(name)
-
-
-_RELATIVE = re.compile(r"^\s*(?:who|which|that)\b")
-_COMMON_WHO = re.compile(r"\b[a-z]+\s+who\s*$")
-_POSSESSED = re.compile(r"['’]s\s+[a-z]+\s*$")
-_KIN_REF = re.compile(
-    rf"\b[Mm]y\s+(?:(?:older|younger|little|big|elder|twin|best)\s+)?(?P<role>{_EN_ROLES})\b"
-    rf"|我的?(?P<zh>{_ZH_ROLES})"
-)
-
-
-def subject_before(
-    prefix: str, known: Collection[str], kin_refs: Mapping[str, str] | None = None
-) -> str | None:
-    """Who the clause before the verb is about: the last of a first-person word (the
-    speaker), a person's name, or a third-person pronoun (unknown: None); nothing →
-    the speaker (an elided subject is the speaker's, "Moved to Lisbon last month!")."""
-    breaks = [m for m in _CLAUSE_BREAK.finditer(prefix)]
-    clause = prefix[breaks[-1].end() :] if breaks else prefix
-    if _COMMON_WHO.search(clause) or _POSSESSED.search(clause):  # "a sister who", "Tom's brother"
-        return None
-    if breaks and _RELATIVE.match(clause):  # "a sister, Eva, who lives …": about Eva
-        return subject_before(prefix[: breaks[-1].start()], known, kin_refs)
-    marks: list[tuple[int, str | None]] = []
-    marks += [(m.start(), SPEAKER) for m in _FIRST.finditer(clause)]
-    marks += [(m.start(), None) for m in _THIRD.finditer(clause)]
-    for name in known:
-        if (at := clause.rfind(name)) >= 0:
-            marks.append((at + len(name), name))
-    if is_latin(prefix):  # in Chinese text a capitalised Latin word is a brand, not a person
-        marks += [(m.end(), m.group()) for m in _WORD_NAME.finditer(clause) if is_name(m.group())]
-    for ref in _KIN_REF.finditer(clause):
-        role = ROLES[(ref["role"] or ref["zh"]).lower()]
-        marks.append((ref.end(), kin_refs.get(role) if kin_refs else None))
-    if (
-        not marks
-        and breaks
-        and breaks[-1].group() in "，,"
-        and re.search(r"[\u4e00-\u9fff]", prefix)
-    ):
-        return subject_before(prefix[: breaks[-1].start()], known, kin_refs)  # 主语承前省略
-    return max(marks, key=lambda m: m[0])[1] if marks else SPEAKER
 
 
 def _name(text: str) -> str | None:

@@ -61,8 +61,23 @@ def han_person(text: str) -> str | None:
         return text[: min(end, 5)]
     if text[0] == text[1] and text[0] not in HAN_STOP:  # 朵朵, 乐乐: a child's pet name
         return text[:2]
-    if text[0] not in SURNAMES or text[1] in HAN_STOP:
+    if text[0] not in SURNAMES or _stops(text, 1):
         return None
-    if len(text) == 2 or text[2] in HAN_STOP or text[2] in HAN_VERBS:
+    if text[0] == "老" and text[1] not in SURNAMES:  # 老王 is a name, 老家 / 老板 are words
+        return None
+    if len(text) == 2 or _stops(text, 2) or text[2] in HAN_VERBS:
         return text[:2]
-    return text[:3] if len(text) == 3 or text[3] in HAN_STOP else text[:2]
+    return text[:3] if len(text) == 3 or _stops(text, 3) or text[3] == "一" else text[:2]
+
+
+def _stops(text: str, at: int) -> bool:
+    """A name ends before ``text[at]``; 明 / 今 / 昨 only begin a time word (明天), else they
+    are a given name's character (黄志明)."""
+    char = text[at]
+    if char in _TIME_START:
+        return text[at + 1 : at + 2] in _TIME_NEXT
+    return char in HAN_STOP
+
+
+_TIME_START = set("明今昨")
+_TIME_NEXT = set("天年早晚日")

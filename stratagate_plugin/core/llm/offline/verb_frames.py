@@ -1,0 +1,85 @@
+"""Relation frames read clause by clause (issue 26): a verb of a small closed class, a few
+words of its own clause, then the object, typed by the class (and by its shape).
+
+``graph_frames.PLACES_AND_WORK`` holds the tight frames ("lives in X", "works at X"); these
+add what indirect phrasing puts between the verb and the object ("studies law at Leiden
+University", "lives round the corner from me in Glasgow"), the possessive home ("her flat in
+Brixton"), the relative head ("the company I work for, Tidewater Analytics"), passives and
+admissions ("got into X", "被复旦大学录取", "考上了北京大学"), membership by playing in a
+group, and the Chinese 是…的学生 / 从…来 / 算…的员工 / 跟…认识 structures. The gap never
+crosses a clause break, so the object stays in the verb's clause.
+"""
+
+import re
+
+from .gazetteer import PLACES
+
+_NAME = r"[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*(?:\s+(?:of\s+|de\s+|&\s+)?[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*){0,4}"
+_HAN = r"[\u4e00-\u9fff·]{2,8}"
+_GAZETTEER = "|".join(sorted((p for p in PLACES if not p.isascii()), key=len, reverse=True))
+_PERSON = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
+_GAP = r"[^.,;:!?()\"]{0,40}?"  # words of the same clause
+_SCHOOL = r"(?:\s(?:University|College|School|Academy|Institute|Primary|High|Polytechnic)\b)"
+
+# (relation, target type, fact key or None, patterns): the shape graph_frames reads
+VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...] = (
+    ("lives_in", "place", "lives_in", (
+        re.compile(rf"\b(?:lives?|living|(?:has|have|'ve)\s+lived|settled)\b{_GAP}\b(?:in)\s+(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er)\s+(?:new\s+|little\s+|tiny\s+|old\s+)?"
+                   rf"(?:flat|house|apartment|place|home|condo|cottage|farm|villa|bungalow|cabin|loft)\s+in\s+(?P<x>{_NAME})"),
+    )),
+    ("works_at", "organization", "works_at", (
+        re.compile(rf"\b(?:work(?:s|ed|ing)?(?!\s+out)|teach(?:es|ing)?|taught|intern(?:s|ed|ing)?)\b{_GAP}"
+                   rf"\b(?:at|for)\s+(?:the\s+)?"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:job|internship|position|placement|role)\s+(?:at|with)\s+(?:the\s+)?"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:company|firm|agency|studio|startup|organi[sz]ation|place)\s+(?:I|we)\s+"
+                   rf"work\s+(?:for|at)\s*,\s*(?P<x>{_NAME})"),
+        re.compile(rf"(?:是|算|当)(?P<x>{_HAN}?)的(?:正式)?(?:员工|职员|雇员)"),
+        re.compile(rf"在(?P<x>{_HAN}?|{_NAME})(?:做)?兼职"),
+    )),
+    ("studies_at", "organization", "studies_at", (
+        re.compile(rf"\bstud(?:y|ies|ied|ying)\b{_GAP}\bat\s+(?:the\s+)?"
+                   rf"(?P<x>[A-ZÀ-Þ][A-Za-zÀ-ÿ'-]*(?:\s[A-ZÀ-Þ][A-Za-zÀ-ÿ'-]*){{0,3}}{_SCHOOL})"),
+        re.compile(rf"\b(?:got into|admitted to|accepted (?:at|to|into)|enrolled (?:at|in))\s+"
+                   rf"(?:the\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:started|starting|starts|start)\s+(?:school\s+)?at\s+(?:the\s+)?"
+                   rf"(?P<x>[A-Z][A-Za-z'-]*(?:\s[A-Z][A-Za-z'-]*){{0,3}}{_SCHOOL})"),
+        re.compile(r"被(?P<x>[\u4e00-\u9fff]{2,8}?(?:大学|学院|中学|小学|学校))录取"),
+        re.compile(r"(?:考上了?|考进了?|进了)(?P<x>(?:(?![的了])[\u4e00-\u9fff]){2,6}?"
+                   r"(?:大学|学院|中学|小学|学校|幼儿园))"),
+        re.compile(rf"是(?P<x>{_HAN}?)的(?:学生|研究生|本科生|博士生)"),
+    )),
+    ("from", "place", "from", (
+        re.compile(rf"从(?P<x>{_HAN}?)来的"),
+    )),
+    ("visited", "place", None, (
+        re.compile(rf"\b(?:[Tt]ook|[Hh]ad|[Ww]ent on|[Mm]ade)\s+(?:a|an|our|my|that|the)\s+"
+                   rf"(?:[\w-]+\s+){{0,3}}?(?:trip|vacation|holiday|getaway)\s+(?:[a-z]+\s+){{0,3}}?(?:to|in)\s+(?:the\s+)?"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(rf"去(?P<x>{_HAN}?)(?:的那次|那次)(?:旅行|旅游|度假)"),
+        re.compile(rf"去(?P<x>{_HAN}?)(?:短途)?(?:旅行|旅游|度假)了"),
+        re.compile(rf"去(?P<x>{_GAZETTEER})了(?=[!！。，,]|$)"),  # 去登山了 is an outing
+        re.compile(rf"\b(?:drove|travell?ed|backpacked|cycled|toured|roamed)\s+(?:around|through|"
+                   rf"across)\s+(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:stayed|spent)\s+(?:a|an|two|three|four|five|six|\d+|a few)\s+"
+                   rf"(?:days?|nights?|weeks?|months?)\s+in\s+(?P<x>{_NAME})"),
+    )),
+    ("uses", "tool", None, (
+        re.compile(rf"\b(?:switched|switching|moved|migrated|changed)\s+(?:\w+\s+)?from\s+{_NAME}"
+                   rf"\s+to\s+(?P<x>{_NAME})"),
+    )),
+    ("member_of", "organization", None, (
+        re.compile(rf"\b(?:plays?|played|playing|sings?|sang|singing|dances?|danced|rows?|rowed)\b"
+                   rf"{_GAP}\b(?:in|for|with)\s+(?:the\s+)?(?P<x>{_NAME})"),
+    )),
+    ("knows", "person", None, (
+        re.compile(rf"\b(?:met|meet|meeting|talked (?:to|with)|chatted with|spoke (?:to|with)|"
+                   rf"conversation with|got to know)\s+(?:(?:this|a|an|one)\s+(?:[a-z]+\s+){{0,3}}?"
+                   rf"[a-z]+|someone|somebody)\s*(?:,\s*|\s+(?:named|called)\s+)(?P<x>{_PERSON})\b"),
+        re.compile(rf"(?:跟|和|与)(?P<x>{_HAN}?)(?:是)?(?:在[^，。,！？]{{1,12}})?认识的"),
+        re.compile(rf"(?:跟|和|与)(?:一个|一位)(?:名)?叫(?P<x>{_HAN}?)的[\u4e00-\u9fff]{{0,3}}?"
+                   rf"(?:聊|认识|交谈|谈|见面)"),
+    )),
+)  # fmt: skip
