@@ -1,5 +1,5 @@
 """Migrations 13 onward: curation actions, overview and timeline indexes, the topic
-catalog, the knowledge graph, external-memory imports, truthful provenance
+catalog, the knowledge graph, external-memory imports, truthful provenance, who derived what
 (``migrations.py`` runs them)."""
 
 import sqlite3
@@ -336,6 +336,25 @@ def _m022_provenance(raw: sqlite3.Connection) -> None:
     )
 
 
+def _m023_derived_by(raw: sqlite3.Connection) -> None:
+    """Who derived a block's views, an event card and a job's result: the model's name,
+    "offline", or "offline-fallback" when the model failed and the offline model's result
+    was kept so memory still fills (issue 31); ``derive_error`` holds the model's error as
+    one line. NULL: derived before this column, by whatever model ran then."""
+    _run_script(
+        raw,
+        """
+        ALTER TABLE blocks ADD COLUMN derived_by TEXT;
+        ALTER TABLE blocks ADD COLUMN derive_error TEXT;
+        ALTER TABLE events ADD COLUMN derived_by TEXT;
+        ALTER TABLE events ADD COLUMN derive_error TEXT;
+        ALTER TABLE jobs ADD COLUMN derived_by TEXT;
+        CREATE INDEX blocks_derived_offline ON blocks(namespace, updated_at)
+            WHERE derived_by = 'offline-fallback'
+        """,
+    )
+
+
 LATER_MIGRATIONS = [  # numbers 13 onward, in order (each name says its number)
     _m013_memory_actions,
     _m014_block_ready_times,
@@ -347,4 +366,5 @@ LATER_MIGRATIONS = [  # numbers 13 onward, in order (each name says its number)
     _m020_imports,
     _m021_graph_field_sources,
     _m022_provenance,
+    _m023_derived_by,
 ]
