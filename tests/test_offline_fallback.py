@@ -13,7 +13,12 @@ from stratagate_plugin.core.llm.base import (
     ModelServerError,
     ScriptedModel,
 )
-from stratagate_plugin.core.llm.tasks import EXTRACT_EVENT_CARDS, SUMMARIZE_BLOCK
+from stratagate_plugin.core.llm.tasks import (
+    EXTRACT_EVENT_CARDS,
+    PROJECT_GRAPH,
+    PROJECT_MEMORY_TOPICS,
+    SUMMARIZE_BLOCK,
+)
 from stratagate_plugin.core.memory import StrataGate
 
 STATEMENTS = (
@@ -223,4 +228,40 @@ async def test_a_rederive_the_model_fails_again_keeps_the_offline_result(
         "ModelServerError: 503 from the server"
     }
     assert len((await memory.offline_derived()).blocks) == 3
+    await memory.close()
+
+
+class GoodButNoProjections(Echoing):
+    """Answers blocks well but fails the graph and topic projections."""
+
+    async def complete(self, task: Any) -> Any:
+        if task.name in (PROJECT_GRAPH, PROJECT_MEMORY_TOPICS):
+            self.requests.append(task)
+            raise ModelOutputError(f"{task.name}: {GARBAGE}")
+        return await super().complete(task)
+
+
+async def test_graph_and_topic_batches_the_model_fails_are_projected_offline(
+    db_path: Path, plain: sqlite3.Connection
+) -> None:
+    config = MemoryConfig(block_turn_size=2, graph_projector="model", topic_projector="model")
+    model = GoodButNoProjections()
+    memory = await StrataGate.open(db_path, config, model=model)
+    for i, text in enumerate(STATEMENTS):
+        await memory.append_turn("ns", "t", user=text, assistant="Noted.", receipt_id=f"r{i}")
+    report = await memory.process_pending()
+    asked = {task.name for task in model.requests}
+    assert {PROJECT_GRAPH, PROJECT_MEMORY_TOPICS} <= asked
+    assert report.graph_failed == 0 and report.topics.failed == 0
+    rows = plain.execute(
+        "SELECT kind, status, derived_by, last_error FROM jobs "
+        "WHERE kind IN ('graph_projection', 'topic_projection')"
+    ).fetchall()
+    assert {kind for kind, *_ in rows} == {"graph_projection", "topic_projection"}
+    assert all(by == "offline-fallback" and GARBAGE in error for _, _, by, error in rows)
+    assert {status for _, status, *_ in rows} <= {"succeeded", "skipped"}
+    assert plain.execute("SELECT count(*) FROM graph_nodes").fetchone()[0] > 0
+    assert plain.execute("SELECT count(*) FROM topics").fetchone()[0] > 0
+    assert {e.derived_by for e in await memory.list_events("ns")} == {"good-model"}
+    assert len((await memory.offline_derived("ns")).jobs) == len(rows)
     await memory.close()
