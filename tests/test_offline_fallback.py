@@ -20,6 +20,7 @@ from stratagate_plugin.core.llm.tasks import (
     SUMMARIZE_BLOCK,
 )
 from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.purge.words import Needles
 
 STATEMENTS = (
     "My sister Ana lives in Lisbon.",
@@ -264,4 +265,18 @@ async def test_graph_and_topic_batches_the_model_fails_are_projected_offline(
     assert plain.execute("SELECT count(*) FROM topics").fetchone()[0] > 0
     assert {e.derived_by for e in await memory.list_events("ns")} == {"good-model"}
     assert len((await memory.offline_derived("ns")).jobs) == len(rows)
+    await memory.close()
+
+
+async def test_a_purge_erases_the_words_from_the_kept_model_errors(
+    db_path: Path, plain: sqlite3.Connection
+) -> None:
+    """A model's error may echo what it was given; a purge reaches it too."""
+    echoed = ModelOutputError("invalid output: 'Biscuit the wombat' is not an object")
+    memory = await fill(db_path, AlwaysFailing(echoed))
+    await memory.process_pending()
+    assert any("wombat" in (error or "") for _, error in marks(plain, "events"))
+    await memory.purge_words(Needles(["wombat"]))
+    left = await memory.purge_check(Needles(["wombat"]))
+    assert not {cell for cell in left if "derive_error" in cell or "last_error" in cell}, left
     await memory.close()
