@@ -65,13 +65,17 @@ class DownModel:
 
 
 async def failed_jobs(memory: Any, message: str = "the endpoint is down") -> list[Any]:
-    """Run the due jobs against a model that is down (one failed attempt each), then put
-    the engine's own model back: the failed jobs."""
+    """Run the due jobs against a model that is down (one failed attempt each, no offline
+    fallback), then put the engine's own model and config back: the failed jobs."""
     model, memory.model = memory.model, DownModel(message)
+    config, memory.config = (
+        memory.config,
+        memory.config.model_copy(update={"offline_fallback": False}),
+    )
     try:
         await memory.process_pending()
     finally:
-        memory.model = model
+        memory.model, memory.config = model, config
     failed: list[Any] = await memory.list_jobs(status="failed")
     return failed
 

@@ -31,7 +31,9 @@ def card(source: str, title: str = "Kiln firing moved", **extra: Any) -> dict[st
 
 
 async def open_memory(db_path: Path, model: ScriptedModel) -> StrataGate:
-    return await StrataGate.open(db_path, MemoryConfig(block_turn_size=2), model=model)
+    # the retry machinery itself: no offline fallback (test_offline_fallback.py has it)
+    config = MemoryConfig(block_turn_size=2, offline_fallback=False)
+    return await StrataGate.open(db_path, config, model=model)
 
 
 async def seal_block(

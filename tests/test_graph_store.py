@@ -16,6 +16,7 @@ async def test_a_projection_citing_no_event_of_its_batch_fails_and_writes_nothin
     db_path: Path, plain: sqlite3.Connection
 ) -> None:
     memory, model = await open_scripted(db_path)
+    memory.config = memory.config.model_copy(update={"offline_fallback": False})  # failing
     [event] = await add_events(memory, card_for("Ana moved to Rome", "2024-01-01T00:00:00+00:00"))
     ana = node("a", "Ana", [event], facts=[fact("city", "Rome", ["evt_elsewhere"])])
     model.push({"nodes": [ana, node("r", "Rome", [event], "place")]})

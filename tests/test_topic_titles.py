@@ -167,7 +167,7 @@ async def test_the_model_path_keeps_its_task_and_its_internal_title_fails(
 ) -> None:
     bad = {"topics": [{"title": "agent-recorded", "event_ids": ["evt_0000", "evt_0001"]}]}
     model = TopicScript(answers=deque([bad]))
-    config = MemoryConfig(topic_projector="model")
+    config = MemoryConfig(topic_projector="model", offline_fallback=False)  # its failure
     async with await StrataGate.open(tmp_path / "m.db", config, model) as memory:
         await write(memory, [card(n, t, tags) for n, (t, tags) in enumerate(AGENT_NOTES[:2])])
         report = await memory.process_topics()

@@ -117,7 +117,8 @@ async def test_adoption_pinning_and_decay_never_invalidate(tmp_path: Path) -> No
 async def test_a_garbage_answer_fails_the_job_and_writes_nothing(tmp_path: Path) -> None:
     bad = {"topics": [{"title": "Half", "event_ids": ["evt_not_in_batch"]}]}
     model = TopicScript(answers=deque([bad, ModelError("timeout"), {"topics": []}]))
-    config = MemoryConfig(topic_projector="model")  # the default is the embedded grouper
+    # the default is the embedded grouper; the failure path itself: no offline fallback
+    config = MemoryConfig(topic_projector="model", offline_fallback=False)
     async with await StrataGate.open(tmp_path / "m.db", config, model) as memory:
         memory.topic_clock = lambda: at(0)  # type: ignore[method-assign]
         await new_space(memory, NS)

@@ -51,7 +51,7 @@ async def test_every_retry_path_queues_a_fresh_job_under_the_budget(
 ) -> None:
     await old_space(tmp_path / "m.db")
     model = TopicScript(answers=deque([ModelError("down")] * 3))
-    config = MemoryConfig(topic_projector="model")
+    config = MemoryConfig(topic_projector="model", offline_fallback=False)  # failing on purpose
     async with await StrataGate.open(tmp_path / "m.db", config, model) as memory:
         failed = await exhaust(memory)
         retry = {

@@ -211,6 +211,7 @@ async def test_blocks_retry_queues_a_failed_summary_again(tmp_path: Path) -> Non
         memory, space = memory_of(host), runtime_of(host).default_namespace()
         await memory.set_block_turn_size(space, 1)
         working, memory.model = memory.model, ScriptedModel.of(["not json at all"])
+        memory.config = memory.config.model_copy(update={"offline_fallback": False})
         await turns(memory, space, 1)
         await derive(host)
         memory.model = working

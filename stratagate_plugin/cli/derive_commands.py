@@ -15,7 +15,7 @@ from ..core.events.cards import EVENT_TYPES, EventCard, happened_label
 from ..core.memory import StrataGate
 from ..core.timeline.filters import STATUS_FILTERS, TimelineFilter, timeline_filter
 from .common import add_db_option, add_space_option, open_memory, resolve_space, seal_idle_tails
-from .jobs_command import failed_notice
+from .jobs_command import failed_notice, fallback_notice
 from .progress import Progress
 from .topics_command import waiting_lines
 
@@ -77,7 +77,11 @@ async def process_jobs(args: argparse.Namespace) -> int:
         print(f"  failed: {error}", file=sys.stderr)
     for line in failed_notice(failed):
         print(line, file=sys.stderr)
-    return 1 if failed else 0
+    notice = fallback_notice(report.fallbacks)
+    for line in notice:
+        print(line, file=sys.stderr)
+    misconfigured = bool(notice) and notice[0].startswith("error: ")
+    return 1 if failed or misconfigured else 0
 
 
 def topic_lines(topics: Any) -> list[str]:

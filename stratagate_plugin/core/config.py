@@ -35,3 +35,5 @@ class MemoryConfig(BaseModel):
     topic_projector: Literal["offline", "model"] = "offline"
     # who projects events into the graph: the embedded offline projector, or the model
     graph_projector: Literal["offline", "model"] = "offline"
+    # a task the model fails is answered by the offline model, marked "offline-fallback"
+    offline_fallback: bool = True

@@ -74,6 +74,9 @@ class TurnReceipt(BaseModel):
     sealed_block_id: str | None = None
 
 
+OFFLINE_FALLBACK = "offline-fallback"  # derived by the offline model because the model failed
+
+
 class Block(BaseModel):
     """A sealed block: permanent L5 (its messages) plus the derived views."""
 
@@ -100,6 +103,8 @@ class Block(BaseModel):
     last_lifted_by: LiftSource | None = None
     created_at: UtcDatetime
     updated_at: UtcDatetime
+    derived_by: str | None = None  # the model's name, "offline" or "offline-fallback"
+    derive_error: str | None = None  # the model's error when the offline result was kept
 
 
 class BlockView(BaseModel):
@@ -140,3 +145,4 @@ class Job(BaseModel):
     owner: str | None = None
     lease_expires_at: UtcDatetime | None = None
     claims: int = 0
+    derived_by: str | None = None  # who produced the result; "offline-fallback": the model failed

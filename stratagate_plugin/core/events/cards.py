@@ -119,6 +119,8 @@ class EventCard(BaseModel):
     catalog_hints: list[str] = Field(default_factory=list)
     created_at: UtcDatetime
     updated_at: UtcDatetime
+    derived_by: str | None = None  # the model's name, "offline" or "offline-fallback"
+    derive_error: str | None = None  # the model's error when the offline card was kept
 
 
 def normalize_event_type(value: str) -> str:

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from ..clock import iso, parse_iso, utc_now
+from ..derivation.fallback import Derived, derive
 from ..errors import InvalidInput, NotFound
 from ..events.cards import EventCard
 from ..llm.base import StructuredModel, StructuredTask
@@ -24,7 +25,15 @@ from ..llm.prompts import load_prompt
 from ..llm.tasks import PROJECT_GRAPH
 from ..records import Job
 from ..service_base import ServiceBase
-from ..store import Database, event_rows, graph_jobs, graph_reads, graph_rows, jobs
+from ..store import (
+    Database,
+    derivation_marks,
+    event_rows,
+    graph_jobs,
+    graph_reads,
+    graph_rows,
+    jobs,
+)
 from ..text.search_terms import query_tokens
 from .projection import EventTimes, reason_text, validate_projection
 from .resolution import normalise_key
@@ -154,22 +163,23 @@ class GraphService(ServiceBase):
 
 
 class Projector:
-    """Runs one claimed graph job: the offline projector, or ``model`` when given."""
+    """Runs one claimed graph job: the offline projector, or ``model`` when given, with
+    ``fallback`` answering when the model fails (``derivation/fallback.py``)."""
 
     def __init__(
-        self, db: Database, model: StructuredModel | None, clock: Callable[[], datetime]
+        self,
+        db: Database,
+        model: StructuredModel | None,
+        clock: Callable[[], datetime],
+        fallback: StructuredModel | None = None,
     ) -> None:
-        self.db, self.model, self.clock = db, model, clock
+        self.db, self.model, self.clock, self.fallback = db, model, clock, fallback
 
-    async def run(self, job: Job) -> str:
+    async def run(self, job: Job) -> tuple[str, str | None]:
+        """The job's outcome, and the model's error when the offline projector answered."""
         payload, batch = await self.db.read(lambda raw: _payload(raw, job.target_id))
-        if self.model is None:
-            projection = await asyncio.to_thread(project_graph, payload)  # off the loop
-        else:
-            task = StructuredTask(
-                PROJECT_GRAPH, GraphProjection, load_prompt(PROJECT_GRAPH), payload
-            )
-            projection = await self.model.complete(task)
+        answer = await self._projection(payload)
+        projection = answer.result
         times = {e["id"]: EventTimes(e["chronology"], e["stated"]) for e in payload["events"]}
         moment_ = self.clock()
 
@@ -188,9 +198,21 @@ class Projector:
             done = "succeeded" if applied.node_ids else "skipped"
             detail = f"{len(applied.node_ids)} nodes, {len(applied.edge_ids)} edges"
             jobs.finish(raw, job.id, done, moment_, detail + (f"; {reason}" if reason else ""))
+            derivation_marks.mark_job(raw, job.id, answer.derived_by, answer.error)
             return done
 
-        return await self.db.write(commit)
+        return await self.db.write(commit), answer.error
+
+    async def _projection(self, payload: dict[str, Any]) -> Derived[GraphProjection]:
+        if self.model is None:
+            projection = await asyncio.to_thread(project_graph, payload)  # off the loop
+            return Derived(projection, "offline")
+        task = StructuredTask(PROJECT_GRAPH, GraphProjection, load_prompt(PROJECT_GRAPH), payload)
+
+        async def accept(projection: GraphProjection) -> GraphProjection:
+            return projection
+
+        return await derive(self.model, task, accept, self.fallback)
 
 
 def _payload(raw: sqlite3.Connection, batch_id: str) -> tuple[dict[str, Any], list[str]]:

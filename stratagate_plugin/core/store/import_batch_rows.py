@@ -123,7 +123,14 @@ class Removed:
 
 def remove_batch(raw: sqlite3.Connection, block_id: str, now: str) -> Removed:
     """Undo the batch whose source block is ``block_id`` (see the module docstring)."""
-    ids = batch_event_ids(raw, block_id)
+    removed = remove_events(raw, batch_event_ids(raw, block_id), now)
+    _delete_block(raw, block_id)
+    return removed
+
+
+def remove_events(raw: sqlite3.Connection, ids: list[str], now: str) -> Removed:
+    """Delete these events and everything pointing at them (the module docstring's undo
+    without the block; also what a re-derivation replaces, ``rederive_rows``)."""
     nodes = strip_event_provenance(raw, ids)
     _drop_projection(raw, ids)
     restored = _restore_superseded(raw, ids, now)
@@ -131,7 +138,6 @@ def remove_batch(raw: sqlite3.Connection, block_id: str, now: str) -> Removed:
     _scrub_receipts(raw, ids)
     _leave_chapters(raw, ids, now)
     _delete_events(raw, ids)
-    _delete_block(raw, block_id)
     return Removed(ids, restored, nodes)
 
 

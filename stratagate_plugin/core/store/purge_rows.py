@@ -30,7 +30,8 @@ _EVENT_TEXT = ("title", "summary", "tags_json", "quotes_json", "temporal_json")
 _EVENT_JSON = ("tags_json", "quotes_json", "temporal_json", "catalog_hints_json")
 _BLOCK_VIEWS = ("l4_readable", "l3_condensed", "l0_title", "l0_tags_json", "l1_summary")
 FREE_TEXT: dict[str, tuple[str, ...]] = {  # besides messages, events and blocks
-    "blocks": ("l2_keypoints_json",),
+    "blocks": ("l2_keypoints_json", "derive_error"),
+    "events": ("derive_error",),  # a model's error kept with an offline-fallback card
     "jobs": ("last_error", "detail"),
     "batches": ("titles_json", "assessment_json"),
     "usage_receipts": ("audit_json", "payload"),

@@ -1,9 +1,9 @@
 """An event's fingerprint (spec §5.2): what a topic citing it depends on.
 
 SHA-256 of the card's canonical JSON without its bookkeeping: weight, adoption and
-retrieval counters, pinning, the update time, the formed turn and the graph's participant
-node ids. A changed text or status (forgotten, superseded) changes it; adoption, retrieval
-and decay never do, so they never make a topic stale.
+retrieval counters, pinning, the update time, the formed turn, the graph's participant
+node ids and who derived it. A changed text or status (forgotten, superseded) changes it;
+adoption, retrieval and decay never do, so they never make a topic stale.
 """
 
 import hashlib
@@ -24,6 +24,8 @@ BOOKKEEPING = frozenset(
         "formed_turn",
         "participant_node_ids",
         "node_ids",
+        "derived_by",
+        "derive_error",
     }
 )
 

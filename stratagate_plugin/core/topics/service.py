@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..clock import utc_now
+from ..derivation.fallback import OFFLINE_FALLBACK, error_line
 from ..derivation.lease import heartbeat, worker_id
 from ..errors import InvalidInput, StrataGateError
 from ..events.cards import EventCard
@@ -30,7 +31,15 @@ from ..llm.prompts import load_prompt
 from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
 from ..records import Job
 from ..service_base import ServiceBase
-from ..store import event_rows, jobs, profile_rows, topic_jobs, topic_reads, topic_sync
+from ..store import (
+    derivation_marks,
+    event_rows,
+    jobs,
+    profile_rows,
+    topic_jobs,
+    topic_reads,
+    topic_sync,
+)
 from ..store.health import StorageBusy
 from . import budget
 from .batches.service import LOST, commit, read_input, sync_all
@@ -42,7 +51,7 @@ from .directory_words import directory_language
 from .model import (
     FALLBACK_PREFIX,
 )
-from .validation import validate_projection
+from .validation import InvalidProjection, validate_projection
 
 TOPIC_LEASE = timedelta(minutes=5)
 BACKOFF_UNIT_S = 30.0
@@ -269,7 +278,23 @@ class TopicsService(ServiceBase):
         report.errors.append(f"topic batch {job.target_id}: {message}")
 
     async def _project(self, job: Job) -> str:
-        grouper = self._topic_projector() is _GROUPER
+        """The batch projected by the configured projector; when the model fails it (after
+        its client's retries, or with an invalid projection) the embedded grouper answers,
+        the job marked ``offline-fallback`` with the model's error (``derivation/fallback``)."""
+        projector = self._topic_projector()
+        try:
+            return await self._project_with(job, projector)
+        except (ModelError, InvalidProjection) as error:
+            if projector is _GROUPER or not self.config.offline_fallback:
+                raise
+            line = error_line(error)
+            log.warning("topic batch %s grouped offline: %s", job.target_id, line)
+            return await self._project_with(job, _GROUPER, line)
+
+    async def _project_with(
+        self, job: Job, projector: StructuredModel, fell_back: str | None = None
+    ) -> str:
+        grouper = projector is _GROUPER
         given = await self.db.read(lambda raw: read_input(raw, job, grouper))
         if not given.batch_ids:
             now = self.topic_clock()
@@ -281,10 +306,17 @@ class TopicsService(ServiceBase):
             given.payload,
             max_output_tokens=OUTPUT_TOKENS,
         )
-        answer = await self._topic_projector().complete(task)
+        answer = await projector.complete(task)
         result = held_to_limit(answer, given.candidates, given.labels)
         validate_projection(
             result, given.batch_ids, given.candidates, given.labels, given.truncated
         )
         now = self.topic_clock()
-        return await self.db.write(lambda raw: commit(raw, job, given, result, now, grouper))
+
+        def write(raw: sqlite3.Connection) -> str:
+            outcome = commit(raw, job, given, result, now, grouper)
+            if fell_back is not None and outcome != LOST:
+                derivation_marks.mark_job(raw, job.id, OFFLINE_FALLBACK, fell_back)
+            return outcome
+
+        return await self.db.write(write)

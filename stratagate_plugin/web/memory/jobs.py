@@ -4,6 +4,11 @@ A retry only queues the job again (attempts from zero, ``retry_job``'s rule: a j
 not failed is refused with a 400 saying its state; a topic batch is queued as a fresh job
 under the historical budget, as the topics page does); the plugin's worker is then asked
 for a pass, so the job runs now rather than at the next turn.
+
+Blocks the offline model derived because the model failed (issue 31) are listed above the
+jobs with the model's error (a misconfigured endpoint said so plainly); their button runs
+them on the model again now (``rederive_offline``: the model's result replaces the
+offline one, or the offline one stays) and the page says what happened.
 """
 
 from typing import get_args
@@ -14,11 +19,13 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from ...core.derivation.fallback import is_setup_error
 from ...core.overview.rules import JOB_FILTERS, JobFilter
 from ...core.overview.service import MAX_ATTEMPTS
 from .pages import SECTION_PATH, MemoryPages, int_param
 
 PAGE_SIZE = 50
+REDERIVED = ("asked", "done", "failed", "kept")  # a re-derivation's outcome, in the URL
 
 STRINGS: dict[str, dict[str, str]] = {
     "en": {
@@ -40,6 +47,14 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.jobs.retry_all": "Retry every failed job of this space",
         "mem.jobs.retried": "{n} job(s) queued again; the worker was asked to run them.",
         "mem.jobs.none": "No jobs in this state.",
+        "mem.jobs.offline.title": "Derived offline: {n} block(s)",
+        "mem.jobs.offline.why": "The model failed on these blocks, so the offline model "
+        "derived them and memory still filled. Their cards are marked offline-fallback.",
+        "mem.jobs.offline.setup": "The model endpoint is misconfigured: every task falls "
+        "back to the offline model until it is fixed.",
+        "mem.jobs.offline.retry": "Run them on the model again",
+        "mem.jobs.offline.done": "{done} of {asked} block(s) derived again by the model; "
+        "{failed} kept the offline result; {kept} card(s) kept because you acted on them.",
     },
     "zh": {
         "mem.jobs.title": "后台任务",
@@ -60,6 +75,13 @@ STRINGS: dict[str, dict[str, str]] = {
         "mem.jobs.retry_all": "重试本空间所有失败的任务",
         "mem.jobs.retried": "已重新排队 {n} 个任务，后台已开始处理。",
         "mem.jobs.none": "没有这个状态的任务。",
+        "mem.jobs.offline.title": "离线推导：{n} 个记忆块",
+        "mem.jobs.offline.why": "模型在这些记忆块上失败，离线模型代为推导，记忆照常写入。"
+        "它们的卡片标记为 offline-fallback。",
+        "mem.jobs.offline.setup": "模型端点配置有误：修好之前，每个任务都会改用离线模型。",
+        "mem.jobs.offline.retry": "用模型重新推导",
+        "mem.jobs.offline.done": "{asked} 个记忆块中 {done} 个已由模型重新推导；"
+        "{failed} 个保留离线结果；{kept} 张你操作过的卡片被保留。",
     },
 }
 
@@ -74,8 +96,12 @@ def job_filter(request: Request) -> JobFilter:
 async def jobs_page(pages: MemoryPages, request: Request) -> Response:
     space, state = pages.space(request), job_filter(request)
     page = await pages.memory.job_page(space, state, int_param(request, "offset", 0), PAGE_SIZE)
+    offline = (await pages.memory.offline_derived(space)).blocks
     context = {
         "page": page,
+        "offline": offline,
+        "setup_error": any(is_setup_error(block.derive_error) for block in offline),
+        "rederived": {key: int_param(request, key, -1, low=-1) for key in REDERIVED},
         "state": state,
         "filters": JOB_FILTERS,
         "max_attempts": MAX_ATTEMPTS,
@@ -100,6 +126,14 @@ async def retry_all(pages: MemoryPages, request: Request) -> Response:
     return retried(pages, request, count)
 
 
+async def rederive_offline(pages: MemoryPages, request: Request) -> Response:
+    """The space's blocks derived offline, run on the model now; the page says the outcome."""
+    report = await pages.memory.rederive_offline(pages.space(request))
+    counts = dict(zip(REDERIVED, (report.asked, len(report.replaced), len(report.failed),
+                                  len(report.kept)), strict=True))  # fmt: skip
+    return RedirectResponse(jobs_url(pages.space(request), job_filter(request), **counts), 303)
+
+
 def retried(pages: MemoryPages, request: Request, count: int) -> Response:
     pages.runtime.kick()
     url = jobs_url(pages.space(request), job_filter(request), retried=count)
@@ -114,5 +148,6 @@ def routes(pages: MemoryPages) -> list[Route]:
     return [
         pages.route("/jobs", jobs_page),
         pages.route("/jobs/retry-failed", retry_all, methods=["POST"]),
+        pages.route("/jobs/rederive-offline", rederive_offline, methods=["POST"]),
         pages.route("/jobs/{job_id}/retry", retry_one, methods=["POST"]),
     ]

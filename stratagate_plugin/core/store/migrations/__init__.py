@@ -43,6 +43,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     steps_019.m022_provenance,
     steps_019.m023_thread_titles,
     steps_019.m024_animal_nodes,
+    steps_019.m025_derived_by,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

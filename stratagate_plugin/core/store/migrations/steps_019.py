@@ -267,3 +267,22 @@ def m024_animal_nodes(raw: sqlite3.Connection) -> None:
         DROP TABLE temp.pets
         """,
     )
+
+
+def m025_derived_by(raw: sqlite3.Connection) -> None:
+    """Who derived a block's views, an event card and a job's result: the model's name,
+    "offline", or "offline-fallback" when the model failed and the offline model's result
+    was kept so memory still fills (issue 31); ``derive_error`` holds the model's error as
+    one line. NULL: derived before this column, by whatever model ran then."""
+    run_script(
+        raw,
+        """
+        ALTER TABLE blocks ADD COLUMN derived_by TEXT;
+        ALTER TABLE blocks ADD COLUMN derive_error TEXT;
+        ALTER TABLE events ADD COLUMN derived_by TEXT;
+        ALTER TABLE events ADD COLUMN derive_error TEXT;
+        ALTER TABLE jobs ADD COLUMN derived_by TEXT;
+        CREATE INDEX blocks_derived_offline ON blocks(namespace, updated_at)
+            WHERE derived_by = 'offline-fallback'
+        """,
+    )

@@ -1,0 +1,1 @@
+"""Blocks derived offline because the model failed, run on the model again."""

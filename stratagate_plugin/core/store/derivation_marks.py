@@ -1,0 +1,64 @@
+"""Who derived a block, its event cards and a job's result (issue 31), and the blocks the
+offline model derived because the model failed.
+
+``derived_by`` is the model's name, "offline", or "offline-fallback"; ``derive_error`` the
+model's error as one line. A block is "offline-fallback" when either of its jobs fell
+back: a later job that the model did answer never hides an earlier fallback.
+"""
+
+import sqlite3
+from collections.abc import Sequence
+
+from ..records import OFFLINE_FALLBACK, Block, Job
+from .rows import block_from_row, job_from_row
+
+__all__ = ["OFFLINE_FALLBACK", "fallback_jobs", "mark_block", "mark_events", "mark_job"]
+
+
+def mark_block(raw: sqlite3.Connection, block_id: str, by: str, error: str | None) -> None:
+    raw.execute(
+        "UPDATE blocks SET derived_by = ?, derive_error = ? WHERE id = ?", (by, error, block_id)
+    )
+
+
+def note_block(raw: sqlite3.Connection, block_id: str, by: str, error: str | None) -> None:
+    """The extraction's part in the block's mark: a fallback marks it; a model's answer
+    keeps an earlier fallback of the summary."""
+    raw.execute(
+        "UPDATE blocks SET derived_by = ?, derive_error = ? WHERE id = ? "
+        "AND (? = ? OR derived_by IS NOT ?)",
+        (by, error, block_id, by, OFFLINE_FALLBACK, OFFLINE_FALLBACK),
+    )
+
+
+def mark_events(
+    raw: sqlite3.Connection, event_ids: Sequence[str], by: str, error: str | None
+) -> None:
+    raw.executemany(
+        "UPDATE events SET derived_by = ?, derive_error = ? WHERE id = ?",
+        [(by, error, event_id) for event_id in event_ids],
+    )
+
+
+def mark_job(raw: sqlite3.Connection, job_id: str, by: str, error: str | None) -> None:
+    """A finished job's author; a fallback keeps the model's error in ``last_error``."""
+    raw.execute("UPDATE jobs SET derived_by = ?, last_error = ? WHERE id = ?", (by, error, job_id))
+
+
+def offline_blocks(raw: sqlite3.Connection, namespace: str | None = None) -> list[Block]:
+    """Blocks derived offline because the model failed, oldest first."""
+    sql, params = "SELECT * FROM blocks WHERE derived_by = ?", [OFFLINE_FALLBACK]
+    if namespace is not None:
+        sql, params = f"{sql} AND namespace = ?", [*params, namespace]
+    rows = raw.execute(f"{sql} ORDER BY namespace, sequence", params).fetchall()
+    return [block_from_row(row) for row in rows]
+
+
+def fallback_jobs(raw: sqlite3.Connection, namespace: str | None = None) -> list[Job]:
+    """Finished jobs whose result came from the offline model (the graph and topic
+    batches among them have no block to mark)."""
+    sql, params = "SELECT * FROM jobs WHERE derived_by = ?", [OFFLINE_FALLBACK]
+    if namespace is not None:
+        sql, params = f"{sql} AND namespace = ?", [*params, namespace]
+    rows = raw.execute(f"{sql} ORDER BY created_at, id", params).fetchall()
+    return [job_from_row(row) for row in rows]
