@@ -148,6 +148,17 @@ async def test_migration_19_fills_the_index_from_a_version_18_database(tmp_path:
         "ALTER TABLE messages DROP COLUMN composed_from_memory",
         "ALTER TABLE messages DROP COLUMN adopted_refs_json",
         "ALTER TABLE threads DROP COLUMN title",
+        "DROP INDEX blocks_derived_offline",
+        *[
+            f"ALTER TABLE {table} DROP COLUMN {column}"
+            for table, column in (
+                ("blocks", "derived_by"),
+                ("blocks", "derive_error"),
+                ("events", "derived_by"),
+                ("events", "derive_error"),
+                ("jobs", "derived_by"),
+            )
+        ],
         "DELETE FROM schema_migrations WHERE version >= 19",
     ):
         raw.execute(statement)
