@@ -162,16 +162,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(binary: Path, gguf: Path, folder: Path, ready_s: float) -> Iterator[str]:
+def served(binary: Path, gguf: Path, folder: Path, args: argparse.Namespace) -> Iterator[str]:
     """``llama-server`` on a free loopback port until the block ends; yields its ``/v1`` URL."""
     port, log = free_port(), folder / "llama-server.log"
     command = [str(binary), "-m", str(gguf), "--host", "127.0.0.1", "--port", str(port),
-               "--jinja", "-c", "4096", "-t", "2", "--alias", MODEL]  # fmt: skip
+               "--jinja", "-c", "4096", "-t", "2", "--alias", args.model]  # fmt: skip
     say(" ".join(command))
     with log.open("wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     try:
-        _wait_healthy(server, f"http://127.0.0.1:{port}/health", ready_s, log)
+        _wait_healthy(server, f"http://127.0.0.1:{port}/health", args.ready_timeout, log)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         server.terminate()
@@ -199,15 +199,15 @@ def _wait_healthy(server: subprocess.Popen[bytes], url: str, ready_s: float, log
 class Steps:
     """The CLI steps of one run, sharing a home, a project folder and an environment."""
 
-    def __init__(self, folder: Path, base_url: str, code: Path, key: bool, timeout: float):
+    def __init__(self, folder: Path, base_url: str, args: argparse.Namespace):
         self.home, self.project = folder / "home", folder / "project"
         self.project.mkdir(parents=True)
-        self.folder, self.timeout = folder, timeout
-        extra = {"STRATAGATE_BASE_URL": base_url, "STRATAGATE_MODEL": MODEL}
-        if key:
+        self.folder, self.timeout = folder, args.step_timeout
+        extra = {"STRATAGATE_BASE_URL": base_url, "STRATAGATE_MODEL": args.model}
+        if args.with_key:
             extra["STRATAGATE_API_KEY"] = "local-server-needs-no-key"
         self.env = procs.child_env(self.home, extra)
-        self.env["PYTHONPATH"] = str(code)
+        self.env["PYTHONPATH"] = str(args.code)
 
     def cli(self, *args: str) -> procs.Outcome:
         return procs.run([*procs.CLI, *args], self.env, self.timeout, cwd=self.project)
@@ -315,7 +315,7 @@ def marked_offline(record: dict[str, Any]) -> bool:
     )
 
 
-def probe(base_url: str, timeout: float) -> list[Row]:
+def probe(base_url: str, model: str, timeout: float) -> list[Row]:
     """One block-summary request (the project's prompt and schema) with and without
     ``response_format: json_schema``: is the reply a valid ``BlockSummary``, and how fast."""
     from stratagate_plugin.core.llm.prompts import load_prompt
@@ -332,7 +332,7 @@ def probe(base_url: str, timeout: float) -> list[Row]:
             "type": "json_schema", "json_schema": json_schema}}),
         ("probe: prompt only", {}),
     ):  # fmt: skip
-        body = {"model": MODEL, "messages": messages, "max_tokens": 512, "temperature": 0, **extra}
+        body = {"model": model, "messages": messages, "max_tokens": 512, "temperature": 0, **extra}
         started = time.perf_counter()
         ok, validity, content = _ask(f"{base_url}/chat/completions", body, timeout)
         seconds = round(time.perf_counter() - started, 1)
@@ -359,18 +359,21 @@ def _ask(url: str, body: dict[str, Any], timeout: float) -> tuple[bool, str, str
     return True, "valid BlockSummary JSON", content
 
 
-def run(args: argparse.Namespace) -> list[Row]:
+def run(args: argparse.Namespace) -> tuple[list[Row], list[str]]:
+    """The rows, and the end of the server's log (kept in the JSON for reading failures)."""
     with tempfile.TemporaryDirectory(prefix="real-server-") as tmp, ExitStack() as stack:
         folder = Path(tmp)
         base_url = args.base_url or stack.enter_context(
-            served(llama_server(args.cache), smollm2_gguf(), folder, args.ready_timeout)
+            served(llama_server(args.cache), smollm2_gguf(), folder, args)
         )
-        steps = Steps(folder, base_url, args.code, args.with_key, args.step_timeout)
+        steps = Steps(folder, base_url, args)
         rows = []
         for step in (steps.chat, steps.ingest, steps.process, steps.import_):
             rows.append(step())
             say(format_table(rows[-1:]).splitlines()[-1])
-        return rows + probe(base_url, args.step_timeout)
+        rows += probe(base_url, args.model, args.step_timeout)
+        log = folder / "llama-server.log"
+        return rows, log.read_text(errors="replace").splitlines()[-40:] if log.exists() else []
 
 
 def meta(args: argparse.Namespace) -> dict[str, Any]:
@@ -401,6 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--code", type=Path, default=procs.REPO, help="checkout whose code runs")
     parser.add_argument("--cache", type=Path, default=CACHE, help="where llama-server is built")
     parser.add_argument("--base-url", default="", help="a server already running (no build)")
+    parser.add_argument("--model", default=MODEL, help="the model's name on the server")
     parser.add_argument("--step-timeout", type=float, default=600, help="seconds per step")
     parser.add_argument("--ready-timeout", type=float, default=300, help="seconds to load")
     parser.add_argument("--label", default="", help="this run's name in the --json file")
@@ -412,7 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(llama_server(args.cache), smollm2_gguf())
         return 0
     info = meta(args)
-    rows = run(args)
+    rows, info["server_log_tail"] = run(args)
     print(f"{info['commit']} ({info['code']}), key: {info['key']}")
     print(format_table(rows))
     if args.json:
