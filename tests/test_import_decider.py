@@ -112,3 +112,17 @@ def test_the_commit_takes_choices_then_sure_decisions_else_ignore() -> None:
         CHOSEN_NO_TARGET,
         CHOSEN_NO_TARGET,
     ]
+
+
+def test_the_decider_schema_lists_the_actions_a_server_can_enforce() -> None:
+    """A schema-enforcing server (json_schema, a grammar) keeps a small model's answer to
+    the five actions: seen on llama.cpp, an event title was put in ``action`` twice."""
+    schema = ExternalDecision.model_json_schema()
+    assert schema["properties"]["action"]["enum"] == [
+        "ADD",
+        "MERGE",
+        "SUPERSEDE",
+        "CONFLICT",
+        "IGNORE",
+    ]
+    assert ExternalDecision.model_validate({"action": "Sale date"}).action == "Sale date"

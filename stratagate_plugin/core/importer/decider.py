@@ -16,7 +16,7 @@ which suits an agent writing alone; an import has a person to ask instead.
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
@@ -72,7 +72,9 @@ class ExternalDecision(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    action: str
+    # the schema lists the actions, so a server that enforces schemas (json_schema, a
+    # grammar) never lets a small model put a title there; the reading stays lenient
+    action: str = Field(json_schema_extra={"enum": list(get_args(Action))})
     target_event_ids: list[str] = Field(default_factory=list)
     confidence: float = 0.5
     reason: str = ""
