@@ -165,3 +165,33 @@ async def test_a_rejected_key_fills_memory_but_process_says_so_and_exits_1(
     assert pending_blocks(db) == 0
     listed = json.loads((await cli(capsys, "jobs", "--offline", "--json", "--db", db))[1])
     assert listed["count"] == 3 and all(b["setup_error"] for b in listed["blocks"])
+
+
+async def test_blocks_events_and_show_say_what_the_offline_model_stood_in_for(
+    server: LocalServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Provenance in every output: a card or block the offline model derived after the
+    model failed says so, with the model's error, wherever it is shown."""
+    db = await ingest_six(tmp_path, capsys)
+    assert (await cli(capsys, "process", "--db", db))[0] == 0
+    blocks = json.loads((await cli(capsys, "blocks", "--db", db, "--json"))[1])
+    assert {b["derived_by"] for b in blocks} == {"offline-fallback"}
+    assert all(NO_JSON in b["derive_error"] for b in blocks)
+    code, out, _ = await cli(capsys, "blocks", "--db", db)
+    assert "3 block(s) derived offline after the model failed" in out
+    code, out, _ = await cli(capsys, "events", "--db", db)
+    listed = [line for line in out.splitlines() if line.startswith("evt_")]
+    assert listed and all("active, offline" in line for line in listed)
+    event_id = listed[0].split()[0]
+    code, out, _ = await cli(capsys, "show", event_id, "--db", db)
+    assert code == 0 and "derived    offline, after the model failed: " in out
+    assert NO_JSON in out
+    code, out, _ = await cli(capsys, "show", blocks[0]["id"], "--db", db)
+    assert code == 0 and "derived    offline, after the model failed" in out
+
+    server.mode = "good"
+    assert (await cli(capsys, "jobs", "retry", "--offline", "--db", db))[0] == 0
+    code, out, _ = await cli(capsys, "blocks", "--db", db)
+    assert "derived offline" not in out
+    code, out, _ = await cli(capsys, "show", blocks[0]["id"], "--db", db)
+    assert "derived    smollm2" in out

@@ -26,6 +26,10 @@ async def test_the_jobs_page_lists_offline_blocks_and_reruns_them_on_the_model(
         await derive(host)
         page = html.unescape((await client.get(f"/memory/jobs?space={space}")).text)
         assert "Derived offline: 2 block(s)" in page and page.count(GARBAGE) >= 2
+        card = (await memory.list_events(space))[0]
+        shown = html.unescape((await client.get(f"/memory/events/{card.id}?space={space}")).text)
+        assert "Derived by" in shown and "the offline model, after the model failed" in shown
+        assert GARBAGE in shown  # the model's error, on the card's own page
         assert "misconfigured" not in page
         memory.model = Echoing()
         refused = await client.post(f"/memory/jobs/rederive-offline?space={space}",

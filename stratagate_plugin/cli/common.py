@@ -18,7 +18,7 @@ from ..core.errors import InvalidInput, NotFound
 from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
 from ..core.profile.spaces import SpaceSummary
-from ..core.records import BlockView
+from ..core.records import OFFLINE_FALLBACK, BlockView
 from ..harness.profiles import DEFAULT_PROFILE, Profile, load_profile, profile_path
 from ..memory_plugin.runtime import database_path
 from ..memory_plugin.settings import (
@@ -144,6 +144,8 @@ def block_row(view: BlockView) -> dict[str, Any]:
         "age": view.age,
         "tokens": view.view_tokens,
         "lifted_by": block.last_lifted_by,
+        "derived_by": block.derived_by,
+        "derive_error": block.derive_error,
     }
 
 
@@ -168,6 +170,12 @@ def print_blocks(
         print(
             f"{row['id']:<38} {row['thread'][:12]:<12} {row['sequence']:>3} {turns:>7} "
             f"{row['status']:<8} L{row['level']}   {tokens['L5']}/{tokens['L4']}/{tokens['L3']}"
+        )
+    offline = sum(row["derived_by"] == OFFLINE_FALLBACK for row in rows)
+    if offline:
+        print(
+            f"\n{offline} block(s) derived offline after the model failed: "
+            "'stratagate jobs --offline' shows why, 'stratagate jobs retry --offline' asks again"
         )
     shown = dict.fromkeys(row["thread"] for row in rows if row["thread"] in titles)
     if shown:

@@ -13,6 +13,7 @@ from typing import Any
 from ..core.config import MemoryConfig
 from ..core.events.cards import EVENT_TYPES, EventCard, happened_label
 from ..core.memory import StrataGate
+from ..core.records import OFFLINE_FALLBACK
 from ..core.timeline.filters import STATUS_FILTERS, TimelineFilter, timeline_filter
 from .common import add_db_option, add_space_option, open_memory, resolve_space, seal_idle_tails
 from .jobs_command import failed_notice, fallback_notice
@@ -118,6 +119,7 @@ async def list_events(args: argparse.Namespace) -> int:
     for event in events:
         when = happened_label(event.temporal) or "—"
         state = event.status + (", pinned" if event.pinned else "")
+        state += ", offline" if event.derived_by == OFFLINE_FALLBACK else ""
         print(f"{event.id}  {when:<10}  {state:<18} {event.scope:<8} {event.title[:70]}")
     return 0
 

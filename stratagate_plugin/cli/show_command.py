@@ -13,6 +13,7 @@ from typing import Any
 from ..core.clock import iso
 from ..core.curation.actions import BlockDetails, EventDetails, MessageCard
 from ..core.events.cards import EventCard
+from ..core.records import OFFLINE_FALLBACK
 from .common import add_db_option, open_memory
 from .search_command import marks, trimmed
 
@@ -90,6 +91,7 @@ def card_fields(card: EventCard) -> list[str]:
         ("mentioned", temporal.get("mentioned_at", "")),
         ("happened", happened + (f" ({temporal['precision']})" if "precision" in temporal else "")),
         ("formed", f"turn {card.formed_turn}, block {card.source_block_id or '-'}"),
+        ("derived", derived_label(card.derived_by, card.derive_error)),
         (
             "mentions",
             f"{card.mention_count}, last adopted (or formed) at turn {card.last_adopted_turn}",
@@ -113,6 +115,8 @@ def block_lines(details: BlockDetails) -> list[str]:
         f"  tokens     {sizes}",
         f"  created    {iso(block.created_at)}",
     ]
+    if derived := derived_label(block.derived_by, block.derive_error):
+        lines.insert(2, f"  derived    {derived}")
     for level, text in details.summaries.items():
         lines += ["", level, *(f"  {line}" for line in text.splitlines())]
     lines += ["", "messages"]
@@ -136,3 +140,11 @@ def message_lines(card: MessageCard, full: bool = False) -> list[str]:
         for e in card.events
     ]
     return lines
+
+
+def derived_label(derived_by: str | None, error: str | None) -> str:
+    """Who derived it; for the offline model standing in after the model failed, that and
+    the model's error (``stratagate jobs retry --offline`` asks the model again)."""
+    if derived_by == OFFLINE_FALLBACK:
+        return f"offline, after the model failed: {error or 'no error kept'}"
+    return derived_by or ""

@@ -67,4 +67,3 @@ def new_id(prefix: str) -> str:
         _last[0] = now
         sequence = _last[1]
     return f"{prefix}_{now:012x}{sequence:04x}{_rng.getrandbits(48):012x}"
-

@@ -61,6 +61,11 @@ _TEXTS: dict[str, tuple[str, str]] = {
     "mem.event.scope": ("Scope", "范围"),
     "mem.event.criticality": ("Criticality", "重要性"),
     "mem.event.formed": ("Formed at turn", "形成轮次"),
+    "mem.event.derived_by": ("Derived by", "提取者"),
+    "mem.event.derived_offline": (
+        "the offline model, after the model failed",
+        "离线模型（模型调用失败后代为提取）",
+    ),
     "mem.event.mentions": ("Mentions", "提及次数"),
     "mem.event.last_adopted": ("Last adopted at turn", "最近采用轮次"),
     "mem.event.weight_now": ("Weight now (turn {turn})", "当前权重（第 {turn} 轮）"),

@@ -169,7 +169,8 @@ EN_DAY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # a capitalised weekday alone ("hiking Saturday"); not a plural, not a named day, not a
     # recurrence ("every Monday", "each Friday", "every other Sunday": a habit has no date)
     ("bare_weekday", re.compile(r"(?<!Black )(?<!Good )(?<!Cyber )(?<!Easter )(?<!Palm )"
-                                r"(?<!Ash )(?<![Ee]very )(?<![Ee]ach )(?<!other )\b(?P<wd>Monday|Tuesday|Wednesday|Thursday|Friday"
+                                r"(?<!Ash )(?<![Ee]very )(?<![Ee]ach )(?<!other )"
+                                r"\b(?P<wd>Monday|Tuesday|Wednesday|Thursday|Friday"
                                 r"|Saturday|Sunday)\b(?!s\b)")),
     # a holiday as a time: after last/this/next or a preposition ("a Christmas tree" is none)
     ("holiday", re.compile(r"\b(?:(?i:(?P<rel>last|this|next))\s+|(?i:on|at|for|over|during"
