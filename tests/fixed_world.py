@@ -51,6 +51,18 @@ def fix_the_world(command: str = "") -> None:
     harness_ids.use_test_ids(f"{SEED}:{command}")
 
 
+def unfix_the_world() -> None:
+    """The real clock and random ids again, in the engine and the harness."""
+    from stratagate_plugin.core import clock, ids
+    from stratagate_plugin.harness import clock as harness_clock
+    from stratagate_plugin.harness import ids as harness_ids
+
+    for seam in (clock.use_test_clock, harness_clock.use_test_clock):
+        seam(None)
+    for ids_seam in (ids.use_test_ids, harness_ids.use_test_ids):
+        ids_seam(None)
+
+
 def main() -> int:
     fix_the_world(sys.argv[1] if len(sys.argv) > 1 else "")
     print(FIXED_LINE, flush=True)

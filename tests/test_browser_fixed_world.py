@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 from browser import App, http_client, screenshot, start, stop
-from fixed_world import START, SteppingClock, fix_the_world
+from fixed_world import START, SteppingClock, fix_the_world, unfix_the_world
 from playwright.sync_api import Browser
 
 from stratagate_plugin.core import clock, ids
+from stratagate_plugin.harness import clock as harness_clock
 from stratagate_plugin.harness.sessions import new_session_id
 
 FACT = "My sister Ana moved to Porto in March."
@@ -24,8 +25,7 @@ def fixed_here() -> Iterator[None]:
     try:
         yield
     finally:
-        clock.use_test_clock(None)
-        ids.use_test_ids(None)
+        unfix_the_world()
 
 
 def made_in_a_fixed_world() -> list[str]:
@@ -55,6 +55,7 @@ def test_two_commands_on_one_database_never_share_an_id(fixed_here: None) -> Non
 
 def test_without_the_seams_ids_and_times_are_the_real_ones() -> None:
     assert not clock.clock_is_fixed() and not ids.ids_are_fixed()
+    assert harness_clock.utc_now().year >= 2026 and harness_clock.utc_now() != START
     assert ids.new_id("evt") != ids.new_id("evt")
     assert clock.utc_now().year >= 2026 and clock.utc_now() != START
     assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{6}", new_session_id())
