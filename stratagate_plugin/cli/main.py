@@ -10,7 +10,6 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable, Coroutine, Sequence
-from importlib import metadata
 from typing import Any
 
 from ..core.errors import StrataGateError
@@ -38,6 +37,7 @@ from . import (
     spaces_command,
     topics_command,
 )
+from .entry import package_version
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 DESCRIPTION = """\
@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS
     )
@@ -154,13 +154,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-
-
-def _version() -> str:
-    try:
-        return metadata.version("stratagate-memory")
-    except metadata.PackageNotFoundError:
-        return "(not installed)"
 
 
 if __name__ == "__main__":
