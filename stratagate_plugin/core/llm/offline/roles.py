@@ -36,5 +36,13 @@ ROLES = {
 }  # fmt: skip
 # one at a time: a new one replaces the old (the others accumulate)
 EXCLUSIVE_ROLES = frozenset({"wife", "husband", "partner", "boss", "mother", "father"})
+# relations a person has one of, or a few, each a known person: "my sister" in a later batch is
+# the graph's sister when it holds exactly one (friends, colleagues … are many: never guessed)
+KIN_RELATIONS = frozenset({
+    "sister", "brother", "mother", "father", "wife", "husband", "partner", "son", "daughter",
+    "child", "cousin", "aunt", "uncle", "grandmother", "grandfather", "niece", "nephew",
+    "mother_in_law", "father_in_law", "godparent", "stepmother", "stepfather", "stepson",
+    "stepdaughter", "boss",
+})  # fmt: skip
 EN_ROLES = "|".join(sorted((r for r in ROLES if r.isascii()), key=len, reverse=True))
 ZH_ROLES = "|".join(sorted((r for r in ROLES if not r.isascii()), key=len, reverse=True))
