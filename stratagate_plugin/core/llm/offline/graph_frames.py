@@ -57,7 +57,7 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"\b(?:joined|hired by|job at)\s+(?:the\s+)?(?:an?\s+(?:\w+\s+)?"
                    rf"(?:startup|company|firm|agency|studio)\s+(?:called|named)\s+)?(?P<x>{_NAME})"),
-        re.compile(rf"\b(?:'m|am|is|'s|was|are)\s+an?\s+(?:[a-z]+\s+){{0,2}}[a-z]*(?:er|or|ist|ian"
+        re.compile(rf"\b(?:'m|am|is|'s|was|are)\s+an?\s+(?!volunteer\b)(?:[a-z]+\s+){{0,2}}[a-z]*(?:er|or|ist|ian"
                    rf"|ant|nurse|chef|cook|pilot|clerk|barista|vet|tutor|coach)\s+at\s+(?:the\s+)?"
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"\b(?:teach|teaches|taught|run|runs|manage|manages|lead|leads)\b[^.,!?;]{{0,30}}?"
@@ -290,7 +290,7 @@ _ERRAND = re.compile(r"去(?!过)")  # 去了 / 去…了: a place, or an errand
 _TRIP = re.compile(r"旅行|旅游|度假")
 _CALLED = re.compile(r"叫(?P<x>[\u4e00-\u9fff·]{2,4})的")  # 一个叫大卫的人: a person's name
 _HAN_INDEFINITE = re.compile(r"[一两几这那每某][所家个间座位名只]")  # 一所学校: "a school"
-_MEMBER_WORDS = re.compile(r"member|belong|会员|成员|一员")
+_MEMBER_WORDS = re.compile(r"member|belong|volunteer|会员|成员|一员|志愿者|义工")
 _PERSON_RELATIONS = ("knows", "owns")
 
 

@@ -15,6 +15,7 @@ ROLES = {
     "colleague": "colleague", "coworker": "colleague", "co-worker": "colleague",
     "roommate": "roommate", "neighbor": "neighbour", "neighbour": "neighbour",
     "flatmate": "roommate", "housemate": "roommate", "mate": "friend", "parents": "parent",
+    "buddy": "friend", "pal": "friend", "bestie": "friend",
     "mother-in-law": "mother_in_law", "father-in-law": "father_in_law",
     "godmother": "godparent", "godfather": "godparent", "stepmother": "stepmother",
     "stepfather": "stepfather", "stepson": "stepson", "stepdaughter": "stepdaughter",

@@ -19,6 +19,7 @@ _HAN = r"[\u4e00-\u9fff·]{2,8}"
 _GAZETTEER = "|".join(sorted((p for p in PLACES if not p.isascii()), key=len, reverse=True))
 _PERSON = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
 _GAP = r"[^.,;:!?()\"]{0,40}?"  # words of the same clause
+_HAN_PLACE = rf"{_GAZETTEER}|[\u4e00-\u9fff]{{1,4}}?[市省县州国岛镇村]"  # a place by name or shape
 _SCHOOL = r"(?:\s(?:University|College|School|Academy|Institute|Primary|High|Polytechnic)\b)"
 
 # (relation, target type, fact key or None, patterns): the shape graph_frames reads
@@ -53,6 +54,15 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
     )),
     ("from", "place", "from", (
         re.compile(rf"从(?P<x>{_HAN}?)来的"),
+        # where someone was raised: "born and raised in Ohio", "grew up outside Dublin"
+        re.compile(rf"\b(?:born\s+and\s+raised|raised|brought\s+up|grew\s+up)\b{_GAP}"
+                   rf"\b(?:in|near|outside|around)\s+(?P<x>{_NAME})"),
+        # "moved here from Brazil" (not "moved from Porto to Lisbon": a former home)
+        re.compile(rf"\b(?:moved|came|emigrated|immigrated|relocated)\s+(?:here\s+|over\s+)?"
+                   rf"from\s+(?P<x>{_NAME})(?![\w'.&-]|\s+[A-Z]|\s+to\b)"),
+        re.compile(rf"\b[Bb]ack\s+home\s+in\s+(?P<x>{_NAME})"),
+        re.compile(rf"在(?P<x>{_HAN_PLACE})长大"),  # 我是在成都长大的
+        re.compile(rf"(?<=是)(?P<x>{_HAN_PLACE})人(?=[，。！？,.!?；]|$)"),  # 我是四川人
     )),
     ("visited", "place", None, (
         re.compile(rf"\b(?:[Tt]ook|[Hh]ad|[Ww]ent on|[Mm]ade)\s+(?:a|an|our|my|that|the)\s+"
@@ -63,6 +73,19 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
         re.compile(rf"去(?P<x>{_GAZETTEER})了(?=[!！。，,]|$)"),  # 去登山了 is an outing
         re.compile(rf"\b(?:drove|travell?ed|backpacked|cycled|toured|roamed)\s+(?:around|through|"
                    rf"across)\s+(?P<x>{_NAME})"),
+        # back from a trip: "just got back from Lisbon", 刚从东京回来
+        re.compile(rf"\b(?:got|came|coming|getting|flew|just|returned)\s+(?:back|home)\s+from\s+"
+                   rf"(?:(?:a|my|our|the)\s+(?:[\w-]+\s+){{0,2}}?(?:trip|vacation|holiday)\s+(?:to|in)\s+)?"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(rf"从(?P<x>{_HAN_PLACE})(?:旅游|旅行|度假|玩)?回来"),
+        re.compile(rf"在(?P<x>{_HAN_PLACE})(?:玩了|旅游了|旅行了|度假了)"),
+        re.compile(rf"\b(?:spent|stayed)\s+(?:the|last|this|our|my|a)\s+(?:[a-z]+\s+)?"
+                   rf"(?:weekend|summer|winter|spring|holidays?|vacation|week|month)\s+in\s+(?P<x>{_NAME})"),
+        re.compile(rf"\bwent\s+(?:camping|hiking|skiing|snowboarding|surfing|sightseeing|backpacking"
+                   rf"|fishing|diving|snorkell?ing|kayaking|climbing|trekking|sailing)\s+"
+                   rf"(?:at|in|on|around|near)\s+(?:the\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:drove|flew|went|headed|travell?ed)\s+(?:up|down|over|out|back)\s+to\s+"
+                   rf"(?P<x>{_NAME})"),
         re.compile(rf"\b(?:stayed|spent)\s+(?:a|an|two|three|four|five|six|\d+|a few)\s+"
                    rf"(?:days?|nights?|weeks?|months?)\s+in\s+(?P<x>{_NAME})"),
     )),
@@ -71,6 +94,11 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
                    rf"\s+to\s+(?P<x>{_NAME})"),
     )),
     ("member_of", "organization", None, (
+        # volunteering: "I volunteer at the Riverside Food Bank", 我在红十字会做志愿者
+        re.compile(rf"\bvolunteer(?:s|ed|ing)?\s+(?:at|with|for)\s+(?:the\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"在(?P<x>[\u4e00-\u9fff]{{3,7}}会|{_NAME})(?:做|当)(?:志愿者|义工)"),
+        re.compile(rf"\b(?:'m|am|is|are|was|were|became|become)\s+(?:an?\s+(?:active\s+)?)?part\s+of\s+"
+                   rf"(?:the\s+)?(?P<x>{_NAME})"),
         re.compile(rf"\b(?:plays?|played|playing|sings?|sang|singing|dances?|danced|rows?|rowed)\b"
                    rf"{_GAP}\b(?:in|for|with)\s+(?:the\s+)?(?P<x>{_NAME})"),
     )),
