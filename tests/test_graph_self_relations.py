@@ -68,6 +68,9 @@ def test_volunteering_is_not_work_and_an_unnamed_shelter_is_no_node() -> None:
         ("We drove up to Vancouver for the holidays.", ("User", "visited", "Vancouver")),
         ("我刚从东京回来。", ("User", "visited", "东京")),
         ("我们上个周末在杭州玩了两天。", ("User", "visited", "杭州")),
+        ("I snapped this photo in Kyoto last spring.", ("User", "visited", "Kyoto")),
+        ("The holiday we took to Crete was lovely.", ("User", "visited", "Crete")),
+        ("这张照片是我在冰岛拍的。", ("User", "visited", "冰岛")),
     ],
 )
 def test_places_someone_came_back_from_or_spent_time_in(

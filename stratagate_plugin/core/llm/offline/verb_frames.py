@@ -78,6 +78,12 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
                    rf"(?:(?:a|my|our|the)\s+(?:[\w-]+\s+){{0,2}}?(?:trip|vacation|holiday)\s+(?:to|in)\s+)?"
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"从(?P<x>{_HAN_PLACE})(?:旅游|旅行|度假|玩)?回来"),
+        # a photo taken there, a trip taken to it: "took this pic in Spain", 在冰岛拍的
+        re.compile(rf"\b(?:took|snapped|shot)\s+(?:a|this|that|the|these|those)\s+(?:[a-z]+\s+)?"
+                   rf"(?:pics?|pictures?|photos?|shots?|selfies?)\s+(?:in|at)\s+(?:the\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"在(?P<x>{_HAN_PLACE})拍(?:的|了|下)"),
+        re.compile(rf"\b(?:trip|vacation|holiday|getaway)\s+(?:we|I)\s+(?:had|took|made)\s+(?:to|in)\s+"
+                   rf"(?P<x>{_NAME})"),
         re.compile(rf"在(?P<x>{_HAN_PLACE})(?:玩了|旅游了|旅行了|度假了)"),
         re.compile(rf"\b(?:spent|stayed)\s+(?:the|last|this|our|my|a)\s+(?:[a-z]+\s+)?"
                    rf"(?:weekend|summer|winter|spring|holidays?|vacation|week|month)\s+in\s+(?P<x>{_NAME})"),
