@@ -112,3 +112,8 @@ def test_a_named_speakers_own_statements_are_theirs() -> None:
     found = said("I grew up in Cork and I volunteer at the Harbour Food Bank.", "Gina")
     assert ("Gina", "from", "Cork") in found
     assert ("Gina", "member_of", "Harbour Food Bank") in found
+
+
+def test_a_familiar_chinese_name_is_two_characters() -> None:
+    assert ("User", "friend", "小王") in said("我的朋友小王帮我搬家。")
+    assert ("User", "colleague", "小张") in said("我的同事小张昨天请假了。")
