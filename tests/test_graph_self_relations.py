@@ -70,6 +70,7 @@ def test_volunteering_is_not_work_and_an_unnamed_shelter_is_no_node() -> None:
         ("我们上个周末在杭州玩了两天。", ("User", "visited", "杭州")),
         ("I snapped this photo in Kyoto last spring.", ("User", "visited", "Kyoto")),
         ("The holiday we took to Crete was lovely.", ("User", "visited", "Crete")),
+        ("A vacation we had to Corfu- what a sunset!", ("User", "visited", "Corfu")),
         ("这张照片是我在冰岛拍的。", ("User", "visited", "冰岛")),
     ],
 )
