@@ -118,3 +118,15 @@ def test_a_named_speakers_own_statements_are_theirs() -> None:
 def test_a_familiar_chinese_name_is_two_characters() -> None:
     assert ("User", "friend", "小王") in said("我的朋友小王帮我搬家。")
     assert ("User", "colleague", "小张") in said("我的同事小张昨天请假了。")
+
+
+@pytest.mark.parametrize(
+    ("text", "pet"),
+    [
+        ("这是团子，我家的仓鼠。", "团子"),
+        ("毛毛，我们的小狗，今天生病了。", "毛毛"),
+        ("我最近养了——豆豆，我的豚鼠。", "豆豆"),
+    ],
+)
+def test_a_chinese_pet_named_by_apposition_is_owned(text: str, pet: str) -> None:
+    assert ("User", "owns", pet) in said(text)
