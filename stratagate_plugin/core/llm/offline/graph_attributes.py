@@ -118,8 +118,9 @@ _PET = (
     re.compile(rf"(?<![A-Za-z])(?P<x>[A-Z][a-z]+),\s+(?:[Mm]y|[Oo]ur)\s+(?:\w+\s+)?"
                rf"(?P<kind>{_EN_PETS})(?=\s*[,.!?;)]|\s*$)"),  # "Biscuit, our beagle,"
     re.compile(rf"(?:我|我们)(?:家)?的?(?P<kind>{_ZH_PETS})(?:叫|名叫|名字叫)(?P<x>{_HAN_NAME})"),
+    # a name by apposition: 团子，我家的仓鼠
     re.compile(rf"(?:(?<![\u4e00-\u9fff·])|(?<=[是了]))(?P<x>(?:(?![是了我])[\u4e00-\u9fff·]){{1,4}})[，,]\s*"
-               rf"(?:我|我们)(?:家)?的(?P<kind>{_ZH_PETS})(?=[，。！？,.!?；)）]|$)"),  # 团子，我家的仓鼠
+               rf"(?:我|我们)(?:家)?的(?P<kind>{_ZH_PETS})(?=[，。！？,.!?；)）]|$)"),
     re.compile(rf"(?:我|我们)(?:家)?的?(?P<kind>{_ZH_PETS})(?P<x>{_ZH_PET_NAME})"),
     re.compile(rf"(?:养了|领养了|收养了|有)(?:一|两|另一|另外一)?[只条匹个]?(?P<kind>{_ZH_PETS})[，,]?\s*"
                rf"(?:叫|名叫|名字叫|取名叫?)(?P<x>{_HAN_NAME})"),
