@@ -20,7 +20,8 @@ from ..derivation.fallback import Derived, derive
 from ..errors import InvalidInput, NotFound
 from ..events.cards import EventCard
 from ..llm.base import StructuredModel, StructuredTask
-from ..llm.offline.graph import project_graph
+from ..llm.offline.graph import USER, project_graph
+from ..llm.offline.roles import KIN_RELATIONS
 from ..llm.prompts import load_prompt
 from ..llm.tasks import PROJECT_GRAPH
 from ..records import Job
@@ -220,7 +221,8 @@ def _payload(raw: sqlite3.Connection, batch_id: str) -> tuple[dict[str, Any], li
     namespace = graph_jobs.batch_namespace(raw, batch_id)
     cards = event_rows.visible_cards(raw, namespace, batch)
     events = [_event_entry(card) for card in cards]
-    return {"batch_id": batch_id, "events": events, "nodes": _context(raw, namespace, cards)}, batch
+    payload = {"batch_id": batch_id, "events": events, "nodes": _context(raw, namespace, cards)}
+    return payload | {"kin": _kin(raw, namespace, cards)}, batch
 
 
 def _event_entry(card: EventCard) -> dict[str, Any]:
@@ -243,6 +245,18 @@ def _event_entry(card: EventCard) -> dict[str, Any]:
         if key in temporal:
             entry[key] = temporal[key]
     return entry
+
+
+def _kin(raw: sqlite3.Connection, namespace: str, cards: list[EventCard]) -> list[dict[str, str]]:
+    """The kinship edges of the batch's speakers (its participants and the user) already in
+    the graph, so "my sister" in this batch can be the sister an earlier one named."""
+    keys = {normalise_key(p) for card in cards for p in card.temporal.get("participants", [])}
+    keys.add(normalise_key(USER))
+    people = [
+        k.node_id for k in graph_reads.known_by_keys(raw, namespace, keys) if k.type == "person"
+    ]
+    found = graph_reads.kin_edges(raw, people, KIN_RELATIONS)
+    return [{"from": one, "relation": relation, "to": other} for one, relation, other in found]
 
 
 def _context(

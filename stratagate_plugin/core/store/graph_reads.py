@@ -12,6 +12,7 @@ from ..graph.views import NOW, Moment, NodeView, node_view, visible_at
 from .rows import record_from_row
 
 CANDIDATES = 60  # the most a search reads (``graph.service.candidate_cap``)
+KIN_EDGES = 200  # kinship edges a projection batch is handed (its speakers')
 HISTORY = 100  # replaced statements a view holds per node (newest first); search reads these
 
 
@@ -119,6 +120,26 @@ def edges_of(
     return [
         record_from_row(GraphEdge, row, source_event_ids=tuple(sources[row["id"]])) for row in rows
     ]
+
+
+def kin_edges(
+    raw: sqlite3.Connection, from_ids: Sequence[str], relations: Iterable[str]
+) -> list[tuple[str, str, str]]:
+    """(person, relation, relative) for the current kinship edges from those person nodes
+    to persons: what a later batch's "my sister" may mean (``KIN_EDGES`` at most)."""
+    ids, wanted = list(dict.fromkeys(from_ids)), sorted(set(relations))
+    if not ids or not wanted:
+        return []
+    rows = raw.execute(
+        f"SELECT a.name, e.relation, b.name FROM graph_edges e "
+        f"JOIN graph_nodes a ON a.id = e.from_node_id JOIN graph_nodes b ON b.id = e.to_node_id "
+        f"WHERE e.from_node_id IN ({_marks(ids)}) AND e.relation IN ({_marks(wanted)}) "
+        f"AND e.status IN ('active', 'disputed') AND e.superseded_at IS NULL "
+        f"AND a.type = 'person' AND b.type = 'person' AND b.status IN ('active', 'disputed') "
+        f"ORDER BY e.learned_at, e.id LIMIT ?",
+        [*ids, *wanted, KIN_EDGES],
+    )
+    return [(row[0], row[1], row[2]) for row in rows]
 
 
 def event_statuses(raw: sqlite3.Connection, event_ids: Iterable[str]) -> dict[str, str]:

@@ -49,6 +49,11 @@ _NAMED_ROLES = (
                rf"\s+(?P<x>{_PERSON})\b"),
     re.compile(rf"\b(?P<x>{_PERSON})\s+and\s+I\s+(?:have\s+been|'ve\s+been|are|were|became)\s+"
                rf"(?:best\s+|good\s+|close\s+|old\s+)?(?P<role>{'|'.join(_PLURALS)})\b"),
+    # "a friend of mine, Priya" / "Tom, an old friend from college" / "Rosa has been mentoring me"
+    re.compile(rf"\b(?:[Aa]|[Aa]n)\s+{_ADJ}(?P<role>{_EN_ROLES})\s+of\s+(?:mine|ours)\s*,?\s+(?P<x>{_PERSON})\b"),
+    re.compile(rf"\b(?P<x>{_PERSON}),\s+(?:a|an)\s+{_ADJ}(?P<role>{_EN_ROLES})\s+(?:of\s+(?:mine|ours)|from)\b"),
+    re.compile(rf"\b(?P<x>{_PERSON})\s+(?:has\s+been\s+|had\s+been\s+|is\s+|was\s+)?(?P<role>mentor|coach)"
+               rf"(?:ing|ed|es|s)\s+(?:me|us)\b"),
     re.compile(r"\b(?P<role>Aunt|Auntie|Uncle|Grandma|Grandpa|Cousin|Granny)\s+"
                r"(?P<x>[A-ZÀ-Þ][a-zß-ÿ]+)\b"),
     re.compile(rf"\b(?:guy|girl|man|woman|person|one)\s+I'?m\s+(?:dating|seeing)\s*,\s*(?P<x>{_PERSON})\b"),

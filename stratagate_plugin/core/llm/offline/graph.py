@@ -60,6 +60,8 @@ def project_graph(payload: Mapping[str, Any]) -> GraphProjection:
     Over the §4 limits the first nodes are kept, and only the edges between kept nodes."""
     context = payload.get("nodes") or []
     batch = _Batch(known=[str(n["name"]) for n in context if n.get("type") == "person"])
+    batch.kin = _known_kin(payload.get("kin") or [])
+    batch.known += [name for relatives in batch.kin.values() for name in relatives.values()]
     for event in payload.get("events", []):
         _project_event(event, batch)
     _speakers_know(batch)
@@ -67,6 +69,22 @@ def project_graph(payload: Mapping[str, Any]) -> GraphProjection:
     refs = {node.ref for node in kept}
     between = [e for e in batch.edges if e.from_ref in refs and e.to_ref in refs]
     return GraphProjection(nodes=kept, edges=between[:MAX_EDGES])
+
+
+def _known_kin(edges: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    """speaker → relation → relative from the graph's kinship edges (the payload's ``kin``),
+    only where exactly one person holds the relation: two sisters, and "my sister" is
+    nobody in particular."""
+    holders: dict[tuple[str, str], set[str]] = {}
+    for edge in edges:
+        pair = (str(edge.get("from", "")), str(edge.get("relation", "")))
+        if all(pair) and edge.get("to"):
+            holders.setdefault(pair, set()).add(str(edge["to"]))
+    kin: dict[str, dict[str, str]] = {}
+    for (speaker, relation), names in holders.items():
+        if len(names) == 1:
+            kin.setdefault(speaker, {})[relation] = next(iter(names))
+    return kin
 
 
 def _speakers_know(batch: _Batch) -> None:

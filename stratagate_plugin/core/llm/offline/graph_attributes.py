@@ -21,7 +21,8 @@ _PETS = {
     "snake": "snake", "lizard": "lizard", "pony": "horse", "guinea pig": "guinea pig",
     "狗": "dog", "小狗": "dog", "狗狗": "dog", "猫": "cat", "小猫": "cat", "猫咪": "cat",
     "鹦鹉": "parrot", "兔子": "rabbit", "小兔子": "rabbit", "仓鼠": "hamster", "乌龟": "turtle",
-    "金鱼": "fish", "马": "horse",
+    "金鱼": "fish", "马": "horse", "豚鼠": "guinea pig", "荷兰猪": "guinea pig", "鸟": "bird",
+    "小鸟": "bird", "蛇": "snake", "蜥蜴": "lizard", "鱼": "fish", "小马": "horse",
     "beagle": "dog", "labrador": "dog", "retriever": "dog", "poodle": "dog", "terrier": "dog",
     "corgi": "dog", "husky": "dog", "spaniel": "dog", "collie": "dog", "dachshund": "dog",
     "pug": "dog", "bulldog": "dog", "tabby": "cat",
@@ -117,6 +118,9 @@ _PET = (
     re.compile(rf"(?<![A-Za-z])(?P<x>[A-Z][a-z]+),\s+(?:[Mm]y|[Oo]ur)\s+(?:\w+\s+)?"
                rf"(?P<kind>{_EN_PETS})(?=\s*[,.!?;)]|\s*$)"),  # "Biscuit, our beagle,"
     re.compile(rf"(?:我|我们)(?:家)?的?(?P<kind>{_ZH_PETS})(?:叫|名叫|名字叫)(?P<x>{_HAN_NAME})"),
+    # a name by apposition: 团子，我家的仓鼠
+    re.compile(rf"(?:(?<![\u4e00-\u9fff·])|(?<=[是了]))(?P<x>(?:(?![是了我])[\u4e00-\u9fff·]){{1,4}})[，,]\s*"
+               rf"(?:我|我们)(?:家)?的(?P<kind>{_ZH_PETS})(?=[，。！？,.!?；)）]|$)"),
     re.compile(rf"(?:我|我们)(?:家)?的?(?P<kind>{_ZH_PETS})(?P<x>{_ZH_PET_NAME})"),
     re.compile(rf"(?:养了|领养了|收养了|有)(?:一|两|另一|另外一)?[只条匹个]?(?P<kind>{_ZH_PETS})[，,]?\s*"
                rf"(?:叫|名叫|名字叫|取名叫?)(?P<x>{_HAN_NAME})"),

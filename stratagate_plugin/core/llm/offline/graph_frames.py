@@ -380,7 +380,7 @@ def _person(text: str) -> str | None:
 def _name(text: str) -> str | None:
     """The name matched: a Chinese one cut before a verb or function character
     ("安娜住在" → "安娜"), at most four characters; a Latin one without a trailing dot."""
-    text = text.strip(" .,'《》「」“”")
+    text = text.strip(" .,'《》「」“”-")  # "California- a sunset": a dash ends the name
     if re.match(r"[\u4e00-\u9fff]", text):
         place = max((p for p in _HAN_PLACE_NAMES if text.startswith(p)), key=len, default=None)
         named = HAN_NAMED.match(text) or (place and re.match(re.escape(place), text))

@@ -65,6 +65,8 @@ def han_person(text: str) -> str | None:
         return None
     if text[0] == "老" and text[1] not in SURNAMES:  # 老王 is a name, 老家 / 老板 are words
         return None
+    if text[0] in "小老":  # 小王 / 老王: a familiar form is two characters (小王帮我搬家)
+        return text[:2]
     if len(text) == 2 or _stops(text, 2) or text[2] in HAN_VERBS:
         return text[:2]
     return text[:3] if len(text) == 3 or _stops(text, 3) or text[3] == "一" else text[:2]

@@ -15,6 +15,7 @@ ROLES = {
     "colleague": "colleague", "coworker": "colleague", "co-worker": "colleague",
     "roommate": "roommate", "neighbor": "neighbour", "neighbour": "neighbour",
     "flatmate": "roommate", "housemate": "roommate", "mate": "friend", "parents": "parent",
+    "buddy": "friend", "pal": "friend", "bestie": "friend",
     "mother-in-law": "mother_in_law", "father-in-law": "father_in_law",
     "godmother": "godparent", "godfather": "godparent", "stepmother": "stepmother",
     "stepfather": "stepfather", "stepson": "stepson", "stepdaughter": "stepdaughter",
@@ -36,5 +37,13 @@ ROLES = {
 }  # fmt: skip
 # one at a time: a new one replaces the old (the others accumulate)
 EXCLUSIVE_ROLES = frozenset({"wife", "husband", "partner", "boss", "mother", "father"})
+# relations a person has one of, or a few, each a known person: "my sister" in a later batch is
+# the graph's sister when it holds exactly one (friends, colleagues … are many: never guessed)
+KIN_RELATIONS = frozenset({
+    "sister", "brother", "mother", "father", "wife", "husband", "partner", "son", "daughter",
+    "child", "cousin", "aunt", "uncle", "grandmother", "grandfather", "niece", "nephew",
+    "mother_in_law", "father_in_law", "godparent", "stepmother", "stepfather", "stepson",
+    "stepdaughter", "boss",
+})  # fmt: skip
 EN_ROLES = "|".join(sorted((r for r in ROLES if r.isascii()), key=len, reverse=True))
 ZH_ROLES = "|".join(sorted((r for r in ROLES if not r.isascii()), key=len, reverse=True))

@@ -59,7 +59,7 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
                    rf"\b(?:in|near|outside|around)\s+(?P<x>{_NAME})"),
         # "moved here from Brazil" (not "moved from Porto to Lisbon": a former home)
         re.compile(rf"\b(?:moved|came|emigrated|immigrated|relocated)\s+(?:here\s+|over\s+)?"
-                   rf"from\s+(?P<x>{_NAME})(?!\s+to\b)"),
+                   rf"from\s+(?P<x>{_NAME})(?![\w'.&-]|\s+[A-Z]|\s+to\b)"),
         re.compile(rf"\b[Bb]ack\s+home\s+in\s+(?P<x>{_NAME})"),
         re.compile(rf"在(?P<x>{_HAN_PLACE})长大"),  # 我是在成都长大的
         re.compile(rf"(?<=是)(?P<x>{_HAN_PLACE})人(?=[，。！？,.!?；]|$)"),  # 我是四川人
@@ -78,7 +78,13 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
                    rf"(?:(?:a|my|our|the)\s+(?:[\w-]+\s+){{0,2}}?(?:trip|vacation|holiday)\s+(?:to|in)\s+)?"
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"从(?P<x>{_HAN_PLACE})(?:旅游|旅行|度假|玩)?回来"),
-        re.compile(rf"在(?P<x>{_HAN_PLACE})(?:玩了|旅游了|旅行了|度假了|待了|住了)"),
+        # a photo taken there, a trip taken to it: "took this pic in Spain", 在冰岛拍的
+        re.compile(rf"\b(?:took|snapped|shot)\s+(?:a|this|that|the|these|those)\s+(?:[a-z]+\s+)?"
+                   rf"(?:pics?|pictures?|photos?|shots?|selfies?)\s+(?:in|at)\s+(?:the\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"在(?P<x>{_HAN_PLACE})拍(?:的|了|下)"),
+        re.compile(rf"\b(?:trip|vacation|holiday|getaway)\s+(?:we|I)\s+(?:had|took|made)\s+(?:to|in)\s+"
+                   rf"(?P<x>{_NAME})"),
+        re.compile(rf"在(?P<x>{_HAN_PLACE})(?:玩了|旅游了|旅行了|度假了)"),
         re.compile(rf"\b(?:spent|stayed)\s+(?:the|last|this|our|my|a)\s+(?:[a-z]+\s+)?"
                    rf"(?:weekend|summer|winter|spring|holidays?|vacation|week|month)\s+in\s+(?P<x>{_NAME})"),
         re.compile(rf"\bwent\s+(?:camping|hiking|skiing|snowboarding|surfing|sightseeing|backpacking"
@@ -97,7 +103,8 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
         # volunteering: "I volunteer at the Riverside Food Bank", 我在红十字会做志愿者
         re.compile(rf"\bvolunteer(?:s|ed|ing)?\s+(?:at|with|for)\s+(?:the\s+)?(?P<x>{_NAME})"),
         re.compile(rf"在(?P<x>[\u4e00-\u9fff]{{3,7}}会|{_NAME})(?:做|当)(?:志愿者|义工)"),
-        re.compile(rf"\b(?:a|an|active)\s+part\s+of\s+(?:the\s+)?(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:'m|am|is|are|was|were|became|become)\s+(?:an?\s+(?:active\s+)?)?part\s+of\s+"
+                   rf"(?:the\s+)?(?P<x>{_NAME})"),
         re.compile(rf"\b(?:plays?|played|playing|sings?|sang|singing|dances?|danced|rows?|rowed)\b"
                    rf"{_GAP}\b(?:in|for|with)\s+(?:the\s+)?(?P<x>{_NAME})"),
     )),
