@@ -139,7 +139,8 @@ async def test_process_calls_the_model_the_default_profile_names(
     assert provider.requests == []
     code = await asyncio.to_thread(main, ["process", "--db", db])
     _, err = capsys.readouterr()
-    assert code == 1
+    assert code == 0  # the offline model stood in for the slow one (issue 31), and says so
+    assert "answered by the offline model because the model failed" in err
     assert provider.requests and provider.requests[0].body["model"] == "profile-model"
     assert "authorization" not in provider.requests[0].headers
     assert "did not answer within 0.1 s; gave up after 1 attempt" in err

@@ -159,7 +159,9 @@ async def test_a_failed_block_does_not_hold_back_the_next_blocks_extraction(
     """One failing block used to leave its thread's later blocks unextracted until its
     retries ran out: three ``process`` runs before the graph had anything."""
     model = ScriptedModel.of([ModelServerError("the first block fails")])
-    memory = await StrataGate.open(db_path, MemoryConfig(block_turn_size=1), model=model)
+    memory = await StrataGate.open(
+        db_path, MemoryConfig(block_turn_size=1, offline_fallback=False), model=model
+    )
     try:
         await memory.append_turn("ns", "t", user="Friday is my day off.", assistant="Okay.")
         second = await memory.append_turn("ns", "t", user="We moved the launch to June.",

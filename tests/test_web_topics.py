@@ -154,7 +154,10 @@ async def test_a_failed_topic_batch_is_retried_from_the_page(tmp_path: Path) -> 
         memory, space = memory_of(host), runtime_of(host).default_namespace()
         await runtime_of(host).idle.wait()  # the worker's start-up pass must not take the script
         working, config = memory.model, memory.config
-        memory.config = config.model_copy(update={"topic_projector": "model"})
+        # the failure path itself: no offline grouper standing in (issue 31's fallback)
+        memory.config = config.model_copy(
+            update={"topic_projector": "model", "offline_fallback": False}
+        )
         memory.model = TopicScript(answers=deque([ModelError("timeout")] * 3))
         await new_space(memory, space)
         await add_events(memory, space, 3)
