@@ -3,7 +3,7 @@
 The background jobs would take far too long at 100k events (topics spend a historical
 budget of 2 batches per 10 minutes), so a seeded generator writes them straight through
 the store's own write code instead: graph projections of ≤ 24 nodes are checked by
-``validate_projection`` and applied by ``graph_rows.apply_projection`` (entity resolution,
+``validate_projection`` and applied by ``graph_writes.apply_projection`` (entity resolution,
 supersede by key, search terms, sources), and chapters go through
 ``topic_rows.save_topic`` / ``set_members`` with each member's real fingerprint and
 category, as the topic job commits them. Every fact and edge cites visible events.
@@ -24,7 +24,7 @@ from stratagate_plugin.core.graph.shapes import (
     NodeType,
 )
 from stratagate_plugin.core.llm.tasks import TopicParagraph, TopicSection
-from stratagate_plugin.core.store import event_rows, graph_rows, topic_rows
+from stratagate_plugin.core.store import event_rows, graph_writes, topic_rows
 from stratagate_plugin.core.store.search_index import register_functions
 from stratagate_plugin.core.topics.categories import event_category, majority_category
 from stratagate_plugin.core.topics.fingerprint import event_fingerprint
@@ -102,7 +102,7 @@ def _project_batch(
         )  # fmt: skip
     edges = [e for e in edges if e.from_ref != e.to_ref]
     checked = validate_projection(GraphProjection(nodes=drafts, edges=edges), batch, batch)
-    graph_rows.apply_projection(raw, namespace, checked, times, LEARNED_AT)
+    graph_writes.apply_projection(raw, namespace, checked, times, LEARNED_AT)
 
 
 def _chapters(

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.store import graph_rows
+from stratagate_plugin.core.store import graph_writes
 from stratagate_plugin.core.store.migrations import migrate
 from stratagate_plugin.core.store.search_index import register_functions
 from tests.graph_world import NS, add_events, card_for, node, open_scripted
@@ -79,7 +79,7 @@ async def test_the_import_undo_path_strips_a_self_introduction_alias(
     users = [v for v in await memory.graph_nodes("u") if v.node.name == "User"]
     assert users and "Mara" in users[0].node.aliases
     [intro] = [e.id for e in await memory.list_events("u") if "Mara" in e.summary]
-    await memory.db.write(lambda raw: graph_rows.strip_event_provenance(raw, [intro]))
+    await memory.db.write(lambda raw: graph_writes.strip_event_provenance(raw, [intro]))
     left = [v for v in await memory.graph_nodes("u") if v.node.name == "User"]
     assert all("Mara" not in v.node.aliases for v in left)
     keys = {row[0] for row in plain.execute("SELECT value_key FROM graph_field_sources")}

@@ -8,7 +8,7 @@ import pytest
 
 from stratagate_plugin.core.errors import InvalidInput, NotFound
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.store import event_rows, gate_rows, graph_jobs, graph_rows
+from stratagate_plugin.core.store import event_rows, gate_rows, graph_jobs, graph_writes
 from tests.graph_world import NS, add_events, card_for, fact, graph_counts, node, open_scripted
 
 
@@ -178,7 +178,7 @@ async def test_a_failure_mid_forget_leaves_the_event_and_the_graph_unchanged(
     memory, model = await open_scripted(db_path)
     event = await lives(memory, model, "Ana lives in Lisbon", "Lisbon", "2024-01-10T00:00:00+00:00")
     before = graph_counts(plain)
-    real = graph_rows.strip_event_provenance
+    real = graph_writes.strip_event_provenance
 
     def strip_then_fail(raw: sqlite3.Connection, ids: list[str]) -> list[str]:
         real(raw, ids)  # the graph rows are gone inside the transaction …

@@ -20,7 +20,7 @@ from ..records import BlockView, Message
 from ..retrieval.query import Query, parse_query
 from ..service_base import ServiceBase
 from ..store import block_rows, event_rows
-from ..store import event_queries_rows as rows
+from ..store import event_search_rows as rows
 from ..store.search_index import row_document
 from . import history
 from .cards import EventCard, Pool

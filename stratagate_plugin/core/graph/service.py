@@ -32,9 +32,9 @@ from ..store import (
     event_rows,
     graph_jobs,
     graph_reads,
-    graph_rows,
     jobs,
 )
+from ..store import graph_writes as graph_rows  # the uses keep the old name: wt-kin's file
 from ..text.search_terms import query_tokens
 from .projection import EventTimes, reason_text, validate_projection
 from .resolution import normalise_key

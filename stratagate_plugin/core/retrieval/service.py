@@ -19,7 +19,7 @@ from ..graph.search import statement_events
 from ..graph.service import search_graph_in
 from ..graph.views import NOW
 from ..store import block_rows, event_rows, graph_reads, raw_search
-from ..store import event_queries_rows as event_reads
+from ..store import event_search_rows as event_reads
 from ..store.retrieval_rows import (
     block_message_texts,
     channel_rows,

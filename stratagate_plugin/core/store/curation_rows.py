@@ -33,7 +33,7 @@ from ..gate.evidence import receipt_payload
 from ..ids import new_id
 from . import block_rows, jobs
 from .event_rows import VISIBLE, get_event
-from .graph_rows import strip_event_provenance
+from .graph_writes import strip_event_provenance
 from .rows import dump_json, message_from_row, record_from_row
 from .search_index import event_row_text, index_event, unindex_messages
 

@@ -21,7 +21,7 @@ from ..gate.trail import SNIPPET_CHARS, BatchUse, EventMark, MessageMark
 from ..text.secrets import redact_secrets, redact_value
 from .event_rows import VISIBLE, get_event
 from .graph_jobs import AGENT_PRIORITY, CONVERSATION_PRIORITY, queue_events
-from .graph_rows import strip_event_provenance
+from .graph_writes import strip_event_provenance
 from .rows import dump_json, record_from_row
 from .search_index import event_row_text, index_event
 

@@ -28,7 +28,7 @@ from ..events.cards import RELATION_LISTS
 from ..ids import new_id
 from ..records import Role, ToolTrace
 from . import block_rows, graph_jobs, topic_rows
-from .graph_rows import strip_event_provenance
+from .graph_writes import strip_event_provenance
 from .raw_search import IMPORT_THREAD_PREFIX
 from .rows import dump_json
 from .sealing import next_fts_rowid

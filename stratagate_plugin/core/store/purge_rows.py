@@ -22,7 +22,7 @@ from ..purge.words import TOMBSTONE, Needles, PlanItem, TextPurgePlan
 from ..text.search_terms import fts_document
 from . import topic_sync
 from .curation_rows import blank_event, rederive_block
-from .graph_rows import rebuild_terms
+from .graph_writes import rebuild_terms
 from .rows import dump_json
 from .search_index import FTS_TOKEN_COUNT, event_row_text, has_index, index_event
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..text.search_terms import fts_encode, query_tokens
 from ..timeline.filters import TimelineFilter
-from .event_queries_rows import has_event_index
+from .event_search_rows import has_event_index
 
 CHRONOLOGY = (
     "COALESCE(json_extract(temporal_json, '$.happened_start'), "

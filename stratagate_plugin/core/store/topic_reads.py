@@ -26,7 +26,7 @@ from ..topics.model import (
     fallback_id,
     is_fallback,
 )
-from . import event_rows, search_index, topic_jobs, topic_rows, topic_spare
+from . import event_rows, search_index, topic_jobs, topic_rows, topic_unfiled
 from .topic_sync import stale_members
 
 
@@ -46,25 +46,25 @@ def listing(
         )
         for row in topic_rows.shown_heads(raw, namespace, weight)
     ]
-    spare = topic_spare.fallback_counts(raw, namespace, weight)
+    spare = topic_unfiled.fallback_counts(raw, namespace, weight)
     totals = Counter(e.category for e in entries) + Counter(spare)
     firsts: dict[str, Entry] = {}
     for entry in entries:
         firsts.setdefault(entry.category, entry)
     for name in CATEGORIES:
         if name not in firsts and spare.get(name):
-            rows = topic_spare.fallback_rows(raw, namespace, weight, name, 1, 0)
+            rows = topic_unfiled.fallback_rows(raw, namespace, weight, name, 1, 0)
             firsts[name] = _fallbacks(rows)[0]
     mine = [e for e in entries if category is None or e.category == category]
     if query:
         tokens = query_tokens(query)
-        found = topic_spare.matching_fallbacks(raw, namespace, weight, category, tokens)
+        found = topic_unfiled.matching_fallbacks(raw, namespace, weight, category, tokens)
         ranked = rank_entries(query, [*mine, *_fallbacks(found)])
         return Listing(len(ranked), ranked[offset : offset + limit], dict(totals), firsts)
     total = len(mine) + (spare.get(category, 0) if category else sum(spare.values()))
     page = mine[offset : offset + limit]
     if len(page) < limit:
-        rows = topic_spare.fallback_rows(
+        rows = topic_unfiled.fallback_rows(
             raw, namespace, weight, category, limit - len(page), max(0, offset - len(mine))
         )
         page += _fallbacks(rows)
@@ -171,7 +171,7 @@ def book(raw: sqlite3.Connection, namespace: str, weight: float) -> dict[str, An
         }
         for job, ids in topic_jobs.topic_jobs(raw, namespace)
     ]
-    spare = topic_spare.fallback_counts(raw, namespace, weight)
+    spare = topic_unfiled.fallback_counts(raw, namespace, weight)
     return {
         "namespace": namespace,
         "chapters": chapters,

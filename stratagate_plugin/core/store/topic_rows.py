@@ -4,7 +4,7 @@ A member row keeps the fingerprint its event had when it was projected and the e
 ``updated_at`` then (``seen_at``); a trigger flags it ``touched`` when its event is updated
 or deleted, so spotting a stale chapter reads only those members (and the ones awaiting
 re-projection) through a partial index, not every member of the space.
-Fallback entries (visible events no shown chapter holds) have their own index: ``topic_spare``.
+Fallback entries (visible events no shown chapter holds) have their own index: ``topic_unfiled``.
 """
 
 import sqlite3

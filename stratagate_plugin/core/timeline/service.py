@@ -14,7 +14,7 @@ from ..events.cards import EventCard
 from ..events.weights import card_weight
 from ..service_base import ServiceBase
 from ..store import curation_rows, event_rows, timeline_rows
-from ..store.event_queries_rows import current_turn
+from ..store.event_search_rows import current_turn
 from .filters import PAGE_SIZE, TimelineFilter
 from .trajectory import WeightPoint, weight_trajectory
 

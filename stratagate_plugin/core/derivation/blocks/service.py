@@ -37,8 +37,8 @@ from ...store import (
     Database,
     block_rows,
     derivation_marks,
-    event_queries_rows,
     event_rows,
+    event_search_rows,
     graph_jobs,
     jobs,
 )
@@ -229,7 +229,7 @@ def _commit_card(raw: sqlite3.Connection, card: EventCard, turn: int, moment: da
     card the model left unlinked supersedes what it replaces (``truth``). The id that now
     holds the card's statement."""
     tokens = truth.search_tokens(card)
-    found = event_queries_rows.lexical_rows(raw, card.namespace, POOLS, tokens, NEIGHBOURS)
+    found = event_search_rows.lexical_rows(raw, card.namespace, POOLS, tokens, NEIGHBOURS)
     settled = truth.settle(card, event_rows.events_from_rows(raw, found))
     if settled.repeat_of is not None:
         said = str(card.temporal.get("mentioned_at") or iso(moment))

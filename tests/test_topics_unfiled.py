@@ -12,7 +12,7 @@ from topic_data import add_events, new_space
 
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.store import migrations, topic_rows, topic_spare
+from stratagate_plugin.core.store import migrations, topic_rows, topic_unfiled
 from stratagate_plugin.core.store.topic_sync import stale_members
 from stratagate_plugin.core.topics.categories import TYPE_CATEGORY
 
@@ -42,12 +42,12 @@ def check(raw: sqlite3.Connection, namespace: str = NS) -> list[tuple[str, str]]
     at weight 1."""
     for weight in (1.0, 0.0):
         expected = [tuple(row) for row in raw.execute(RECOUNT, (namespace, weight, weight))]
-        rows = topic_spare.fallback_rows(raw, namespace, weight, None, -1, 0)
+        rows = topic_unfiled.fallback_rows(raw, namespace, weight, None, -1, 0)
         assert [(row[0], row[2]) for row in rows] == expected
         counts: dict[str, int] = {}
         for _, category in expected:
             counts[category] = counts.get(category, 0) + 1
-        assert topic_spare.fallback_counts(raw, namespace, weight) == counts
+        assert topic_unfiled.fallback_counts(raw, namespace, weight) == counts
     touched = {row[1] for row in topic_rows.touched_members(raw, namespace)}
     assert touched == {row[1] for row in raw.execute(RETOUCH, (namespace,))}
     return [tuple(row) for row in raw.execute(RECOUNT, (namespace, 1.0, 1.0))]
@@ -115,7 +115,9 @@ async def test_a_chapter_gaining_an_agent_event_turns_its_members_at_weight_zero
         await memory.process_topics()
         rows = await checked(memory)
         assert rows == []  # at weight 1 every event is in a chapter
-        zero = await memory.db.read(lambda raw: topic_spare.fallback_rows(raw, NS, 0.0, None, 9, 0))
+        zero = await memory.db.read(
+            lambda raw: topic_unfiled.fallback_rows(raw, NS, 0.0, None, 9, 0)
+        )
         assert [row[0] for row in zero] == [passive[0]]  # its chapter is hidden at weight 0
         config = MemoryConfig(agent_memory_weight=0.0)
     async with await StrataGate.open(tmp_path / "m.db", config=config) as memory:

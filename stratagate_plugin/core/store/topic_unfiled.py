@@ -1,4 +1,5 @@
-"""The fallback entries' own index (spec §5.1, §5.5): visible events no shown chapter holds.
+"""The fallback entries' own index (spec §5.1, §5.5): visible events no shown chapter holds,
+the space's unfiled events (the tables keep the names migration 19 stored: ``topic_spare``).
 
 The directory and ``memory_list_topics`` run on every turn, and a large space has tens of
 thousands of events in no chapter; recounting them on each read (the JSON category, the
@@ -23,7 +24,7 @@ from typing import Any
 
 from ..text.search_terms import tokenize
 from ..topics.categories import CATEGORIES
-from .event_queries_rows import has_event_index
+from .event_search_rows import has_event_index
 from .search_index import prefilter
 
 _SHOWN = (
