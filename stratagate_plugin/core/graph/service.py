@@ -32,9 +32,9 @@ from ..store import (
     event_rows,
     graph_jobs,
     graph_reads,
+    graph_writes,
     jobs,
 )
-from ..store import graph_writes as graph_rows  # the uses keep the old name: wt-kin's file
 from ..text.search_terms import query_tokens
 from .projection import EventTimes, reason_text, validate_projection
 from .resolution import normalise_key
@@ -192,8 +192,8 @@ class Projector:
             active = [i for i, s in status.items() if s == "active"]
             checked = validate_projection(projection, batch, exposable, active)
             namespace = graph_jobs.batch_namespace(raw, job.target_id)
-            applied = graph_rows.apply_projection(raw, namespace, checked, times, iso(moment_))
-            graph_rows.write_back(raw, batch)
+            applied = graph_writes.apply_projection(raw, namespace, checked, times, iso(moment_))
+            graph_writes.write_back(raw, batch)
             reason = reason_text(checked.warnings, applied.duplicates)
             graph_jobs.finish_batch(raw, job.target_id, applied.node_ids, applied.edge_ids, reason)
             done = "succeeded" if applied.node_ids else "skipped"
