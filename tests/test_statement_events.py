@@ -208,3 +208,9 @@ def test_titles_holidays_tools_and_places_are_not_participants(
     participants = {name for card in cards for name in card.temporal["participants"]}
     assert set(people) <= participants, participants
     assert not set(things) & participants, participants
+
+
+def test_a_pronoun_subject_stays_in_the_title() -> None:
+    """'This' before a verb is the sentence's subject: "This is Luna, my cat." was titled
+    "Is Luna, the user's cat" when it was cut like a determiner ("this book")."""
+    assert only_card("This is Luna, my cat.").title == "This is Luna, the user's cat"

@@ -57,7 +57,12 @@ _CHANGE = re.compile(
 _TARGET = re.compile(
     r"\s+(?=(?:to|until|till|into|from|with|by|in|out|back|on|at)\b)", re.IGNORECASE
 )
-_DETERMINER = re.compile(r"^(?:the|a|an|my|our|your|this|that)\s+", re.IGNORECASE)
+# "this"/"that" before a verb is the subject ("This is Luna, my cat"), not a determiner
+_DETERMINER = re.compile(
+    r"^(?:the|a|an|my|our|your|(?:this|that)(?!\s+(?:is|was|are|were|'s|has|had|will|would)\b))"
+    r"\s+",
+    re.IGNORECASE,
+)
 _DANGLING = re.compile(r"(?:\s+(?:to|until|on|in|at|for|by|from|of|and|the))+$", re.IGNORECASE)
 _FRAMES = {"decided": "decided", "agreed": "agreed", "chose": "chose", "hope": "hopes"}
 _FRAMES |= {"want": "wants", "wanted": "wanted", "need": "needs", "needed": "needed"}
