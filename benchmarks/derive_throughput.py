@@ -53,11 +53,11 @@ async def derive(path: Path, model: StructuredModel, k: int) -> tuple[float, Fin
     """Wall seconds of one pass with ``k`` workers, and what it derived."""
     async with await StrataGate.open(path, model=model) as memory:
         started = time.perf_counter()
-        report = await memory.process_pending(concurrency=k)
+        report = await memory.derivation.process_pending(concurrency=k)
         wall = time.perf_counter() - started
         if report.failed:
             raise SystemExit(f"K={k}: {report.failed} jobs failed: {report.errors[:3]}")
-        return wall, event_fingerprints(await memory.list_events(include_hidden=True))
+        return wall, event_fingerprints(await memory.events.cards(include_hidden=True))
 
 
 def copy_database(source: Path, target: Path) -> Path:

@@ -304,8 +304,8 @@ async def project_item(item: dict[str, Any]) -> Graph:
         db = Path(scratch) / "memory.db"
         async with await StrataGate.open(db, MemoryConfig(), OfflineModel()) as sg:
             for turn in turns_of(item):
-                await sg.record_turn(NAMESPACE, THREAD, turn, at=turn[0].at)
-            await sg.seal_tail(NAMESPACE, THREAD)
+                await sg.blocks.record_turn(NAMESPACE, THREAD, turn, at=turn[0].at)
+            await sg.blocks.seal_tail(NAMESPACE, THREAD)
             await derive(sg)
             return await read_graph(sg, NAMESPACE)
 
@@ -313,14 +313,14 @@ async def project_item(item: dict[str, Any]) -> Graph:
 async def derive(sg: StrataGate, passes: int = 20) -> None:
     """``process_pending`` until a pass runs no block or graph job."""
     for _ in range(passes):
-        report = await sg.process_pending()
+        report = await sg.derivation.process_pending()
         if report.ran + report.graph_ran == 0:
             return
 
 
 async def read_graph(sg: StrataGate, namespace: str) -> Graph:
     """Every node with its current facts and current edges (each edge once)."""
-    views = await sg.graph_nodes(namespace, limit=1000)
+    views = await sg.graph.nodes(namespace, limit=1000)
     graph = Graph()
     name_of = {view.node.id: view.node.name for view in views}
     seen: set[str] = set()

@@ -82,10 +82,10 @@ async def measure(items: int, rounds: int) -> dict[str, Any]:
         start = time.perf_counter()
         answer = await post(client, "/memory/import", data={"text": pasted_list(items)})
         job_id = answer.headers["location"].split("/")[3].split("?")[0]
-        while (await memory.import_job(job_id)).status in ("extracting", "processing"):
+        while (await memory.imports.job(job_id)).status in ("extracting", "processing"):
             await asyncio.sleep(0.2)
         analysis_s = time.perf_counter() - start
-        job = await memory.import_job(job_id)
+        job = await memory.imports.job(job_id)
         poll_url = f"/memory/import/{job_id}/progress"
         poll, fragment = await timed(
             lambda: client.get(poll_url, headers={"hx-request": "true"}), rounds
@@ -93,10 +93,10 @@ async def measure(items: int, rounds: int) -> dict[str, Any]:
         page, whole = await timed(lambda: client.get(f"/memory/import/{job_id}"), rounds)
         plain = plain_items(Path(memory.db.path), job_id, rounds)
         start = time.perf_counter()
-        batch = await memory.import_commit(job_id, take_proposals=True)
+        batch = await memory.imports.commit(job_id, take_proposals=True)
         commit_s = time.perf_counter() - start
         start = time.perf_counter()
-        await memory.import_undo(batch.id)
+        await memory.imports.undo(batch.id)
         undo_s = time.perf_counter() - start
     plain_p50 = max(summary(plain)["p50_ms"], 1e-3)
     return {

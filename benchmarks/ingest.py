@@ -71,11 +71,11 @@ async def stratagate_rate(path: Path, turns: list[tuple[str, str, str]]) -> tupl
     memory = await StrataGate.open(path, MemoryConfig(block_turn_size=6))
     started = time.perf_counter()
     for index, (thread, user, reply) in enumerate(turns):
-        await memory.append_turn(
+        await memory.blocks.append_turn(
             "bench", thread, user=user, assistant=reply, receipt_id=f"bench:{index}"
         )
     elapsed = time.perf_counter() - started
-    blocks = len(await memory.get_blocks("bench")) if len(turns) <= 2000 else -1
+    blocks = len(await memory.blocks.views("bench")) if len(turns) <= 2000 else -1
     await memory.close()
     return len(turns) / elapsed, blocks
 

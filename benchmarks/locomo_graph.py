@@ -58,7 +58,7 @@ async def derive_all(sg: StrataGate) -> dict[str, int]:
     """process_pending until a pass runs nothing (block, graph nor topic jobs)."""
     totals = {"jobs": 0, "graph_jobs": 0, "topic_jobs": 0, "failed": 0}
     while True:
-        report = await sg.process_pending()
+        report = await sg.derivation.process_pending()
         topics = report.topics.ran if report.topics else 0
         totals["jobs"] += report.ran
         totals["graph_jobs"] += report.graph_ran
@@ -113,7 +113,9 @@ async def recall_by_weight(
     for qa in sample["qa"]:
         if int(qa.get("category", 0)) == 5:  # adversarial: not in "all (1-4)"
             continue
-        rankings = await sg.channel_rankings(namespace, str(qa["question"]), k, ranked_with)
+        rankings = await sg.retrieval.channel_rankings(
+            namespace, str(qa["question"]), k, ranked_with
+        )
         for weight in GRAPH_WEIGHTS:
             hits = fuse(rankings, replace(FUSION, graph_weight=weight), k)
             top = [dia_of[h.message_id] for h in hits if h.message_id in dia_of][:k]
@@ -159,7 +161,7 @@ def chapters_of(book: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def node_types(sg: StrataGate, namespace: str) -> dict[str, list[str]]:
-    views = await sg.graph_nodes(namespace, limit=1000)
+    views = await sg.graph.nodes(namespace, limit=1000)
     found: dict[str, list[str]] = {}
     for view in views:
         found.setdefault(view.node.type, []).append(view.node.name)
@@ -187,8 +189,8 @@ async def check_sample(
     counts = await sg.db.read(lambda raw: graph_counts(raw, namespace))
     keys = {normalise_key(name) for name in counts["people"]}
     speakers = [str(conversation["speaker_a"]), str(conversation["speaker_b"])]
-    directory = await sg.memory_directory(namespace)
-    book = await sg.topic_book(namespace)
+    directory = await sg.topics.directory(namespace)
+    book = await sg.topics.book(namespace)
     text = "\n".join(line.content for session in sessions for line in session.lines)
     by_weight, questions = (
         await recall_by_weight(sg, sample, dia_of, k)

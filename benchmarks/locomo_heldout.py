@@ -68,7 +68,9 @@ async def recalls_by_point(
         raw = replace(RAW_CHANNEL, speaker_weight=speaker, expansion_weight=expansion)
         config = FusionConfig(raw_channel=raw)
         for index, evidence in questions:
-            hits = await sg.retrieve(namespace, str(sample["qa"][index]["question"]), 20, config)
+            hits = await sg.retrieval.retrieve(
+                namespace, str(sample["qa"][index]["question"]), 20, config
+            )
             top = [dia_of[h.message_id] for h in hits if h.message_id in dia_of]
             scores = question_scores(evidence, top)
             assert scores is not None  # scored_questions keeps questions with evidence only
@@ -112,7 +114,7 @@ async def run(data: Path, points: Sequence[Point], captions: bool = True) -> dic
                 namespace = str(sample["sample_id"])
                 sessions = sessions_of(sample["conversation"], captions)
                 dia_of = await ingest(sg, namespace, sessions)
-                await sg.process_pending()
+                await sg.derivation.process_pending()
                 per_sample[namespace] = await recalls_by_point(sg, sample, dia_of, points)
     return held_out(per_sample, (RAW_CHANNEL.speaker_weight, RAW_CHANNEL.expansion_weight))
 

@@ -27,8 +27,8 @@ from stratagate_plugin.core.memory import StrataGate
 async def check_sample(sg: StrataGate, sample: dict[str, Any]) -> dict[str, Any]:
     namespace = str(sample.get("sample_id", "conv"))
     await ingest(sg, namespace, sessions_of(sample["conversation"]))
-    report = await sg.process_pending()  # once: the topics must finish within it
-    book = await sg.topic_book(namespace)
+    report = await sg.derivation.process_pending()  # once: the topics must finish within it
+    book = await sg.topics.book(namespace)
     chapters = [
         {
             "title": c["title"],

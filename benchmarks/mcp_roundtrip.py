@@ -113,9 +113,9 @@ async def run(home: Path, turns: int, searches: int) -> dict[str, Any]:
         direct = []
         for i in range(searches):
             began = time.perf_counter()
-            hits = await memory.search_events(namespace, f"{WORDS[i % len(WORDS)]} plan", limit=6)
+            hits = await memory.events.search(namespace, f"{WORDS[i % len(WORDS)]} plan", limit=6)
             refs = [f"event:{hit.card.id}" for hit in hits]
-            await memory.open_batch(namespace, "bench", "memory_search_events", refs)
+            await memory.gate.open_batch(namespace, "bench", "memory_search_events", refs)
             direct.append(time.perf_counter() - began)
     report["search_events_in_process"] = summary(direct)
     report["search_ratio_p50"] = round(

@@ -296,13 +296,13 @@ async def measure_ours(
     thread = f"t{THREADS - 1}"
     tail = await sg.db.read(lambda raw: block_rows.open_tail(raw, NAMESPACE, thread))
     operations: dict[str, Callable[[str], Awaitable[Any]]] = {
-        "search_events": lambda q: sg.search_events(NAMESPACE, q),
-        "search_raw": lambda q: sg.search_raw(NAMESPACE, q),
-        "search_raw_ranked": lambda q: sg.search_raw_ranked(NAMESPACE, q),
-        "build_auto_context": lambda q: sg.build_auto_context(NAMESPACE, thread, q),
-        "search_graph": lambda q: sg.search_graph(NAMESPACE, q),
-        "list_topics": lambda q: sg.list_topics(NAMESPACE, query=q),
-        "memory_directory": lambda q: sg.memory_directory(NAMESPACE),
+        "search_events": lambda q: sg.events.search(NAMESPACE, q),
+        "search_raw": lambda q: sg.retrieval.search_raw(NAMESPACE, q),
+        "search_raw_ranked": lambda q: sg.retrieval.search_raw_ranked(NAMESPACE, q),
+        "build_auto_context": lambda q: sg.retrieval.auto_context(NAMESPACE, thread, q),
+        "search_graph": lambda q: sg.graph.search(NAMESPACE, q),
+        "list_topics": lambda q: sg.topics.catalog(NAMESPACE, query=q),
+        "memory_directory": lambda q: sg.topics.directory(NAMESPACE),
     }
     results = {
         name: await latencies(run, queries)

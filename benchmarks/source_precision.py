@@ -53,7 +53,7 @@ async def build(data: Path, db: Path) -> None:
     async with await StrataGate.open(db, config, OfflineModel()) as sg:
         for sample in load_samples(data):
             await ingest(sg, str(sample["sample_id"]), sessions_of(sample["conversation"]))
-            await sg.process_pending()
+            await sg.derivation.process_pending()
 
 
 def _event_count(db: Path) -> int:

@@ -39,15 +39,15 @@ async def seed(memory: StrataGate, event_id: str, text: str, **fields: Any) -> N
 
 
 async def analysed(memory: StrataGate, text: str, fmt: str = "auto", space: str = NS) -> ImportJob:
-    job = await memory.import_preview(space, text, fmt)
-    return await memory.import_advance(job.id)
+    job = await memory.imports.preview(space, text, fmt)
+    return await memory.imports.advance(job.id)
 
 
 async def imported(
     memory: StrataGate, text: str, choices: Mapping[int, str] | None = None
 ) -> ImportBatch:
     job = await analysed(memory, text)
-    return await memory.import_commit(job.id, choices)
+    return await memory.imports.commit(job.id, choices)
 
 
 def decision(

@@ -31,8 +31,8 @@ async def sealed_block(host: Host, thread: str = "monday", turns: Any = FACTS) -
     runtime = await quiet(host)
     namespace = runtime.default_namespace()
     for user, assistant in turns:
-        await runtime.memory.append_turn(namespace, thread, user=user, assistant=assistant)
-    block_id: str = await runtime.memory.seal_tail(namespace, thread)
+        await runtime.memory.blocks.append_turn(namespace, thread, user=user, assistant=assistant)
+    block_id: str = await runtime.memory.blocks.seal_tail(namespace, thread)
     return block_id
 
 
@@ -42,14 +42,14 @@ async def adopt(memory: Any, namespace: str, event_ids: list[str], receipt_id: s
     refs = [f"event:{event_id}" for event_id in event_ids]
     thread = "audit-" + receipt_id
     titles = {
-        f"event:{event_id}": (await memory.get_event(event_id)).title for event_id in event_ids
+        f"event:{event_id}": (await memory.events.get(event_id)).title for event_id in event_ids
     }
-    batch = await memory.open_batch(namespace, thread, "memory_search_events", refs, titles)
+    batch = await memory.gate.open_batch(namespace, thread, "memory_search_events", refs, titles)
     if refs:
-        await memory.assess(
+        await memory.gate.assess(
             namespace, thread, batch.id, "sufficient", refs, "direct", None, "answer"
         )
-    await memory.record_use(namespace, thread, batch.id, refs, receipt_id)
+    await memory.gate.record_use(namespace, thread, batch.id, refs, receipt_id)
 
 
 class DownModel:
@@ -73,10 +73,10 @@ async def failed_jobs(memory: Any, message: str = "the endpoint is down") -> lis
         memory.config.model_copy(update={"offline_fallback": False}),
     )
     try:
-        await memory.process_pending()
+        await memory.derivation.process_pending()
     finally:
         memory.model, memory.config = model, config
-    failed: list[Any] = await memory.list_jobs(status="failed")
+    failed: list[Any] = await memory.derivation.list_jobs(status="failed")
     return failed
 
 
@@ -84,6 +84,6 @@ async def ready_event(host: Host) -> tuple[Any, str, Any]:
     """A derived block in the default space: the engine, the space and one of its events."""
     await sealed_block(host)
     memory = runtime_of(host).memory
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     space = (await quiet(host)).default_namespace()
-    return memory, space, (await memory.list_events(space))[0]
+    return memory, space, (await memory.events.cards(space))[0]

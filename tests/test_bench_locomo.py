@@ -143,8 +143,8 @@ def test_ingest_of_a_corrected_locomo_file_records_only_the_fixed_turn(
 
 async def namespace_texts(db: Path, namespace: str) -> list[str]:
     async with await StrataGate.open(db) as memory:
-        blocks = await memory.get_blocks(namespace)
-        return [m.content for view in blocks for m in await memory.block_messages(view.block.id)]
+        blocks = await memory.blocks.views(namespace)
+        return [m.content for view in blocks for m in await memory.blocks.messages(view.block.id)]
 
 
 def test_ingest_of_a_malformed_locomo_file_is_one_line(

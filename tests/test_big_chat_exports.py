@@ -61,7 +61,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def thread_ids(db: Path) -> set[str]:
     async def read() -> set[str]:
         async with await StrataGate.open(db) as memory:
-            return {view.block.thread_id for view in await memory.get_blocks("default")}
+            return {view.block.thread_id for view in await memory.blocks.views("default")}
 
     return asyncio.run(read())
 
@@ -164,8 +164,8 @@ async def test_the_web_page_records_a_big_chat_export(
             "ChatGPT conversations into default" in answer.text
         )
         memory = memory_of(host)
-        assert await memory.import_jobs("default") == []  # not taken as memories
-        threads = {view.block.thread_id for view in await memory.get_blocks("default")}
+        assert await memory.imports.jobs("default") == []  # not taken as memories
+        threads = {view.block.thread_id for view in await memory.blocks.views("default")}
         assert len(threads) == CONVERSATIONS
 
 
@@ -196,9 +196,9 @@ def test_bad_text_in_an_export_is_replaced_and_said(
 
     async def read() -> tuple[list[str], dict[str, str]]:
         async with await StrataGate.open(db) as memory:
-            blocks = await memory.get_blocks("default")
-            said = [m.content for v in blocks for m in await memory.block_messages(v.block.id)]
-            return said, await memory.thread_titles("default")
+            blocks = await memory.blocks.views("default")
+            said = [m.content for v in blocks for m in await memory.blocks.messages(v.block.id)]
+            return said, await memory.blocks.thread_titles("default")
 
     said, titles = asyncio.run(read())
     assert "Forty a week\ufffd is a good base." in said

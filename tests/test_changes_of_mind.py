@@ -45,10 +45,10 @@ PAIRS = {
 
 async def said(memory: StrataGate, namespace: str, first: str, second: str) -> None:
     """The two statements on consecutive days, sealed and derived by the model."""
-    await memory.append_turn(namespace, "t1", user=first, assistant="OK.", at=FIRST_DAY)
-    await memory.append_turn(namespace, "t1", user=second, assistant="OK.", at=NEXT_DAY)
-    await memory.seal_tail(namespace, "t1")
-    await memory.process_pending()
+    await memory.blocks.append_turn(namespace, "t1", user=first, assistant="OK.", at=FIRST_DAY)
+    await memory.blocks.append_turn(namespace, "t1", user=second, assistant="OK.", at=NEXT_DAY)
+    await memory.blocks.seal_tail(namespace, "t1")
+    await memory.derivation.process_pending()
 
 
 def by_statement(cards: list[EventCard], text: str) -> EventCard:
@@ -65,19 +65,19 @@ async def test_a_correction_supersedes_and_is_read_first_with_the_old_as_history
     config = MemoryConfig(block_turn_size=block_turn_size)
     async with await StrataGate.open(db_path, config, OfflineModel()) as memory:
         await said(memory, "ns", first, second)
-        cards = await memory.list_events("ns")
+        cards = await memory.events.cards("ns")
         older, newer = by_statement(cards, first), by_statement(cards, second)
         assert (older.status, older.superseded_by) == ("superseded", newer.id)
         assert newer.status == "active"
         assert newer.temporal["supersedes_event_ids"] == [older.id]
 
-        hits = await memory.search_events("ns", question)
+        hits = await memory.events.search("ns", question)
         assert hits[0].card.id == newer.id
         assert [card.id for card in hits[0].history] == [older.id]
         assert older.id not in [hit.card.id for hit in hits]
         assert [line["id"] for line in hits[0].compact()["history"]] == [older.id]
 
-        recall = await memory.build_auto_context("ns", "another-thread", question)
+        recall = await memory.retrieval.auto_context("ns", "another-thread", question)
         assert [card.id for card in recall.events][:1] == [newer.id]
         assert older.id not in [card.id for card in recall.events]
         assert recall.text.index(newer.id) < recall.text.index(older.id)  # shown as replaced
@@ -87,7 +87,7 @@ async def test_the_changed_launch_date_looks_ahead(db_path: Path) -> None:
     first, second, _ = PAIRS["launch"]
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=1)) as memory:
         await said(memory, "ns", first, second)
-        cards = await memory.list_events("ns")
+        cards = await memory.events.cards("ns")
     plan, change = by_statement(cards, first), by_statement(cards, second)
     assert plan.temporal["happened_start"].startswith("2027-04-20")  # said on 1 December 2026
     assert change.temporal["happened_start"].startswith("2027-05-01")
@@ -108,7 +108,7 @@ async def test_unrelated_statements_are_not_superseded(
 ) -> None:
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=1)) as memory:
         await said(memory, "ns", first, second)
-        cards = await memory.list_events("ns")
+        cards = await memory.events.cards("ns")
     assert cards and all(card.status == "active" for card in cards)
 
 
@@ -119,7 +119,7 @@ async def test_actually_with_another_date_corrects_the_matching_event(db_path: P
     )
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=1)) as memory:
         await said(memory, "ns", first, second)
-        cards = await memory.list_events("ns")
+        cards = await memory.events.cards("ns")
     assert by_statement(cards, first).superseded_by == by_statement(cards, second).id
 
 
@@ -141,16 +141,18 @@ def draft(source: str, title: str, **temporal: Any) -> dict[str, Any]:
 async def model_marked(memory: StrataGate, model: ScriptedModel) -> tuple[EventCard, EventCard]:
     """Two blocks: the first's card names the Riverside kiln firing on Friday in every field,
     the second's (a scripted model) supersedes it with a terse "moved to Saturday"."""
-    first = await memory.append_turn("ns", "t1", user="kiln firing friday riverside", at=FIRST_DAY)
+    first = await memory.blocks.append_turn(
+        "ns", "t1", user="kiln firing friday riverside", at=FIRST_DAY
+    )
     old = draft(first.message_ids[0], "Riverside kiln firing on Friday, kiln firing at Riverside")
     model.push(SUMMARY, {"should_extract": True, "events": [old]})
-    await memory.process_pending()
-    [older] = await memory.list_events("ns")
-    second = await memory.append_turn("ns", "t1", user="moved to saturday", at=NEXT_DAY)
+    await memory.derivation.process_pending()
+    [older] = await memory.events.cards("ns")
+    second = await memory.blocks.append_turn("ns", "t1", user="moved to saturday", at=NEXT_DAY)
     new = draft(second.message_ids[0], "Kiln moved to Saturday", supersedes_event_ids=[older.id])
     model.push(SUMMARY, {"should_extract": True, "events": [new]})
-    await memory.process_pending()
-    cards = {card.title: card for card in await memory.list_events("ns")}
+    await memory.derivation.process_pending()
+    cards = {card.title: card for card in await memory.events.cards("ns")}
     return cards[old["title"]], cards[new["title"]]
 
 
@@ -161,17 +163,17 @@ async def test_a_model_marked_superseded_card_never_outranks_its_superseder(
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=1), model) as memory:
         older, newer = await model_marked(memory, model)
         assert older.superseded_by == newer.id
-        hits = await memory.search_events("ns", "riverside kiln firing friday")
+        hits = await memory.events.search("ns", "riverside kiln firing friday")
         assert [(hit.card.id, [c.id for c in hit.history]) for hit in hits] == [
             (newer.id, [older.id])
         ]
-        recall = await memory.build_auto_context("ns", "t2", "riverside kiln firing friday")
+        recall = await memory.retrieval.auto_context("ns", "t2", "riverside kiln firing friday")
         assert [card.id for card in recall.events] == [newer.id]
         assert [card.id for card in recall.history[newer.id]] == [older.id]
-        await memory.pin_event(older.id)  # a pinned old version still yields its place
-        recall = await memory.build_auto_context("ns", "t2", "riverside kiln firing friday")
+        await memory.gate.pin_event(older.id)  # a pinned old version still yields its place
+        recall = await memory.retrieval.auto_context("ns", "t2", "riverside kiln firing friday")
         assert [card.id for card in recall.events] == [newer.id]
-        evidence = await memory.channel_rankings("ns", "riverside kiln firing friday")
+        evidence = await memory.retrieval.channel_rankings("ns", "riverside kiln firing friday")
         assert set(evidence["event"]) == {*newer.source_message_ids, *older.source_message_ids}
 
 
@@ -179,8 +181,8 @@ async def test_a_forgotten_superseder_leaves_the_old_card_standing(db_path: Path
     model = ScriptedModel.of([])
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=1), model) as memory:
         older, newer = await model_marked(memory, model)
-        await memory.forget_event(newer.id)
-        hits = await memory.search_events("ns", "riverside kiln firing friday")
+        await memory.gate.forget_event(newer.id)
+        hits = await memory.events.search("ns", "riverside kiln firing friday")
     assert [(hit.card.id, hit.history) for hit in hits] == [(older.id, [])]
 
 
@@ -195,7 +197,7 @@ async def test_the_search_tool_shows_the_newer_card_with_the_older_as_history(
     first, second, question = PAIRS["launch"]
     async with await StrataGate.open(db, MemoryConfig(block_turn_size=1)) as memory:
         await said(memory, namespace, first, second)
-        cards = await memory.list_events(namespace)
+        cards = await memory.events.cards(namespace)
     older, newer = by_statement(cards, first), by_statement(cards, second)
     settings = {"database": str(db), "block_turn_size": 2}
     profile = Profile(
@@ -220,12 +222,14 @@ async def test_a_card_may_supersede_an_earlier_card_of_the_same_answer(db_path: 
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=2), model) as memory:
         ids = []
         for text in ("kiln friday", "kiln saturday"):
-            ids += (await memory.append_turn("ns", "t1", user=text, at=FIRST_DAY)).message_ids
+            ids += (
+                await memory.blocks.append_turn("ns", "t1", user=text, at=FIRST_DAY)
+            ).message_ids
         plan = draft(ids[0], "Kiln fires Friday", related_event_ids=["card:1"])  # not earlier
         change = draft(ids[2], "Kiln moved to Saturday", supersedes_event_ids=["card:0"])
         model.push(SUMMARY, {"should_extract": True, "events": [plan, change]})
-        await memory.process_pending()
-        cards = {card.title: card for card in await memory.list_events("ns")}
+        await memory.derivation.process_pending()
+        cards = {card.title: card for card in await memory.events.cards("ns")}
     older, newer = cards["Kiln fires Friday"], cards["Kiln moved to Saturday"]
     assert (older.status, older.superseded_by) == ("superseded", newer.id)
     assert newer.temporal["supersedes_event_ids"] == [older.id]

@@ -43,8 +43,8 @@ async def quiet(host: Host) -> Any:
 async def seal_and_derive(host: Host, session_id: str) -> str:
     runtime = await quiet(host)
     namespace: str = runtime.default_namespace()
-    await runtime.memory.seal_tail(namespace, session_id)
-    await runtime.memory.process_pending()
+    await runtime.memory.blocks.seal_tail(namespace, session_id)
+    await runtime.memory.derivation.process_pending()
     return namespace
 
 
@@ -62,7 +62,7 @@ async def test_hook_chat_annotations_cite_the_adopted_event_below_the_answer(
         sid = await new_chat(client)
         told = await say(client, sid, FACT)
         namespace = await seal_and_derive(host, sid)
-        [event] = await memory_of(host).list_events(namespace)
+        [event] = await memory_of(host).events.cards(namespace)
         asked = await say(client, sid, QUESTION)
         page = (await client.get(f"/chat/{sid}")).text
         notes = await chat_notes_of(app, host, sid)
@@ -86,7 +86,7 @@ async def test_a_question_memory_cannot_answer_has_no_citation_tail(tmp_path: Pa
         await say(client, sid, FACT)
         namespace = await seal_and_derive(host, sid)
         answer = await say(client, sid, "What is the capital of Peru?")
-        trail = await memory_of(host).evidence_trail(namespace, sid)
+        trail = await memory_of(host).gate.evidence_trail(namespace, sid)
         notes = await chat_notes_of(app, host, sid)
     assert "confirm that from memory" in answer.text
     assert 'class="citations"' not in answer.text
@@ -103,11 +103,11 @@ async def test_block_rows_show_sealing_and_readiness_at_the_blocks_last_turn(
         await say(client, sid, "My brother Tom works as a nurse in Porto.")
         runtime = await quiet(host)
         namespace = runtime.default_namespace()
-        await runtime.memory.seal_tail(namespace, sid)
+        await runtime.memory.blocks.seal_tail(namespace, sid)
         pending = (await client.get(f"/chat/{sid}")).text
-        await runtime.memory.process_pending()
+        await runtime.memory.derivation.process_pending()
         ready = (await client.get(f"/chat/{sid}")).text
-        [mark] = await runtime.memory.block_marks(namespace, sid)
+        [mark] = await runtime.memory.blocks.marks(namespace, sid)
     assert "block sealed: turns 1–2" in turn_article(pending, 2)
     assert "block ready" not in pending
     assert "block sealed" not in turn_article(ready, 1)
@@ -142,13 +142,13 @@ async def test_an_event_title_with_markup_is_escaped_in_the_tail(tmp_path: Path)
         await say(client, sid, "hello there")
         memory = memory_of(host)
         namespace = runtime_of(host).default_namespace()
-        made = await memory.remember(namespace, sid, "<script>alert(1)</script> likes tea")
+        made = await memory.remember.save(namespace, sid, "<script>alert(1)</script> likes tea")
         ref = f"event:{made.event_id}"
-        await memory.open_batch(namespace, sid, "memory_search_events", [ref], {ref: "x"})
-        await memory.assess(namespace, sid, None, "sufficient", [ref], "fits", "", "answer")
-        await memory.record_use(namespace, sid, None, [ref], f"host:{sid}:turn:1:tool:t1")
+        await memory.gate.open_batch(namespace, sid, "memory_search_events", [ref], {ref: "x"})
+        await memory.gate.assess(namespace, sid, None, "sufficient", [ref], "fits", "", "answer")
+        await memory.gate.record_use(namespace, sid, None, [ref], f"host:{sid}:turn:1:tool:t1")
         page = (await client.get(f"/chat/{sid}")).text
-        event = await memory.get_event(str(made.event_id))
+        event = await memory.events.get(str(made.event_id))
     assert "<script>" in event.title
     tail = turn_article(page, 1)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in tail
@@ -168,18 +168,18 @@ def test_receipt_turns_belong_to_their_own_session() -> None:
 async def test_evidence_trail_reads_batches_receipts_and_named_records(
     memory: StrataGate,
 ) -> None:
-    await memory.append_turn("ns", "t", user="I adopted a cat named Miso.", assistant="ok")
-    block_id = await memory.seal_tail("ns", "t")
-    await memory.process_pending()
-    [event] = await memory.list_events("ns")
-    [message, _] = await memory.block_messages(str(block_id))
+    await memory.blocks.append_turn("ns", "t", user="I adopted a cat named Miso.", assistant="ok")
+    block_id = await memory.blocks.seal_tail("ns", "t")
+    await memory.derivation.process_pending()
+    [event] = await memory.events.cards("ns")
+    [message, _] = await memory.blocks.messages(str(block_id))
     refs = [f"event:{event.id}", f"raw:{block_id}:{message.id}:0", f"block:{block_id}:level:2"]
-    await memory.open_batch("ns", "t", "memory_search_events", refs)
-    await memory.assess("ns", "t", None, "sufficient", refs[:2], "fits", "", "answer")
-    await memory.record_use("ns", "t", None, refs[:1], "host:t:turn:2:tool:a")
-    await memory.open_batch("ns", "t", "memory_search_raw", refs[1:2])
-    trail = await memory.evidence_trail("ns", "t")
-    other = await memory.evidence_trail("ns", "another-thread")
+    await memory.gate.open_batch("ns", "t", "memory_search_events", refs)
+    await memory.gate.assess("ns", "t", None, "sufficient", refs[:2], "fits", "", "answer")
+    await memory.gate.record_use("ns", "t", None, refs[:1], "host:t:turn:2:tool:a")
+    await memory.gate.open_batch("ns", "t", "memory_search_raw", refs[1:2])
+    trail = await memory.gate.evidence_trail("ns", "t")
+    other = await memory.gate.evidence_trail("ns", "another-thread")
     recorded, open_batch = trail.uses
     assert recorded.receipt_id == "host:t:turn:2:tool:a"
     assert recorded.adopted_refs == (refs[0],)
@@ -194,15 +194,15 @@ async def test_block_marks_give_turn_ranges_and_times_without_texts(
     memory: StrataGate,
 ) -> None:
     for n in range(4):  # block_turn_size=3: turns 1–3 seal on their own, 4 stays open
-        await memory.append_turn("ns", "t", user=f"fact number {n}", assistant="ok")
-    await memory.seal_tail("ns", "t")
-    before = await memory.block_marks("ns", "t")
-    await memory.process_pending()
-    after = await memory.block_marks("ns", "t")
+        await memory.blocks.append_turn("ns", "t", user=f"fact number {n}", assistant="ok")
+    await memory.blocks.seal_tail("ns", "t")
+    before = await memory.blocks.marks("ns", "t")
+    await memory.derivation.process_pending()
+    after = await memory.blocks.marks("ns", "t")
     assert [(m.start_turn, m.end_turn) for m in before] == [(1, 3), (4, 4)]
     assert [m.ready_at for m in before] == [None, None]
     assert all(m.processing_status == "ready" and m.ready_at for m in after)
-    assert await memory.block_marks("ns", "nobody") == []
+    assert await memory.blocks.marks("ns", "nobody") == []
 
 
 async def test_ready_times_are_filled_in_for_blocks_ready_before_the_column(

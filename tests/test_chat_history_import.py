@@ -56,11 +56,11 @@ def threads(db: Path) -> dict[str, list[Message]]:
 async def _threads(db: Path) -> dict[str, list[Message]]:
     async with await StrataGate.open(db) as memory:
         found: dict[str, list[Message]] = {}
-        for view in await memory.get_blocks("default"):
-            messages = await memory.block_messages(view.block.id)
+        for view in await memory.blocks.views("default"):
+            messages = await memory.blocks.messages(view.block.id)
             found.setdefault(view.block.thread_id, []).extend(messages)
         for thread in found:
-            assert await memory.open_tail("default", thread) == []  # every thread sealed
+            assert await memory.blocks.open_tail("default", thread) == []  # every thread sealed
         return found
 
 
@@ -208,7 +208,7 @@ def test_conversation_titles_are_kept_and_listed(
 
     async def titles() -> dict[str, str]:
         async with await StrataGate.open(db) as memory:
-            return await memory.thread_titles("default")
+            return await memory.blocks.thread_titles("default")
 
     assert asyncio.run(titles()) == {
         GPT_EN: "Moving and running",
@@ -237,7 +237,7 @@ def test_a_purge_erases_the_words_from_a_conversation_title(
 
     async def title() -> str:
         async with await StrataGate.open(db) as memory:
-            return (await memory.thread_titles("default")).get(CLAUDE_BRANCHED, "")
+            return (await memory.blocks.thread_titles("default")).get(CLAUDE_BRANCHED, "")
 
     assert "Balcony tomatoes" not in asyncio.run(title())
 
@@ -278,18 +278,18 @@ async def test_web_import_page_takes_a_chat_history(tmp_path: Path) -> None:
         assert answer.status_code == 200, answer.text
         assert "recorded 3 turns (0 already present) from 2 ChatGPT conversations" in answer.text
         memory = memory_of(host)
-        blocks = await memory.get_blocks("default")
+        blocks = await memory.blocks.views("default")
         assert sorted({view.block.thread_id for view in blocks}) == sorted([GPT_EN, GPT_ZH])
         again = await post(client, "/memory/import?space=default", data=form, files=upload)
         assert "recorded 0 turns (3 already present)" in again.text
-        assert len(await memory.get_blocks("default")) == len(blocks)
+        assert len(await memory.blocks.views("default")) == len(blocks)
         as_memories = await post(
             client, "/memory/import?space=default", data={"format": "auto"}, files=upload
         )
         assert as_memories.status_code == 200  # known by its shape: recorded, and said so
         assert "is a ChatGPT export, a chat history rather than memories" in as_memories.text
         assert "recorded 0 turns (3 already present)" in as_memories.text
-        assert await memory.import_jobs("default") == []
+        assert await memory.imports.jobs("default") == []
 
 
 def test_odd_shapes_in_an_export_never_raise_past_a_clear_line() -> None:

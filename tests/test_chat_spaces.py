@@ -30,11 +30,15 @@ async def test_hook_session_spaces_offers_the_default_then_each_space_with_memor
     project.mkdir()
     async with web_app(project) as (_, host, client):
         memory = memory_of(host)
-        await memory.append_turn(GARDEN, "g1", user="I planted tomatoes.", assistant="Noted.")
-        await memory.append_turn("sg:project:/srv/other/garden", "g2", user="Hi.", assistant="Hi.")
+        await memory.blocks.append_turn(
+            GARDEN, "g1", user="I planted tomatoes.", assistant="Noted."
+        )
+        await memory.blocks.append_turn(
+            "sg:project:/srv/other/garden", "g2", user="Hi.", assistant="Hi."
+        )
         [choices] = await call_hook(host.pm, "session_spaces", host=host)
         started = await post(client, "/chat/start", data={"text": FACT, "space": GARDEN})
-        spaces = await memory.memory_space_names()
+        spaces = await memory.spaces.names()
     assert choices[0] == SpaceChoice("", "shop")
     assert {choice.value for choice in choices[1:]} == {GARDEN, "sg:project:/srv/other/garden"}
     assert {choice.name for choice in choices[1:]} == {GARDEN, "sg:project:/srv/other/garden"}

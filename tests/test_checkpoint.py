@@ -27,7 +27,7 @@ async def test_the_thread_checkpoints_every_so_many_writes(db_path: Path) -> Non
         checkpointer = memory.db._checkpointer
         assert checkpointer is not None
         for i in range(CHECKPOINT_EVERY_WRITES):
-            await memory.append_turn("ns", "t", user=f"turn {i}", receipt_id=f"r{i}")
+            await memory.blocks.append_turn("ns", "t", user=f"turn {i}", receipt_id=f"r{i}")
         for _ in range(200):  # the thread runs on its own; give it up to 2 s
             if checkpointer.checkpoints:
                 break

@@ -87,7 +87,7 @@ def correct_with_the_core(db: str, event_id: str) -> str:
 
     async def correct() -> str:
         async with await StrataGate.open(Path(db)) as memory:
-            result = await memory.correct_event(
+            result = await memory.curation.correct_event(
                 event_id, title="Spring sale on 21 March", summary="Moved again, to 21 March."
             )
             return result.card.id
@@ -224,7 +224,7 @@ def mark_a_conflict(db: str) -> None:
     async def remember() -> None:
         async with await StrataGate.open(Path(db)) as memory:
             said = "The studio opens at 11am on Saturdays, not 10am."
-            remembered = await memory.remember("demo", "demo-session", said)
+            remembered = await memory.remember.save("demo", "demo-session", said)
             assert remembered.action == "CONFLICT_MARKED"
 
     asyncio.run(remember())

@@ -34,7 +34,7 @@ OPENER = textwrap.dedent(
 async def pending_blocks(path: Path) -> None:
     async with await StrataGate.open(path, MemoryConfig(block_turn_size=1)) as memory:
         for i in range(BLOCKS):
-            await memory.append_turn(
+            await memory.blocks.append_turn(
                 "ns",
                 "t",
                 user=f"I moved the kiln firing to Friday {i}. Ana visits Rome on May {i % 28 + 1}.",
@@ -105,7 +105,7 @@ async def test_two_process_runs_and_repeated_opens_derive_each_block_once(
     projection_failed = set(codes) <= {0, 1} and failed_kinds(db) <= PROJECTIONS
     assert codes == [0, 0] or (projection_failed and failed_kinds(db)), outputs
     async with await StrataGate.open(alone) as memory:
-        report = await memory.process_pending()
+        report = await memory.derivation.process_pending()
     assert report.ran == 2 * BLOCKS and opens >= 1
     shared = events_per_block(db)
     assert shared == events_per_block(alone) and len(shared) == BLOCKS

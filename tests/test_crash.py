@@ -18,7 +18,7 @@ WRITER = textwrap.dedent(
     async def main(path):
         memory = await StrataGate.open(path, MemoryConfig(block_turn_size=4))
         for i in range(100_000):
-            await memory.append_turn(
+            await memory.blocks.append_turn(
                 "ns", f"t{i % 5}", user=f"burst message {i} " * 20, assistant=f"reply {i}",
                 receipt_id=f"burst:{i}",
             )
@@ -64,5 +64,7 @@ async def test_sigkill_mid_burst_keeps_every_returned_turn(db_path: Path) -> Non
     assert indexed == sealed[0]  # the index holds sealed messages; the kill may leave open tails
     conn.close()
     async with await StrataGate.open(db_path) as memory:
-        receipt = await memory.append_turn("ns", "t0", user="after the crash", receipt_id="post")
+        receipt = await memory.blocks.append_turn(
+            "ns", "t0", user="after the crash", receipt_id="post"
+        )
     assert not receipt.replayed

@@ -36,22 +36,24 @@ async def spring_sale(memory: StrataGate) -> EventCard:
     """Three turns in 'monday' (one block, derived offline); the spring-sale event."""
     for user, assistant in TURNS:
         tools = [{"name": "note", "arguments": {"text": user}, "result": "saved"}]
-        await memory.append_turn(NS, "monday", user=user, assistant=assistant, tool_calls=tools)
-    await memory.process_pending()
-    [card] = [e for e in await memory.list_events(NS) if "spring sale" in e.title.lower()]
+        await memory.blocks.append_turn(
+            NS, "monday", user=user, assistant=assistant, tool_calls=tools
+        )
+    await memory.derivation.process_pending()
+    [card] = [e for e in await memory.events.cards(NS) if "spring sale" in e.title.lower()]
     return card
 
 
 async def found_by(memory: StrataGate, event_id: str) -> dict[str, bool]:
     """Whether event search, recall, the listing and retrieve()'s event channel find it."""
     question = "When is the spring sale?"
-    card = await memory.get_event(event_id)
-    recall = await memory.build_auto_context(NS, "tue", question)
-    cited = (await memory.channel_rankings(NS, question))["event"]
+    card = await memory.events.get(event_id)
+    recall = await memory.retrieval.auto_context(NS, "tue", question)
+    cited = (await memory.retrieval.channel_rankings(NS, question))["event"]
     return {
-        "search_events": event_id in {h.card.id for h in await memory.search_events(NS, question)},
+        "search_events": event_id in {h.card.id for h in await memory.events.search(NS, question)},
         "recall": event_id in {c.id for c in recall.events},
-        "list_events": event_id in {c.id for c in await memory.list_events(NS)},
+        "list_events": event_id in {c.id for c in await memory.events.cards(NS)},
         "retrieve": bool(set(cited) & set(card.source_message_ids)),
     }
 
@@ -65,13 +67,13 @@ async def test_forget_leaves_every_search_recall_and_listing_and_restore_brings_
 ) -> None:
     card = await spring_sale(memory)
     assert await found_by(memory, card.id) == EVERYWHERE
-    forgot = await memory.memory_action("forget", card.id)
+    forgot = await memory.curation.act("forget", card.id)
     assert forgot.card.status == "forgotten"
     assert await found_by(memory, card.id) == NOWHERE
-    assert card.id not in {hit.card.id for hit in await memory.search_events(NS, "spring")}
-    [message] = await memory.message_cards(card.source_message_ids)
+    assert card.id not in {hit.card.id for hit in await memory.events.search(NS, "spring")}
+    [message] = await memory.curation.message_cards(card.source_message_ids)
     assert message.events == [] and "spring sale" in message.message.content  # L5 stays
-    restored = await memory.memory_action("restore", card.id)
+    restored = await memory.curation.act("restore", card.id)
     assert restored.card.status == "active" and await found_by(memory, card.id) == EVERYWHERE
     rows = plain.execute(
         "SELECT kind, target_id, actor, namespace, detail_json FROM memory_actions ORDER BY rowid"
@@ -81,7 +83,7 @@ async def test_forget_leaves_every_search_recall_and_listing_and_restore_brings_
         ("restore", card.id, "user", NS),
     ]
     assert json.loads(rows[0][4])["status"] == ["active", "forgotten"]
-    assert [a.id for a in await memory.memory_actions(card.id)] == [
+    assert [a.id for a in await memory.curation.actions(card.id)] == [
         forgot.action.id,
         restored.action.id,
     ]
@@ -89,18 +91,18 @@ async def test_forget_leaves_every_search_recall_and_listing_and_restore_brings_
 
 async def test_pin_and_unpin_leave_receipts_saying_what_changed(memory: StrataGate) -> None:
     card = await spring_sale(memory)
-    pinned = await memory.memory_action("pin", card.id)
-    again = await memory.memory_action("pin", card.id)  # nothing to do: no receipt
-    unpinned = await memory.memory_action("unpin", card.id)
+    pinned = await memory.curation.act("pin", card.id)
+    again = await memory.curation.act("pin", card.id)  # nothing to do: no receipt
+    unpinned = await memory.curation.act("unpin", card.id)
     assert isinstance(pinned, ActionResult) and isinstance(unpinned, ActionResult)
     assert (pinned.card.pinned, unpinned.card.pinned) == (True, False)
     assert pinned.action.detail["pinned"] == [False, True] and pinned.action.detail["changed"]
     assert isinstance(again, NothingDone) and again.reason == f"{card.id} is already pinned"
-    assert [a.kind for a in await memory.memory_actions(card.id)] == ["pin", "unpin"]
+    assert [a.kind for a in await memory.curation.actions(card.id)] == ["pin", "unpin"]
     with pytest.raises(NotFound):
-        await memory.memory_action("pin", "evt_missing")
+        await memory.curation.act("pin", "evt_missing")
     with pytest.raises(InvalidInput):
-        await memory.memory_action("shred", card.id)  # type: ignore[arg-type]
+        await memory.curation.act("shred", card.id)  # type: ignore[arg-type]
 
 
 async def test_purge_tombstones_the_sources_and_every_view_built_on_them(
@@ -114,7 +116,7 @@ async def test_purge_tombstones_the_sources_and_every_view_built_on_them(
     before = plain.execute("SELECT id, block_id, position FROM messages ORDER BY pk").fetchall()
     events_before = plain.execute("SELECT count(*) FROM events").fetchone()[0]
 
-    result = await memory.memory_action("purge", card.id)
+    result = await memory.curation.act("purge", card.id)
 
     assert result.action.detail["messages"] == [source]
     assert result.action.detail["also_forgotten"] == ["evt_echo", "evt_hidden"]
@@ -156,13 +158,15 @@ async def test_purge_tombstones_the_sources_and_every_view_built_on_them(
     assert plain.execute("SELECT * FROM message_index_stats").fetchall() == stats
     plain.rollback()
 
-    assert source not in {hit.message_id for hit in await memory.retrieve(NS, "spring sale")}
+    assert source not in {
+        hit.message_id for hit in await memory.retrieval.retrieve(NS, "spring sale")
+    }
     with pytest.raises(InvalidInput, match="purged"):
-        await memory.memory_action("restore", card.id)
-    report = await memory.process_pending()
+        await memory.curation.act("restore", card.id)
+    report = await memory.derivation.process_pending()
     assert report.ran == 1  # the summary again; extraction is not re-run
     assert plain.execute("SELECT count(*) FROM events").fetchone()[0] == events_before
-    view = await memory.view_block(card.source_block_id or "", 1)
+    view = await memory.blocks.view(card.source_block_id or "", 1)
     assert "spring sale" not in view.text.lower() and "not derived yet" not in view.text
 
 
@@ -171,15 +175,17 @@ async def test_purge_blanks_the_titles_batches_and_receipts_keep(
 ) -> None:
     card = await spring_sale(memory)
     ref = f"event:{card.id}"
-    batch = await memory.open_batch(NS, "tue", "memory_search_events", [ref], {ref: card.title})
-    await memory.assess(NS, "tue", batch.id, "sufficient", [ref], "direct", None, "answer")
-    await memory.record_use(NS, "tue", batch.id, [ref], "receipt-1")
-    await memory.memory_action("purge", card.id)
+    batch = await memory.gate.open_batch(
+        NS, "tue", "memory_search_events", [ref], {ref: card.title}
+    )
+    await memory.gate.assess(NS, "tue", batch.id, "sufficient", [ref], "direct", None, "answer")
+    await memory.gate.record_use(NS, "tue", batch.id, [ref], "receipt-1")
+    await memory.curation.act("purge", card.id)
     titles = plain.execute("SELECT titles_json FROM batches").fetchone()[0]
     audit = json.loads(plain.execute("SELECT audit_json FROM usage_receipts").fetchone()[0])
     assert json.loads(titles) == {ref: PURGED_TITLE}
     assert [c["title"] for c in audit["citations"]] == [PURGED_TITLE]
-    replay = await memory.record_use(NS, "tue", batch.id, [ref], "receipt-1")
+    replay = await memory.gate.record_use(NS, "tue", batch.id, [ref], "receipt-1")
     assert replay.replayed  # the stored payload was recomputed with the blanked title
 
 
@@ -187,11 +193,11 @@ async def test_purging_twice_keeps_the_first_tombstone(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
     card = await spring_sale(memory)
-    await memory.memory_action("purge", card.id)
+    await memory.curation.act("purge", card.id)
     first = plain.execute("SELECT content, purged_at FROM messages WHERE purged_at IS NOT NULL")
     kept = first.fetchall()
-    await memory.process_pending()
-    await memory.memory_action("purge", card.id)
+    await memory.derivation.process_pending()
+    await memory.curation.act("purge", card.id)
     again = plain.execute("SELECT content, purged_at FROM messages WHERE purged_at IS NOT NULL")
     assert again.fetchall() == kept
     assert plain.execute("SELECT status FROM jobs WHERE kind = 'block_summary'").fetchone()[0] == (
@@ -213,12 +219,12 @@ async def test_event_details_show_sources_links_adoptions_and_actions(
     )
     await memory.db.write(lambda raw: event_rows.insert_event(raw, newer))
     ref = f"event:{card.id}"
-    batch = await memory.open_batch(NS, "tue", "memory_search_events", [ref])
-    await memory.assess(NS, "tue", batch.id, "sufficient", [ref], "direct", None, "answer")
-    await memory.record_use(NS, "tue", batch.id, [ref], "receipt-1")
-    await memory.memory_action("pin", card.id)
+    batch = await memory.gate.open_batch(NS, "tue", "memory_search_events", [ref])
+    await memory.gate.assess(NS, "tue", batch.id, "sufficient", [ref], "direct", None, "answer")
+    await memory.gate.record_use(NS, "tue", batch.id, [ref], "receipt-1")
+    await memory.curation.act("pin", card.id)
 
-    details = await memory.event_details(card.id)
+    details = await memory.curation.event_details(card.id)
     assert [s.message.id for s in details.sources] == card.source_message_ids
     assert details.links == [
         LinkedEvent(
@@ -235,7 +241,7 @@ async def test_event_details_show_sources_links_adoptions_and_actions(
         "memory_search_events",
     )
     assert [a.kind for a in details.actions] == ["pin"]
-    newest = await memory.event_details("evt_new")
+    newest = await memory.curation.event_details("evt_new")
     assert [(link.relation, link.event_id, link.found) for link in newest.links] == [
         ("supersedes", card.id, True),
         ("conflicts with", "gone", False),
@@ -245,14 +251,14 @@ async def test_event_details_show_sources_links_adoptions_and_actions(
 async def test_describe_finds_an_event_a_block_or_a_message_by_id(memory: StrataGate) -> None:
     card = await spring_sale(memory)
     [source] = card.source_message_ids
-    assert isinstance(await memory.describe(card.id), EventDetails)
-    block = await memory.describe(card.source_block_id or "")
+    assert isinstance(await memory.curation.describe(card.id), EventDetails)
+    block = await memory.curation.describe(card.source_block_id or "")
     assert isinstance(block, BlockDetails) and block.messages[0].message.id == source
     assert set(block.summaries) == {"L0", "L1", "L2"} and block.events[0].id == card.id
-    message = await memory.describe(source)
+    message = await memory.curation.describe(source)
     assert isinstance(message, MessageCard) and [e.id for e in message.events] == [card.id]
     with pytest.raises(NotFound, match="no event, block or message with id 'nope'"):
-        await memory.describe("nope")
+        await memory.curation.describe("nope")
 
 
 async def test_a_file_of_schema_12_gains_receipts_and_keeps_its_messages(db_path: Path) -> None:
@@ -271,6 +277,6 @@ async def test_a_file_of_schema_12_gains_receipts_and_keeps_its_messages(db_path
     )
     conn.close()
     async with await StrataGate.open(db_path) as memory:
-        [card] = await memory.message_cards(["m1"])
+        [card] = await memory.curation.message_cards(["m1"])
         assert (card.message.content, card.purged_at) == ("old words", None)
-        assert await memory.memory_actions() == []
+        assert await memory.curation.actions() == []

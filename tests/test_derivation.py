@@ -42,7 +42,7 @@ async def seal_block(
     """Two turns (``said``: the user's two messages, by default about the kiln)."""
     ids: list[str] = []
     for i in range(start, start + 2):
-        receipt = await memory.append_turn(
+        receipt = await memory.blocks.append_turn(
             "ns",
             thread,
             user=said[i - start] if said else f"kiln fires friday {i}",
@@ -69,16 +69,16 @@ async def test_summary_then_extraction_makes_the_block_ready(
     memory = await open_memory(db_path, model)
     ids = await seal_block(memory)
     model.push({"should_extract": True, "events": [card(ids[0], tags=["kiln"])]})
-    report = await memory.process_pending()
+    report = await memory.derivation.process_pending()
     assert (report.ran, report.succeeded, report.failed) == (2, 2, 0)
     assert job_states(plain) == [
         ("block_summary", "succeeded", 1),
         ("event_extraction", "succeeded", 1),
     ]
-    [view] = await memory.get_blocks()
+    [view] = await memory.blocks.views()
     assert view.block.processing_status == "ready" and view.block.l0_title == "Kiln plans"
     assert view.view_tokens["L0"] > 0
-    [event] = await memory.list_events()
+    [event] = await memory.events.cards()
     assert event.source_message_ids == [ids[0]] and event.source_block_id == view.block.id
     assert event.mention_count == 1 and event.last_adopted_turn == event.formed_turn == 2
     assert [t.name for t in model.requests] == [SUMMARIZE_BLOCK, EXTRACT_EVENT_CARDS]
@@ -93,10 +93,10 @@ async def test_prescreen_false_skips_extraction_without_a_model_call(
     model = ScriptedModel.of([{**SUMMARY, "should_extract": False}])
     memory = await open_memory(db_path, model)
     await seal_block(memory)
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     assert job_states(plain)[1] == ("event_extraction", "skipped", 1)
     assert len(model.requests) == 1
-    assert (await memory.get_blocks())[0].block.processing_status == "ready"
+    assert (await memory.blocks.views())[0].block.processing_status == "ready"
     await memory.close()
 
 
@@ -108,13 +108,13 @@ async def test_valid_empty_extraction_is_skipped_but_promised_events_must_exist(
     )
     memory = await open_memory(db_path, model)
     await seal_block(memory)
-    report = await memory.process_pending()
+    report = await memory.derivation.process_pending()
     assert report.failed == 1 and "no valid card" in report.errors[0]
-    assert (await memory.get_blocks())[0].block.processing_status == "pending"
+    assert (await memory.blocks.views())[0].block.processing_status == "pending"
     assert job_states(plain)[1][:2] == ("event_extraction", "failed")
     plain.execute("UPDATE jobs SET next_retry_at = '2000-01-01T00:00:00+00:00'")
     plain.commit()
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     assert job_states(plain)[1] == ("event_extraction", "skipped", 2)
     await memory.close()
 
@@ -126,7 +126,7 @@ async def test_garbage_then_valid_output_retries_with_backoff(
     memory = await open_memory(db_path, model)
     await seal_block(memory)
     for attempt in (1, 2, 3):
-        report = await memory.process_pending()
+        report = await memory.derivation.process_pending()
         assert report.failed == 1
         row = plain.execute("SELECT attempts, next_retry_at, updated_at, last_error FROM jobs")
         attempts, retry_at, updated, error = row.fetchone()
@@ -140,18 +140,18 @@ async def test_garbage_then_valid_output_retries_with_backoff(
             plain.commit()
         else:
             assert retry_at is None  # terminal after three attempts
-    assert (await memory.process_pending()).ran == 0
-    [job] = await memory.list_jobs(status="failed")
-    await memory.retry_job(job.id)
+    assert (await memory.derivation.process_pending()).ran == 0
+    [job] = await memory.derivation.list_jobs(status="failed")
+    await memory.derivation.retry_job(job.id)
     model.push(
         SUMMARY,
         {
             "should_extract": True,
-            "events": [card((await memory.block_messages(job.target_id))[0].id)],
+            "events": [card((await memory.blocks.messages(job.target_id))[0].id)],
         },
     )
-    report = await memory.process_pending()
-    assert report.succeeded == 2 and len(await memory.list_events()) == 1
+    report = await memory.derivation.process_pending()
+    assert report.succeeded == 2 and len(await memory.events.cards()) == 1
     await memory.close()
 
 
@@ -166,7 +166,7 @@ async def test_a_job_left_running_is_failed_and_retried_after_restart(
     memory = await open_memory(db_path, ScriptedModel.of([SUMMARY, {"should_extract": False}]))
     status, error = plain.execute("SELECT status, last_error FROM jobs").fetchone()
     assert (status, error) == ("failed", "interrupted before completion")
-    report = await memory.process_pending()
+    report = await memory.derivation.process_pending()
     assert report.succeeded + report.skipped == 2
     assert job_states(plain)[0] == ("block_summary", "succeeded", 2)
     await memory.close()
@@ -177,9 +177,9 @@ async def test_model_failure_never_touches_the_sealed_block(
 ) -> None:
     memory = await open_memory(db_path, ScriptedModel.of([ModelServerError("down")]))
     ids = await seal_block(memory)
-    await memory.process_pending()
-    [view] = await memory.get_blocks()
-    assert [m.id for m in await memory.block_messages(view.block.id)] == ids
+    await memory.derivation.process_pending()
+    [view] = await memory.blocks.views()
+    assert [m.id for m in await memory.blocks.messages(view.block.id)] == ids
     assert view.block.l3_condensed and view.block.processing_status == "pending"
     await memory.close()
 
@@ -211,8 +211,8 @@ async def test_cards_citing_foreign_messages_are_dropped_and_duplicates_merged(
             ],
         }
     )
-    await memory.process_pending()
-    events = {e.title: e for e in await memory.list_events()}
+    await memory.derivation.process_pending()
+    events = {e.title: e for e in await memory.events.cards()}
     assert set(events) == {"Kiln firing moved", "Odd kiln time"}
     assert events["Kiln firing moved"].source_message_ids == [ids[0], ids[2]]
     odd = events["Odd kiln time"].temporal
@@ -237,8 +237,8 @@ async def test_supersede_and_conflict_links_are_kept_within_the_timeline(
             ],
         }
     )
-    await memory.process_pending()
-    old = {e.title: e.id for e in await memory.list_events()}
+    await memory.derivation.process_pending()
+    old = {e.title: e.id for e in await memory.events.cards()}
     second_ids = await seal_block(
         memory, start=2, said=("The sale moved to 21 March", "The studio opens at 9 now")
     )
@@ -262,16 +262,16 @@ async def test_supersede_and_conflict_links_are_kept_within_the_timeline(
             ],
         },
     )
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     timeline = {entry["id"] for entry in model.requests[-1].payload["timeline"]}
     assert set(old.values()) <= timeline
-    superseded = await memory.get_event(old["Sale on 14 March"])
-    newer = {e.title: e for e in await memory.list_events()}
+    superseded = await memory.events.get(old["Sale on 14 March"])
+    newer = {e.title: e for e in await memory.events.cards()}
     assert superseded.status == "superseded" and superseded.forced_cap == 0.1
     assert superseded.superseded_by == newer["Sale moved to 21 March"].id
     assert newer["Sale moved to 21 March"].temporal["supersedes_event_ids"] == [superseded.id]
-    conflicted = await memory.get_event(old["Studio opens at 10"])
+    conflicted = await memory.events.get(old["Studio opens at 10"])
     assert conflicted.status == "active"
     assert conflicted.temporal["conflicts_with_event_ids"] == [newer["Studio opens at 9"].id]
-    assert len(await memory.list_events()) == 4  # the superseded event is kept
+    assert len(await memory.events.cards()) == 4  # the superseded event is kept
     await memory.close()

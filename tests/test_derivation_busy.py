@@ -34,12 +34,16 @@ async def test_a_busy_graph_job_is_given_back_and_runs_again(
         return await real_run(self, job)
 
     monkeypatch.setattr(Projector, "run", busy_once)
-    await memory.append_turn("ns", "t", user="Caroline: I live in Paris.", assistant="Noted.")
-    await memory.seal_tail("ns", "t")
-    report = await memory.process_pending()
+    await memory.blocks.append_turn(
+        "ns", "t", user="Caroline: I live in Paris.", assistant="Noted."
+    )
+    await memory.blocks.seal_tail("ns", "t")
+    report = await memory.derivation.process_pending()
     assert calls[0] == calls[1]  # the handed-back job was claimed again in the same run
     assert report.graph_failed == 0
-    graph_jobs = [job for job in await memory.list_jobs() if job.kind == "graph_projection"]
+    graph_jobs = [
+        job for job in await memory.derivation.list_jobs() if job.kind == "graph_projection"
+    ]
     assert graph_jobs and {job.status for job in graph_jobs} == {"succeeded"}
 
 
@@ -58,6 +62,6 @@ async def test_a_busy_topic_job_is_given_back_and_runs_again(
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         await new_space(memory, "ns")
         await add_events(memory, "ns", 3)
-        report = await memory.process_topics()
+        report = await memory.topics.process()
         assert calls[0] == calls[1] and report.failed == 0 and report.succeeded == 1
-        assert (await memory.topic_book("ns"))["pending"] == []
+        assert (await memory.topics.book("ns"))["pending"] == []

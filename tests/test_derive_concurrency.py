@@ -68,7 +68,7 @@ async def record(path: Path) -> None:
         for thread, lines in THREADS.items():
             for i, line in enumerate(lines):
                 receipt = f"{thread}:{i}"
-                await memory.append_turn(
+                await memory.blocks.append_turn(
                     "ns", thread, user=line, assistant="Noted.", receipt_id=receipt
                 )
 
@@ -97,12 +97,12 @@ async def derive(
     on_job: Callable[[Job], None] | None = None,
 ) -> DerivationReport:
     async with await StrataGate.open(path, CONFIG, model=model) as memory:
-        return await memory.process_pending(on_job=on_job, concurrency=k)
+        return await memory.derivation.process_pending(on_job=on_job, concurrency=k)
 
 
 async def fingerprints(path: Path) -> set[tuple[Any, ...]]:
     async with await StrataGate.open(path) as memory:
-        return event_fingerprints(await memory.list_events(include_hidden=True))
+        return event_fingerprints(await memory.events.cards(include_hidden=True))
 
 
 async def until(condition: Callable[[], bool]) -> None:
@@ -181,7 +181,7 @@ async def test_cancelling_a_pass_gives_back_every_job_in_flight(
     await record(db_path)
     async with stand_in(monkeypatch, held=True) as (server, model):
         memory = await StrataGate.open(db_path, CONFIG, model=model)
-        run = asyncio.create_task(memory.process_pending(concurrency=4))
+        run = asyncio.create_task(memory.derivation.process_pending(concurrency=4))
         await until(lambda: server.in_flight == 4)
         run.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -192,7 +192,7 @@ async def test_cancelling_a_pass_gives_back_every_job_in_flight(
         assert states == [("failed", jobs.INTERRUPTED, None)] * 4 + [("pending", None, None)] * 2
         assert server.gate is not None
         server.gate.set()
-        report = await memory.process_pending(concurrency=4)
+        report = await memory.derivation.process_pending(concurrency=4)
         await memory.close()
     assert (report.ran, report.failed, len(report.ready_blocks)) == (2 * BLOCKS, 0, BLOCKS)
     assert {row["status"] for row in job_rows(plain)} <= {"succeeded", "skipped"}
@@ -217,7 +217,7 @@ async def commit(memory: StrataGate, job: Job | None) -> None:
 async def where(memory: StrataGate, job: Job | None) -> tuple[str, str, int] | None:
     if job is None:
         return None
-    block = (await memory.view_block(job.target_id)).block
+    block = (await memory.blocks.view(job.target_id)).block
     return job.kind, block.thread_id, block.thread_sequence
 
 

@@ -66,7 +66,7 @@ def _longest_content(payload: dict[str, Any]) -> int:
 async def record_huge(db_path: Path, model: OfflineModel, size: int) -> StrataGate:
     config = MemoryConfig(block_turn_size=1, derive_text_limit=LIMIT)
     memory = await StrataGate.open(db_path, config, model=model)
-    await memory.append_turn("ns", "t", user=huge_message(size), assistant="Noted.")
+    await memory.blocks.append_turn("ns", "t", user=huge_message(size), assistant="Noted.")
     return memory
 
 
@@ -74,7 +74,7 @@ async def test_the_loop_answers_while_a_2mb_message_is_derived(db_path: Path) ->
     model = ProbedModel(asyncio.get_running_loop())
     memory = await record_huge(db_path, model, 2_000_000)
     try:
-        report = await asyncio.wait_for(memory.process_pending(), timeout=300)
+        report = await asyncio.wait_for(memory.derivation.process_pending(), timeout=300)
         assert report.failed == 0, report.errors
         assert model.order[:2] == [
             "summarize_block: other request answered",
@@ -90,10 +90,10 @@ async def test_a_huge_message_is_kept_whole_and_derived_from_a_prefix(db_path: P
     model = ProbedModel(asyncio.get_running_loop())
     memory = await record_huge(db_path, model, 2_000_000)
     try:
-        report = await memory.process_pending()
+        report = await memory.derivation.process_pending()
         assert report.failed == 0, report.errors
-        [view] = await memory.get_blocks()
-        [user, _] = await memory.block_messages(view.block.id)
+        [view] = await memory.blocks.views()
+        [user, _] = await memory.blocks.messages(view.block.id)
         assert len(user.content) == len(huge_message(2_000_000))  # L5 is whole
         assert user.content.endswith(LATE)
         assert 0 < max(model.longest.values()) <= LIMIT  # the model saw a prefix only
@@ -106,9 +106,11 @@ async def test_a_huge_message_is_kept_whole_and_derived_from_a_prefix(db_path: P
         assert int(note[2].replace(",", "")) == len(user.content)
         derived = " ".join([view.block.l1_summary or "", *(view.block.l2_keypoints or [])])
         assert "zebracorn" not in derived
-        [extraction] = [j for j in await memory.list_jobs() if j.kind == "event_extraction"]
+        [extraction] = [
+            j for j in await memory.derivation.list_jobs() if j.kind == "event_extraction"
+        ]
         assert extraction.detail and "derived from the first" in extraction.detail
-        events = await memory.list_events()
+        events = await memory.events.cards()
         assert any("June" in event.title or "June" in event.summary for event in events)
         assert all("zebracorn" not in event.summary for event in events)
     finally:

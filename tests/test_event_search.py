@@ -213,7 +213,7 @@ async def seal_thread(memory: StrataGate, thread: str, words: str = "kiln talk")
     """Three turns: one block sealed (block_turn_size=3); returns its message ids."""
     message_ids: list[str] = []
     for i in range(3):
-        receipt = await memory.append_turn("ns", thread, user=f"{words} {i}", assistant="ok")
+        receipt = await memory.blocks.append_turn("ns", thread, user=f"{words} {i}", assistant="ok")
         message_ids += receipt.message_ids
     return message_ids
 
@@ -230,8 +230,8 @@ async def sourced(
     memory: StrataGate, event_id: str, title: str, thread: str = "t", **extra: Any
 ) -> EventCard:
     """An event citing the first message of the thread's first block."""
-    block = (await memory.get_blocks("ns", thread))[0].block
-    source = (await memory.block_messages(block.id))[0].id
+    block = (await memory.blocks.views("ns", thread))[0].block
+    source = (await memory.blocks.messages(block.id))[0].id
     return card(event_id, title, source_block_id=block.id, source_message_ids=[source], **extra)
 
 
@@ -248,7 +248,7 @@ async def test_search_stamps_retrieval_but_never_reinforces(
     await seal_thread(memory, "t")
     await store(memory, await sourced(memory, "evt_a", "kiln firing"), card("evt_b", "oven"))
     before = counters(plain)
-    hits = await memory.search_events("ns", "kiln")
+    hits = await memory.events.search("ns", "kiln")
     assert [h.card.id for h in hits] == ["evt_a"]
     assert counters(plain) == before
     stamped = dict(plain.execute("SELECT id, last_retrieved_at FROM events").fetchall())
@@ -258,36 +258,36 @@ async def test_search_stamps_retrieval_but_never_reinforces(
 async def test_untracked_and_unmatched_searches_stamp_nothing(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    await memory.append_turn("ns", "t", user="hello")
+    await memory.blocks.append_turn("ns", "t", user="hello")
     await store(memory, card("evt_a", "kiln"))
-    assert await memory.search_events("ns", "zebra") == []
-    assert len(await memory.search_events("ns", "kiln", track_retrieval=False)) == 1
+    assert await memory.events.search("ns", "zebra") == []
+    assert len(await memory.events.search("ns", "kiln", track_retrieval=False)) == 1
     assert plain.execute("SELECT last_retrieved_at FROM events").fetchone()[0] is None
 
 
 async def test_search_pools_statuses_and_agent_weight(memory: StrataGate) -> None:
-    await memory.append_turn("ns", "t", user="hello")
+    await memory.blocks.append_turn("ns", "t", user="hello")
     old = card("evt_old", "kiln schedule")
     new = card("evt_new", "kiln schedule moved", temporal={"supersedes_event_ids": ["evt_old"]})
     await store(memory, old, new, card("evt_gone", "kiln", status="forgotten"))
     await store(memory, card("evt_agent", "kiln preference", pool="agent"))
-    hits = await memory.search_events("ns", "kiln")
+    hits = await memory.events.search("ns", "kiln")
     found = {h.card.id: [older.status for older in h.history] for h in hits}
     assert found == {"evt_new": ["superseded"], "evt_agent": []}  # evt_old as evt_new's history
     no_agent = memory.config.model_copy(update={"agent_memory_weight": 0})
-    off = await StrataGate(memory.db, no_agent).search_events("ns", "kiln")
+    off = await StrataGate(memory.db, no_agent).events.search("ns", "kiln")
     assert [(h.card.id, [o.id for o in h.history]) for h in off] == [("evt_new", ["evt_old"])]
 
 
 async def test_structured_filters_find_events_without_a_lexical_match(memory: StrataGate) -> None:
-    await memory.append_turn("ns", "t", user="hello")
+    await memory.blocks.append_turn("ns", "t", user="hello")
     ana = card("evt_ana", "dinner", temporal={"participants": ["Ana"]})
     await store(memory, ana, card("evt_bob", "kiln", temporal={"participants": ["Bob"]}))
-    hits = await memory.search_events("ns", "", participants=["ana"])
+    hits = await memory.events.search("ns", "", participants=["ana"])
     assert [h.card.id for h in hits] == ["evt_ana"]
-    hits = await memory.search_events("ns", "kiln", participants=["ana"])
+    hits = await memory.events.search("ns", "kiln", participants=["ana"])
     assert [h.card.id for h in hits] == ["evt_ana"]
-    early = await memory.search_events("ns", "", happened_to="2000-01-01")
+    early = await memory.events.search("ns", "", happened_to="2000-01-01")
     assert early == []
 
 
@@ -295,40 +295,40 @@ async def test_expand_event_returns_the_card_and_its_sources(memory: StrataGate)
     ids_ = await seal_thread(memory, "t")
     event = await sourced(memory, "evt_a", "kiln")
     await store(memory, event, card("evt_gone", "x", status="forgotten"))
-    expansion = await memory.expand_event("evt_a")
+    expansion = await memory.events.expand("evt_a")
     assert expansion.card.id == "evt_a" and [m.id for m in expansion.messages] == [ids_[0]]
     with pytest.raises(NotFound):
-        await memory.expand_event("evt_gone")
-    assert (await memory.expand_event("evt_gone", include_hidden=True)).messages == []
+        await memory.events.expand("evt_gone")
+    assert (await memory.events.expand("evt_gone", include_hidden=True)).messages == []
 
 
 async def test_get_blocks_reports_levels_and_empty_reasons(memory: StrataGate) -> None:
-    empty = await memory.agent_blocks("ns", "t")
+    empty = await memory.events.agent_blocks("ns", "t")
     assert empty.empty_reason == "no_blocks_in_namespace" and empty.status()["blockCount"] == 0
     await seal_thread(memory, "a")
-    pending = await memory.agent_blocks("ns", "b")
+    pending = await memory.events.agent_blocks("ns", "b")
     assert pending.status()["emptyReason"] == "blocks_exist_in_other_threads"
     assert pending.namespace_thread_ids == ["a"] and pending.namespace_block_count == 1
-    await memory.append_turn("ns", "b", user="unsealed")
-    assert (await memory.agent_blocks("ns", "b")).empty_reason == "open_tail_pending"
+    await memory.blocks.append_turn("ns", "b", user="unsealed")
+    assert (await memory.events.agent_blocks("ns", "b")).empty_reason == "open_tail_pending"
     for _ in range(3):
-        block_id = (await memory.get_blocks("ns", "a"))[-1].block.id
-        await memory.mark_block_ready(block_id)
+        block_id = (await memory.blocks.views("ns", "a"))[-1].block.id
+        await memory.blocks.mark_ready(block_id)
         await seal_thread(memory, "a")
-    report = await memory.agent_blocks("ns", "a")
+    report = await memory.events.agent_blocks("ns", "a")
     assert [v.current_level for v in report.blocks] == [4, 5, 5]
     assert report.empty_reason is None and report.status()["openTailCount"] == 0
-    everywhere = await memory.agent_blocks("ns", "b", scope="namespace")
+    everywhere = await memory.events.agent_blocks("ns", "b", scope="namespace")
     assert len(everywhere.blocks) == 3 and everywhere.open_tail_count == 2
 
 
 async def test_long_queries_prefilter_on_their_rarest_tokens(memory: StrataGate) -> None:
-    await memory.append_turn("ns", "t", user="hello")
+    await memory.blocks.append_turn("ns", "t", user="hello")
     common = " ".join(f"word{i}" for i in range(20))
     await store(memory, card("evt_kiln", "kiln firing"), card("evt_common", common))
-    hits = await memory.search_events("ns", f"{common} kiln")
+    hits = await memory.events.search("ns", f"{common} kiln")
     assert {h.card.id for h in hits} == {"evt_kiln", "evt_common"}
-    rare = await memory.search_events("ns", " ".join(f"zz{i}" for i in range(20)) + " kiln")
+    rare = await memory.events.search("ns", " ".join(f"zz{i}" for i in range(20)) + " kiln")
     assert [h.card.id for h in rare] == ["evt_kiln"]
 
 
@@ -362,16 +362,16 @@ def test_rank_plain_equals_rank_events_for_plain_queries(query: str, offset: int
 async def test_search_with_index_and_stored_documents_equals_a_full_scan(
     memory: StrataGate,
 ) -> None:
-    await memory.append_turn("ns", "t", user="hello")
+    await memory.blocks.append_turn("ns", "t", user="hello")
     await store(memory, *corpus())
     queries = ["kiln", "glaze ash", "the slip wheel fire", "clay oven kiln ash"]
-    indexed = [await memory.search_events("ns", q, limit=20) for q in queries]
+    indexed = [await memory.events.search("ns", q, limit=20) for q in queries]
     plain = sqlite3.connect(memory.db.path)
     plain.execute("DROP TABLE event_fts")
     plain.execute("DELETE FROM event_documents")
     plain.commit()
     plain.close()
-    scanned = [await memory.search_events("ns", q, limit=20) for q in queries]
+    scanned = [await memory.events.search("ns", q, limit=20) for q in queries]
     assert all(indexed)
     for a, b in zip(indexed, scanned, strict=True):
         assert [(h.card.id, h.rank_score) for h in a] == [(h.card.id, h.rank_score) for h in b]
@@ -380,19 +380,19 @@ async def test_search_with_index_and_stored_documents_equals_a_full_scan(
 async def test_stale_stored_documents_are_not_trusted(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    await memory.append_turn("ns", "t", user="hello")
+    await memory.blocks.append_turn("ns", "t", user="hello")
     await store(memory, card("evt_a", "kiln"), card("evt_b", "oven kiln"))
     stored = plain.execute("SELECT COUNT(*) FROM event_documents").fetchone()[0]
     plain.execute("UPDATE events SET title = 'oven', updated_at = '2030-01-01' WHERE id = 'evt_a'")
     plain.commit()
-    hits = await memory.search_events("ns", "kiln", track_retrieval=False)
+    hits = await memory.events.search("ns", "kiln", track_retrieval=False)
     assert stored == 2 and [h.card.id for h in hits] == ["evt_b"]
 
 
 async def test_prefilter_keeps_to_the_rarest_terms_within_the_budget(
     memory: StrataGate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await memory.append_turn("ns", "t", user="hello")
+    await memory.blocks.append_turn("ns", "t", user="hello")
     await store(memory, *[card(f"e{i}", f"common word {i}") for i in range(6)])
     await store(memory, card("evt_rare", "common kiln"))
     monkeypatch.setattr(search_index, "POSTING_BUDGET", 3)
@@ -400,11 +400,11 @@ async def test_prefilter_keeps_to_the_rarest_terms_within_the_budget(
         lambda raw: search_index.prefilter(raw, "event_fts", ["w:kiln", "w:common", "w:zebra"])
     )
     assert found == search_index.Prefilter(fts_match_any(["w:kiln"]), ranked=True)
-    hits = await memory.search_events("ns", "common kiln")
+    hits = await memory.events.search("ns", "common kiln")
     assert [h.card.id for h in hits] == ["evt_rare"]
     over = await memory.db.read(lambda raw: search_index.prefilter(raw, "event_fts", ["w:common"]))
     assert over == search_index.Prefilter(fts_match_any(["w:common"]), ranked=False)
-    assert len(await memory.search_events("ns", "common")) == 6
+    assert len(await memory.events.search("ns", "common")) == 6
     assert (
         await memory.db.read(lambda raw: search_index.prefilter(raw, "event_fts", ["w:zebra"]))
         is None

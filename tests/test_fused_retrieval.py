@@ -38,8 +38,8 @@ async def thread(
             MessageIn(role="user", content=user),
             MessageIn(role="assistant", content=assistant),
         ]
-        ids.extend((await memory.record_turn(NS, thread_id, messages, at=at)).message_ids)
-    await memory.seal_tail(NS, thread_id)
+        ids.extend((await memory.blocks.record_turn(NS, thread_id, messages, at=at)).message_ids)
+    await memory.blocks.seal_tail(NS, thread_id)
     return ids
 
 
@@ -70,8 +70,8 @@ async def world(memory: StrataGate) -> dict[str, str]:
 async def test_retrieve_records_each_channel_that_found_an_id(
     memory: StrataGate, world: dict[str, str]
 ) -> None:
-    hits = await memory.retrieve(NS, "pottery")
-    rankings = await memory.channel_rankings(NS, "pottery", 20, FusionConfig())
+    hits = await memory.retrieval.retrieve(NS, "pottery")
+    rankings = await memory.retrieval.channel_rankings(NS, "pottery", 20, FusionConfig())
     assert hits
     for hit in hits:
         assert hit.channels == [name for name in CHANNELS if hit.message_id in rankings[name]]
@@ -84,7 +84,7 @@ async def test_retrieve_records_each_channel_that_found_an_id(
 async def test_retrieve_no_match_is_empty(
     memory: StrataGate, world: dict[str, str], query: str
 ) -> None:
-    assert await memory.retrieve(NS, query) == []
+    assert await memory.retrieval.retrieve(NS, query) == []
 
 
 async def test_retrieve_never_reinforces_or_stamps_events(
@@ -92,7 +92,7 @@ async def test_retrieve_never_reinforces_or_stamps_events(
 ) -> None:
     columns = "SELECT id, mention_count, last_adopted_turn, last_retrieved_at FROM events"
     before = [tuple(row) for row in plain.execute(columns)]
-    assert await memory.retrieve(NS, "pottery kiln")
+    assert await memory.retrieval.retrieve(NS, "pottery kiln")
     assert [tuple(row) for row in plain.execute(columns)] == before
 
 
@@ -100,9 +100,11 @@ async def test_retrieve_event_vote_breaks_a_raw_tie(
     memory: StrataGate, world: dict[str, str]
 ) -> None:
     quiet = FusionConfig(event_weight=0, block_weight=0, event_boost=0)
-    plain_order = [hit.message_id for hit in await memory.retrieve(NS, "pottery", 2, quiet)]
+    plain_order = [
+        hit.message_id for hit in await memory.retrieval.retrieve(NS, "pottery", 2, quiet)
+    ]
     assert plain_order == [world["new pottery"], world["old pottery"]]
-    fused = [hit.message_id for hit in await memory.retrieve(NS, "pottery", 2)]
+    fused = [hit.message_id for hit in await memory.retrieval.retrieve(NS, "pottery", 2)]
     assert fused == [world["old pottery"], world["new pottery"]]
 
 
@@ -110,9 +112,9 @@ async def test_retrieve_is_the_weighted_rrf_of_the_channels(
     memory: StrataGate, world: dict[str, str]
 ) -> None:
     config = FusionConfig(raw_weight=1, event_weight=2, block_weight=0)
-    rankings = await memory.channel_rankings(NS, "pottery soup", 10, config)
+    rankings = await memory.retrieval.channel_rankings(NS, "pottery soup", 10, config)
     expected = rrf_rank([(rankings["raw"], 1.0), (rankings["event"], 2.0)])
-    hits = await memory.retrieve(NS, "pottery soup", 10, config)
+    hits = await memory.retrieval.retrieve(NS, "pottery soup", 10, config)
     assert [h.message_id for h in hits] == [mid for mid, _ in expected[:10]]
     assert [h.score for h in hits] == pytest.approx([score for _, score in expected[:10]])
     assert world["soup"] in [hit.message_id for hit in hits]
@@ -139,15 +141,15 @@ def top(hits: list[Any]) -> str:
 async def test_retrieve_question_date_favours_messages_of_that_day(
     memory: StrataGate, dated: dict[str, str]
 ) -> None:
-    assert top(await memory.retrieve(NS, "pottery")) == dated["may"]
-    assert top(await memory.retrieve(NS, "pottery on 2 April 2024")) == dated["april"]
-    assert top(await memory.retrieve(NS, "2024年4月2日 pottery")) == dated["april"]
+    assert top(await memory.retrieval.retrieve(NS, "pottery")) == dated["may"]
+    assert top(await memory.retrieval.retrieve(NS, "pottery on 2 April 2024")) == dated["april"]
+    assert top(await memory.retrieval.retrieve(NS, "2024年4月2日 pottery")) == dated["april"]
 
 
 async def test_retrieve_month_without_year_is_the_last_one_before_the_newest_message(
     memory: StrataGate, dated: dict[str, str]
 ) -> None:
-    assert top(await memory.retrieve(NS, "pottery in March")) == dated["march"]
+    assert top(await memory.retrieval.retrieve(NS, "pottery in March")) == dated["march"]
 
 
 async def test_retrieve_question_date_favours_events_that_happened_then(
@@ -156,14 +158,14 @@ async def test_retrieve_question_date_favours_events_that_happened_then(
     happened = {"happened_start": "2024-02-10T00:00:00+00:00", "precision": "day"}
     happened["happened_end"] = "2024-02-10T23:59:59+00:00"
     await store(memory, card("evt_feb", "glazing", [dated["april"]], temporal=happened))
-    assert top(await memory.retrieve(NS, "pottery on 10 February 2024")) == dated["april"]
+    assert top(await memory.retrieval.retrieve(NS, "pottery on 10 February 2024")) == dated["april"]
 
 
 @pytest.mark.parametrize("query", ["xylophone on 2 April 2024", "on 2 April 2024"])
 async def test_retrieve_date_alone_never_makes_a_match(
     memory: StrataGate, dated: dict[str, str], query: str
 ) -> None:
-    assert await memory.retrieve(NS, query) == []
+    assert await memory.retrieval.retrieve(NS, query) == []
 
 
 @pytest.mark.parametrize(
@@ -190,33 +192,37 @@ async def test_retrieve_ranks_raw_messages_with_the_configured_raw_channel(
     """The fusion settings carry the raw channel's: without the neighbour vote and the
     predecessor's terms, a reply that only follows a match is not found."""
     pottery, reply = (await thread(memory, "a", [("I love pottery", "Nice")]))[:2]
-    found = [hit.message_id for hit in await memory.retrieve(NS, "pottery")]
+    found = [hit.message_id for hit in await memory.retrieval.retrieve(NS, "pottery")]
     context_free = replace(RAW_CHANNEL, neighbour_weight=0.0, expansion_weight=0.0)
     silent = FusionConfig(raw_channel=context_free)
-    alone = [hit.message_id for hit in await memory.retrieve(NS, "pottery", config=silent)]
+    alone = [
+        hit.message_id for hit in await memory.retrieval.retrieve(NS, "pottery", config=silent)
+    ]
     assert found[0] == pottery and reply in found
     assert alone == [pottery]
 
 
 async def test_search_raw_ranked_gives_retrieve_order_as_raw_hits(memory: StrataGate) -> None:
     ids = await thread(memory, "a", [("I love pottery", "Nice"), ("Weather is grey", "Sad")])
-    hits = await memory.search_raw_ranked(NS, "pottery", 6)
-    fused = await memory.retrieve(NS, "pottery", 6)
+    hits = await memory.retrieval.search_raw_ranked(NS, "pottery", 6)
+    fused = await memory.retrieval.retrieve(NS, "pottery", 6)
     assert [(h.message.id, h.score) for h in hits] == [(f.message_id, f.score) for f in fused]
     first = hits[0]
     assert first.message.id == ids[0] and first.previous is None
     assert first.next is not None and first.next.id == ids[1]
     assert ids[1] in [hit.message.id for hit in hits]  # the reply, by its context
-    assert len(await memory.search_raw_ranked(NS, "pottery", 1)) == 1
-    assert await memory.search_raw_ranked(NS, "pottery", 0) == []
-    assert await memory.search_raw_ranked(NS, "xylophone") == []
-    assert await memory.search_raw_ranked("elsewhere", "pottery") == []
+    assert len(await memory.retrieval.search_raw_ranked(NS, "pottery", 1)) == 1
+    assert await memory.retrieval.search_raw_ranked(NS, "pottery", 0) == []
+    assert await memory.retrieval.search_raw_ranked(NS, "xylophone") == []
+    assert await memory.retrieval.search_raw_ranked("elsewhere", "pottery") == []
 
 
 async def test_latest_message_time_is_the_newest_thread_end(memory: StrataGate) -> None:
     await thread(memory, "late", [("pottery", "ok")], start=T0 + timedelta(days=3))
     await thread(memory, "early", [("kiln", "ok")], start=T0)
-    await memory.append_turn(NS, "open", user="hi", assistant="yo", at=T0 + timedelta(days=1))
+    await memory.blocks.append_turn(
+        NS, "open", user="hi", assistant="yo", at=T0 + timedelta(days=1)
+    )
     latest = await memory.db.read(lambda raw: latest_message_time(raw, NS))
     assert latest == T0 + timedelta(days=3)
     assert await memory.db.read(lambda raw: latest_message_time(raw, "nowhere")) is None
@@ -267,7 +273,7 @@ async def test_retrieve_parses_its_question_once(
     question = "Which European countries did I visit on 1 May 2024 for pottery?"
     parsers = (query_tokens, category_terms, find_time_expressions)
     calls = {parse.__name__: count_calls(monkeypatch, parse) for parse in parsers}
-    assert await memory.retrieve(NS, question, 10)
+    assert await memory.retrieval.retrieve(NS, question, 10)
     assert {name: sum(question in args for args in made) for name, made in calls.items()} == {
         "query_tokens": 1,
         "category_terms": 1,

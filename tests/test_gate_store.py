@@ -71,7 +71,7 @@ def counters(plain: sqlite3.Connection) -> dict[str, tuple[int, int]]:
 
 
 async def open_b(memory: StrataGate, refs: tuple[str, ...], thread: str = THREAD) -> str:
-    batch = await memory.open_batch(NS, thread, "memory_search_events", refs)
+    batch = await memory.gate.open_batch(NS, thread, "memory_search_events", refs)
     return batch.id
 
 
@@ -84,13 +84,13 @@ async def judge(
     fit: object = "fits",
     missing: object = "",
 ) -> ag.Assessed:
-    return await memory.assess(NS, THREAD, batch_id, verdict, refs, fit, missing, strategy)
+    return await memory.gate.assess(NS, THREAD, batch_id, verdict, refs, fit, missing, strategy)
 
 
 async def record(
     memory: StrataGate, batch_id: str | None, refs: list[Any], receipt: str = "r1"
 ) -> ag.UseRecord:
-    return await memory.record_use(NS, THREAD, batch_id, refs, receipt)
+    return await memory.gate.record_use(NS, THREAD, batch_id, refs, receipt)
 
 
 # -- batches ----------------------------------------------------------------------------
@@ -99,10 +99,10 @@ async def record(
 async def test_open_batch_persists_ids_sequences_and_turn(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    await memory.append_turn(NS, THREAD, user="hello", assistant="hi")
+    await memory.blocks.append_turn(NS, THREAD, user="hello", assistant="hi")
     first = await open_b(memory, ("event:e1", "event:e1", RAW_REF))
     second = await open_b(memory, ())
-    other = await memory.open_batch(
+    other = await memory.gate.open_batch(
         NS, "t2", "memory_expand_event", ["event:e1"], {"event:e1": "One"}
     )
     assert (first, second, other.id) == ("batch_1", "batch_2", "batch_3")
@@ -133,13 +133,13 @@ async def test_open_batch_rejects_other_tools_and_malformed_refs(
     memory: StrataGate, tool: str, refs: Any
 ) -> None:
     with pytest.raises(InvalidInput):
-        await memory.open_batch(NS, THREAD, tool, refs)
+        await memory.gate.open_batch(NS, THREAD, tool, refs)
 
 
 @pytest.mark.parametrize(("namespace", "thread"), [("", THREAD), (NS, "  "), (NS, None)])
 async def test_open_batch_needs_names(memory: StrataGate, namespace: Any, thread: Any) -> None:
     with pytest.raises(InvalidInput):
-        await memory.open_batch(namespace, thread, "memory_search_events", [])
+        await memory.gate.open_batch(namespace, thread, "memory_search_events", [])
 
 
 # -- assessment normalisation (§7.1), via the store ------------------------------------
@@ -250,7 +250,7 @@ async def test_unknown_batch_lists_open_batches(memory: StrataGate) -> None:
     assert caught.value.available_batch_ids == [first, second]
     assert second in str(caught.value)
     with pytest.raises(UnknownBatch):  # batches of another thread are not this thread's
-        await memory.assess(NS, "other", first, "partial", [], "", "", "search_events")
+        await memory.gate.assess(NS, "other", first, "partial", [], "", "", "search_events")
 
 
 # -- record_use (§7.2–7.3) --------------------------------------------------------------
@@ -286,7 +286,7 @@ async def test_record_use_rejects_refs_not_adopted(
     assert caught.value.available_refs == list(REFS)
     assert counters(plain) == before
     assert plain.execute("SELECT COUNT(*) FROM usage_receipts").fetchone()[0] == 0
-    assert [b.id for b in await memory.unresolved_batches(NS, THREAD)] == [batch_id]
+    assert [b.id for b in await memory.gate.unresolved_batches(NS, THREAD)] == [batch_id]
 
 
 async def test_record_use_of_nothing_is_always_allowed(
@@ -299,7 +299,7 @@ async def test_record_use_of_nothing_is_always_allowed(
     assert (result.batch_id, result.batch_status, result.incremented) == (batch_id, "recorded", ())
     assert result.verdict is None and result.unresolved_batch_ids == ()
     assert counters(plain) == before
-    assert await memory.unresolved_batches(NS, THREAD) == []
+    assert await memory.gate.unresolved_batches(NS, THREAD) == []
 
 
 async def test_record_use_reinforces_only_adopted_events(
@@ -307,9 +307,11 @@ async def test_record_use_reinforces_only_adopted_events(
 ) -> None:
     await seeded(memory)
     for i in range(4):
-        await memory.append_turn(NS, THREAD, user=f"turn {i}", assistant="ok")
+        await memory.blocks.append_turn(NS, THREAD, user=f"turn {i}", assistant="ok")
     refs = ("event:e1", "event:e2", RAW_REF, BLOCK_REF)
-    batch = await memory.open_batch(NS, THREAD, "memory_search_events", refs, {"event:e1": "Kiln"})
+    batch = await memory.gate.open_batch(
+        NS, THREAD, "memory_search_events", refs, {"event:e1": "Kiln"}
+    )
     other = await open_b(memory, ("event:e3",))
     await judge(memory, batch.id, ["event:e1", RAW_REF, BLOCK_REF])
     result = await record(memory, batch.id, ["event:e1", RAW_REF, "event:e1", BLOCK_REF], "rc")
@@ -332,7 +334,7 @@ async def test_record_use_skips_forgotten_and_foreign_events(
 ) -> None:
     await seeded(memory, "e1", "e2")
     await add_event(memory, "x1", namespace="elsewhere")
-    await memory.forget_event("e2")
+    await memory.gate.forget_event("e2")
     batch_id = await open_b(memory, ("event:e1", "event:e2", "event:x1", "event:gone"))
     await judge(memory, batch_id, ["event:e1", "event:e2", "event:x1", "event:gone"])
     result = await record(memory, batch_id, ["event:e1", "event:e2", "event:x1", "event:gone"])
@@ -392,7 +394,7 @@ async def test_recorded_batch_cannot_be_assessed_or_recorded_again(memory: Strat
 async def test_record_use_needs_a_receipt(memory: StrataGate, receipt: Any) -> None:
     await open_b(memory, REFS)
     with pytest.raises(InvalidInput):
-        await memory.record_use(NS, THREAD, None, [], receipt)
+        await memory.gate.record_use(NS, THREAD, None, [], receipt)
 
 
 # -- reinforcement only on adoption -----------------------------------------------------
@@ -402,19 +404,19 @@ async def test_reads_and_unrecorded_batches_never_reinforce(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
     await seeded(memory)
-    await memory.append_turn(NS, THREAD, user="kiln", assistant="ok")
+    await memory.blocks.append_turn(NS, THREAD, user="kiln", assistant="ok")
     snapshot = plain.execute("SELECT * FROM events ORDER BY id").fetchall()
     for i in range(1000):
-        await memory.get_event(f"e{i % 3 + 1}")
-        await memory.list_events(NS)
-        await memory.event_weight("e1")
+        await memory.events.get(f"e{i % 3 + 1}")
+        await memory.events.cards(NS)
+        await memory.gate.event_weight("e1")
         await memory.db.read(
             lambda raw: event_rows.fts_event_candidates(raw, NS, fts_match_any(["w:event"]), 5)
         )
         batch_id = await open_b(memory, ("event:e1", "event:e2"))
         await judge(memory, batch_id, ["event:e1", "event:e2"])
     assert plain.execute("SELECT * FROM events ORDER BY id").fetchall() == snapshot
-    assert len(await memory.unresolved_batches(NS, THREAD)) == 1000
+    assert len(await memory.gate.unresolved_batches(NS, THREAD)) == 1000
 
 
 async def test_batches_survive_close_and_reopen_mid_turn(
@@ -422,11 +424,11 @@ async def test_batches_survive_close_and_reopen_mid_turn(
 ) -> None:
     memory = await StrataGate.open(db_path, MemoryConfig(block_turn_size=3))
     await seeded(memory)
-    await memory.append_turn(NS, THREAD, user="kiln?", assistant="")
+    await memory.blocks.append_turn(NS, THREAD, user="kiln?", assistant="")
     batch_id = await open_b(memory, ("event:e1", RAW_REF))
     await memory.close()
     reopened = await StrataGate.open(db_path, MemoryConfig(block_turn_size=3))
-    assert [b.id for b in await reopened.unresolved_batches(NS, THREAD)] == [batch_id]
+    assert [b.id for b in await reopened.gate.unresolved_batches(NS, THREAD)] == [batch_id]
     await judge(reopened, None, ["event:e1"])
     result = await record(reopened, None, ["event:e1"])
     assert (result.batch_id, result.incremented) == (batch_id, ("e1",))
@@ -457,7 +459,7 @@ async def test_weight_is_computed_from_stored_fields(
     memory: StrataGate, fields: dict[str, Any], turn: int, expected: float
 ) -> None:
     await add_event(memory, "w", **fields)
-    assert await memory.event_weight("w", turn) == pytest.approx(expected)
+    assert await memory.gate.event_weight("w", turn) == pytest.approx(expected)
 
 
 async def test_weight_defaults_to_the_namespace_turn_and_adoption_refreshes_it(
@@ -465,14 +467,14 @@ async def test_weight_defaults_to_the_namespace_turn_and_adoption_refreshes_it(
 ) -> None:
     await add_event(memory, "w", criticality="preference", floor_weight=0.3)
     for i in range(6):
-        await memory.append_turn(NS, THREAD, user=f"u{i}", assistant="a")
-    assert await memory.event_weight("w") == pytest.approx(math.exp(-0.9))
+        await memory.blocks.append_turn(NS, THREAD, user=f"u{i}", assistant="a")
+    assert await memory.gate.event_weight("w") == pytest.approx(math.exp(-0.9))
     batch_id = await open_b(memory, ("event:w",))
     await judge(memory, batch_id, ["event:w"])
     await record(memory, batch_id, ["event:w"])
-    assert await memory.event_weight("w") == 1.0
+    assert await memory.gate.event_weight("w") == 1.0
     lam = 0.15 / (1 + 1.5 * math.log(2))
-    assert await memory.event_weight("w", 16) == pytest.approx(math.exp(-lam * 10))
+    assert await memory.gate.event_weight("w", 16) == pytest.approx(math.exp(-lam * 10))
     assert FLOORS["preference"] == 0.3
 
 
@@ -481,23 +483,23 @@ async def test_weight_defaults_to_the_namespace_turn_and_adoption_refreshes_it(
 
 async def test_pin_and_unpin_are_reversible(memory: StrataGate, plain: sqlite3.Connection) -> None:
     await add_event(memory, "p")
-    assert (await memory.pin_event("p")).pinned
+    assert (await memory.gate.pin_event("p")).pinned
     assert plain.execute("SELECT pinned FROM events").fetchone()[0] == 1
-    assert await memory.event_weight("p", 1000) == 1.0
-    assert not (await memory.unpin_event("p")).pinned
-    assert await memory.event_weight("p", 1000) < 1e-6
+    assert await memory.gate.event_weight("p", 1000) == 1.0
+    assert not (await memory.gate.unpin_event("p")).pinned
+    assert await memory.gate.event_weight("p", 1000) < 1e-6
 
 
 async def test_forget_hides_the_event_everywhere_and_restore_brings_it_back(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    receipt = await memory.append_turn(NS, THREAD, user="kiln", assistant="ok")
+    receipt = await memory.blocks.append_turn(NS, THREAD, user="kiln", assistant="ok")
     await add_event(memory, "f", "Kiln firing", source_message_ids=receipt.message_ids)
     await add_event(memory, "s", "Kiln old", status="superseded", superseded_by="f")
 
     async def visible() -> set[str]:
         match = fts_match_any(query_tokens("kiln"))
-        listed = {e.id for e in await memory.list_events(NS)}
+        listed = {e.id for e in await memory.events.cards(NS)}
         found = await memory.db.read(
             lambda raw: event_rows.fts_event_candidates(raw, NS, match, 10)
         )
@@ -506,30 +508,30 @@ async def test_forget_hides_the_event_everywhere_and_restore_brings_it_back(
         return listed
 
     assert await visible() == {"f", "s"}
-    assert (await memory.forget_event("f")).status == "forgotten"
-    assert (await memory.forget_event("s")).status == "forgotten"
+    assert (await memory.gate.forget_event("f")).status == "forgotten"
+    assert (await memory.gate.forget_event("s")).status == "forgotten"
     assert await visible() == set()
-    assert await memory.event_weight("f", 0) == 0.0
+    assert await memory.gate.event_weight("f", 0) == 0.0
     sources = plain.execute(
         "SELECT message_id FROM event_sources WHERE event_id = 'f' ORDER BY position"
     )
     assert [r[0] for r in sources] == receipt.message_ids
-    assert {e.id for e in await memory.list_events(NS, include_hidden=True)} == {"f", "s"}
-    assert (await memory.restore_event("f")).status == "active"
-    assert (await memory.restore_event("s")).status == "superseded"
-    assert (await memory.restore_event("s")).status == "superseded"
+    assert {e.id for e in await memory.events.cards(NS, include_hidden=True)} == {"f", "s"}
+    assert (await memory.gate.restore_event("f")).status == "active"
+    assert (await memory.gate.restore_event("s")).status == "superseded"
+    assert (await memory.gate.restore_event("s")).status == "superseded"
     assert await visible() == {"f", "s"}
 
 
 async def test_forget_errors(memory: StrataGate) -> None:
     await add_event(memory, "a", status="archived")
     with pytest.raises(InvalidInput):
-        await memory.forget_event("a")
-    for action in (memory.pin_event, memory.forget_event, memory.restore_event):
+        await memory.gate.forget_event("a")
+    for action in (memory.gate.pin_event, memory.gate.forget_event, memory.gate.restore_event):
         with pytest.raises(NotFound):
             await action("missing")
     with pytest.raises(NotFound):
-        await memory.event_weight("missing")
+        await memory.gate.event_weight("missing")
 
 
 # -- property: reinforcement only on adoption, once per receipt --------------------------
@@ -603,7 +605,7 @@ class GateWorld:
             await self._apply(("assess", None, "sufficient", op[2], "answer"))
             await self._apply(("record", None, op[2], op[3], "adopted"))
         else:
-            await self.memory.get_event(op[1].removeprefix("event:"))
+            await self.memory.events.get(op[1].removeprefix("event:"))
 
     async def _record_op(
         self, batch_id: str | None, slots: list[int], receipt: str, mode: str
@@ -629,7 +631,7 @@ class GateWorld:
             self.expected[event_id] += 1
 
     async def _adopted(self, batch_id: str | None, receipt: str) -> set[str]:
-        batches = {b.id: b for b in await self.memory.list_batches(NS, THREAD)}
+        batches = {b.id: b for b in await self.memory.gate.list_batches(NS, THREAD)}
         wanted = batch_id or self.receipts.get(receipt) or (list(batches)[-1] if batches else "")
         judged = batches[wanted].assessment if wanted in batches else None
         return set(judged.evidence_refs) if judged and judged.verdict == "sufficient" else set()
@@ -664,16 +666,16 @@ async def test_a_loop_of_a_thousand_searches_changes_no_adoption_counter(
 ) -> None:
     await seeded(memory)
     for i in range(4):  # a sealed block so raw search and retrieve have something to find
-        await memory.append_turn(NS, THREAD, user=f"event summary {i}", assistant="ok")
+        await memory.blocks.append_turn(NS, THREAD, user=f"event summary {i}", assistant="ok")
     before = counters(plain)
     hits = 0
     for i in range(1000):
-        found = await memory.search_events(NS, "event summary")
+        found = await memory.events.search(NS, "event summary")
         hits += len(found)
         if i % 10 == 0:
-            hits += len(await memory.search_raw(NS, "event summary"))
-            hits += len(await memory.retrieve(NS, "event summary"))
-            await memory.build_auto_context(NS, "another-thread", "event summary")
+            hits += len(await memory.retrieval.search_raw(NS, "event summary"))
+            hits += len(await memory.retrieval.retrieve(NS, "event summary"))
+            await memory.retrieval.auto_context(NS, "another-thread", "event summary")
     assert hits >= 3000
     assert counters(plain) == before
     stamped = plain.execute("SELECT COUNT(*) FROM events WHERE last_retrieved_at IS NOT NULL")

@@ -121,14 +121,14 @@ async def test_a_base_database_has_its_pets_retyped_animal_and_keeps_every_recor
     path = tmp_path / "old.db"
     base_database(path)
     memory = await StrataGate.open(path)  # foreign keys on: the rebuild must not cascade
-    views = {v.node.name: v for v in await memory.graph_nodes("ns")}
+    views = {v.node.name: v for v in await memory.graph.nodes("ns")}
     assert {name: v.node.type for name, v in views.items()} == {
         "Sam": "person",
         "Biscuit": "animal",
         "Comet": "person",  # owned, but no pet fact names it
     }
     assert views["Biscuit"].node.aliases == ("Biscuity",)
-    assert [v.node.name for v in await memory.graph_nodes("ns", "animal")] == ["Biscuit"]
+    assert [v.node.name for v in await memory.graph.nodes("ns", "animal")] == ["Biscuit"]
     await memory.close()
     plain = sqlite3.connect(path)
     assert plain.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -165,15 +165,15 @@ async def seed_model_animal(db: Path) -> None:
             ],
         }
     )
-    assert await memory.project_pending_graph() == 1
-    assert await memory.list_jobs(status="failed") == []
+    assert await memory.derivation.project_pending_graph() == 1
+    assert await memory.derivation.list_jobs(status="failed") == []
     await memory.close()
 
 
 async def test_graph_search_finds_an_animal_by_its_type(tmp_path: Path) -> None:
     await seed_model_animal(tmp_path / "m.db")
     memory = await StrataGate.open(tmp_path / "m.db")
-    [hit] = await memory.search_graph(NS, "animal")
+    [hit] = await memory.graph.search(NS, "animal")
     assert (hit.view.node.name, hit.compact()["type"]) == ("Biscuit", "animal")
     await memory.close()
 

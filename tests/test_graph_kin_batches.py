@@ -11,11 +11,11 @@ from tests.test_graph_frames import edges, event
 
 async def batch(memory: StrataGate, space: str, turns: list[str], start: int) -> None:
     for i, user in enumerate(turns):
-        await memory.append_turn(
+        await memory.blocks.append_turn(
             space, "s", user=user, assistant="OK.", receipt_id=f"{space}{start + i}"
         )
-    await memory.seal_tail(space, "s")
-    report = await memory.process_pending()
+    await memory.blocks.seal_tail(space, "s")
+    report = await memory.derivation.process_pending()
     assert report.graph_ran >= 1 and report.graph_failed == 0
 
 
@@ -27,7 +27,7 @@ def current(views: list[Any], name: str) -> list[tuple[str, str]]:
 async def test_my_sister_in_a_later_batch_is_the_sister_named_before(memory: StrataGate) -> None:
     await batch(memory, "en", ["My sister Ana lives in Porto."], 0)
     await batch(memory, "en", ["My sister works at Siemens now."], 1)
-    views = await memory.graph_nodes("en")
+    views = await memory.graph.nodes("en")
     assert ("works_at", "Siemens") in current(views, "Ana")
     assert ("works_at", "Siemens") not in current(views, "User")
 
@@ -35,14 +35,14 @@ async def test_my_sister_in_a_later_batch_is_the_sister_named_before(memory: Str
 async def test_chinese_sister_in_a_later_batch(memory: StrataGate) -> None:
     await batch(memory, "zh", ["我姐姐安娜住在波尔图。"], 0)
     await batch(memory, "zh", ["我姐姐昨天搬到了杭州。"], 1)
-    views = await memory.graph_nodes("zh")
+    views = await memory.graph.nodes("zh")
     assert ("lives_in", "杭州") in current(views, "安娜")
 
 
 async def test_two_sisters_resolve_to_nobody(memory: StrataGate) -> None:
     await batch(memory, "two", ["My sister Ana lives in Porto.", "My sister Eva lives in Rome."], 0)
     await batch(memory, "two", ["My sister works at Siemens now."], 2)
-    views = await memory.graph_nodes("two")
+    views = await memory.graph.nodes("two")
     for name in ("Ana", "Eva", "User"):
         assert ("works_at", "Siemens") not in current(views, name)
 

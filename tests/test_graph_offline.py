@@ -41,11 +41,11 @@ CHINESE = [
 
 async def converse(memory: StrataGate, space: str, turns: list[tuple[str, str]]) -> None:
     for i, (user, assistant) in enumerate(turns):
-        await memory.append_turn(
+        await memory.blocks.append_turn(
             space, "old", user=user, assistant=assistant, receipt_id=f"{space}{i}"
         )
-    await memory.seal_tail(space, "old")
-    report = await memory.process_pending()
+    await memory.blocks.seal_tail(space, "old")
+    report = await memory.derivation.process_pending()
     assert report.graph_ran >= 1 and report.graph_failed == 0
 
 
@@ -57,7 +57,7 @@ async def test_both_speakers_become_people_and_a_move_replaces_where_they_live(
     memory: StrataGate,
 ) -> None:
     await converse(memory, "en", ENGLISH)
-    nodes = named(await memory.graph_nodes("en"))
+    nodes = named(await memory.graph.nodes("en"))
     assert nodes["Caroline"].node.type == nodes["Melanie"].node.type == "person"
     caroline = nodes["Caroline"]
     assert [(e.edge.relation, e.other_name) for e in caroline.current_edges] == [
@@ -72,17 +72,17 @@ async def test_both_speakers_become_people_and_a_move_replaces_where_they_live(
     assert nodes["Google"].node.type == "organization" and nodes["Rome"].node.type == "place"
     melanie = {f.key: f.value for f in nodes["Melanie"].current_facts}
     assert melanie == {"works_at": "Google", "role": "engineer"}  # a plan is no attribute
-    live = {e.id for e in await memory.list_events("en") if e.status == "active"}
+    live = {e.id for e in await memory.events.cards("en") if e.status == "active"}
     for view in nodes.values():  # every current fact and edge has an active source
         for record in (*view.current_facts, *(e.edge for e in view.current_edges)):
             assert set(record.source_event_ids) & live
-    for event in await memory.list_events("en"):  # the nodes citing it are written back
+    for event in await memory.events.cards("en"):  # the nodes citing it are written back
         assert event.temporal.get("participant_node_ids")
 
 
 async def test_chinese_speakers_and_phrasings(memory: StrataGate) -> None:
     await converse(memory, "zh", CHINESE)
-    nodes = named(await memory.graph_nodes("zh"))
+    nodes = named(await memory.graph.nodes("zh"))
     assert nodes["李雷"].node.type == nodes["韩梅梅"].node.type == "person"
     li = nodes["李雷"]
     assert sorted((e.edge.relation, e.other_name) for e in li.current_edges) == [
@@ -91,23 +91,23 @@ async def test_chinese_speakers_and_phrasings(memory: StrataGate) -> None:
         ("works_at", "腾讯"),
     ]
     assert [e.other_name for e in li.historical_edges] == ["上海"]
-    [hit, *_] = await memory.search_graph("zh", "李雷住在哪里")
+    [hit, *_] = await memory.graph.search("zh", "李雷住在哪里")
     assert hit.view.node.name == "李雷" and "杭州" in json.dumps(hit.compact(), ensure_ascii=False)
 
 
 async def test_recall_adds_at_most_four_nodes_within_the_budget(memory: StrataGate) -> None:
     await converse(memory, "en", ENGLISH)
-    context = await memory.build_auto_context(
+    context = await memory.retrieval.auto_context(
         "en", "new", "Where do Caroline and Melanie live and work?"
     )
     assert 1 <= len(context.nodes) <= 4 and context.nodes[0]["name"] in {"Caroline", "Melanie"}
     assert "KnowledgeGraph:" in context.text and estimate_tokens(context.text) <= 900
-    tight = await memory.build_auto_context(
+    tight = await memory.retrieval.auto_context(
         "en", "new", "Where does Caroline live?", config=RecallConfig(token_budget=200)
     )
     assert estimate_tokens(tight.text) <= 200
     assert len(tight.events) + len(tight.nodes) < len(context.events) + len(context.nodes)
-    own = await memory.build_auto_context("en", "old", "Where does Caroline live?")
+    own = await memory.retrieval.auto_context("en", "old", "Where does Caroline live?")
     assert own.nodes == []  # all of it was said in this very thread
 
 

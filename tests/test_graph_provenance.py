@@ -21,7 +21,7 @@ async def test_forgetting_the_event_that_gave_an_alias_or_tag_deletes_only_that(
     memory, model = await open_scripted(db_path)
     first = await add_events(memory, card_for("Ana paints", "2024-01-01T00:00:00+00:00"))
     model.push({"nodes": [node("a", "Ana", first, aliases=["Annie"], tags=["painter"])]})
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     second, third = (
         [i]
         for i in await add_events(  # one batch
@@ -45,26 +45,26 @@ async def test_forgetting_the_event_that_gave_an_alias_or_tag_deletes_only_that(
             ]
         }
     )
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     assert [tuple(row) for row in plain.execute(PROVENANCE)] == [
         ("alias", "annie", first[0]),
         ("alias", "nana", second[0]),
         ("tag", "painter", first[0]),
         ("tag", "runner", third[0]),
     ]  # "Ghost" cited no event of its batch: dropped (with a warning), never stored
-    [job] = [j for j in await memory.list_jobs() if j.detail and "Ghost" in j.detail]
+    [job] = [j for j in await memory.derivation.list_jobs() if j.detail and "Ghost" in j.detail]
     assert "cites no exposable event" in (job.detail or "")
-    detail = await memory.graph_node(ana_id := (await memory.graph_nodes(NS))[0].node.id)
+    detail = await memory.graph.node(ana_id := (await memory.graph.nodes(NS))[0].node.id)
     assert detail.alias_sources == {"Annie": tuple(first), "Nana": tuple(second)}
     assert detail.tag_sources == {"painter": tuple(first), "runner": tuple(third)}
-    await memory.memory_action("forget", second[0])
-    [ana] = await memory.graph_nodes(NS)
+    await memory.curation.act("forget", second[0])
+    [ana] = await memory.graph.nodes(NS)
     assert ana.node.aliases == ("Annie",) and ana.node.tags == ("painter", "runner")
-    assert await memory.search_graph(NS, "Nana") == []  # its search terms went with it
-    await memory.memory_action("forget", third[0])
-    [ana] = await memory.graph_nodes(NS)
+    assert await memory.graph.search(NS, "Nana") == []  # its search terms went with it
+    await memory.curation.act("forget", third[0])
+    [ana] = await memory.graph.nodes(NS)
     assert ana.node.tags == ("painter",) and ana.node.source_event_ids == tuple(first)
-    assert (await memory.graph_node(ana_id)).tag_sources == {"painter": tuple(first)}
+    assert (await memory.graph.node(ana_id)).tag_sources == {"painter": tuple(first)}
     await memory.close()
 
 
@@ -73,14 +73,14 @@ async def test_the_import_undo_path_strips_a_self_introduction_alias(
 ) -> None:
     memory = await StrataGate.open(db_path)
     for i, line in enumerate(["My name is Mara and I'm a nurse.", "I live in Porto."]):
-        await memory.append_turn("u", "t", user=line, assistant="Noted.", receipt_id=f"r{i}")
-    await memory.seal_tail("u", "t")
-    await memory.process_pending()
-    users = [v for v in await memory.graph_nodes("u") if v.node.name == "User"]
+        await memory.blocks.append_turn("u", "t", user=line, assistant="Noted.", receipt_id=f"r{i}")
+    await memory.blocks.seal_tail("u", "t")
+    await memory.derivation.process_pending()
+    users = [v for v in await memory.graph.nodes("u") if v.node.name == "User"]
     assert users and "Mara" in users[0].node.aliases
-    [intro] = [e.id for e in await memory.list_events("u") if "Mara" in e.summary]
+    [intro] = [e.id for e in await memory.events.cards("u") if "Mara" in e.summary]
     await memory.db.write(lambda raw: graph_writes.strip_event_provenance(raw, [intro]))
-    left = [v for v in await memory.graph_nodes("u") if v.node.name == "User"]
+    left = [v for v in await memory.graph.nodes("u") if v.node.name == "User"]
     assert all("Mara" not in v.node.aliases for v in left)
     keys = {row[0] for row in plain.execute("SELECT value_key FROM graph_field_sources")}
     assert "mara" not in keys

@@ -117,11 +117,13 @@ async def test_a_new_value_supersedes_the_old_by_key_and_unrelated_facts_stay(
              "My car's plate is KX-204, remember that.", "I moved to Lisbon in May.",
              "我最喜欢的茶是龙井。", "现在我最喜欢的茶是普洱。"]  # fmt: skip
     for i, text in enumerate(turns):
-        await memory.append_turn("ns", "t", user=text, assistant="Noted.", receipt_id=f"r{i}")
-    await memory.seal_tail("ns", "t")
-    while (report := await memory.process_pending()).ran + report.graph_ran:
+        await memory.blocks.append_turn(
+            "ns", "t", user=text, assistant="Noted.", receipt_id=f"r{i}"
+        )
+    await memory.blocks.seal_tail("ns", "t")
+    while (report := await memory.derivation.process_pending()).ran + report.graph_ran:
         pass
-    [user] = [view for view in await memory.graph_nodes("ns") if view.node.name == "User"]
+    [user] = [view for view in await memory.graph.nodes("ns") if view.node.name == "User"]
     current = {f.key: f.value for f in user.current_facts}
     assert current == {
         "favourite:coffee": "a flat white",

@@ -74,7 +74,7 @@ async def seed(db: Path, space: str = NS) -> dict[str, str]:
             ],
         }
     )
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     [later] = await add_in(memory, space, card_for("Ana lives in Lisbon now", SAID[2][1]))
     model.push(
         {
@@ -89,7 +89,7 @@ async def seed(db: Path, space: str = NS) -> dict[str, str]:
             ],
         }
     )
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     await memory.close()
     return {"lives": lives, "called": called, "moved": later, "nurse": nurse, "unused": moved}
 
@@ -157,7 +157,7 @@ def test_a_forgotten_event_is_no_longer_a_listed_source(
 
     async def forget() -> None:
         async with await StrataGate.open(db) as memory:
-            await memory.memory_action("forget", ids["lives"])
+            await memory.curation.act("forget", ids["lives"])
 
     asyncio.run(forget())
     code, out = run(capsys, "graph", "--db", str(db), "--space", NS, "--json")
@@ -189,7 +189,7 @@ async def test_the_graph_tools_carry_the_sources_and_their_quoted_messages(
 async def test_the_graph_page_links_each_fact_and_edge_to_its_events(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await told(host, client)
-        views = {v.node.name: v for v in await memory.graph_nodes(space)}
+        views = {v.node.name: v for v in await memory.graph.nodes(space)}
         data = (await client.get("/memory/graph.json", params={"space": space})).json()
         by_edge = {e.edge.id: e.edge for v in views.values() for e in v.current_edges}
         assert data["edges"]
@@ -203,5 +203,5 @@ async def test_the_graph_page_links_each_fact_and_edge_to_its_events(tmp_path: P
         assert cited
         for kind, event_id in cited:
             assert f'class="{kind}-source mono" href="/memory/events/{event_id}?' in fragment
-        [first] = await memory.graph_source_events(caroline, 1)
+        [first] = await memory.graph.source_events(caroline, 1)
         assert f'<span class="source-title">{html.escape(first.title)}</span>' in fragment

@@ -20,8 +20,8 @@ async def test_a_projection_citing_no_event_of_its_batch_fails_and_writes_nothin
     [event] = await add_events(memory, card_for("Ana moved to Rome", "2024-01-01T00:00:00+00:00"))
     ana = node("a", "Ana", [event], facts=[fact("city", "Rome", ["evt_elsewhere"])])
     model.push({"nodes": [ana, node("r", "Rome", [event], "place")]})
-    assert await memory.project_pending_graph() == 1
-    [job] = await memory.list_jobs(status="failed")
+    assert await memory.derivation.project_pending_graph() == 1
+    [job] = await memory.derivation.list_jobs(status="failed")
     assert job.kind == "graph_projection" and "fact a.city cites no exposable event" in (
         job.last_error or ""
     )
@@ -29,8 +29,8 @@ async def test_a_projection_citing_no_event_of_its_batch_fails_and_writes_nothin
     model.push("not json at all")  # garbage from the model: a clear error, nothing written
     plain.execute("UPDATE jobs SET next_retry_at = '2000-01-01T00:00:00+00:00'")
     plain.commit()
-    assert (await memory.process_pending()).graph_failed == 1
-    [job] = await memory.list_jobs(status="failed")
+    assert (await memory.derivation.process_pending()).graph_failed == 1
+    [job] = await memory.derivation.list_jobs(status="failed")
     assert "ModelOutputError" in (job.last_error or "") and graph_counts(plain) == (0, 0, 0, 0)
     await memory.close()
 
@@ -41,7 +41,7 @@ async def test_aliases_resolve_type_mismatches_and_near_names_are_kept_apart_and
     memory, model = await open_scripted(db_path)
     first = await add_events(memory, card_for("Melanie paints", "2024-01-01T00:00:00+00:00"))
     model.push({"nodes": [node("m", "Melanie", first, aliases=["Mel"])]})
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     second = await add_events(memory, card_for("Mel and Melany", "2024-02-01T00:00:00+00:00"))
     model.push(
         {
@@ -52,16 +52,20 @@ async def test_aliases_resolve_type_mismatches_and_near_names_are_kept_apart_and
             ]
         }
     )
-    await memory.process_pending()
-    views = await memory.graph_nodes(NS)
+    await memory.derivation.process_pending()
+    views = await memory.graph.nodes(NS)
     by_name = {view.node.name: view for view in views}
     assert set(by_name) == {"Melanie", "MEL", "Melanee"}
     assert set(by_name["Melanie"].source_event_ids) == {*first, *second}
     melanie, org, melany = (by_name[n].node.id for n in ("Melanie", "MEL", "Melanee"))
-    listed = {(d.node_id, d.other_id): d.reason for d in await memory.graph_duplicates(NS)}
+    listed = {(d.node_id, d.other_id): d.reason for d in await memory.graph.duplicates(NS)}
     assert listed[(org, melanie)] == "same name, type person vs organization"
     assert listed[(melany, melanie)].startswith("names one edit apart")
-    [job] = [j for j in await memory.list_jobs() if j.detail and "possible duplicate" in j.detail]
+    [job] = [
+        j
+        for j in await memory.derivation.list_jobs()
+        if j.detail and "possible duplicate" in j.detail
+    ]
     assert melany in (job.detail or "")
     await memory.close()
 
@@ -69,7 +73,7 @@ async def test_aliases_resolve_type_mismatches_and_near_names_are_kept_apart_and
 async def lives(memory: StrataGate, model: object, title: str, city: str, said: str) -> str:
     [event] = await add_events(memory, card_for(title, said, happened_start=said))
     model.push({"nodes": [node("a", "Ana", [event], facts=[fact("city", city, [event])])]})  # type: ignore[attr-defined]
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     return event
 
 
@@ -80,28 +84,28 @@ async def test_a_new_fact_with_the_same_key_supersedes_with_validity_and_as_of_s
     await lives(memory, model, "Ana lives in Lisbon", "Lisbon", "2024-01-10T00:00:00+00:00")
     [learned_first] = [r[0] for r in plain.execute("SELECT learned_at FROM graph_facts")]
     await lives(memory, model, "Ana moved to Rome", "Rome", "2024-03-05T00:00:00+00:00")
-    [ana] = await memory.graph_nodes(NS)
-    view = await memory.graph_node(ana.node.id)
+    [ana] = await memory.graph.nodes(NS)
+    view = await memory.graph.node(ana.node.id)
     [now] = view.current_facts
     [old] = view.historical_facts
     assert (now.value, now.valid_from, now.valid_to) == ("Rome", "2024-03-05T00:00:00+00:00", None)
     assert (old.value, old.status, old.valid_to) == ("Lisbon", "superseded", now.valid_from)
     assert old.superseded_at == now.learned_at
     # what we believed between the two projections: Lisbon, with no end known yet
-    between = await memory.graph_node(ana.node.id, as_of=learned_first)
+    between = await memory.graph.node(ana.node.id, as_of=learned_first)
     assert [(f.value, f.valid_to) for f in between.current_facts] == [("Lisbon", None)]
     assert between.historical_facts == ()
     # what we believe now about February: Lisbon; about April: Rome
-    feb = await memory.graph_node(ana.node.id, valid_at="2024-02-01T00:00:00+00:00")
-    apr = await memory.graph_node(ana.node.id, valid_at="2024-04-01T00:00:00+00:00")
+    feb = await memory.graph.node(ana.node.id, valid_at="2024-02-01T00:00:00+00:00")
+    apr = await memory.graph.node(ana.node.id, valid_at="2024-04-01T00:00:00+00:00")
     assert [f.value for f in feb.current_facts] == ["Lisbon"]
     assert [f.value for f in apr.current_facts] == ["Rome"]
-    assert await memory.graph_nodes(NS, as_of="2000-01-01") == []
-    assert [h.view.node.name for h in await memory.search_graph(NS, "Lisbon")] == ["Ana"]
-    [hit] = await memory.search_graph(NS, "Lisbon")
+    assert await memory.graph.nodes(NS, as_of="2000-01-01") == []
+    assert [h.view.node.name for h in await memory.graph.search(NS, "Lisbon")] == ["Ana"]
+    [hit] = await memory.graph.search(NS, "Lisbon")
     assert hit.match_type == "historical"
     with pytest.raises(InvalidInput):
-        await memory.graph_node(ana.node.id, as_of="someday")
+        await memory.graph.node(ana.node.id, as_of="someday")
     await memory.close()
 
 
@@ -109,7 +113,7 @@ async def test_an_older_statement_projected_later_is_history_not_current(db_path
     memory, model = await open_scripted(db_path)
     await lives(memory, model, "Ana moved to Rome", "Rome", "2024-03-05T00:00:00+00:00")
     await lives(memory, model, "Ana lived in Lisbon", "Lisbon", "2024-01-10T00:00:00+00:00")
-    [ana] = await memory.graph_nodes(NS)
+    [ana] = await memory.graph.nodes(NS)
     assert [f.value for f in ana.current_facts] == ["Rome"]
     assert [(f.value, f.valid_to) for f in ana.historical_facts] == [
         ("Lisbon", "2024-03-05T00:00:00+00:00")
@@ -136,8 +140,8 @@ async def test_edges_supersede_by_from_and_relation_and_identical_ones_merge_sou
                 ],
             }
         )
-        await memory.process_pending()
-    [ana] = [v for v in await memory.graph_nodes(NS) if v.node.name == "Ana"]
+        await memory.derivation.process_pending()
+    [ana] = [v for v in await memory.graph.nodes(NS) if v.node.name == "Ana"]
     [now] = ana.current_edges
     [old] = ana.historical_edges
     assert (now.other_name, old.other_name, old.edge.valid_to) == (
@@ -158,16 +162,16 @@ async def test_forget_strips_provenance_and_deletes_what_is_left_without_a_sourc
     temporal = plain.execute("SELECT temporal_json FROM events WHERE id = ?", (second,)).fetchone()[
         0
     ]
-    [ana] = await memory.graph_nodes(NS)
+    [ana] = await memory.graph.nodes(NS)
     assert ana.node.id in temporal  # the node citing the event is written back onto it
-    await memory.memory_action("forget", second)
-    [ana] = await memory.graph_nodes(NS)
+    await memory.curation.act("forget", second)
+    [ana] = await memory.graph.nodes(NS)
     assert [f.value for f in ana.current_facts] == ["Lisbon"]  # Rome's fact had no other source
     assert ana.historical_facts == () and ana.source_event_ids == (first,)
     cited = {row[0] for row in plain.execute("SELECT DISTINCT event_id FROM graph_sources")}
     assert cited == {first}
-    assert await memory.search_graph(NS, "Rome") == []
-    await memory.forget_event(first)  # the gate's forget cascades too
+    assert await memory.graph.search(NS, "Rome") == []
+    await memory.gate.forget_event(first)  # the gate's forget cascades too
     assert graph_counts(plain) == (0, 0, 0, 0)
     await memory.close()
 
@@ -186,8 +190,8 @@ async def test_a_failure_mid_forget_leaves_the_event_and_the_graph_unchanged(
 
     monkeypatch.setattr(gate_rows, "strip_event_provenance", strip_then_fail)
     with pytest.raises(RuntimeError):
-        await memory.memory_action("forget", event)
-    assert (await memory.get_event(event)).status == "active"
+        await memory.curation.act("forget", event)
+    assert (await memory.events.get(event)).status == "active"
     assert graph_counts(plain) == before != (0, 0, 0, 0)
     await memory.close()
 
@@ -195,12 +199,12 @@ async def test_a_failure_mid_forget_leaves_the_event_and_the_graph_unchanged(
 async def test_restore_projects_the_event_again(db_path: Path) -> None:
     memory, model = await open_scripted(db_path)
     event = await lives(memory, model, "Ana lives in Lisbon", "Lisbon", "2024-01-10T00:00:00+00:00")
-    await memory.memory_action("forget", event)
-    assert await memory.graph_nodes(NS) == []
-    await memory.memory_action("restore", event)
+    await memory.curation.act("forget", event)
+    assert await memory.graph.nodes(NS) == []
+    await memory.curation.act("restore", event)
     model.push({"nodes": [node("a", "Ana", [event], facts=[fact("city", "Lisbon", [event])])]})
-    assert await memory.project_pending_graph() == 1
-    [ana] = await memory.graph_nodes(NS)
+    assert await memory.derivation.project_pending_graph() == 1
+    [ana] = await memory.graph.nodes(NS)
     assert [f.value for f in ana.current_facts] == ["Lisbon"]
     await memory.close()
 
@@ -211,7 +215,7 @@ async def test_open_back_fills_events_in_no_batch_once_in_batches_of_eight(
     memory, _ = await open_scripted(db_path)
     cards = [card_for(f"event {i}", "2024-01-01T00:00:00+00:00") for i in range(11)]
     await add_events(memory, *cards, queue=False)  # as events written before the graph existed
-    await memory.forget_event(cards[0].id)  # forgotten events are not projected
+    await memory.gate.forget_event(cards[0].id)  # forgotten events are not projected
     await memory.close()
     for _ in range(2):  # a second open queues nothing more
         reopened, _ = await open_scripted(db_path)
@@ -239,9 +243,9 @@ async def test_a_database_from_before_the_graph_is_migrated_and_back_filled(
     plain.execute("DELETE FROM meta WHERE key = 'graph_backfill_pk'")
     plain.commit()
     async with await StrataGate.open(db_path) as offline:  # the embedded projector
-        report = await offline.process_pending()
+        report = await offline.derivation.process_pending()
         assert report.graph_ran == 1
-        [ana] = await offline.graph_nodes(NS)
+        [ana] = await offline.graph.nodes(NS)
     assert (ana.node.name, ana.node.type) == ("Ana", "person")
 
 
@@ -259,7 +263,7 @@ async def test_graph_jobs_run_after_extraction_and_by_priority(db_path: Path) ->
 
     high = await memory.db.write(agent)
     model.push({"nodes": [node("h", "High", high)]}, {"nodes": [node("l", "Low", low)]})
-    assert await memory.project_pending_graph() == 2
+    assert await memory.derivation.project_pending_graph() == 2
     first, second = model.requests
     assert [e["id"] for e in first.payload["events"]] == high  # priority 2000 before 1000
     assert [e["id"] for e in second.payload["events"]] == low
@@ -273,14 +277,14 @@ async def test_the_listing_pages_by_importance_and_filters_by_type(db_path: Path
     )
     ana, ben = node("a", "Ana", events), node("b", "Ben", events[:2])
     model.push({"nodes": [ana, ben, node("r", "Rome", events[:1], "place")]})
-    await memory.process_pending()
-    assert [v.node.name for v in await memory.graph_nodes(NS)] == ["Ana", "Ben", "Rome"]
-    assert [v.node.name for v in await memory.graph_nodes(NS, offset=1, limit=1)] == ["Ben"]
-    assert [v.node.name for v in await memory.graph_nodes(NS, type="place")] == ["Rome"]
+    await memory.derivation.process_pending()
+    assert [v.node.name for v in await memory.graph.nodes(NS)] == ["Ana", "Ben", "Rome"]
+    assert [v.node.name for v in await memory.graph.nodes(NS, offset=1, limit=1)] == ["Ben"]
+    assert [v.node.name for v in await memory.graph.nodes(NS, type="place")] == ["Rome"]
     with pytest.raises(InvalidInput):
-        await memory.graph_nodes(NS, type="planet")
+        await memory.graph.nodes(NS, type="planet")
     with pytest.raises(NotFound):
-        await memory.graph_node("node_missing")
+        await memory.graph.node("node_missing")
     await memory.close()
 
 
@@ -294,8 +298,8 @@ async def test_non_exclusive_edges_accumulate_targets_and_merge_the_same_one(
                 "source_event_ids": [event]}  # fmt: skip
         model.push({"nodes": [node("a", "Ana", [event]), node("f", friend, [event])],
                     "edges": [edge]})  # fmt: skip
-        await memory.process_pending()
-    [ana] = [v for v in await memory.graph_nodes(NS) if v.node.name == "Ana"]
+        await memory.derivation.process_pending()
+    [ana] = [v for v in await memory.graph.nodes(NS) if v.node.name == "Ana"]
     assert sorted(e.other_name for e in ana.current_edges) == ["Bea", "Cai"]
     assert ana.historical_edges == ()  # a second friend replaces no one
     [bea] = [e for e in ana.current_edges if e.other_name == "Bea"]

@@ -42,7 +42,7 @@ async def test_an_idle_runtime_derives_a_block_another_connection_sealed(tmp_pat
         await asyncio.wait_for(runtime.idle.wait(), timeout=WAIT_S)  # its first pass is over
         other = await StrataGate.open(db, MemoryConfig(block_turn_size=1))
         try:  # another process's writer: nothing tells the runtime about it
-            await other.append_turn("ns", "t", user="We moved the launch to June.",
+            await other.blocks.append_turn("ns", "t", user="We moved the launch to June.",
                                     assistant="Noted.")  # fmt: skip
         finally:
             await other.close()
@@ -50,7 +50,7 @@ async def test_an_idle_runtime_derives_a_block_another_connection_sealed(tmp_pat
         while ready_blocks(db) == 0 and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         assert ready_blocks(db) == 1
-        assert await runtime.memory.list_events("ns")
+        assert await runtime.memory.events.cards("ns")
     finally:
         await runtime.stop()
 

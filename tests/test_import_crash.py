@@ -23,7 +23,7 @@ COMMITTER = textwrap.dedent(
     async def main(path, job_id):
         memory = await StrataGate.open(path)
         print("go", flush=True)
-        batch = await memory.import_commit(job_id)
+        batch = await memory.imports.commit(job_id)
         print("committed", batch.id, flush=True)
         await memory.close()
 
@@ -47,8 +47,8 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
     async def prepare() -> str:
         async with await StrataGate.open(path) as memory:
-            job = await memory.import_preview(NS, text)
-            job = await memory.import_advance(job.id)
+            job = await memory.imports.preview(NS, text)
+            job = await memory.imports.advance(job.id)
             assert job.status == "ready"
             return job.id
 

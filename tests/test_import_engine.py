@@ -86,7 +86,7 @@ async def test_each_of_the_five_actions_is_applied(
     assert "another AI's export" in asked.instructions
     assert [e["event_id"] for e in asked.payload["existing"]] == ["evt_tea"]
     assert [m.id for m in item.matches] == ["evt_tea"]
-    batch = await memory.import_commit(job.id)
+    batch = await memory.imports.commit(job.id)
     old = stored(plain, "evt_tea")
     assert old is not None
     if action == "IGNORE":
@@ -112,7 +112,7 @@ async def test_below_085_the_user_decides_and_silence_is_ignore(
     job = await analysed(memory, document(candidate(COFFEE)))
     assert job.items[0].requires_confirmation is asks
     assert job.status == ("awaiting_confirmation" if asks else "ready")
-    batch = await memory.import_commit(job.id)
+    batch = await memory.imports.commit(job.id)
     assert len(batch.event_ids) == (0 if asks else 1)
 
 
@@ -122,10 +122,10 @@ async def test_the_users_choice_decides_a_low_confidence_item(
     await seed(memory, "evt_tea", TEA)
     memory.model = ScriptedModel.of([decision("SUPERSEDE", ["evt_tea"], 0.5)])
     job = await analysed(memory, document(candidate(COFFEE)))
-    batch = await memory.import_commit(job.id, {0: "conflict"})
+    batch = await memory.imports.commit(job.id, {0: "conflict"})
     [new] = batch.event_ids
     assert links(plain, new, "conflicts_with_event_ids") == ["evt_tea"]
-    assert (await memory.import_job(job.id)).items[0].choice == "CONFLICT"
+    assert (await memory.imports.job(job.id)).items[0].choice == "CONFLICT"
 
 
 async def test_unknown_and_targetless_decisions_are_ignored(memory: StrataGate) -> None:
@@ -174,15 +174,15 @@ async def test_importing_the_same_file_again_is_all_ignore(memory: StrataGate) -
     again = await analysed(memory, text)
     assert [i.action for i in again.items] == ["IGNORE", "IGNORE"]
     assert {t for i in again.items for t in i.target_ids} == set(first.event_ids)
-    assert (await memory.import_commit(again.id)).event_ids == []
+    assert (await memory.imports.commit(again.id)).event_ids == []
 
 
 async def test_recovered_items_all_need_confirmation(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    job = await memory.import_preview(NS, "Saved memories:\nLikes hiking. Has a dog named Rex.\n")
+    job = await memory.imports.preview(NS, "Saved memories:\nLikes hiking. Has a dog named Rex.\n")
     assert (job.status, job.total) == ("extracting", 0)
-    job = await memory.import_advance(job.id)
+    job = await memory.imports.advance(job.id)
     assert job.recovered and job.status == "awaiting_confirmation"
     assert job.source_system == "recovered"
     assert [i.candidate.summary for i in job.items] == [  # the heading is not a memory
@@ -190,22 +190,22 @@ async def test_recovered_items_all_need_confirmation(
         "Has a dog named Rex.",
     ]
     assert all(i.requires_confirmation and i.action == "ADD" for i in job.items)
-    batch = await memory.import_commit(job.id, {1: "ADD"})
+    batch = await memory.imports.commit(job.id, {1: "ADD"})
     assert [stored(plain, e)["title"] for e in batch.event_ids] == ["Has a dog named Rex"]  # type: ignore[index]
-    final = (await memory.import_job(job.id)).status
+    final = (await memory.imports.job(job.id)).status
     assert final == "committed"
 
 
 async def test_broken_json_is_recovered_offline_from_its_pairs(memory: StrataGate) -> None:
     broken = '{"candidates": [{"title": "Lives in Lyon", "summary": "The user lives in Lyon"},'
-    job = await memory.import_advance((await memory.import_preview(NS, broken)).id)
+    job = await memory.imports.advance((await memory.imports.preview(NS, broken)).id)
     assert job.recovered and [i.candidate.title for i in job.items] == ["Lives in Lyon"]
 
 
 async def test_the_models_recovery_is_used_when_it_answers(memory: StrataGate) -> None:
     memory.model = ScriptedModel.of([{"candidates": [{"summary": "Prefers tea; since 2020"}]}])
-    job = await memory.import_advance(
-        (await memory.import_preview(NS, "tea person, since 2020")).id
+    job = await memory.imports.advance(
+        (await memory.imports.preview(NS, "tea person, since 2020")).id
     )
     assert [(i.candidate.title, i.requires_confirmation) for i in job.items] == [
         ("Prefers tea", True)
@@ -213,10 +213,10 @@ async def test_the_models_recovery_is_used_when_it_answers(memory: StrataGate) -
 
 
 async def test_recovering_nothing_fails_the_job(memory: StrataGate) -> None:
-    job = await memory.import_advance((await memory.import_preview(NS, "---\n***\n# \n")).id)
+    job = await memory.imports.advance((await memory.imports.preview(NS, "---\n***\n# \n")).id)
     assert job.status == "failed" and job.error
     with pytest.raises(InvalidInput, match="failed"):
-        await memory.import_commit(job.id)
+        await memory.imports.commit(job.id)
 
 
 async def test_a_job_resumes_after_the_database_is_reopened(db_path: Path) -> None:
@@ -224,15 +224,15 @@ async def test_a_job_resumes_after_the_database_is_reopened(db_path: Path) -> No
         *(candidate(f"Fact number {i}", f"A distinct fact {i} about item{i}") for i in range(4))
     )
     async with await StrataGate.open(db_path) as memory:
-        job = await memory.import_preview(NS, text)
-        job = await memory.import_advance(job.id, max_items=1)
+        job = await memory.imports.preview(NS, text)
+        job = await memory.imports.advance(job.id, max_items=1)
         assert (job.status, job.processed, job.total) == ("processing", 1, 4)
         first = job.items[0]
     async with await StrataGate.open(db_path) as memory:
-        again = await memory.import_job(job.id)
+        again = await memory.imports.job(job.id)
         assert again.processed == 1 and again.items[0] == first and again.items[1].action is None
-        assert await memory.import_advance_pending() == 3
-        done = await memory.import_job(job.id)
+        assert await memory.imports.advance_pending() == 3
+        done = await memory.imports.job(job.id)
     assert (done.status, done.processed) == ("ready", 4)
     assert done.items[0] == first
 
@@ -241,33 +241,33 @@ async def test_concurrent_advances_decide_each_index_once(memory: StrataGate) ->
     text = document(
         *(candidate(f"Fact number {i}", f"A distinct fact {i} about item{i}") for i in range(5))
     )
-    job = await memory.import_preview(NS, text)
-    await asyncio.gather(memory.import_advance(job.id), memory.import_advance(job.id))
-    done = await memory.import_job(job.id)
+    job = await memory.imports.preview(NS, text)
+    await asyncio.gather(memory.imports.advance(job.id), memory.imports.advance(job.id))
+    done = await memory.imports.job(job.id)
     assert (done.status, done.processed, done.total) == ("ready", 5, 5)
-    assert (await memory.import_advance(done.id)).items == done.items
+    assert (await memory.imports.advance(done.id)).items == done.items
 
 
 async def test_bad_commits_are_one_line_errors_and_write_nothing(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    job = await memory.import_preview(NS, document(candidate("Lives in Lyon")))
+    job = await memory.imports.preview(NS, document(candidate("Lives in Lyon")))
     before = counts(plain)
     with pytest.raises(InvalidInput, match="still processing"):
-        await memory.import_commit(job.id)
-    await memory.import_advance(job.id)
+        await memory.imports.commit(job.id)
+    await memory.imports.advance(job.id)
     for choices, problem in (
         ({5: "ADD"}, "item 5 is not in import"),
         ({0: "DROP"}, "unknown action"),
     ):
         with pytest.raises(InvalidInput, match=problem):
-            await memory.import_commit(job.id, choices)
+            await memory.imports.commit(job.id, choices)
     with pytest.raises(NotFound):
-        await memory.import_commit("imp_missing")
+        await memory.imports.commit("imp_missing")
     assert counts(plain) == before
-    batch = await memory.import_commit(job.id)
+    batch = await memory.imports.commit(job.id)
     with pytest.raises(InvalidInput, match=f"already committed as batch {batch.id}"):
-        await memory.import_commit(job.id)
+        await memory.imports.commit(job.id)
 
 
 async def test_a_failure_mid_commit_leaves_nothing(
@@ -283,11 +283,11 @@ async def test_a_failure_mid_commit_leaves_nothing(
 
     monkeypatch.setattr(service.graph_jobs, "queue_events", broken)
     with pytest.raises(RuntimeError, match="disk on fire"):
-        await memory.import_commit(job.id)
+        await memory.imports.commit(job.id)
     assert counts(plain) == before
-    assert (await memory.import_job(job.id)).status == "ready"
+    assert (await memory.imports.job(job.id)).status == "ready"
     monkeypatch.undo()
-    assert len((await memory.import_commit(job.id)).event_ids) == 2
+    assert len((await memory.imports.commit(job.id)).event_ids) == 2
 
 
 async def test_bad_previews_are_refused_before_a_job_exists(
@@ -296,20 +296,20 @@ async def test_bad_previews_are_refused_before_a_job_exists(
     many = document(*(candidate(f"c{i}") for i in range(201)))
     for text, problem in ((many, "201 candidates"), ("PK\x03\x04zip", "binary")):
         with pytest.raises(InvalidInput, match=problem):
-            await memory.import_preview(NS, text)
+            await memory.imports.preview(NS, text)
     with pytest.raises(InvalidInput, match="unknown import format"):
-        await memory.import_preview(NS, document(), "csv")
+        await memory.imports.preview(NS, document(), "csv")
     assert plain.execute("SELECT COUNT(*) FROM import_jobs").fetchone()[0] == 0
 
 
 async def test_jobs_are_listed_newest_first_per_space(memory: StrataGate) -> None:
-    first = await memory.import_preview(NS, document(candidate("a b")))
-    second = await memory.import_preview(NS, document(candidate("c d")))
-    await memory.import_preview("other", document(candidate("e f")))
-    assert [j.id for j in await memory.import_jobs(NS)] == [second.id, first.id]
+    first = await memory.imports.preview(NS, document(candidate("a b")))
+    second = await memory.imports.preview(NS, document(candidate("c d")))
+    await memory.imports.preview("other", document(candidate("e f")))
+    assert [j.id for j in await memory.imports.jobs(NS)] == [second.id, first.id]
     with pytest.raises(NotFound):
-        await memory.import_job("imp_nothing")
-    empty = await memory.import_preview(NS, document())
+        await memory.imports.job("imp_nothing")
+    empty = await memory.imports.preview(NS, document())
     assert (empty.status, empty.total) == ("ready", 0)
 
 
@@ -319,12 +319,12 @@ async def test_the_plugin_worker_advances_pending_imports(tmp_path: Path) -> Non
     try:
         await asyncio.wait_for(runtime.idle.wait(), timeout=10)
         text = document(candidate("Lives in Lyon"), candidate("Works at Acme"))
-        job = await runtime.memory.import_preview(NS, text)
-        plain = await runtime.memory.import_preview(NS, "They like hiking, I think.")
+        job = await runtime.memory.imports.preview(NS, text)
+        plain = await runtime.memory.imports.preview(NS, "They like hiking, I think.")
         runtime.kick()
         await asyncio.wait_for(runtime.idle.wait(), timeout=10)
-        done = await runtime.memory.import_job(job.id)
-        recovered = await runtime.memory.import_job(plain.id)
+        done = await runtime.memory.imports.job(job.id)
+        recovered = await runtime.memory.imports.job(plain.id)
     finally:
         await runtime.stop(grace_s=0)
     assert (done.status, done.processed) == ("ready", 2)
@@ -334,8 +334,8 @@ async def test_the_plugin_worker_advances_pending_imports(tmp_path: Path) -> Non
 async def test_a_lone_surrogate_is_stored_as_a_replacement_character(memory: StrataGate) -> None:
     text = document(candidate("Tea \ud800 time", "Likes tea \udfff a lot"))
     job = await analysed(memory, text)
-    batch = await memory.import_commit(job.id)
-    [card] = [await memory.get_event(i) for i in batch.event_ids]
+    batch = await memory.imports.commit(job.id)
+    [card] = [await memory.events.get(i) for i in batch.event_ids]
     assert (card.title, card.summary) == ("Tea \ufffd time", "Likes tea \ufffd a lot")
 
 
@@ -343,7 +343,7 @@ async def test_a_pasted_list_of_saved_memories_is_read_as_lines_not_recovered(
     memory: StrataGate,
 ) -> None:
     listed = "Here is what I remember about you:\n- Likes hiking\n- Has a dog named Rex\n"
-    job = await memory.import_advance((await memory.import_preview(NS, listed)).id)
+    job = await memory.imports.advance((await memory.imports.preview(NS, listed)).id)
     assert (job.format, job.recovered, job.status) == ("lines", False, "ready")
     # the introduction line is a heading (it ends in a colon), not a memory
     assert sorted(i.candidate.summary for i in job.items) == ["Has a dog named Rex", "Likes hiking"]

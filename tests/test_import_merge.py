@@ -39,12 +39,12 @@ async def said_then_imported(db: Path, local: str, imported: str) -> list[str]:
     """The local statement derived by the offline model, then the import committed with its
     proposals; the active events' summaries after."""
     async with await StrataGate.open(db, MemoryConfig(block_turn_size=1)) as memory:
-        await memory.append_turn(NS, "t", user=local, assistant="OK.")
-        await memory.seal_tail(NS, "t")
-        await memory.process_pending()
+        await memory.blocks.append_turn(NS, "t", user=local, assistant="OK.")
+        await memory.blocks.seal_tail(NS, "t")
+        await memory.derivation.process_pending()
         job = await analysed(memory, mem0(imported))
-        await memory.import_commit(job.id, take_proposals=True)
-        return [card.summary for card in await memory.list_events(NS) if card.status == "active"]
+        await memory.imports.commit(job.id, take_proposals=True)
+        return [card.summary for card in await memory.events.cards(NS) if card.status == "active"]
 
 
 @pytest.mark.parametrize(("local", "imported", "details"), PAIRS)
@@ -67,8 +67,8 @@ async def test_a_model_merge_that_drops_local_content_is_committed_with_both(
     [item] = job.items
     assert item.action == "MERGE" and item.merged_summary is not None
     assert "vegetarian meals" in item.merged_summary and "on flights" in item.merged_summary
-    batch = await memory.import_commit(job.id)
-    [new] = [await memory.get_event(event_id) for event_id in batch.event_ids]
+    batch = await memory.imports.commit(job.id)
+    [new] = [await memory.events.get(event_id) for event_id in batch.event_ids]
     assert "vegetarian meals" in new.summary and "on flights" in new.summary
 
 
@@ -76,10 +76,10 @@ async def test_a_merge_the_person_chooses_keeps_both_too(memory: StrataGate) -> 
     await seed(memory, "evt_seat", "I prefer window seats and vegetarian meals")
     memory.model = ScriptedModel.of([decision("ADD", [], 0.5)])
     job = await analysed(memory, document(candidate("Prefers window seats on flights")))
-    batch = await memory.import_commit(job.id, {0: "MERGE"})
-    [new] = [await memory.get_event(event_id) for event_id in batch.event_ids]
+    batch = await memory.imports.commit(job.id, {0: "MERGE"})
+    [new] = [await memory.events.get(event_id) for event_id in batch.event_ids]
     assert "vegetarian meals" in new.summary and "on flights" in new.summary
-    assert (await memory.get_event("evt_seat")).status == "superseded"
+    assert (await memory.events.get("evt_seat")).status == "superseded"
 
 
 MATCH = Match(event_id="evt_a", title="Tea", summary="Drinks green tea at 7am", containment=0.7)
@@ -142,16 +142,16 @@ async def test_a_model_merge_that_keeps_everything_is_written_as_the_model_put_i
     job = await analysed(memory, document(candidate("Prefers window seats on flights")))
     assert job.items[0].merged_summary == whole
     assert not job.items[0].reason.endswith("keeps every detail of both")  # nothing was lost
-    batch = await memory.import_commit(job.id)
-    assert [(await memory.get_event(i)).summary for i in batch.event_ids] == [whole]
+    batch = await memory.imports.commit(job.id)
+    assert [(await memory.events.get(i)).summary for i in batch.event_ids] == [whole]
 
 
 async def test_a_remembered_memory_is_kept_whole_by_an_import_merge(memory: StrataGate) -> None:
     """The local side recorded by ``memory_remember`` (the agent pool)."""
-    await memory.remember(NS, "t", "I prefer window seats and vegetarian meals", "preference")
+    await memory.remember.save(NS, "t", "I prefer window seats and vegetarian meals", "preference")
     job = await analysed(memory, mem0("Prefers window seats on flights"))
-    await memory.import_commit(job.id, take_proposals=True)
-    active = [card.summary for card in await memory.list_events(NS) if card.status == "active"]
+    await memory.imports.commit(job.id, take_proposals=True)
+    active = [card.summary for card in await memory.events.cards(NS) if card.status == "active"]
     assert any("vegetarian meals" in summary for summary in active), active
 
 
@@ -159,15 +159,15 @@ async def test_a_merged_card_cites_the_local_statement_too_and_undo_restores_it(
     db_path: Path,
 ) -> None:
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=1)) as memory:
-        said = await memory.append_turn(NS, "t", user=PAIRS[0][0], assistant="OK.")
-        await memory.seal_tail(NS, "t")
-        await memory.process_pending()
-        [local] = await memory.list_events(NS)
+        said = await memory.blocks.append_turn(NS, "t", user=PAIRS[0][0], assistant="OK.")
+        await memory.blocks.seal_tail(NS, "t")
+        await memory.derivation.process_pending()
+        [local] = await memory.events.cards(NS)
         job = await analysed(memory, mem0(PAIRS[0][1]))
-        batch = await memory.import_commit(job.id, take_proposals=True)
-        [merged] = [await memory.get_event(event_id) for event_id in batch.event_ids]
+        batch = await memory.imports.commit(job.id, take_proposals=True)
+        [merged] = [await memory.events.get(event_id) for event_id in batch.event_ids]
         assert said.message_ids[0] in merged.source_message_ids  # the user's own words
         assert merged.source_message_ids[0] != said.message_ids[0]  # the import's first
-        await memory.import_undo(batch.id)
-        assert (await memory.get_event(local.id)).status == "active"
-        assert set((await memory.get_event(local.id)).source_message_ids) == {said.message_ids[0]}
+        await memory.imports.undo(batch.id)
+        assert (await memory.events.get(local.id)).status == "active"
+        assert set((await memory.events.get(local.id)).source_message_ids) == {said.message_ids[0]}

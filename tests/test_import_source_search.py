@@ -21,10 +21,10 @@ MEM0 = json.dumps(
 async def test_the_source_block_is_not_a_raw_hit(memory: StrataGate) -> None:
     batch = await imported(memory, MEM0)
     assert len(batch.event_ids) == 2
-    assert await memory.search_raw(NS, "tennis") == []
-    channels = await memory.channel_rankings(NS, "tennis")
+    assert await memory.retrieval.search_raw(NS, "tennis") == []
+    channels = await memory.retrieval.channel_rankings(NS, "tennis")
     assert channels["raw"] == [] and channels["block"] == []
-    [event] = await memory.search_events(NS, "tennis")
+    [event] = await memory.events.search(NS, "tennis")
     assert "tennis" in event.card.summary
 
 
@@ -32,9 +32,11 @@ async def test_a_forgotten_events_words_are_not_found_through_its_source(
     memory: StrataGate,
 ) -> None:
     batch = await imported(memory, MEM0)
-    cards = [await memory.get_event(event_id) for event_id in batch.event_ids]
+    cards = [await memory.events.get(event_id) for event_id in batch.event_ids]
     [tennis] = [card.id for card in cards if "tennis" in card.summary]
-    assert await memory.retrieve(NS, "tennis") != []  # through the live event
-    await memory.forget_event(tennis)
-    assert await memory.retrieve(NS, "tennis") == []
-    assert await memory.retrieve(NS, "green tea") != []  # the other event still leads there
+    assert await memory.retrieval.retrieve(NS, "tennis") != []  # through the live event
+    await memory.gate.forget_event(tennis)
+    assert await memory.retrieval.retrieve(NS, "tennis") == []
+    assert (
+        await memory.retrieval.retrieve(NS, "green tea") != []
+    )  # the other event still leads there

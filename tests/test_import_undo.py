@@ -46,7 +46,7 @@ async def test_undo_restores_what_the_batch_superseded(
     before = counts(plain)
     batch = await imported(memory, document(candidate(COFFEE)))
     assert stored(plain, "evt_tea")["status"] == "superseded"  # type: ignore[index]
-    undone = await memory.import_undo(batch.id)
+    undone = await memory.imports.undo(batch.id)
     assert undone.removed_event_ids == batch.event_ids and undone.restored_event_ids == ["evt_tea"]
     tea = stored(plain, "evt_tea")
     assert tea is not None and (tea["status"], tea["superseded_by"], tea["forced_cap"]) == (
@@ -58,8 +58,8 @@ async def test_undo_restores_what_the_batch_superseded(
     left = {k: v for k, v in counts(plain).items() if k != "graph_batches" and k != "jobs"}
     assert left == {k: v for k, v in before.items() if k != "graph_batches" and k != "jobs"}
     assert plain.execute("SELECT COUNT(*) FROM graph_batch_events").fetchone()[0] == 0
-    [listed] = await memory.import_batches(NS)
-    assert (listed.status, (await memory.import_job(batch.job_id)).status) == ("undone", "undone")
+    [listed] = await memory.imports.batches(NS)
+    assert (listed.status, (await memory.imports.job(batch.job_id)).status) == ("undone", "undone")
 
 
 async def test_an_event_superseded_by_another_too_stays_superseded(
@@ -71,7 +71,7 @@ async def test_an_event_superseded_by_another_too_stays_superseded(
     )
     first = await imported(memory, document(candidate(COFFEE)))
     second = await imported(memory, document(candidate(COFFEE + " daily")))
-    undone = await memory.import_undo(second.id)
+    undone = await memory.imports.undo(second.id)
     assert undone.restored_event_ids == []
     tea = stored(plain, "evt_tea")
     assert tea is not None and (tea["status"], tea["superseded_by"]) == (
@@ -86,14 +86,14 @@ async def test_undo_strips_graph_provenance_and_keeps_shared_nodes(
     first = await imported(
         memory, document(candidate("Moved to Lyon", "Caroline lives in Lyon, France."))
     )
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     text = document(candidate("Joined Acme", "Caroline works at Acme Corp in Lyon."))
     second = await imported(memory, text, {0: "ADD"})  # related to the first: confirmed
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     assert {"Caroline", "Acme Corp", "Lyon"} <= graph_names(plain, second.event_ids)
     works_at = "SELECT COUNT(*) FROM graph_edges WHERE relation = 'works_at'"
     assert plain.execute(works_at).fetchone()[0] == 1
-    undone = await memory.import_undo(second.id)
+    undone = await memory.imports.undo(second.id)
     assert graph_names(plain, second.event_ids) == set()
     # Caroline, Lyon and France are also the first import's: they stay, citing it alone
     kept = {"Caroline", "Lyon", "France"}
@@ -109,20 +109,20 @@ async def test_undo_scrubs_links_from_other_events(
     await seed(memory, "evt_tea", TEA)
     memory.model = ScriptedModel.of([decision("CONFLICT", ["evt_tea"])])
     batch = await imported(memory, document(candidate(COFFEE)))
-    await memory.import_undo(batch.id)
+    await memory.imports.undo(batch.id)
     tea = stored(plain, "evt_tea")
     assert tea is not None and "conflicts_with_event_ids" not in json.loads(tea["temporal_json"])
 
 
 async def test_undo_twice_or_of_an_unknown_batch_is_an_error(memory: StrataGate) -> None:
     batch = await imported(memory, document(candidate("Lives in Lyon")))
-    await memory.import_undo(batch.id)
+    await memory.imports.undo(batch.id)
     with pytest.raises(InvalidInput, match="already undone"):
-        await memory.import_undo(batch.id)
+        await memory.imports.undo(batch.id)
     with pytest.raises(NotFound, match="no import batch"):
-        await memory.import_undo("blk_nothing")
+        await memory.imports.undo("blk_nothing")
     with pytest.raises(InvalidInput, match="cannot be committed"):
-        await memory.import_commit(batch.job_id)
+        await memory.imports.commit(batch.job_id)
 
 
 async def test_concurrent_undos_apply_once(db_path: Path, plain: sqlite3.Connection) -> None:
@@ -133,7 +133,7 @@ async def test_concurrent_undos_apply_once(db_path: Path, plain: sqlite3.Connect
     first, second = await StrataGate.open(db_path), await StrataGate.open(db_path)
     try:
         results = await asyncio.gather(
-            first.import_undo(batch.id), second.import_undo(batch.id), return_exceptions=True
+            first.imports.undo(batch.id), second.imports.undo(batch.id), return_exceptions=True
         )
     finally:
         await first.close()
@@ -179,9 +179,9 @@ async def conversation_memory(path: Path) -> StrataGate:
     ]
     for i, (user, assistant) in enumerate(lines):
         at = datetime(2024, 5, 1 + i, 9, tzinfo=UTC)
-        await memory.append_turn(NS, "t", user=user, assistant=assistant, at=at)
-    await memory.seal_idle_tails(datetime(2100, 1, 1, tzinfo=UTC))
-    await memory.process_pending()
+        await memory.blocks.append_turn(NS, "t", user=user, assistant=assistant, at=at)
+    await memory.blocks.seal_idle_tails(datetime(2100, 1, 1, tzinfo=UTC))
+    await memory.derivation.process_pending()
     return memory
 
 
@@ -190,7 +190,7 @@ async def test_an_export_imported_into_an_empty_database_gives_the_same_events(
 ) -> None:
     source = await conversation_memory(tmp_path / "source.db")
     try:
-        exported = await source.export_space(NS)
+        exported = await source.imports.export_space(NS)
         original = await source.db.read(lambda raw: event_rows.list_events(raw, NS, ("active",)))
         assert len(original) >= 3
         again = await analysed(source, json.dumps(exported))
@@ -206,14 +206,14 @@ async def test_an_export_imported_into_an_empty_database_gives_the_same_events(
 
 async def test_export_includes_the_profile_only_when_asked(memory: StrataGate) -> None:
     await imported(memory, document(candidate("Lives in Lyon", category="identity")))
-    await memory.update_profile("user_preferred_name", "Cam")
-    plain_export = await memory.export_space(NS)
+    await memory.profile.update("user_preferred_name", "Cam")
+    plain_export = await memory.imports.export_space(NS)
     assert "profile" not in plain_export and plain_export["schemaVersion"].endswith(".v2")
     assert plain_export["candidates"][0]["category"] == "identity"
-    with_profile = await memory.export_space(NS, include_profile=True)
+    with_profile = await memory.imports.export_space(NS, include_profile=True)
     assert with_profile["profile"] == {"user_preferred_name": "Cam"}
     with pytest.raises(NotFound):
-        await memory.export_space("nowhere")
+        await memory.imports.export_space("nowhere")
 
 
 async def test_chapters_holding_undone_events_are_rebuilt_without_them(
@@ -224,20 +224,20 @@ async def test_chapters_holding_undone_events_are_rebuilt_without_them(
         candidate("Dog Rex", "The user has a dog named Rex."),
     )
     batch = await imported(memory, text)
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     members = plain.execute("SELECT event_id FROM topic_members").fetchall()
     assert {r[0] for r in members} == set(batch.event_ids)
-    await memory.import_undo(batch.id)
-    await memory.process_pending()
+    await memory.imports.undo(batch.id)
+    await memory.derivation.process_pending()
     assert plain.execute("SELECT COUNT(*) FROM topic_members").fetchone()[0] == 0
-    assert (await memory.list_topics(NS))["topics"] == []
+    assert (await memory.topics.catalog(NS))["topics"] == []
 
 
 async def adopt(memory: StrataGate, ids: list[str], receipt: str) -> None:
     refs = [f"event:{event_id}" for event_id in ids]
-    batch = await memory.open_batch(NS, "t", "memory_search_events", tuple(refs))
-    await memory.assess(NS, "t", batch.id, "sufficient", refs, "fits", "", "answer")
-    await memory.record_use(NS, "t", batch.id, refs, receipt)
+    batch = await memory.gate.open_batch(NS, "t", "memory_search_events", tuple(refs))
+    await memory.gate.assess(NS, "t", batch.id, "sufficient", refs, "fits", "", "answer")
+    await memory.gate.record_use(NS, "t", batch.id, refs, receipt)
 
 
 async def test_undo_takes_its_events_out_of_usage_receipts(
@@ -248,6 +248,6 @@ async def test_undo_takes_its_events_out_of_usage_receipts(
     [coffee] = batch.event_ids
     await adopt(memory, [coffee], "only-imported")
     await adopt(memory, ["evt_tea", coffee], "both")
-    await memory.import_undo(batch.id)
+    await memory.imports.undo(batch.id)
     receipts = dict(plain.execute("SELECT receipt_id, event_ids_json FROM usage_receipts"))
     assert receipts == {"both": json.dumps(["evt_tea"])}

@@ -33,17 +33,17 @@ def big_agent(blocks: int, lines: int) -> str:
 async def test_a_letta_agent_past_2000_lines_is_imported_whole_with_progress(
     memory: StrataGate,
 ) -> None:
-    job = await memory.import_preview(NS, big_agent(56, 2107))
+    job = await memory.imports.preview(NS, big_agent(56, 2107))
     assert (job.format, job.total, job.status) == ("letta", 2107, "processing")
     seen: list[tuple[int, int]] = []
-    job = await memory.import_advance(
+    job = await memory.imports.advance(
         job.id, max_items=700, progress=lambda d, t: seen.append((d, t))
     )
     assert job.processed == 700 and job.status == "processing"
-    job = await memory.import_advance(job.id, progress=lambda d, t: seen.append((d, t)))
+    job = await memory.imports.advance(job.id, progress=lambda d, t: seen.append((d, t)))
     assert job.status == "ready" and job.processed == 2107
     assert seen[0] == (1, 2107) and seen[-1] == (2107, 2107) and len(seen) == 2107
-    batch = await memory.import_commit(job.id)
+    batch = await memory.imports.commit(job.id)
     assert batch.imported_count == 2107
 
 
@@ -51,7 +51,7 @@ async def test_template_text_in_a_letta_agent_is_proposed_ignore_with_its_reason
     memory: StrataGate,
 ) -> None:
     text = (SAMPLES / "letta-agent-template.af").read_text("utf-8")
-    job = await memory.import_advance((await memory.import_preview(NS, text)).id)
+    job = await memory.imports.advance((await memory.imports.preview(NS, text)).id)
     proposed = {item.candidate.summary: (item.action, item.reason) for item in job.items}
     ignored = {summary for summary, (action, _) in proposed.items() if action == "IGNORE"}
     assert ignored == {
@@ -74,7 +74,7 @@ async def test_template_text_in_a_letta_agent_is_proposed_ignore_with_its_reason
         "Prefers replies in British English.",
         "Wants to run a half marathon in spring.",
     }
-    batch = await memory.import_commit(job.id)
+    batch = await memory.imports.commit(job.id)
     assert batch.imported_count == 4
 
 

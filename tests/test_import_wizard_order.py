@@ -29,7 +29,7 @@ async def test_unsure_items_come_first_and_the_page_says_how_many_are_ignored(
         page = await client.get(f"/memory/import/{job.id}?space={space}")
         shown = [int(re.search(r'id="item-(\d+)"', card)[1]) for card in item_cards(page.text)]
         assert shown == [*unsure, *sure]
-        plan = await memory_of(host).import_commit_plan(job.id)
+        plan = await memory_of(host).imports.commit_plan(job.id)
         assert (plan.total, plan.written, plan.ignored, plan.unsure_ignored) == (4, 2, 2, 1)
         assert "Committing now writes 2 and ignores 2 of 4 items (1 of them unsure" in page.text
         assert "Taking every proposal writes 3 and ignores 1." in page.text
@@ -41,7 +41,7 @@ async def test_unsure_items_come_first_and_the_page_says_how_many_are_ignored(
         assert "4 条中将忽略 2 条" in chinese.text
         committed = await post(client, f"/memory/import/{job.id}/commit")
         assert committed.status_code == 303
-        [batch, _] = await memory_of(host).import_batches(space)
+        [batch, _] = await memory_of(host).imports.batches(space)
         assert (batch.imported_count, batch.ignored_count) == (plan.written, plan.ignored)
 
 
@@ -50,9 +50,9 @@ async def test_the_plan_follows_the_choices(tmp_path: Path) -> None:
         await known_space(host, client)
         job = await analysed(host, client, export_text(THIRD))
         memory = memory_of(host)
-        chosen = await memory.import_commit_plan(job.id, {2: "ADD"})
+        chosen = await memory.imports.commit_plan(job.id, {2: "ADD"})
         assert (chosen.written, chosen.ignored, chosen.unsure_ignored) == (3, 1, 0)
-        overruled = await memory.import_commit_plan(job.id, {0: "IGNORE"})
+        overruled = await memory.imports.commit_plan(job.id, {0: "IGNORE"})
         assert (overruled.written, overruled.ignored, overruled.unsure_ignored) == (1, 3, 1)
 
 

@@ -47,7 +47,7 @@ async def test_a_pasted_list_can_be_given_a_source_name(tmp_path: Path) -> None:
         )
         job_id = job_id_of(answer)
         await quiet(host)
-        job = await memory_of(host).import_job(job_id)
+        job = await memory_of(host).imports.job(job_id)
         assert job.source_system == "ChatGPT"
         page = await client.get(f"/memory/import/{job_id}?space={job.namespace}")
         assert "Import from ChatGPT" in page.text
@@ -64,7 +64,7 @@ async def test_a_recovered_text_keeps_the_source_the_user_named(tmp_path: Path) 
         answer = await post(client, "/memory/import", data={"text": prose, "source": "Gemini"})
         job_id = job_id_of(answer)
         await quiet(host)
-        job = await memory_of(host).import_job(job_id)
+        job = await memory_of(host).imports.job(job_id)
         assert job.recovered and job.source_system == "Gemini"
 
 
@@ -95,5 +95,5 @@ async def test_the_limit_shown_is_the_limit_enforced(tmp_path: Path) -> None:
         assert refused.status_code == 400 and f"at most {MAX_CANDIDATES}" in refused.text
         listed = "".join(f"- Owns notebook number {n}\n" for n in range(250))
         taken = await preview(client, listed)  # the other formats: any number, as the page says
-        job = await memory_of(host).import_job(job_id_of(taken))
+        job = await memory_of(host).imports.job(job_id_of(taken))
         assert job.total == 250

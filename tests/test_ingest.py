@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from stratagate_plugin.cli.main import main
+from stratagate_plugin.core.blocks.service import BlocksService
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import Message
 
@@ -50,10 +51,10 @@ def stored(db: Path, namespace: str = "default") -> list[Message]:
 
 async def _stored(db: Path, namespace: str) -> list[Message]:
     async with await StrataGate.open(db) as memory:
-        blocks = await memory.get_blocks(namespace)
-        found = [m for view in blocks for m in await memory.block_messages(view.block.id)]
+        blocks = await memory.blocks.views(namespace)
+        found = [m for view in blocks for m in await memory.blocks.messages(view.block.id)]
         for thread in sorted({view.block.thread_id for view in blocks} | {"s1", "s2", "s\ufffd1"}):
-            found += await memory.open_tail(namespace, thread)
+            found += await memory.blocks.open_tail(namespace, thread)
     return found
 
 
@@ -124,20 +125,20 @@ def test_a_database_error_midway_says_how_many_turns_were_recorded(
 ) -> None:
     file, db = tmp_path / "chat.json", str(tmp_path / "chat.db")
     file.write_text(json.dumps(conversation(*PAIRS)), encoding="utf-8")
-    real, calls = StrataGate.record_turn, []
+    real, calls = BlocksService.record_turn, []
 
-    async def failing(self: StrataGate, *args: Any, **kwargs: Any) -> Any:
+    async def failing(self: BlocksService, *args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         if len(calls) == 4:
             raise sqlite3.OperationalError("disk I/O error")
         return await real(self, *args, **kwargs)
 
-    monkeypatch.setattr(StrataGate, "record_turn", failing)
+    monkeypatch.setattr(BlocksService, "record_turn", failing)
     code, _out, err = run(capsys, "ingest", str(file), "--db", db)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert "chat.json" in err and "disk I/O error" in err
     assert "3 turns recorded before the error" in err and "recorded turns are skipped" in err
-    monkeypatch.setattr(StrataGate, "record_turn", real)
+    monkeypatch.setattr(BlocksService, "record_turn", real)
     code, out, _ = run(capsys, "ingest", str(file), "--db", db)
     assert code == 0 and "recorded 3 turns (3 already present)" in out
 

@@ -49,7 +49,7 @@ async def summarised_block(db_path: Path) -> tuple[StrataGate, list[str]]:
     """An open memory whose one block has its summary: the extraction job is due."""
     memory = await open_memory(db_path, ScriptedModel.of([SUMMARY]))
     ids = await seal_block(memory)
-    await memory.process_pending(max_jobs=1)
+    await memory.derivation.process_pending(max_jobs=1)
     return memory, ids
 
 
@@ -67,13 +67,13 @@ async def test_opening_again_leaves_a_live_workers_job_running(
     await seal_block(memory)
     model = GatedModel(SUMMARY)
     worker_a = Deriver(memory.db, model)
-    running = asyncio.create_task(worker_a.process_pending(max_jobs=1))
+    running = asyncio.create_task(worker_a.derivation.process_pending(max_jobs=1))
     await model.started.wait()  # A holds the summary job, its model call under way
     second = await StrataGate.open(db_path)
     row = job_row(plain, "block_summary")
     assert (row["status"], row["attempts"]) == ("running", 1)
     assert row["owner"] == worker_a.owner
-    assert (await second.process_pending()).ran == 0  # nor does a second worker take it
+    assert (await second.derivation.process_pending()).ran == 0  # nor does a second worker take it
     model.release.set()
     assert (await running).succeeded == 1
     await second.close()
@@ -109,11 +109,11 @@ async def test_applying_the_same_extraction_twice_inserts_its_cards_once(
     deriver = Deriver(memory.db, memory.model)
     job = await deriver._claim()
     assert job is not None
-    [view] = await memory.get_blocks()
+    [view] = await memory.blocks.views()
     drafts = [EventCardDraft.model_validate(card(ids[0]))]
     assert await deriver._finish_extraction(job, view.block, drafts, "") == "succeeded"
     assert await deriver._finish_extraction(job, view.block, drafts, "") == LOST
-    assert len(await memory.list_events()) == 1
+    assert len(await memory.events.cards()) == 1
     assert job_row(plain)["detail"] == "1 events"
     await memory.close()
 
@@ -134,13 +134,13 @@ async def test_a_worker_whose_job_was_taken_over_applies_nothing(
     model_b = GatedModel(extraction)
     later = utc_now() + 2 * MINUTE  # A stalled past its lease: B may take the job over
     worker_b = Deriver(other.db, model_b, clock=lambda: later)
-    running_b = asyncio.create_task(worker_b.process_pending())
+    running_b = asyncio.create_task(worker_b.derivation.process_pending())
     await model_b.started.wait()
     model_b.release.set()
     report_b = await running_b
     model_a.release.set()
     report_a = await worker_a
-    assert len(await memory.list_events()) == 2
+    assert len(await memory.events.cards()) == 2
     row = job_row(plain)
     assert (row["status"], row["detail"]) == ("succeeded", "2 events")
     assert (row["owner"], row["claims"]) == (worker_b.owner, 2)
@@ -164,7 +164,7 @@ async def test_the_lease_is_renewed_while_the_model_works(
     config = MemoryConfig(block_turn_size=2, job_lease_s=0.03)
     memory = await StrataGate.open(db_path, config, model=WaitsForRenewal())
     await seal_block(memory)
-    report = await asyncio.wait_for(memory.process_pending(max_jobs=1), timeout=30)
+    report = await asyncio.wait_for(memory.derivation.process_pending(max_jobs=1), timeout=30)
     assert report.succeeded == 1  # the model answered: it saw the lease renewed
     row = job_row(plain, "block_summary")
     assert (row["status"], row["lease_expires_at"]) == ("succeeded", None)
@@ -178,7 +178,7 @@ async def test_a_cancelled_run_gives_its_job_back_at_once(
     memory = await open_memory(db_path, ScriptedModel())
     await seal_block(memory)
     memory.model = model
-    run = asyncio.create_task(memory.process_pending())
+    run = asyncio.create_task(memory.derivation.process_pending())
     await model.started.wait()
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -187,7 +187,7 @@ async def test_a_cancelled_run_gives_its_job_back_at_once(
     assert (row["status"], row["last_error"]) == ("failed", jobs.INTERRUPTED)
     assert row["lease_expires_at"] is None and row["next_retry_at"] is not None
     memory.model = ScriptedModel.of([SUMMARY, {"should_extract": False}])
-    assert (await memory.process_pending()).ran == 2
+    assert (await memory.derivation.process_pending()).ran == 2
     await memory.close()
 
 
@@ -203,8 +203,8 @@ async def test_a_killed_local_workers_job_is_taken_back_at_the_next_open(tmp_pat
 
     path = tmp_path / "m.db"
     async with await StrataGate.open(path) as memory:
-        await memory.append_turn("ns", "t", user="kiln fires friday", assistant="ok")
-        await memory.seal_tail("ns", "t")
+        await memory.blocks.append_turn("ns", "t", user="kiln fires friday", assistant="ok")
+        await memory.blocks.seal_tail("ns", "t")
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     raw = sqlite3.connect(path)
@@ -223,8 +223,8 @@ async def test_a_killed_local_workers_job_is_taken_back_at_the_next_open(tmp_pat
     raw.commit()
     raw.close()
     async with await StrataGate.open(path) as memory:
-        states = {job.id: job.status for job in await memory.list_jobs()}
-        report = await memory.process_pending()
+        states = {job.id: job.status for job in await memory.derivation.list_jobs()}
+        report = await memory.derivation.process_pending()
     assert states["job_live"] == "running"  # this process is alive: its lease holds
     assert [s for i, s in states.items() if i != "job_live"] == ["failed"]
     assert report.succeeded >= 1

@@ -257,7 +257,7 @@ async def test_profile_changes_settle_with_the_recorded_user_messages(root: Path
 async def profile_value(root: Path, field: str) -> str:
     memory = await StrataGate.open(root / "home" / "memory.db")
     async with memory:
-        profile = await memory.get_profile()
+        profile = await memory.profile.get()
     return str(profile.values.get(field, ""))
 
 

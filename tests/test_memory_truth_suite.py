@@ -279,10 +279,10 @@ async def test_source_precision_counts_person_sources_and_agent_only_events(tmp_
     db = tmp_path / "m.db"
     model = ScriptedModel.of([])
     async with await StrataGate.open(db, MemoryConfig(block_turn_size=2), model) as memory:
-        first = await memory.append_turn(
+        first = await memory.blocks.append_turn(
             "ns", "t", user="Caroline: I adopted a puppy.", assistant="Melanie: Lovely!"
         )
-        second = await memory.append_turn(
+        second = await memory.blocks.append_turn(
             "ns", "t", user="Caroline: The weather is grim.", assistant="The build passed."
         )
         puppy, melanie = first.message_ids
@@ -303,7 +303,7 @@ async def test_source_precision_counts_person_sources_and_agent_only_events(tmp_
             card("The build passed", agent),  # the unnamed agent's alone
         ]
         model.push(summary, {"should_extract": True, "events": cards})
-        await memory.process_pending()
+        await memory.derivation.process_pending()
     checked = source_precision.measure(db)
     assert (checked["events"], checked["cited_messages"], checked["source_precision"]) == (2, 2, 1)
     assert (checked["assistant_only_events"], checked["unnamed_assistant_only_events"]) == (1, 0)

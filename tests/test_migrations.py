@@ -35,12 +35,12 @@ def build_version_one(path: Path) -> None:
 async def test_older_database_is_migrated_and_keeps_its_data(db_path: Path) -> None:
     build_version_one(db_path)
     async with await StrataGate.open(db_path) as memory:
-        tail = await memory.open_tail("ns", "t")
-        await memory.append_turn("ns", "t", user="new", assistant="x", receipt_id="r")
+        tail = await memory.blocks.open_tail("ns", "t")
+        await memory.blocks.append_turn("ns", "t", user="new", assistant="x", receipt_id="r")
         conn = sqlite3.connect(db_path)
         indexed_open = conn.execute("SELECT COUNT(*) FROM message_fts").fetchone()[0]
         jobs = conn.execute("SELECT COUNT(*) FROM jobs").fetchone()[0]
-        await memory.seal_tail("ns", "t")
+        await memory.blocks.seal_tail("ns", "t")
     assert [m.content for m in tail] == ["old words"]
     versions = [row[0] for row in conn.execute("SELECT version FROM schema_migrations")]
     assert versions == list(range(1, SCHEMA_VERSION + 1))
@@ -154,8 +154,8 @@ async def test_version_seven_index_is_carried_over_and_the_open_tail_unindexed(
         conn = sqlite3.connect(db_path)
         indexed = conn.execute("SELECT rowid FROM message_fts").fetchall()
         carried = conn.execute("SELECT fts_rowid FROM messages ORDER BY pk").fetchall()
-        await memory.seal_tail("ns", "t")  # the open message gets a fresh, unused FTS row
-        hits = await memory.search_raw("ns", "glaze")
+        await memory.blocks.seal_tail("ns", "t")  # the open message gets a fresh, unused FTS row
+        hits = await memory.retrieval.search_raw("ns", "glaze")
     assert indexed == [(1,)] and carried == [(1,), (None,)]
     assert sorted(hit.message.content for hit in hits) == ["glaze kiln", "glaze order"]
     conn.close()
@@ -186,7 +186,7 @@ async def test_a_version_six_file_gets_its_event_documents_and_index(db_path: Pa
     index stale and the rebuild after migrating stores them."""
     build_version_six_with_an_event(db_path)
     async with await StrataGate.open(db_path) as memory:
-        hits = await memory.search_events("ns", "kiln")
+        hits = await memory.events.search("ns", "kiln")
     raw = sqlite3.connect(db_path)
     documents = raw.execute("SELECT pk, stamp FROM event_documents").fetchall()
     indexed = raw.execute("SELECT rowid FROM event_fts").fetchall()
@@ -202,9 +202,11 @@ async def test_index_counts_are_backfilled_then_kept_at_seal_time(db_path: Path)
         conn = sqlite3.connect(db_path)
         query = "SELECT messages, tokens, blocks FROM message_index_stats WHERE namespace = 'ns'"
         backfilled = conn.execute(query).fetchone()
-        await memory.seal_tail("ns", "t")
-        await memory.append_turn("ns", "u", user="kiln glaze", assistant="ok", receipt_id="r")
-        await memory.seal_tail("ns", "u")
+        await memory.blocks.seal_tail("ns", "t")
+        await memory.blocks.append_turn(
+            "ns", "u", user="kiln glaze", assistant="ok", receipt_id="r"
+        )
+        await memory.blocks.seal_tail("ns", "u")
         kept = conn.execute(query).fetchone()
         conn.execute("DELETE FROM message_index_stats")
         recount_index_stats(conn)
@@ -217,7 +219,7 @@ async def test_index_counts_are_backfilled_then_kept_at_seal_time(db_path: Path)
 async def test_open_messages_stay_out_of_the_block_index(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    await memory.append_turn("ns", "t", user="hello", assistant="hi", receipt_id="r1")
+    await memory.blocks.append_turn("ns", "t", user="hello", assistant="hi", receipt_id="r1")
     plan = " ".join(
         str(row[3])
         for row in plain.execute(
@@ -230,7 +232,7 @@ async def test_open_messages_stay_out_of_the_block_index(
         "SELECT sql FROM sqlite_master WHERE name = 'messages_block'"
     ).fetchone()[0]
     assert definition.endswith("WHERE block_id IS NOT NULL")  # open rows never enter it
-    block_id = await memory.seal_tail("ns", "t")
+    block_id = await memory.blocks.seal_tail("ns", "t")
     rows = plain.execute(
         "SELECT COUNT(*) FROM messages INDEXED BY messages_block WHERE block_id = ?", (block_id,)
     ).fetchone()
@@ -250,7 +252,7 @@ async def test_jobs_gain_leases_and_a_job_left_running_without_one_is_taken_back
     )
     conn.close()
     async with await StrataGate.open(db_path) as memory:
-        [job] = await memory.list_jobs()
+        [job] = await memory.derivation.list_jobs()
     assert (job.claims, job.owner, job.lease_expires_at) == (2, None, None)
     assert (job.status, job.last_error) == ("failed", "interrupted before completion")
 

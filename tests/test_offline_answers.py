@@ -184,11 +184,11 @@ async def test_the_answer_states_the_current_value_first_and_the_older_as_histor
     db = tmp_path / "m.db"
     namespace = namespace_for("project", cwd=str(tmp_path), session_id="old")
     async with await StrataGate.open(db, MemoryConfig(block_turn_size=1)) as memory:
-        await memory.append_turn(namespace, "old", user=first, assistant="OK.", at=FIRST_DAY)
-        await memory.append_turn(namespace, "old", user=second, assistant="OK.", at=NEXT_DAY)
-        await memory.seal_tail(namespace, "old")
-        await memory.process_pending()
-        cards = await memory.list_events(namespace)
+        await memory.blocks.append_turn(namespace, "old", user=first, assistant="OK.", at=FIRST_DAY)
+        await memory.blocks.append_turn(namespace, "old", user=second, assistant="OK.", at=NEXT_DAY)
+        await memory.blocks.seal_tail(namespace, "old")
+        await memory.derivation.process_pending()
+        cards = await memory.events.cards(namespace)
         assert any(card.status == "superseded" for card in cards)  # the premise
     async with make_host(db, tmp_path) as host:
         answer = await ask(host, "later", question)

@@ -72,14 +72,16 @@ async def fill(db_path: Path, model: ScriptedModel) -> StrataGate:
     """Six statements in three blocks of two turns, then a derivation pass."""
     memory = await StrataGate.open(db_path, MemoryConfig(block_turn_size=2), model=model)
     for i, text in enumerate(STATEMENTS):
-        await memory.append_turn("ns", "t", user=text, assistant="Noted.", receipt_id=f"r{i}")
+        await memory.blocks.append_turn(
+            "ns", "t", user=text, assistant="Noted.", receipt_id=f"r{i}"
+        )
     return memory
 
 
 async def derived_offline(db_path: Path) -> StrataGate:
     """The six statements derived while the model answers garbage."""
     memory = await fill(db_path, AlwaysFailing(ModelOutputError(GARBAGE)))
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     return memory
 
 
@@ -93,11 +95,11 @@ async def test_a_model_that_fails_every_task_still_fills_memory_marked_offline(
 ) -> None:
     model = AlwaysFailing(ModelOutputError(f"model 'smollm2' returned invalid output: {GARBAGE}"))
     memory = await fill(db_path, model)
-    report = await memory.process_pending()
+    report = await memory.derivation.process_pending()
     assert report.failed == 0 and len(report.fallbacks) == 6  # 3 summaries, 3 extractions
     statuses = plain.execute("SELECT processing_status FROM blocks").fetchall()
     assert [s for (s,) in statuses] == ["ready"] * 3  # no block left pending
-    events = await memory.list_events("ns")
+    events = await memory.events.cards("ns")
     assert len(events) >= 4, [e.title for e in events]  # the offline model's cards
     assert {e.derived_by for e in events} == {"offline-fallback"}
     assert all(GARBAGE in (e.derive_error or "") for e in events)
@@ -110,7 +112,7 @@ async def test_a_model_that_fails_every_task_still_fills_memory_marked_offline(
     ).fetchall()
     assert {(s, by) for s, by, _ in jobs} == {("succeeded", "offline-fallback")}
     assert all(GARBAGE in error for *_, error in jobs)
-    offline = await memory.offline_derived("ns")
+    offline = await memory.derivation.offline_derived("ns")
     assert len(offline.blocks) == 3 and offline.blocks[0].derive_error
     await memory.close()
 
@@ -120,7 +122,7 @@ async def test_the_kept_error_is_one_line_without_secrets(
 ) -> None:
     error = ModelServerError("server said:\n  bad key sk-abcdefghijklmnopqrstuvwxyz012345\n" * 40)
     memory = await fill(db_path, AlwaysFailing(error))
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     for _, kept in marks(plain, "blocks") + marks(plain, "events"):
         assert "\n" not in kept and len(kept) <= 300
         assert "sk-abcdefghijklmnop" not in kept and kept.startswith("ModelServerError: ")
@@ -131,17 +133,19 @@ async def test_a_model_that_answers_is_named_and_offline_is_offline(
     db_path: Path, plain: sqlite3.Connection
 ) -> None:
     memory = await fill(db_path, Echoing())
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     assert set(marks(plain, "blocks")) == {("good-model", None)}
     assert set(marks(plain, "events")) == {("good-model", None)}
     await memory.close()
     offline = await StrataGate.open(db_path.with_name("o.db"), MemoryConfig(block_turn_size=2))
     for i, text in enumerate(STATEMENTS[:2]):
-        await offline.append_turn("ns", "t", user=text, assistant="Noted.", receipt_id=f"r{i}")
-    await offline.process_pending()
-    [block] = [view.block for view in await offline.get_blocks()]
+        await offline.blocks.append_turn(
+            "ns", "t", user=text, assistant="Noted.", receipt_id=f"r{i}"
+        )
+    await offline.derivation.process_pending()
+    [block] = [view.block for view in await offline.blocks.views()]
     assert (block.derived_by, block.derive_error) == ("offline", None)
-    assert (await offline.offline_derived()).blocks == []
+    assert (await offline.derivation.offline_derived()).blocks == []
     await offline.close()
 
 
@@ -149,7 +153,7 @@ async def test_a_setup_error_also_fills_memory_and_is_reported_as_such(
     db_path: Path, plain: sqlite3.Connection
 ) -> None:
     memory = await fill(db_path, AlwaysFailing(ModelAuthError("401: the API key was rejected")))
-    report = await memory.process_pending()
+    report = await memory.derivation.process_pending()
     assert report.failed == 0 and report.fallbacks
     assert all("ModelAuthError: 401" in line for line in report.fallbacks)
     assert (
@@ -167,9 +171,9 @@ async def test_without_the_fallback_a_failing_model_leaves_the_block_pending(
     config = MemoryConfig(block_turn_size=2, offline_fallback=False)
     model = AlwaysFailing(ModelOutputError(GARBAGE))
     memory = await StrataGate.open(db_path, config, model=model)
-    await memory.append_turn("ns", "t", user=STATEMENTS[0], assistant="ok", receipt_id="a")
-    await memory.append_turn("ns", "t", user=STATEMENTS[1], assistant="ok", receipt_id="b")
-    report = await memory.process_pending()
+    await memory.blocks.append_turn("ns", "t", user=STATEMENTS[0], assistant="ok", receipt_id="a")
+    await memory.blocks.append_turn("ns", "t", user=STATEMENTS[1], assistant="ok", receipt_id="b")
+    report = await memory.derivation.process_pending()
     assert report.failed == 1 and not report.fallbacks
     assert plain.execute("SELECT processing_status FROM blocks").fetchone()[0] == "pending"
     await memory.close()
@@ -179,23 +183,23 @@ async def test_rederive_replaces_the_offline_result_with_the_models(
     db_path: Path, plain: sqlite3.Connection
 ) -> None:
     memory = await derived_offline(db_path)
-    offline_ids = {e.id for e in await memory.list_events("ns")}
+    offline_ids = {e.id for e in await memory.events.cards("ns")}
     memory.model = Echoing()  # the endpoint fixed
-    report = await memory.rederive_offline()
+    report = await memory.derivation.rederive_offline()
     assert (report.asked, len(report.replaced), report.failed) == (3, 3, [])
-    events = await memory.list_events("ns")
+    events = await memory.events.cards("ns")
     assert {e.derived_by for e in events} == {"good-model"} and len(events) == 6
     assert not offline_ids & {e.id for e in events}
     assert report.removed == len(offline_ids) and report.added == 6
     assert set(marks(plain, "blocks")) == {("good-model", None)}
-    titles = [v.block.l0_title for v in await memory.get_blocks()]
+    titles = [v.block.l0_title for v in await memory.blocks.views()]
     assert titles == ["Model title"] * 3
     jobs = plain.execute(
         "SELECT DISTINCT derived_by, last_error FROM jobs WHERE kind IN "
         "('block_summary', 'event_extraction')"
     ).fetchall()
     assert [tuple(row) for row in jobs] == [("good-model", None)]
-    assert (await memory.offline_derived()).blocks == []
+    assert (await memory.derivation.offline_derived()).blocks == []
     await memory.close()
 
 
@@ -203,14 +207,14 @@ async def test_rederive_keeps_a_card_a_person_acted_on_and_says_so(
     db_path: Path, plain: sqlite3.Connection
 ) -> None:
     memory = await derived_offline(db_path)
-    pinned, forgotten, *_ = await memory.list_events("ns")
-    await memory.pin_event(pinned.id)
-    await memory.forget_event(forgotten.id)
+    pinned, forgotten, *_ = await memory.events.cards("ns")
+    await memory.gate.pin_event(pinned.id)
+    await memory.gate.forget_event(forgotten.id)
     memory.model = Echoing()
-    report = await memory.rederive_offline()
+    report = await memory.derivation.rederive_offline()
     kept = dict(line.split(": ", 1) for line in report.kept)
     assert kept[pinned.id] == "pinned" and forgotten.id in kept
-    still = {e.id: e for e in await memory.list_events("ns", include_hidden=True)}
+    still = {e.id: e for e in await memory.events.cards("ns", include_hidden=True)}
     assert still[pinned.id].pinned and still[pinned.id].derived_by == "offline-fallback"
     assert still[forgotten.id].status == "forgotten"
     await memory.close()
@@ -220,15 +224,15 @@ async def test_a_rederive_the_model_fails_again_keeps_the_offline_result(
     db_path: Path, plain: sqlite3.Connection
 ) -> None:
     memory = await derived_offline(db_path)
-    before = {e.id for e in await memory.list_events("ns")}
+    before = {e.id for e in await memory.events.cards("ns")}
     memory.model = AlwaysFailing(ModelServerError("503 from the server"))
-    report = await memory.rederive_offline()
+    report = await memory.derivation.rederive_offline()
     assert report.replaced == [] and len(report.failed) == 3
-    assert {e.id for e in await memory.list_events("ns")} == before
+    assert {e.id for e in await memory.events.cards("ns")} == before
     assert {error for _, error in marks(plain, "blocks")} == {
         "ModelServerError: 503 from the server"
     }
-    assert len((await memory.offline_derived()).blocks) == 3
+    assert len((await memory.derivation.offline_derived()).blocks) == 3
     await memory.close()
 
 
@@ -249,8 +253,10 @@ async def test_graph_and_topic_batches_the_model_fails_are_projected_offline(
     model = GoodButNoProjections()
     memory = await StrataGate.open(db_path, config, model=model)
     for i, text in enumerate(STATEMENTS):
-        await memory.append_turn("ns", "t", user=text, assistant="Noted.", receipt_id=f"r{i}")
-    report = await memory.process_pending()
+        await memory.blocks.append_turn(
+            "ns", "t", user=text, assistant="Noted.", receipt_id=f"r{i}"
+        )
+    report = await memory.derivation.process_pending()
     asked = {task.name for task in model.requests}
     assert {PROJECT_GRAPH, PROJECT_MEMORY_TOPICS} <= asked
     assert report.graph_failed == 0 and report.topics.failed == 0
@@ -263,8 +269,8 @@ async def test_graph_and_topic_batches_the_model_fails_are_projected_offline(
     assert {status for _, status, *_ in rows} <= {"succeeded", "skipped"}
     assert plain.execute("SELECT count(*) FROM graph_nodes").fetchone()[0] > 0
     assert plain.execute("SELECT count(*) FROM topics").fetchone()[0] > 0
-    assert {e.derived_by for e in await memory.list_events("ns")} == {"good-model"}
-    assert len((await memory.offline_derived("ns")).jobs) == len(rows)
+    assert {e.derived_by for e in await memory.events.cards("ns")} == {"good-model"}
+    assert len((await memory.derivation.offline_derived("ns")).jobs) == len(rows)
     await memory.close()
 
 
@@ -274,9 +280,9 @@ async def test_a_purge_erases_the_words_from_the_kept_model_errors(
     """A model's error may echo what it was given; a purge reaches it too."""
     echoed = ModelOutputError("invalid output: 'Biscuit the wombat' is not an object")
     memory = await fill(db_path, AlwaysFailing(echoed))
-    await memory.process_pending()
+    await memory.derivation.process_pending()
     assert any("wombat" in (error or "") for _, error in marks(plain, "events"))
-    await memory.purge_words(Needles(["wombat"]))
-    left = await memory.purge_check(Needles(["wombat"]))
+    await memory.purge.words(Needles(["wombat"]))
+    left = await memory.purge.check(Needles(["wombat"]))
     assert not {cell for cell in left if "derive_error" in cell or "last_error" in cell}, left
     await memory.close()

@@ -19,14 +19,16 @@ async def test_the_jobs_page_lists_offline_blocks_and_reruns_them_on_the_model(
 ) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_namespace()
-        await memory.set_block_turn_size(space, 1)
+        await memory.spaces.set_block_turn_size(space, 1)
         memory.model = AlwaysFailing(ModelOutputError(GARBAGE))
         for i, text in enumerate(STATEMENTS[:2]):
-            await memory.append_turn(space, "web", user=text, assistant="ok", receipt_id=f"w{i}")
+            await memory.blocks.append_turn(
+                space, "web", user=text, assistant="ok", receipt_id=f"w{i}"
+            )
         await derive(host)
         page = html.unescape((await client.get(f"/memory/jobs?space={space}")).text)
         assert "Derived offline: 2 block(s)" in page and page.count(GARBAGE) >= 2
-        card = (await memory.list_events(space))[0]
+        card = (await memory.events.cards(space))[0]
         shown = html.unescape((await client.get(f"/memory/events/{card.id}?space={space}")).text)
         assert "Derived by" in shown and "the offline model, after the model failed" in shown
         assert GARBAGE in shown  # the model's error, on the card's own page
@@ -34,7 +36,9 @@ async def test_the_jobs_page_lists_offline_blocks_and_reruns_them_on_the_model(
         memory.model = Echoing()
         refused = await client.post(f"/memory/jobs/rederive-offline?space={space}",
                                     headers={"origin": "https://evil.example"})  # fmt: skip
-        assert refused.status_code == 403 and (await memory.offline_derived(space)).blocks
+        assert (
+            refused.status_code == 403 and (await memory.derivation.offline_derived(space)).blocks
+        )
         response = await post(client, f"/memory/jobs/rederive-offline?space={space}")
         assert response.status_code == 303
         query = parse_qs(urlsplit(response.headers["location"]).query)
@@ -42,16 +46,18 @@ async def test_the_jobs_page_lists_offline_blocks_and_reruns_them_on_the_model(
         page = html.unescape((await client.get(response.headers["location"])).text)
         assert "2 of 2 block(s) derived again by the model" in page
         assert "Derived offline:" not in page
-        assert {e.derived_by for e in await memory.list_events(space)} == {"good-model"}
+        assert {e.derived_by for e in await memory.events.cards(space)} == {"good-model"}
 
 
 async def test_a_misconfigured_endpoint_is_said_plainly_on_the_jobs_page(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_namespace()
-        await memory.set_block_turn_size(space, 1)
+        await memory.spaces.set_block_turn_size(space, 1)
         memory.model = AlwaysFailing(ModelAuthError("401: the API key was rejected"))
-        await memory.append_turn(space, "web", user=STATEMENTS[0], assistant="ok", receipt_id="a")
+        await memory.blocks.append_turn(
+            space, "web", user=STATEMENTS[0], assistant="ok", receipt_id="a"
+        )
         await derive(host)
         page = html.unescape((await client.get(f"/memory/jobs?space={space}")).text)
         assert "The model endpoint is misconfigured" in page and "ModelAuthError: 401" in page
-        assert await memory.list_events(space)  # memory filled all the same
+        assert await memory.events.cards(space)  # memory filled all the same

@@ -163,8 +163,8 @@ async def test_a_failed_block_does_not_hold_back_the_next_blocks_extraction(
         db_path, MemoryConfig(block_turn_size=1, offline_fallback=False), model=model
     )
     try:
-        await memory.append_turn("ns", "t", user="Friday is my day off.", assistant="Okay.")
-        second = await memory.append_turn("ns", "t", user="We moved the launch to June.",
+        await memory.blocks.append_turn("ns", "t", user="Friday is my day off.", assistant="Okay.")
+        second = await memory.blocks.append_turn("ns", "t", user="We moved the launch to June.",
                                           assistant="Noted.")  # fmt: skip
         model.push(
             {"title": "Launch", "summary": "The launch moved.", "should_extract": True},
@@ -172,12 +172,12 @@ async def test_a_failed_block_does_not_hold_back_the_next_blocks_extraction(
              "summary": "The launch moved to June.", "scope": "project",
              "source_message_ids": [second.message_ids[0]]}]},
         )  # fmt: skip
-        report = await memory.process_pending(concurrency=1)
+        report = await memory.derivation.process_pending(concurrency=1)
         assert (report.failed, report.succeeded) == (1, 2), report.errors
-        [event] = await memory.list_events()
+        [event] = await memory.events.cards()
         assert event.title == "Launch moved to June"
         statuses = {view.block.sequence: view.block.processing_status
-                    for view in await memory.get_blocks()}  # fmt: skip
+                    for view in await memory.blocks.views()}  # fmt: skip
         assert statuses[2] == "ready" and statuses[1] != "ready"
     finally:
         await memory.close()

@@ -54,7 +54,7 @@ async def seed_event(db: Path, cwd: Path, title: str = "Kiln fires on Friday") -
     async with await StrataGate.open(db, MemoryConfig(block_turn_size=2), model) as memory:
         ids = []
         for i in range(2):
-            receipt = await memory.append_turn(
+            receipt = await memory.blocks.append_turn(
                 namespace,
                 "old",
                 user=f"the kiln fires friday {i}",
@@ -75,8 +75,8 @@ async def seed_event(db: Path, cwd: Path, title: str = "Kiln fires on Friday") -
                 ],
             }
         )
-        await memory.process_pending()
-        [event] = await memory.list_events(namespace)
+        await memory.derivation.process_pending()
+        [event] = await memory.events.cards(namespace)
     return event.id
 
 
@@ -143,7 +143,7 @@ async def test_open_batches_are_closed_before_a_tool_free_answer(
         result = await turn(host, model, "When does the kiln fire?")
         memory = runtime_of(host).memory
         namespace = runtime_of(host).namespace(open_session("s1", "t", tmp_path))
-        assert await memory.unresolved_batches(namespace, "s1") == []
+        assert await memory.gate.unresolved_batches(namespace, "s1") == []
     assert result.ok and result.answer == "The kiln fires on Friday, as you said."
     assert model.requests[-1].tools == []  # the recovery step runs without tools
     steers = [m for m in model.requests[-1].messages if m.source == "plugin"]
@@ -180,14 +180,14 @@ async def test_profile_consent_accepted_and_refused(tmp_path: Path) -> None:
     async with make_host(tmp_path / "m.db", tmp_path) as host:
         memory = runtime_of(host).memory
         await turn(host, ScriptedChatModel.of(propose, "Shall I set Porto?"), "I fly out today.")
-        assert (await memory.get_profile()).values["current_city"] == ""
+        assert (await memory.profile.get()).values["current_city"] == ""
         await turn(host, ScriptedChatModel.of("Done."), "同意")
-        assert (await memory.get_profile()).values["current_city"] == "Porto"
+        assert (await memory.profile.get()).values["current_city"] == "Porto"
         refuse = tool_reply("memory_profile_update", {"field": "home_city", "value": "Faro"})
         await turn(host, ScriptedChatModel.of(refuse, "Set Faro?"), "I like the south.")
         second = ScriptedChatModel.of("Sunny.")
         await turn(host, second, "What's the weather like?")
-        assert (await memory.get_profile()).values["home_city"] == ""
+        assert (await memory.profile.get()).values["home_city"] == ""
         assert "Current city: Porto" in second.requests[0].messages[0].text
 
 
@@ -214,7 +214,7 @@ async def test_a_restart_between_turns_keeps_everything(tmp_path: Path) -> None:
         await turn(host, model, "It fires on Fridays.")
         memory = runtime_of(host).memory
         namespace = runtime_of(host).namespace(open_session("s1", "t", tmp_path))
-        blocks = await memory.get_blocks(namespace, "s1")
+        blocks = await memory.blocks.views(namespace, "s1")
     history = [m.text for m in model.requests[0].messages]
     assert "My kiln is called Bertha." in history and "Noted." in history
     assert len(blocks) == 1 and blocks[0].block.start_turn == 1  # both turns, one block
@@ -231,7 +231,7 @@ async def test_ready_blocks_replace_their_native_turns(tmp_path: Path) -> None:
     async with make_host(tmp_path / "m.db", tmp_path) as host:
         for fact, reply in zip(facts, replies, strict=True):
             await turn(host, ScriptedChatModel.of(reply), fact)
-        await runtime_of(host).memory.process_pending()
+        await runtime_of(host).memory.derivation.process_pending()
         model = ScriptedChatModel.of("ok")
         await turn(host, model, "What did we plan?")
     sent = [m for m in model.requests[0].messages if m.role != "system"]
@@ -319,11 +319,11 @@ async def test_raw_search_tool_ranks_the_namespace_like_retrieve(tmp_path: Path)
         for i, (user, assistant) in enumerate(
             [("Did you book the kiln?", "Yes, for Friday!"), ("Lunch?", "Soup.")]
         ):
-            receipt = await memory.append_turn(
+            receipt = await memory.blocks.append_turn(
                 namespace, "old", user=user, assistant=assistant, receipt_id=f"old:{i}"
             )
             ids += receipt.message_ids
-        spec = [hit.message.id for hit in await memory.search_raw(namespace, "kiln")]
+        spec = [hit.message.id for hit in await memory.retrieval.search_raw(namespace, "kiln")]
     question, reply = ids[0], ids[1]
     assert spec == [question]
     model = ScriptedChatModel.of(tool_reply("memory_search_raw", {"query": "kiln"}, "c1"), "ok")

@@ -50,17 +50,17 @@ def test_anything_else_is_not_consent(reply: str) -> None:
 async def test_updates_are_audited_with_revisions(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    first = await memory.update_profile("home_city", "Leeds", "settings")
-    same = await memory.update_profile("home_city", "Leeds", "settings")
+    first = await memory.profile.update("home_city", "Leeds", "settings")
+    same = await memory.profile.update("home_city", "Leeds", "settings")
     assert first.modified and not same.modified and same.revision == first.revision
-    second = await memory.update_profile(
+    second = await memory.profile.update(
         "home_city", "York", "settings", expected_revision=first.revision
     )
     with pytest.raises(ProfileConflict, match="updated elsewhere"):
-        await memory.update_profile(
+        await memory.profile.update(
             "home_city", "Hull", "settings", expected_revision=first.revision
         )
-    view = await memory.get_profile()
+    view = await memory.profile.get()
     assert view.values["home_city"] == "York" and view.revisions["home_city"] == second.revision
     assert view.values["current_city"] == ""
     audit = plain.execute("SELECT field, old_value, new_value, source FROM profile_changes")
@@ -80,42 +80,42 @@ async def test_total_limit_is_enforced(memory: StrataGate) -> None:
         "user_preferred_name",
         "assistant_preferred_name",
     ):
-        await memory.update_profile(field, "x" * rules.field_of(field).limit, "settings")
+        await memory.profile.update(field, "x" * rules.field_of(field).limit, "settings")
     with pytest.raises(InvalidInput, match="6000"):
-        await memory.update_profile("default_location", "y" * 200, "settings")
+        await memory.profile.update("default_location", "y" * 200, "settings")
 
 
 async def test_user_request_applies_directly(memory: StrataGate) -> None:
-    result = await memory.agent_profile_update(
+    result = await memory.profile.agent_update(
         "t1",
         "user_preferred_name",
         "Mara",
         latest_user_message="Please call me Mara from now on.",
     )
     assert result.status == "applied"
-    assert (await memory.get_profile()).values["user_preferred_name"] == "Mara"
+    assert (await memory.profile.get()).values["user_preferred_name"] == "Mara"
 
 
 async def test_agent_proposal_waits_for_explicit_agreement(memory: StrataGate) -> None:
-    proposed = await memory.agent_profile_update(
+    proposed = await memory.profile.agent_update(
         "t1",
         "current_city",
         "Porto",
         latest_user_message="I'm flying out tomorrow morning.",
     )
     assert proposed.status == "awaiting_consent"
-    assert (await memory.get_profile()).values["current_city"] == ""
-    applied = await memory.settle_profile_proposals("t1", "同意")
+    assert (await memory.profile.get()).values["current_city"] == ""
+    applied = await memory.profile.settle_proposals("t1", "同意")
     assert [u.value for u in applied] == ["Porto"]
-    assert (await memory.get_profile()).values["current_city"] == "Porto"
-    assert await memory.settle_profile_proposals("t1", "同意") == []  # one change, one consent
+    assert (await memory.profile.get()).values["current_city"] == "Porto"
+    assert await memory.profile.settle_proposals("t1", "同意") == []  # one change, one consent
 
 
 async def test_refusal_or_topic_change_discards_the_proposal(memory: StrataGate) -> None:
-    await memory.agent_profile_update("t1", "current_city", "Porto", "I'm travelling.")
-    assert await memory.settle_profile_proposals("t1", "What's on my calendar?") == []
-    assert await memory.settle_profile_proposals("t1", "yes") == []
-    assert (await memory.get_profile()).values["current_city"] == ""
+    await memory.profile.agent_update("t1", "current_city", "Porto", "I'm travelling.")
+    assert await memory.profile.settle_proposals("t1", "What's on my calendar?") == []
+    assert await memory.profile.settle_proposals("t1", "yes") == []
+    assert (await memory.profile.get()).values["current_city"] == ""
 
 
 async def test_a_proposal_its_own_turn_asked_for_applies_once_the_turn_is_heard(
@@ -123,14 +123,16 @@ async def test_a_proposal_its_own_turn_asked_for_applies_once_the_turn_is_heard(
 ) -> None:
     """An MCP client's turn arrives after its tool calls: a proposal the user's message of
     that turn asked for is the user's request; any other waits for the next message."""
-    await memory.agent_profile_update("t1", "user_preferred_name", "Mara", "")
-    applied = await memory.apply_requested_proposals("t1", "Please call me Mara from now on.")
+    await memory.profile.agent_update("t1", "user_preferred_name", "Mara", "")
+    applied = await memory.profile.apply_requested_proposals(
+        "t1", "Please call me Mara from now on."
+    )
     assert [(u.value, u.status) for u in applied] == [("Mara", "applied")]
-    assert await memory.settle_profile_proposals("t1", "yes") == []  # no longer pending
-    await memory.agent_profile_update("t1", "current_city", "Porto", "")
-    assert await memory.apply_requested_proposals("t1", "I'm flying out tomorrow.") == []
-    assert [u.value for u in await memory.settle_profile_proposals("t1", "yes")] == ["Porto"]
-    changes = await memory.profile_history()
+    assert await memory.profile.settle_proposals("t1", "yes") == []  # no longer pending
+    await memory.profile.agent_update("t1", "current_city", "Porto", "")
+    assert await memory.profile.apply_requested_proposals("t1", "I'm flying out tomorrow.") == []
+    assert [u.value for u in await memory.profile.settle_proposals("t1", "yes")] == ["Porto"]
+    changes = await memory.profile.history()
     assert [(c.field, c.source) for c in changes] == [
         ("current_city", "agent_tool"),
         ("user_preferred_name", "user_explicit"),
@@ -138,9 +140,9 @@ async def test_a_proposal_its_own_turn_asked_for_applies_once_the_turn_is_heard(
 
 
 async def test_proposals_are_per_conversation(memory: StrataGate) -> None:
-    await memory.agent_profile_update("t1", "home_city", "Bath", "moving soon")
-    assert await memory.settle_profile_proposals("t2", "yes") == []
-    assert len(await memory.settle_profile_proposals("t1", "yes")) == 1
+    await memory.profile.agent_update("t1", "home_city", "Bath", "moving soon")
+    assert await memory.profile.settle_proposals("t2", "yes") == []
+    assert len(await memory.profile.settle_proposals("t1", "yes")) == 1
 
 
 @pytest.mark.parametrize(

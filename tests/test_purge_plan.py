@@ -125,8 +125,8 @@ async def test_a_purge_killed_after_its_commit_is_finished_at_the_next_open(
 ) -> None:
     db = tmp_path / "m.db"
     async with await StrataGate.open(db) as sg:
-        await sg.append_turn("ns", "s", user="My PIN is 80417263.", assistant="Noted.")
-        needles, plan = await sg.purge_words_plan(Needles(["80417263"]))
+        await sg.blocks.append_turn("ns", "s", user="My PIN is 80417263.", assistant="Noted.")
+        needles, plan = await sg.purge.words_plan(Needles(["80417263"]))
         assert plan.messages
 
         def killed(raw: sqlite3.Connection) -> None:  # the commit, without what follows it
@@ -149,14 +149,16 @@ def test_a_profile_field_is_cleared_with_every_value_it_held(
 
     async def given() -> None:
         async with await StrataGate.open(db) as sg:
-            await sg.update_profile("user_preferred_name", "Zephyrine")
-            await sg.update_profile("user_preferred_name", "Zephyrine Quallow")
-            await sg.append_turn("ns", "s", user="Call me Zephyrine.", assistant="Hi Zephyrine.")
+            await sg.profile.update("user_preferred_name", "Zephyrine")
+            await sg.profile.update("user_preferred_name", "Zephyrine Quallow")
+            await sg.blocks.append_turn(
+                "ns", "s", user="Call me Zephyrine.", assistant="Hi Zephyrine."
+            )
 
     async def stored() -> str:
         async with await StrataGate.open(db) as sg:
-            profile = await sg.get_profile()
-            history = await sg.profile_history()
+            profile = await sg.profile.get()
+            history = await sg.profile.history()
         return json.dumps([profile.model_dump(mode="json"), *[
             h.model_dump(mode="json") for h in history]])  # fmt: skip
 
@@ -182,9 +184,9 @@ async def test_a_job_running_on_the_words_loses_its_claim_and_runs_again(tmp_pat
 
     db = tmp_path / "m.db"
     async with await StrataGate.open(db) as sg:
-        await sg.append_turn("ns", "s", user="My PIN is 80417263.", assistant="Noted.")
-        await sg.seal_tail("ns", "s")
-        await sg.process_pending()
+        await sg.blocks.append_turn("ns", "s", user="My PIN is 80417263.", assistant="Noted.")
+        await sg.blocks.seal_tail("ns", "s")
+        await sg.derivation.process_pending()
         now = utc_now()
 
         def graph_job(raw: sqlite3.Connection) -> jobs.Job | None:
@@ -197,7 +199,7 @@ async def test_a_job_running_on_the_words_loses_its_claim_and_runs_again(tmp_pat
 
         job = await sg.db.write(graph_job)
         assert job is not None and await sg.db.read(lambda raw: jobs.holds(raw, job))
-        await sg.purge_words(Needles(["80417263"]))
+        await sg.purge.words(Needles(["80417263"]))
         assert not await sg.db.read(lambda raw: jobs.holds(raw, job))
         assert (await sg.db.read(lambda raw: jobs.get_job(raw, job.id))).status == "pending"
 
@@ -227,15 +229,15 @@ async def test_an_event_whose_other_quote_is_not_the_words_is_edited_not_forgott
     )
     only = event_card("evt_only", title="Gate code is 4471", quotes=["the gate code is 4471"])
     async with await StrataGate.open(tmp_path / "m.db") as sg:
-        await sg.append_turn("ns", "s", user="Hello there.", assistant="Hi.")  # the space
+        await sg.blocks.append_turn("ns", "s", user="Hello there.", assistant="Hi.")  # the space
         await sg.db.write(lambda raw: [event_rows.insert_event(raw, c) for c in (both, only)])
-        _, plan = await sg.purge_words_plan(Needles(["4471"]))
+        _, plan = await sg.purge.words_plan(Needles(["4471"]))
         assert {i.id: i.outcome for i in plan.events} == {
             "evt_both": "edited",
             "evt_only": "forgotten",
         }
-        await sg.purge_words(Needles(["4471"]))
-        kept, gone = await sg.get_event("evt_both"), await sg.get_event("evt_only")
+        await sg.purge.words(Needles(["4471"]))
+        kept, gone = await sg.events.get("evt_both"), await sg.events.get("evt_only")
     assert kept.status == "active" and "4471" not in kept.summary + kept.title
     assert "bins go out on Tuesday" in kept.summary and kept.quotes[1] == both.quotes[1]
     assert gone.status == "forgotten" and "4471" not in gone.title + gone.summary

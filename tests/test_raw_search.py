@@ -34,7 +34,7 @@ async def _turn(sg: StrataGate, thread: str, user: str, assistant: str, hour: in
         MessageIn(role="user", content=user),
         MessageIn(role="assistant", content=assistant),
     ]
-    receipt = await sg.record_turn(NS, thread, messages, at=at)
+    receipt = await sg.blocks.record_turn(NS, thread, messages, at=at)
     return receipt.message_ids
 
 
@@ -61,16 +61,16 @@ async def test_search_raw_finds_only_sealed_messages(
     world: tuple[StrataGate, dict[str, str]],
 ) -> None:
     sg, ids = world
-    hits = await sg.search_raw(NS, "violin")
+    hits = await sg.retrieval.search_raw(NS, "violin")
     assert [hit.message.id for hit in hits] == [ids["My sister plays violin"]]
-    assert await sg.search_raw(NS, "chewed") == []
+    assert await sg.retrieval.search_raw(NS, "chewed") == []
 
 
 async def test_search_raw_hit_carries_block_turns_and_neighbours(
     world: tuple[StrataGate, dict[str, str]],
 ) -> None:
     sg, ids = world
-    [hit] = await sg.search_raw(NS, "breed")
+    [hit] = await sg.retrieval.search_raw(NS, "breed")
     assert hit.message.id == ids["What breed is the puppy?"]
     assert hit.message.role == "assistant" and hit.message.thread_id == "t1"
     assert hit.turn_range == (1, 2)
@@ -81,10 +81,10 @@ async def test_search_raw_hit_carries_block_turns_and_neighbours(
 
 async def test_search_raw_thread_scope(world: tuple[StrataGate, dict[str, str]]) -> None:
     sg, _ = world
-    assert await sg.search_raw(NS, "violin", thread_id="t1") == []
-    scoped = await sg.search_raw(NS, "beagle", thread_id="t1")
+    assert await sg.retrieval.search_raw(NS, "violin", thread_id="t1") == []
+    scoped = await sg.retrieval.search_raw(NS, "beagle", thread_id="t1")
     assert {hit.message.thread_id for hit in scoped} == {"t1"}
-    assert await sg.search_raw("other", "beagle") == []
+    assert await sg.retrieval.search_raw("other", "beagle") == []
 
 
 @pytest.mark.parametrize("query", ["", "   ", "?!", "xylophone"])
@@ -92,15 +92,15 @@ async def test_search_raw_no_match_is_empty(
     world: tuple[StrataGate, dict[str, str]], query: str
 ) -> None:
     sg, _ = world
-    assert await sg.search_raw(NS, query) == []
-    assert await sg.raw_channel(NS, parse_query(query), 10) == []
+    assert await sg.retrieval.search_raw(NS, query) == []
+    assert await sg.retrieval.raw_channel(NS, parse_query(query), 10) == []
 
 
 async def test_search_raw_ties_prefer_newer_messages(tmp_path: Path) -> None:
     async with await StrataGate.open(tmp_path / "m.db", MemoryConfig(block_turn_size=1)) as sg:
         old = await _turn(sg, "t", "same words here", "x", 0)
         new = await _turn(sg, "t", "same words here", "y", 5)
-        hits = await sg.search_raw(NS, "words")
+        hits = await sg.retrieval.search_raw(NS, "words")
     assert [hit.message.id for hit in hits] == [new[0], old[0]]
 
 
@@ -109,12 +109,12 @@ async def test_search_raw_without_fts_table_gives_the_same_order(
 ) -> None:
     sg, _ = world
     query = "the puppy beagle park violin"
-    with_index = await sg.search_raw(NS, query, limit=10)
+    with_index = await sg.retrieval.search_raw(NS, query, limit=10)
     plain = sqlite3.connect(sg.db.path)
     plain.execute("DROP TABLE message_fts")
     plain.commit()
     plain.close()
-    scanned = await sg.search_raw(NS, query, limit=10)
+    scanned = await sg.retrieval.search_raw(NS, query, limit=10)
     assert len(with_index) > 2
     assert [h.message.id for h in scanned] == [h.message.id for h in with_index]
     assert [h.score for h in scanned] == pytest.approx([h.score for h in with_index])
@@ -125,31 +125,31 @@ async def test_retrieve_raw_adds_neighbours_of_matches(
 ) -> None:
     sg, ids = world
     query = parse_query("what breed is the puppy")
-    ranked = await sg.raw_channel(NS, query, 10, current_thread="t1")
+    ranked = await sg.retrieval.raw_channel(NS, query, 10, current_thread="t1")
     found = [message_id for message_id, _ in ranked]
     assert found[0] == ids["What breed is the puppy?"]
     assert ids["A beagle, he loves the park"] in found
     assert ids["Rex chewed my violin case"] not in found  # t1's own open tail
-    elsewhere = [message_id for message_id, _ in await sg.raw_channel(NS, query, 10)]
+    elsewhere = [message_id for message_id, _ in await sg.retrieval.raw_channel(NS, query, 10)]
     assert ids["Rex chewed my violin case"] in elsewhere  # a neighbour in another's view
     assert all(score > 0 for _, score in ranked)
-    assert len(await sg.raw_channel(NS, parse_query("violin"), 1)) == 1
+    assert len(await sg.retrieval.raw_channel(NS, parse_query("violin"), 1)) == 1
 
 
 async def test_search_raw_prefilters_on_the_rarest_terms_within_the_budget(
     world: tuple[StrataGate, dict[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sg, ids = world
-    full = await sg.search_raw(NS, "the beagle", limit=10)
+    full = await sg.retrieval.search_raw(NS, "the beagle", limit=10)
     monkeypatch.setattr(search_index, "POSTING_BUDGET", 2)
-    capped = await sg.search_raw(NS, "the beagle", limit=10)
+    capped = await sg.retrieval.search_raw(NS, "the beagle", limit=10)
     assert len(full) > len(capped) == 2
     assert {h.message.id for h in capped} == {
         ids["A beagle, he loves the park"],
         ids["Parks are great for beagles"],
     }
     assert all("beagle" in h.message.content.lower() for h in capped)
-    assert await sg.search_raw(NS, "the") != []  # over budget alone: newest first
+    assert await sg.retrieval.search_raw(NS, "the") != []  # over budget alone: newest first
 
 
 async def _ranked_both_ways(sg: StrataGate, query: str) -> tuple[list[Any], list[Any]]:
@@ -193,7 +193,7 @@ async def test_retrieve_raw_context_reaches_two_positions_past_the_reply(
     world: tuple[StrataGate, dict[str, str]],
 ) -> None:
     sg, ids = world
-    found = dict(await sg.raw_channel(NS, parse_query("adopted"), 10))
+    found = dict(await sg.retrieval.raw_channel(NS, parse_query("adopted"), 10))
     reply = found[ids["What breed is the puppy?"]]  # scored by its predecessor's terms
     assert (
         found[ids["I adopted a puppy named Rex"]]

@@ -111,9 +111,9 @@ def test_pinned_and_safety_events_join_the_weight_ranking() -> None:
 async def sealed_block(memory: StrataGate, thread: str, words: str) -> tuple[str, str]:
     """Three turns in ``thread`` (one sealed block); returns (block id, first message id)."""
     for i in range(3):
-        await memory.append_turn("ns", thread, user=f"{words} {i}", assistant="ok")
-    view = [v for v in await memory.get_blocks("ns", thread)][-1]
-    return view.block.id, (await memory.block_messages(view.block.id))[0].id
+        await memory.blocks.append_turn("ns", thread, user=f"{words} {i}", assistant="ok")
+    view = [v for v in await memory.blocks.views("ns", thread)][-1]
+    return view.block.id, (await memory.blocks.messages(view.block.id))[0].id
 
 
 async def store(memory: StrataGate, *cards: EventCard) -> None:
@@ -142,7 +142,7 @@ async def test_auto_context_excludes_the_current_thread_and_never_reinforces(
         from_block("evt_noise", "lunch menu", there),
     )
     before = plain.execute("SELECT id, mention_count, last_adopted_turn FROM events").fetchall()
-    context = await memory.build_auto_context("ns", "current", "what about the kiln?")
+    context = await memory.retrieval.auto_context("ns", "current", "what about the kiln?")
     shown = [event.id for event in context.events]
     assert set(shown) == {"evt_there", "evt_safe", "evt_pin"}
     assert all(f'"id":"{i}"' in context.text for i in shown) and "evt_here" not in context.text
@@ -158,20 +158,20 @@ async def test_auto_context_query_takes_the_open_tail_and_limits_apply(
     there = await sealed_block(memory, "other", "chatter")
     events = [from_block(f"evt_{i}", f"glaze recipe {i}", there) for i in range(6)]
     await store(memory, *events)
-    await memory.append_turn("ns", "current", user="remember the glaze?", assistant="yes")
-    context = await memory.build_auto_context("ns", "current", "and then?")
+    await memory.blocks.append_turn("ns", "current", user="remember the glaze?", assistant="yes")
+    context = await memory.retrieval.auto_context("ns", "current", "and then?")
     assert context.query == "and then?\nuser: remember the glaze?\nassistant: yes"
     assert len(context.events) == 4
     tight = RecallConfig(token_budget=estimate_tokens("\n".join(HEADING)) + 30)
-    small = await memory.build_auto_context("ns", "current", "and then?", config=tight)
+    small = await memory.retrieval.auto_context("ns", "current", "and then?", config=tight)
     assert len(small.events) == 1 and small.text.count("\n- ") == 1
 
 
 async def test_auto_context_with_nothing_relevant_renders_the_empty_block(
     memory: StrataGate,
 ) -> None:
-    await memory.append_turn("ns", "current", user="hello", assistant="hi")
-    context = await memory.build_auto_context("ns", "current", "zebra")
+    await memory.blocks.append_turn("ns", "current", user="hello", assistant="hi")
+    context = await memory.retrieval.auto_context("ns", "current", "zebra")
     assert context.events == [] and context.text.endswith(NOTHING)
 
 
@@ -196,8 +196,8 @@ async def test_auto_context_fuses_bypass_weights_exactly_like_the_cards(
     ]
     relevant = [from_block(f"evt_r{i}", f"kiln {'glaze ' * i}", there) for i in range(2)]
     await store(memory, *bypass, *relevant)
-    context = await memory.build_auto_context("ns", "current", "kiln glaze")
-    hits = await memory.search_events("ns", "kiln glaze", limit=20, track_retrieval=False)
+    context = await memory.retrieval.auto_context("ns", "current", "kiln glaze")
+    hits = await memory.events.search("ns", "kiln glaze", limit=20, track_retrieval=False)
     turn = (
         await memory.db.read(
             lambda raw: raw.execute("SELECT current_turn FROM namespaces").fetchone()

@@ -58,7 +58,7 @@ async def add_event(
 async def talk(memory: StrataGate, turns: int = 2, thread: str = THREAD) -> list[str]:
     ids: list[str] = []
     for i in range(turns):
-        receipt = await memory.append_turn(
+        receipt = await memory.blocks.append_turn(
             NS, thread, user=f"question {i}", assistant=f"answer {i}"
         )
         ids += receipt.message_ids
@@ -131,7 +131,7 @@ async def test_remember_clear_new_is_added_to_the_agent_pool(
     }
     assert sources(plain, str(result.event_id)) == []  # earlier turns are not its source
     assert result.provenance is not None and result.provenance.kind == "pending"
-    turn = await memory.append_turn(NS, THREAD, user=text, assistant="Noted.")
+    turn = await memory.blocks.append_turn(NS, THREAD, user=text, assistant="Noted.")
     assert sources(plain, str(result.event_id)) == [turn.message_ids[0]]
     assert ids and model.requests == []
 
@@ -150,7 +150,7 @@ async def test_the_event_cites_the_user_message_of_the_turn_it_was_written_in(
             MessageIn(role="user", content=f"u{i}"),
             MessageIn(role="assistant", content="a"),
         ]
-        await memory.record_turn(NS, THREAD, messages)
+        await memory.blocks.record_turn(NS, THREAD, messages)
     result = await remember(memory.db, None, NS, THREAD, "Carol lives in Oslo")
     assert result.provenance is not None
     assert (result.provenance.kind, result.provenance.thread_id) == ("pending", THREAD)
@@ -160,8 +160,10 @@ async def test_the_event_cites_the_user_message_of_the_turn_it_was_written_in(
         MessageIn(role="tool", content="tool output"),
         MessageIn(role="assistant", content="Noted."),
     ]
-    turn = await memory.record_turn(NS, THREAD, said)
-    await memory.record_turn(NS, THREAD, [MessageIn(role="user", content="Carol again: Oslo")])
+    turn = await memory.blocks.record_turn(NS, THREAD, said)
+    await memory.blocks.record_turn(
+        NS, THREAD, [MessageIn(role="user", content="Carol again: Oslo")]
+    )
     assert sources(plain, str(result.event_id)) == [turn.message_ids[0]]
     assert plain.execute("SELECT COUNT(*) FROM pending_citations").fetchone()[0] == 0
     await memory.close()
@@ -172,7 +174,7 @@ async def test_a_turn_of_several_user_messages_cites_the_one_stating_the_fact(
 ) -> None:
     await talk(memory, 3)  # a sealed block before: never cited
     result = await remember(memory.db, None, NS, THREAD, "Carol lives in Oslo")
-    turn = await memory.record_turn(
+    turn = await memory.blocks.record_turn(
         NS,
         THREAD,
         [
@@ -188,9 +190,11 @@ async def test_a_reinforced_event_gains_the_turn_as_a_source(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
     first = await remember(memory.db, None, NS, THREAD, "Carol lives in Oslo")
-    one = await memory.append_turn(NS, THREAD, user="Carol lives in Oslo", assistant="ok")
+    one = await memory.blocks.append_turn(NS, THREAD, user="Carol lives in Oslo", assistant="ok")
     again = await remember(memory.db, None, NS, "other", "Carol lives in Oslo")
-    two = await memory.append_turn(NS, "other", user="Remember: Carol lives in Oslo", assistant="")
+    two = await memory.blocks.append_turn(
+        NS, "other", user="Remember: Carol lives in Oslo", assistant=""
+    )
     assert again.action == "REINFORCED" and again.reinforced_event_id == first.event_id
     assert sources(plain, str(first.event_id)) == [one.message_ids[0], two.message_ids[0]]
 
@@ -249,7 +253,7 @@ async def test_forgotten_events_are_not_duplicates(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
     await add_event(memory, "known", KNOWN)
-    await memory.forget_event("known")
+    await memory.gate.forget_event("known")
     result = await remember(memory.db, None, NS, THREAD, KNOWN)
     assert (result.action, result.gate) == ("ADDED", "clear-new")
     assert row(plain, "known")["mention_count"] == 1
@@ -430,7 +434,7 @@ async def test_a_target_forgotten_during_the_decider_is_left_alone(
 ) -> None:
     await add_event(memory, "known", KNOWN)
     result = await while_deciding(
-        memory, decision("SUPERSEDE", ["known"], 0.95), lambda: memory.forget_event("known")
+        memory, decision("SUPERSEDE", ["known"], 0.95), lambda: memory.gate.forget_event("known")
     )
     assert (result.action, result.downgraded_from, result.existing_event_ids) == (
         "CONFLICT_MARKED",

@@ -172,15 +172,15 @@ async def test_an_export_holds_no_key_even_from_a_card_stored_unredacted(tmp_pat
     async with await StrataGate.open(
         tmp_path / "m.db", MemoryConfig(block_turn_size=1), model
     ) as memory:
-        receipt = await memory.append_turn("ns", "t", user="hello", assistant="ok")
+        receipt = await memory.blocks.append_turn("ns", "t", user="hello", assistant="ok")
         card = {"title": "Greeting", "summary": "The user said hello.", "tags": ["greeting"]}
         card |= {"quotes": ["hello"], "scope": "user"}
         card["source_message_ids"] = [receipt.message_ids[0]]
         model.push({"should_extract": True, "events": [card]})
-        await memory.process_pending()
+        await memory.derivation.process_pending()
         with sqlite3.connect(tmp_path / "m.db") as raw:  # as a card stored before the fix
             raw.execute("UPDATE events SET summary = ?", (f"密钥是{key}",))
-        document = await memory.export_space("ns", include_profile=True)
+        document = await memory.imports.export_space("ns", include_profile=True)
     text = json.dumps(document, ensure_ascii=False)
     assert key not in text and f"密钥是{REDACTED}" in text
 

@@ -49,7 +49,9 @@ async def test_a_model_summary_and_card_holding_a_key_are_stored_redacted(tmp_pa
     model = ScriptedModel.of([summary])
     config = MemoryConfig(block_turn_size=1)
     async with await StrataGate.open(tmp_path / "m.db", config, model) as memory:
-        receipt = await memory.append_turn("ns", "t", user=f"the key is {KEY}", assistant="ok")
+        receipt = await memory.blocks.append_turn(
+            "ns", "t", user=f"the key is {KEY}", assistant="ok"
+        )
         card = {
             "title": f"Staging key {KEY}",
             "summary": f"Key {KEY}.",
@@ -59,10 +61,10 @@ async def test_a_model_summary_and_card_holding_a_key_are_stored_redacted(tmp_pa
             "scope": "user",
         }
         model.push({"should_extract": True, "events": [card]})
-        await memory.process_pending()
-        [view] = await memory.get_blocks()
-        [event] = await memory.list_events()
-        messages = await memory.block_messages(view.block.id)
+        await memory.derivation.process_pending()
+        [view] = await memory.blocks.views()
+        [event] = await memory.events.cards()
+        messages = await memory.blocks.messages(view.block.id)
     block = view.block
     derived = [block.l0_title, *block.l0_tags, block.l1_summary, *block.l2_keypoints]
     derived += [event.title, event.summary, *event.quotes]

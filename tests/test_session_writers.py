@@ -189,7 +189,7 @@ async def record_legacy(runtime: MemoryRuntime, session_id: str, cwd: Path, upto
     """What an older version recorded: the first ``upto`` turns under number-only receipts."""
     session = open_session(session_id, "t", cwd)
     for turn in session.completed[:upto]:
-        await runtime.memory.append_turn(
+        await runtime.memory.blocks.append_turn(
             runtime.namespace(session),
             session_id,
             user=turn.user,
@@ -249,7 +249,9 @@ async def test_the_store_numbers_turns_inside_the_write_from_two_engines(tmp_pat
 
         async def write(engine: StrataGate, name: str) -> list[TurnReceipt]:
             return [
-                await engine.append_turn("ns", "t", user=f"{name} {i}", receipt_id=f"{name}:{i}")
+                await engine.blocks.append_turn(
+                    "ns", "t", user=f"{name} {i}", receipt_id=f"{name}:{i}"
+                )
                 for i in range(10)
             ]
 

@@ -35,40 +35,40 @@ class Spaces:
         self.here = host.pm.get_plugin("stratagate-memory").runtime.default_namespace()
 
     async def fill(self) -> None:
-        await self.memory.append_turn(
+        await self.memory.blocks.append_turn(
             self.here, "t", user="Our office is in Porto.", assistant="ok"
         )
         for user, assistant in TURNS:
-            await self.memory.append_turn(OTHER, "t", user=user, assistant=assistant)
-        await self.memory.seal_tail(OTHER, "t")
+            await self.memory.blocks.append_turn(OTHER, "t", user=user, assistant=assistant)
+        await self.memory.blocks.seal_tail(OTHER, "t")
         for _ in range(400):  # the plugin's worker may hold the job process_pending would run
-            await self.memory.process_pending()
-            if len(await self.memory.list_events(OTHER)) >= 2:
+            await self.memory.derivation.process_pending()
+            if len(await self.memory.events.cards(OTHER)) >= 2:
                 break
             await asyncio.sleep(0.025)
-        job = await self.memory.import_preview(OTHER, export_text(KNOWN, source="claude"), "auto")
+        job = await self.memory.imports.preview(OTHER, export_text(KNOWN, source="claude"), "auto")
         for _ in range(400):
-            if (await self.memory.import_advance(job.id)).status not in ANALYSING:
+            if (await self.memory.imports.advance(job.id)).status not in ANALYSING:
                 break
             await asyncio.sleep(0.025)  # the plugin's worker holds it
-        self.batch = await self.memory.import_commit(job.id, take_proposals=True)
-        self.pending = await self.memory.import_preview(OTHER, export_text(KNOWN[:1]), "auto")
+        self.batch = await self.memory.imports.commit(job.id, take_proposals=True)
+        self.pending = await self.memory.imports.preview(OTHER, export_text(KNOWN[:1]), "auto")
 
     async def event_ids(self) -> list[str]:
-        return [card.id for card in await self.memory.list_events(OTHER)]
+        return [card.id for card in await self.memory.events.cards(OTHER)]
 
     async def state(self) -> Any:
         """Everything an action could change in ``OTHER``."""
-        cards = await self.memory.list_events(OTHER, include_hidden=True)
-        blocks = await self.memory.get_blocks(OTHER)
-        jobs = await self.memory.list_jobs(OTHER)
-        batches = await self.memory.import_batches(OTHER)
+        cards = await self.memory.events.cards(OTHER, include_hidden=True)
+        blocks = await self.memory.blocks.views(OTHER)
+        jobs = await self.memory.derivation.list_jobs(OTHER)
+        batches = await self.memory.imports.batches(OTHER)
         return (
             [(c.id, c.status, c.pinned, c.temporal) for c in cards],
             [(b.block.id, b.block.pointer_anchor_level, b.block.last_lifted_by) for b in blocks],
             [(j.id, j.status, j.attempts) for j in jobs],
             [(b.id, b.status) for b in batches],
-            [a.id for c in cards for a in await self.memory.memory_actions(c.id)],
+            [a.id for c in cards for a in await self.memory.curation.actions(c.id)],
         )
 
 
@@ -105,7 +105,7 @@ async def test_event_actions_of_another_space_are_refused(spaces: Spaces) -> Non
     pinned = await post(spaces.client, in_space(f"/memory/events/{event_id}/pin", OTHER))
     assert pinned.status_code == 303
     assert parse_qs(urlsplit(pinned.headers["location"]).query)["space"] == [OTHER]
-    assert (await spaces.memory.get_event(event_id)).pinned
+    assert (await spaces.memory.events.get(event_id)).pinned
 
 
 async def test_resolving_a_conflict_of_another_space_is_refused(spaces: Spaces) -> None:
@@ -117,17 +117,17 @@ async def test_resolving_a_conflict_of_another_space_is_refused(spaces: Spaces) 
 
 
 async def test_block_actions_of_another_space_are_refused(spaces: Spaces) -> None:
-    [view] = await spaces.memory.get_blocks(OTHER, "t")
+    [view] = await spaces.memory.blocks.views(OTHER, "t")
     url = f"/memory/blocks/{view.block.id}"
     await refused_everywhere_but_home(spaces, f"{url}/expand", level="L4")
     await refused_everywhere_but_home(spaces, f"{url}/retry")
     lifted = await post(spaces.client, in_space(f"{url}/expand", OTHER), data={"level": "L4"})
     assert lifted.status_code == 303
-    assert (await spaces.memory.view_block(view.block.id)).block.last_lifted_by == "user"
+    assert (await spaces.memory.blocks.view(view.block.id)).block.last_lifted_by == "user"
 
 
 async def test_job_and_import_actions_of_another_space_are_refused(spaces: Spaces) -> None:
-    job = (await spaces.memory.list_jobs(OTHER))[0]
+    job = (await spaces.memory.derivation.list_jobs(OTHER))[0]
     await refused_everywhere_but_home(spaces, f"/memory/jobs/{job.id}/retry")
     await refused_everywhere_but_home(spaces, f"/memory/import/{spaces.pending.id}/commit")
     await refused_everywhere_but_home(spaces, f"/memory/import/batches/{spaces.batch.id}/undo")
@@ -135,7 +135,7 @@ async def test_job_and_import_actions_of_another_space_are_refused(spaces: Space
         spaces.client, in_space(f"/memory/import/batches/{spaces.batch.id}/undo", OTHER)
     )
     assert undone.status_code == 303
-    assert (await spaces.memory.import_batch(spaces.batch.id)).status == "undone"
+    assert (await spaces.memory.imports.batch(spaces.batch.id)).status == "undone"
 
 
 async def test_an_event_page_opened_on_another_space_moves_to_the_events_own(
@@ -152,7 +152,7 @@ async def test_an_event_page_opened_on_another_space_moves_to_the_events_own(
 
 async def test_forms_on_the_pages_name_their_space(spaces: Spaces) -> None:
     """The block card and the conflict form post to ``…?space=`` of the page they are on."""
-    [view] = await spaces.memory.get_blocks(OTHER, "t")
+    [view] = await spaces.memory.blocks.views(OTHER, "t")
     rail = await spaces.client.get("/memory/blocks", params={"space": OTHER, "thread": "t"})
     expand = f"/memory/blocks/{view.block.id}/expand?space={quote(OTHER, safe='')}"
     assert f'action="{expand}"' in rail.text

@@ -25,7 +25,7 @@ MONDAY = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 async def told(memory: StrataGate, thread: str, text: str, minutes: int = 0) -> list[str]:
     at = MONDAY + timedelta(minutes=minutes)
-    receipt = await memory.append_turn(NS, thread, user=text, assistant="Noted.", at=at)
+    receipt = await memory.blocks.append_turn(NS, thread, user=text, assistant="Noted.", at=at)
     return receipt.message_ids
 
 
@@ -36,11 +36,13 @@ async def test_a_one_turn_tail_is_found_by_another_sessions_raw_search(
     memory: StrataGate,
 ) -> None:
     [said, _] = await told(memory, "monday", "We moved the spring sale to 14 March.")
-    hits = await memory.search_raw_ranked(NS, "When is the spring sale?", current_thread="tuesday")
+    hits = await memory.retrieval.search_raw_ranked(
+        NS, "When is the spring sale?", current_thread="tuesday"
+    )
     assert hits[0].message.id == said  # then its reply, a neighbour
     assert hits[0].block_id is None and hits[0].turn_range == (1, 1)
     assert hits[0].next is not None and hits[0].next.content == "Noted."
-    own = await memory.search_raw_ranked(NS, "spring sale", current_thread="monday")
+    own = await memory.retrieval.search_raw_ranked(NS, "spring sale", current_thread="monday")
     assert own == []  # the session's own tail is in its conversation already
 
 
@@ -49,11 +51,15 @@ async def test_a_tail_ranks_as_it_will_once_sealed(memory: StrataGate) -> None:
         await told(memory, "old", f"The kiln fires on Friday, batch {i}.", i)
     [sale, _] = await told(memory, "monday", "The spring sale moved to 14 March.", 10)
     [kiln, _] = await told(memory, "monday", "The kiln needs a new spring.", 11)
-    open_hits = await memory.search_raw_ranked(NS, "spring sale kiln", current_thread="tuesday")
+    open_hits = await memory.retrieval.search_raw_ranked(
+        NS, "spring sale kiln", current_thread="tuesday"
+    )
     assert open_hits[0].message.id == sale and kiln in {hit.message.id for hit in open_hits}
     assert {hit.block_id for hit in open_hits if hit.message.thread_id == "monday"} == {None}
-    await memory.seal_tail(NS, "monday")  # its tail is a block of its own when ranked
-    sealed = await memory.search_raw_ranked(NS, "spring sale kiln", current_thread="tuesday")
+    await memory.blocks.seal_tail(NS, "monday")  # its tail is a block of its own when ranked
+    sealed = await memory.retrieval.search_raw_ranked(
+        NS, "spring sale kiln", current_thread="tuesday"
+    )
     assert [h.message.id for h in sealed] == [h.message.id for h in open_hits]
     assert [h.score for h in sealed] == pytest.approx([h.score for h in open_hits])
     assert all(hit.block_id is not None for hit in sealed)
@@ -62,14 +68,16 @@ async def test_a_tail_ranks_as_it_will_once_sealed(memory: StrataGate) -> None:
 async def test_automatic_recall_shows_other_sessions_tail_messages(memory: StrataGate) -> None:
     [said, _] = await told(memory, "monday", "The glaze supplier raised prices by 12%.")
     await told(memory, "tuesday", "Unrelated: the van is booked for Monday.")
-    context = await memory.build_auto_context(NS, "tuesday", "What about the glaze supplier?")
+    context = await memory.retrieval.auto_context(NS, "tuesday", "What about the glaze supplier?")
     assert [message.id for message in context.messages] == [said]
     assert "RecentMessages:" in context.text and '"session":"monday"' in context.text
     assert "van is booked" not in context.text  # the asking session's own tail
-    from_monday = await memory.build_auto_context(NS, "monday", "glaze supplier")
+    from_monday = await memory.retrieval.auto_context(NS, "monday", "glaze supplier")
     assert from_monday.messages == [] and "RecentMessages:" not in from_monday.text
     tight = RecallConfig(token_budget=estimate_tokens("\n".join(HEADING)) + 5)
-    assert (await memory.build_auto_context(NS, "tuesday", "glaze", config=tight)).messages == []
+    assert (
+        await memory.retrieval.auto_context(NS, "tuesday", "glaze", config=tight)
+    ).messages == []
 
 
 # -- sealing idle, ended and imported tails ------------------------------------------------
@@ -79,14 +87,16 @@ async def test_idle_tails_are_sealed_whole_and_only_those(memory: StrataGate) ->
     await told(memory, "quiet", "first", 0)
     await told(memory, "quiet", "second", 5)
     await told(memory, "busy", "still talking", 40)
-    assert await memory.seal_idle_tails(MONDAY + timedelta(minutes=5)) == []  # not before
-    [block] = await memory.seal_idle_tails(MONDAY + timedelta(minutes=30))
-    [view] = await memory.get_blocks(NS, "quiet")
+    assert await memory.blocks.seal_idle_tails(MONDAY + timedelta(minutes=5)) == []  # not before
+    [block] = await memory.blocks.seal_idle_tails(MONDAY + timedelta(minutes=30))
+    [view] = await memory.blocks.views(NS, "quiet")
     assert view.block.id == block and (view.block.start_turn, view.block.end_turn) == (1, 2)
-    assert await memory.open_tail(NS, "quiet") == []
-    assert len(await memory.open_tail(NS, "busy")) == 2
-    assert await memory.seal_idle_tails(MONDAY + timedelta(minutes=30)) == []
-    assert [job.kind for job in await memory.list_jobs(status="pending")] == ["block_summary"]
+    assert await memory.blocks.open_tail(NS, "quiet") == []
+    assert len(await memory.blocks.open_tail(NS, "busy")) == 2
+    assert await memory.blocks.seal_idle_tails(MONDAY + timedelta(minutes=30)) == []
+    assert [job.kind for job in await memory.derivation.list_jobs(status="pending")] == [
+        "block_summary"
+    ]
 
 
 async def test_an_ended_interactive_session_is_sealed_and_derived(tmp_path: Path) -> None:
@@ -97,11 +107,11 @@ async def test_an_ended_interactive_session_is_sealed_and_derived(tmp_path: Path
         await agent.run_turn(session, "We decided to move the spring sale to 14 March.")
         runtime = runtime_of(host)
         namespace = runtime.namespace(session)
-        assert await runtime.memory.get_blocks(namespace) == []
+        assert await runtime.memory.blocks.views(namespace) == []
         assert await agent.end(session) == []
-        [view] = await runtime.memory.get_blocks(namespace)
+        [view] = await runtime.memory.blocks.views(namespace)
         await runtime.idle.wait()  # the worker derives it in the background
-        events = await runtime.memory.list_events(namespace)
+        events = await runtime.memory.events.cards(namespace)
     assert (view.block.start_turn, view.block.end_turn) == (1, 1)
     assert any("spring sale" in event.summary for event in events)
 
@@ -114,11 +124,11 @@ async def test_a_tail_left_open_is_sealed_at_the_next_start_once_idle(tmp_path: 
         namespace = runtime_of(host).namespace(session)
     async with make_host(db, tmp_path) as host:  # 30 idle minutes have not passed
         await runtime_of(host).idle.wait()
-        assert await runtime_of(host).memory.get_blocks(namespace) == []
+        assert await runtime_of(host).memory.blocks.views(namespace) == []
     async with make_host(db, tmp_path, seal_idle_minutes=0) as host:
         runtime = runtime_of(host)
         await runtime.idle.wait()
-        [view] = await runtime.memory.get_blocks(namespace)
+        [view] = await runtime.memory.blocks.views(namespace)
     assert view.block.processing_status == "ready"
 
 
@@ -147,10 +157,10 @@ async def test_the_worker_looks_for_idle_tails_while_the_process_runs(tmp_path: 
         runtime.clock = lambda: ended + timedelta(hours=1)
         namespace = runtime.namespace(session)
         for _ in range(1000):  # no turn, no kick: only the periodic check can seal it
-            if await runtime.memory.get_blocks(namespace):
+            if await runtime.memory.blocks.views(namespace):
                 break
             await asyncio.sleep(0.01)
-        assert len(await runtime.memory.get_blocks(namespace)) == 1
+        assert len(await runtime.memory.blocks.views(namespace)) == 1
 
 
 def test_ingest_seals_each_threads_tail_at_the_end_of_its_file(
@@ -199,4 +209,4 @@ def test_process_seals_tails_idle_past_the_profile_setting(
 
 async def _one_open_turn(db: Path) -> None:
     async with await StrataGate.open(db, MemoryConfig(block_turn_size=6)) as memory:
-        await memory.append_turn(NS, "monday", user="The van is booked.", assistant="Noted.")
+        await memory.blocks.append_turn(NS, "monday", user="The van is booked.", assistant="Noted.")

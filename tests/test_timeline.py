@@ -108,7 +108,7 @@ async def world(memory: StrataGate) -> list[str]:
     """A namespace with one sealed block; its message ids."""
     ids: list[str] = []
     for i in range(3):
-        receipt = await memory.append_turn(NS, "t", user=f"kiln talk {i}", assistant="ok")
+        receipt = await memory.blocks.append_turn(NS, "t", user=f"kiln talk {i}", assistant="ok")
         ids += receipt.message_ids
     return ids
 
@@ -151,7 +151,7 @@ async def sample(memory: StrataGate) -> None:
 
 
 async def listed(memory: StrataGate, **asked: str) -> list[str]:
-    page = await memory.timeline(timeline_filter(NS, **asked))
+    page = await memory.timeline.events(timeline_filter(NS, **asked))
     return [entry.card.id for entry in page.entries]
 
 
@@ -160,7 +160,7 @@ async def test_timeline_is_newest_first_by_happened_else_mentioned_time(
 ) -> None:
     await sample(memory)
     assert await listed(memory) == ["c", "b", "a"]  # forgotten d left out by default
-    page = await memory.timeline(timeline_filter(NS))
+    page = await memory.timeline.events(timeline_filter(NS))
     assert page.entries[0].chronology == "2026-05-01T00:00:00+00:00"
     assert page.current_turn == 3 and not page.has_more
     assert page.entries[0].weight == pytest.approx(memory_weight(3, 0, 1))  # formed at turn 0
@@ -193,8 +193,8 @@ async def test_timeline_pages_by_offset(memory: StrataGate) -> None:
     await world(memory)
     days = [f"2026-01-{day:02d}" for day in range(1, 31)]
     await store(memory, *(event_card(f"e{i:02d}", temporal=when(d)) for i, d in enumerate(days)))
-    first = await memory.timeline(timeline_filter(NS), limit=12)
-    second = await memory.timeline(timeline_filter(NS), offset=24, limit=12)
+    first = await memory.timeline.events(timeline_filter(NS), limit=12)
+    second = await memory.timeline.events(timeline_filter(NS), offset=24, limit=12)
     assert [e.card.id for e in first.entries] == [f"e{i:02d}" for i in range(29, 17, -1)]
     assert first.has_more and not second.has_more
     assert [e.card.id for e in second.entries] == [f"e{i:02d}" for i in range(5, -1, -1)]
@@ -231,10 +231,10 @@ async def test_correct_writes_a_superseding_event_citing_the_old_sources(
         ),
     )
     happened = datetime(2026, 3, 21, tzinfo=UTC)
-    result = await memory.correct_event(
+    result = await memory.curation.correct_event(
         "old", title="Sale on 21 March", summary="Moved to 21 March", happened=happened
     )
-    new, old = result.card, await memory.get_event("old")
+    new, old = result.card, await memory.events.get("old")
     assert (old.status, old.superseded_by, old.forced_cap) == ("superseded", new.id, 0.1)
     assert new.temporal["supersedes_event_ids"] == ["old"]
     assert new.temporal["corrected_by"] == "user"
@@ -242,12 +242,12 @@ async def test_correct_writes_a_superseding_event_citing_the_old_sources(
     assert new.source_message_ids == messages[:1] and new.status == "active"
     assert result.action.kind == "correct" and result.action.target_id == "old"
     assert result.action.detail["new_event_id"] == new.id
-    newer, older = await memory.timeline_event(new.id), await memory.timeline_event("old")
+    newer, older = await memory.timeline.event(new.id), await memory.timeline.event("old")
     assert [v.id for v in newer.versions] == ["old", new.id] == [v.id for v in older.versions]
     assert [(link.relation, link.event_id) for link in older.details.links] == [
         ("superseded by", new.id)
     ]
-    hits = await memory.search_events(NS, "sale March", track_retrieval=False)
+    hits = await memory.events.search(NS, "sale March", track_retrieval=False)
     assert hits[0].card.id == new.id and [h.id for h in hits[0].history] == ["old"]
 
 
@@ -257,12 +257,12 @@ async def test_correct_refuses_an_empty_text_or_an_event_that_is_not_active(
     await world(memory)
     await store(memory, event_card("a"), event_card("f", status="forgotten"))
     with pytest.raises(InvalidInput):
-        await memory.correct_event("a", title=" ", summary="x")
+        await memory.curation.correct_event("a", title=" ", summary="x")
     with pytest.raises(InvalidInput):
-        await memory.correct_event("f", title="t", summary="s")
+        await memory.curation.correct_event("f", title="t", summary="s")
     with pytest.raises(NotFound):
-        await memory.correct_event("nope", title="t", summary="s")
-    assert await memory.memory_actions() == []
+        await memory.curation.correct_event("nope", title="t", summary="s")
+    assert await memory.curation.actions() == []
 
 
 # -- conflicts ------------------------------------------------------------------------------
@@ -278,7 +278,7 @@ async def conflicted(memory: StrataGate) -> None:
 
 
 async def pairs(memory: StrataGate) -> list[tuple[str, str]]:
-    page = await memory.conflict_queue(NS)
+    page = await memory.timeline.conflicts(NS)
     return [(pair.newer.card.id, pair.older.card.id) for pair in page.pairs]
 
 
@@ -287,43 +287,43 @@ async def test_the_queue_lists_each_pair_of_active_conflicting_events_once(
 ) -> None:
     await conflicted(memory)
     assert await pairs(memory) == [("z", "y"), ("z", "x")]
-    await memory.memory_action("forget", "y")
+    await memory.curation.act("forget", "y")
     assert await pairs(memory) == [("z", "x")]
 
 
 async def test_keep_both_drops_the_link_on_both_sides_with_a_receipt(memory: StrataGate) -> None:
     await conflicted(memory)
-    result = await memory.resolve_conflict("z", "x", "keep_both")
+    result = await memory.curation.resolve_conflict("z", "x", "keep_both")
     assert await pairs(memory) == [("z", "y")]
-    assert (await memory.get_event("z")).temporal["conflicts_with_event_ids"] == ["y"]
-    assert "conflicts_with_event_ids" not in (await memory.get_event("x")).temporal
-    assert (await memory.get_event("x")).status == "active"
+    assert (await memory.events.get("z")).temporal["conflicts_with_event_ids"] == ["y"]
+    assert "conflicts_with_event_ids" not in (await memory.events.get("x")).temporal
+    assert (await memory.events.get("x")).status == "active"
     assert (result.action.kind, result.action.detail) == (
         "resolve",
         {"other_id": "x", "resolution": "keep_both"},
     )
     with pytest.raises(InvalidInput):
-        await memory.resolve_conflict("z", "x", "keep_both")  # no longer in conflict
+        await memory.curation.resolve_conflict("z", "x", "keep_both")  # no longer in conflict
 
 
 async def test_supersedes_makes_one_side_history_of_the_other(memory: StrataGate) -> None:
     await conflicted(memory)
-    await memory.resolve_conflict("y", "z", "supersedes")
-    z, y = await memory.get_event("z"), await memory.get_event("y")
+    await memory.curation.resolve_conflict("y", "z", "supersedes")
+    z, y = await memory.events.get("z"), await memory.events.get("y")
     assert (z.status, z.superseded_by) == ("superseded", "y")
     assert y.temporal["supersedes_event_ids"] == ["z"]
     assert await pairs(memory) == []  # z no longer active: its conflict with x is moot
-    assert [v.id for v in (await memory.timeline_event("z")).versions] == ["z", "y"]
+    assert [v.id for v in (await memory.timeline.event("z")).versions] == ["z", "y"]
 
 
 async def test_resolve_refuses_unknown_actions_and_unlinked_events(memory: StrataGate) -> None:
     await conflicted(memory)
     with pytest.raises(InvalidInput):
-        await memory.resolve_conflict("z", "x", "merge")
+        await memory.curation.resolve_conflict("z", "x", "merge")
     with pytest.raises(InvalidInput):
-        await memory.resolve_conflict("x", "y", "keep_both")
+        await memory.curation.resolve_conflict("x", "y", "keep_both")
     with pytest.raises(NotFound):
-        await memory.resolve_conflict("z", "nope", "keep_both")
+        await memory.curation.resolve_conflict("z", "nope", "keep_both")
 
 
 # -- migration 14 ---------------------------------------------------------------------------

@@ -44,7 +44,7 @@ def card(n: int, title: str, tags: list[str], person: str | None = None, **more:
 
 
 async def book(memory: StrataGate) -> list[dict[str, Any]]:
-    return list((await memory.topic_book(NS))["chapters"])
+    return list((await memory.topics.book(NS))["chapters"])
 
 
 def all_titles(chapters: list[dict[str, Any]]) -> list[str]:
@@ -65,7 +65,7 @@ AGENT_NOTES = [  # what memory_remember and an import write: tags of the memory'
 async def test_internal_tags_and_event_types_never_name_a_chapter(tmp_path: Path) -> None:
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         await write(memory, [card(n, t, tags) for n, (t, tags) in enumerate(AGENT_NOTES)])
-        await memory.process_topics()
+        await memory.topics.process()
         chapters = await book(memory)
     assert sum(len(c["eventIds"]) for c in chapters) == len(AGENT_NOTES)
     titles = all_titles(chapters)
@@ -93,7 +93,7 @@ def running_log(person: str, count: int) -> list[Any]:
 async def test_a_long_run_of_one_person_reads_as_chapters_of_at_most_40(tmp_path: Path) -> None:
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         await write(memory, running_log("Odile", 130))
-        report = await memory.process_topics()
+        report = await memory.topics.process()
         chapters = await book(memory)
     assert report.failed == 0 and len(chapters) >= 4
     assert all(len(c["eventIds"]) <= 40 for c in chapters)
@@ -119,7 +119,7 @@ ZH_LOG = [
 async def test_a_chinese_chapter_is_named_by_its_person_and_subjects(tmp_path: Path) -> None:
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         await write(memory, [card(n, t, tags, "阿杰") for n, (t, tags) in enumerate(ZH_LOG)])
-        await memory.process_topics()
+        await memory.topics.process()
         chapters = await book(memory)
     [chapter] = chapters
     person, _, subjects = chapter["title"].partition("：")
@@ -170,7 +170,7 @@ async def test_the_model_path_keeps_its_task_and_its_internal_title_fails(
     config = MemoryConfig(topic_projector="model", offline_fallback=False)  # its failure
     async with await StrataGate.open(tmp_path / "m.db", config, model) as memory:
         await write(memory, [card(n, t, tags) for n, (t, tags) in enumerate(AGENT_NOTES[:2])])
-        report = await memory.process_topics()
+        report = await memory.topics.process()
         assert report.failed == 1 and "internal tag" in report.errors[0]
         assert await book(memory) == []  # nothing of the answer was written
     [task] = model.topic_tasks  # the structured task as before: no grouper-only fields

@@ -61,7 +61,7 @@ def test_directory_prints_the_injected_text_and_its_estimate(
 
 async def _directory(db: str, space: str) -> str:
     async with await StrataGate.open(db) as memory:
-        return await memory.memory_directory(space)
+        return await memory.topics.directory(space)
 
 
 def test_failed_batches_are_listed_and_retried(
@@ -73,7 +73,7 @@ def test_failed_batches_are_listed_and_retried(
         async with await StrataGate.open(path) as memory:
             await new_space(memory, "s")
             await add_events(memory, "s", 2)
-            await memory.process_topics()  # queue + run; then mark the job exhausted
+            await memory.topics.process()  # queue + run; then mark the job exhausted
 
     asyncio.run(build())
     with sqlite3.connect(path) as conn:

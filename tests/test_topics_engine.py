@@ -31,8 +31,8 @@ async def test_the_offline_grouper_builds_chapters_of_an_english_and_a_chinese_t
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         await conversation(memory, NS, EN_TURNS)
         await conversation(memory, "zh", ZH_TURNS)
-        events = {e.id: e for e in await memory.list_events(NS)}
-        book = await memory.topic_book(NS)
+        events = {e.id: e for e in await memory.events.cards(NS)}
+        book = await memory.topics.book(NS)
         titles = [c["title"] for c in chapters(book)]  # named by their people (and subjects)
         assert [t.split(":")[0] for t in titles] == ["Caroline", "Melanie"], titles
         held = [i for c in chapters(book) for i in c["eventIds"]]  # type: ignore[attr-defined]
@@ -46,13 +46,13 @@ async def test_the_offline_grouper_builds_chapters_of_an_english_and_a_chinese_t
             for paragraph in chapter["overview"]:  # type: ignore[attr-defined]
                 assert 1 <= len(paragraph["event_ids"]) <= 12
                 assert set(paragraph["event_ids"]) <= set(members)  # type: ignore[arg-type]
-        zh = chapters(await memory.topic_book("zh"))
+        zh = chapters(await memory.topics.book("zh"))
         assert {c["title"].split("：")[0] for c in zh} == {"小明", "小红"}
         sections = {s["title"] for c in zh for s in c["sections"]}  # type: ignore[attr-defined]
         assert sections <= {"决定与计划", "偏好与要求", "工作与结果", "交流与协作", "其他经历"}
-        directory = await memory.memory_directory("zh")
+        directory = await memory.topics.directory("zh")
         assert "小明" in directory and estimate_tokens(directory) <= 400
-        again = await memory.process_pending()
+        again = await memory.derivation.process_pending()
         assert again.topics.ran == 0  # nothing new: no job
 
 
@@ -61,7 +61,7 @@ async def test_a_changed_or_forgotten_source_invalidates_and_the_chapter_is_rebu
 ) -> None:
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         await conversation(memory, NS, EN_TURNS)
-        [caroline, melanie] = chapters(await memory.topic_book(NS))
+        [caroline, melanie] = chapters(await memory.topics.book(NS))
         edited = caroline["eventIds"][0]  # type: ignore[index]
 
         def edit(raw: sqlite3.Connection) -> None:
@@ -72,22 +72,22 @@ async def test_a_changed_or_forgotten_source_invalidates_and_the_chapter_is_rebu
             )
 
         await memory.db.write(edit)
-        shown = await memory.expand_topic(NS, str(caroline["id"]))
+        shown = await memory.topics.expand(NS, str(caroline["id"]))
         assert shown["status"] == "pending" and shown["title"] == PENDING_TITLE
         assert shown["overview"] == [] and shown["sections"] == []
-        assert PENDING_TITLE in await memory.memory_directory(NS)
-        report = await memory.process_topics()
+        assert PENDING_TITLE in await memory.topics.directory(NS)
+        report = await memory.topics.process()
         assert report.succeeded >= 1 and report.failed == 0
-        rebuilt = {c["id"]: c for c in chapters(await memory.topic_book(NS))}
+        rebuilt = {c["id"]: c for c in chapters(await memory.topics.book(NS))}
         assert rebuilt[caroline["id"]]["status"] == "ready"  # same id, words again
         assert rebuilt[caroline["id"]]["title"] == "Caroline"
         assert edited in rebuilt[caroline["id"]]["eventIds"]  # type: ignore[operator]
 
         gone = melanie["eventIds"][0]  # type: ignore[index]
-        await memory.forget_event(gone)
-        assert (await memory.expand_topic(NS, str(melanie["id"])))["status"] == "pending"
-        await memory.process_topics()
-        after = {c["id"]: c for c in chapters(await memory.topic_book(NS))}
+        await memory.gate.forget_event(gone)
+        assert (await memory.topics.expand(NS, str(melanie["id"])))["status"] == "pending"
+        await memory.topics.process()
+        after = {c["id"]: c for c in chapters(await memory.topics.book(NS))}
         assert gone not in after[melanie["id"]]["eventIds"]  # type: ignore[operator]
         assert after[melanie["id"]]["status"] == "ready"
 
@@ -95,23 +95,25 @@ async def test_a_changed_or_forgotten_source_invalidates_and_the_chapter_is_rebu
 async def test_adoption_pinning_and_decay_never_invalidate(tmp_path: Path) -> None:
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         await conversation(memory, NS, EN_TURNS)
-        before = await memory.topic_book(NS)
+        before = await memory.topics.book(NS)
         event_id = str(chapters(before)[0]["eventIds"][0])  # type: ignore[index]
-        old = await memory.get_event(event_id)
-        batch = await memory.open_batch(NS, "t9", "memory_search_events", [f"event:{event_id}"])
+        old = await memory.events.get(event_id)
+        batch = await memory.gate.open_batch(
+            NS, "t9", "memory_search_events", [f"event:{event_id}"]
+        )
         ref = f"event:{event_id}"
-        await memory.assess(NS, "t9", batch.id, "sufficient", [ref], "direct", "", "answer")
-        await memory.record_use(NS, "t9", batch.id, [ref], "receipt-1")
-        await memory.pin_event(event_id)
+        await memory.gate.assess(NS, "t9", batch.id, "sufficient", [ref], "direct", "", "answer")
+        await memory.gate.record_use(NS, "t9", batch.id, [ref], "receipt-1")
+        await memory.gate.pin_event(event_id)
         for n in range(8):  # later turns and blocks: the event decays
-            await memory.append_turn(NS, "t2", user=f"unrelated chatter {n}", assistant="ok")
-        adopted = await memory.get_event(event_id)
+            await memory.blocks.append_turn(NS, "t2", user=f"unrelated chatter {n}", assistant="ok")
+        adopted = await memory.events.get(event_id)
         assert adopted.mention_count == old.mention_count + 1 and adopted.pinned
         assert adopted.updated_at > old.updated_at
-        assert all(e["status"] == "ready" for e in chapters(await memory.topic_book(NS)))
-        report = await memory.process_topics()
+        assert all(e["status"] == "ready" for e in chapters(await memory.topics.book(NS)))
+        report = await memory.topics.process()
         assert report.ran == 0
-        assert chapters(await memory.topic_book(NS)) == chapters(before)
+        assert chapters(await memory.topics.book(NS)) == chapters(before)
 
 
 async def test_a_garbage_answer_fails_the_job_and_writes_nothing(tmp_path: Path) -> None:
@@ -120,30 +122,30 @@ async def test_a_garbage_answer_fails_the_job_and_writes_nothing(tmp_path: Path)
     # the default is the embedded grouper; the failure path itself: no offline fallback
     config = MemoryConfig(topic_projector="model", offline_fallback=False)
     async with await StrataGate.open(tmp_path / "m.db", config, model) as memory:
-        memory.topic_clock = lambda: at(0)  # type: ignore[method-assign]
+        memory.topics.clock = lambda: at(0)  # type: ignore[method-assign]
         await new_space(memory, NS)
         await add_events(memory, NS, 3)
-        report = await memory.process_topics()
+        report = await memory.topics.process()
         assert report.failed == 1 and "not a batch event" in report.errors[0]
-        book = await memory.topic_book(NS)
+        book = await memory.topics.book(NS)
         assert book["chapters"] == [] and book["fallbackEntries"] == 3
         [pending] = book["pending"]
         assert pending["status"] == "failed" and pending["attempts"] == 1
         assert pending["nextRetryAt"] == at(0.5).isoformat()  # 30 s backoff
-        memory.topic_clock = lambda: at(0.5)  # type: ignore[method-assign]
-        await memory.process_topics()
-        [pending] = (await memory.topic_book(NS))["pending"]
+        memory.topics.clock = lambda: at(0.5)  # type: ignore[method-assign]
+        await memory.topics.process()
+        [pending] = (await memory.topics.book(NS))["pending"]
         assert pending["nextRetryAt"] == at(1.5).isoformat()  # then 60 s
-        memory.topic_clock = lambda: at(2)  # type: ignore[method-assign]
-        await memory.process_topics()
-        [pending] = (await memory.topic_book(NS))["pending"]
+        memory.topics.clock = lambda: at(2)  # type: ignore[method-assign]
+        await memory.topics.process()
+        [pending] = (await memory.topics.book(NS))["pending"]
         assert pending["attempts"] == 3 and pending["nextRetryAt"] is None
-        memory.topic_clock = lambda: at(60)  # type: ignore[method-assign]
-        assert (await memory.process_topics()).ran == 0  # exhausted: no automatic retry
-        assert await memory.retry_topics(NS) == 1
-        report = await memory.process_topics()  # a fresh job; offline answers now
+        memory.topics.clock = lambda: at(60)  # type: ignore[method-assign]
+        assert (await memory.topics.process()).ran == 0  # exhausted: no automatic retry
+        assert await memory.topics.retry(NS) == 1
+        report = await memory.topics.process()  # a fresh job; offline answers now
         assert report.succeeded == 1
-        book = await memory.topic_book(NS)
+        book = await memory.topics.book(NS)
         assert book["pending"] == [] and book["fallbackEntries"] == 0
         assert len(model.topic_tasks) == 3  # scripted answers; the fresh job got the grouper
         payload = model.topic_tasks[0].payload
@@ -164,20 +166,20 @@ async def test_historical_batches_wait_for_the_budget_across_reopen(tmp_path: Pa
 
         await memory.db.write(forget_state)
     async with await StrataGate.open(path, paid, TopicScript()) as memory:  # first open
-        memory.topic_clock = lambda: at(0)  # type: ignore[method-assign]
-        report = await memory.process_topics()
+        memory.topics.clock = lambda: at(0)  # type: ignore[method-assign]
+        report = await memory.topics.process()
         assert report.succeeded == 2  # 12 + 12 of 30; the third historical batch waits
-        waiting = (await memory.topic_book(NS))["pending"]
+        waiting = (await memory.topics.book(NS))["pending"]
         assert [(p["status"], len(p["eventIds"])) for p in waiting] == [("pending", 6)]
         await new_space(memory, "other")
         await add_events(memory, "other", 2)  # new events are not historical: they run
-        assert (await memory.process_topics()).succeeded == 1
+        assert (await memory.topics.process()).succeeded == 1
     async with await StrataGate.open(path, paid, TopicScript()) as memory:
-        memory.topic_clock = lambda: at(5)  # type: ignore[method-assign]
-        assert (await memory.process_topics()).ran == 0  # the ledger was persisted
-        memory.topic_clock = lambda: at(10)  # type: ignore[method-assign]
-        assert (await memory.process_topics()).succeeded == 1
-        book = await memory.topic_book(NS)
+        memory.topics.clock = lambda: at(5)  # type: ignore[method-assign]
+        assert (await memory.topics.process()).ran == 0  # the ledger was persisted
+        memory.topics.clock = lambda: at(10)  # type: ignore[method-assign]
+        assert (await memory.topics.process()).succeeded == 1
+        book = await memory.topics.book(NS)
         assert book["pending"] == [] and book["fallbackEntries"] == 0
         assert sum(len(c["eventIds"]) for c in chapters(book)) == 30  # type: ignore[misc, arg-type]
 
@@ -219,17 +221,17 @@ async def test_agent_weight_zero_hides_chapters_with_agent_events(tmp_path: Path
         await new_space(memory, NS)
         passive, _ = await add_events(memory, NS, 2)  # gardening, pottery
         [agent] = await add_events(memory, NS, 1, start=7, pool="agent")  # gardening too
-        await memory.process_topics()
-        book = {c["title"]: c for c in chapters(await memory.topic_book(NS))}
+        await memory.topics.process()
+        book = {c["title"]: c for c in chapters(await memory.topics.book(NS))}
         assert set(book) == {"gardening", "pottery"}
         assert book["gardening"]["eventIds"] == [passive, agent]
     config = memory.config.model_copy(update={"agent_memory_weight": 0.0})
     async with await StrataGate.open(tmp_path / "m.db", config=config) as memory:
-        page = await memory.list_topics(NS)
+        page = await memory.topics.catalog(NS)
         ids = [t["id"] for t in page["topics"]]
         assert ids == [book["pottery"]["id"], f"fallback:{passive}"]  # the agent event: none
-        directory = await memory.memory_directory(NS)
+        directory = await memory.topics.directory(NS)
         assert str(book["gardening"]["id"]) not in directory and f"fallback:{passive}" in directory
         with pytest.raises(NotFound, match="no topic"):
-            await memory.expand_topic(NS, str(book["gardening"]["id"]))
-        assert (await memory.topic_book(NS))["chapters"][0]["hidden"] is True
+            await memory.topics.expand(NS, str(book["gardening"]["id"]))
+        assert (await memory.topics.book(NS))["chapters"][0]["hidden"] is True

@@ -75,10 +75,10 @@ async def test_a_model_marked_free_is_not_held_back_by_the_budget(tmp_path: Path
     model.free = True  # type: ignore[attr-defined]
     config = MemoryConfig(topic_projector="model")
     async with await StrataGate.open(tmp_path / "m.db", config, model) as memory:
-        memory.topic_clock = lambda: at(0)  # type: ignore[method-assign]
-        report = await memory.process_topics()
+        memory.topics.clock = lambda: at(0)  # type: ignore[method-assign]
+        report = await memory.topics.process()
         assert (report.succeeded, report.waiting) == (4, None)
-        book = await memory.topic_book(NS)
+        book = await memory.topics.book(NS)
         assert book["pending"] == [] and book["waiting"] is None
 
 
@@ -100,12 +100,12 @@ async def test_a_paid_model_says_what_waits_why_and_when(
     await old_space(path, 40)
     config = MemoryConfig(topic_projector="model")
     async with await StrataGate.open(path, config, TopicScript()) as memory:
-        memory.topic_clock = lambda: at(0)  # type: ignore[method-assign]
-        report = await memory.process_topics()
+        memory.topics.clock = lambda: at(0)  # type: ignore[method-assign]
+        report = await memory.topics.process()
         assert report.succeeded == 2  # the budget: 2 historical batches per 10 minutes
         assert report.waiting is not None and report.waiting["batches"] == 2
         assert parse_iso(report.waiting["nextRunAt"]) == at(10)
-        book = await memory.topic_book(NS)
+        book = await memory.topics.book(NS)
     assert book["waiting"] == {
         "batches": 2,
         "reason": "historical budget",
@@ -116,7 +116,7 @@ async def test_a_paid_model_says_what_waits_why_and_when(
 
     async def paid_memory(args: Any) -> StrataGate:
         memory = await StrataGate.open(path, config, TopicScript())
-        memory.topic_clock = lambda: at(1)  # type: ignore[method-assign]
+        memory.topics.clock = lambda: at(1)  # type: ignore[method-assign]
         return memory
 
     monkeypatch.setattr(topics_command, "open_memory", paid_memory)
@@ -145,10 +145,10 @@ async def test_the_status_and_topics_pages_say_what_the_budget_holds_back(
         await new_space(memory, space)
         await add_events(memory, space, 40)
         await memory.db.write(lambda raw: raw.execute("DELETE FROM topic_state"))
-        await memory.bootstrap_topics()  # the 40 events frozen as 4 historical batches
-        memory.topic_clock = lambda: at(0)  # type: ignore[method-assign]
-        assert (await memory.process_topics()).succeeded == 2
-        waiting = await memory.topic_budget_wait(space)
+        await memory.topics.bootstrap()  # the 40 events frozen as 4 historical batches
+        memory.topics.clock = lambda: at(0)  # type: ignore[method-assign]
+        assert (await memory.topics.process()).succeeded == 2
+        waiting = await memory.topics.budget_wait(space)
         assert waiting is not None
         said = (
             "2 historical topic batches wait for the topic model&#39;s budget (2 per 10 "
@@ -158,7 +158,7 @@ async def test_the_status_and_topics_pages_say_what_the_budget_holds_back(
             page = (await client.get(url, params={"space": space})).text
             assert said in page, url  # the time in the reader's terms, or as ISO
             assert waiting["nextRunAt"] in page, url  # ... its ISO value at least on hover
-        memory.topic_clock = lambda: at(10)  # type: ignore[method-assign]
-        assert (await memory.process_topics()).succeeded == 2
+        memory.topics.clock = lambda: at(10)  # type: ignore[method-assign]
+        assert (await memory.topics.process()).succeeded == 2
         page = (await client.get("/memory/status/panel", params={"space": space})).text
         assert "historical topic batches" not in page

@@ -63,9 +63,9 @@ async def test_a_model_extending_one_chapter_to_60_events_gets_chapters_of_at_mo
     async with await StrataGate.open(tmp_path / "m.db", config, OneChapterModel()) as memory:
         await new_space(memory, NS)
         events = await add_events(memory, NS, 60)
-        report = await memory.process_topics()
+        report = await memory.topics.process()
         assert report.failed == 0 and report.errors == []
-        book = await memory.topic_book(NS)
+        book = await memory.topics.book(NS)
         assert book["pending"] == [] and book["fallbackEntries"] == 0
         sizes = {c["title"]: c["sourceEventCount"] for c in book["chapters"]}
         assert sizes["Everything"] == CHAPTER_LIMIT and sum(sizes.values()) == 60

@@ -34,9 +34,9 @@ async def old_space(path: Path) -> None:
 async def exhaust(memory: StrataGate) -> str:
     """Three failed attempts (two in the first budget window, one in the next)."""
     for minutes in (0, 0.5, 10):
-        memory.topic_clock = lambda m=minutes: at(m)  # type: ignore[method-assign]
-        assert (await memory.process_topics()).failed == 1
-    [pending] = (await memory.topic_book(NS))["pending"]
+        memory.topics.clock = lambda m=minutes: at(m)  # type: ignore[method-assign]
+        assert (await memory.topics.process()).failed == 1
+    [pending] = (await memory.topics.book(NS))["pending"]
     assert (pending["status"], pending["attempts"], pending["nextRetryAt"]) == ("failed", 3, None)
     return str(pending["jobId"])
 
@@ -55,27 +55,27 @@ async def test_every_retry_path_queues_a_fresh_job_under_the_budget(
     async with await StrataGate.open(tmp_path / "m.db", config, model) as memory:
         failed = await exhaust(memory)
         retry = {
-            "topics page": lambda: memory.retry_topics(NS),
-            "jobs page": lambda: memory.retry_failed_jobs_in(NS),
-            "one job": lambda: memory.retry_job(failed),
-            "every space": lambda: memory.retry_failed_jobs(),
+            "topics page": lambda: memory.topics.retry(NS),
+            "jobs page": lambda: memory.overview.retry_failed_jobs_in(NS),
+            "one job": lambda: memory.derivation.retry_job(failed),
+            "every space": lambda: memory.derivation.retry_failed_jobs(),
         }[path]
         answer = await retry()
         assert answer == 1 or (isinstance(answer, Job) and answer.id != failed)
         old = await memory.db.read(lambda raw: job(raw, failed))
         assert old.status == "skipped" and "retried as batch" in (old.detail or "")
-        [fresh] = (await memory.topic_book(NS))["pending"]
+        [fresh] = (await memory.topics.book(NS))["pending"]
         assert fresh["jobId"] != failed and (fresh["status"], fresh["attempts"]) == ("pending", 0)
         assert len(fresh["eventIds"]) == 3
         spent = json.dumps({"reset_at": iso(at(30)), "used": 2})
         await memory.db.write(
             lambda raw: raw.execute("UPDATE meta SET value = ? WHERE key = ?", (spent, LEDGER_KEY))
         )
-        memory.topic_clock = lambda: at(11)  # type: ignore[method-assign]
-        assert (await memory.process_topics()).ran == 0  # historical: waits for the budget
-        memory.topic_clock = lambda: at(30)  # type: ignore[method-assign]
-        assert (await memory.process_topics()).succeeded == 1  # the grouper answers now
-        book = await memory.topic_book(NS)
+        memory.topics.clock = lambda: at(11)  # type: ignore[method-assign]
+        assert (await memory.topics.process()).ran == 0  # historical: waits for the budget
+        memory.topics.clock = lambda: at(30)  # type: ignore[method-assign]
+        assert (await memory.topics.process()).succeeded == 1  # the grouper answers now
+        book = await memory.topics.book(NS)
         assert book["pending"] == [] and book["fallbackEntries"] == 0
         with pytest.raises(InvalidInput, match="only failed jobs"):
-            await memory.retry_job(fresh["jobId"])
+            await memory.derivation.retry_job(fresh["jobId"])

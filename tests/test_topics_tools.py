@@ -44,7 +44,7 @@ CALL = ToolCallContext(
 
 
 async def weights(memory: StrataGate) -> list[tuple[str, int, int, str]]:
-    events = await memory.list_events(NS, include_hidden=True)
+    events = await memory.events.cards(NS, include_hidden=True)
     return [(e.id, e.mention_count, e.last_adopted_turn, e.updated_at.isoformat()) for e in events]
 
 
@@ -69,7 +69,7 @@ async def test_listing_and_expanding_topics_are_navigation_only(tmp_path: Path) 
         assert estimate_tokens(json.dumps(shown, ensure_ascii=False)) <= 2400
         assert shown["eventRetrieval"]["topic_id"] == topic_id
         assert "batchId" not in page and "batchId" not in shown
-        assert await memory.unresolved_batches(NS, "s1") == []
+        assert await memory.gate.unresolved_batches(NS, "s1") == []
         assert await weights(memory) == before  # nothing reinforced, nothing touched
         found = await tool["memory_search_events"](CALL, query="", topic_id=topic_id)
         assert [r["id"] for r in found["results"]] == shown["sourceEventIds"]
@@ -86,54 +86,54 @@ async def test_the_page_is_bounded_paged_searchable_and_by_category(tmp_path: Pa
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         await new_space(memory, NS)
         ids = await add_events(memory, NS, 25)  # fallback entries: no topic pass yet
-        page = await memory.list_topics(NS)
+        page = await memory.topics.catalog(NS)
         assert page["total"] == 25 and len(page["topics"]) == 12 and page["nextOffset"] == 12
         assert [t["id"] for t in page["topics"]] == [f"fallback:{i}" for i in ids[:12]]
-        last = await memory.list_topics(NS, offset=24, limit=20)
+        last = await memory.topics.catalog(NS, offset=24, limit=20)
         assert [t["id"] for t in last["topics"]] == [f"fallback:{ids[24]}"]
         assert last["nextOffset"] is None
         assert all(t["isFallback"] and t["category"] == "other" for t in page["topics"])
-        found = await memory.list_topics(NS, query="chess")
+        found = await memory.topics.catalog(NS, query="chess")
         assert found["total"] == 3 and all("chess" in t["title"] for t in found["topics"])
-        assert (await memory.list_topics(NS, category="work"))["total"] == 0
+        assert (await memory.topics.catalog(NS, category="work"))["total"] == 0
         for bad in ({"limit": 0}, {"limit": 21}, {"offset": -1}, {"category": "nope"}):
             with pytest.raises(InvalidInput):
-                await memory.list_topics(NS, **bad)  # type: ignore[arg-type]
-        await memory.process_topics()
-        page = await memory.list_topics(NS, limit=20)
+                await memory.topics.catalog(NS, **bad)  # type: ignore[arg-type]
+        await memory.topics.process()
+        page = await memory.topics.catalog(NS, limit=20)
         assert page["total"] == 7 and not any(t["isFallback"] for t in page["topics"])
-        chess = await memory.list_topics(NS, query="chess")
+        chess = await memory.topics.catalog(NS, query="chess")
         assert [t["title"] for t in chess["topics"]] == ["chess"]
-        shown = await memory.expand_topic(NS, f"fallback:{ids[0]}")  # gone into a chapter
+        shown = await memory.topics.expand(NS, f"fallback:{ids[0]}")  # gone into a chapter
         assert shown["sourceEventIds"] == [ids[0]]
         with pytest.raises(NotFound):
-            await memory.expand_topic(NS, "topic_nope")
+            await memory.topics.expand(NS, "topic_nope")
         with pytest.raises(NotFound):
-            await memory.expand_topic("elsewhere", page["topics"][0]["id"])
+            await memory.topics.expand("elsewhere", page["topics"][0]["id"])
 
 
 async def test_the_directory_is_injected_between_profile_and_recall(tmp_path: Path) -> None:
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         runtime = Runtime(memory)
-        text = await memory.memory_directory(NS)
+        text = await memory.topics.directory(NS)
         empty = await _memory_sections(runtime, "recall", text)  # type: ignore[arg-type]
         assert DIRECTORY_SECTION not in {s.id for s in empty}  # nothing to navigate
         await new_space(memory, NS)
         await add_events(memory, NS, 500, distinct=True)
         await add_events(memory, NS, 3, start=500, criticality="preference")
-        await memory.process_topics()
-        assert len((await memory.topic_book(NS))["chapters"]) == 503
-        text = await memory.memory_directory(NS)
+        await memory.topics.process()
+        assert len((await memory.topics.book(NS))["chapters"]) == 503
+        text = await memory.topics.directory(NS)
         built = await _memory_sections(runtime, "recall", text)  # type: ignore[arg-type]
         sections = {s.id: s for s in built}
         directory = sections[DIRECTORY_SECTION].text
         assert sections["stratagate:auto-memory"].order > sections[DIRECTORY_SECTION].order
-        assert directory == await memory.memory_directory(NS)
+        assert directory == await memory.topics.directory(NS)
         assert estimate_tokens(directory) <= 400
         assert "503 entries in 2 categories" in directory and "memory_list_topics" in directory
         assert "- other (Other experiences): 500" in directory
         assert "- preferences (Preferences and requirements): 3" in directory
-        page = await memory.list_topics(NS, category="preferences")
+        page = await memory.topics.catalog(NS, category="preferences")
         assert [t["title"] for t in page["topics"]] == ["guitar", "chess", "cooking"]
 
 
@@ -145,7 +145,7 @@ async def test_a_long_section_is_paged_through_the_expand_tool(tmp_path: Path) -
             for n in range(30)
         ]
         await memory.db.write(lambda raw: [event_rows.insert_event(raw, c) for c in cards])
-        await memory.process_topics()
+        await memory.topics.process()
         tool = tools(memory)
         [chapter] = (await tool["memory_list_topics"](CALL))["topics"]
         shown = await tool["memory_expand_topic"](CALL, id=chapter["id"])
@@ -162,7 +162,7 @@ async def test_a_long_section_is_paged_through_the_expand_tool(tmp_path: Path) -
             offset = page["section"]["nextOffset"]
         assert len(seen) == len(set(seen)) == section["sourceEventCount"]
         with pytest.raises(InvalidInput, match="section must be"):
-            await memory.expand_topic(NS, chapter["id"], section=99)
+            await memory.topics.expand(NS, chapter["id"], section=99)
 
 
 async def test_the_directory_speaks_the_space_s_language_or_the_profile_s(
@@ -171,12 +171,12 @@ async def test_the_directory_speaks_the_space_s_language_or_the_profile_s(
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         await conversation(memory, "zh", ZH_TURNS)
         await conversation(memory, NS, EN_TURNS)
-        chinese = await memory.memory_directory("zh")
+        chinese = await memory.topics.directory("zh")
         assert chinese.startswith("[StrataGate 记忆目录]\n仅供导航") and "小明" in chinese
         assert "：" in chinese.splitlines()[2] and estimate_tokens(chinese) <= 400
-        english = await memory.memory_directory(NS)
+        english = await memory.topics.directory(NS)
         assert english.startswith("[StrataGate memory directory]\nNavigation only")
-        await memory.update_profile("preferred_language", "简体中文")
-        assert (await memory.memory_directory(NS)).startswith("[StrataGate 记忆目录]")
-        await memory.update_profile("preferred_language", "English")
-        assert (await memory.memory_directory("zh")).startswith("[StrataGate memory directory]")
+        await memory.profile.update("preferred_language", "简体中文")
+        assert (await memory.topics.directory(NS)).startswith("[StrataGate 记忆目录]")
+        await memory.profile.update("preferred_language", "English")
+        assert (await memory.topics.directory("zh")).startswith("[StrataGate memory directory]")

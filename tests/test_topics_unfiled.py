@@ -69,22 +69,24 @@ async def test_every_write_keeps_the_fallback_index_and_counts_exact(tmp_path: P
         await add_events(memory, NS, 2, start=30, criticality="preference")
         await add_events(memory, NS, 2, start=40, pool="agent")
         assert len(await checked(memory)) == 15  # nothing placed yet: all fallback entries
-        await memory.process_topics()
-        book = await memory.topic_book(NS)
+        await memory.topics.process()
+        book = await memory.topics.book(NS)
         held = [i for c in book["chapters"] for i in c["eventIds"]]
         assert len(held) == 15 and await checked(memory) == []  # every event placed
         spare = await add_events(memory, NS, 3, start=50)
         spare += await add_events(memory, NS, 1, start=60, temporal={"event_type": "release"})
         assert [i for i, _ in await checked(memory)] == spare
-        await memory.forget_event(held[0])
-        await memory.forget_event(spare[0])
+        await memory.gate.forget_event(held[0])
+        await memory.gate.forget_event(spare[0])
         assert [i for i, _ in await checked(memory)] == spare[1:]
-        await memory.restore_event(spare[0])
-        await memory.restore_event(held[0])
+        await memory.gate.restore_event(spare[0])
+        await memory.gate.restore_event(held[0])
         assert [i for i, _ in await checked(memory)] == spare  # the member is held again
-        corrected = await memory.correct_event(held[1], title="Corrected", summary="new words")
+        corrected = await memory.curation.correct_event(
+            held[1], title="Corrected", summary="new words"
+        )
         assert [i for i, _ in await checked(memory)] == [*spare, corrected.card.id]
-        await memory.memory_action("purge", typed[0])
+        await memory.curation.act("purge", typed[0])
         await checked(memory)
         await write(
             memory,
@@ -95,11 +97,11 @@ async def test_every_write_keeps_the_fallback_index_and_counts_exact(tmp_path: P
         assert (spare[-1], "relationships") in await checked(memory)
         await write(memory, "DELETE FROM events WHERE id = ?", spare[1])
         assert spare[1] not in [i for i, _ in await checked(memory)]
-        await memory.forget_event(held[2])
+        await memory.gate.forget_event(held[2])
         assert await memory.db.read(lambda raw: stale_members(raw, NS))  # seen as stale
-        await memory.process_topics()  # its chapter drops it; the new events are placed
+        await memory.topics.process()  # its chapter drops it; the new events are placed
         assert await checked(memory) == []
-        await memory.restore_event(held[2])
+        await memory.gate.restore_event(held[2])
         assert [i for i, _ in await checked(memory)] == [held[2]]  # in no chapter now
 
 
@@ -109,10 +111,10 @@ async def test_a_chapter_gaining_an_agent_event_turns_its_members_at_weight_zero
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         await new_space(memory, NS)
         passive = await add_events(memory, NS, 2)  # gardening, pottery
-        await memory.process_topics()
+        await memory.topics.process()
         await checked(memory)
         [agent] = await add_events(memory, NS, 1, start=7, pool="agent")  # gardening too
-        await memory.process_topics()
+        await memory.topics.process()
         rows = await checked(memory)
         assert rows == []  # at weight 1 every event is in a chapter
         zero = await memory.db.read(
@@ -121,7 +123,7 @@ async def test_a_chapter_gaining_an_agent_event_turns_its_members_at_weight_zero
         assert [row[0] for row in zero] == [passive[0]]  # its chapter is hidden at weight 0
         config = MemoryConfig(agent_memory_weight=0.0)
     async with await StrataGate.open(tmp_path / "m.db", config=config) as memory:
-        page = await memory.list_topics(NS)
+        page = await memory.topics.catalog(NS)
         counts = {c["id"]: c["count"] for c in page["categories"]}
         assert page["total"] == 2 and counts["other"] == 2  # pottery's chapter, the fallback
         assert agent not in str(page)
@@ -132,9 +134,9 @@ async def test_migration_19_fills_the_index_from_a_version_18_database(tmp_path:
     async with await StrataGate.open(path) as memory:
         await new_space(memory, NS)
         await add_events(memory, NS, 9)
-        await memory.process_topics()
-        held = (await memory.topic_book(NS))["chapters"][0]["eventIds"][0]
-        await memory.forget_event(held)
+        await memory.topics.process()
+        held = (await memory.topics.book(NS))["chapters"][0]["eventIds"][0]
+        await memory.gate.forget_event(held)
         before = await checked(memory)
     raw = sqlite3.connect(path)
     for statement in (

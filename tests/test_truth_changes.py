@@ -22,10 +22,10 @@ async def said_on_days(memory: StrataGate, statements: list[str], gap: int = 1) 
     for day, text in enumerate(statements):
         thread = f"session-{day}"
         at = DAY + timedelta(days=day * gap)
-        turn = await memory.append_turn("ns", thread, user=text, assistant="Noted.", at=at)
+        turn = await memory.blocks.append_turn("ns", thread, user=text, assistant="Noted.", at=at)
         ids.append(turn.message_ids[0])
-        await memory.seal_tail("ns", thread)
-        await memory.process_pending()
+        await memory.blocks.seal_tail("ns", thread)
+        await memory.derivation.process_pending()
     return ids
 
 
@@ -63,12 +63,12 @@ async def test_a_change_of_mind_in_a_later_session_supersedes_the_older_event(
     first, second, question = CHANGES[case]
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=12)) as memory:
         ids = await said_on_days(memory, [first, second])
-        cards = await memory.list_events("ns")
+        cards = await memory.events.cards("ns")
         older, newer = stating(cards, ids[0]), stating(cards, ids[1])
         assert (older.status, older.superseded_by) == ("superseded", newer.id)
         assert newer.status == "active" and older.id in newer.temporal["supersedes_event_ids"]
         assert older.source_message_ids == [ids[0]]  # the history keeps its source
-        hits = await memory.search_events("ns", question)
+        hits = await memory.events.search("ns", question)
         assert hits and hits[0].card.id == newer.id
         assert [card.id for card in hits[0].history] == [older.id]
 
@@ -77,8 +77,8 @@ async def test_the_cancelled_offsite_keeps_its_old_date_as_history(db_path: Path
     first, second, question = CHANGES["offsite-cancelled"]
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=12)) as memory:
         ids = await said_on_days(memory, [first, second])
-        [hit] = (await memory.search_events("ns", question))[:1]
-        recall = await memory.build_auto_context("ns", "session-9", question)
+        [hit] = (await memory.events.search("ns", question))[:1]
+        recall = await memory.retrieval.auto_context("ns", "session-9", question)
     assert hit.card.temporal["status"] == "cancelled"
     assert hit.card.source_message_ids == [ids[1]]
     [line] = hit.compact()["history"]
@@ -102,7 +102,7 @@ async def test_the_older_event_is_found_days_and_many_events_earlier(db_path: Pa
     first, second, _ = CHANGES["offsite-cancelled"]
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=12)) as memory:
         ids = await said_on_days(memory, [first, *FILLER, second], gap=2)
-        cards = await memory.list_events("ns")
+        cards = await memory.events.cards("ns")
     assert stating(cards, ids[0]).superseded_by == stating(cards, ids[-1]).id
     assert sum(card.status == "superseded" for card in cards) == 1
 
@@ -134,7 +134,7 @@ async def test_a_change_of_something_else_leaves_the_older_event_active(
 ) -> None:
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=12)) as memory:
         ids = await said_on_days(memory, [first, second])
-        cards = await memory.list_events("ns")
+        cards = await memory.events.cards("ns")
     assert stating(cards, ids[0]).status == "active"
 
 
@@ -151,7 +151,7 @@ def card(source: str, title: str, summary: str, **temporal: Any) -> dict[str, An
 async def test_a_model_cancellation_without_a_link_supersedes_its_subject(db_path: Path) -> None:
     model = ScriptedModel.of([])
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=1), model) as memory:
-        plan = await memory.append_turn("ns", "a", user="Rome trip on 3 May 2027.", at=DAY)
+        plan = await memory.blocks.append_turn("ns", "a", user="Rome trip on 3 May 2027.", at=DAY)
         model.push(
             SUMMARY,
             {
@@ -166,9 +166,9 @@ async def test_a_model_cancellation_without_a_link_supersedes_its_subject(db_pat
                 ],
             },
         )
-        await memory.process_pending()
+        await memory.derivation.process_pending()
         later = DAY + timedelta(days=4)
-        cancel = await memory.append_turn("ns", "b", user="The Rome trip is off.", at=later)
+        cancel = await memory.blocks.append_turn("ns", "b", user="The Rome trip is off.", at=later)
         model.push(
             SUMMARY,
             {
@@ -184,8 +184,8 @@ async def test_a_model_cancellation_without_a_link_supersedes_its_subject(db_pat
                 ],
             },
         )
-        await memory.process_pending()
-        cards = await memory.list_events("ns")
+        await memory.derivation.process_pending()
+        cards = await memory.events.cards("ns")
     older, newer = stating(cards, plan.message_ids[0]), stating(cards, cancel.message_ids[0])
     assert (older.status, older.superseded_by) == ("superseded", newer.id)
     assert newer.temporal["supersedes_event_ids"] == [older.id]
@@ -211,5 +211,5 @@ async def test_a_habit_home_job_or_health_fact_is_an_event(
 ) -> None:
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=12)) as memory:
         [said] = await said_on_days(memory, [text])
-        cards = await memory.list_events("ns")
+        cards = await memory.events.cards("ns")
     assert any(said in card.source_message_ids for card in cards) is event

@@ -121,16 +121,16 @@ async def test_a_pending_citation_survives_a_restart_and_catch_up_resolves_it(
     file's turn is recorded at the next start (catch-up) and cites then."""
     db = tmp_path / "m.db"
     async with await StrataGate.open(db) as sg:
-        await sg.append_turn("ns", "s", user="Ravi plays the cello.", assistant="Nice.")
-        kept = await sg.remember("ns", "s", "Ravi's cello teacher is Ms Oduya")
+        await sg.blocks.append_turn("ns", "s", user="Ravi plays the cello.", assistant="Nice.")
+        kept = await sg.remember.save("ns", "s", "Ravi's cello teacher is Ms Oduya")
     async with await StrataGate.open(db) as sg:
-        assert (await sg.get_event(str(kept.event_id))).source_message_ids == []
-        turn = await sg.append_turn(
+        assert (await sg.events.get(str(kept.event_id))).source_message_ids == []
+        turn = await sg.blocks.append_turn(
             "ns", "s", user="Ravi's cello teacher is Ms Oduya.", assistant="Noted.",
             receipt_id="host:s:turn:2",
         )  # fmt: skip
-        assert (await sg.get_event(str(kept.event_id))).source_message_ids == [turn.message_ids[0]]
-        page = await sg.timeline_event(str(kept.event_id))  # the event page's source list
+        assert (await sg.events.get(str(kept.event_id))).source_message_ids == [turn.message_ids[0]]
+        page = await sg.timeline.event(str(kept.event_id))  # the event page's source list
         assert [source.message.id for source in page.details.sources] == [turn.message_ids[0]]
 
 
@@ -170,7 +170,7 @@ async def test_an_answer_from_memory_never_becomes_the_users_fact(
     async with make_host(db, tmp_path, block_turn_size=2) as host:
         for text in told:
             await ask(host, "s1", text)
-        [namespace] = await runtime_of(host).memory.memory_space_names()
+        [namespace] = await runtime_of(host).memory.spaces.names()
     before = {e.id: e.status for e in await derived(db, namespace)}
     async with make_host(db, tmp_path, block_turn_size=2) as host:
         answer = await ask(host, "s2", question)
@@ -192,15 +192,17 @@ async def derived(db: Path, namespace: str) -> list[Any]:
     """Every tail sealed and derived (the host's worker may have stopped mid-way)."""
     async with await StrataGate.open(db) as memory:
         for thread in ("s1", "s2"):
-            await memory.seal_tail(namespace, thread)
-        await memory.process_pending()
-        return await memory.list_events(namespace)
+            await memory.blocks.seal_tail(namespace, thread)
+        await memory.derivation.process_pending()
+        return await memory.events.cards(namespace)
 
 
 async def test_the_statement_ranks_above_the_answer_that_repeats_it(tmp_path: Path) -> None:
     async with await StrataGate.open(tmp_path / "m.db", MemoryConfig(block_turn_size=1)) as sg:
-        said = await sg.append_turn("ns", "a", user="The kiln fires on Friday.", assistant="ok")
-        await sg.append_turn("ns", "b", user="filler about glaze colours", assistant="fine")
+        said = await sg.blocks.append_turn(
+            "ns", "a", user="The kiln fires on Friday.", assistant="ok"
+        )
+        await sg.blocks.append_turn("ns", "b", user="filler about glaze colours", assistant="fine")
 
         def adopt(raw: sqlite3.Connection) -> None:  # a receipt adopting memory in b's turn
             raw.execute(
@@ -214,11 +216,11 @@ async def test_the_statement_ranks_above_the_answer_that_repeats_it(tmp_path: Pa
             )
 
         await sg.db.write(adopt)
-        echo = await sg.append_turn(
+        echo = await sg.blocks.append_turn(
             "ns", "b", user="When does the kiln fire?", assistant="You said: the kiln fires Friday."
         )
-        hits = await sg.search_raw("ns", "kiln fires Friday", 10)
-        fused = await sg.retrieve("ns", "kiln fires Friday", 10)
+        hits = await sg.retrieval.search_raw("ns", "kiln fires Friday", 10)
+        fused = await sg.retrieval.retrieve("ns", "kiln fires Friday", 10)
     order = [hit.message.id for hit in hits]
     assert echo.message_ids[1] in order  # demoted, not removed
     assert order.index(said.message_ids[0]) < order.index(echo.message_ids[1])
@@ -246,14 +248,14 @@ async def test_the_model_path_drops_unrelated_and_echo_sources_and_counts_them(
         ]
         ids = []
         for user, assistant in turns:
-            receipt = await sg.append_turn("ns", "t", user=user, assistant=assistant)
+            receipt = await sg.blocks.append_turn("ns", "t", user=user, assistant=assistant)
             ids.append(receipt.message_ids)
         await sg.db.write(
             lambda raw: raw.execute(
                 "UPDATE messages SET composed_from_memory = 1 WHERE id = ?", (ids[2][1],)
             )
         )
-        await sg.seal_tail("ns", "t")
+        await sg.blocks.seal_tail("ns", "t")
         cards = [
             card("Ana moved to Porto", [ids[0][0], ids[1][0], ids[1][1]]),  # cilantro: unrelated
             card("Ana lives in Porto since March", [ids[2][1]]),  # only the echo
@@ -262,9 +264,9 @@ async def test_the_model_path_drops_unrelated_and_echo_sources_and_counts_them(
             card("Agent will send the Porto guide", [ids[2][1], ids[3][1]], "plan"),
         ]
         model.push({"should_extract": True, "events": cards})
-        report = await sg.process_pending()
-        events = {e.title: e.source_message_ids for e in await sg.list_events("ns")}
-        [job] = [j for j in await sg.list_jobs("ns") if j.kind == "event_extraction"]
+        report = await sg.derivation.process_pending()
+        events = {e.title: e.source_message_ids for e in await sg.events.cards("ns")}
+        [job] = [j for j in await sg.derivation.list_jobs("ns") if j.kind == "event_extraction"]
     assert events == {
         "Ana moved to Porto": [ids[0][0]],
         "Carol adopted a puppy named Biscuit": [ids[3][0]],
@@ -281,8 +283,10 @@ async def test_a_model_card_citing_the_whole_block_keeps_only_the_message_statin
     async with await StrataGate.open(
         tmp_path / "m.db", MemoryConfig(block_turn_size=2), model
     ) as sg:
-        one = await sg.append_turn("ns", "t", user="Priya started learning Go.", assistant="Nice.")
-        two = await sg.append_turn("ns", "t", user="我的猫叫年糕。", assistant="好可爱！")
+        one = await sg.blocks.append_turn(
+            "ns", "t", user="Priya started learning Go.", assistant="Nice."
+        )
+        two = await sg.blocks.append_turn("ns", "t", user="我的猫叫年糕。", assistant="好可爱！")
         everything = [*one.message_ids, *two.message_ids]
         model.push(
             {
@@ -290,8 +294,8 @@ async def test_a_model_card_citing_the_whole_block_keeps_only_the_message_statin
                 "events": [card("Priya is learning Go", everything), card("猫叫年糕", everything)],
             }
         )
-        await sg.process_pending()
-        events = {e.title: e.source_message_ids for e in await sg.list_events("ns")}
+        await sg.derivation.process_pending()
+        events = {e.title: e.source_message_ids for e in await sg.events.cards("ns")}
     assert events == {
         "Priya is learning Go": [one.message_ids[0]],
         "猫叫年糕": [two.message_ids[0]],
@@ -320,8 +324,8 @@ async def test_a_named_speaker_recorded_as_assistant_is_a_person(tmp_path: Path)
             MessageIn(role="assistant", content="Melanie: I ran a charity race for mental health."),
             MessageIn(role="assistant", content="梅兰妮: 我上周去露营了。"),
         ]
-        receipt = await sg.record_turn("ns", "t", messages)
-        await sg.seal_tail("ns", "t")
+        receipt = await sg.blocks.record_turn("ns", "t", messages)
+        await sg.blocks.seal_tail("ns", "t")
         ids = receipt.message_ids
         model.push(
             {
@@ -332,8 +336,8 @@ async def test_a_named_speaker_recorded_as_assistant_is_a_person(tmp_path: Path)
                 ],
             }
         )
-        await sg.process_pending()
-        events = {e.title: e.source_message_ids for e in await sg.list_events("ns")}
+        await sg.derivation.process_pending()
+        events = {e.title: e.source_message_ids for e in await sg.events.cards("ns")}
     assert events == {"Melanie ran a charity race": [ids[1]], "梅兰妮上周去露营": [ids[2]]}
 
 

@@ -23,12 +23,12 @@ async def said_on_days(memory: StrataGate, statements: list[str]) -> list[str]:
     ids: list[str] = []
     for day, text in enumerate(statements):
         thread = f"session-{day}"
-        turn = await memory.append_turn(
+        turn = await memory.blocks.append_turn(
             "ns", thread, user=text, assistant="Noted.", at=DAY + timedelta(days=day)
         )
         ids.append(turn.message_ids[0])
-        await memory.seal_tail("ns", thread)
-        await memory.process_pending()
+        await memory.blocks.seal_tail("ns", thread)
+        await memory.derivation.process_pending()
     return ids
 
 
@@ -63,7 +63,7 @@ async def test_four_statements_said_twice_on_different_days_are_four_events(
     statements = FOUR[language]
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=12)) as memory:
         ids = await said_on_days(memory, statements + statements)
-        cards = await memory.list_events("ns")
+        cards = await memory.events.cards("ns")
     assert len(cards) == 4 and len(active(cards)) == 4
     for first, again in zip(ids[:4], ids[4:], strict=True):
         [card] = holding(cards, first)
@@ -77,7 +77,7 @@ async def test_a_third_repeat_counts_a_third_mention(db_path: Path) -> None:
     text = "Our daughter Mia starts school in Leeds next September."
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=12)) as memory:
         ids = await said_on_days(memory, [text, "I bought a new bike.", text, text])
-        cards = await memory.list_events("ns")
+        cards = await memory.events.cards("ns")
     [card] = holding(cards, ids[0])
     assert (card.mention_count, card.source_message_ids) == (3, [ids[0], ids[2], ids[3]])
     assert len(active(cards)) == 2
@@ -87,7 +87,7 @@ async def test_a_shorter_restatement_reinforces_the_fuller_event(db_path: Path) 
     fuller = "I'm allergic to peanuts and to shellfish."
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=12)) as memory:
         ids = await said_on_days(memory, [fuller, "I'm allergic to peanuts."])
-        cards = await memory.list_events("ns")
+        cards = await memory.events.cards("ns")
     [card] = active(cards)
     assert card.source_message_ids == ids and "shellfish" in card.summary
 
@@ -110,7 +110,7 @@ async def test_a_different_statement_sharing_words_is_not_a_repeat(
 ) -> None:
     async with await StrataGate.open(db_path, MemoryConfig(block_turn_size=12)) as memory:
         ids = await said_on_days(memory, [first, second])
-        cards = await memory.list_events("ns")
+        cards = await memory.events.cards("ns")
     assert len(holding(cards, ids[0])) == 1 and len(holding(cards, ids[1])) == 1
     assert holding(cards, ids[0])[0].id != holding(cards, ids[1])[0].id
     assert all(card.mention_count == 1 for card in cards)
@@ -130,7 +130,7 @@ async def test_a_model_card_restating_a_live_event_reinforces_it(db_path: Path) 
     model = ScriptedModel.of([])
     config = MemoryConfig(block_turn_size=1)
     async with await StrataGate.open(db_path, config, model) as memory:
-        first = await memory.append_turn("ns", "a", user="I'm vegetarian.", at=DAY)
+        first = await memory.blocks.append_turn("ns", "a", user="I'm vegetarian.", at=DAY)
         model.push(
             SUMMARY,
             {
@@ -140,8 +140,8 @@ async def test_a_model_card_restating_a_live_event_reinforces_it(db_path: Path) 
                 ],
             },
         )
-        await memory.process_pending()
-        again = await memory.append_turn(
+        await memory.derivation.process_pending()
+        again = await memory.blocks.append_turn(
             "ns", "b", user="Remember, I'm vegetarian.", at=DAY + timedelta(days=3)
         )
         model.push(
@@ -151,8 +151,8 @@ async def test_a_model_card_restating_a_live_event_reinforces_it(db_path: Path) 
                 "events": [card(again.message_ids[0], "Vegetarian", "The user is vegetarian!")],
             },
         )
-        await memory.process_pending()
-        cards = await memory.list_events("ns")
+        await memory.derivation.process_pending()
+        cards = await memory.events.cards("ns")
     [only] = cards
     assert only.source_message_ids == [first.message_ids[0], again.message_ids[0]]
     assert only.mention_count == 2 and only.status == "active"

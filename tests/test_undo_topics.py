@@ -79,23 +79,23 @@ async def test_a_chapter_shared_with_other_events_keeps_them_and_is_rebuilt(
 ) -> None:
     async with await StrataGate.open(tmp_path / "m.db") as memory:
         await conversation(memory, SPACE, EN_TURNS)
-        kept = {card.id for card in await memory.list_events(SPACE)}
-        held = await memory.list_topics(SPACE)
+        kept = {card.id for card in await memory.events.cards(SPACE)}
+        held = await memory.topics.catalog(SPACE)
         assert kept and held["topics"]
-        job = await memory.import_preview(
+        job = await memory.imports.preview(
             SPACE, "- Caroline likes kiln glaze\n- Melanie rides bikes"
         )
-        job = await memory.import_advance(job.id)
-        batch = await memory.import_commit(job.id, take_proposals=True)
-        await memory.process_pending()
-        undone = await memory.import_undo(batch.id)
+        job = await memory.imports.advance(job.id)
+        batch = await memory.imports.commit(job.id, take_proposals=True)
+        await memory.derivation.process_pending()
+        undone = await memory.imports.undo(batch.id)
         gone = set(undone.removed_event_ids)
         assert gone
         with sqlite3.connect(tmp_path / "m.db") as conn:
             members = {row[0] for row in conn.execute("SELECT event_id FROM topic_members")}
         assert not members & gone and members <= kept
-        book = json.dumps(await memory.list_topics(SPACE))
+        book = json.dumps(await memory.topics.catalog(SPACE))
         assert not any(event_id in book for event_id in gone)
-        await memory.process_pending()
-        rebuilt = await memory.list_topics(SPACE)
+        await memory.derivation.process_pending()
+        rebuilt = await memory.topics.catalog(SPACE)
         assert rebuilt["topics"] and not any(e in json.dumps(rebuilt) for e in gone)

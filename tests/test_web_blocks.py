@@ -31,7 +31,7 @@ async def derive(host: Any) -> None:
 async def turns(memory: Any, space: str, count: int, thread: str = THREAD, start: int = 0) -> None:
     """``count`` recorded turns, one block each (block size 1)."""
     for i in range(start, start + count):
-        await memory.append_turn(
+        await memory.blocks.append_turn(
             space,
             thread,
             user=f"turn {i}: the kiln fires on Friday at {i} o'clock",
@@ -43,7 +43,7 @@ async def turns(memory: Any, space: str, count: int, thread: str = THREAD, start
 async def rail_world(host: Any, count: int) -> tuple[Any, str]:
     """``count`` ready blocks in ``THREAD`` of the default space."""
     memory, space = memory_of(host), runtime_of(host).default_namespace()
-    await memory.set_block_turn_size(space, 1)
+    await memory.spaces.set_block_turn_size(space, 1)
     await turns(memory, space, count)
     await derive(host)
     return memory, space
@@ -76,10 +76,10 @@ async def rail_page(client: httpx.AsyncClient, space: str, **params: Any) -> str
 async def test_blocks_rail_runs_oldest_to_newest_with_the_open_tail(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await rail_world(host, 3)
-        await memory.set_block_turn_size(space, 3)
+        await memory.spaces.set_block_turn_size(space, 3)
         await turns(memory, space, 1, start=3)  # one turn of three in the open tail
         page = await rail_page(client, space)
-        blocks = [view.block for view in await memory.get_blocks(space, THREAD)]
+        blocks = [view.block for view in await memory.blocks.views(space, THREAD)]
         assert card_ids(page) == [block.id for block in blocks]
         assert page.index(f"block-{blocks[-1].id}") < page.index('id="open-tail"')
         assert "1 / 3 turns · 2 messages" in page
@@ -93,21 +93,21 @@ async def test_blocks_rail_runs_oldest_to_newest_with_the_open_tail(tmp_path: Pa
 async def test_blocks_cards_link_the_events_extracted_from_them(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await rail_world(host, 2)
-        events = await memory.list_events()
+        events = await memory.events.cards()
         assert {event.source_block_id for event in events} == {
-            view.block.id for view in await memory.get_blocks(space, THREAD)
+            view.block.id for view in await memory.blocks.views(space, THREAD)
         }
         page = await rail_page(client, space)
         for event in events:
             assert f'href="/memory/events/{event.id}"' in card_of(page, event.source_block_id)
-        await memory.forget_event(events[0].id)
+        await memory.gate.forget_event(events[0].id)
         assert f"/memory/events/{events[0].id}" not in await rail_page(client, space)
 
 
 async def test_blocks_rail_pages_by_40_newest_first(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await rail_world(host, 43)
-        ids = [view.block.id for view in await memory.get_blocks(space, THREAD)]
+        ids = [view.block.id for view in await memory.blocks.views(space, THREAD)]
         newest = await rail_page(client, space, thread=THREAD)
         assert card_ids(newest) == ids[3:]
         assert "Blocks 4–43 of 43" in newest and 'id="open-tail"' in newest
@@ -121,7 +121,7 @@ async def test_blocks_rail_pages_by_40_newest_first(tmp_path: Path) -> None:
 async def test_blocks_cards_show_each_levels_tokens_and_share_of_l5(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await rail_world(host, 1)
-        [view] = await memory.get_blocks(space, THREAD)
+        [view] = await memory.blocks.views(space, THREAD)
         page = await rail_page(client, space)
         rows = level_rows(card_of(page, view.block.id))
         raw = view.view_tokens["L5"]
@@ -135,7 +135,7 @@ async def test_blocks_cards_show_each_levels_tokens_and_share_of_l5(tmp_path: Pa
 async def test_blocks_current_level_follows_decay(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await rail_world(host, 10)
-        views = await memory.get_blocks(space, THREAD)
+        views = await memory.blocks.views(space, THREAD)
         page = await rail_page(client, space)
         for view in views:
             assert f'data-level="{view.current_level}"' in card_of(page, view.block.id)
@@ -145,13 +145,13 @@ async def test_blocks_current_level_follows_decay(tmp_path: Path) -> None:
 async def test_blocks_previews_every_level(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await rail_world(host, 1)
-        [view] = await memory.get_blocks(space, THREAD)
+        [view] = await memory.blocks.views(space, THREAD)
         for level in range(6):
             url = f"/memory/blocks/{view.block.id}/view?level=L{level}"
             fragment = await client.get(url, headers=HX)
             assert fragment.status_code == 200
             assert "<html" not in fragment.text and f'data-level="L{level}"' in fragment.text
-            text = (await memory.view_block(view.block.id, level)).text
+            text = (await memory.blocks.view(view.block.id, level)).text
             assert f"<pre>{text}</pre>" in html.unescape(fragment.text)
         full = await client.get(f"/memory/blocks/{view.block.id}/view?level=3")
         assert full.status_code == 200 and "<html" in full.text and 'data-level="L3"' in full.text
@@ -160,7 +160,7 @@ async def test_blocks_previews_every_level(tmp_path: Path) -> None:
 async def test_blocks_preview_refuses_unknown_block_and_bad_level(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await rail_world(host, 1)
-        [view] = await memory.get_blocks(space, THREAD)
+        [view] = await memory.blocks.views(space, THREAD)
         assert (await client.get("/memory/blocks/blk_nope/view?level=L1")).status_code == 404
         for bad in ("L6", "x", "", "L-1"):
             url = f"/memory/blocks/{view.block.id}/view?level={bad}"
@@ -175,31 +175,31 @@ async def test_blocks_preview_refuses_unknown_block_and_bad_level(tmp_path: Path
 async def test_blocks_expand_stores_the_level_as_the_user(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await rail_world(host, 10)
-        oldest = (await memory.get_blocks(space, THREAD))[0].block
+        oldest = (await memory.blocks.views(space, THREAD))[0].block
         url = f"/memory/blocks/{oldest.id}/expand"
         response = await post(client, url, data={"level": "L4"}, headers=HX)
         assert response.status_code == 200 and "<html" not in response.text
         assert f'id="block-{oldest.id}"' in response.text
         assert 'data-source="user"' in response.text and 'data-level="4"' in response.text
-        stored = (await memory.view_block(oldest.id)).block
+        stored = (await memory.blocks.view(oldest.id)).block
         assert (stored.pointer_anchor_level, stored.last_lifted_by) == (4, "user")
         plain = await post(client, url, data={"level": "L1"})
         assert plain.status_code == 303
         assert f"thread={THREAD}" in plain.headers["location"]
         assert plain.headers["location"].endswith(f"#block-{oldest.id}")
-        assert (await memory.view_block(oldest.id)).current_level == 1
+        assert (await memory.blocks.view(oldest.id)).current_level == 1
 
 
 async def test_blocks_expand_refuses_bad_levels_unknown_and_pending_blocks(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await rail_world(host, 1)
-        [view] = await memory.get_blocks(space, THREAD)
+        [view] = await memory.blocks.views(space, THREAD)
         bad = await post(client, f"/memory/blocks/{view.block.id}/expand", data={"level": "L9"})
         assert bad.status_code == 400
         missing = await post(client, "/memory/blocks/blk_nope/expand", data={"level": "L1"})
         assert missing.status_code == 404
         await turns(memory, space, 1, start=1)  # sealed, not derived
-        pending = (await memory.get_blocks(space, THREAD))[-1].block
+        pending = (await memory.blocks.views(space, THREAD))[-1].block
         refused = await post(client, f"/memory/blocks/{pending.id}/expand", data={"level": "L5"})
         assert refused.status_code == 409 and "still being processed" in refused.text
         page = await rail_page(client, space)
@@ -209,19 +209,19 @@ async def test_blocks_expand_refuses_bad_levels_unknown_and_pending_blocks(tmp_p
 async def test_blocks_retry_queues_a_failed_summary_again(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_namespace()
-        await memory.set_block_turn_size(space, 1)
+        await memory.spaces.set_block_turn_size(space, 1)
         working, memory.model = memory.model, ScriptedModel.of(["not json at all"])
         memory.config = memory.config.model_copy(update={"offline_fallback": False})
         await turns(memory, space, 1)
         await derive(host)
         memory.model = working
-        [view] = await memory.get_blocks(space, THREAD)
+        [view] = await memory.blocks.views(space, THREAD)
         card = card_of(await rail_page(client, space), view.block.id)
         assert 'data-status="failed"' in card and "/retry" in card and "ModelOutputError" in card
         response = await post(client, f"/memory/blocks/{view.block.id}/retry", headers=HX)
         assert response.status_code == 200 and 'data-status="failed"' not in response.text
         await asyncio.wait_for(runtime_of(host).idle.wait(), timeout=60)
-        assert (await memory.view_block(view.block.id)).block.processing_status == "ready"
+        assert (await memory.blocks.view(view.block.id)).block.processing_status == "ready"
         again = await post(client, f"/memory/blocks/{view.block.id}/retry")
         assert again.status_code == 409 and "no failed summary job" in again.text
         missing = await post(client, "/memory/blocks/blk_nope/retry")
@@ -231,11 +231,13 @@ async def test_blocks_retry_queues_a_failed_summary_again(tmp_path: Path) -> Non
 async def test_blocks_escape_script_in_block_text(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_namespace()
-        await memory.set_block_turn_size(space, 1)
+        await memory.spaces.set_block_turn_size(space, 1)
         attack = "<script>alert(1)</script><img src=x onerror=alert(2)>"
-        await memory.append_turn(space, THREAD, user=attack, assistant=attack, receipt_id="x")
+        await memory.blocks.append_turn(
+            space, THREAD, user=attack, assistant=attack, receipt_id="x"
+        )
         await derive(host)
-        [view] = await memory.get_blocks(space, THREAD)
+        [view] = await memory.blocks.views(space, THREAD)
         page = await rail_page(client, space)
         for level in range(6):
             url = f"/memory/blocks/{view.block.id}/view?level=L{level}"
@@ -247,7 +249,7 @@ async def test_blocks_escape_script_in_block_text(tmp_path: Path) -> None:
 async def test_blocks_page_in_chinese(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await rail_world(host, 2)
-        await memory.set_block_turn_size(space, 3)
+        await memory.spaces.set_block_turn_size(space, 3)
         await turns(memory, space, 1, start=2)
         page = await rail_page(client, space, lang="zh")
         for label in (

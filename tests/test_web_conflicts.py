@@ -19,7 +19,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
         found = World(host, client)
         await found.fill()
         said = "The studio opens at 11am on Saturdays, not 10am."
-        remembered = await found.memory.remember(found.space, "monday", said)
+        remembered = await found.memory.remember.save(found.space, "monday", said)
         assert remembered.action == "CONFLICT_MARKED"
         yield found
 
@@ -53,11 +53,11 @@ async def test_keep_both_clears_the_link_on_both_sides(world: World) -> None:
     )
     assert response.status_code == 303
     page = (await world.client.get(response.headers["location"])).text
-    [action] = await world.memory.memory_actions(newer.id)
+    [action] = await world.memory.curation.actions(newer.id)
     assert f"kept both (receipt {action.id})" in page
     assert "No conflicts to resolve." in page
     for card in (newer, older):
-        stored = await world.memory.get_event(card.id)
+        stored = await world.memory.events.get(card.id)
         assert stored.status == "active" and "conflicts_with_event_ids" not in stored.temporal
     assert action.kind == "resolve" and action.detail["other_id"] == older.id
 
@@ -69,9 +69,9 @@ async def test_supersedes_makes_the_other_side_history(world: World) -> None:
         "/memory/conflicts/resolve",
         data={"event_id": newer.id, "other_id": older.id, "action": "supersedes"},
     )
-    before = await world.memory.get_event(older.id)
+    before = await world.memory.events.get(older.id)
     assert (before.status, before.superseded_by) == ("superseded", newer.id)
-    assert older.id in (await world.memory.get_event(newer.id)).temporal["supersedes_event_ids"]
+    assert older.id in (await world.memory.events.get(newer.id)).temporal["supersedes_event_ids"]
     assert pair_ids((await world.client.get("/memory/conflicts")).text) == []
     detail = (await world.client.get(f"/memory/events/{newer.id}")).text
     assert "supersedes" in detail and f"/memory/events/{older.id}?" in detail

@@ -26,8 +26,8 @@ async def derived(memory: Any, space: str, count: int) -> None:
     """Until ``count`` events exist: the plugin's own worker may hold the job
     ``process_pending`` would run, so it can return before the events are written."""
     for _ in range(400):
-        await memory.process_pending()
-        if len(await memory.list_events(space)) >= count:
+        await memory.derivation.process_pending()
+        if len(await memory.events.cards(space)) >= count:
             return
         await asyncio.sleep(0.025)
     raise AssertionError(f"fewer than {count} events were derived")
@@ -43,12 +43,14 @@ class World:
 
     async def fill(self) -> None:
         for user, assistant in TURNS:
-            await self.memory.append_turn(self.space, "monday", user=user, assistant=assistant)
-        await self.memory.seal_tail(self.space, "monday")
+            await self.memory.blocks.append_turn(
+                self.space, "monday", user=user, assistant=assistant
+            )
+        await self.memory.blocks.seal_tail(self.space, "monday")
         await derived(self.memory, self.space, 3)
 
     async def event(self, words: str) -> EventCard:
-        cards = await self.memory.list_events(self.space, include_hidden=True)
+        cards = await self.memory.events.cards(self.space, include_hidden=True)
         [card] = [c for c in cards if words in c.title.lower()]
         return card
 
@@ -108,8 +110,8 @@ async def test_participant_status_and_source_filters_find_what_they_name(world: 
             temporal={"participants": ["Ada Lovelace"]},
         )
     )
-    await world.memory.remember(world.space, "monday", "The kiln shelf is cracked.")
-    await world.memory.memory_action("forget", (await world.event("glaze")).id)
+    await world.memory.remember.save(world.space, "monday", "The kiln shelf is cracked.")
+    await world.memory.curation.act("forget", (await world.event("glaze")).id)
     assert await world.titles(participant="ada") == ["Ada joined"]
     assert await world.titles(source="agent") == ["The kiln shelf is cracked."]
     assert await world.titles(status="forgotten") == ["Glaze supplier raised prices by 12%"]
@@ -166,11 +168,13 @@ async def test_the_detail_shows_sources_times_adoptions_and_the_weight_chart(
     card = await world.event("spring sale")
     ref = f"event:{card.id}"
     memory = world.memory
-    batch = await memory.open_batch(
+    batch = await memory.gate.open_batch(
         world.space, "tue", "memory_search_events", [ref], {ref: card.title}
     )
-    await memory.assess(world.space, "tue", batch.id, "sufficient", [ref], "direct", None, "answer")
-    await memory.record_use(world.space, "tue", batch.id, [ref], "receipt-1")
+    await memory.gate.assess(
+        world.space, "tue", batch.id, "sufficient", [ref], "direct", None, "answer"
+    )
+    await memory.gate.record_use(world.space, "tue", batch.id, [ref], "receipt-1")
     page = (await world.client.get(f"/memory/events/{card.id}")).text
     assert "We decided to move the spring sale to 14 March." in page  # the source message
     assert "/memory/blocks?space=" in page and "thread=monday" in page
@@ -187,26 +191,26 @@ async def test_forget_leaves_search_with_the_cli_receipt_and_restore_brings_it_b
     response = await post(world.client, f"/memory/events/{card.id}/forget")
     assert response.status_code == 303
     page = (await world.client.get(response.headers["location"])).text
-    [action] = await world.memory.memory_actions(card.id)
+    [action] = await world.memory.curation.actions(card.id)
     assert f"forgot {card.id} (now forgotten) (receipt {action.id})" in page
-    assert (await world.memory.get_event(card.id)).status == "forgotten"
-    hits = await world.memory.search_events(world.space, "spring sale", track_retrieval=False)
+    assert (await world.memory.events.get(card.id)).status == "forgotten"
+    hits = await world.memory.events.search(world.space, "spring sale", track_retrieval=False)
     assert card.id not in {hit.card.id for hit in hits}
     live = await world.event("glaze")
     assert 'hx-confirm="' in (await world.client.get(f"/memory/events/{live.id}")).text
     await post(world.client, f"/memory/events/{card.id}/restore")
-    hits = await world.memory.search_events(world.space, "spring sale", track_retrieval=False)
+    hits = await world.memory.events.search(world.space, "spring sale", track_retrieval=False)
     assert card.id in {hit.card.id for hit in hits}
 
 
 async def test_pin_and_unpin_toggle_the_flag(world: World) -> None:
     card = await world.event("glaze")
     await post(world.client, f"/memory/events/{card.id}/pin")
-    assert (await world.memory.get_event(card.id)).pinned
+    assert (await world.memory.events.get(card.id)).pinned
     assert "pinned" in await _row_of(world, card.id)
     await post(world.client, f"/memory/events/{card.id}/unpin")
-    assert not (await world.memory.get_event(card.id)).pinned
-    assert [a.kind for a in await world.memory.memory_actions(card.id)] == ["pin", "unpin"]
+    assert not (await world.memory.events.get(card.id)).pinned
+    assert [a.kind for a in await world.memory.curation.actions(card.id)] == ["pin", "unpin"]
 
 
 async def _row_of(world: World, event_id: str) -> str:
@@ -235,12 +239,12 @@ async def test_correct_writes_a_superseding_event_shown_with_its_chain_both_ways
     assert f"corrected {old.id}: {new.id} supersedes it" in page
     assert "supersedes" in page and f"/memory/events/{old.id}?" in page
     assert "a user correction" in page and "2027-03-21" in page
-    before = await world.memory.get_event(old.id)
+    before = await world.memory.events.get(old.id)
     assert (before.status, before.superseded_by) == ("superseded", new.id)
     assert new.source_message_ids == old.source_message_ids
     old_page = (await world.client.get(f"/memory/events/{old.id}")).text
     assert "superseded by" in old_page and f"/memory/events/{new.id}?" in old_page
-    assert [a.kind for a in await world.memory.memory_actions(old.id)] == ["correct"]
+    assert [a.kind for a in await world.memory.curation.actions(old.id)] == ["correct"]
 
 
 async def test_a_bad_correction_is_a_400_page(world: World) -> None:
@@ -251,7 +255,7 @@ async def test_a_bad_correction_is_a_400_page(world: World) -> None:
         world.client, url, data={"title": "t", "summary": "s", "happened": "soon"}
     )
     assert empty.status_code == 400 and bad_date.status_code == 400
-    assert (await world.memory.get_event(card.id)).status == "active"
+    assert (await world.memory.events.get(card.id)).status == "active"
 
 
 def hostile(space: str, **fields: Any) -> EventCard:

@@ -23,7 +23,7 @@ TOLD = (
 async def told(host: Any, client: httpx.AsyncClient) -> tuple[Any, str]:
     """Two web-chat turns (one block each), derived by the plugin's worker."""
     memory, space = memory_of(host), runtime_of(host).default_namespace()
-    await memory.set_block_turn_size(space, 1)
+    await memory.spaces.set_block_turn_size(space, 1)
     sid = await new_chat(client)
     for text in TOLD:
         assert (await say(client, sid, text)).status_code < 400
@@ -50,7 +50,7 @@ async def test_the_page_lists_people_and_the_json_draws_them_with_their_edges(
         assert 'aria-current="page">Graph</a>' in page.text
         assert 'src="/static/cytoscape-3.34.4.min.js"' in page.text and 'id="graph"' in page.text
         nodes = listed(page.text)
-        views = {v.node.name: v for v in await memory.graph_nodes(space)}
+        views = {v.node.name: v for v in await memory.graph.nodes(space)}
         assert {"Caroline", "Melanie", "Paris", "Google"} <= set(nodes)
         assert nodes == {name: view.node.id for name, view in views.items()}
 
@@ -80,7 +80,7 @@ async def test_the_page_lists_people_and_the_json_draws_them_with_their_edges(
 async def test_a_node_shows_its_facts_edges_and_links_its_source_events(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await told(host, client)
-        [caroline] = [v for v in await memory.graph_nodes(space) if v.node.name == "Caroline"]
+        [caroline] = [v for v in await memory.graph.nodes(space) if v.node.name == "Caroline"]
         url = f"/memory/graph/nodes/{caroline.node.id}"
         fragment = (await client.get(url, params={"space": space}, headers=HX)).text
         assert "<html" not in fragment and "Caroline" in fragment
@@ -96,7 +96,7 @@ async def test_a_node_shows_its_facts_edges_and_links_its_source_events(tmp_path
         whole = (await client.get(url, params={"space": space})).text
         assert "<html" in whole and "Back to the graph" in whole
 
-        [paris] = [v for v in await memory.graph_nodes(space) if v.node.name == "Paris"]
+        [paris] = [v for v in await memory.graph.nodes(space) if v.node.name == "Paris"]
         other = (await client.get(f"/memory/graph/nodes/{paris.node.id}", headers=HX)).text
         assert "Caroline</a> <code>lives_in</code> → Paris" in other  # the edge coming in
 
@@ -116,7 +116,7 @@ async def test_as_of_before_anything_bad_parameters_and_unknown_nodes(tmp_path: 
             for path in ("/memory/graph", "/memory/graph.json"):
                 assert (await client.get(path, params={"space": space, **bad})).status_code == 400
         assert (await client.get("/memory/graph/nodes/node_nope")).status_code == 404
-        [view, *_] = await memory.graph_nodes(space)
+        [view, *_] = await memory.graph.nodes(space)
         bad_date = await client.get(f"/memory/graph/nodes/{view.node.id}", params={"as_of": "soon"})
         assert bad_date.status_code == 400
 
@@ -130,7 +130,7 @@ async def test_an_empty_space_says_so_without_a_canvas(tmp_path: Path) -> None:
 async def test_names_are_escaped_and_the_chinese_page_has_chinese_labels(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await told(host, client)
-        [caroline] = [v for v in await memory.graph_nodes(space) if v.node.name == "Caroline"]
+        [caroline] = [v for v in await memory.graph.nodes(space) if v.node.name == "Caroline"]
         evil = "<script>alert(1)</script>"
         await memory.db.write(
             lambda raw: raw.execute(
@@ -153,15 +153,15 @@ async def test_names_are_escaped_and_the_chinese_page_has_chinese_labels(tmp_pat
 async def test_a_node_links_each_alias_to_the_events_that_gave_it(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_namespace()
-        await memory.set_block_turn_size(space, 1)
+        await memory.spaces.set_block_turn_size(space, 1)
         sid = await new_chat(client)
         assert (
             await say(client, sid, "Caroline: Call me Caro. I live in Paris.")
         ).status_code < 400
         await derive(host)
         await derive(host)
-        [caroline] = [v for v in await memory.graph_nodes(space) if v.node.name == "Caroline"]
-        detail = await memory.graph_node(caroline.node.id)
+        [caroline] = [v for v in await memory.graph.nodes(space) if v.node.name == "Caroline"]
+        detail = await memory.graph.node(caroline.node.id)
         assert detail.alias_sources.get("Caro")
         fragment = (await client.get(f"/memory/graph/nodes/{caroline.node.id}", headers=HX)).text
         [event_id] = detail.alias_sources["Caro"]

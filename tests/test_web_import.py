@@ -35,19 +35,19 @@ async def analysed(host: Host, client: httpx.AsyncClient, text: str) -> Any:
     """Preview ``text`` through the page, let the worker analyse it: the job."""
     job_id = job_id_of(await preview(client, text))
     await quiet(host)
-    return await memory_of(host).import_job(job_id)
+    return await memory_of(host).imports.job(job_id)
 
 
 async def known_space(host: Host, client: httpx.AsyncClient) -> tuple[str, list[str]]:
     """The default space holding KNOWN, imported and committed through the pages."""
     job = await analysed(host, client, export_text(KNOWN, source="claude"))
     assert (await post(client, f"/memory/import/{job.id}/commit")).status_code == 303
-    batch = (await memory_of(host).import_batches(job.namespace))[0]
+    batch = (await memory_of(host).imports.batches(job.namespace))[0]
     return job.namespace, batch.event_ids
 
 
 async def active_titles(host: Host, space: str) -> list[str]:
-    exported = await memory_of(host).export_space(space)
+    exported = await memory_of(host).imports.export_space(space)
     return sorted(candidate["title"] for candidate in exported["candidates"])
 
 
@@ -123,7 +123,7 @@ async def test_commit_writes_the_batch_and_undo_takes_it_back(tmp_path: Path) ->
         )
         wanted = sorted([*(c["title"] for c in KNOWN), NEW_FACT["title"], UNSURE["title"]])
         assert await active_titles(host, space) == wanted  # the duplicate was not written twice
-        [batch, first] = await memory_of(host).import_batches(space)
+        [batch, first] = await memory_of(host).imports.batches(space)
         assert (batch.imported_count, batch.ignored_count) == (2, 1)
         page = await client.get(answer.headers["location"])
         assert f"Committed as batch {batch.id}: 2 memories imported, 1 ignored." in page.text
@@ -160,7 +160,7 @@ async def test_take_every_proposal_commits_the_unsure_items_as_proposed(tmp_path
         fields = {"choice-0": "IGNORE", "choice-1": "IGNORE", "accept": "proposed"}
         answer = await post(client, f"/memory/import/{job.id}/commit", data=fields)
         assert answer.status_code == 303
-        [batch] = await memory_of(host).import_batches(space)
+        [batch] = await memory_of(host).imports.batches(space)
         assert batch.imported_count == 2  # both proposals were ADD
         assert await active_titles(host, space) == ["Has a dog named Rex", "Likes hiking"]
 
@@ -228,8 +228,8 @@ async def test_the_page_polls_while_reading_and_commit_waits_for_the_analysis(
             refused = await post(client, f"/memory/import/{job_id}/commit")
             assert refused.status_code == 409 and "still extracting" in refused.text
             assert "Traceback" not in refused.text
-            space = (await memory.import_job(job_id)).namespace
-            assert await memory.import_batches(space) == []
+            space = (await memory.imports.job(job_id)).namespace
+            assert await memory.imports.batches(space) == []
         finally:
             held.release.set()
             await quiet(host)
@@ -264,7 +264,7 @@ async def test_unknown_ids_and_bad_parameters_are_refused(tmp_path: Path) -> Non
         assert refused.status_code == 400 and "at most 200" in refused.text
         assert "The import was refused" in refused.text and "Fact 200" in refused.text  # kept
         space = (await quiet(host)).default_namespace()
-        assert await memory.import_jobs(space) == []
+        assert await memory.imports.jobs(space) == []
         job = await analysed(host, client, export_text([NEW_FACT, UNSURE]))
         for fields, words in (
             ({"choice-x": "ADD"}, "whole number"),
@@ -273,7 +273,7 @@ async def test_unknown_ids_and_bad_parameters_are_refused(tmp_path: Path) -> Non
         ):
             answer = await post(client, f"/memory/import/{job.id}/commit", data=fields)
             assert answer.status_code == 400 and words in answer.text, fields
-        assert (await memory.import_job(job.id)).status == "ready"
+        assert (await memory.imports.job(job.id)).status == "ready"
         assert (await client.get(f"/memory/export.json?space={space}&profile=2")).status_code == 400
         gone = await client.get("/memory/export.json?space=nowhere")
         assert gone.status_code == 404 and "nowhere" in gone.text
@@ -315,11 +315,11 @@ async def test_a_file_is_uploaded_and_binary_or_mixed_input_refused(tmp_path: Pa
             assert answer.status_code == 400 and words in answer.text, data
         both = await upload(export_text([NEW_FACT]).encode(), text="- something pasted")
         assert both.status_code == 400 and "not both" in both.text
-        assert await memory.import_jobs(space) == []
+        assert await memory.imports.jobs(space) == []
         sample = "\ufeff" + export_text([NEW_FACT, UNSURE])
         job_id = job_id_of(await upload(sample.encode("utf-8")))
         await quiet(host)
-        job = await memory.import_job(job_id)
+        job = await memory.imports.job(job_id)
         assert [item.candidate.title for item in job.items] == [NEW_FACT["title"], UNSURE["title"]]
 
 
@@ -343,7 +343,7 @@ async def test_an_import_up_to_4_mb_is_taken_and_a_larger_one_is_413(tmp_path: P
         other = await post(client, "/memory/settings", data={"x": padding})
         assert other.status_code == 413  # every other route keeps 1 MB
         space = (await quiet(host)).default_namespace()
-        [job] = await memory_of(host).import_jobs(space)
+        [job] = await memory_of(host).imports.jobs(space)
         assert [item.candidate.title for item in job.items] == [NEW_FACT["title"]]
 
 
@@ -354,7 +354,7 @@ async def test_a_cross_site_preview_is_refused(tmp_path: Path) -> None:
         answer = await client.post("/memory/import", data=data, headers=headers)
         assert answer.status_code == 403
         space = (await quiet(host)).default_namespace()
-        assert await memory_of(host).import_jobs(space) == []
+        assert await memory_of(host).imports.jobs(space) == []
 
 
 async def test_the_export_downloads_the_space_as_v2(tmp_path: Path) -> None:

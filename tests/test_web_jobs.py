@@ -32,7 +32,7 @@ async def test_retrying_a_failed_job_runs_it_again(tmp_path: Path) -> None:
             and "retried=1" in answer.headers["location"]
         )
         await quiet(host)  # the retry asked the worker for a pass
-        jobs = {j.kind: j for j in await memory.list_jobs()}
+        jobs = {j.kind: j for j in await memory.derivation.list_jobs()}
         assert jobs["block_summary"].status == "succeeded"
         assert jobs["event_extraction"].status == "succeeded"
         notice = await client.get(answer.headers["location"])
@@ -44,11 +44,11 @@ async def test_a_job_that_is_not_failed_is_refused_and_an_unknown_one_is_404(
 ) -> None:
     async with web_app(tmp_path) as (_, host, client):
         await sealed_block(host)
-        [job] = await memory_of(host).list_jobs()
+        [job] = await memory_of(host).derivation.list_jobs()
         refused = await post(client, f"/memory/jobs/{job.id}/retry")
         assert refused.status_code == 400
         assert "only failed jobs can be retried" in refused.text
-        assert (await memory_of(host).list_jobs())[0].status == "pending"
+        assert (await memory_of(host).derivation.list_jobs())[0].status == "pending"
         missing = await post(client, "/memory/jobs/job_nope/retry")
         assert missing.status_code == 404 and "job_nope" in missing.text
 
@@ -57,21 +57,21 @@ async def test_retry_failed_requeues_only_this_space(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         await sealed_block(host)
         memory = memory_of(host)
-        await memory.append_turn("elsewhere", "x", user="A fact elsewhere.", assistant="Ok.")
-        await memory.seal_tail("elsewhere", "x")
+        await memory.blocks.append_turn("elsewhere", "x", user="A fact elsewhere.", assistant="Ok.")
+        await memory.blocks.seal_tail("elsewhere", "x")
         assert len(await failed_jobs(memory)) == 2
         answer = await post(client, "/memory/jobs/retry-failed")
         assert answer.status_code == 303 and "retried=1" in answer.headers["location"]
         await quiet(host)
-        assert [j.status for j in await memory.list_jobs("elsewhere")] == ["failed"]
+        assert [j.status for j in await memory.derivation.list_jobs("elsewhere")] == ["failed"]
         space = (await quiet(host)).default_namespace()
-        assert {j.status for j in await memory.list_jobs(space)} == {"succeeded"}
+        assert {j.status for j in await memory.derivation.list_jobs(space)} == {"succeeded"}
 
 
 async def test_states_filter_and_bad_parameters(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         await sealed_block(host)
-        [job] = await memory_of(host).list_jobs()
+        [job] = await memory_of(host).derivation.list_jobs()
         assert job.id in (await client.get("/memory/jobs?state=pending")).text
         assert job.id in (await client.get("/memory/jobs")).text
         assert job.id not in (await client.get("/memory/jobs?state=failed")).text

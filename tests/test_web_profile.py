@@ -26,7 +26,7 @@ async def save(client: Any, name: str, value: str, revision: int | str, **kw: An
 
 async def test_the_page_shows_the_twelve_fields_in_their_groups(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_app, host, client):
-        await memory_of(host).update_profile("current_city", "Lisbon", "user_explicit")
+        await memory_of(host).profile.update("current_city", "Lisbon", "user_explicit")
         page = await client.get("/memory/profile")
         zh = await client.get("/memory/profile?lang=zh")
     assert page.status_code == 200
@@ -54,8 +54,8 @@ async def test_an_htmx_save_swaps_the_row_and_is_recorded_as_settings(tmp_path: 
     async with web_app(tmp_path) as (_app, host, client):
         response = await save(client, "user_preferred_name", "  Ada  ", 0, headers=HTMX)
         memory = memory_of(host)
-        profile = await memory.get_profile()
-        [change] = await memory.profile_history()
+        profile = await memory.profile.get()
+        [change] = await memory.profile.history()
         again = await save(
             client,
             "user_preferred_name",
@@ -80,7 +80,7 @@ async def test_a_plain_form_post_redirects_back_to_the_field(tmp_path: Path) -> 
     async with web_app(tmp_path) as (_app, host, client):
         response = await save(client, "long_term_goals", "Run a marathon", 0)
         page = await client.get(response.headers["location"])
-        profile = await memory_of(host).get_profile()
+        profile = await memory_of(host).profile.get()
     assert response.status_code == 303
     assert response.headers["location"].startswith("/memory/profile?space=")
     assert response.headers["location"].endswith("#field-long_term_goals")
@@ -93,21 +93,21 @@ async def test_a_stale_edit_is_refused_with_the_newer_value_beside_the_typed_one
 ) -> None:
     async with web_app(tmp_path) as (_app, host, client):
         memory = memory_of(host)
-        await memory.update_profile("standing_instructions", "Be brief.", "settings")
+        await memory.profile.update("standing_instructions", "Be brief.", "settings")
         page = await client.get("/memory/profile")
         rendered = int(
             re.search(
                 r'name="revision" value="(\d+)"', field_html(page.text, "standing_instructions")
             )[1]  # type: ignore[index]
         )
-        await memory.update_profile(
+        await memory.profile.update(
             "standing_instructions", "Be brief; cite sources.", "agent_tool"
         )
         stale = await save(
             client, "standing_instructions", "Be brief. Use metric.", rendered, headers=HTMX
         )
         plain = await save(client, "standing_instructions", "Be brief. Use metric.", rendered)
-        stored = await memory.get_profile()
+        stored = await memory.profile.get()
         merged = await save(
             client,
             "standing_instructions",
@@ -115,7 +115,7 @@ async def test_a_stale_edit_is_refused_with_the_newer_value_beside_the_typed_one
             stored.revisions["standing_instructions"],
             headers=HTMX,
         )
-        final = await memory.get_profile()
+        final = await memory.profile.get()
     assert stale.status_code == 409
     row = stale.text
     assert "just changed elsewhere" in row
@@ -137,13 +137,13 @@ async def test_unknown_fields_bad_values_and_bad_revisions_are_refused(tmp_path:
         plain_long = await save(client, "user_preferred_name", "x" * 101, 0)
         bad_revision = await save(client, "user_preferred_name", "Ada", "latest")
         no_value = await post(client, "/memory/profile/user_preferred_name", data={"revision": "0"})
-        refused = await memory_of(host).get_profile()
+        refused = await memory_of(host).profile.get()
         for name in FIELD_NAMES[:-1]:  # every field full but the last: 6,300 with it
             if name != "home_city":
-                await memory_of(host).update_profile(name, "y" * LIMITS[name], "settings")
+                await memory_of(host).profile.update(name, "y" * LIMITS[name], "settings")
         over_total = await save(client, "persistent_notes", "z" * 1200, 0, headers=HTMX)
         bad_offset = await client.get("/memory/profile?offset=soon")
-        profile = await memory_of(host).get_profile()
+        profile = await memory_of(host).profile.get()
     assert unknown.status_code == 404 and "favourite_colour" in unknown.text
     assert too_long.status_code == 400
     assert "at most 100 characters (got 101)" in too_long.text
@@ -176,7 +176,7 @@ async def test_the_history_is_newest_first_fifty_a_page(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_app, host, client):
         memory = memory_of(host)
         for n in range(55):
-            await memory.update_profile("current_city", f"city-{n:02d}", "user_explicit")
+            await memory.profile.update("current_city", f"city-{n:02d}", "user_explicit")
         first = await client.get("/memory/profile")
         second = await client.get("/memory/profile?offset=50")
         zh = await client.get("/memory/profile?offset=50&lang=zh")

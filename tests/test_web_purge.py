@@ -33,8 +33,8 @@ async def filled(host: object) -> tuple[object, str]:
     memory = memory_of(host)
     space = host.pm.get_plugin("stratagate-memory").runtime.default_namespace()  # type: ignore[attr-defined]
     for user, assistant in TURNS:
-        await memory.append_turn(space, "monday", user=user, assistant=assistant)
-    await memory.seal_tail(space, "monday")
+        await memory.blocks.append_turn(space, "monday", user=user, assistant=assistant)
+    await memory.blocks.seal_tail(space, "monday")
     await derived(memory, space, 3)
     return memory, space
 
@@ -42,7 +42,7 @@ async def filled(host: object) -> tuple[object, str]:
 async def test_an_events_purge_shows_its_plan_then_erases_only_its_words(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_app, host, client):
         memory, space = await filled(host)
-        [card] = [c for c in await memory.list_events(space) if SECRET in c.title]
+        [card] = [c for c in await memory.events.cards(space) if SECRET in c.title]
         page = (await client.get(f"/memory/events/{card.id}")).text
         assert 'action="/memory/purge/plan' in page and f'value="{card.id}"' in page
         plan = await post(client, "/memory/purge/plan", data={"event_id": card.id})
@@ -92,16 +92,16 @@ async def test_the_settings_page_deletes_the_space_after_its_plan(tmp_path: Path
         assert 'action="/memory/spaces/delete/plan' in settings and f'value="{space}"' in settings
         plan = await post(client, "/memory/spaces/delete/plan", data={"namespace": space})
         assert plan.status_code == 200 and "messages" in plan.text and SECRET not in plan.text
-        assert await memory.memory_space_names() == [space]
+        assert await memory.spaces.names() == [space]
         fields = confirm_fields(plan.text)
         stale = await post(
             client, "/memory/spaces/delete/confirm", data={**fields, "fingerprint": "0"}
         )
-        assert stale.status_code == 409 and await memory.memory_space_names() == [space]
+        assert stale.status_code == 409 and await memory.spaces.names() == [space]
         replan = await post(client, "/memory/spaces/delete/plan", data={"namespace": space})
         done = await post(client, "/memory/spaces/delete/confirm", data=confirm_fields(replan.text))
         assert done.status_code == 200 and "receipt act_" in done.text
-        assert space not in await memory.memory_space_names()
+        assert space not in await memory.spaces.names()
         assert not any(SECRET in text for text in await stored(memory))
         missing = await post(client, "/memory/spaces/delete/plan", data={"namespace": "sg:none"})
         assert missing.status_code == 404

@@ -35,7 +35,7 @@ async def test_the_page_shows_the_running_values(tmp_path: Path) -> None:
         assert 'name="block_decay_lambda" value="0.3"' in page.text
         assert 'name="show_citations" value="true" checked' in page.text
         assert "the embedded offline model" in page.text
-        assert str(memory_of(host).database_path) in page.text
+        assert str(memory_of(host).overview.database_path) in page.text
         assert "one space per project directory" in page.text
 
 
@@ -59,10 +59,10 @@ async def test_saving_persists_to_the_profile_and_applies_at_once(tmp_path: Path
         )
         assert memory.config.block_turn_size == 2 and memory.config.agent_memory_weight == 2.5
         assert memory.config.block_decay_lambda == 0.55
-        first = await memory.append_turn(space, "fresh", user="One.", assistant="a")
-        second = await memory.append_turn(space, "fresh", user="Two.", assistant="b")
+        first = await memory.blocks.append_turn(space, "fresh", user="One.", assistant="a")
+        second = await memory.blocks.append_turn(space, "fresh", user="Two.", assistant="b")
         assert first.sealed_block_id is None and second.sealed_block_id is not None
-        assert len(await memory.block_messages(second.sealed_block_id)) == 4  # two turns
+        assert len(await memory.blocks.messages(second.sealed_block_id)) == 4  # two turns
         page = await client.get(answer.headers["location"])
         assert "Saved." in page.text and 'name="block_turn_size" value="2"' in page.text
         assert 'name="show_status_rows" value="true">' in page.text  # unchecked now
@@ -71,9 +71,9 @@ async def test_saving_persists_to_the_profile_and_applies_at_once(tmp_path: Path
 async def test_every_space_gets_the_new_block_size(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory = memory_of(host)
-        await memory.append_turn("other-space", "t", user="One.", assistant="a")
+        await memory.blocks.append_turn("other-space", "t", user="One.", assistant="a")
         await post(client, "/memory/settings", data={**FORM, "block_turn_size": "2"})
-        receipt = await memory.append_turn("other-space", "t", user="Two.", assistant="b")
+        receipt = await memory.blocks.append_turn("other-space", "t", user="Two.", assistant="b")
         assert receipt.sealed_block_id is not None  # the older space seals at 2 turns now
 
 

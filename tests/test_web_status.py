@@ -24,7 +24,7 @@ async def test_pending_work_polls_fast_until_it_is_done(tmp_path: Path) -> None:
         panel = await client.get("/memory/status/panel")
         assert 'data-poll-interval="2500"' in panel.text
         assert "Working" in panel.text
-        await memory_of(host).process_pending()
+        await memory_of(host).derivation.process_pending()
         panel = await client.get("/memory/status/panel")
         assert 'data-poll-interval="30000"' in panel.text
         assert "Up to date" in panel.text
@@ -34,10 +34,12 @@ async def test_the_panel_counts_blocks_events_messages_and_jobs(tmp_path: Path) 
     async with web_app(tmp_path) as (_, host, client):
         await sealed_block(host)
         memory = memory_of(host)
-        await memory.process_pending()
+        await memory.derivation.process_pending()
         space = (await quiet(host)).default_namespace()
-        await memory.append_turn(space, "tuesday", user="The kiln is fixed.", assistant="Good.")
-        counts = await memory.space_counts(space)
+        await memory.blocks.append_turn(
+            space, "tuesday", user="The kiln is fixed.", assistant="Good."
+        )
+        counts = await memory.overview.space_counts(space)
         assert counts.blocks == {"ready": 1} and counts.messages == 6 and counts.open_turns == 1
         assert counts.jobs == {
             "block_summary": {"succeeded": 1},
@@ -80,7 +82,9 @@ async def test_the_adoption_counter_counts_receipts_that_adopted_an_event(tmp_pa
 async def test_another_space_is_counted_on_its_own(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         await sealed_block(host)
-        await memory_of(host).append_turn("elsewhere", "t", user="Hello there.", assistant="Hi.")
+        await memory_of(host).blocks.append_turn(
+            "elsewhere", "t", user="Hello there.", assistant="Hi."
+        )
         page = await client.get("/memory/?space=elsewhere")
         assert page.status_code == 200
         assert 'data-poll-interval="30000"' in page.text  # the other space's job is not here

@@ -27,9 +27,11 @@ async def told(host: Any) -> tuple[Any, str]:
     """The four English conversation turns, one block each, derived by the plugin's worker
     (events, then topics: a "Caroline" and a "Melanie" chapter)."""
     memory, space = memory_of(host), runtime_of(host).default_namespace()
-    await memory.set_block_turn_size(space, 1)
+    await memory.spaces.set_block_turn_size(space, 1)
     for n, (user, assistant) in enumerate(EN_TURNS):
-        await memory.append_turn(space, "t1", user=user, assistant=assistant, receipt_id=f"r{n}")
+        await memory.blocks.append_turn(
+            space, "t1", user=user, assistant=assistant, receipt_id=f"r{n}"
+        )
     await derive(host)
     return memory, space
 
@@ -56,7 +58,7 @@ async def test_the_book_lists_chapters_with_their_overview_and_linked_events(
 ) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await told(host)
-        book = await memory.topic_book(space)
+        book = await memory.topics.book(space)
         assert [c["title"] for c in book["chapters"]] == ["Caroline", "Melanie"]
         page = await book_page(client, space)
         assert chapter_titles(page) == [("1", "Caroline"), ("2", "Melanie")]
@@ -75,7 +77,7 @@ async def test_the_book_lists_chapters_with_their_overview_and_linked_events(
         assert event_links(overview) == paragraph["event_ids"]
         section = fragment[fragment.index('data-number="1.1"') :]
         assert event_links(section) == caroline["sections"][0]["eventIds"]
-        cards = await memory.topic_events(space, caroline["id"])
+        cards = await memory.topics.events(space, caroline["id"])
         for card in cards:
             assert f">{html.escape(card.title)}</a>" in section
 
@@ -92,7 +94,7 @@ async def test_the_directory_is_shown_exactly_as_injected_with_its_estimate(
         memory, space = await told(host)
         page = await book_page(client, space)
         [shown] = re.findall(r'<pre class="directory">(.*?)</pre>', page, re.S)
-        directory = await memory.memory_directory(space)
+        directory = await memory.topics.directory(space)
         assert directory and html.unescape(shown) == directory
         assert f"{estimate_tokens(directory)} estimated tokens of 400" in page
 
@@ -127,7 +129,7 @@ async def test_fallback_entries_come_last_and_the_book_pages(tmp_path: Path) -> 
 async def test_a_query_or_a_category_lists_what_list_topics_finds(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await told(host)
-        melanie = (await memory.topic_book(space))["chapters"][1]
+        melanie = (await memory.topics.book(space))["chapters"][1]
         found = await book_page(client, space, q="Melanie")
         assert f'data-topic-id="{melanie["id"]}"' in found and "1 entries found." in found
         assert ">Caroline</a>" not in found
@@ -162,8 +164,8 @@ async def test_a_failed_topic_batch_is_retried_from_the_page(tmp_path: Path) -> 
         await new_space(memory, space)
         await add_events(memory, space, 3)
         for minutes in (0, 0.5, 2):  # three tries, 30 s then 60 s apart: attempts run out
-            memory.topic_clock = lambda m=minutes: at(m)
-            await memory.process_topics()
+            memory.topics.clock = lambda m=minutes: at(m)
+            await memory.topics.process()
         page = await book_page(client, space)
         assert "ModelError: timeout" in page and "Failed</span>" in page
         assert "Retry failed batches (1)" in page
@@ -174,7 +176,7 @@ async def test_a_failed_topic_batch_is_retried_from_the_page(tmp_path: Path) -> 
         location = response.headers["location"]
         assert "retried=1" in location
         await derive(host)
-        book = await memory.topic_book(space)
+        book = await memory.topics.book(space)
         assert book["pending"] == [] and book["chapters"] and book["fallbackEntries"] == 0
         after = (await client.get(location)).text
         assert "1 topic batch(es) queued again" in after and "Retry failed" not in after
@@ -209,8 +211,8 @@ async def test_script_in_an_event_title_stays_text_in_chapters_and_entries(
         await add_events(memory, space, 1, start=900)  # a fallback entry beside the chapter
         page = await book_page(client, space)  # before the pass: fallback entries only
         assert "<script>alert" not in page and "&lt;script&gt;alert(1)" in page
-        await memory.process_topics()
-        book = await memory.topic_book(space)
+        await memory.topics.process()
+        book = await memory.topics.book(space)
         assert any(attack in c["title"] or attack in c["description"] for c in book["chapters"])
         page = await book_page(client, space)
         chapter = book["chapters"][0]["id"]
@@ -225,7 +227,7 @@ async def test_the_chinese_page_and_the_status_stage(tmp_path: Path) -> None:
         memory, space = await told(host)
         page = await book_page(client, space, lang="zh")
         assert ">主题目录</a>" in page and "章节" in page and "智能体看到的目录" in page
-        chapter = (await memory.topic_book(space))["chapters"][0]["id"]
+        chapter = (await memory.topics.book(space))["chapters"][0]["id"]
         fragment = await client.get(
             f"/memory/topics/{chapter}", params={"space": space, "lang": "zh"}, headers=HX
         )
@@ -247,7 +249,7 @@ async def test_a_long_section_shows_nine_events_and_links_the_next_page(tmp_path
         ]
         await memory.db.write(lambda raw: [event_rows.insert_event(raw, c) for c in cards])
         await derive(host)  # the plugin's worker runs the topic pass
-        [chapter] = (await memory.topic_book(space))["chapters"]
+        [chapter] = (await memory.topics.book(space))["chapters"]
         [long] = [s for s in chapter["sections"] if len(s["eventIds"]) > 9]
         number = chapter["sections"].index(long) + 1
         url = f"/memory/topics/{chapter['id']}"

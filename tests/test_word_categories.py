@@ -56,9 +56,9 @@ async def _record(sg: StrataGate, lines: list[str]) -> list[str]:
             MessageIn(role="user", content=user),
             MessageIn(role="assistant", content=assistant),
         ]
-        receipt = await sg.record_turn(NS, "t", messages, at=start + timedelta(hours=hour))
+        receipt = await sg.blocks.record_turn(NS, "t", messages, at=start + timedelta(hours=hour))
         ids += receipt.message_ids
-    await sg.seal_tail(NS, "t")
+    await sg.blocks.seal_tail(NS, "t")
     return ids
 
 
@@ -87,12 +87,14 @@ async def test_a_category_question_finds_messages_naming_only_a_member(
 ) -> None:
     sg, ids = travels
     question = "What European countries has Maria been to?"
-    found = [mid for mid, _ in await sg.raw_channel(NS, parse_query(question), 10)]
+    found = [mid for mid, _ in await sg.retrieval.raw_channel(NS, parse_query(question), 10)]
     garden = found.index(ids[2])  # a neighbour of matches, naming no country
     assert found.index(ids[0]) < garden and found.index(ids[4]) < garden  # Spain, England
     assert found.index(ids[6]) < found.index(ids[0])  # the category word itself counts fully
     plain = RawChannelConfig(category_weight=0.0)
-    without = [mid for mid, _ in await sg.raw_channel(NS, parse_query(question), 10, plain)]
+    without = [
+        mid for mid, _ in await sg.retrieval.raw_channel(NS, parse_query(question), 10, plain)
+    ]
     assert ids[0] not in without
 
 

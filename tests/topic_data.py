@@ -40,9 +40,9 @@ ZH_TURNS = [
 async def conversation(memory: StrataGate, namespace: str, turns: list[tuple[str, str]]) -> None:
     """The turns in one thread, sealed and derived (topics included) by the offline model."""
     for user, assistant in turns:
-        await memory.append_turn(namespace, "t1", user=user, assistant=assistant)
-    await memory.seal_tail(namespace, "t1")
-    await memory.process_pending()
+        await memory.blocks.append_turn(namespace, "t1", user=user, assistant=assistant)
+    await memory.blocks.seal_tail(namespace, "t1")
+    await memory.derivation.process_pending()
 
 
 async def add_events(
@@ -83,7 +83,7 @@ WORDS = ["gardening", "pottery", "camping", "guitar", "chess", "cooking", "runni
 
 async def new_space(memory: StrataGate, namespace: str) -> None:
     """A memory space (its row) holding no event yet."""
-    await memory.append_turn(namespace, "t0", user="hello", assistant="hi")
+    await memory.blocks.append_turn(namespace, "t0", user="hello", assistant="hi")
 
 
 @dataclass

@@ -43,7 +43,7 @@ WRITER = textwrap.dedent(
     async def main(path, prefix, count):
         memory = await StrataGate.open(path, MemoryConfig(block_turn_size=4))
         for i in range(count):
-            await memory.append_turn(
+            await memory.blocks.append_turn(
                 "ns", f"t{i % 5}", user=f"{prefix} message {i} " * 20,
                 assistant=f"{prefix} reply {i}", receipt_id=f"{prefix}:{i}",
             )

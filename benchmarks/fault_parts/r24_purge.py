@@ -31,11 +31,11 @@ PURGE = textwrap.dedent(
 
     async def main(path, secret):
         async with await StrataGate.open(path) as memory:
-            needles, plan = await memory.purge_words_plan(Needles([secret]))
+            needles, plan = await memory.purge.words_plan(Needles([secret]))
             if plan.empty:
                 print("nothing", flush=True)
                 return
-            outcome = await memory.purge_words(needles)
+            outcome = await memory.purge.words(needles)
             print("purged", outcome.receipt.id, sorted(outcome.left), flush=True)
 
     asyncio.run(main(sys.argv[1], sys.argv[2]))
@@ -50,7 +50,7 @@ WRITER = textwrap.dedent(
     async def main(path, count):
         async with await StrataGate.open(path, MemoryConfig(block_turn_size=4)) as memory:
             for i in range(count):
-                await memory.append_turn(
+                await memory.blocks.append_turn(
                     "ns", f"w{i % 3}", user=f"writer line {i} about the garden",
                     assistant=f"ok {i}", receipt_id=f"w:{i}",
                 )
@@ -81,9 +81,9 @@ def build_world(home: Path) -> None:
                 secret = i % 6 == 0
                 user = f"My plate is {SECRET}, note {i}." if secret else f"Unrelated note {i}."
                 reply = f"Noted: {SECRET}." if secret else f"Noted {i}."
-                await memory.append_turn("ns", f"t{i % 4}", user=user, assistant=reply)
-            await memory.seal_idle_tails(utc_now())
-            await memory.process_pending()
+                await memory.blocks.append_turn("ns", f"t{i % 4}", user=user, assistant=reply)
+            await memory.blocks.seal_idle_tails(utc_now())
+            await memory.derivation.process_pending()
             later = utc_now().replace(year=utc_now().year + 1)
             await memory.db.read(lambda raw: health.backup(raw, path, later))
 

@@ -85,7 +85,7 @@ async def _key_after_cjk(folder: Path) -> Row:
 async def _say_secrets(host: Any, client: httpx.AsyncClient, row: Row) -> None:
     """The two messages through the web chat, a key in the profile, derivation waited for."""
     runtime = host.pm.get_plugin("stratagate-memory").runtime
-    await runtime.memory.set_block_turn_size(runtime.default_namespace(), 1)  # L0–L5 at once
+    await runtime.memory.spaces.set_block_turn_size(runtime.default_namespace(), 1)  # L0–L5 at once
     created = await client.post("/chat/new", headers=SAME_ORIGIN)
     session = str(created.headers["location"]).rsplit("/", 1)[-1]
     for text in MESSAGES:
@@ -96,7 +96,7 @@ async def _say_secrets(host: Any, client: httpx.AsyncClient, row: Row) -> None:
         )
         if answer.status_code < 400:
             row.add("acknowledged")
-    await runtime.memory.update_profile("response_preferences", f"部署用{PROFILE_KEY}令牌")
+    await runtime.memory.profile.update("response_preferences", f"部署用{PROFILE_KEY}令牌")
     for _ in range(3):  # the tail seals, its summary, then the events from it
         runtime.kick()
         await asyncio.wait_for(runtime.idle.wait(), timeout=120)

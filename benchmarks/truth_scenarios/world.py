@@ -150,7 +150,7 @@ class World:
         """Every job done: the plugin's worker (kicked by the session's end) finishes its
         pass first, so no job is still in its hands when memory is read."""
         await asyncio.wait_for(self.runtime.idle.wait(), timeout=60)
-        await self.runtime.memory.process_pending()
+        await self.runtime.memory.derivation.process_pending()
 
     async def events(self) -> list[Event]:
         """Every visible event of the space (active and superseded), with its sources."""
@@ -174,9 +174,9 @@ class World:
     async def import_text(self, text: str, fmt: str = "auto") -> Any:
         """Preview, analyse and commit an import as the wizard's "commit" does."""
         memory = self.runtime.memory
-        job = await memory.import_preview(self.namespace, text, fmt)
-        job = await memory.import_advance(job.id)
-        return await memory.import_commit(job.id)
+        job = await memory.imports.preview(self.namespace, text, fmt)
+        job = await memory.imports.advance(job.id)
+        return await memory.imports.commit(job.id)
 
 
 class CliWorld(World):

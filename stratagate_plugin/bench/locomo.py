@@ -139,9 +139,11 @@ async def ingest(sg: StrataGate, namespace: str, sessions: Sequence[Session]) ->
             if not any(x.role == "user" for x in turn):
                 continue
             messages = [MessageIn(role=x.role, content=x.content, at=session.at) for x in turn]
-            receipt = await sg.record_turn(namespace, session.thread_id, messages, at=session.at)
+            receipt = await sg.blocks.record_turn(
+                namespace, session.thread_id, messages, at=session.at
+            )
             dia_of.update(zip(receipt.message_ids, (x.dia_id for x in turn), strict=True))
-        await sg.seal_tail(namespace, session.thread_id)
+        await sg.blocks.seal_tail(namespace, session.thread_id)
     return dia_of
 
 
@@ -186,7 +188,7 @@ async def rank_sample(
     namespace = str(sample["sample_id"])
     sessions = sessions_of(sample["conversation"], captions)
     dia_of = await ingest(sg, namespace, sessions)
-    await sg.process_pending()
+    await sg.derivation.process_pending()
     baseline = baseline_ranker(sessions, bm25_okapi) if bm25_okapi else None
     ranked: dict[str, list[list[str]]] = {}
 
@@ -195,12 +197,12 @@ async def rank_sample(
 
     for qa in sample["qa"]:
         question = str(qa["question"])
-        fused = await sg.retrieve(namespace, question, k)
+        fused = await sg.retrieval.retrieve(namespace, question, k)
         add("retrieve (fused)", [hit.message_id for hit in fused])
-        channels = await sg.channel_rankings(namespace, question, k)
+        channels = await sg.retrieval.channel_rankings(namespace, question, k)
         for name, ids in channels.items():
             add(f"channel: {name}", ids)
-        hits = await sg.search_raw(namespace, question, k)
+        hits = await sg.retrieval.search_raw(namespace, question, k)
         add("spec search_raw", [hit.message.id for hit in hits])
         if baseline:
             ranked.setdefault("rank_bm25 baseline", []).append(baseline(question, k))

@@ -24,8 +24,8 @@ async def list_blocks(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
         space = await resolve_space(args, memory)
-        views = await memory.get_blocks(space, args.thread)
-        titles = await memory.thread_titles(space)
+        views = await memory.blocks.views(space, args.thread)
+        titles = await memory.blocks.thread_titles(space)
     print_blocks(views, args.json, titles)
     return 0
 
@@ -33,7 +33,7 @@ async def list_blocks(args: argparse.Namespace) -> int:
 async def expand_block(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        view = await memory.expand_block(args.block_id, args.level, source="user", strict=True)
+        view = await memory.blocks.expand(args.block_id, args.level, source="user", strict=True)
     print(f"{view.block.id} now at L{view.current_level} (anchored by user):\n")
     print(view.text)
     return 0

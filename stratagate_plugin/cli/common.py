@@ -105,7 +105,7 @@ async def resolve_space(
     space here; an unknown name is a new space only when ``create``."""
     if args.space is None:
         return chat_space(args)
-    return pick_space(args.space, await memory.memory_spaces(), create=create)
+    return pick_space(args.space, await memory.spaces.summaries(), create=create)
 
 
 def pick_space(named: str, spaces: list[SpaceSummary], *, create: bool = False) -> str:
@@ -128,7 +128,7 @@ def pick_space(named: str, spaces: list[SpaceSummary], *, create: bool = False) 
 async def seal_idle_tails(args: argparse.Namespace, memory: StrataGate) -> list[str]:
     """Seal the tails idle past the profile's ``seal_idle_minutes``, as a chat start would."""
     quiet = timedelta(minutes=float(plugin_settings(args)["seal_idle_minutes"]))
-    return await memory.seal_idle_tails(utc_now() - quiet)
+    return await memory.blocks.seal_idle_tails(utc_now() - quiet)
 
 
 def block_row(view: BlockView) -> dict[str, Any]:

@@ -64,8 +64,8 @@ async def correct_event(args: argparse.Namespace) -> int:
         raise InvalidInput("say what to correct: --title, --summary or --happened")
     happened = parse_moment("happened", args.happened or "")
     async with await open_memory(args) as memory:
-        old = await memory.get_event(args.event_id)
-        result = await memory.correct_event(
+        old = await memory.events.get(args.event_id)
+        result = await memory.curation.correct_event(
             old.id,
             title=old.title if args.title is None else args.title,
             summary=old.summary if args.summary is None else args.summary,
@@ -109,7 +109,7 @@ async def conflicts_command(args: argparse.Namespace) -> int:
 async def every_conflict(memory: StrataGate, space: str) -> list[ConflictPair]:
     pairs: list[ConflictPair] = []
     while True:
-        page = await memory.conflict_queue(space, offset=len(pairs))
+        page = await memory.timeline.conflicts(space, offset=len(pairs))
         pairs += page.pairs
         if not page.has_more:
             return pairs
@@ -129,9 +129,9 @@ async def resolve(
             )
         other = others[0]
     if keep == "both":
-        return await memory.resolve_conflict(event_id, other, "keep_both")
+        return await memory.curation.resolve_conflict(event_id, other, "keep_both")
     winner, loser = (event_id, other) if keep == "A" else (other, event_id)
-    return await memory.resolve_conflict(winner, loser, "supersedes")
+    return await memory.curation.resolve_conflict(winner, loser, "supersedes")
 
 
 def partners(pair: ConflictPair, event_id: str) -> list[str]:

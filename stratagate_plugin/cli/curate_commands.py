@@ -48,9 +48,9 @@ async def act(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
         if kind == "purge":
-            needles = await memory.purge_needles(event_id=args.event_id)
+            needles = await memory.purge.needles(event_id=args.event_id)
             return await plan_then_purge(memory, needles, args.event_id, args.yes, args.json)
-        result = await memory.memory_action(kind, args.event_id, actor="user")
+        result = await memory.curation.act(kind, args.event_id, actor="user")
     if isinstance(result, NothingDone):
         return nothing_done(result, args.json)
     if args.json:

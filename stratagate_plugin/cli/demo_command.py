@@ -48,7 +48,7 @@ async def run_demo(args: argparse.Namespace) -> int:
     memory = await open_memory(args, MemoryConfig(block_turn_size=PLUGIN_BLOCK_TURNS))
     async with memory:
         for index, (user, assistant, tools) in enumerate(_TURNS):
-            await memory.append_turn(
+            await memory.blocks.append_turn(
                 DEMO_NAMESPACE,
                 DEMO_THREAD,
                 user=user,
@@ -57,9 +57,9 @@ async def run_demo(args: argparse.Namespace) -> int:
                 at=_START + timedelta(minutes=5 * index),
                 receipt_id=f"demo:{DEMO_THREAD}:turn:{index + 1}",
             )
-        report = await memory.process_pending()
-        views = await memory.get_blocks(DEMO_NAMESPACE, DEMO_THREAD)
-        tail = await memory.open_tail(DEMO_NAMESPACE, DEMO_THREAD)
+        report = await memory.derivation.process_pending()
+        views = await memory.blocks.views(DEMO_NAMESPACE, DEMO_THREAD)
+        tail = await memory.blocks.open_tail(DEMO_NAMESPACE, DEMO_THREAD)
     print(f"database: {memory.db.path}")
     print_blocks(views, as_json=False)
     print(f"open tail: {len(tail)} messages not yet sealed")

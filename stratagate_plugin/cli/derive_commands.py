@@ -57,13 +57,13 @@ async def process_jobs(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
         await seal_idle_tails(args, memory)  # a tail no chat will come back to seal
-        with Progress("process", "jobs", await memory.due_job_count()) as progress:
-            report = await memory.process_pending(
+        with Progress("process", "jobs", await memory.derivation.due_job_count()) as progress:
+            report = await memory.derivation.process_pending(
                 on_job=lambda job: progress.advance(note=job.kind),
                 concurrency=args.concurrency,
             )
             progress.complete()  # process_pending stops only once no job is due
-        failed = await memory.list_jobs(status="failed")
+        failed = await memory.derivation.list_jobs(status="failed")
     lost = f", {report.lost} taken over by another worker" if report.lost else ""
     print(
         f"ran {report.ran} jobs: {report.succeeded} succeeded, {report.skipped} skipped, "
@@ -108,7 +108,7 @@ async def list_events(args: argparse.Namespace) -> int:
         space = await resolve_space(args, memory)
         query = events_filter(args, space)
         if query is None:
-            events = await memory.list_events(space, include_hidden=args.all)
+            events = await memory.events.cards(space, include_hidden=args.all)
         else:
             events = await filtered_events(memory, query)
     if args.json:
@@ -144,7 +144,7 @@ async def filtered_events(memory: StrataGate, query: TimelineFilter) -> list[Eve
     """Every event the query matches, newest first, read a timeline page at a time."""
     events: list[EventCard] = []
     while True:
-        page = await memory.timeline(query, offset=len(events), limit=FILTER_PAGE)
+        page = await memory.timeline.events(query, offset=len(events), limit=FILTER_PAGE)
         events += [entry.card for entry in page.entries]
         if not page.has_more:
             return events

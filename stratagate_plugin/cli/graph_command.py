@@ -41,15 +41,15 @@ async def graph(args: argparse.Namespace) -> int:
     async with memory:
         space = await resolve_space(args, memory)
         if args.query.strip():
-            hits = await memory.search_graph(space, args.query, min(args.limit, 20), args.as_of)
+            hits = await memory.graph.search(space, args.query, min(args.limit, 20), args.as_of)
             shown = [hit for hit in hits if not args.type or hit.view.node.type == args.type]
             pairs = [(hit.view, hit.compact()) for hit in shown]
         else:
-            views = await memory.graph_nodes(space, args.type, 0, args.limit, args.as_of)
+            views = await memory.graph.nodes(space, args.type, 0, args.limit, args.as_of)
             pairs = [(view, compact_card(view)) for view in views]
         if args.json:  # each card with its cited events' titles, quotes and messages
             for view, card in pairs:
-                cited = await memory.graph_source_events(view)
+                cited = await memory.graph.source_events(view)
                 card["sourceEvents"] = [source_event_line(event) for event in cited]
     cards = [card for _, card in pairs]
     if args.json:

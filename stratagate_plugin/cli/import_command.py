@@ -97,14 +97,14 @@ async def run_import(args: argparse.Namespace) -> int:
             job = await _analysed(memory, space, import_text(read), args.format)
         picked = _for_job(choices, job.id) if args.commit else None
         plan = (
-            await memory.import_commit_plan(job.id, picked) if job.status in COMMITTABLE else None
+            await memory.imports.commit_plan(job.id, picked) if job.status in COMMITTABLE else None
         )
         if not args.commit:
             _report(job, plan, None, args.json)
             return 0
         if plan is not None and not args.json:  # said before the commit, as the wizard does
             print(_plan_line(plan, "committing:"))
-        batch = await memory.import_commit(job.id, picked)
+        batch = await memory.imports.commit(job.id, picked)
         _report(job, plan, batch, args.json)
     return 0
 
@@ -218,7 +218,7 @@ def _for_job(choices: dict[str, Any] | None, job_id: str) -> dict[int, str] | No
 
 
 async def _own_job(memory: StrataGate, job_id: str, space: str) -> ImportJob:
-    job = await memory.import_job(job_id)
+    job = await memory.imports.job(job_id)
     if job.namespace != space:
         raise InvalidInput(f"import {job_id} belongs to space {job.namespace}, not {space}")
     return job
@@ -228,9 +228,9 @@ async def _analysed(memory: StrataGate, space: str, text: str, fmt: str) -> Impo
     """The job for this text: an earlier preview's when it stands analysed and uncommitted
     (a commit after a preview analyses nothing again) or was abandoned by a killed run (it
     is resumed), else a new one, analysed with a progress line."""
-    job = await memory.import_resumable(space, text, fmt)
+    job = await memory.imports.resumable(space, text, fmt)
     if job is None:
-        return await _resumed(memory, await memory.import_preview(space, text, fmt))
+        return await _resumed(memory, await memory.imports.preview(space, text, fmt))
     how = "resuming the abandoned" if job.abandoned else "reusing the analysis of"
     print(f"stratagate: {how} import {job.id} (same file)", file=sys.stderr)
     return await _resumed(memory, job)
@@ -242,7 +242,7 @@ async def _resumed(memory: StrataGate, job: ImportJob) -> ImportJob:
         return job
     with Progress("import", "items", job.total) as progress:
         progress.update(job.processed, job.total)
-        return await memory.import_advance(job.id, progress=progress.update)
+        return await memory.imports.advance(job.id, progress=progress.update)
 
 
 def _print_job(job: ImportJob) -> None:
@@ -283,10 +283,10 @@ def _batch_line(batch: ImportBatch) -> str:
 
 async def _undo(memory: StrataGate, batch_id: str, space: str | None, as_json: bool) -> int:
     if space is not None:
-        batches = {batch.id for batch in await memory.import_batches(space)}
+        batches = {batch.id for batch in await memory.imports.batches(space)}
         if batch_id not in batches:
             raise InvalidInput(f"no import batch {batch_id} in space {space}")
-    undone = await memory.import_undo(batch_id)
+    undone = await memory.imports.undo(batch_id)
     if as_json:
         print(json.dumps({"undo": undone.model_dump(mode="json")}, ensure_ascii=False, indent=2))
         return 0
@@ -300,8 +300,8 @@ async def _undo(memory: StrataGate, batch_id: str, space: str | None, as_json: b
 async def list_imports(args: argparse.Namespace) -> int:
     async with await open_memory(args) as memory:
         space = await resolve_space(args, memory, create=True)
-        jobs = await memory.import_jobs(space)
-        batches = await memory.import_batches(space)
+        jobs = await memory.imports.jobs(space)
+        batches = await memory.imports.batches(space)
     if args.json:
         rows = {
             "jobs": [job.model_dump(mode="json", exclude={"items"}) for job in jobs],
@@ -321,7 +321,7 @@ async def list_imports(args: argparse.Namespace) -> int:
 async def export_space(args: argparse.Namespace) -> int:
     async with await open_memory(args) as memory:
         space = await resolve_space(args, memory)
-        document = await memory.export_space(space, include_profile=args.with_profile)
+        document = await memory.imports.export_space(space, include_profile=args.with_profile)
     text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
     count = len(document["candidates"])
     if args.out is None:

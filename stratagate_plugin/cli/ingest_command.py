@@ -245,7 +245,7 @@ async def record_file(
         async with memory:
             tally.space = await resolve_space(args, memory, create=True)
             await record_plan(args, memory, plan, tally)
-            await memory.set_thread_titles(tally.space, titles or {})
+            await memory.blocks.set_thread_titles(tally.space, titles or {})
     except (StrataGateError, OSError, ValueError, sqlite3.Error) as error:
         raise IngestStopped(
             f"{args.file}: {error}; {tally.fresh} turns recorded before the error, "
@@ -258,7 +258,7 @@ async def record_plan(
     args: argparse.Namespace, memory: StrataGate, plan: Sequence[PlannedTurn], tally: Tally
 ) -> None:
     if getattr(args, "block_turns", None) is not None:
-        await memory.set_block_turn_size(tally.space, args.block_turns)
+        await memory.spaces.set_block_turn_size(tally.space, args.block_turns)
     with Progress("ingest", "turns", len(plan)) as progress:
         for turn in plan:
             await record_one(memory, tally.space, turn, tally)
@@ -267,7 +267,7 @@ async def record_plan(
 
 async def record_one(memory: StrataGate, space: str, turn: PlannedTurn, tally: Tally) -> None:
     try:
-        receipt = await memory.record_turn(
+        receipt = await memory.blocks.record_turn(
             space,
             turn.thread,
             turn.messages,
@@ -279,4 +279,4 @@ async def record_one(memory: StrataGate, space: str, turn: PlannedTurn, tally: T
     else:
         tally.add(receipt)
     if turn.seal_after:
-        tally.sealed += await memory.seal_tail(space, turn.thread) is not None
+        tally.sealed += await memory.blocks.seal_tail(space, turn.thread) is not None

@@ -46,8 +46,8 @@ def register(commands: Any) -> None:
 async def list_jobs(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        found = await memory.list_jobs(status="failed" if args.failed else None)
-        offline = await memory.offline_derived()
+        found = await memory.derivation.list_jobs(status="failed" if args.failed else None)
+        offline = await memory.derivation.offline_derived()
     if args.offline:
         return show_offline(offline, args.json)
     if args.json:
@@ -124,17 +124,17 @@ async def retry_jobs(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
         if args.offline:
-            report = await memory.rederive_offline()
+            report = await memory.derivation.rederive_offline()
             return rederive_summary(report, memory.model.name)
         if args.all:
-            count = await memory.retry_failed_jobs()
+            count = await memory.derivation.retry_failed_jobs()
             print(
                 f"{jobs_phrase(count)} queued again; run 'stratagate process' to run them"
                 if count
                 else "(no failed jobs)"
             )
         else:
-            job = await memory.retry_job(args.job_id)
+            job = await memory.derivation.retry_job(args.job_id)
             print(f"{job.id} queued again; run 'stratagate process' to run it")
     return 0
 

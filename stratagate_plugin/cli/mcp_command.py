@@ -47,7 +47,7 @@ async def run_mcp(args: argparse.Namespace) -> int:
     connection = await Connection.open(settings, Path.cwd(), args.profile)
     try:
         if args.space is not None:
-            spaces = await connection.runtime.memory.memory_spaces()
+            spaces = await connection.runtime.memory.spaces.summaries()
             connection.runtime.space = pick_space(args.space, spaces, create=True)
         namespace = connection.namespace
         print(

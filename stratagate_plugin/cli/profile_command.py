@@ -37,9 +37,9 @@ async def profile_command(args: argparse.Namespace) -> int:
     value = edit_value(args)
     async with await open_memory(args) as memory:
         if args.action is None:
-            view = await memory.get_profile()
+            view = await memory.profile.get()
         else:
-            update = await memory.update_profile(args.field, value, "settings")
+            update = await memory.profile.update(args.field, value, "settings")
     if args.action is None:
         print_profile(view, args.json)
     elif args.json:

@@ -56,9 +56,9 @@ async def purge(args: argparse.Namespace) -> int:
                 raise InvalidInput(
                     "purge one thing: an event id, --message, --text or --profile-field"
                 )
-            needles = await memory.profile_field_needles(args.profile_field)
+            needles = await memory.purge.profile_field_needles(args.profile_field)
         else:
-            needles = await memory.purge_needles(
+            needles = await memory.purge.needles(
                 text=args.text, event_id=args.event_id, message_id=args.message
             )
         target = (
@@ -74,7 +74,7 @@ async def plan_then_purge(
     memory: StrataGate, needles: Needles, target: str, yes: bool, as_json: bool
 ) -> int:
     """Print the plan; on confirmation rewrite the session files, then purge memory."""
-    needles, plan = await memory.purge_words_plan(needles)
+    needles, plan = await memory.purge.words_plan(needles)
     sessions = sessions_holding(needles)
     plan = plan.model_copy(update={"files": {**plan.files, **sessions}})
     if plan.empty:
@@ -86,7 +86,7 @@ async def plan_then_purge(
         print("nothing was changed", file=sys.stderr)
         return 1
     rewritten = rewrite_sessions(needles)
-    outcome = await memory.purge_words(needles, target=target, sessions=rewritten)
+    outcome = await memory.purge.words(needles, target=target, sessions=rewritten)
     if as_json:
         print(json.dumps(outcome.model_dump(mode="json"), ensure_ascii=False, indent=2))
     else:
@@ -166,7 +166,7 @@ async def check(memory: StrataGate, args: argparse.Namespace) -> int:
     if args.text is None:
         if not args.check:
             raise InvalidInput("--check needs a hash (sha256:…) or --text TEXT")
-        receipts = await memory.purge_receipts(args.check)
+        receipts = await memory.purge.receipts(args.check)
         for receipt in receipts:
             print(
                 f"{receipt.id}  {receipt.created_at.isoformat(timespec='seconds')}  purge of "
@@ -177,7 +177,7 @@ async def check(memory: StrataGate, args: argparse.Namespace) -> int:
         print("to scan every copy for the words, run 'stratagate purge --check --text TEXT'")
         return 0 if receipts else 1
     needles = Needles([args.text])
-    found = await memory.purge_check(needles)
+    found = await memory.purge.check(needles)
     found.update(sessions_holding(needles))
     held = {place: n for place, n in found.items() if n}
     if args.json:

@@ -62,8 +62,8 @@ async def search(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
         space = await resolve_space(args, memory)
-        hits = await memory.retrieve(space, args.query, args.limit)
-        cards = await memory.message_cards([hit.message_id for hit in hits])
+        hits = await memory.retrieval.retrieve(space, args.query, args.limit)
+        cards = await memory.curation.message_cards([hit.message_id for hit in hits])
         by_id = {card.message.id: card for card in cards}
         rows = [hit_row(hit, by_id[hit.message_id]) for hit in hits if hit.message_id in by_id]
         if any(is_import_source(row) for row in rows):
@@ -104,7 +104,7 @@ async def show_imported_words(
 ) -> None:
     """Each import-source hit narrowed to the events that matched ``query`` (their order),
     its text the best one's own words, its source the import."""
-    found = await memory.search_events(space, query, limit=MATCHED_EVENTS, track_retrieval=False)
+    found = await memory.events.search(space, query, limit=MATCHED_EVENTS, track_retrieval=False)
     matched = {hit.card.id: hit.card for hit in found}
     order = {event_id: rank for rank, event_id in enumerate(matched)}
     for row in filter(is_import_source, rows):
@@ -115,14 +115,14 @@ async def show_imported_words(
         row["other_events"] = len(events) - len(kept)
         row["source"] = await import_source(memory, row["block"])
         if kept:
-            card = matched.get(kept[0].id) or await memory.get_event(kept[0].id)
+            card = matched.get(kept[0].id) or await memory.events.get(kept[0].id)
             row["text"] = own_words(card, row["text"])
 
 
 async def import_source(memory: StrataGate, block_id: str | None) -> dict[str, Any]:
     """The import a source block belongs to (its batch has the block's id)."""
     try:
-        batch = await memory.import_batch(block_id or "")
+        batch = await memory.imports.batch(block_id or "")
     except NotFound:
         return {"kind": "import", "system": "unknown", "batch": block_id, "at": None}
     at = iso(batch.committed_at)

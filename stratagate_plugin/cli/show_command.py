@@ -34,7 +34,7 @@ def register(commands: Any) -> None:
 async def show(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        item = await memory.describe(args.id)
+        item = await memory.curation.describe(args.id)
     if args.json:
         kind = {EventDetails: "event", BlockDetails: "block", MessageCard: "message"}[type(item)]
         body = {"kind": kind, **item.model_dump(mode="json")}

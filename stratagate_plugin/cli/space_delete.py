@@ -30,8 +30,8 @@ def register(actions: Any) -> None:
 async def delete_space(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        namespace = pick_space(args.name, await memory.memory_spaces())
-        plan = await memory.space_deletion_plan(namespace)
+        namespace = pick_space(args.name, await memory.spaces.summaries())
+        plan = await memory.purge.space_deletion_plan(namespace)
         sessions = session_files_of(plan.threads)
         out = sys.stderr if args.json else sys.stdout
         print(f"Deleting memory space {namespace} erases, for good:", file=out)
@@ -44,7 +44,7 @@ async def delete_space(args: argparse.Namespace) -> int:
             print("nothing was changed", file=sys.stderr)
             return 1
         deleted_sessions = delete_session_files(sessions)
-        done = await memory.delete_space(namespace, sessions=deleted_sessions)
+        done = await memory.purge.delete_space(namespace, sessions=deleted_sessions)
     if args.json:
         print(json.dumps(done.model_dump(mode="json"), ensure_ascii=False, indent=2))
         return 0

@@ -28,7 +28,7 @@ def register(commands: Any) -> None:
 async def list_spaces(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        spaces = await memory.memory_spaces()
+        spaces = await memory.spaces.summaries()
     here = current_space(args)
     if args.json:
         rows = [space_json(space, space.namespace == here) for space in spaces]

@@ -39,14 +39,14 @@ async def show_topics(args: argparse.Namespace) -> int:
     async with memory:
         namespace = await resolve_space(args, memory)
         if args.retry:
-            count = await memory.retry_topics(namespace)
+            count = await memory.topics.retry(namespace)
             print(
                 f"{count} topic batch(es) queued again; run 'stratagate process' to run them"
                 if count
                 else "(no failed topic batches)"
             )
             return 0
-        book = await memory.topic_book(namespace)
+        book = await memory.topics.book(namespace)
     if args.json:
         print(json.dumps(book, ensure_ascii=False, indent=2))
         return 0
@@ -108,7 +108,7 @@ async def show_directory(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
         namespace = await resolve_space(args, memory)
-        text = await memory.memory_directory(namespace)
+        text = await memory.topics.directory(namespace)
     if text:
         print(text)
     print(f"({estimate_tokens(text)} estimated tokens of 400)", file=sys.stderr)

@@ -1,7 +1,8 @@
 """``StrataGate``: the one entry point hosts, the CLI and the web app call.
 
-It opens the database and composes one service per capability; each service's methods
-are the use cases (pure rules joined with store transactions). No framework code here.
+It opens the database and composes one object per capability, the way Starlette's
+``applications.py`` composes its parts: each object's methods are that capability's use
+cases (pure rules joined with store transactions). No framework code here.
 """
 
 import logging
@@ -26,34 +27,27 @@ from .profile.service import ProfileService
 from .purge.service import PurgeService
 from .remember.service import RememberService
 from .retrieval.service import RetrievalService
+from .service_base import EngineParts, SharedParts
+from .spaces.service import SpacesService
 from .store import Database, default_database_path, jobs
 from .store.health import StorageError
+from .store.sqlite import SqliteStorage
 from .timeline.service import TimelineService
 from .topics.service import TopicsService
 
 log = logging.getLogger(__name__)
 
 
-class StrataGate(
-    BlocksService,
-    CurationService,
-    DerivationService,
-    EventsService,
-    GateService,
-    GraphService,
-    ImportService,
-    OverviewService,
-    ProfileService,
-    PurgeService,
-    RememberService,
-    RetrievalService,
-    TimelineService,
-    TopicsService,
-):
-    """The memory engine over one database file: each base is one capability's use cases.
+class StrataGate(SharedParts):
+    """The memory engine over one database: one object per capability, each with its own
+    small API (``memory.events.search(…)``, ``memory.blocks.expand(…)``,
+    ``memory.imports.preview(…)``, ``memory.graph.node(…)``), all sharing one database,
+    settings and model.
 
     ``model`` defaults to the embedded offline model; which endpoint to use is decided by
-    the wiring code (CLI, plugin runtime), never read from the environment here.
+    the wiring code (CLI, plugin runtime), never read from the environment here. A
+    capability that needs another is handed it here; the derivation pass is followed by
+    the topic pass through ``derivation.after_pass``.
     """
 
     def __init__(
@@ -62,9 +56,25 @@ class StrataGate(
         config: MemoryConfig | None = None,
         model: StructuredModel | None = None,
     ) -> None:
-        self.db = db
-        self.config = config or MemoryConfig()
-        self.model = model or OfflineModel()
+        storage = SqliteStorage(db)
+        self._parts = parts = EngineParts(
+            db, storage, config or MemoryConfig(), model or OfflineModel()
+        )
+        self.spaces = SpacesService(parts)
+        self.blocks = BlocksService(parts)
+        self.events = EventsService(parts)
+        self.profile = ProfileService(parts)
+        self.retrieval = RetrievalService(parts, self.events)
+        self.gate = GateService(parts)
+        self.graph = GraphService(parts)
+        self.topics = TopicsService(parts)
+        self.derivation = DerivationService(parts, after_pass=[self.topics.follow_derivation])
+        self.remember = RememberService(parts)
+        self.imports = ImportService(parts, self.events, self.profile)
+        self.curation = CurationService(parts)
+        self.purge = PurgeService(parts)
+        self.timeline = TimelineService(parts)
+        self.overview = OverviewService(parts)
 
     @classmethod
     async def open(
@@ -84,9 +94,9 @@ class StrataGate(
         memory = cls(db, config, model)
         try:
             await _take_back_abandoned_jobs(db, now)
-            await memory.backfill_graph()
+            await memory.graph.backfill()
             await _bootstrap_topics(memory)
-            await memory.finish_interrupted_purge()
+            await memory.purge.finish_interrupted()
         except BaseException:
             await db.close()  # else its worker thread keeps the process alive
             raise
@@ -125,6 +135,6 @@ async def _bootstrap_topics(memory: "StrataGate") -> None:
     """The topic bootstrap of spaces new to this projector; a file this process may only
     read (``stratagate events`` on a read-only copy) is opened all the same, as before."""
     try:
-        await memory.bootstrap_topics()
+        await memory.topics.bootstrap()
     except StorageError as error:
         log.debug("StrataGate: topic bootstrap skipped: %s", error)

@@ -1,23 +1,64 @@
-"""What every capability's service reads from the façade that composes them."""
-
-from typing import Any
+"""What every capability shares, and the base its service class stands on."""
 
 from .config import MemoryConfig
 from .llm.base import StructuredModel
+from .storage import Storage
 from .store import Database
 from .store.turns import NamespaceDefaults
 
 
-class ServiceBase:
-    """Attributes ``StrataGate`` sets up; the services only read them."""
+class EngineParts:
+    """The database (and the storage contract over it), the settings and the model, held
+    once for every capability: a model or settings replaced on the engine are the ones
+    each capability uses next."""
 
-    db: Database
-    config: MemoryConfig
-    model: StructuredModel
+    def __init__(
+        self, db: Database, storage: Storage, config: MemoryConfig, model: StructuredModel
+    ) -> None:
+        self.db = db
+        self.storage = storage
+        self.config = config
+        self.model = model
+
+
+class SharedParts:
+    """Reading the shared parts: the engine and each capability see the same ones."""
+
+    _parts: EngineParts
+
+    @property
+    def db(self) -> Database:
+        return self._parts.db
+
+    @property
+    def storage(self) -> Storage:
+        """Every capability's storage operations (the contract of ``core/storage.py``)."""
+        return self._parts.storage
+
+    @property
+    def config(self) -> MemoryConfig:
+        return self._parts.config
+
+    @config.setter
+    def config(self, config: MemoryConfig) -> None:
+        self._parts.config = config
+
+    @property
+    def model(self) -> StructuredModel:
+        return self._parts.model
+
+    @model.setter
+    def model(self, model: StructuredModel) -> None:
+        self._parts.model = model
+
+
+class ServiceBase(SharedParts):
+    """One capability's service: it reads the shared parts and holds nothing else but the
+    capabilities it was given at wiring (``memory.py``), never a sibling through a base."""
+
+    def __init__(self, parts: EngineParts) -> None:
+        self._parts = parts
 
     @property
     def _defaults(self) -> NamespaceDefaults:
         return NamespaceDefaults(self.config.block_turn_size, self.config.block_decay_lambda)
-
-    async def _after_derivation(self, report: Any) -> None:
-        """Work that follows a derivation pass (the topic pass); nothing by default."""

@@ -61,7 +61,7 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
             raise InvalidInput("user is empty: a turn is recorded from the user's message")
         thread, namespace = connection.thread(session), connection.namespace
         key = f"turn:{thread}:{turn_id}" if turn_id else f"{call.session.id}:{call.call_id}"
-        receipt = await runtime.memory.append_turn(
+        receipt = await runtime.memory.blocks.append_turn(
             namespace,
             thread,
             user=user,
@@ -104,7 +104,7 @@ async def open_batches(connection: Connection, call: ToolCallContext) -> dict[st
     here, where the turn ends."""
     memory = connection.runtime.memory
     open_ids = [
-        b.id for b in await memory.unresolved_batches(connection.namespace, call.session.id)
+        b.id for b in await memory.gate.unresolved_batches(connection.namespace, call.session.id)
     ]
     if not open_ids:
         return {"unresolvedBatchIds": []}
@@ -118,9 +118,9 @@ async def settle_profile(connection: Connection, call: ToolCallContext, user: st
     memory = connection.runtime.memory
     try:
         if connection.proposal_turn == call.turn:
-            await memory.apply_requested_proposals(call.session.id, user)
+            await memory.profile.apply_requested_proposals(call.session.id, user)
         else:
-            await memory.settle_profile_proposals(call.session.id, user)
+            await memory.profile.settle_proposals(call.session.id, user)
     except Exception as error:  # the turn is recorded; the plugin logs this failure too
         log.error("StrataGate could not settle a profile proposal: %s", error)
 

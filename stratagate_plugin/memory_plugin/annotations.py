@@ -39,10 +39,10 @@ async def chat_notes(runtime: Any, session: Session) -> list[ChatNote]:
     links = Links(namespace, session.id)
     notes: list[ChatNote] = []
     if settings.get("show_citations", True):
-        trail = await runtime.memory.evidence_trail(namespace, session.id)
+        trail = await runtime.memory.gate.evidence_trail(namespace, session.id)
         notes += citation_notes(trail, session.id, links)
     if settings.get("show_status_rows", True):
-        marks = await runtime.memory.block_marks(namespace, session.id)
+        marks = await runtime.memory.blocks.marks(namespace, session.id)
         notes += status_notes(marks, links)
     return notes
 

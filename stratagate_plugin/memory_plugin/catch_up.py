@@ -50,7 +50,9 @@ async def record_missing(
         return None
     receipts = [receipt_of(t) for t in waiting] + [legacy_receipt_of(t) for t in waiting]
     try:
-        recorded = await runtime.memory.recorded_receipts(runtime.namespace(session), receipts)
+        recorded = await runtime.memory.blocks.recorded_receipts(
+            runtime.namespace(session), receipts
+        )
     except Exception as error:
         return _deferred(waiting, error)
     for index, turn in enumerate(waiting):
@@ -74,7 +76,7 @@ async def _holds(
     legacy = legacy_receipt_of(turn)
     if legacy not in recorded:
         return False
-    return await runtime.memory.holds_turn(
+    return await runtime.memory.blocks.holds_turn(
         runtime.namespace(session),
         session.id,
         legacy,
@@ -86,7 +88,7 @@ async def _holds(
 
 
 async def _record(runtime: MemoryRuntime, session: Session, turn: HostTurn) -> None:
-    await runtime.memory.append_turn(
+    await runtime.memory.blocks.append_turn(
         runtime.namespace(session),
         session.id,
         user=turn.user,

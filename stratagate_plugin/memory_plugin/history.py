@@ -65,7 +65,7 @@ async def replace_with_blocks(
     """The history with every matchable ready block folded into one checkpoint message."""
     views = [
         v
-        for v in await memory.get_blocks(namespace, thread_id)
+        for v in await memory.blocks.views(namespace, thread_id)
         if v.block.processing_status == "ready"
     ]
     if not views:
@@ -97,7 +97,7 @@ async def _matches(
     memory: StrataGate, view: BlockView, turns: list[list[ChatMessage]], span: range
 ) -> bool:
     """The block's user messages must equal the host's human messages of those turns."""
-    stored: list[Message] = await memory.block_messages(view.block.id)
+    stored: list[Message] = await memory.blocks.messages(view.block.id)
     users = [m.content.strip() for m in stored if m.role == "user"]
     native = [turns[n - 1][0].text.strip() for n in span]
     return users == native
@@ -107,7 +107,7 @@ async def _best_checkpoint(
     memory: StrataGate, view: BlockView, original: int, limit: int
 ) -> ChatMessage | None:
     for level in range(view.current_level, -1, -1):
-        text = (await memory.view_block(view.block.id, level)).text
+        text = (await memory.blocks.view(view.block.id, level)).text
         candidate = checkpoint_message(view, level, text)
         size = message_tokens([candidate])
         if size <= limit and original - size >= MIN_SAVING and size <= MAX_RATIO * original:

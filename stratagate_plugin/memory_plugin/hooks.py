@@ -124,12 +124,12 @@ class MemoryPlugin:
         try:
             if turn.recall is None:  # first model call of the turn
                 turn.user_message = user_message
-                await runtime.memory.settle_profile_proposals(session.id, user_message)
-                recall = await runtime.memory.build_auto_context(
+                await runtime.memory.profile.settle_proposals(session.id, user_message)
+                recall = await runtime.memory.retrieval.auto_context(
                     runtime.namespace(session), session.id, user_message
                 )
                 turn.recall = recall.text
-                turn.directory = await runtime.memory.memory_directory(runtime.namespace(session))
+                turn.directory = await runtime.memory.topics.directory(runtime.namespace(session))
             sections += await _memory_sections(runtime, turn.recall, turn.directory or "")
         except Exception as error:
             log_failure("context build failed; continuing without memory", error)
@@ -162,7 +162,9 @@ class MemoryPlugin:
         runtime = self.runtime
         gate = runtime.turn(session, state.turn)
         namespace = runtime.namespace(session)
-        open_ids = [b.id for b in await runtime.memory.unresolved_batches(namespace, session.id)]
+        open_ids = [
+            b.id for b in await runtime.memory.gate.unresolved_batches(namespace, session.id)
+        ]
         if open_ids:
             if gate.steers and len(open_ids) >= gate.open_at_last_steer:
                 return StopDecision.fail(f"{NO_PROGRESS} (open: {', '.join(open_ids)}).")
@@ -191,7 +193,7 @@ class MemoryPlugin:
         bound to the working directory surprised people)."""
         runtime = self.runtime
         namespace = runtime.namespace(session)
-        spaces = await runtime.memory.memory_spaces()
+        spaces = await runtime.memory.spaces.summaries()
         return space_line(namespace, spaces)
 
     @hookimpl
@@ -209,7 +211,7 @@ class MemoryPlugin:
         if waiting:
             return waiting  # sealing now would leave the waiting turns out of the block
         try:
-            await runtime.memory.seal_tail(runtime.namespace(session), session.id)
+            await runtime.memory.blocks.seal_tail(runtime.namespace(session), session.id)
         except Exception as error:
             log_failure("could not seal the ended session", error)
             return f"memory could not seal this session yet ({error}); it is sealed once idle"
@@ -268,7 +270,7 @@ async def _memory_sections(
     recall and topic directory (read once per turn: the directory costs a scan of the
     space's unplaced events, 200 ms at 20k events, docs/graph-topics-measurements.md)."""
     sections = [ContextSection(id="stratagate:auto-memory", text=recall, order=20)]
-    profile = (await runtime.memory.get_profile()).rendered()
+    profile = (await runtime.memory.profile.get()).rendered()
     if profile:
         sections.append(ContextSection(id="stratagate:persistent-profile", text=profile, order=10))
     if directory:

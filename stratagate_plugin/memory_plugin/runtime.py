@@ -93,7 +93,7 @@ class MemoryRuntime:
         recently used first (a name two spaces share is given whole)."""
         default = self.default_namespace()
         own = self.settings["namespace_mode"] == "session"
-        others = [name for name in await self.memory.memory_space_names() if name != default]
+        others = [name for name in await self.memory.spaces.names() if name != default]
         shown = [display_name(name) for name in others]
         choices = [SpaceChoice("", "a space of its own" if own else display_name(default))]
         for name, label in zip(others, shown, strict=True):
@@ -107,7 +107,7 @@ class MemoryRuntime:
     async def seal_idle_tails(self) -> list[str]:
         """Seal every tail quiet for ``seal_idle_minutes`` (by ``clock``); the new blocks."""
         quiet = timedelta(minutes=float(self.settings["seal_idle_minutes"]))
-        return await self.memory.seal_idle_tails(self.clock() - quiet)
+        return await self.memory.blocks.seal_idle_tails(self.clock() - quiet)
 
     async def _derive_forever(self) -> None:
         """Seal idle tails and run derivation jobs whenever a turn may have sealed a block;
@@ -129,15 +129,15 @@ class MemoryRuntime:
                 if woken or loop.time() >= next_seal_check:
                     sealed = await self.seal_idle_tails()
                     next_seal_check = loop.time() + self.idle_check_s
-                if sealed or woken or await self.memory.jobs_due():
+                if sealed or woken or await self.memory.derivation.jobs_due():
                     await self._derive()
-                await self.memory.import_advance_pending()
+                await self.memory.imports.advance_pending()
             except Exception as failure:
                 log.error("StrataGate derivation pass failed: %s", failure)
                 log.debug("StrataGate derivation pass failed", exc_info=True)
 
     async def _derive(self) -> None:
-        report = await self.memory.process_pending()
+        report = await self.memory.derivation.process_pending()
         for error in report.errors:
             log.warning("StrataGate derivation: %s", error)
 

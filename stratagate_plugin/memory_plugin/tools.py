@@ -56,7 +56,7 @@ async def _batch(
     **extra: Any,
 ) -> dict[str, Any]:
     namespace, thread = _where(runtime, call)
-    batch = await runtime.memory.open_batch(namespace, thread, tool, refs, titles)
+    batch = await runtime.memory.gate.open_batch(namespace, thread, tool, refs, titles)
     return {
         "batchId": batch.id,
         "evidenceRefs": batch.evidence_refs,
@@ -124,7 +124,7 @@ class RetrievalTools:
         event_type: str | None,
         participants: list[str] | None,
     ) -> list[EventHit]:
-        return await self.runtime.memory.search_events(
+        return await self.runtime.memory.events.search(
             namespace,
             query,
             limit=limit,
@@ -139,10 +139,10 @@ class RetrievalTools:
     ) -> list[EventHit]:
         """A topic's events: those matching ``query`` best first, else in member order."""
         memory = self.runtime.memory
-        cards = await memory.topic_events(namespace, topic_id)
+        cards = await memory.topics.events(namespace, topic_id)
         if query.strip():
             members = {card.id for card in cards}
-            found = await memory.search_events(namespace, query, limit=TOPIC_SEARCH_DEPTH)
+            found = await memory.events.search(namespace, query, limit=TOPIC_SEARCH_DEPTH)
             inside = [hit for hit in found if hit.card.id in members]
             return inside[offset : offset + limit]
         return [EventHit(card=card, rank_score=0.0) for card in cards[offset : offset + limit]]
@@ -162,9 +162,11 @@ class RetrievalTools:
         namespace, thread = _where(self.runtime, call)
         memory = self.runtime.memory
         if scope == "session":
-            hits = await memory.search_raw(namespace, query, limit, thread)
+            hits = await memory.retrieval.search_raw(namespace, query, limit, thread)
         else:
-            hits = await memory.search_raw_ranked(namespace, query, limit, current_thread=thread)
+            hits = await memory.retrieval.search_raw_ranked(
+                namespace, query, limit, current_thread=thread
+            )
         refs = [f"raw:{h.block_id or OPEN_TAIL}:{h.message.id}:{i}" for i, h in enumerate(hits)]
         results = [_raw_card(ref, hit) for ref, hit in zip(refs, hits, strict=True)]
         return await _batch(self.runtime, call, "memory_search_raw", refs, {}, results)
@@ -175,7 +177,7 @@ class RetrievalTools:
         """This tool is provided by the StrataGate plugin. List conversation blocks at their
         current (decayed) levels, with the status of the open, not yet sealed tail."""
         namespace, thread = _where(self.runtime, call)
-        report = await self.runtime.memory.agent_blocks(namespace, thread, scope)
+        report = await self.runtime.memory.events.agent_blocks(namespace, thread, scope)
         refs = [f"block:{v.block.id}:level:{v.current_level}" for v in report.blocks]
         results = [_block_card(v) for v in report.blocks]
         return await _batch(
@@ -187,14 +189,14 @@ class RetrievalTools:
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Show a block at a deeper level
         ('next', 'L0'..'L5' or 'raw'); it then fades again from that level."""
-        view = await self.runtime.memory.expand_block(id, target, source="agent")
+        view = await self.runtime.memory.blocks.expand(id, target, source="agent")
         ref = f"block:{view.block.id}:level:{view.current_level}"
         return await _batch(self.runtime, call, "memory_expand_block", [ref], {}, _block_card(view))
 
     async def memory_expand_event(self, call: ToolCallContext, id: str) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Show one event in full with the
         original messages it was extracted from."""
-        expansion = await self.runtime.memory.expand_event(id)
+        expansion = await self.runtime.memory.events.expand(id)
         card = expansion.card.model_dump(mode="json", exclude={"namespace"})
         sources = [
             {
@@ -233,7 +235,7 @@ class GraphTools:
         what was true before); each node comes with its current facts, relations and up to six
         source events, and every fact, relation and alias with the events it comes from."""
         namespace, _ = _where(self.runtime, call)
-        hits = await self.runtime.memory.search_graph(namespace, query, limit)
+        hits = await self.runtime.memory.graph.search(namespace, query, limit)
         refs = [f"graph-node:{hit.view.node.id}" for hit in hits]
         titles = {ref: hit.view.node.name for ref, hit in zip(refs, hits, strict=True)}
         results = [hit.compact() | {"ref": ref} for ref, hit in zip(refs, hits, strict=True)]
@@ -245,11 +247,11 @@ class GraphTools:
         directions, each with its source events, and those events' titles, quoted words
         and message ids (expand an event with memory_expand_event)."""
         namespace, _ = _where(self.runtime, call)
-        view = await self.runtime.memory.graph_node(id)
+        view = await self.runtime.memory.graph.node(id)
         if view.node.namespace != namespace:
             raise NotFound(f"no graph node with id {id!r} in this memory space")
         ref = f"graph-node:{view.node.id}:expanded"
-        cited = await self.runtime.memory.graph_source_events(view)
+        cited = await self.runtime.memory.graph.source_events(view)
         card = compact_card(view) | {"sourceEvents": [source_event_line(c) for c in cited]}
         card["ref"] = ref
         titles = {ref: view.node.name}
@@ -303,7 +305,7 @@ def _gate_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
         sufficient (refs directly answer), partial, or wrong, and the next step; missing
         says what is still lacking (not needed for sufficient)."""
         namespace, thread = _where(runtime, call)
-        result = await memory.assess(
+        result = await memory.gate.assess(
             namespace, thread, batch_id, verdict, evidence_refs, fit, missing, next_strategy
         )
         return result.model_dump(mode="json")
@@ -315,7 +317,7 @@ def _gate_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
         the answer uses (adopted by a sufficient assessment) or [] for none."""
         namespace, thread = _where(runtime, call)
         receipt = f"host:{call.session.id}:turn:{call.turn}:tool:{call.call_id}"
-        result = await memory.record_use(namespace, thread, batch_id, evidence_refs, receipt)
+        result = await memory.gate.record_use(namespace, thread, batch_id, evidence_refs, receipt)
         return result.model_dump(mode="json")
 
     return [memory_assess, memory_record_use]
@@ -328,7 +330,7 @@ def _remember_tool(runtime: MemoryRuntime) -> Callable[..., Any]:
         """This tool is provided by the StrataGate plugin. Keep one self-contained fact,
         decision, preference or correction as long-term memory (duplicates reinforce)."""
         namespace, thread = _where(runtime, call)
-        result = await runtime.memory.remember(namespace, thread, content, category)
+        result = await runtime.memory.remember.save(namespace, thread, content, category)
         return result.model_dump(mode="json")
 
     return memory_remember
@@ -341,7 +343,7 @@ def _profile_tool(runtime: MemoryRuntime) -> Callable[..., Any]:
         """This tool is provided by the StrataGate plugin. Set one resident-profile field
         the user asked for; a change you propose yourself waits for the user's agreement."""
         latest = runtime.turn(call.session, call.turn).user_message
-        result = await runtime.memory.agent_profile_update(call.session.id, field, value, latest)
+        result = await runtime.memory.profile.agent_update(call.session.id, field, value, latest)
         return result.model_dump(mode="json")
 
     return memory_profile_update
@@ -361,7 +363,7 @@ def _topic_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
         directory's topics (chapters, then events not yet in one), optionally matching a
         query or within a category. Navigation only: it is not evidence and opens no batch."""
         namespace, _ = _where(runtime, call)
-        return await memory.list_topics(namespace, query, category, offset, limit)
+        return await memory.topics.catalog(namespace, query, category, offset, limit)
 
     async def memory_expand_topic(
         call: ToolCallContext,
@@ -375,6 +377,6 @@ def _topic_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
         section. Navigation only: find the events to cite with
         memory_search_events(topic_id=...)."""
         namespace, _ = _where(runtime, call)
-        return await memory.expand_topic(namespace, id, section, offset)
+        return await memory.topics.expand(namespace, id, section, offset)
 
     return [memory_list_topics, memory_expand_topic]

@@ -14,7 +14,6 @@ from typing import Any
 
 from ..clock import iso, to_utc, utc_now
 from ..errors import InvalidInput, NotFound, require_names
-from ..profile.spaces import SpaceSummary
 from ..records import (
     Block,
     BlockMark,
@@ -30,7 +29,6 @@ from ..service_base import ServiceBase
 from ..store import block_rail_rows as rail_rows
 from ..store import block_rows
 from ..store.sealing import idle_tails, seal_idle_tails, seal_whole_tail
-from ..store.space_rows import space_names, space_summaries
 from ..store.turns import (
     ReceiptExists,
     existing_receipts,
@@ -38,7 +36,6 @@ from ..store.turns import (
     record_turn,
     replayed_receipt,
     turn_fingerprint,
-    update_namespace_setting,
 )
 from ..text.clean import valid_text
 from . import rail
@@ -146,37 +143,9 @@ class BlocksService(ServiceBase):
         now = iso(utc_now())
         return await self.db.write(lambda raw: seal_idle_tails(raw, cutoff, now))
 
-    async def memory_spaces(self, namespace: str | None = None) -> list[SpaceSummary]:
-        """Every memory space (or the one named) with its counts, most recently used first."""
-        return await self.db.read(lambda raw: space_summaries(raw, namespace))
-
-    async def memory_space_names(self) -> list[str]:
-        """Every memory space's namespace, most recently used first (nothing counted)."""
-        return await self.db.read(space_names)
-
-    # -- block settings ----------------------------------------------------------------
-
-    async def set_block_turn_size(self, namespace: str, size: int) -> None:
-        """Affects future sealing only; existing blocks are never re-split."""
-        if not isinstance(size, int) or size < 1:
-            raise InvalidInput("block_turn_size must be a positive integer")
-        await self._update_namespace(namespace, "block_turn_size", size)
-
-    async def set_decay_lambda(self, namespace: str, decay_lambda: float) -> None:
-        if decay_lambda < 0:
-            raise InvalidInput("block_decay_lambda must be ≥ 0")
-        await self._update_namespace(namespace, "block_decay_lambda", float(decay_lambda))
-
-    async def _update_namespace(self, namespace: str, column: str, value: float) -> None:
-        now = iso(utc_now())
-        defaults = self._defaults
-        await self.db.write(
-            lambda raw: update_namespace_setting(raw, namespace, column, value, defaults, now)
-        )
-
     # -- reading blocks ------------------------------------------------------------------
 
-    async def get_blocks(
+    async def views(
         self, namespace: str | None = None, thread_id: str | None = None
     ) -> list[BlockView]:
         """Every block with its current decayed level and the token size of each view."""
@@ -187,20 +156,20 @@ class BlocksService(ServiceBase):
 
         return await self.db.read(query)
 
-    async def block_marks(self, namespace: str, thread_id: str) -> list[BlockMark]:
+    async def marks(self, namespace: str, thread_id: str) -> list[BlockMark]:
         """The thread's blocks with their turn ranges and when each was sealed and became
         ready, without their texts (the chat's status rows)."""
         return await self.db.read(
             lambda raw: block_rows.thread_block_marks(raw, namespace, thread_id)
         )
 
-    async def view_block(self, block_id: str, level: int | None = None) -> BlockView:
+    async def view(self, block_id: str, level: int | None = None) -> BlockView:
         """One block rendered at ``level`` (default: its current decayed level)."""
         return await self.db.read(
             lambda raw: block_view(raw, block_rows.get_block(raw, block_id), level)
         )
 
-    async def block_messages(self, block_id: str) -> list[Message]:
+    async def messages(self, block_id: str) -> list[Message]:
         def query(raw: sqlite3.Connection) -> list[Message]:
             block_rows.get_block(raw, block_id)
             return block_rows.block_messages(raw, block_id)
@@ -210,14 +179,12 @@ class BlocksService(ServiceBase):
     async def open_tail(self, namespace: str, thread_id: str) -> list[Message]:
         return await self.db.read(lambda raw: block_rows.open_tail(raw, namespace, thread_id))
 
-    async def mark_block_ready(
-        self, block_id: str, derived: dict[str, object] | None = None
-    ) -> Block:
+    async def mark_ready(self, block_id: str, derived: dict[str, object] | None = None) -> Block:
         """Mark a block ready (normally done by derivation once L0–L2 and events exist)."""
         now = iso(utc_now())
         return await self.db.write(lambda raw: block_rows.mark_ready(raw, block_id, now, derived))
 
-    async def expand_block(
+    async def expand(
         self, block_id: str, target: Any = None, source: LiftSource = "user", strict: bool = False
     ) -> BlockView:
         """Lift (or lower) a ready block's view and re-anchor its decay there; ``strict``
@@ -256,7 +223,7 @@ class BlocksService(ServiceBase):
             return 0
         return await self.db.write(lambda raw: rail_rows.set_thread_titles(raw, namespace, named))
 
-    async def block_rail(
+    async def rail(
         self, namespace: str, thread_id: str, offset: int = 0, size: int = RAIL_PAGE
     ) -> BlockRail:
         """``size`` blocks of the thread oldest → newest, ``offset`` newest blocks back; the
@@ -281,7 +248,7 @@ class BlocksService(ServiceBase):
 
         return await self.db.read(query)
 
-    async def failed_block_job(self, block_id: str) -> Job | None:
+    async def failed_job(self, block_id: str) -> Job | None:
         """The block's failed derivation job (what "retry summary" retries), if it has one."""
 
         def query(raw: sqlite3.Connection) -> Job | None:

@@ -44,7 +44,7 @@ class CurationService(ServiceBase):
     """Forget, restore, pin, unpin, purge, correct and resolve, with receipts; one item's
     details."""
 
-    async def memory_action(
+    async def act(
         self, kind: ActionKind, event_id: str, *, actor: Actor = "user"
     ) -> ActionResult | NothingDone:
         """Apply ``kind`` to the event and record its receipt. ``restore`` refuses an event
@@ -125,7 +125,7 @@ class CurationService(ServiceBase):
 
         return await self.db.write(unit)
 
-    async def memory_receipt(self, action_id: str) -> MemoryAction:
+    async def receipt(self, action_id: str) -> MemoryAction:
         """One receipt by its id."""
 
         def read(raw: sqlite3.Connection) -> MemoryAction:
@@ -140,9 +140,7 @@ class CurationService(ServiceBase):
         """What ``memory_action("purge", event_id)`` would touch (to ask before doing it)."""
         return await self.db.read(lambda raw: rows.purge_plan(raw, event_id))
 
-    async def memory_actions(
-        self, target_id: str | None = None, limit: int = 100
-    ) -> list[MemoryAction]:
+    async def actions(self, target_id: str | None = None, limit: int = 100) -> list[MemoryAction]:
         """Receipts oldest first: of one event, or the newest ``limit`` of all."""
         return await self.db.read(lambda raw: rows.list_actions(raw, target_id, limit=limit))
 

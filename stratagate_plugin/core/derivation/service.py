@@ -14,7 +14,7 @@ A model failure without a fallback records a failed attempt and never touches th
 import asyncio
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,7 +26,7 @@ from ..graph.service import Projector
 from ..llm.base import ModelError, StructuredModel
 from ..llm.tasks import EventCardDraft
 from ..records import Block, Job
-from ..service_base import ServiceBase
+from ..service_base import EngineParts, ServiceBase
 from ..store import Database, derivation_marks, graph_jobs, job_retry, jobs
 from ..store.health import StorageBusy
 from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB
@@ -218,8 +218,16 @@ class OfflineDerived:
     jobs: list[Job]
 
 
+AfterPass = Callable[[DerivationReport], Awaitable[None]]
+"""Work wired to follow every derivation pass (the topic pass), given the pass's report."""
+
+
 class DerivationService(ServiceBase):
-    """Derivation jobs on the ``StrataGate`` façade: run them, list them, retry one."""
+    """Derivation jobs: run them, list them, retry one."""
+
+    def __init__(self, parts: EngineParts, after_pass: Sequence[AfterPass] = ()) -> None:
+        super().__init__(parts)
+        self.after_pass = list(after_pass)
 
     async def process_pending(
         self,
@@ -232,7 +240,8 @@ class DerivationService(ServiceBase):
         (default: the config's ``derive_concurrency``); then the topic work the new events
         queued."""
         report = await self._deriver(concurrency).process_pending(max_jobs, on_job)
-        await self._after_derivation(report)
+        for follow in self.after_pass:
+            await follow(report)
         return report
 
     async def project_pending_graph(self, max_jobs: int | None = None) -> int:

@@ -251,13 +251,11 @@ def empty_reason(shown: int, namespace_blocks: int, open_tail: int) -> EmptyReas
     return "blocks_exist_in_other_threads" if namespace_blocks else "no_blocks_in_namespace"
 
 
-class EventSearchService(ServiceBase):
-    """Event search over a parsed query: what the search tool, ``retrieve()`` and recall share.
+class EventsService(ServiceBase):
+    """Event cards: search (what the search tool, ``retrieve()`` and recall share),
+    expansion, listing, agent blocks."""
 
-    A base of both ``EventsService`` and ``RetrievalService``, so each can call it on ``self``.
-    """
-
-    async def ranked_events(
+    async def ranked(
         self,
         namespace: str,
         query: Query,
@@ -279,11 +277,7 @@ class EventSearchService(ServiceBase):
             await self.db.write(lambda raw: rows.stamp_retrieved(raw, ids, now))
         return hits
 
-
-class EventsService(EventSearchService):
-    """Event use cases of the ``StrataGate`` façade: search, expansion, listing, agent blocks."""
-
-    async def search_events(
+    async def search(
         self,
         namespace: str,
         query: str,
@@ -305,7 +299,7 @@ class EventsService(EventSearchService):
             happened_to=_moment("happened_to", happened_to),
             temporal_intent=_intent(temporal_intent),
         )
-        return await self.ranked_events(
+        return await self.ranked(
             namespace,
             parse_query(query),
             limit=limit,
@@ -315,7 +309,7 @@ class EventsService(EventSearchService):
             track_retrieval=track_retrieval,
         )
 
-    async def expand_event(self, event_id: str, *, include_hidden: bool = False) -> EventExpansion:
+    async def expand(self, event_id: str, *, include_hidden: bool = False) -> EventExpansion:
         """The full card with its source messages; forgotten/archived events are not found."""
 
         def read(raw: sqlite3.Connection) -> EventExpansion:
@@ -334,7 +328,7 @@ class EventsService(EventSearchService):
             raise InvalidInput("scope must be 'session' or 'namespace'")
         return await self.db.read(lambda raw: blocks_report(raw, namespace, thread_id, scope))
 
-    async def list_events(
+    async def cards(
         self,
         namespace: str | None = None,
         *,
@@ -348,5 +342,5 @@ class EventsService(EventSearchService):
             lambda raw: event_rows.list_events(raw, namespace, statuses, block_id, limit, offset)
         )
 
-    async def get_event(self, event_id: str) -> EventCard:
+    async def get(self, event_id: str) -> EventCard:
         return await self.db.read(lambda raw: event_rows.get_event(raw, event_id))

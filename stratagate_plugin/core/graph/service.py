@@ -82,7 +82,7 @@ def candidate_cap(limit: int) -> int:
 class GraphService(ServiceBase):
     """The knowledge graph on the ``StrataGate`` façade."""
 
-    async def search_graph(
+    async def search(
         self,
         namespace: str,
         query: str,
@@ -99,7 +99,7 @@ class GraphService(ServiceBase):
 
         return await self.db.read(read)
 
-    async def graph_node(
+    async def node(
         self, node_id: str, as_of: datetime | str | None = None, valid_at: str | None = None
     ) -> NodeView:
         """One node: current and historical facts, edges both ways, validity, source events,
@@ -115,7 +115,7 @@ class GraphService(ServiceBase):
             raise NotFound(f"no graph node with id {node_id!r}")
         return view
 
-    async def graph_nodes(
+    async def nodes(
         self,
         namespace: str,
         type: str | None = None,
@@ -137,7 +137,7 @@ class GraphService(ServiceBase):
 
         return await self.db.read(read)
 
-    async def graph_source_events(self, view: NodeView, limit: int = 12) -> list[EventCard]:
+    async def source_events(self, view: NodeView, limit: int = 12) -> list[EventCard]:
         """The first ``limit`` visible events a node's card cites (its facts', relations',
         aliases' and own sources, in that order): their titles, quotes and messages, so
         sources read as words. Bounded: a card is a tool result (the page asks for more)."""
@@ -149,12 +149,12 @@ class GraphService(ServiceBase):
 
         return await self.db.read(read)
 
-    async def graph_duplicates(self, namespace: str) -> list[PossibleDuplicate]:
+    async def duplicates(self, namespace: str) -> list[PossibleDuplicate]:
         """Nodes kept apart whose names nearly match (listed for a person to judge)."""
         rows = await self.db.read(lambda raw: graph_reads.duplicates(raw, namespace))
         return [PossibleDuplicate(node_id=r[0], other_id=r[1], reason=r[2]) for r in rows]
 
-    async def backfill_graph(self) -> int:
+    async def backfill(self) -> int:
         """Queue every visible event no projection batch holds yet; how many (one read when
         there is nothing to do, so an open takes no write lock)."""
         if not await self.db.read(graph_jobs.backfill_due):

@@ -43,7 +43,7 @@ class ImportService(ImportAnalysis):
     """The import wizard's and the CLI's use cases (``stratagate import``, ``export``);
     analysis is ``analysis/service.py``'s, and an export reads the profile."""
 
-    async def import_preview(
+    async def preview(
         self, namespace: str, text: str, fmt: str = "auto", source: str | None = None
     ) -> ImportJob:
         """Parse ``text`` and persist a job (``processing``; ``extracting`` when the text
@@ -67,11 +67,9 @@ class ImportService(ImportAnalysis):
                 raw, namespace, status, parsed.fmt, source, text, payload, candidates, now
             )
         )
-        return await self.import_job(job_id)
+        return await self.job(job_id)
 
-    async def import_resumable(
-        self, namespace: str, text: str, fmt: str = "auto"
-    ) -> ImportJob | None:
+    async def resumable(self, namespace: str, text: str, fmt: str = "auto") -> ImportJob | None:
         """The space's job for exactly this text (and format) that a new preview would only
         repeat: analysed and not committed, or abandoned mid-analysis; None if there is none.
         A job another live process is still analysing is left to it."""
@@ -80,12 +78,12 @@ class ImportService(ImportAnalysis):
             lambda raw: rows.jobs_with_text(raw, namespace, text, (*COMMITTABLE, *ANALYSING))
         )
         for row in found:
-            job = await self.import_job(row["id"])
+            job = await self.job(row["id"])
             if fmt in ("auto", job.format) and (job.status in COMMITTABLE or job.abandoned):
                 return job
         return None
 
-    async def import_commit(
+    async def commit(
         self,
         job_id: str,
         choices: Mapping[int, str] | None = None,
@@ -107,7 +105,7 @@ class ImportService(ImportAnalysis):
 
         return await self.db.write(commit)
 
-    async def import_commit_plan(
+    async def commit_plan(
         self,
         job_id: str,
         choices: Mapping[int, str] | None = None,
@@ -125,14 +123,14 @@ class ImportService(ImportAnalysis):
 
         return await self.db.read(plan)
 
-    async def import_commit_plans(self, job: ImportJob) -> tuple[CommitPlan, CommitPlan]:
+    async def commit_plans(self, job: ImportJob) -> tuple[CommitPlan, CommitPlan]:
         """The plan of a job already read (the wizard's page) as it stands and taking every
         proposal, from one read of which targets are still live."""
         live = await self.db.read(lambda raw: _live_targets(raw, job))
         taking = decider.with_proposals(job, {}, True)
         return decider.commit_plan(job, {}, live, {}), decider.commit_plan(job, taking, live, {})
 
-    async def import_undo(self, batch_id: str) -> ImportUndo:
+    async def undo(self, batch_id: str) -> ImportUndo:
         """Remove the batch's events and source block, restore what they superseded."""
         now = iso(utc_now())
 
@@ -153,11 +151,11 @@ class ImportService(ImportAnalysis):
 
         return await self.db.write(undo)
 
-    async def import_batch(self, batch_id: str) -> ImportBatch:
+    async def batch(self, batch_id: str) -> ImportBatch:
         """One batch by its id (its source block's); NotFound for an unknown one."""
         return batch_from_row(await self.db.read(lambda raw: rows.batch_job(raw, batch_id)))
 
-    async def import_batches(self, namespace: str) -> list[ImportBatch]:
+    async def batches(self, namespace: str) -> list[ImportBatch]:
         """The space's committed (and undone) batches, newest first."""
         found = await self.db.read(lambda raw: rows.batch_jobs(raw, namespace))
         return [batch_from_row(row) for row in found]
@@ -172,7 +170,7 @@ class ImportService(ImportAnalysis):
             return event_rows.list_events(raw, namespace, ("active",), limit=EXPORT_LIMIT)
 
         cards = await self.db.read(read)
-        profile = (await self.get_profile()).values if include_profile else None
+        profile = (await self.profile.get()).values if include_profile else None
         # a file handed to another tool: redacted again, for cards stored before a key shape
         # was known (the web's guard does the same for its pages)
         document: dict[str, Any] = redact_value(export_document(cards, utc_now(), profile))

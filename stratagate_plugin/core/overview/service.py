@@ -76,7 +76,7 @@ class OverviewService(ServiceBase):
             raise NotFound(f"no usage receipt {receipt_id!r} in {namespace!r}")
         return found
 
-    async def apply_memory_settings(self, **values: Any) -> MemoryConfig:
+    async def apply_settings(self, **values: Any) -> MemoryConfig:
         """``block_turn_size``, ``block_decay_lambda`` and ``agent_memory_weight`` checked
         as ``MemoryConfig`` does, written into every space, then the engine's config."""
         unknown = set(values) - set(APPLIED)

@@ -56,7 +56,7 @@ class ProfileUpdate(BaseModel):
 class ProfileService(ServiceBase):
     """The installation-wide resident profile on the ``StrataGate`` façade."""
 
-    async def get_profile(self) -> ProfileView:
+    async def get(self) -> ProfileView:
         def query(raw: sqlite3.Connection) -> ProfileView:
             stored = rows.read_profile(raw)
             return ProfileView(
@@ -67,12 +67,12 @@ class ProfileService(ServiceBase):
 
         return await self.db.read(query)
 
-    async def profile_history(self, limit: int = 50, offset: int = 0) -> list[ProfileChange]:
+    async def history(self, limit: int = 50, offset: int = 0) -> list[ProfileChange]:
         """The profile's changes, newest first, one page."""
         found = await self.db.read(lambda raw: rows.changes(raw, limit, offset))
         return [record_from_row(ProfileChange, row) for row in found]
 
-    async def update_profile(
+    async def update(
         self,
         field: str,
         value: object,
@@ -101,7 +101,7 @@ class ProfileService(ServiceBase):
             message=f"{field} {status}",
         )
 
-    async def agent_profile_update(
+    async def agent_update(
         self, thread_key: str, field: str, value: object, latest_user_message: str
     ) -> ProfileUpdate:
         """The agent's tool call: applied when the user's own message asked for it, else
@@ -109,7 +109,7 @@ class ProfileService(ServiceBase):
         rules.field_of(field)
         text = rules.clean_value(field, value)
         if rules.user_asked_for(text, latest_user_message):
-            return await self.update_profile(field, text, "user_explicit")
+            return await self.update(field, text, "user_explicit")
         now = iso(utc_now())
         await self.db.write(lambda raw: rows.add_proposal(raw, thread_key, field, text, now))
         return ProfileUpdate(
@@ -124,9 +124,7 @@ class ProfileService(ServiceBase):
             ),
         )
 
-    async def settle_profile_proposals(
-        self, thread_key: str, user_message: str
-    ) -> list[ProfileUpdate]:
+    async def settle_proposals(self, thread_key: str, user_message: str) -> list[ProfileUpdate]:
         """With the user's next message: explicit agreement applies, anything else refuses."""
         pending = await self.db.read(lambda raw: rows.pending_proposals(raw, thread_key))
         if not pending:
@@ -138,7 +136,7 @@ class ProfileService(ServiceBase):
         for proposal in pending:
             if agreed:
                 applied.append(
-                    await self.update_profile(proposal["field"], proposal["value"], "agent_tool")
+                    await self.update(proposal["field"], proposal["value"], "agent_tool")
                 )
             await self._resolve_proposal(proposal["id"], status, now)
         return applied
@@ -156,7 +154,7 @@ class ProfileService(ServiceBase):
         for proposal in pending:
             if rules.user_asked_for(proposal["value"], user_message):
                 field, value = proposal["field"], proposal["value"]
-                applied.append(await self.update_profile(field, value, "user_explicit"))
+                applied.append(await self.update(field, value, "user_explicit"))
                 await self._resolve_proposal(proposal["id"], "applied", now)
         return applied
 

@@ -71,7 +71,7 @@ class SpaceDeleted(BaseModel):
 class PurgeService(ServiceBase):
     """Plan a purge, purge, and check that the words are gone."""
 
-    async def purge_needles(
+    async def needles(
         self,
         *,
         text: str | None = None,
@@ -95,14 +95,14 @@ class PurgeService(ServiceBase):
             raise InvalidInput(f"the profile field {field} holds nothing to purge")
         return Needles(kept)
 
-    async def purge_words_plan(self, needles: Needles) -> tuple[Needles, TextPurgePlan]:
+    async def words_plan(self, needles: Needles) -> tuple[Needles, TextPurgePlan]:
         """The plan (the needles grown by the titles of the events it forgets) and the
         backups holding the words."""
         needles, plan = await self.db.read(lambda raw: _grown_plan(raw, needles))
         held = files.backups_holding(self.db.path, needles)
         return needles, plan.model_copy(update={"files": {**plan.files, **held}})
 
-    async def purge_words(
+    async def words(
         self,
         needles: Needles,
         *,
@@ -112,7 +112,7 @@ class PurgeService(ServiceBase):
     ) -> PurgeOutcome:
         """Erase the words everywhere the database and its backups keep them (see module)."""
         now = utc_now()
-        needles, plan = await self.purge_words_plan(needles)
+        needles, plan = await self.words_plan(needles)
         if plan.empty and not sessions:
             raise InvalidInput("the words occur nowhere in memory: nothing was changed")
         files.remove_stale_copies(self.db.path)  # left by a purge killed mid-rewrite
@@ -151,7 +151,7 @@ class PurgeService(ServiceBase):
         await self.db.exclusive(files.checkpoint)
         return held
 
-    async def finish_interrupted_purge(self) -> str | None:
+    async def finish_interrupted(self) -> str | None:
         """A purge killed after its commit left the old text in free pages or the WAL:
         vacuum now. The receipt id of the purge finished, else None."""
         receipt = await self.db.read(rows.journal)
@@ -218,17 +218,17 @@ class PurgeService(ServiceBase):
             await self.db.exclusive(lambda raw: files.set_secure_delete(raw, False))
         return SpaceDeleted(receipt=action, deleted=deleted, backups=backups)
 
-    async def purge_check(self, needles: Needles) -> dict[str, int]:
+    async def check(self, needles: Needles) -> dict[str, int]:
         """Where the words still are: rows (``table.column``) and raw bytes by file."""
         cells = await self.db.read(lambda raw: rows.leftovers(raw, needles))
         return {**cells, **files.scan(self.db.path, needles)}
 
-    async def purge_receipts(self, digest: str) -> list[MemoryAction]:
+    async def receipts(self, digest: str) -> list[MemoryAction]:
         """The purge receipts whose words hash to ``digest`` (``sha256:…``)."""
-        found = await self.memory_actions_of_kind("purge")
+        found = await self.actions_of_kind("purge")
         return [a for a in found if digest in a.detail.get("hashes", [])]
 
-    async def memory_actions_of_kind(self, kind: str) -> list[MemoryAction]:
+    async def actions_of_kind(self, kind: str) -> list[MemoryAction]:
         every = await self.db.read(lambda raw: curation_rows.list_actions(raw, limit=10_000))
         return [a for a in every if a.kind == kind]
 

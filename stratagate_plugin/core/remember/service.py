@@ -97,7 +97,7 @@ class Remembered(BaseModel):
 class RememberService(ServiceBase):
     """``memory_remember`` on the façade: the engine's model decides, within its timeout."""
 
-    async def remember(
+    async def save(
         self, namespace: str, thread_id: str, content: str, category: Category | None = None
     ) -> Remembered:
         """Duplicate → reinforce, ambiguous → decider, else add (agent pool)."""

@@ -14,10 +14,11 @@ from typing import Any
 from ..clock import utc_now
 from ..events import history
 from ..events.ranking import EventHit, weight_key
-from ..events.service import EventSearchService, supersession_links
+from ..events.service import EventsService, supersession_links
 from ..graph.search import statement_events
 from ..graph.service import search_graph_in
 from ..graph.views import NOW
+from ..service_base import EngineParts, ServiceBase
 from ..store import block_rows, event_rows, graph_reads, raw_search
 from ..store import event_search_rows as event_reads
 from ..store.retrieval_rows import (
@@ -57,8 +58,13 @@ OWN_CHECK_SLICE = 16
 GRAPH_RELEVANCE = 12
 
 
-class RetrievalService(EventSearchService):
-    """Raw and fused retrieval over sealed messages, and the automatic memory context."""
+class RetrievalService(ServiceBase):
+    """Raw and fused retrieval over sealed messages, and the automatic memory context;
+    its event channel is the events capability's search."""
+
+    def __init__(self, parts: EngineParts, events: EventsService) -> None:
+        super().__init__(parts)
+        self.events = events
 
     async def search_raw(
         self, namespace: str, query: str, limit: int = 6, thread_id: str | None = None
@@ -116,7 +122,7 @@ class RetrievalService(EventSearchService):
         parsed = parse_query(query, reference or utc_now())
         if not parsed.terms:
             return {name: [] for name in CHANNELS}
-        hits = await self.ranked_events(
+        hits = await self.events.ranked(
             namespace,
             parsed,
             limit=settings.event_limit,
@@ -174,7 +180,7 @@ class RetrievalService(EventSearchService):
         )
         return context_rank(terms, docs, stats, config, boost or {}, weak)[:k]
 
-    async def build_auto_context(
+    async def auto_context(
         self,
         namespace: str,
         thread_id: str,
@@ -195,7 +201,7 @@ class RetrievalService(EventSearchService):
             )
         )
         text = activation_query(latest_user_message, tail, settings.tail_turns)
-        relevance = await self.ranked_events(
+        relevance = await self.events.ranked(
             namespace,
             parse_query(text),
             limit=settings.relevance_limit,

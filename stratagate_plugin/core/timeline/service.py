@@ -1,21 +1,17 @@
-"""Timeline use cases of the façade: the filtered listing, one event's story, the conflicts.
+"""Timeline use cases: the filtered listing, one event's story, the conflicts.
 
-Each is one read. Rows become cards only for the page shown; weights are computed with
+Each is one read of ``TimelineStorage``; weights are computed here with
 ``events.weights`` at the space's current turn (browsing never reinforces or stamps).
 """
-
-import sqlite3
 
 from pydantic import BaseModel, ConfigDict
 
 from ..curation.actions import EventBrief, EventDetails, MessageCard
-from ..curation.service import event_details_in
 from ..events.cards import EventCard
 from ..events.weights import card_weight
 from ..service_base import ServiceBase
-from ..store import curation_rows, event_rows, timeline_rows
-from ..store.event_search_rows import current_turn
 from .filters import PAGE_SIZE, TimelineFilter
+from .storage import TimelineStorage
 from .trajectory import WeightPoint, weight_trajectory
 
 CONFLICT_PAGE = 20
@@ -73,68 +69,48 @@ class ConflictPage(_Frozen):
 class TimelineService(ServiceBase):
     """The memory page's long-term views over events, newest first."""
 
-    async def timeline(
+    @property
+    def store(self) -> TimelineStorage:
+        return self.storage.timeline
+
+    async def events(
         self, query: TimelineFilter, *, offset: int = 0, limit: int = PAGE_SIZE
     ) -> TimelinePage:
         """One page of events matching ``query``, by chronology, newest first."""
-        return await self.db.read(lambda raw: _timeline(raw, query, offset, limit))
+        found = await self.store.page(query, offset, limit)
+        turn = found.current_turn
+        entries = [
+            TimelineEntry(card=card, chronology=chronology, weight=card_weight(card, turn))
+            for card, chronology in found.cards
+        ]
+        return TimelinePage(
+            entries=entries, offset=offset, limit=limit, has_more=found.has_more, current_turn=turn
+        )
 
-    async def timeline_event(self, event_id: str) -> TimelineDetail:
+    async def event(self, event_id: str) -> TimelineDetail:
         """The event whatever its status, with sources, links, adoptions, receipts, its
         weight over turns and the chain of its versions."""
-        return await self.db.read(lambda raw: _detail(raw, event_id))
+        story = await self.store.story(event_id)
+        card, turn = story.details.card, story.current_turn
+        adopted = [a.turn for a in story.details.adoptions if a.turn is not None]
+        return TimelineDetail(
+            details=story.details,
+            current_turn=turn,
+            weight=card_weight(card, turn),
+            trajectory=weight_trajectory(card, adopted, turn),
+            versions=story.versions,
+        )
 
-    async def conflict_queue(
+    async def conflicts(
         self, namespace: str, *, offset: int = 0, limit: int = CONFLICT_PAGE
     ) -> ConflictPage:
         """Pairs of active events still marked in conflict, newest first, with sources."""
-        return await self.db.read(lambda raw: _conflicts(raw, namespace, offset, limit))
+        found = await self.store.conflicts(namespace, offset, limit)
 
+        def side(event_id: str) -> ConflictSide:
+            card = found.cards[event_id]
+            sources = [found.sources[m] for m in card.source_message_ids if m in found.sources]
+            return ConflictSide(card=card, sources=sources)
 
-def _timeline(
-    raw: sqlite3.Connection, query: TimelineFilter, offset: int, limit: int
-) -> TimelinePage:
-    found = timeline_rows.timeline_rows(raw, query, offset, limit + 1)
-    turn = current_turn(raw, query.namespace)
-    shown = found[:limit]
-    cards = event_rows.events_from_rows(raw, shown)
-    entries = [
-        TimelineEntry(card=card, chronology=row["chronology"], weight=card_weight(card, turn))
-        for card, row in zip(cards, shown, strict=True)
-    ]
-    return TimelinePage(
-        entries=entries, offset=offset, limit=limit, has_more=len(found) > limit, current_turn=turn
-    )
-
-
-def _detail(raw: sqlite3.Connection, event_id: str) -> TimelineDetail:
-    details = event_details_in(raw, event_id)
-    card = details.card
-    turn = current_turn(raw, card.namespace)
-    adopted = [a.turn for a in details.adoptions if a.turn is not None]
-    chain = timeline_rows.version_chain(raw, event_id)
-    briefs = curation_rows.briefs(raw, chain)
-    return TimelineDetail(
-        details=details,
-        current_turn=turn,
-        weight=card_weight(card, turn),
-        trajectory=weight_trajectory(card, adopted, turn),
-        versions=[briefs[i] for i in chain if i in briefs],
-    )
-
-
-def _conflicts(raw: sqlite3.Connection, namespace: str, offset: int, limit: int) -> ConflictPage:
-    found = timeline_rows.conflict_pairs(raw, namespace, offset, limit + 1)
-    shown = found[:limit]
-    ids = list(dict.fromkeys(i for pair in shown for i in pair))
-    cards = {c.id: c for c in event_rows.events_from_rows(raw, timeline_rows.rows_by_id(raw, ids))}
-    messages = [m for card in cards.values() for m in card.source_message_ids]
-    by_message = {m.message.id: m for m in curation_rows.message_cards(raw, messages)}
-
-    def side(event_id: str) -> ConflictSide:
-        card = cards[event_id]
-        sources = [by_message[m] for m in card.source_message_ids if m in by_message]
-        return ConflictSide(card=card, sources=sources)
-
-    pairs = [ConflictPair(newer=side(a), older=side(b)) for a, b in shown]
-    return ConflictPage(pairs=pairs, offset=offset, limit=limit, has_more=len(found) > limit)
+        pairs = [ConflictPair(newer=side(a), older=side(b)) for a, b in found.pairs]
+        return ConflictPage(pairs=pairs, offset=offset, limit=limit, has_more=found.has_more)

@@ -76,18 +76,19 @@ class TopicReport:
 class TopicsService(ServiceBase):
     """Building the topic catalog in the background, and reading it."""
 
-    topic_clock: Callable[[], datetime] = staticmethod(utc_now)
+    clock: Callable[[], datetime] = staticmethod(utc_now)
 
-    async def _after_derivation(self, report: Any) -> None:
-        report.topics = await self.process_topics()
+    async def follow_derivation(self, report: Any) -> None:
+        """Wired after each derivation pass: the topic work its new events queued."""
+        report.topics = await self.process()
 
-    async def bootstrap_topics(self) -> list[str]:
+    async def bootstrap(self) -> list[str]:
         """At a writer's open: each space not yet under this projector version freezes its
         visible events as the historical set (batched, budgeted). The spaces done."""
         todo = await self.db.read(topic_jobs.spaces_to_bootstrap)
         if not todo:
             return []
-        now = self.topic_clock()
+        now = self.clock()
 
         def write(raw: sqlite3.Connection) -> list[str]:
             spaces = topic_jobs.spaces_to_bootstrap(raw)
@@ -99,9 +100,9 @@ class TopicsService(ServiceBase):
 
         return await self.db.write(write)
 
-    async def process_topics(self, max_jobs: int | None = None) -> TopicReport:
+    async def process(self, max_jobs: int | None = None) -> TopicReport:
         """Sync every space, then run due topic jobs until none is due (or ``max_jobs``)."""
-        now = self.topic_clock()
+        now = self.clock()
         await self.db.write(lambda raw: sync_all(raw, now))
         report, owner = TopicReport(), worker_id()
         while max_jobs is None or report.ran < max_jobs:
@@ -109,16 +110,16 @@ class TopicsService(ServiceBase):
             if job is None:
                 break
             await self._run_topic_job(job, report)
-        report.waiting = await self.topic_budget_wait(None)
+        report.waiting = await self.budget_wait(None)
         return report
 
-    async def retry_topics(self, namespace: str) -> int:
+    async def retry(self, namespace: str) -> int:
         """Every topic batch of the space whose attempts ran out, queued again as a fresh
         job (historical ones still within the budget); how many batches."""
-        now = self.topic_clock()
+        now = self.clock()
         return await self.db.write(lambda raw: topic_jobs.retry_failed(raw, namespace, now))
 
-    async def memory_directory(self, namespace: str) -> str:
+    async def directory(self, namespace: str) -> str:
         """The directory injected into each model call: ≤ 400 estimated tokens, "" when the
         space has no topic and no event; in Chinese when the profile's preferred language
         or else the directory's own titles are."""
@@ -135,7 +136,7 @@ class TopicsService(ServiceBase):
         language = directory_language(preferred, titles)
         return render_directory(listing, language=language)
 
-    async def list_topics(
+    async def catalog(
         self,
         namespace: str,
         query: str | None = None,
@@ -156,7 +157,7 @@ class TopicsService(ServiceBase):
         )
         return topic_page(namespace, listing, offset, limit, category)
 
-    async def expand_topic(
+    async def expand(
         self, namespace: str, topic_id: str, section: int | None = None, offset: int = 0
     ) -> dict[str, Any]:
         """``memory_expand_topic``: one chapter or fallback entry within 2,400 tokens, each
@@ -170,7 +171,7 @@ class TopicsService(ServiceBase):
             return bounded_topic(namespace, entry, topic)
         return section_page(namespace, entry, topic, section, offset)
 
-    async def topic_events(self, namespace: str, topic_id: str) -> list[EventCard]:
+    async def events(self, namespace: str, topic_id: str) -> list[EventCard]:
         """The visible events an entry holds, in membership order (a fallback: its event)."""
         weight = self.config.agent_memory_weight
 
@@ -182,22 +183,22 @@ class TopicsService(ServiceBase):
 
         return await self.db.read(read)
 
-    async def topic_book(self, namespace: str) -> dict[str, Any]:
+    async def book(self, namespace: str) -> dict[str, Any]:
         """Chapters → sections → event ids in their shown order, the batches still pending
         or failed, how many events are fallback entries (the CLI's and web view's), and
         ``waiting``: the historical batches the budget holds back, why and until when."""
         weight = self.config.agent_memory_weight
         book = await self.db.read(lambda raw: topic_reads.book(raw, namespace, weight))
-        book["waiting"] = await self.topic_budget_wait(namespace)
+        book["waiting"] = await self.budget_wait(namespace)
         return book
 
-    async def topic_budget_wait(self, namespace: str | None) -> dict[str, Any] | None:
+    async def budget_wait(self, namespace: str | None) -> dict[str, Any] | None:
         """The space's (``None``: every space's) historical batches held back by the
         budget (``budget.waiting``); ``None`` when none are, and always with a free
         projector (the budget bounds model cost)."""
         if self._topic_projector_is_free():
             return None
-        now = self.topic_clock()
+        now = self.clock()
 
         def read(raw: sqlite3.Connection) -> dict[str, Any] | None:
             count = topic_jobs.historical_waiting(raw, namespace)
@@ -218,7 +219,7 @@ class TopicsService(ServiceBase):
         return bool(getattr(model, "free", False) or getattr(config, "free", False))
 
     async def _claim_topic_job(self, owner: str) -> Job | None:
-        now = self.topic_clock()
+        now = self.clock()
         free = self._topic_projector_is_free()
         return await self.db.write(
             lambda raw: topic_jobs.claim(
@@ -234,7 +235,7 @@ class TopicsService(ServiceBase):
         report.ran += 1
 
         async def renew() -> bool:
-            until = self.topic_clock() + TOPIC_LEASE
+            until = self.clock() + TOPIC_LEASE
             return await self.db.write(lambda raw: jobs.renew(raw, job, until))
 
         try:
@@ -262,14 +263,14 @@ class TopicsService(ServiceBase):
 
     async def _give_topic_back(self, job: Job) -> None:
         """Hand a held job back at once; should the file still be locked, its lease runs out."""
-        now = self.topic_clock()
+        now = self.clock()
         try:
             await self.db.write(lambda raw: jobs.interrupt(raw, job, now))
         except StorageBusy:
             log.warning("could not give back topic job %s: the file is locked", job.id)
 
     async def _topic_failure(self, job: Job, message: str, report: TopicReport) -> None:
-        now = self.topic_clock()
+        now = self.clock()
         failed = await self.db.write(lambda raw: jobs.fail(raw, job, message, now, BACKOFF_UNIT_S))
         if failed is None:
             report.lost += 1
@@ -297,7 +298,7 @@ class TopicsService(ServiceBase):
         grouper = projector is _GROUPER
         given = await self.db.read(lambda raw: read_input(raw, job, grouper))
         if not given.batch_ids:
-            now = self.topic_clock()
+            now = self.clock()
             return await self.db.write(lambda raw: commit(raw, job, given, None, now))
         task = StructuredTask(
             PROJECT_MEMORY_TOPICS,
@@ -311,7 +312,7 @@ class TopicsService(ServiceBase):
         validate_projection(
             result, given.batch_ids, given.candidates, given.labels, given.truncated
         )
-        now = self.topic_clock()
+        now = self.clock()
 
         def write(raw: sqlite3.Connection) -> str:
             outcome = commit(raw, job, given, result, now, grouper)

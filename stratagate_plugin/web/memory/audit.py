@@ -48,7 +48,7 @@ STRINGS: dict[str, dict[str, str]] = {
 async def audit_page(pages: MemoryPages, request: Request) -> Response:
     space = pages.space(request)
     offset = int_param(request, "offset", 0)
-    page = await pages.memory.usage_audit(space, offset, PAGE_SIZE)
+    page = await pages.memory.overview.usage_audit(space, offset, PAGE_SIZE)
     here = f"{SECTION_PATH}/audit?" + urlencode({"space": space})
     context = {"page": page, "here": here}
     return await pages.render(request, "memory/audit.html", context, tab="audit")

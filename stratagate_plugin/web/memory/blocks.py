@@ -118,11 +118,11 @@ async def blocks_page(pages: MemoryPages, request: Request) -> Response:
     recently active one)."""
     space = pages.space(request)
     offset = int_param(request, "offset", 0)
-    conversations = await pages.memory.conversations(space)
+    conversations = await pages.memory.blocks.conversations(space)
     thread = request.query_params.get("thread", "").strip()
     if not thread and conversations:
         thread = conversations[0].thread_id
-    rail = await pages.memory.block_rail(space, thread, offset) if thread else None
+    rail = await pages.memory.blocks.rail(space, thread, offset) if thread else None
     title = next((c.title for c in conversations if c.thread_id == thread), "")
     context = {
         "conversations": conversations,
@@ -146,7 +146,7 @@ async def block_view(pages: MemoryPages, request: Request) -> Response:
     """One block's text at a level: the fragment a card's preview button loads, or (a
     plain request) that text on its own page."""
     level = parse_level(request.query_params.get("level"))
-    view = await pages.memory.view_block(request.path_params["block_id"], level)
+    view = await pages.memory.blocks.view(request.path_params["block_id"], level)
     context = {"view": view, "level": level, "levels": LEVELS}
     if request.headers.get("hx-request") == "true":
         return render(request, "memory/_block_preview.html", {"base": SECTION_PATH, **context})
@@ -157,17 +157,17 @@ async def expand(pages: MemoryPages, request: Request) -> Response:
     """Expand (or lower) a ready block to the posted level as the user."""
     block_id = await block_of_space(pages, request)
     level = (await form_fields(request)).get("level", "")
-    await pages.memory.expand_block(block_id, level, source="user", strict=True)
+    await pages.memory.blocks.expand(block_id, level, source="user", strict=True)
     return await updated_card(pages, request, block_id)
 
 
 async def retry(pages: MemoryPages, request: Request) -> Response:
     """Queue the block's failed derivation job again and wake the worker."""
     block_id = await block_of_space(pages, request)
-    job = await pages.memory.failed_block_job(block_id)
+    job = await pages.memory.blocks.failed_job(block_id)
     if job is None:
         raise HTTPException(409, f"block {block_id} has no failed summary job to retry")
-    await pages.memory.retry_job(job.id)
+    await pages.memory.derivation.retry_job(job.id)
     pages.runtime.kick()
     return await updated_card(pages, request, block_id)
 
@@ -175,14 +175,14 @@ async def retry(pages: MemoryPages, request: Request) -> Response:
 async def block_of_space(pages: MemoryPages, request: Request) -> str:
     """The posted block's id if it is a block of the space the request names; else 404."""
     block_id: str = request.path_params["block_id"]
-    entry = await pages.memory.rail_block(block_id)  # an unknown id: NotFound, 404
+    entry = await pages.memory.blocks.rail_block(block_id)  # an unknown id: NotFound, 404
     pages.check_space(request, entry.block.namespace, "block", block_id)
     return block_id
 
 
 async def updated_card(pages: MemoryPages, request: Request, block_id: str) -> Response:
     """htmx: the block's card as it is now; a plain post: back to its conversation."""
-    entry = await pages.memory.rail_block(block_id)
+    entry = await pages.memory.blocks.rail_block(block_id)
     if request.headers.get("hx-request") == "true":
         space = entry.block.namespace
         context = {"entry": entry, "levels": LEVELS, "base": SECTION_PATH, "space": space}

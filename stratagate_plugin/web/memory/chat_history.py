@@ -39,7 +39,7 @@ async def record_chat_history(memory: Any, space: str, export: chat_exports.Chat
     fresh = present = sealed = 0
     for index, ((thread, turn), key) in enumerate(zip(turns, keys, strict=True)):
         try:
-            receipt = await memory.record_turn(
+            receipt = await memory.blocks.record_turn(
                 space, thread, turn, at=turn_time(turn), receipt_id=key
             )
         except ReceiptConflict:  # the same words recorded before with another time
@@ -49,8 +49,8 @@ async def record_chat_history(memory: Any, space: str, export: chat_exports.Chat
             fresh += not receipt.replayed
             sealed += receipt.sealed_block_id is not None
         if last[thread] == index:
-            sealed += await memory.seal_tail(space, thread) is not None
-    await memory.set_thread_titles(space, export.titles)
+            sealed += await memory.blocks.seal_tail(space, thread) is not None
+    await memory.blocks.set_thread_titles(space, export.titles)
     return (
         f"recorded {fresh} turns ({present} already present) from {export.conversations} {kind} "
         f"conversations into {space}, sealed {sealed} blocks"

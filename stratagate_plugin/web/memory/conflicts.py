@@ -27,7 +27,7 @@ async def queue(pages: MemoryPages, request: Request) -> Response:
     """``/memory/conflicts``: 20 pairs a page, newest first."""
     space = pages.space(request)
     offset = int_param(request, "offset", 0)
-    page = await pages.memory.conflict_queue(space, offset=offset)
+    page = await pages.memory.timeline.conflicts(space, offset=offset)
 
     def at(value: int) -> str:
         return f"{SECTION_PATH}/conflicts?{urlencode({'space': space, 'offset': max(0, value)})}"
@@ -49,9 +49,11 @@ async def resolve(pages: MemoryPages, request: Request) -> Response:
     if not event_id or not other_id:
         raise InvalidInput("event_id and other_id are both needed")
     for item in (event_id, other_id):
-        card = await pages.memory.get_event(item)
+        card = await pages.memory.events.get(item)
         pages.check_space(request, card.namespace, "event", item)
-    result = await pages.memory.resolve_conflict(event_id, other_id, fields.get("action", ""))
+    result = await pages.memory.curation.resolve_conflict(
+        event_id, other_id, fields.get("action", "")
+    )
     query = urlencode({"space": result.card.namespace, "receipt": result.action.id})
     return RedirectResponse(f"{SECTION_PATH}/conflicts?{query}", status_code=303)
 
@@ -60,8 +62,8 @@ async def _receipt(pages: MemoryPages, action_id: str) -> str | None:
     if not action_id.startswith("act_"):
         return None
     try:
-        action = await pages.memory.memory_receipt(action_id)
-        card = await pages.memory.get_event(action.target_id)
+        action = await pages.memory.curation.receipt(action_id)
+        card = await pages.memory.events.get(action.target_id)
     except NotFound:
         return None
     return receipt_line(ActionResult(action=action, card=card))

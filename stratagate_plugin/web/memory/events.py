@@ -56,7 +56,7 @@ async def timeline(pages: MemoryPages, request: Request) -> Response:
         status=params.get("status", ""),
         source=params.get("source", ""),
     )
-    page = await pages.memory.timeline(query, offset=offset)
+    page = await pages.memory.timeline.events(query, offset=offset)
     asked = {name: params.get(name, "") for name in FILTERS}
     context = {
         "page": page,
@@ -79,7 +79,7 @@ def page_url(space: str, asked: dict[str, str], offset: int) -> str:
 
 async def event_page(pages: MemoryPages, request: Request) -> Response:
     """``/memory/events/{id}``: sources, times, links both ways, adoptions, weight chart."""
-    detail = await pages.memory.timeline_event(request.path_params["event_id"])
+    detail = await pages.memory.timeline.event(request.path_params["event_id"])
     card = detail.details.card
     if pages.space(request) != card.namespace:
         query = urlencode({**request.query_params, "space": card.namespace})
@@ -100,7 +100,7 @@ async def _receipt(pages: MemoryPages, action_id: str, detail: Any) -> str | Non
     if not action_id.startswith("act_"):
         return None
     try:
-        action = await pages.memory.memory_receipt(action_id)
+        action = await pages.memory.curation.receipt(action_id)
     except NotFound:
         return None
     return receipt_line(ActionResult(action=action, card=detail.details.card))
@@ -109,7 +109,7 @@ async def _receipt(pages: MemoryPages, action_id: str, detail: Any) -> str | Non
 def _flag_view(kind: ActionKind) -> Any:
     async def act(pages: MemoryPages, request: Request) -> Response:
         event_id = await event_of_space(pages, request, request.path_params["event_id"])
-        result = await pages.memory.memory_action(kind, event_id)
+        result = await pages.memory.curation.act(kind, event_id)
         receipt = result.action.id if isinstance(result, ActionResult) else ""  # nothing done
         return to_event(result.card.id, result.card.namespace, receipt)
 
@@ -121,7 +121,7 @@ async def correct(pages: MemoryPages, request: Request) -> Response:
     """A new event with the person's wording supersedes this one; shown with its chain."""
     event_id = await event_of_space(pages, request, request.path_params["event_id"])
     fields = await form_fields(request)
-    result = await pages.memory.correct_event(
+    result = await pages.memory.curation.correct_event(
         event_id,
         title=fields.get("title", ""),
         summary=fields.get("summary", ""),
@@ -132,7 +132,7 @@ async def correct(pages: MemoryPages, request: Request) -> Response:
 
 async def event_of_space(pages: MemoryPages, request: Request, event_id: str) -> str:
     """``event_id`` if it is an event of the space the request names; else a 404."""
-    card = await pages.memory.get_event(event_id)  # an unknown id: NotFound, 404
+    card = await pages.memory.events.get(event_id)  # an unknown id: NotFound, 404
     pages.check_space(request, card.namespace, "event", event_id)
     return event_id
 

@@ -56,7 +56,7 @@ async def shown_nodes(
     pages: MemoryPages, request: Request
 ) -> tuple[str, dict[str, Any], list[NodeView]]:
     space, asked = pages.space(request), filters(request)
-    views = await pages.memory.graph_nodes(
+    views = await pages.memory.graph.nodes(
         space, asked["type"] or None, 0, asked["offset"] + PAGE, asked["as_of"] or None
     )
     return space, asked, views
@@ -116,8 +116,8 @@ async def node_page(pages: MemoryPages, request: Request) -> Response:
     """``/memory/graph/nodes/{id}``: one node's facts, edges and source events (a 404 for
     an unknown id); under htmx the panel only."""
     as_of = request.query_params.get("as_of", "").strip()[:40] or None
-    view = await pages.memory.graph_node(request.path_params["node_id"], as_of)  # NotFound
-    cited = await pages.memory.graph_source_events(view, SOURCE_TITLES)
+    view = await pages.memory.graph.node(request.path_params["node_id"], as_of)  # NotFound
+    cited = await pages.memory.graph.source_events(view, SOURCE_TITLES)
     context = {"view": view, "as_of": as_of or "", "value_text": value_text}
     context["source_cards"] = {card.id: card for card in cited}  # titles and quotes
     fragment = bool(request.headers.get("hx-request"))

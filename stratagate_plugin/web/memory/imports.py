@@ -118,7 +118,7 @@ async def _start(
         "done": done,
         "max_mb": MAX_BYTES // MEGABYTE,
         "max_candidates": MAX_CANDIDATES,
-        "can_export": space in await pages.memory.memory_space_names(),
+        "can_export": space in await pages.memory.spaces.names(),
     }
     return await pages.render(
         request, "memory/import.html", context, tab="import", status_code=status_code
@@ -137,7 +137,7 @@ async def preview(pages: MemoryPages, request: Request) -> Response:
             done = posted.routed + await record_chat_history(pages.memory, space, export)
             pages.runtime.kick()  # the sealed blocks are derived by the worker
             return await _start(pages, request, done=done, kind=CHAT_HISTORY)
-        job = await pages.memory.import_preview(space, posted.text, posted.fmt, posted.source)
+        job = await pages.memory.imports.preview(space, posted.text, posted.fmt, posted.source)
     except Refused as refused:
         return await _start(pages, request, problem=str(refused), status_code=refused.status)
     except InvalidInput as error:
@@ -259,7 +259,7 @@ def _too_large() -> str:
 async def job_page(pages: MemoryPages, request: Request) -> Response:
     """``/memory/import/{id}``; a job still being read or analysed wakes the worker (a job
     left over from before a restart resumes where it stood)."""
-    job = await pages.memory.import_job(request.path_params["job_id"])  # NotFound → 404
+    job = await pages.memory.imports.job(request.path_params["job_id"])  # NotFound → 404
     if job.status in ANALYSING:
         pages.runtime.kick()
     context = await job_context(pages, job, int_param(request, "auto", 0))
@@ -268,7 +268,7 @@ async def job_page(pages: MemoryPages, request: Request) -> Response:
 
 async def job_progress(pages: MemoryPages, request: Request) -> Response:
     """The job's body alone, for the poll; it stops polling once the analysis is done."""
-    job = await pages.memory.import_job(request.path_params["job_id"])
+    job = await pages.memory.imports.job(request.path_params["job_id"])
     shown = await job_context(pages, job, int_param(request, "auto", 0))
     context = {**shown, "space": job.namespace, "base": SECTION_PATH}
     return render(request, "memory/_import_job.html", context)
@@ -279,12 +279,12 @@ async def job_context(pages: MemoryPages, job: ImportJob, auto: int = 0) -> dict
     others, so a 2,000-item import is not re-rendered whole on every poll; once it can be
     committed, how many items a commit would ignore (as the page stands, and taking every
     proposal)."""
-    batch = await pages.memory.import_batch(job.batch_id) if job.batch_id else None
+    batch = await pages.memory.imports.batch(job.batch_id) if job.batch_id else None
     asked = [item for item in job.items if asks(item)]
     others = [item for item in job.items if not asks(item)]
     shown = asked + others[auto : auto + AUTO_PAGE]
     committable = job.status in COMMITTABLE
-    plan, taking = await pages.memory.import_commit_plans(job) if committable else (None, None)
+    plan, taking = await pages.memory.imports.commit_plans(job) if committable else (None, None)
     return {
         "job": job,
         "cards": [item_card(item) for item in shown],
@@ -337,20 +337,20 @@ async def commit(pages: MemoryPages, request: Request) -> Response:
     every unsure item's proposal) → 303 to the job page. A job not ready for it (still
     analysing, already committed) is a 409."""
     job_id = request.path_params["job_id"]
-    job = await pages.memory.import_job(job_id)  # NotFound → 404
+    job = await pages.memory.imports.job(job_id)  # NotFound → 404
     pages.check_space(request, job.namespace, "import job", job_id)
     fields = await form_fields(request)
     choices = posted_choices(fields)
     take = fields.get("accept") == "proposed"  # "take every proposal": one click for many
     try:
-        batch = await pages.memory.import_commit(job_id, choices, take_proposals=take)
+        batch = await pages.memory.imports.commit(job_id, choices, take_proposals=take)
     except InvalidInput as error:
-        job = await pages.memory.import_job(job_id)  # NotFound → 404
+        job = await pages.memory.imports.job(job_id)  # NotFound → 404
         if job.status not in COMMITTABLE:
             raise HTTPException(409, str(error)) from None
         raise
     pages.runtime.kick()  # the batch queued graph projection
-    job = await pages.memory.import_job(batch.job_id)
+    job = await pages.memory.imports.job(batch.job_id)
     return RedirectResponse(job_url(job), status_code=303)
 
 
@@ -377,8 +377,8 @@ async def batches_page(pages: MemoryPages, request: Request) -> Response:
     space = pages.space(request)
     undone = request.query_params.get("undone", "")
     context = {
-        "batches": await pages.memory.import_batches(space),
-        "jobs": await pages.memory.import_jobs(space),
+        "batches": await pages.memory.imports.batches(space),
+        "jobs": await pages.memory.imports.jobs(space),
         "undone": undone,
         "removed": int_param(request, "removed", 0),
         "restored": int_param(request, "restored", 0),
@@ -390,10 +390,10 @@ async def undo(pages: MemoryPages, request: Request) -> Response:
     """Undo one batch → 303 to the batches page; an unknown batch is a 404, one already
     undone a 409."""
     batch_id = request.path_params["batch_id"]
-    batch = await pages.memory.import_batch(batch_id)  # NotFound → 404
+    batch = await pages.memory.imports.batch(batch_id)  # NotFound → 404
     pages.check_space(request, batch.namespace, "import batch", batch_id)
     try:
-        done = await pages.memory.import_undo(batch_id)
+        done = await pages.memory.imports.undo(batch_id)
     except InvalidInput as error:
         raise HTTPException(409, str(error)) from None
     query = {
@@ -414,7 +414,7 @@ async def export(pages: MemoryPages, request: Request) -> Response:
     profile = request.query_params.get("profile", "0")
     if profile not in ("0", "1"):
         raise HTTPException(400, f"profile must be 0 or 1, not {profile!r}")
-    document = await pages.memory.export_space(space, include_profile=profile == "1")
+    document = await pages.memory.imports.export_space(space, include_profile=profile == "1")
     response = json_response(document)
     response.headers["content-disposition"] = (
         f'attachment; filename="{export_name(document, space)}"'

@@ -95,8 +95,10 @@ def job_filter(request: Request) -> JobFilter:
 
 async def jobs_page(pages: MemoryPages, request: Request) -> Response:
     space, state = pages.space(request), job_filter(request)
-    page = await pages.memory.job_page(space, state, int_param(request, "offset", 0), PAGE_SIZE)
-    offline = (await pages.memory.offline_derived(space)).blocks
+    page = await pages.memory.overview.job_page(
+        space, state, int_param(request, "offset", 0), PAGE_SIZE
+    )
+    offline = (await pages.memory.derivation.offline_derived(space)).blocks
     context = {
         "page": page,
         "offline": offline,
@@ -115,20 +117,20 @@ async def retry_one(pages: MemoryPages, request: Request) -> Response:
     """Unknown job, or one of another space → 404; a job that is not failed → 400 naming
     its state."""
     job_id, space = request.path_params["job_id"], pages.space(request)
-    found = {job.id: job.namespace for job in await pages.memory.list_jobs(space)}
+    found = {job.id: job.namespace for job in await pages.memory.derivation.list_jobs(space)}
     pages.check_space(request, found.get(job_id), "job", job_id)
-    await pages.memory.retry_job(job_id)
+    await pages.memory.derivation.retry_job(job_id)
     return retried(pages, request, 1)
 
 
 async def retry_all(pages: MemoryPages, request: Request) -> Response:
-    count = await pages.memory.retry_failed_jobs_in(pages.space(request))
+    count = await pages.memory.overview.retry_failed_jobs_in(pages.space(request))
     return retried(pages, request, count)
 
 
 async def rederive_offline(pages: MemoryPages, request: Request) -> Response:
     """The space's blocks derived offline, run on the model now; the page says the outcome."""
-    report = await pages.memory.rederive_offline(pages.space(request))
+    report = await pages.memory.derivation.rederive_offline(pages.space(request))
     counts = dict(zip(REDERIVED, (report.asked, len(report.replaced), len(report.failed),
                                   len(report.kept)), strict=True))  # fmt: skip
     return RedirectResponse(jobs_url(pages.space(request), job_filter(request), **counts), 303)

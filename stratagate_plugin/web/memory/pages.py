@@ -80,7 +80,7 @@ class MemoryPages:
         """A memory page: the shell's layout with the memory tabs (``tab`` current) and the
         space selector (every space with memory, by display name)."""
         space = self.space(request)
-        names = [(name, display_name(name)) for name in await self.memory.memory_space_names()]
+        names = [(name, display_name(name)) for name in await self.memory.spaces.names()]
         if space not in {namespace for namespace, _ in names}:
             if space != self.default_space():  # a typo must not look like an empty space
                 raise NotFound(f"no memory space called {space!r} (`stratagate spaces` lists them)")

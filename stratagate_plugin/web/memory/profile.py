@@ -72,7 +72,7 @@ async def render_page(
     status_code: int = 200,
 ) -> Response:
     """The whole page; ``changed`` is the row of a refused plain-form save, shown in place."""
-    profile = await pages.memory.get_profile()
+    profile = await pages.memory.profile.get()
     offset = int_param(request, "offset", 0)
     rows = {name: field_row(profile, name) for name in FIELD_NAMES}
     if changed is not None:
@@ -91,7 +91,7 @@ async def render_page(
 
 async def history_context(pages: MemoryPages, offset: int) -> dict[str, Any]:
     """One page of changes, newest first (one more row read tells whether older ones exist)."""
-    found = await pages.memory.profile_history(HISTORY_PAGE + 1, offset)
+    found = await pages.memory.profile.history(HISTORY_PAGE + 1, offset)
     return {
         "changes": found[:HISTORY_PAGE],
         "offset": offset,
@@ -109,17 +109,17 @@ async def save_field(pages: MemoryPages, request: Request) -> Response:
     value, revision = await _posted(request)
     memory = pages.memory
     try:
-        update = await memory.update_profile(name, value, "settings", expected_revision=revision)
+        update = await memory.profile.update(name, value, "settings", expected_revision=revision)
     except ProfileConflict:
-        row = field_row(await memory.get_profile(), name, typed=value, conflict=True)
+        row = field_row(await memory.profile.get(), name, typed=value, conflict=True)
         return await _refused(pages, request, row, 409)
     except InvalidInput as error:
-        row = field_row(await memory.get_profile(), name, typed=value, error=str(error))
+        row = field_row(await memory.profile.get(), name, typed=value, error=str(error))
         return await _refused(pages, request, row, 400)
     if request.headers.get("hx-request") != "true":
         space = quote(pages.space(request), safe="")
         return RedirectResponse(f"/memory/profile?space={space}#field-{name}", status_code=303)
-    row = field_row(await memory.get_profile(), name, saved=update.status)
+    row = field_row(await memory.profile.get(), name, saved=update.status)
     return await _fragment(pages, request, row, 200, with_history=True)
 
 
@@ -147,7 +147,7 @@ async def _fragment(
     """The field's row; after a save also the history and total, swapped out of band."""
     context: dict[str, Any] = {"row": row, "oob": with_history}
     if with_history:
-        profile = await pages.memory.get_profile()
+        profile = await pages.memory.profile.get()
         context["total"] = sum(len(value) for value in profile.values.values())
         context["total_limit"] = TOTAL_LIMIT
         context.update(await history_context(pages, 0))

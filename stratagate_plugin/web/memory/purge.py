@@ -93,7 +93,7 @@ async def plan_page(pages: MemoryPages, request: Request) -> Response:
     """``POST /memory/purge/plan`` (``event_id`` or ``text``): the plan and a confirm form."""
     fields = await form_fields(request)
     event_id, text = fields.get("event_id", "").strip(), fields.get("text", "")
-    needles = await pages.memory.purge_needles(
+    needles = await pages.memory.purge.needles(
         event_id=event_id or None, text=None if event_id else text
     )
     needles, plan = await _plan(pages, needles)
@@ -117,7 +117,7 @@ async def confirm(pages: MemoryPages, request: Request) -> Response:
             409, "what would be erased changed since the plan was shown: review it again"
         )
     rewritten = rewrite_sessions(needles)
-    outcome = await pages.memory.purge_words(needles, target=pending.target, sessions=rewritten)
+    outcome = await pages.memory.purge.words(needles, target=pending.target, sessions=rewritten)
     context = {
         "plan": plan,
         "token": "",
@@ -128,7 +128,7 @@ async def confirm(pages: MemoryPages, request: Request) -> Response:
 
 
 async def _plan(pages: MemoryPages, needles: Needles) -> tuple[Needles, TextPurgePlan]:
-    needles, plan = await pages.memory.purge_words_plan(needles)
+    needles, plan = await pages.memory.purge.words_plan(needles)
     sessions = sessions_holding(needles)
     return needles, plan.model_copy(update={"files": {**plan.files, **sessions}})
 

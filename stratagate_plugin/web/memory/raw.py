@@ -56,11 +56,11 @@ def asked(request: Request) -> tuple[str, str]:
 async def stored(pages: MemoryPages, request: Request, kind: str, item_id: str) -> Any:
     """The item as JSON-ready data, secrets redacted; unknown → ``NotFound``."""
     if kind == "event":
-        found: Any = (await pages.memory.event_details(item_id)).model_dump(mode="json")
+        found: Any = (await pages.memory.curation.event_details(item_id)).model_dump(mode="json")
     elif kind == "block":
-        found = (await pages.memory.block_details(item_id)).model_dump(mode="json")
+        found = (await pages.memory.curation.block_details(item_id)).model_dump(mode="json")
     else:
-        found = await pages.memory.usage_receipt(pages.space(request), item_id)
+        found = await pages.memory.overview.usage_receipt(pages.space(request), item_id)
     return redact_value(found)
 
 

@@ -161,7 +161,7 @@ async def save_settings(pages: MemoryPages, request: Request) -> Response:
         form = {**pages.settings, **values}
         return await show(pages, request, form, problems, status_code=400)
     pages.host.save_settings(SETTINGS_ID, checked)
-    await pages.memory.apply_memory_settings(**{name: checked[name] for name in APPLIED})
+    await pages.memory.overview.apply_settings(**{name: checked[name] for name in APPLIED})
     pages.runtime.settings.update(checked)
     query = urlencode({"space": pages.space(request), "saved": 1})
     return RedirectResponse(f"{SECTION_PATH}/settings?{query}", status_code=303)
@@ -218,7 +218,7 @@ async def show(
         "check": check,
         "mode_key": mode_key,
         "chat": endpoint(chat_model(pages)),
-        "database": str(pages.memory.database_path),
+        "database": str(pages.memory.overview.database_path),
         "space_mode": settings["namespace_mode"],
     }
     return await pages.render(

@@ -68,7 +68,7 @@ async def confirm(pages: MemoryPages, request: Request) -> Response:
     if fingerprint(plan, sessions) != fields.get("fingerprint") or not plan.rows:
         raise HTTPException(409, "what would be deleted changed since the plan was shown")
     deleted = delete_session_files(session_files_of(plan.threads))
-    done = await pages.memory.delete_space(pending.target, sessions=deleted)
+    done = await pages.memory.purge.delete_space(pending.target, sessions=deleted)
     rows, receipt = sum(done.deleted.values()), done.receipt.id
     line = f"{rows} rows, {len(deleted)} session files (receipt {receipt})"
     context = {"plan": plan, "sessions": [], "token": "", "fingerprint": "", "done": line}
@@ -76,7 +76,7 @@ async def confirm(pages: MemoryPages, request: Request) -> Response:
 
 
 async def _plan(pages: MemoryPages, namespace: str) -> tuple[SpacePlan, list[str]]:
-    plan = await pages.memory.space_deletion_plan(namespace)
+    plan = await pages.memory.purge.space_deletion_plan(namespace)
     return plan, [str(p) for p in session_files_of(plan.threads)]
 
 

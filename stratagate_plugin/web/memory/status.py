@@ -109,8 +109,8 @@ STRINGS: dict[str, dict[str, str]] = {
 
 async def status_page(pages: MemoryPages, request: Request) -> Response:
     space = pages.space(request)
-    counts = await pages.memory.space_counts(space)
-    waiting = await pages.memory.topic_budget_wait(space)
+    counts = await pages.memory.overview.space_counts(space)
+    waiting = await pages.memory.topics.budget_wait(space)
     context = {**panel(pages, counts), "topics_waiting": waiting}
     return await pages.render(request, "memory/status.html", context, tab="status")
 
@@ -118,8 +118,8 @@ async def status_page(pages: MemoryPages, request: Request) -> Response:
 async def status_panel(pages: MemoryPages, request: Request) -> Response:
     """The counts alone, for the poll; 304 when they are what the client last saw."""
     space = pages.space(request)
-    counts = await pages.memory.space_counts(space)
-    waiting = await pages.memory.topic_budget_wait(space)
+    counts = await pages.memory.overview.space_counts(space)
+    waiting = await pages.memory.topics.budget_wait(space)
     context = {**panel(pages, counts), "space": space, "base": SECTION_PATH}
     context["topics_waiting"] = waiting
     etag = counts.etag(request_language(request), repr(waiting))
@@ -131,7 +131,7 @@ async def status_panel(pages: MemoryPages, request: Request) -> Response:
 def panel(pages: MemoryPages, counts: SpaceCounts) -> dict[str, Any]:
     return {
         "counts": counts,
-        "stages": pages.memory.derivation_stages(counts),
+        "stages": pages.memory.overview.derivation_stages(counts),
         "job_states": JOB_STATES,
         "poll_ms": BUSY_POLL_MS if counts.busy else IDLE_POLL_MS,
     }

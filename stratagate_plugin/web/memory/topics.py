@@ -50,17 +50,17 @@ async def book_page(pages: MemoryPages, request: Request) -> Response:
     the entries a query or category finds; the directory and the pending batches."""
     space, query = pages.space(request), request.query_params.get("q", "").strip()[:500]
     category, offset = asked_category(request), int_param(request, "offset", 0)
-    book = await pages.memory.topic_book(space)
+    book = await pages.memory.topics.book(space)
     chapters: list[dict[str, Any]] = []
     if query or category:
-        found = await pages.memory.list_topics(space, query, category, offset, PAGE_SIZE)
+        found = await pages.memory.topics.catalog(space, query, category, offset, PAGE_SIZE)
         entries, total = found["topics"], found["total"]
     else:
         chapters, found = await _book_window(pages, space, book, offset)
         entries = [entry for entry in found["topics"] if entry["isFallback"]]
         entries = entries[: PAGE_SIZE - len(chapters)]
         total = len(book["chapters"]) + book["fallbackEntries"]
-    directory = await pages.memory.memory_directory(space)
+    directory = await pages.memory.topics.directory(space)
     asked = {"q": query, "category": category or ""}
     following = offset + PAGE_SIZE
     context = {
@@ -93,7 +93,7 @@ async def _book_window(
     listed = sum(1 for chapter in chapters if not chapter["hidden"])
     start = listed + max(0, offset - len(chapters))
     room = max(1, PAGE_SIZE - len(shown))
-    return shown, await pages.memory.list_topics(space, offset=start, limit=room)
+    return shown, await pages.memory.topics.catalog(space, offset=start, limit=room)
 
 
 def with_event_id(entry: dict[str, Any]) -> dict[str, Any]:
@@ -114,16 +114,16 @@ async def chapter_page(pages: MemoryPages, request: Request) -> Response:
     space, topic_id = pages.space(request), request.path_params["topic_id"]
     chapter, entry = None, None
     if is_fallback(topic_id):
-        entry = with_event_id(await pages.memory.expand_topic(space, topic_id))  # NotFound
+        entry = with_event_id(await pages.memory.topics.expand(space, topic_id))  # NotFound
     else:
-        book = await pages.memory.topic_book(space)
+        book = await pages.memory.topics.book(space)
         chapter = next((c for c in book["chapters"] if c["id"] == topic_id), None)
         if chapter is None:
             raise NotFound(f"no topic {topic_id!r} in this memory space")
     paged, offset = int_param(request, "section", 0, low=0), int_param(request, "offset", 0)
     if chapter is not None:
         chapter = {**chapter, "sections": paged_sections(space, chapter, paged, offset)}
-    cards = {card.id: card for card in await pages.memory.topic_events(space, topic_id)}
+    cards = {card.id: card for card in await pages.memory.topics.events(space, topic_id)}
     context = {"entry": entry, "chapter": chapter, "cards": cards}
     fragment = bool(request.headers.get("hx-request"))
     template = "memory/_topic_body.html" if fragment else "memory/topic.html"
@@ -166,6 +166,6 @@ def _section_window(section: dict[str, Any], number: int, offset: int, base: str
 async def retry(pages: MemoryPages, request: Request) -> Response:
     """Every failed topic batch of the space queued again; the worker asked to run now."""
     space = pages.space(request)
-    count = await pages.memory.retry_topics(space)
+    count = await pages.memory.topics.retry(space)
     pages.runtime.kick()
     return RedirectResponse(book_url(space, {}, 0, retried=count), status_code=303)

@@ -20,10 +20,11 @@ from typing import Any
 from ...clock import iso, utc_now
 from ...derivation.lease import dead_local_owners, worker_id
 from ...errors import NotFound
-from ...events.service import EventSearchService
+from ...events.service import EventsService
 from ...profile.service import ProfileService
 from ...remember.rules import decider_timeout
 from ...retrieval.query import parse_query
+from ...service_base import EngineParts, ServiceBase
 from ...store import event_rows
 from ...store import import_rows as rows
 from .. import decider
@@ -42,16 +43,22 @@ Progress = Callable[[int, int], None]
 """Told ``(processed, total)`` after each decision saved."""
 
 
-class ImportAnalysis(ProfileService, EventSearchService):
-    """Reading and analysing import jobs; it searches events as the search tool does."""
+class ImportAnalysis(ServiceBase):
+    """Reading and analysing import jobs; it searches events as the search tool does and
+    reads the profile it may change."""
 
-    async def import_advance(
+    def __init__(self, parts: EngineParts, events: EventsService, profile: ProfileService) -> None:
+        super().__init__(parts)
+        self.events = events
+        self.profile = profile
+
+    async def advance(
         self, job_id: str, max_items: int | None = None, progress: Progress | None = None
     ) -> ImportJob:
         """Analyse up to ``max_items`` pending candidates (all by default), each decision
         persisted as it is reached (and told to ``progress``); a job past analysis is
         returned as it is."""
-        job = await self.import_job(job_id)
+        job = await self.job(job_id)
         if job.status in ANALYSING:
             await self._claim(job_id)
         if job.status == "extracting":
@@ -62,21 +69,21 @@ class ImportAnalysis(ProfileService, EventSearchService):
             job = await self._finish_analysis(job_id)
         return job
 
-    async def import_advance_pending(self) -> int:
+    async def advance_pending(self) -> int:
         """Advance every job still extracting or processing (abandoned ones too); how many
         items were analysed."""
         analysed = 0
         for job_id in await self.db.read(lambda raw: rows.jobs_in(raw, ANALYSING)):
-            before = (await self.import_job(job_id)).processed
+            before = (await self.job(job_id)).processed
             try:
-                after = (await self.import_advance(job_id)).processed
+                after = (await self.advance(job_id)).processed
             except Exception as error:  # one broken job must not stop the others
                 log.warning("StrataGate import %s: %s", job_id, error)
                 continue
             analysed += max(0, after - before)
         return analysed
 
-    async def import_job(self, job_id: str) -> ImportJob:
+    async def job(self, job_id: str) -> ImportJob:
         """The job with its items; ``NotFound`` for an unknown id."""
 
         def read(raw: sqlite3.Connection) -> ImportJob:
@@ -84,7 +91,7 @@ class ImportAnalysis(ProfileService, EventSearchService):
 
         return with_liveness(await self.db.read(read))
 
-    async def import_jobs(self, namespace: str, limit: int = 50) -> list[ImportJob]:
+    async def jobs(self, namespace: str, limit: int = 50) -> list[ImportJob]:
         """The space's newest jobs first."""
 
         def read(raw: sqlite3.Connection) -> list[ImportJob]:
@@ -123,7 +130,7 @@ class ImportAnalysis(ProfileService, EventSearchService):
             )
 
         await self.db.write(save)
-        return await self.import_job(job.id)
+        return await self.job(job.id)
 
     async def _analyse_pending(
         self, job: ImportJob, max_items: int | None, progress: Progress | None
@@ -194,7 +201,7 @@ class ImportAnalysis(ProfileService, EventSearchService):
         """Top-K local events by §6.4 search of title, summary and tags, not tracked."""
         query = " ".join([candidate.title, candidate.summary, *candidate.tags])
         try:
-            hits = await self.ranked_events(
+            hits = await self.events.ranked(
                 namespace,
                 parse_query(query),
                 limit=decider.TOP_K,
@@ -220,7 +227,7 @@ class ImportAnalysis(ProfileService, EventSearchService):
                 rows.set_status(raw, job_id, status, now)
 
         await self.db.write(finish)
-        return await self.import_job(job_id)
+        return await self.job(job_id)
 
 
 _OWNERS: dict[int, str] = {}

@@ -1,0 +1,1 @@
+"""Memory spaces: the namespaces memories live in, their counts and block settings."""

@@ -1,0 +1,16 @@
+"""The storage contract (``core/storage.py``) implemented on SQLite, one module per
+capability; each runs its reads and writes through ``Database`` (one connection's thread,
+``BEGIN IMMEDIATE`` units)."""
+
+from ..db import Database
+from .timeline import SqliteTimelineStorage
+
+__all__ = ["SqliteStorage"]
+
+
+class SqliteStorage:
+    """Every capability's storage over one open SQLite ``Database``."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.timeline = SqliteTimelineStorage(db)
