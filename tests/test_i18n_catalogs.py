@@ -13,6 +13,7 @@ import pytest
 
 import stratagate_plugin.web as web_package
 from stratagate_plugin.core.events.cards import EVENT_TYPES
+from stratagate_plugin.core.profile.fields import FIELDS
 from stratagate_plugin.harness.chat import EchoChatModel
 from stratagate_plugin.harness.hookspecs import hookimpl
 from stratagate_plugin.harness.pm import make_plugin_manager
@@ -105,12 +106,14 @@ def words(text: str) -> bool:
     return bool(re.search(r"[A-Za-z]{2,}", re.sub(r"\{\w+\}", "", text)))
 
 
-def test_every_event_type_has_a_label_in_both_languages() -> None:
-    """The labels were generated from ``EVENT_TYPES``; a new type needs its catalog lines."""
+def test_every_event_type_and_profile_field_has_its_texts_in_both_languages() -> None:
+    """These keys were generated from ``EVENT_TYPES`` and ``FIELDS``; a new type or field
+    needs its catalog lines."""
+    names = [f"mem.events.type.{kind}" for kind in EVENT_TYPES]
+    names += [f"mem.profile.{what}.{f.name}" for f in FIELDS for what in ("field", "hint")]
     strings = app_strings()
     for lang in ("en", "zh"):
-        missing = [k for k in EVENT_TYPES if f"mem.events.type.{k}" not in strings[lang]]
-        assert missing == [], lang
+        assert [name for name in names if name not in strings[lang]] == [], lang
 
 
 def test_a_broken_catalog_names_its_file(tmp_path: Path) -> None:

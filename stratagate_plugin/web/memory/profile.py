@@ -161,39 +161,3 @@ def routes(pages: MemoryPages) -> list[Route]:
         pages.route("/profile", profile_page),
         pages.route("/profile/{field}", save_field, methods=["POST"]),
     ]
-
-
-_FIELD_LABELS_EN = {field.name: field.label for field in FIELDS}
-_FIELD_LABELS_ZH = {
-    "user_preferred_name": "用户称呼",
-    "assistant_preferred_name": "助手名字",
-    "preferred_language": "回答语言",
-    "reasoning_language": "可见思考语言",
-    "default_location": "默认地点",
-    "home_city": "常住城市（旧）",
-    "current_city": "当前城市",
-    "response_preferences": "回答偏好",
-    "standing_instructions": "长期指令",
-    "user_background": "用户背景",
-    "long_term_goals": "长期目标",
-    "persistent_notes": "其他备注",
-}
-_HINTS_EN = {field.name: field.guidance for field in FIELDS}
-_HINTS_ZH = {
-    "user_preferred_name": "助手这样称呼你。",
-    "assistant_preferred_name": "你这样称呼助手。",
-    "preferred_language": "最终回答使用的语言。",
-    "reasoning_language": "只用于展示给你的思考文字。",
-    "default_location": "任务没有指定地点时的参考地点，不代表你在哪里。",
-    "home_city": "旧字段：常住城市；不会据此推断你的位置。",
-    "current_city": "你现在所在的城市（可能在旅行）；修改前一直有效。",
-    "response_preferences": "回答的风格偏好。",
-    "standing_instructions": "每次对话都要遵守的指令。",
-    "user_background": "稳定的背景信息。",
-    "long_term_goals": "需要长期记住的目标。",
-    "persistent_notes": "其他长期备注。",
-}
-
-
-def _per_field(prefix: str, table: dict[str, str]) -> dict[str, str]:
-    return {f"mem.profile.{prefix}.{name}": text for name, text in table.items()}
