@@ -3,6 +3,7 @@
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
 
@@ -239,7 +240,8 @@ class WebSection:
     """A plugin's part of the web app (``register_web``), as datasette's ``register_routes``.
 
     ``routes`` are Starlette routes mounted under ``path``; ``nav`` adds links to the app's
-    navigation; ``strings`` adds translations (language → key → text) the templates use.
+    navigation; ``catalogs`` is a directory of message catalogs (``en.json``, ``zh.json``:
+    key → text) the templates use, ``strings`` the same as a dict (language → key → text).
     Templates are found in the app's ``webui/templates`` and in ``templates`` if given.
     ``body_limits`` lets named routes (paths under ``path``) take bodies larger than the
     app's 1 MB, e.g. an upload; every other route keeps the app's limit.
@@ -250,6 +252,7 @@ class WebSection:
     routes: list[Any]
     nav: list[NavLink] = field(default_factory=list)
     strings: dict[str, dict[str, str]] = field(default_factory=dict)
+    catalogs: Traversable | None = None
     templates: Path | None = None
     order: int = 100
     body_limits: dict[str, int] = field(default_factory=dict)

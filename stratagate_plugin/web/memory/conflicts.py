@@ -13,8 +13,6 @@ from ...core.curation.receipts import receipt_line
 from ...core.errors import InvalidInput, NotFound
 from .pages import SECTION_PATH, MemoryPages, form_fields, int_param
 
-STRINGS: dict[str, dict[str, str]] = {"en": {}, "zh": {}}  # in event_strings (events.py)
-
 
 def routes(pages: MemoryPages) -> list[Route]:
     return [

@@ -20,10 +20,8 @@ from ...core.errors import NotFound
 from ...core.events.cards import EVENT_TYPES, happened_label
 from ...core.timeline.filters import SOURCE_FILTERS, STATUS_FILTERS, parse_moment, timeline_filter
 from ...core.timeline.trajectory import WeightPoint
-from .event_strings import EVENT_STRINGS
 from .pages import SECTION_PATH, MemoryPages, form_fields, int_param
 
-STRINGS = EVENT_STRINGS
 FILTERS = ("q", "since", "until", "participant", "type", "status", "source")
 FLAGS: tuple[ActionKind, ...] = ("forget", "restore", "pin", "unpin")
 CHART_WIDTH, CHART_HEIGHT, CHART_PAD = 640, 180, 28

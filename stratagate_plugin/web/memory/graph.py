@@ -19,10 +19,8 @@ from ...core.graph.projection import value_text
 from ...core.graph.shapes import NODE_TYPES
 from ...core.graph.views import NodeView
 from ..shell.templating import json_response
-from .graph_strings import GRAPH_STRINGS
 from .pages import SECTION_PATH, MemoryPages, int_param
 
-STRINGS = GRAPH_STRINGS
 PAGE = 100
 MAX_SHOWN = 1000  # graph_nodes' own maximum: a canvas of more helps nobody
 SOURCE_TITLES = 200  # cited events a node's panel names by title

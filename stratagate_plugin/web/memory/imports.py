@@ -49,10 +49,8 @@ from ..shell.i18n import request_language
 from ..shell.templating import json_response, render
 from .chat_history import KIND as CHAT_HISTORY
 from .chat_history import export_of_text, record_chat_history
-from .import_strings import IMPORT_STRINGS
 from .pages import SECTION_PATH, MemoryPages, form_fields, int_param
 
-STRINGS = IMPORT_STRINGS
 MEGABYTE = 1024 * 1024
 IMPORT_PATH = "/import"  # the upload route, allowed a chat export's 64 MB and the wrapping
 IMPORT_BODY_LIMIT = MAX_FILE_BYTES + 256 * 1024

@@ -27,64 +27,6 @@ from .pages import SECTION_PATH, MemoryPages, int_param
 PAGE_SIZE = 50
 REDERIVED = ("asked", "done", "failed", "kept")  # a re-derivation's outcome, in the URL
 
-STRINGS: dict[str, dict[str, str]] = {
-    "en": {
-        "mem.jobs.title": "Background jobs",
-        "mem.jobs.filter.failed": "Failed",
-        "mem.jobs.filter.running": "Running",
-        "mem.jobs.filter.pending": "Pending",
-        "mem.jobs.filter.all": "All",
-        "mem.jobs.kind": "Kind",
-        "mem.jobs.target": "Block",
-        "mem.jobs.state": "State",
-        "mem.jobs.attempts": "Attempts",
-        "mem.jobs.error": "Last error",
-        "mem.jobs.owner": "Lease owner",
-        "mem.jobs.lease_until": "until {at}",
-        "mem.jobs.next_retry": "next try {at}",
-        "mem.jobs.updated": "Changed",
-        "mem.jobs.retry": "Retry",
-        "mem.jobs.retry_all": "Retry every failed job of this space",
-        "mem.jobs.retried": "{n} job(s) queued again; the worker was asked to run them.",
-        "mem.jobs.none": "No jobs in this state.",
-        "mem.jobs.offline.title": "Derived offline: {n} block(s)",
-        "mem.jobs.offline.why": "The model failed on these blocks, so the offline model "
-        "derived them and memory still filled. Their cards are marked offline-fallback.",
-        "mem.jobs.offline.setup": "The model endpoint is misconfigured: every task falls "
-        "back to the offline model until it is fixed.",
-        "mem.jobs.offline.retry": "Run them on the model again",
-        "mem.jobs.offline.done": "{done} of {asked} block(s) derived again by the model; "
-        "{failed} kept the offline result; {kept} card(s) kept because you acted on them.",
-    },
-    "zh": {
-        "mem.jobs.title": "后台任务",
-        "mem.jobs.filter.failed": "失败",
-        "mem.jobs.filter.running": "运行中",
-        "mem.jobs.filter.pending": "等待中",
-        "mem.jobs.filter.all": "全部",
-        "mem.jobs.kind": "类型",
-        "mem.jobs.target": "记忆块",
-        "mem.jobs.state": "状态",
-        "mem.jobs.attempts": "尝试次数",
-        "mem.jobs.error": "最近的错误",
-        "mem.jobs.owner": "租约持有者",
-        "mem.jobs.lease_until": "至 {at}",
-        "mem.jobs.next_retry": "下次尝试 {at}",
-        "mem.jobs.updated": "更新时间",
-        "mem.jobs.retry": "重试",
-        "mem.jobs.retry_all": "重试本空间所有失败的任务",
-        "mem.jobs.retried": "已重新排队 {n} 个任务，后台已开始处理。",
-        "mem.jobs.none": "没有这个状态的任务。",
-        "mem.jobs.offline.title": "离线推导：{n} 个记忆块",
-        "mem.jobs.offline.why": "模型在这些记忆块上失败，离线模型代为推导，记忆照常写入。"
-        "它们的卡片标记为 offline-fallback。",
-        "mem.jobs.offline.setup": "模型端点配置有误：修好之前，每个任务都会改用离线模型。",
-        "mem.jobs.offline.retry": "用模型重新推导",
-        "mem.jobs.offline.done": "{asked} 个记忆块中 {done} 个已由模型重新推导；"
-        "{failed} 个保留离线结果；{kept} 张你操作过的卡片被保留。",
-    },
-}
-
 
 def job_filter(request: Request) -> JobFilter:
     state = request.query_params.get("state") or "all"

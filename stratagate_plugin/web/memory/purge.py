@@ -28,45 +28,6 @@ from .pages import MemoryPages, form_fields
 PENDING_SECONDS = 600
 MAX_PENDING = 32
 
-STRINGS: dict[str, dict[str, str]] = {
-    "en": {
-        "mem.purge.title": "Purge: what will be erased",
-        "mem.purge.intro": "The words are replaced by [purged] in every row below, removed "
-        "from the search index, backups and session files. This cannot be undone.",
-        "mem.purge.messages": "Messages holding the words (the rest of each stays)",
-        "mem.purge.events": "Events",
-        "mem.purge.blocks": "Blocks re-made",
-        "mem.purge.other": "Other rows",
-        "mem.purge.files": "Backups and session files to rewrite",
-        "mem.purge.confirm": "Purge for good",
-        "mem.purge.nothing": "The words occur nowhere in memory: nothing to purge.",
-        "mem.purge.done": "Purged",
-        "mem.purge.text": "Purge a text",
-        "mem.purge.text_help": "Erase a text (a pasted password, a number) from every "
-        "message, view, event, backup and session file. You will see the plan first.",
-        "mem.purge.show_plan": "Show what would be erased",
-        "mem.purge.event": "Purge…",
-    },
-    "zh": {
-        "mem.purge.title": "清除：将被抹去的内容",
-        "mem.purge.intro": "以下每一行中的这些文字将被替换为 [purged]，"
-        "并从搜索索引、备份和会话文件中删除。此操作无法撤销。",
-        "mem.purge.messages": "含有这些文字的消息（其余内容保留）",
-        "mem.purge.events": "事件",
-        "mem.purge.blocks": "重新生成的记忆块",
-        "mem.purge.other": "其他行",
-        "mem.purge.files": "将被重写的备份和会话文件",
-        "mem.purge.confirm": "永久清除",
-        "mem.purge.nothing": "记忆中没有这些文字：无需清除。",
-        "mem.purge.done": "已清除",
-        "mem.purge.text": "清除一段文字",
-        "mem.purge.text_help": "从所有消息、视图、事件、备份和会话文件中抹去一段文字"
-        "（误贴的密码、号码）。会先显示清除计划。",
-        "mem.purge.show_plan": "查看将被抹去的内容",
-        "mem.purge.event": "清除…",
-    },
-}
-
 
 @dataclass(frozen=True)
 class Pending:

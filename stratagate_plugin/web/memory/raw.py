@@ -19,31 +19,6 @@ from .pages import MemoryPages
 
 KINDS = ("event", "block", "receipt")
 
-STRINGS: dict[str, dict[str, str]] = {
-    "en": {
-        "mem.raw.title": "Raw data",
-        "mem.raw.intro": "One stored item as JSON, secrets redacted.",
-        "mem.raw.kind": "Kind",
-        "mem.raw.kind.event": "Event",
-        "mem.raw.kind.block": "Block",
-        "mem.raw.kind.receipt": "Usage receipt",
-        "mem.raw.id": "Id",
-        "mem.raw.show": "Show",
-        "mem.raw.as_json": "As a JSON file",
-    },
-    "zh": {
-        "mem.raw.title": "原始数据",
-        "mem.raw.intro": "以 JSON 查看一条存储的内容，密钥已隐去。",
-        "mem.raw.kind": "类型",
-        "mem.raw.kind.event": "事件",
-        "mem.raw.kind.block": "记忆块",
-        "mem.raw.kind.receipt": "使用回执",
-        "mem.raw.id": "编号",
-        "mem.raw.show": "查看",
-        "mem.raw.as_json": "以 JSON 文件查看",
-    },
-}
-
 
 def asked(request: Request) -> tuple[str, str]:
     """The ``kind`` (one of ``KINDS``, else 400) and ``id`` asked for."""

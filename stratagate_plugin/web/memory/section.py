@@ -1,6 +1,8 @@
-"""The memory plugin's web section: the memory page's views, navigation and texts."""
+"""The memory plugin's web section: the memory page's views, navigation and texts (the
+message catalogs in ``locales/``, one JSON file per language)."""
 
 from collections.abc import Callable
+from importlib.resources import files
 from typing import Any
 
 from ...harness.types import HostAPI, NavLink, WebSection
@@ -22,7 +24,6 @@ from . import (
 )
 from .imports import IMPORT_BODY_LIMIT, IMPORT_PATH
 from .pages import SECTION_PATH, MemoryPages
-from .strings import MEMORY_STRINGS
 
 PAGE_MODULES = (
     status,
@@ -44,17 +45,13 @@ PAGE_MODULES = (
 
 def memory_section(host: HostAPI, runtime: Callable[[], Any]) -> WebSection:
     pages = MemoryPages(host, runtime)
-    strings = {lang: dict(table) for lang, table in MEMORY_STRINGS.items()}
-    for module in PAGE_MODULES:
-        for lang, table in module.STRINGS.items():
-            strings.setdefault(lang, {}).update(table)
     routes = [route for module in PAGE_MODULES for route in module.routes(pages)]
     return WebSection(
         id="stratagate-memory",
         path=SECTION_PATH,
         routes=routes,
         nav=[NavLink(SECTION_PATH + "/", {"en": "Memory", "zh": "记忆"})],
-        strings=strings,
+        catalogs=files(__package__ or __name__) / "locales",
         order=10,
         body_limits={IMPORT_PATH: IMPORT_BODY_LIMIT},
     )

@@ -16,29 +16,6 @@ from ...harness.session_purge import delete_session_files, session_files_of
 from .pages import MemoryPages, form_fields
 from .purge import PENDING_SECONDS, Pending, remember, take
 
-STRINGS: dict[str, dict[str, str]] = {
-    "en": {
-        "mem.space_delete.action": "Delete this memory space…",
-        "mem.space_delete.title": "Delete memory space {space}",
-        "mem.space_delete.intro": "Every row below is deleted, with the space's rows in each "
-        "backup and its conversations' session files. This cannot be undone.",
-        "mem.space_delete.rows": "Rows",
-        "mem.space_delete.files": "Backups rewritten and session files deleted",
-        "mem.space_delete.confirm": "Delete for good",
-        "mem.space_delete.done": "Deleted",
-    },
-    "zh": {
-        "mem.space_delete.action": "删除这个记忆空间…",
-        "mem.space_delete.title": "删除记忆空间 {space}",
-        "mem.space_delete.intro": "以下所有行都将被删除，同时删除每个备份中该空间的行以及其对话的"
-        "会话文件。此操作无法撤销。",
-        "mem.space_delete.rows": "行",
-        "mem.space_delete.files": "将被重写的备份和将被删除的会话文件",
-        "mem.space_delete.confirm": "永久删除",
-        "mem.space_delete.done": "已删除",
-    },
-}
-
 
 def routes(pages: MemoryPages) -> list[Route]:
     return [

@@ -24,9 +24,7 @@ from ...core.topics.categories import CATEGORIES
 from ...core.topics.directory import DIRECTORY_BUDGET, SECTION_PAGE
 from ...core.topics.model import FALLBACK_PREFIX, is_fallback
 from .pages import SECTION_PATH, MemoryPages, int_param
-from .topic_strings import TOPIC_STRINGS
 
-STRINGS = TOPIC_STRINGS
 PAGE_SIZE = 20  # chapters (then fallback entries) per page; list_topics' own maximum
 
 

@@ -34,6 +34,7 @@ from ...harness.types import NavLink, WebSection
 from .assets import static_dir
 from .chat import ROUTES as CHAT_ROUTES
 from .chat import ChatRooms
+from .i18n import read_catalogs
 from .security import BodyTooLarge, Guard, GuardPolicy, policy_for
 from .templating import WebState, json_response, render
 
@@ -54,6 +55,8 @@ async def build_app(host: Host, model: ChatModel, policy: GuardPolicy | None = N
         routes.append(Mount(section.path, routes=section.routes))
         state.nav.extend(section.nav)
         state.catalog.add(section.strings)
+        if section.catalogs is not None:
+            state.catalog.add(read_catalogs(section.catalogs))
         if section.templates is not None:
             state.template_dirs.append(section.templates)
     routes.append(Mount("/static", StaticFiles(directory=static_dir()), name="static"))

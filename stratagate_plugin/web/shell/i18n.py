@@ -1,86 +1,49 @@
 """English and Chinese for every text the pages show; plugins add their own keys.
 
+The texts live in message catalogs, one flat JSON file per language (``locales/en.json``,
+``locales/zh.json``) beside the package that shows them, so a translator edits data, not
+Python; a plugin's ``WebSection.catalogs`` names its own directory of them.
+
 The language is the ``lang`` query parameter (remembered in a cookie), else the cookie,
 else the browser's ``Accept-Language``; English when none of them says Chinese.
 """
 
+import json
 import re
 from collections.abc import Mapping
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 
 from markupsafe import Markup, escape
 from starlette.requests import Request
 
 LANGUAGES = ("en", "zh")
 LANG_COOKIE = "sg_lang"
+_READ: dict[str, dict[str, dict[str, str]]] = {}
 
-SHELL_STRINGS: dict[str, dict[str, str]] = {
-    "en": {
-        "app.title": "StrataGate",
-        "nav.chat": "Chat",
-        "nav.language": "中文",
-        "chat.sessions": "Conversations",
-        "chat.new": "New conversation",
-        "chat.empty": "No conversations yet.",
-        "chat.placeholder": "Type a message…",
-        "chat.send": "Send",
-        "chat.sending": "Thinking…",
-        "chat.you": "You",
-        "chat.agent": "Agent",
-        "chat.failed": "The turn failed",
-        "chat.turns": "{n} turns",
-        "chat.turn_one": "1 turn",
-        "chat.show_status": "Show memory status rows",
-        "chat.hide_status": "Hide memory status rows",
-        "chat.more": "Checked but not used",
-        "chat.intro": "Start by telling the agent something worth remembering.",
-        "chat.warning": "Warning",
-        "chat.enter_hint": "Enter sends, Shift+Enter starts a new line",
-        "chat.space": "Memory space",
-        "chat.space_default": "default",
-        "error.title": "Something is wrong",
-        "error.back": "Back to the start",
-        "error.404": "Not found",
-        "error.400": "Bad request",
-        "error.403": "Refused",
-        "error.409": "Conflict",
-        "error.413": "Too large",
-        "error.500": "Internal error",
-        "error.503": "Memory is unavailable",
-    },
-    "zh": {
-        "app.title": "StrataGate",
-        "nav.chat": "对话",
-        "nav.language": "English",
-        "chat.sessions": "对话列表",
-        "chat.new": "新对话",
-        "chat.empty": "还没有对话。",
-        "chat.placeholder": "输入消息…",
-        "chat.send": "发送",
-        "chat.sending": "思考中…",
-        "chat.you": "你",
-        "chat.agent": "助手",
-        "chat.failed": "这一轮失败了",
-        "chat.turns": "{n} 轮",
-        "chat.turn_one": "1 轮",
-        "chat.show_status": "显示记忆状态行",
-        "chat.hide_status": "隐藏记忆状态行",
-        "chat.more": "已检查但未采用",
-        "chat.intro": "先告诉助手一件值得记住的事。",
-        "chat.warning": "警告",
-        "chat.enter_hint": "Enter 发送，Shift+Enter 换行",
-        "chat.space": "记忆空间",
-        "chat.space_default": "默认",
-        "error.title": "出了点问题",
-        "error.back": "回到首页",
-        "error.404": "未找到",
-        "error.400": "请求有误",
-        "error.403": "已拒绝",
-        "error.409": "冲突",
-        "error.413": "内容过大",
-        "error.500": "内部错误",
-        "error.503": "记忆暂不可用",
-    },
-}
+
+def read_catalogs(directory: Traversable) -> Mapping[str, Mapping[str, str]]:
+    """Every ``<lang>.json`` in ``directory``, read once per process (apps are built per
+    test and per server; the files do not change under a running one)."""
+    key = str(directory)
+    if key not in _READ:
+        _READ[key] = {
+            entry.name.removesuffix(".json"): _read_catalog(entry)
+            for entry in sorted(directory.iterdir(), key=lambda entry: entry.name)
+            if entry.name.endswith(".json")
+        }
+    return _READ[key]
+
+
+def _read_catalog(entry: Traversable) -> dict[str, str]:
+    """One language's texts; a translator's slip names the file instead of a traceback."""
+    try:
+        texts = json.loads(entry.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise ValueError(f"{entry}: not valid JSON ({error})") from None
+    if not isinstance(texts, dict) or not all(isinstance(v, str) for v in texts.values()):
+        raise ValueError(f"{entry}: must be one JSON object of key -> text")
+    return texts
 
 
 class Catalog:
@@ -88,7 +51,7 @@ class Catalog:
 
     def __init__(self) -> None:
         self.strings: dict[str, dict[str, str]] = {lang: {} for lang in LANGUAGES}
-        self.add(SHELL_STRINGS)
+        self.add(read_catalogs(files(__package__ or __name__) / "locales"))
 
     def add(self, strings: Mapping[str, Mapping[str, str]]) -> None:
         for lang, table in strings.items():
