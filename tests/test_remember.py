@@ -146,7 +146,6 @@ BASE = words("w", 20)
             "near-duplicate",
             ("e2",),
         ),
-        ([event("e1", words("w", 9))], "REINFORCED", "near-duplicate", ("e1",)),
         ([event("e1", words("z", 20))], "ADDED", "clear-new", ()),
         ([event("e1", "w0 " + words("z", 19))], "ADDED", "clear-new", ()),
         ([event("e1", words("w", 6) + " " + words("z", 14))], "ADDED", "clear-new", ()),
@@ -160,6 +159,15 @@ def test_first_phase_settles_without_a_model(
     assert phase.outcome is not None and not phase.needs_decider
     assert (phase.outcome.action, phase.outcome.gate) == (action, gate)
     assert phase.outcome.target_event_ids == targets
+
+
+def test_a_candidate_that_says_more_than_the_event_is_not_a_repeat() -> None:
+    """Containment is 1.0 (the event's 9 words are all in it), but 11 of the candidate's
+    20 words are its own: a detail or a change, for the decider, never a reinforcement."""
+    phase = first_phase(candidate(BASE), [event("e1", words("w", 9))])
+    assert phase.needs_decider and [m.event_id for m in phase.ambiguous] == ["e1"]
+    shorter = first_phase(candidate(words("w", 9)), [event("e1", BASE)])
+    assert shorter.outcome is not None and shorter.outcome.gate == "near-duplicate"
 
 
 AMBIGUOUS_EVENTS = [

@@ -220,7 +220,7 @@ async def test_a_thread_without_messages_cites_nothing(
         ("conversation", KNOWN, "exact-duplicate"),
         ("agent", KNOWN, "exact-duplicate"),
         ("conversation", "  alice ADOPTED a grey cat named Miso   last spring ", "exact-duplicate"),
-        ("conversation", f"{KNOWN} in Lyon", "near-duplicate"),
+        ("conversation", f"{KNOWN}!", "near-duplicate"),
         ("agent", "Alice adopted a grey cat named Miso", "near-duplicate"),
     ],
 )
@@ -478,3 +478,27 @@ def test_offline_model_answers_the_decider_task() -> None:
     }
     answer = OfflineModel().answer(DECIDE_AGENT_MEMORY, payload)
     assert MemoryDecision.model_validate(answer).action == "ADD"
+
+
+async def test_a_correction_holding_the_old_words_is_not_a_repeat(memory: StrataGate) -> None:
+    """Every word of the old statement is in the correction; the offline engine must not
+    count it as the same thing said again (it used to be REINFORCED)."""
+    first = await memory.remember.save(NS, THREAD, "The studio opens at 10am on Saturdays.")
+    said = "The studio opens at 11am on Saturdays, not 10am."
+    corrected = await memory.remember.save(NS, THREAD, said)
+    assert corrected.action in {"SUPERSEDED", "CONFLICT_MARKED"}, corrected
+    assert corrected.event_id != first.event_id
+    again = await memory.remember.save(NS, THREAD, "The studio opens at 11am on Saturdays.")
+    assert (again.action, again.reinforced_event_id) == ("REINFORCED", corrected.event_id)
+
+
+async def test_a_restatement_with_a_new_detail_keeps_the_detail(
+    memory: StrataGate, plain: sqlite3.Connection
+) -> None:
+    """"… in Lyon" repeats the event and adds where: merged (the detail kept), not dropped
+    as a repeat."""
+    await add_event(memory, "known", KNOWN, "conversation")
+    await talk(memory)
+    result = await memory.remember.save(NS, THREAD, f"{KNOWN} in Lyon")
+    assert result.action == "MERGED" and result.event_id == "known", result
+    assert "Lyon" in row(plain, "known")["summary"]

@@ -181,9 +181,9 @@ def first_phase(
         if _same_text(candidate, event):
             return FirstPhase(outcome=_reinforced("exact-duplicate", event.id, "exact-duplicate"))
     matches = find_matches(candidate, existing)
-    if matches and matches[0].containment >= NEAR_DUPLICATE:
-        reason = f"token containment {matches[0].containment:.2f}"
-        return FirstPhase(outcome=_reinforced("near-duplicate", matches[0].event_id, reason))
+    if repeat := _near_repeat(candidate, existing, matches):
+        reason = f"token containment {repeat.containment:.2f}"
+        return FirstPhase(outcome=_reinforced("near-duplicate", repeat.event_id, reason))
     ambiguous = tuple(match for match in matches if match.containment >= AMBIGUOUS)
     if not ambiguous:
         return FirstPhase(outcome=Outcome(action="ADDED", gate="clear-new", reason="clear-new"))
@@ -191,6 +191,23 @@ def first_phase(
         outcome = _conflict("heuristic-conflict", "heuristic-conflict", _ids(ambiguous))
         return FirstPhase(outcome=outcome, ambiguous=ambiguous)
     return FirstPhase(outcome=None, ambiguous=ambiguous)
+
+
+def _near_repeat(
+    candidate: AgentCandidate, existing: Sequence[ExistingEvent], matches: Sequence[Match]
+) -> Match | None:
+    """The best near-duplicate that the candidate only repeats: containment ≥ 0.85 and the
+    candidate says almost nothing the event does not. A candidate that holds the event's
+    words and adds its own ("opens at 11am on Saturdays, not 10am" over "opens at 10am on
+    Saturdays") is a change or a detail, for the decider, never a repeat."""
+    said = event_tokens(candidate.title, candidate.summary)
+    texts = {event.id: event_tokens(event.title, event.summary) for event in existing}
+    for match in matches:
+        if match.containment < NEAR_DUPLICATE:
+            return None
+        if said and len(said & texts[match.event_id]) / len(said) >= NEAR_DUPLICATE:
+            return match
+    return None
 
 
 def decider_timeout(structured_task_timeout_s: float) -> float:
