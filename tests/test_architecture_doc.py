@@ -43,3 +43,83 @@ def test_the_map_reader_sees_a_missing_or_stale_row(tmp_path: Path) -> None:
     doc = "### `core/`\n\n| module | why |\n| --- | --- |\n| `kept.py` | x |\n| `gone.py` | y |\n"
     assert package_modules(tmp_path) - documented_modules(doc) == {"core/new.py"}
     assert documented_modules(doc) - package_modules(tmp_path) == {"core/gone.py"}
+
+
+PROSE_PATH = re.compile(r"`((?:[\w]+/)+[\w]+\.py)`")
+PROSE_MODULE = re.compile(r"`([\w]+\.py)`")
+CAPABILITY_CALL = re.compile(r"`memory\.([a-z_]+)(?:\.([a-z_]+))?")
+
+
+def prose_lines(text: str) -> list[tuple[str | None, str]]:
+    """Each line outside the tables, with the ``### `package/` `` it stands under."""
+    lines, package = [], None
+    for line in text.splitlines():
+        if heading := HEADING.match(line):
+            package = heading.group(1)
+        elif not line.startswith("|"):
+            lines.append((package, line))
+    return lines
+
+
+def missing_prose_modules(text: str, package_root: Path, repo_root: Path) -> list[str]:
+    """Paths named in the prose (``core/events/service.py``, ``tests/test_x.py``) that do
+    not exist, and bare module names under a package heading that the package lacks
+    (nor any package names)."""
+    known = {p.name for p in package_root.rglob("*.py")}
+    missing = []
+    for package, line in prose_lines(text):
+        for path in PROSE_PATH.findall(line):
+            if not ((package_root / path).exists() or (repo_root / path).exists()):
+                missing.append(path)
+        for name in PROSE_MODULE.findall(line):
+            here = package is not None and (package_root / package / name).exists()
+            if package is not None and not here and name not in known:
+                missing.append(f"{package}/{name}")
+    return missing
+
+
+def test_the_prose_names_modules_that_exist() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    assert missing_prose_modules(text, PACKAGE, ROOT) == []
+
+
+def test_the_prose_names_capabilities_the_engine_composes() -> None:
+    """``memory.events.search(…)`` in the text: ``StrataGate`` has ``events``, and the
+    capability's class has ``search``."""
+    from stratagate_plugin.core.memory import StrataGate
+
+    wiring = StrataGate.__init__.__code__.co_names
+    text = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    named = {
+        (cap, method)
+        for _, line in prose_lines(text)
+        for cap, method in CAPABILITY_CALL.findall(line)
+    }
+    assert named, "the text shows how a caller reaches a capability"
+    classes = _capability_classes()
+    for cap, method in sorted(named):
+        assert cap in wiring and cap in classes, f"memory.{cap} is not a capability"
+        assert not method or hasattr(classes[cap], method), f"memory.{cap}.{method} is gone"
+
+
+def _capability_classes() -> dict[str, type]:
+    """``attribute → service class`` as ``StrataGate.__init__`` wires them."""
+    import ast
+    import importlib
+
+    source = (PACKAGE / "core" / "memory.py").read_text("utf-8")
+    memory = importlib.import_module("stratagate_plugin.core.memory")
+    found = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            target, call = node.targets[0], node.value
+            if isinstance(target, ast.Attribute) and isinstance(call.func, ast.Name):
+                found[target.attr] = getattr(memory, call.func.id)
+    return found
+
+
+def test_the_prose_reader_sees_a_stale_path(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "kept.py").write_text("")
+    doc = "### `core/`\n\nSee `core/kept.py`, `core/gone.py` and `kept.py`, `lost.py`.\n"
+    assert missing_prose_modules(doc, tmp_path, tmp_path) == ["core/gone.py", "core/lost.py"]
