@@ -8,6 +8,7 @@ implementation against these operations.
 
 from typing import Protocol
 
+from .importer.storage import ImportsStorage
 from .profile.storage import ProfileStorage
 from .timeline.storage import TimelineStorage
 
@@ -22,3 +23,6 @@ class Storage(Protocol):
 
     @property
     def profile(self) -> ProfileStorage: ...
+
+    @property
+    def imports(self) -> ImportsStorage: ...

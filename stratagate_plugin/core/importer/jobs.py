@@ -116,6 +116,12 @@ class ImportJob(_Frozen):
     def needs_confirmation(self) -> list[ImportItem]:
         return [item for item in self.items if item.requires_confirmation]
 
+    @property
+    def named_event_ids(self) -> list[str]:
+        """The events its items name, targets and matches (a commit links only those
+        still live)."""
+        return [t for item in self.items for t in [*item.target_ids, *(m.id for m in item.matches)]]
+
 
 class ImportBatch(_Frozen):
     """A committed import: the source block (its id is the batch id) and the events it made."""

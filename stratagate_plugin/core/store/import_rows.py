@@ -216,3 +216,14 @@ def batch_jobs(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
 def namespace_exists(raw: sqlite3.Connection, namespace: str) -> bool:
     found = raw.execute("SELECT 1 FROM namespaces WHERE namespace = ?", (namespace,)).fetchone()
     return found is not None
+
+
+def finish_analysis(raw: sqlite3.Connection, job_id: str, status: str, now: str) -> bool:
+    """The job moved to ``status`` if it is still ``processing`` with every item decided."""
+    changed = raw.execute(
+        "UPDATE import_jobs SET status = ?, error = NULL, updated_at = ? WHERE id = ? "
+        "AND status = 'processing' AND NOT EXISTS (SELECT 1 FROM import_items "
+        "WHERE job_id = ? AND decision_json IS NULL)",
+        (status, now, job_id, job_id),
+    ).rowcount
+    return changed > 0

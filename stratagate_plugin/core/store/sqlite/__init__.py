@@ -3,6 +3,7 @@ capability; each runs its reads and writes through ``Database`` (one connection'
 ``BEGIN IMMEDIATE`` units)."""
 
 from ..db import Database
+from .imports import SqliteImportsStorage
 from .profile import SqliteProfileStorage
 from .timeline import SqliteTimelineStorage
 
@@ -16,3 +17,4 @@ class SqliteStorage:
         self.db = db
         self.timeline = SqliteTimelineStorage(db)
         self.profile = SqliteProfileStorage(db)
+        self.imports = SqliteImportsStorage(db)
