@@ -10,6 +10,7 @@ from typing import Protocol
 
 from .importer.storage import ImportsStorage
 from .profile.storage import ProfileStorage
+from .purge.storage import PurgeStorage
 from .timeline.storage import TimelineStorage
 
 __all__ = ["Storage"]
@@ -26,3 +27,6 @@ class Storage(Protocol):
 
     @property
     def imports(self) -> ImportsStorage: ...
+
+    @property
+    def purge(self) -> PurgeStorage: ...

@@ -5,6 +5,7 @@ capability; each runs its reads and writes through ``Database`` (one connection'
 from ..db import Database
 from .imports import SqliteImportsStorage
 from .profile import SqliteProfileStorage
+from .purge import SqlitePurgeStorage
 from .timeline import SqliteTimelineStorage
 
 __all__ = ["SqliteStorage"]
@@ -18,3 +19,4 @@ class SqliteStorage:
         self.timeline = SqliteTimelineStorage(db)
         self.profile = SqliteProfileStorage(db)
         self.imports = SqliteImportsStorage(db)
+        self.purge = SqlitePurgeStorage(db)
