@@ -2,8 +2,10 @@
 
 ``import_preview`` only parses and persists the job; ``analysis/service.py`` analyses it (and
 finds the job that a new preview of the same text would only repeat). ``import_commit``
-writes the whole batch in one transaction (source block, events with their supersede and
-conflict links, graph projection queued), and ``import_undo`` takes it all back in one.
+decides the batch on one read of the job (``ImportsStorage.commit_view``) and writes it
+whole in one transaction (source block, events with their supersede and conflict links,
+graph projection queued) — decided again if the job, its text, its targets or the turn
+changed in between — and ``import_undo`` takes it all back in one.
 """
 
 from collections.abc import Mapping

@@ -5,14 +5,7 @@ from typing import Any
 
 from ...errors import NotFound
 from ...events.cards import EventCard
-from ...importer.jobs import (
-    ImportBatch,
-    ImportJob,
-    MatchedEvent,
-    batch_from_row,
-    job_from_row,
-    payload_of,
-)
+from ...importer.jobs import ImportBatch, ImportJob, MatchedEvent
 from ...importer.storage import BatchWrite, CommitView, NewJob, Recovery, RemovedBatch, StaleCommit
 from .. import event_rows, graph_jobs
 from .. import import_batch_rows as batch_rows
@@ -99,22 +92,22 @@ class SqliteImportsStorage:
         return await self.db.write(lambda raw: _remove_batch(raw, batch_id, now))
 
     async def batch(self, batch_id: str) -> ImportBatch:
-        return batch_from_row(await self.db.read(lambda raw: rows.batch_job(raw, batch_id)))
+        return rows.batch_from_row(await self.db.read(lambda raw: rows.batch_job(raw, batch_id)))
 
     async def batches(self, namespace: str) -> list[ImportBatch]:
         found = await self.db.read(lambda raw: rows.batch_jobs(raw, namespace))
-        return [batch_from_row(row) for row in found]
+        return [rows.batch_from_row(row) for row in found]
 
     async def active_cards(self, namespace: str, limit: int) -> list[EventCard]:
         return await self.db.read(lambda raw: _active_cards(raw, namespace, limit))
 
 
 def _job(raw: sqlite3.Connection, job_id: str) -> ImportJob:
-    return job_from_row(rows.job_row(raw, job_id), rows.item_rows(raw, job_id))
+    return rows.job_from_row(rows.job_row(raw, job_id), rows.item_rows(raw, job_id))
 
 
 def _jobs(raw: sqlite3.Connection, found: list[sqlite3.Row]) -> list[ImportJob]:
-    return [job_from_row(row, rows.item_rows(raw, row["id"])) for row in found]
+    return [rows.job_from_row(row, rows.item_rows(raw, row["id"])) for row in found]
 
 
 def _save_recovery(raw: sqlite3.Connection, job_id: str, recovery: Recovery) -> bool:
@@ -135,7 +128,7 @@ def _save_recovery(raw: sqlite3.Connection, job_id: str, recovery: Recovery) -> 
 
 def _commit_view(raw: sqlite3.Connection, job_id: str) -> CommitView:
     row = rows.job_row(raw, job_id)
-    job = job_from_row(row, rows.item_rows(raw, job_id))
+    job = rows.job_from_row(row, rows.item_rows(raw, job_id))
     live = event_rows.live_event_ids(raw, job.named_event_ids)
     turn = batch_rows.current_turn(raw, job.namespace)
     return CommitView(job, live, turn, str(row["updated_at"]))
@@ -163,9 +156,9 @@ def _write_batch(raw: sqlite3.Connection, batch: BatchWrite, view: CommitView) -
     written = [card.id for card in batch.cards]
     graph_jobs.queue_events(raw, batch.namespace, written, graph_jobs.AGENT_PRIORITY, stamp)
     rows.set_choices(raw, batch.job_id, batch.choices)
-    payload = {**payload_of(rows.job_row(raw, batch.job_id)), **batch.payload}
+    payload = {**rows.payload_of(rows.job_row(raw, batch.job_id)), **batch.payload}
     rows.mark_committed(raw, batch.job_id, source.block_id, payload, stamp)
-    return batch_from_row(rows.job_row(raw, batch.job_id))
+    return rows.batch_from_row(rows.job_row(raw, batch.job_id))
 
 
 def _remove_batch(raw: sqlite3.Connection, batch_id: str, now: str) -> RemovedBatch | None:
