@@ -141,7 +141,7 @@ async def test_a_write_from_a_stale_view_writes_nothing(engine: StrataGate) -> N
     view = await store.commit_view(job_id)
     await store.record_decision(job_id, 0, _decision(), "me", LATER)  # the job moved on
     batch = BatchWrite(
-        job_id, NS, source_block("the text"), [], {}, {"imported": 0}, (3, 0.3), LATER
+        job_id, NS, source_block("the text"), [], [], {}, {"imported": 0}, (3, 0.3), LATER
     )
     with pytest.raises(StaleCommit):
         await store.write_batch(batch, view)

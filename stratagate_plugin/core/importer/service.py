@@ -14,6 +14,7 @@ from typing import Any
 
 from ..clock import iso, utc_now
 from ..errors import InvalidInput, require_names
+from ..events.cards import EventCard
 from ..text.clean import valid_text
 from ..text.secrets import redact_value
 from . import decider
@@ -22,7 +23,7 @@ from .cards import export_document, import_card
 from .jobs import ANALYSING, COMMITTABLE, Action, CommitPlan, ImportBatch, ImportJob, ImportUndo
 from .source_block import source_block
 from .sources import to_document
-from .storage import BatchWrite, CommitView, NewJob, StaleCommit
+from .storage import BatchWrite, CommitView, NewJob, SourceBlock, StaleCommit
 
 EXPORT_LIMIT = 1_000_000
 SOURCE_NAME_LIMIT = 80
@@ -100,19 +101,7 @@ class ImportService(ImportAnalysis):
         targets = await self.store.event_cards(merging) if merging else {}
         source = source_block(await self.store.job_text(job.id))
         cards = [
-            import_card(
-                job.items[final.index].candidate,
-                final,
-                merged_from=[targets[t] for t in final.target_ids]
-                if final.action == "MERGE"
-                else [],
-                proposed=job.items[final.index].merged_summary,
-                namespace=job.namespace,
-                block_id=source.block_id,
-                message_id=source.message_id,
-                turn=view.turn,
-                now=now,
-            )
+            _card(job, final, targets, source, view.turn, now)
             for final in finals
             if final.action != "IGNORE"
         ]
@@ -123,9 +112,11 @@ class ImportService(ImportAnalysis):
             "final": [final.model_dump() for final in finals],
         }
         defaults = (self.config.block_turn_size, self.config.block_decay_lambda)
+        merged_from = list(targets.values())
         return BatchWrite(
-            job.id, job.namespace, source, cards, dict(chosen), payload, defaults, iso(now)
-        )
+            job.id, job.namespace, source, cards, merged_from, dict(chosen), payload, defaults,
+            iso(now),
+        )  # fmt: skip
 
     async def commit_plan(
         self,
@@ -190,3 +181,26 @@ def source_name(source: str | None) -> str | None:
     if len(named) > SOURCE_NAME_LIMIT:
         raise InvalidInput(f"the source name is longer than {SOURCE_NAME_LIMIT} characters")
     return named or None
+
+
+def _card(
+    job: ImportJob,
+    final: decider.Final,
+    targets: Mapping[str, EventCard],
+    source: SourceBlock,
+    turn: int,
+    now: datetime,
+) -> EventCard:
+    """An item's new card; a MERGE's keeps what its live targets said (``import_card``)."""
+    item = job.items[final.index]
+    return import_card(
+        item.candidate,
+        final,
+        merged_from=[targets[t] for t in final.target_ids] if final.action == "MERGE" else [],
+        proposed=item.merged_summary,
+        namespace=job.namespace,
+        block_id=source.block_id,
+        message_id=source.message_id,
+        turn=turn,
+        now=now,
+    )

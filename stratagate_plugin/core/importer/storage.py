@@ -25,8 +25,8 @@ __all__ = [
 
 
 class StaleCommit(Exception):
-    """The job, its text, its targets' liveness or the space's turn changed between the
-    commit's view and its write: nothing was written."""
+    """What a commit was decided on (the job, its text, its targets, the space's turn)
+    changed between its view and its write: nothing was written."""
 
 
 class NewJob(NamedTuple):
@@ -60,8 +60,6 @@ class CommitView(NamedTuple):
     """The events its items name (targets and matches) still active or superseded."""
     turn: int
     """The space's current turn (0 for a space not made yet)."""
-    version: str
-    """The job's last change as stored: the write checks it is still the same."""
 
 
 class SourceBlock(NamedTuple):
@@ -81,6 +79,8 @@ class BatchWrite(NamedTuple):
     namespace: str
     source: SourceBlock
     cards: list[EventCard]
+    merged_from: list[EventCard]
+    """The live cards MERGE cards were made from (the write checks they are unchanged)."""
     choices: dict[int, str]
     payload: dict[str, Any]
     """Merged into the job's stored payload."""
@@ -168,9 +168,10 @@ class ImportsStorage(Protocol):
         ...
 
     async def write_batch(self, batch: BatchWrite, view: CommitView) -> ImportBatch:
-        """In one transaction, if the job's version, its text (``batch.source.text``), its
-        live events and the turn are still ``view``'s (else ``StaleCommit``): the source
-        block, the cards, their graph projection queued, the choices, the job committed."""
+        """In one transaction, if the job (items too), its live events and the turn are
+        still ``view``'s, its text still ``batch.source.text`` and ``batch.merged_from``
+        unchanged (else ``StaleCommit``, nothing written): the source block, the cards,
+        their graph projection queued, the choices, the job committed."""
         ...
 
     async def remove_batch(self, batch_id: str, now: str) -> RemovedBatch | None:

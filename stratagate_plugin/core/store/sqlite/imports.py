@@ -127,21 +127,20 @@ def _save_recovery(raw: sqlite3.Connection, job_id: str, recovery: Recovery) -> 
 
 
 def _commit_view(raw: sqlite3.Connection, job_id: str) -> CommitView:
-    row = rows.job_row(raw, job_id)
-    job = rows.job_from_row(row, rows.item_rows(raw, job_id))
+    job = _job(raw, job_id)
     live = event_rows.live_event_ids(raw, job.named_event_ids)
-    turn = batch_rows.current_turn(raw, job.namespace)
-    return CommitView(job, live, turn, str(row["updated_at"]))
+    return CommitView(job, live, batch_rows.current_turn(raw, job.namespace))
 
 
 def _still(raw: sqlite3.Connection, batch: BatchWrite, view: CommitView) -> bool:
-    """Nothing the commit was decided on changed since ``view`` was read."""
-    row = rows.job_row(raw, batch.job_id)
+    """Nothing the commit was decided on changed since ``view`` was read (a purge, an
+    undo, another commit or worker in between)."""
     return (
-        str(row["updated_at"]) == view.version
+        _job(raw, batch.job_id) == view.job
         and rows.job_text(raw, batch.job_id) == batch.source.text
         and event_rows.live_event_ids(raw, view.job.named_event_ids) == view.live
         and batch_rows.current_turn(raw, batch.namespace) == view.turn
+        and all(event_rows.get_event(raw, card.id) == card for card in batch.merged_from)
     )
 
 
