@@ -273,7 +273,7 @@ async def test_bad_commits_are_one_line_errors_and_write_nothing(
 async def test_a_failure_mid_commit_leaves_nothing(
     memory: StrataGate, plain: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from stratagate_plugin.core.importer import service
+    from stratagate_plugin.core.store.sqlite import imports as service
 
     job = await analysed(memory, document(candidate("Lives in Lyon"), candidate("Works at Acme")))
     before = counts(plain)

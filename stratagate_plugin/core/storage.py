@@ -8,6 +8,9 @@ implementation against these operations.
 
 from typing import Protocol
 
+from .importer.storage import ImportsStorage
+from .profile.storage import ProfileStorage
+from .purge.storage import PurgeStorage
 from .timeline.storage import TimelineStorage
 
 __all__ = ["Storage"]
@@ -18,3 +21,12 @@ class Storage(Protocol):
 
     @property
     def timeline(self) -> TimelineStorage: ...
+
+    @property
+    def profile(self) -> ProfileStorage: ...
+
+    @property
+    def imports(self) -> ImportsStorage: ...
+
+    @property
+    def purge(self) -> PurgeStorage: ...

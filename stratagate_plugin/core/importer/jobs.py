@@ -8,10 +8,8 @@ wizard and the CLI show these models as they are; every field is plain data so a
 can poll it.
 """
 
-import json
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol, get_args
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -116,6 +114,12 @@ class ImportJob(_Frozen):
     def needs_confirmation(self) -> list[ImportItem]:
         return [item for item in self.items if item.requires_confirmation]
 
+    @property
+    def named_event_ids(self) -> list[str]:
+        """The events its items name, targets and matches (a commit links only those
+        still live)."""
+        return [t for item in self.items for t in [*item.target_ids, *(m.id for m in item.matches)]]
+
 
 class ImportBatch(_Frozen):
     """A committed import: the source block (its id is the batch id) and the events it made."""
@@ -152,65 +156,3 @@ class ImportUndo(_Frozen):
     removed_event_ids: list[str]
     restored_event_ids: list[str]
     removed_graph_node_ids: list[str]
-
-
-# -- from stored rows ----------------------------------------------------------------------
-
-
-class Row(Protocol):
-    """A stored row by column name (``sqlite3.Row`` is one)."""
-
-    def keys(self) -> list[str]: ...
-    def __getitem__(self, key: str) -> Any: ...
-
-
-def payload_of(row: Row) -> dict[str, Any]:
-    value = json.loads(row["payload"] or "{}")
-    return value if isinstance(value, dict) else {}
-
-
-def job_from_row(row: Row, items: Sequence[Row]) -> ImportJob:
-    """An ``import_jobs`` row (read without its text) and its ``import_items`` rows."""
-    payload = payload_of(row)
-    fields = {key: row[key] for key in row.keys() if key != "payload"}  # noqa: SIM118
-    return ImportJob.model_validate(
-        {
-            **fields,
-            "recovered": bool(payload.get("recovered")),
-            "dropped": int(payload.get("dropped", 0)),
-            "owner": payload.get("owner"),
-            "items": [item_from_row(item) for item in items],
-        }
-    )
-
-
-def item_from_row(row: Row) -> ImportItem:
-    decided: dict[str, Any] = json.loads(row["decision_json"]) if row["decision_json"] else {}
-    decided.pop("gate", None)
-    return ImportItem.model_validate(
-        {
-            "index": row["idx"],
-            "candidate": ExternalCandidate.model_validate_json(row["candidate_json"]),
-            "choice": row["choice"],
-            **decided,
-        }
-    )
-
-
-def batch_from_row(row: Row) -> ImportBatch:
-    """A committed (or undone) job's row as its batch."""
-    payload = payload_of(row)
-    return ImportBatch.model_validate(
-        {
-            "id": row["batch_id"],
-            "job_id": row["id"],
-            "namespace": row["namespace"],
-            "source_system": row["source_system"],
-            "status": "undone" if row["status"] == "undone" else "committed",
-            "event_ids": payload.get("event_ids", []),
-            "imported_count": int(payload.get("imported", 0)),
-            "ignored_count": int(payload.get("ignored", 0)),
-            "committed_at": row["committed_at"],
-            "undone_at": row["undone_at"],
-        }
-    )

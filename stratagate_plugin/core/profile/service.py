@@ -5,19 +5,22 @@ A settings edit names the revision it was made from; a stale one raises
 editor has not seen. Every change is kept in the audit, read back newest first.
 """
 
-import sqlite3
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..clock import UtcDatetime, iso, utc_now
+from ..clock import iso, utc_now
 from ..service_base import ServiceBase
-from ..store import profile_rows as rows
-from ..store.profile_rows import ProfileConflict
-from ..store.rows import record_from_row
 from . import fields as rules
+from .storage import (
+    FieldChange,
+    ProfileChange,
+    ProfileConflict,
+    ProfileStorage,
+    Source,
+    StoredField,
+)
 
-Source = Literal["settings", "user_explicit", "agent_tool", "maintenance"]
 __all__ = ["ProfileChange", "ProfileConflict", "ProfileService", "ProfileUpdate", "ProfileView"]
 
 
@@ -32,18 +35,6 @@ class ProfileView(BaseModel):
         return rules.render_profile(self.values)
 
 
-class ProfileChange(BaseModel):
-    """One audit row: a field went from ``old_value`` to ``new_value``."""
-
-    id: int
-    field: str
-    old_value: str
-    new_value: str
-    source: Source
-    message_id: str | None = None
-    created_at: UtcDatetime
-
-
 class ProfileUpdate(BaseModel):
     field: str
     value: str
@@ -56,21 +47,22 @@ class ProfileUpdate(BaseModel):
 class ProfileService(ServiceBase):
     """The installation-wide resident profile on the ``StrataGate`` façade."""
 
-    async def get(self) -> ProfileView:
-        def query(raw: sqlite3.Connection) -> ProfileView:
-            stored = rows.read_profile(raw)
-            return ProfileView(
-                values={f: stored.get(f, ("", 0))[0] for f in rules.FIELD_NAMES},
-                revisions={f: stored.get(f, ("", 0))[1] for f in rules.FIELD_NAMES},
-                updated_at=rows.updated_times(raw),
-            )
+    @property
+    def store(self) -> ProfileStorage:
+        return self.storage.profile
 
-        return await self.db.read(query)
+    async def get(self) -> ProfileView:
+        stored = await self.store.fields()
+        unset = StoredField("", 0, "")
+        return ProfileView(
+            values={f: stored.get(f, unset).value for f in rules.FIELD_NAMES},
+            revisions={f: stored.get(f, unset).revision for f in rules.FIELD_NAMES},
+            updated_at={f: row.updated_at for f, row in stored.items()},
+        )
 
     async def history(self, limit: int = 50, offset: int = 0) -> list[ProfileChange]:
         """The profile's changes, newest first, one page."""
-        found = await self.db.read(lambda raw: rows.changes(raw, limit, offset))
-        return [record_from_row(ProfileChange, row) for row in found]
+        return await self.store.changes(limit, offset)
 
     async def update(
         self,
@@ -83,14 +75,8 @@ class ProfileService(ServiceBase):
         """Apply one field now; a stale ``expected_revision`` raises ProfileConflict."""
         rules.field_of(field)
         text = rules.clean_value(field, value)
-        now = iso(utc_now())
-
-        def unit(raw: sqlite3.Connection) -> tuple[bool, int]:
-            current = {f: v for f, (v, _) in rows.read_profile(raw).items()}
-            rules.check_total({**current, field: text})
-            return rows.write_field(raw, field, text, source, now, expected_revision, message_id)
-
-        modified, revision = await self.db.write(unit)
+        change = FieldChange(field, text, source, iso(utc_now()), expected_revision, message_id)
+        modified, revision = await self.store.write_field(change, rules.check_total)
         status: Literal["applied", "unchanged"] = "applied" if modified else "unchanged"
         return ProfileUpdate(
             field=field,
@@ -111,7 +97,7 @@ class ProfileService(ServiceBase):
         if rules.user_asked_for(text, latest_user_message):
             return await self.update(field, text, "user_explicit")
         now = iso(utc_now())
-        await self.db.write(lambda raw: rows.add_proposal(raw, thread_key, field, text, now))
+        await self.store.add_proposal(thread_key, field, text, now)
         return ProfileUpdate(
             field=field,
             value=text,
@@ -126,7 +112,7 @@ class ProfileService(ServiceBase):
 
     async def settle_proposals(self, thread_key: str, user_message: str) -> list[ProfileUpdate]:
         """With the user's next message: explicit agreement applies, anything else refuses."""
-        pending = await self.db.read(lambda raw: rows.pending_proposals(raw, thread_key))
+        pending = await self.store.pending_proposals(thread_key)
         if not pending:
             return []
         agreed = rules.is_explicit_consent(user_message)
@@ -135,10 +121,8 @@ class ProfileService(ServiceBase):
         status = "applied" if agreed else "refused"
         for proposal in pending:
             if agreed:
-                applied.append(
-                    await self.update(proposal["field"], proposal["value"], "agent_tool")
-                )
-            await self._resolve_proposal(proposal["id"], status, now)
+                applied.append(await self.update(proposal.field, proposal.value, "agent_tool"))
+            await self._resolve_proposal(proposal.id, status, now)
         return applied
 
     async def apply_requested_proposals(
@@ -148,15 +132,15 @@ class ProfileService(ServiceBase):
         client recording it): the pending proposal that very message asked for is applied
         as the user's request, as ``agent_profile_update`` would have done had it seen the
         message; any other stays pending for the user's next message."""
-        pending = await self.db.read(lambda raw: rows.pending_proposals(raw, thread_key))
+        pending = await self.store.pending_proposals(thread_key)
         now = iso(utc_now())
         applied: list[ProfileUpdate] = []
         for proposal in pending:
-            if rules.user_asked_for(proposal["value"], user_message):
-                field, value = proposal["field"], proposal["value"]
+            if rules.user_asked_for(proposal.value, user_message):
+                field, value = proposal.field, proposal.value
                 applied.append(await self.update(field, value, "user_explicit"))
-                await self._resolve_proposal(proposal["id"], "applied", now)
+                await self._resolve_proposal(proposal.id, "applied", now)
         return applied
 
     async def _resolve_proposal(self, proposal_id: str, status: str, now: str) -> None:
-        await self.db.write(lambda raw: rows.resolve_proposal(raw, proposal_id, status, now))
+        await self.store.resolve_proposal(proposal_id, status, now)

@@ -15,22 +15,17 @@ which belong to the harness, before calling ``purge``.
 """
 
 import logging
-import sqlite3
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..clock import iso, utc_now
 from ..curation.actions import Actor, MemoryAction
-from ..errors import InvalidInput
+from ..errors import InvalidInput, StrataGateError
+from ..gate.evidence import receipt_payload
 from ..profile.fields import field_of
 from ..service_base import ServiceBase
-from ..store import curation_rows, event_rows
-from ..store import purge_files as files
-from ..store import purge_rows as rows
-from ..store import space_purge_rows as space_rows
-from ..store.health import StorageError
+from .storage import PurgeStorage, ReceiptDraft
 from .words import MIN_CHARACTERS, TOMBSTONE, Needles, TextPurgePlan
 
 log = logging.getLogger(__name__)
@@ -71,6 +66,10 @@ class SpaceDeleted(BaseModel):
 class PurgeService(ServiceBase):
     """Plan a purge, purge, and check that the words are gone."""
 
+    @property
+    def store(self) -> PurgeStorage:
+        return self.storage.purge
+
     async def needles(
         self,
         *,
@@ -83,13 +82,22 @@ class PurgeService(ServiceBase):
             raise InvalidInput("purge one thing: an event id, --message ID or --text TEXT")
         if text is not None:
             return Needles([text])
-        return await self.db.read(lambda raw: _words_of(raw, event_id, message_id))
+        if event_id is not None:
+            card = await self.store.event_card(event_id)
+            words = [w for w in (*card.quotes, card.title) if _words_left(w)]
+            if not words:
+                raise InvalidInput(f"event {event_id} holds no words left to purge")
+            return Needles(words)
+        content = await self.store.message_content(str(message_id))
+        if content is None:
+            raise InvalidInput(f"no message with id {message_id!r}")
+        return Needles([content])
 
     async def profile_field_needles(self, field: str) -> Needles:
         """Every value the profile field has held, as words to purge (a field whose whole
         value is purged is cleared)."""
         field_of(field)
-        values = await self.db.read(lambda raw: rows.profile_values(raw, field))
+        values = await self.store.profile_values(field)
         kept = [v for v in values if len(v.strip()) >= MIN_CHARACTERS]
         if not kept:
             raise InvalidInput(f"the profile field {field} holds nothing to purge")
@@ -98,8 +106,8 @@ class PurgeService(ServiceBase):
     async def words_plan(self, needles: Needles) -> tuple[Needles, TextPurgePlan]:
         """The plan (the needles grown by the titles of the events it forgets) and the
         backups holding the words."""
-        needles, plan = await self.db.read(lambda raw: _grown_plan(raw, needles))
-        held = files.backups_holding(self.db.path, needles)
+        needles, plan = await self._grown_plan(needles)
+        held = await self.store.backups_holding(needles)
         return needles, plan.model_copy(update={"files": {**plan.files, **held}})
 
     async def words(
@@ -115,72 +123,70 @@ class PurgeService(ServiceBase):
         needles, plan = await self.words_plan(needles)
         if plan.empty and not sessions:
             raise InvalidInput("the words occur nowhere in memory: nothing was changed")
-        files.remove_stale_copies(self.db.path)  # left by a purge killed mid-rewrite
-        backups = {p: files.scrub_backup(Path(p), needles, now) for p in plan.files}
-        await self.db.exclusive(lambda raw: files.set_secure_delete(raw, True))
-        try:
+        await self.store.remove_stale_copies()  # left by a purge killed mid-rewrite
+        backups = {
+            p: await self.store.purge_backup(p, needles, now, receipt_payload) for p in plan.files
+        }
 
-            def unit(raw: sqlite3.Connection) -> tuple[MemoryAction, dict[str, int]]:
-                fresh = rows.plan_words(raw, needles)
-                erased = rows.erase_words(raw, needles, fresh, now)
-                detail = _detail(fresh, erased, backups, sessions or {})
-                space = (fresh.namespaces() or plan.namespaces() or [""])[0]
-                action = curation_rows.insert_action(
-                    raw, space, "purge", target, actor, detail, iso(now)
-                )
-                rows.write_journal(raw, action.id)
-                return action, erased
+        def receipt(fresh: TextPurgePlan, erased: dict[str, int]) -> ReceiptDraft:
+            detail = _detail(fresh, erased, backups, sessions or {})
+            space = (fresh.namespaces() or plan.namespaces() or [""])[0]
+            return ReceiptDraft(space, target, actor, detail)
 
-            action, erased = await self.db.write(unit)
+        async with self.store.secure_deletion():
+            action, erased = await self.store.erase(needles, now, receipt, receipt_payload)
             vacuumed = await self._compact_if_held(needles)
-        finally:
-            await self.db.exclusive(lambda raw: files.set_secure_delete(raw, False))
-        left = {k: v for k, v in files.scan(self.db.path, needles).items() if v}
+        left = {k: v for k, v in (await self.store.scan(needles)).items() if v}
         return PurgeOutcome(
             receipt=action, erased=erased, backups=backups, vacuumed=vacuumed, left=left
         )
 
+    async def _grown_plan(self, needles: Needles) -> tuple[Needles, TextPurgePlan]:
+        """The plan, made again with the titles of the events it forgets (an answer quoting
+        the card goes too)."""
+        plan = await self.store.plan(needles)
+        titles = await self.store.event_titles(plan.forgotten_events())
+        more = [title for title in titles if _words_left(title)]
+        grown = needles.with_words(t for t in more if not needles.holds(t))
+        if grown.words == needles.words:
+            return needles, plan
+        return grown, await self.store.plan(grown)
+
     async def _compact_if_held(self, needles: Needles) -> bool:
         """Checkpoint (TRUNCATE); VACUUM when the file's bytes still hold the words; the
         journal entry cleared. True when it vacuumed."""
-        await self.db.exclusive(files.checkpoint)
-        held = any(files.byte_hits(p, needles) for p in files.database_files(self.db.path))
+        await self.store.checkpoint()
+        held = await self.store.file_holds(needles)
         if held:
-            await self.db.exclusive(files.compact)
-        await self.db.write(rows.clear_journal)
-        await self.db.exclusive(files.checkpoint)
+            await self.store.compact()
+        await self.store.clear_journal()
+        await self.store.checkpoint()
         return held
 
     async def finish_interrupted(self) -> str | None:
         """A purge killed after its commit left the old text in free pages or the WAL:
         vacuum now. The receipt id of the purge finished, else None."""
-        receipt = await self.db.read(rows.journal)
+        receipt = await self.store.journal()
         if receipt is None:
             return None
-        await self.db.exclusive(lambda raw: files.set_secure_delete(raw, True))
-        try:
-            await self.db.exclusive(files.compact)
-            await self.db.write(rows.clear_journal)
-            await self.db.exclusive(files.checkpoint)
-        except StorageError as error:  # a read-only copy still opens; the next open retries
-            log.warning("purge %s was interrupted and cannot be finished now: %s", receipt, error)
-            return None
-        finally:
-            await self.db.exclusive(lambda raw: files.set_secure_delete(raw, False))
+        async with self.store.secure_deletion():
+            try:
+                await self.store.compact()
+                await self.store.clear_journal()
+                await self.store.checkpoint()
+            except StrataGateError as error:  # StorageError: a read-only copy still opens;
+                # the next open retries
+                log.warning(
+                    "purge %s was interrupted and cannot be finished now: %s", receipt, error
+                )
+                return None
         log.warning("finished purge %s, interrupted before its file was compacted", receipt)
         return receipt
 
     async def space_deletion_plan(self, namespace: str) -> SpacePlan:
-        def read(raw: sqlite3.Connection) -> SpacePlan:
-            return SpacePlan(
-                namespace=namespace,
-                rows=space_rows.space_rows(raw, namespace),
-                threads=space_rows.space_threads(raw, namespace),
-            )
-
-        plan = await self.db.read(read)
-        held = files.space_in_backups(self.db.path, namespace)
-        return plan.model_copy(update={"backups": held})
+        found = await self.store.space_contents(namespace)
+        held = await self.store.space_in_backups(namespace)
+        return SpacePlan(namespace=namespace, rows=found.rows, threads=found.threads, backups=held)
 
     async def delete_space(
         self, namespace: str, *, actor: Actor = "user", sessions: list[str] | None = None
@@ -190,38 +196,30 @@ class PurgeService(ServiceBase):
         plan = await self.space_deletion_plan(namespace)
         if not plan.rows and not plan.backups:
             raise InvalidInput(f"there is no memory space {namespace!r}: nothing was changed")
-        files.remove_stale_copies(self.db.path)
-        backups = {p: files.delete_space_in_backup(Path(p), namespace) for p in plan.backups}
-        now = iso(utc_now())
+        await self.store.remove_stale_copies()
+        backups = {p: await self.store.delete_space_in_backup(p, namespace) for p in plan.backups}
 
-        def unit(raw: sqlite3.Connection) -> tuple[MemoryAction, dict[str, int]]:
-            deleted = space_rows.delete_space(raw, namespace)
+        def receipt(deleted: dict[str, int]) -> ReceiptDraft:
             detail = {
                 "space_deleted": namespace,
                 "rows": deleted,
                 "backups": backups,
                 "sessions": sorted(sessions or []),
             }
-            action = curation_rows.insert_action(
-                raw, namespace, "purge", namespace, actor, detail, now
-            )
-            rows.write_journal(raw, action.id)
-            return action, deleted
+            return ReceiptDraft(namespace, namespace, actor, detail)
 
-        await self.db.exclusive(lambda raw: files.set_secure_delete(raw, True))
-        try:
-            action, deleted = await self.db.write(unit)
-            await self.db.exclusive(files.compact)
-            await self.db.write(rows.clear_journal)
-            await self.db.exclusive(files.checkpoint)
-        finally:
-            await self.db.exclusive(lambda raw: files.set_secure_delete(raw, False))
+        now = iso(utc_now())
+        async with self.store.secure_deletion():
+            action, deleted = await self.store.delete_space(namespace, receipt, now)
+            await self.store.compact()
+            await self.store.clear_journal()
+            await self.store.checkpoint()
         return SpaceDeleted(receipt=action, deleted=deleted, backups=backups)
 
     async def check(self, needles: Needles) -> dict[str, int]:
         """Where the words still are: rows (``table.column``) and raw bytes by file."""
-        cells = await self.db.read(lambda raw: rows.leftovers(raw, needles))
-        return {**cells, **files.scan(self.db.path, needles)}
+        cells = await self.store.leftovers(needles)
+        return {**cells, **(await self.store.scan(needles))}
 
     async def receipts(self, digest: str) -> list[MemoryAction]:
         """The purge receipts whose words hash to ``digest`` (``sha256:…``)."""
@@ -229,37 +227,14 @@ class PurgeService(ServiceBase):
         return [a for a in found if digest in a.detail.get("hashes", [])]
 
     async def actions_of_kind(self, kind: str) -> list[MemoryAction]:
-        every = await self.db.read(lambda raw: curation_rows.list_actions(raw, limit=10_000))
+        every = await self.store.actions(10_000)
         return [a for a in every if a.kind == kind]
-
-
-def _words_of(raw: sqlite3.Connection, event_id: str | None, message_id: str | None) -> Needles:
-    if event_id is not None:
-        card = event_rows.get_event(raw, event_id)
-        words = [w for w in (*card.quotes, card.title) if _words_left(w)]
-        if not words:
-            raise InvalidInput(f"event {event_id} holds no words left to purge")
-        return Needles(words)
-    found = curation_rows.message_cards(raw, [str(message_id)])
-    if not found:
-        raise InvalidInput(f"no message with id {message_id!r}")
-    return Needles([found[0].message.content])
 
 
 def _words_left(text: str) -> bool:
     """Not a tombstone, and long enough to purge safely."""
     bare = text.strip()
     return len(bare) >= MIN_CHARACTERS and bare != TOMBSTONE and not bare.startswith("[purged by")
-
-
-def _grown_plan(raw: sqlite3.Connection, needles: Needles) -> tuple[Needles, TextPurgePlan]:
-    plan = rows.plan_words(raw, needles)
-    titles = curation_rows.briefs(raw, plan.forgotten_events())
-    more = [b.title for b in titles.values() if _words_left(b.title)]
-    grown = needles.with_words(t for t in more if not needles.holds(t))
-    if grown.words == needles.words:
-        return needles, plan
-    return grown, rows.plan_words(raw, grown)
 
 
 def _detail(

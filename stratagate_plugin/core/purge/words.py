@@ -15,16 +15,15 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from ..clock import UtcDatetime
 from ..errors import InvalidInput
 from ..text.search_terms import fts_encode, tokenize
+from .storage import TOMBSTONE, PlanItem, TextPurgePlan
 
-TOMBSTONE = "[purged]"
+__all__ = ["TOMBSTONE", "Needles", "PlanItem", "TextPurgePlan", "purge_hash"]
 REDACTED = "[…]"
 MIN_CHARACTERS = 3  # shorter words hit too much that is not them (and a Han pair is fine)
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)  # as stored
 
 
 def normalized(text: str) -> str:
@@ -87,6 +86,30 @@ class Needles:
             return {self.scrub(str(k)): self.scrub_value(v) for k, v in value.items()}
         return value
 
+    def scrub_cell(self, value: Any) -> Any:
+        """A cell's text with the words tombstoned; a JSON cell keeps being valid JSON."""
+        if not isinstance(value, str):
+            return value
+        if value[:1] in ("[", "{"):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                return self.scrub(value)
+            scrubbed = _JSON.encode(self.scrub_value(parsed))
+            return scrubbed if not self.holds(scrubbed) else self.scrub(scrubbed)
+        return self.scrub(value)
+
+    def scrub_key(self, value: Any) -> Any:
+        """A unique key's value as a tombstone made unique, so no constraint stops a purge."""
+        if not isinstance(value, str):
+            return value
+        return f"{TOMBSTONE}:{hashlib.sha256(value.encode()).hexdigest()[:10]}"
+
+    def forgets(self, quotes: list[str], stated: list[str]) -> bool:
+        """An event is forgotten when every quote holds the words (a card without quotes:
+        when its statement does); else it is edited."""
+        return all(map(self.holds, quotes)) if quotes else any(map(self.holds, stated))
+
     def byte_hits(self, data: bytes) -> int:
         """Occurrences in raw bytes (a database page, a backup, a session file)."""
         return sum(1 for _ in self.byte_pattern.finditer(data))
@@ -127,41 +150,3 @@ def _spaced(form: str) -> str:
 
 def _spaced_bytes(form: bytes) -> bytes:
     return rb"\s+".join(re.escape(part) for part in form.split())
-
-
-class PlanItem(BaseModel):
-    """One row the purge changes: its id, when it was written, a redacted excerpt."""
-
-    model_config = ConfigDict(frozen=True)
-
-    kind: str
-    id: str
-    namespace: str = ""
-    at: UtcDatetime | None = None
-    excerpt: str = ""
-    outcome: str = ""  # events: "forgotten" or "edited"; blocks: "re-derived"
-
-
-class TextPurgePlan(BaseModel):
-    """What a purge of some words erases: rows by kind, other stored copies by column,
-    and the files (backups, sessions) holding them. Nothing in it repeats the words."""
-
-    model_config = ConfigDict(frozen=True)
-
-    hashes: list[str]
-    messages: list[PlanItem] = Field(default_factory=list)
-    blocks: list[PlanItem] = Field(default_factory=list)
-    events: list[PlanItem] = Field(default_factory=list)
-    cells: dict[str, int] = Field(default_factory=dict)  # "table.column": rows holding them
-    files: dict[str, int] = Field(default_factory=dict)  # backup or session path: hits
-
-    @property
-    def empty(self) -> bool:
-        return not (self.messages or self.blocks or self.events or self.cells or self.files)
-
-    def forgotten_events(self) -> list[str]:
-        return [item.id for item in self.events if item.outcome == "forgotten"]
-
-    def namespaces(self) -> list[str]:
-        found = [item.namespace for item in (*self.messages, *self.events) if item.namespace]
-        return list(dict.fromkeys(found))

@@ -2,9 +2,9 @@
 
 The source block is made whole in the commit's transaction: thread
 ``external-import:<blockId>``, the import text as one user message (indexed for raw search
-like any sealed message), ready at once with L0–L2 by rule (title = first non-empty line
-≤ 80, tag ``external-memory-import``, L1 = the first 500 characters, L2 = the first 8
-lines) and ``should_extract`` off, so no summary or extraction job ever runs on it.
+like any sealed message), ready at once with the views the importer made by rule
+(``importer/source_block.py``) and ``should_extract`` off, so no summary or extraction job
+ever runs on it.
 
 Undo, in one transaction, deletes the batch's events and everything that points at them:
 their sources, search rows, queued topic work, graph provenance (records left citing
@@ -21,12 +21,10 @@ message and its thread are deleted.
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ..blocks.transcript import layer_texts
 from ..events.cards import RELATION_LISTS
-from ..ids import new_id
-from ..records import Role, ToolTrace
+from ..importer.storage import SourceBlock
 from . import block_rows, graph_jobs, topic_rows
 from .graph_writes import strip_event_provenance
 from .raw_search import IMPORT_THREAD_PREFIX
@@ -35,45 +33,36 @@ from .sealing import next_fts_rowid
 from .search_index import index_messages, unindex_messages
 from .turns import NamespaceDefaults, ensure_namespace, ensure_thread
 
-IMPORT_TAG = "external-memory-import"
 THREAD_PREFIX = IMPORT_THREAD_PREFIX  # raw search leaves these threads out
-TITLE_LIMIT, L1_LIMIT, L2_LINES = 80, 500, 8
 
 
-@dataclass(frozen=True)
-class _Imported:
-    role: Role
-    content: str
-    tool_calls: tuple[ToolTrace, ...] = field(default=())
-
-
-@dataclass(frozen=True)
-class SourceBlock:
-    block_id: str
-    message_id: str
-    namespace_turn: int
+def current_turn(raw: sqlite3.Connection, namespace: str) -> int:
+    """The space's turn now (0 for a space not made yet)."""
+    row = raw.execute(
+        "SELECT current_turn FROM namespaces WHERE namespace = ?", (namespace,)
+    ).fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def insert_source_block(
-    raw: sqlite3.Connection, namespace: str, text: str, defaults: NamespaceDefaults, now: str
-) -> SourceBlock:
-    """The batch's ready source block holding ``text`` as one user message."""
+    raw: sqlite3.Connection,
+    namespace: str,
+    source: SourceBlock,
+    defaults: NamespaceDefaults,
+    now: str,
+) -> int:
+    """The batch's ready source block holding its text as one user message; its turn."""
     ensure_namespace(raw, namespace, defaults, now)
-    block_id, message_id = new_id("blk"), new_id("msg")
+    block_id, message_id, text = source.block_id, source.message_id, source.text
     thread_id = f"{THREAD_PREFIX}{block_id}"
     ensure_thread(raw, namespace, thread_id, now)
-    turn = int(
-        raw.execute(
-            "SELECT current_turn FROM namespaces WHERE namespace = ?", (namespace,)
-        ).fetchone()[0]
-    )
+    turn = current_turn(raw, namespace)
     fts_rowid = next_fts_rowid(raw)
     raw.execute(
         "INSERT INTO messages(id, namespace, thread_id, position, turn, namespace_turn, role, "
         "content, created_at) VALUES (?, ?, ?, 1, 1, ?, 'user', ?, ?)",
         (message_id, namespace, thread_id, turn, text, now),
     )
-    _raw, readable, condensed = layer_texts([_Imported("user", text)])
     sequence = raw.execute(
         "UPDATE namespaces SET block_count = block_count + 1, updated_at = ? "
         "WHERE namespace = ? RETURNING block_count",
@@ -83,7 +72,7 @@ def insert_source_block(
         "INSERT INTO blocks(id, namespace, thread_id, sequence, thread_sequence, start_turn, "
         "end_turn, l4_readable, l3_condensed, should_extract, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, 1, 1, 1, ?, ?, 0, ?, ?)",
-        (block_id, namespace, thread_id, sequence, readable, condensed, now, now),
+        (block_id, namespace, thread_id, sequence, source.readable, source.condensed, now, now),
     )
     raw.execute(
         "UPDATE threads SET turn_count = 1, message_count = 1, sealed_position = 1, "
@@ -95,18 +84,8 @@ def insert_source_block(
         (block_id, fts_rowid, message_id),
     )
     index_messages(raw, namespace, [(fts_rowid, text)])
-    block_rows.mark_ready(raw, block_id, now, _derived(text))
-    return SourceBlock(block_id, message_id, turn)
-
-
-def _derived(text: str) -> dict[str, object]:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return {
-        "l0_title": (lines[0] if lines else "External memory import")[:TITLE_LIMIT],
-        "l0_tags": [IMPORT_TAG],
-        "l1_summary": text.strip()[:L1_LIMIT],
-        "l2_keypoints": [line[:L1_LIMIT] for line in lines[:L2_LINES]],
-    }
+    block_rows.mark_ready(raw, block_id, now, source.derived)
+    return turn
 
 
 def batch_event_ids(raw: sqlite3.Connection, block_id: str) -> list[str]:

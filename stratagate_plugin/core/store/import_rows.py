@@ -6,12 +6,15 @@ progress moves by one exactly when a slot is filled, in the same transaction (co
 every slot again per decision made analysis quadratic).
 """
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import NotFound
 from ..ids import new_id
+from ..importer.external_format import ExternalCandidate
+from ..importer.jobs import ImportBatch, ImportItem, ImportJob
 from .rows import dump_json
 
 _COLUMNS = (  # without the text (up to 4 MB): a job page polls its row every second
@@ -216,3 +219,69 @@ def batch_jobs(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
 def namespace_exists(raw: sqlite3.Connection, namespace: str) -> bool:
     found = raw.execute("SELECT 1 FROM namespaces WHERE namespace = ?", (namespace,)).fetchone()
     return found is not None
+
+
+def finish_analysis(raw: sqlite3.Connection, job_id: str, status: str, now: str) -> bool:
+    """The job moved to ``status`` if it is still ``processing`` with every item decided."""
+    changed = raw.execute(
+        "UPDATE import_jobs SET status = ?, error = NULL, updated_at = ? WHERE id = ? "
+        "AND status = 'processing' AND NOT EXISTS (SELECT 1 FROM import_items "
+        "WHERE job_id = ? AND decision_json IS NULL)",
+        (status, now, job_id, job_id),
+    ).rowcount
+    return changed > 0
+
+
+# -- records from rows ----------------------------------------------------------------------
+
+
+def payload_of(row: sqlite3.Row) -> dict[str, Any]:
+    value = json.loads(row["payload"] or "{}")
+    return value if isinstance(value, dict) else {}
+
+
+def job_from_row(row: sqlite3.Row, items: Sequence[sqlite3.Row]) -> ImportJob:
+    """An ``import_jobs`` row (read without its text) and its ``import_items`` rows."""
+    payload = payload_of(row)
+    fields = {key: row[key] for key in row.keys() if key != "payload"}  # noqa: SIM118
+    return ImportJob.model_validate(
+        {
+            **fields,
+            "recovered": bool(payload.get("recovered")),
+            "dropped": int(payload.get("dropped", 0)),
+            "owner": payload.get("owner"),
+            "items": [item_from_row(item) for item in items],
+        }
+    )
+
+
+def item_from_row(row: sqlite3.Row) -> ImportItem:
+    decided: dict[str, Any] = json.loads(row["decision_json"]) if row["decision_json"] else {}
+    decided.pop("gate", None)
+    return ImportItem.model_validate(
+        {
+            "index": row["idx"],
+            "candidate": ExternalCandidate.model_validate_json(row["candidate_json"]),
+            "choice": row["choice"],
+            **decided,
+        }
+    )
+
+
+def batch_from_row(row: sqlite3.Row) -> ImportBatch:
+    """A committed (or undone) job's row as its batch."""
+    payload = payload_of(row)
+    return ImportBatch.model_validate(
+        {
+            "id": row["batch_id"],
+            "job_id": row["id"],
+            "namespace": row["namespace"],
+            "source_system": row["source_system"],
+            "status": "undone" if row["status"] == "undone" else "committed",
+            "event_ids": payload.get("event_ids", []),
+            "imported_count": int(payload.get("imported", 0)),
+            "ignored_count": int(payload.get("ignored", 0)),
+            "committed_at": row["committed_at"],
+            "undone_at": row["undone_at"],
+        }
+    )

@@ -2,20 +2,19 @@
 
 import sqlite3
 
-from ..errors import StaleEdit
 from ..ids import new_id
+from ..profile.storage import ProfileConflict
 
-
-class ProfileConflict(StaleEdit):
-    """The field changed elsewhere since the caller read it (stale revision); it carries
-    the stored value and revision, so the caller can show them beside its own edit."""
-
-    def __init__(self, field: str, value: str, revision: int, expected: int) -> None:
-        self.field, self.value, self.revision, self.expected = field, value, revision, expected
-        super().__init__(
-            f"{field} was just updated elsewhere (revision {revision}, you had "
-            f"{expected}); reload it and try again"
-        )
+__all__ = [
+    "ProfileConflict",
+    "add_proposal",
+    "changes",
+    "pending_proposals",
+    "read_profile",
+    "resolve_proposal",
+    "updated_times",
+    "write_field",
+]
 
 
 def read_profile(raw: sqlite3.Connection) -> dict[str, tuple[str, int]]:

@@ -1,5 +1,7 @@
 """Erasing words from the database, in the caller's one transaction (issue 25).
 
+The words arrive as ``purge.storage.Words``: how they match, scrub a cell and decide an
+event's outcome is the purge's rule (``purge/words.py``), applied here through SQL functions.
 ``plan_words`` finds every row holding the words; ``erase_words`` replaces them with a
 tombstone inside each of those rows, then re-derives what was built on them: the messages
 leave and re-enter the search index with their new text, their blocks' L4/L3 are re-made by
@@ -10,20 +12,17 @@ other free-text column (``FREE_TEXT``) is swept the same way. ``leftovers`` then
 every text cell of every table, so what a plan or a receipt says is measured, not assumed.
 """
 
-import hashlib
 import json
 import sqlite3
 from datetime import datetime
-from typing import Any
 
 from ..clock import iso
-from ..gate.evidence import receipt_payload
-from ..purge.words import TOMBSTONE, Needles, PlanItem, TextPurgePlan
+from ..purge.storage import TOMBSTONE, PlanItem, ReceiptPayload, TextPurgePlan
+from ..purge.storage import Words as Needles
 from ..text.search_terms import fts_document
 from . import topic_sync
 from .curation_rows import blank_event, rederive_block
 from .graph_writes import rebuild_terms
-from .rows import dump_json
 from .search_index import FTS_TOKEN_COUNT, event_row_text, has_index, index_event
 
 _EVENT_TEXT = ("title", "summary", "tags_json", "quotes_json", "temporal_json")
@@ -59,8 +58,8 @@ _UNIQUE_KEYS = {"name_key", "alias_key", "value_key", "term"}  # a tombstone mad
 def register(raw: sqlite3.Connection, needles: Needles) -> None:
     """SQL functions over the needles: ``sg_holds(x)``, ``sg_scrub(x)``, ``sg_scrub_key(x)``."""
     raw.create_function("sg_holds", 1, needles.holds)
-    raw.create_function("sg_scrub", 1, lambda x: _scrub_cell(needles, x))
-    raw.create_function("sg_scrub_key", 1, lambda x: _unique_tombstone(needles, x))
+    raw.create_function("sg_scrub", 1, needles.scrub_cell)
+    raw.create_function("sg_scrub_key", 1, needles.scrub_key)
 
 
 def plan_words(raw: sqlite3.Connection, needles: Needles) -> TextPurgePlan:
@@ -105,9 +104,7 @@ def _event_items(raw: sqlite3.Connection, needles: Needles) -> list[PlanItem]:
     ).fetchall()
     items = []
     for row in rows:
-        quotes = json.loads(row["quotes_json"])  # a card without quotes: its statement
-        stated = [row["title"], row["summary"]]
-        whole = all(map(needles.holds, quotes)) if quotes else any(map(needles.holds, stated))
+        whole = needles.forgets(json.loads(row["quotes_json"]), [row["title"], row["summary"]])
         items.append(
             PlanItem(
                 kind=f"event ({row['status']})",
@@ -151,10 +148,14 @@ def _cell_counts(raw: sqlite3.Connection) -> dict[str, int]:
 
 
 def erase_words(
-    raw: sqlite3.Connection, needles: Needles, plan: TextPurgePlan, now: datetime
+    raw: sqlite3.Connection,
+    needles: Needles,
+    plan: TextPurgePlan,
+    now: datetime,
+    payload: ReceiptPayload,
 ) -> dict[str, int]:
-    """Tombstone the words in every row of ``plan`` and re-derive what was built on them;
-    what was changed, counted by kind."""
+    """Tombstone the words in every row of ``plan`` and re-derive what was built on them
+    (a swept usage receipt's ``payload`` made again); what was changed, counted by kind."""
     register(raw, needles)
     stamp = iso(now)
     _erase_messages(raw, [item.id for item in plan.messages], stamp)
@@ -171,7 +172,7 @@ def erase_words(
     swept = sweep(raw)
     swept += raw.execute("DELETE FROM profile_fields WHERE value = ?", (TOMBSTONE,)).rowcount
     _rebuild_graph_terms(raw)
-    _recompute_receipt_payloads(raw)
+    _recompute_receipt_payloads(raw, payload)
     optimize_index(raw)
     return {
         "messages": len(plan.messages),
@@ -260,7 +261,7 @@ def _rebuild_graph_terms(raw: sqlite3.Connection) -> None:
     rebuild_terms(raw, [row[0] for row in rows])
 
 
-def _recompute_receipt_payloads(raw: sqlite3.Connection) -> None:
+def _recompute_receipt_payloads(raw: sqlite3.Connection, receipt_payload: ReceiptPayload) -> None:
     """A receipt's payload is its canonical JSON: recomputed where the audit was swept, so
     an identical replay is still recognised."""
     rows = raw.execute(
@@ -320,26 +321,6 @@ def _index_terms_left(raw: sqlite3.Connection, needles: Needles) -> dict[str, in
         if n:
             found[f"{table} (index terms)"] = int(n)
     return found
-
-
-def _scrub_cell(needles: Needles, value: Any) -> Any:
-    """A cell's text with the words tombstoned; a JSON cell keeps being valid JSON."""
-    if not isinstance(value, str):
-        return value
-    if value[:1] in ("[", "{"):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return needles.scrub(value)
-        scrubbed = dump_json(needles.scrub_value(parsed))
-        return scrubbed if not needles.holds(scrubbed) else needles.scrub(scrubbed)
-    return needles.scrub(value)
-
-
-def _unique_tombstone(needles: Needles, value: Any) -> Any:
-    if not isinstance(value, str):
-        return value
-    return f"{TOMBSTONE}:{hashlib.sha256(value.encode()).hexdigest()[:10]}"
 
 
 def write_journal(raw: sqlite3.Connection, receipt_id: str) -> None:

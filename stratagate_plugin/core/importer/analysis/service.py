@@ -12,7 +12,6 @@ resumed, never discarded, by the next ``import`` of the same text, by ``import -
 import asyncio
 import logging
 import os
-import sqlite3
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
@@ -25,12 +24,11 @@ from ...profile.service import ProfileService
 from ...remember.rules import decider_timeout
 from ...retrieval.query import parse_query
 from ...service_base import EngineParts, ServiceBase
-from ...store import event_rows
-from ...store import import_rows as rows
 from .. import decider
 from ..external_format import ExternalCandidate, ExternalDocument
-from ..jobs import ANALYSING, Decision, ImportJob, MatchedEvent, job_from_row
+from ..jobs import ANALYSING, Decision, ImportJob, MatchedEvent
 from ..sources import recover_offline, recovered_document, recovery_task
+from ..storage import ImportsStorage, Recovery
 from ..template_text import template_ignore, template_reason
 
 log = logging.getLogger(__name__)
@@ -51,6 +49,10 @@ class ImportAnalysis(ServiceBase):
         super().__init__(parts)
         self.events = events
         self.profile = profile
+
+    @property
+    def store(self) -> ImportsStorage:
+        return self.storage.imports
 
     async def advance(
         self, job_id: str, max_items: int | None = None, progress: Progress | None = None
@@ -73,7 +75,7 @@ class ImportAnalysis(ServiceBase):
         """Advance every job still extracting or processing (abandoned ones too); how many
         items were analysed."""
         analysed = 0
-        for job_id in await self.db.read(lambda raw: rows.jobs_in(raw, ANALYSING)):
+        for job_id in await self.store.job_ids_in(ANALYSING):
             before = (await self.job(job_id)).processed
             try:
                 after = (await self.advance(job_id)).processed
@@ -85,29 +87,20 @@ class ImportAnalysis(ServiceBase):
 
     async def job(self, job_id: str) -> ImportJob:
         """The job with its items; ``NotFound`` for an unknown id."""
-
-        def read(raw: sqlite3.Connection) -> ImportJob:
-            return job_from_row(rows.job_row(raw, job_id), rows.item_rows(raw, job_id))
-
-        return with_liveness(await self.db.read(read))
+        return with_liveness(await self.store.job(job_id))
 
     async def jobs(self, namespace: str, limit: int = 50) -> list[ImportJob]:
         """The space's newest jobs first."""
-
-        def read(raw: sqlite3.Connection) -> list[ImportJob]:
-            found = rows.list_jobs(raw, namespace, max(1, limit))
-            return [job_from_row(row, rows.item_rows(raw, row["id"])) for row in found]
-
-        return [with_liveness(job) for job in await self.db.read(read)]
+        return [with_liveness(job) for job in await self.store.jobs(namespace, max(1, limit))]
 
     async def _claim(self, job_id: str) -> None:
         owner, now = process_owner(), iso(utc_now())
-        await self.db.write(lambda raw: rows.claim(raw, job_id, owner, now))
+        await self.store.claim(job_id, owner, now)
 
     async def _recover(self, job: ImportJob) -> ImportJob:
         """The model's recovery of unparseable text, else the offline reader; no candidate
         recovered → ``failed``."""
-        text = await self.db.read(lambda raw: rows.job_text(raw, job.id))
+        text = await self.store.job_text(job.id)
         try:
             document = recovered_document(await self.model.complete(recovery_task(text)))
         except Exception as failure:
@@ -117,19 +110,11 @@ class ImportAnalysis(ServiceBase):
         candidates = [c.to_v2() for c in document.candidates]
         status = "processing" if candidates else "failed"
         problem = None if candidates else "nothing could be recovered from the text"
-
-        def save(raw: sqlite3.Connection) -> None:
-            if rows.job_row(raw, job.id)["status"] != "extracting":
-                return  # another worker recovered it first
-            rows.set_candidates(raw, job.id, candidates, now)
-            payload = {**job_payload(document, recovered=True), "dropped": document.dropped}
-            named = job.source_system != "unknown"  # the user named it at preview
-            source = job.source_system if named else document.source_system
-            rows.set_status(
-                raw, job.id, status, now, error=problem, payload=payload, source_system=source
-            )
-
-        await self.db.write(save)
+        payload = {**job_payload(document, recovered=True), "dropped": document.dropped}
+        named = job.source_system != "unknown"  # the user named it at preview
+        source = job.source_system if named else document.source_system
+        recovery = Recovery(candidates, status, problem, payload, source, now)
+        await self.store.save_recovery(job.id, recovery)  # False: another worker was first
         return await self.job(job.id)
 
     async def _analyse_pending(
@@ -139,7 +124,7 @@ class ImportAnalysis(ServiceBase):
         read once per call and an item's earlier twin is looked up by its text's
         fingerprint, so analysis grows linearly with the items."""
         limit = len(job.items) if max_items is None else max(0, max_items)
-        pending = await self.db.read(lambda raw: rows.pending_indexes(raw, job.id, limit))
+        pending = await self.store.pending_indexes(job.id, limit)
         first = decider.first_of_each_text(item.candidate for item in job.items)
         for index in pending:
             done = await self._save_decision(job.id, index, await self._decide(job, index, first))
@@ -150,13 +135,7 @@ class ImportAnalysis(ServiceBase):
         """The decision saved, and this process the job's owner again: the last one to
         decide an item is the one whose death makes the job abandoned."""
         data, now, owner = decision.model_dump(), iso(utc_now()), process_owner()
-
-        def save(raw: sqlite3.Connection) -> int | None:
-            done = rows.record_decision(raw, job_id, index, data, now)
-            rows.claim(raw, job_id, owner, now)
-            return done
-
-        return await self.db.write(save)
+        return await self.store.record_decision(job_id, index, data, owner, now)
 
     async def _decide(self, job: ImportJob, index: int, first: Mapping[str, int]) -> Decision:
         candidate = job.items[index].candidate
@@ -166,7 +145,7 @@ class ImportAnalysis(ServiceBase):
         same = first.get(key, index)
         if same < index:
             return decider.exact_duplicate(decider.DUPLICATE_ITEM.format(index=same))
-        twin = await self.db.read(lambda raw: _duplicate_event(raw, job.namespace, candidate, key))
+        twin = await self._duplicate_event(job.namespace, candidate, key)
         if twin is not None:
             reason = decider.DUPLICATE_EVENT.format(event_id=twin.id)
             return decider.exact_duplicate(reason, [twin.id], [twin])
@@ -218,16 +197,21 @@ class ImportAnalysis(ServiceBase):
         ]
 
     async def _finish_analysis(self, job_id: str) -> ImportJob:
-        now = iso(utc_now())
-
-        def finish(raw: sqlite3.Connection) -> None:
-            job = job_from_row(rows.job_row(raw, job_id), rows.item_rows(raw, job_id))
-            if job.status == "processing" and all(item.analysed for item in job.items):
-                status = "awaiting_confirmation" if job.needs_confirmation else "ready"
-                rows.set_status(raw, job_id, status, now)
-
-        await self.db.write(finish)
+        job = await self.store.job(job_id)
+        if job.status == "processing" and all(item.analysed for item in job.items):
+            status = "awaiting_confirmation" if job.needs_confirmation else "ready"
+            await self.store.finish_analysis(job_id, status, iso(utc_now()))
         return await self.job(job_id)
+
+    async def _duplicate_event(
+        self, namespace: str, candidate: ExternalCandidate, key: str
+    ) -> MatchedEvent | None:
+        """A live event (either pool) with the candidate's normalised title and summary."""
+        text = f"{candidate.title} {candidate.summary}"
+        for event in await self.store.events_sharing_words(namespace, text, DUPLICATE_SCAN):
+            if decider.fingerprint(event.title, event.summary) == key:
+                return event
+        return None
 
 
 _OWNERS: dict[int, str] = {}
@@ -264,16 +248,3 @@ def job_payload(document: ExternalDocument | None, *, recovered: bool) -> dict[s
         include={"coverage", "coverage_note", "uncertain_items", "exported_at"},
     )
     return {**meta, "recovered": recovered, "dropped": document.dropped}
-
-
-def _duplicate_event(
-    raw: sqlite3.Connection, namespace: str, candidate: ExternalCandidate, key: str
-) -> MatchedEvent | None:
-    """A live event (either pool) with the candidate's normalised title and summary."""
-    text = f"{candidate.title} {candidate.summary}"
-    for row in event_rows.sharing_a_token(raw, namespace, text, DUPLICATE_SCAN, every=True):
-        if decider.fingerprint(row["title"], row["summary"]) == key:
-            return MatchedEvent(
-                id=row["id"], title=row["title"], summary=row["summary"], status=row["status"]
-            )
-    return None

@@ -3,6 +3,9 @@ capability; each runs its reads and writes through ``Database`` (one connection'
 ``BEGIN IMMEDIATE`` units)."""
 
 from ..db import Database
+from .imports import SqliteImportsStorage
+from .profile import SqliteProfileStorage
+from .purge import SqlitePurgeStorage
 from .timeline import SqliteTimelineStorage
 
 __all__ = ["SqliteStorage"]
@@ -14,3 +17,6 @@ class SqliteStorage:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.timeline = SqliteTimelineStorage(db)
+        self.profile = SqliteProfileStorage(db)
+        self.imports = SqliteImportsStorage(db)
+        self.purge = SqlitePurgeStorage(db)
