@@ -495,8 +495,8 @@ async def test_a_correction_holding_the_old_words_is_not_a_repeat(memory: Strata
 async def test_a_restatement_with_a_new_detail_keeps_the_detail(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    """"… in Lyon" repeats the event and adds where: merged (the detail kept), not dropped
-    as a repeat."""
+    """Saying the event again "… in Lyon" adds where: merged (the detail kept), not
+    dropped as a repeat."""
     await add_event(memory, "known", KNOWN, "conversation")
     await talk(memory)
     result = await memory.remember.save(NS, THREAD, f"{KNOWN} in Lyon")
