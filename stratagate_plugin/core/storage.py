@@ -8,6 +8,8 @@ implementation against these operations.
 
 from typing import Protocol
 
+from .derivation.storage import DerivationStorage
+from .remember.storage import RememberStorage
 from .timeline.storage import TimelineStorage
 
 __all__ = ["Storage"]
@@ -18,3 +20,9 @@ class Storage(Protocol):
 
     @property
     def timeline(self) -> TimelineStorage: ...
+
+    @property
+    def derivation(self) -> DerivationStorage: ...
+
+    @property
+    def remember(self) -> RememberStorage: ...
