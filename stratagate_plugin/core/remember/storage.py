@@ -8,9 +8,26 @@ from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
 from ..events.cards import EventCard
-from ..store.turns import NamespaceDefaults  # a record type: the new space's settings
 
-__all__ = ["Applied", "LiveEvent", "Plan", "RememberAsk", "RememberRules", "RememberStorage"]
+__all__ = [
+    "Applied",
+    "LiveEvent",
+    "Plan",
+    "RememberAsk",
+    "RememberRules",
+    "RememberStorage",
+    "SpaceDefaults",
+]
+
+
+class SpaceDefaults(Protocol):
+    """The settings a space is created with when a memory is its first write."""
+
+    @property
+    def block_turn_size(self) -> int: ...
+
+    @property
+    def block_decay_lambda(self) -> float: ...
 
 
 class LiveEvent(NamedTuple):
@@ -71,7 +88,7 @@ class RememberStorage(Protocol):
         ...
 
     async def commit(
-        self, ask: RememberAsk, rules: RememberRules, defaults: NamespaceDefaults, now: str
+        self, ask: RememberAsk, rules: RememberRules, defaults: SpaceDefaults, now: str
     ) -> Applied:
         """One transaction: the space created if new (``defaults``); ``live_events`` of
         the ask read again and which of its ambiguous ids are still live;

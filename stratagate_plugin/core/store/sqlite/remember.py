@@ -3,7 +3,14 @@ live events a memory is compared with, and phase 3 in one ``Database.write``."""
 
 import sqlite3
 
-from ...remember.storage import Applied, LiveEvent, Plan, RememberAsk, RememberRules
+from ...remember.storage import (
+    Applied,
+    LiveEvent,
+    Plan,
+    RememberAsk,
+    RememberRules,
+    SpaceDefaults,
+)
 from .. import event_rows, gate_rows, graph_jobs
 from ..db import Database
 from ..provenance_rows import add_pending_citation
@@ -18,7 +25,7 @@ class SqliteRememberStorage:
         return await self.db.read(lambda raw: _live(raw, namespace, text, limit))
 
     async def commit(
-        self, ask: RememberAsk, rules: RememberRules, defaults: NamespaceDefaults, now: str
+        self, ask: RememberAsk, rules: RememberRules, defaults: SpaceDefaults, now: str
     ) -> Applied:
         return await self.db.write(lambda raw: _commit(raw, ask, rules, defaults, now))
 
@@ -32,12 +39,13 @@ def _commit(
     raw: sqlite3.Connection,
     ask: RememberAsk,
     rules: RememberRules,
-    defaults: NamespaceDefaults,
+    defaults: SpaceDefaults,
     now: str,
 ) -> Applied:
     live = _live(raw, ask.namespace, ask.text, ask.limit)
     still = event_rows.live_event_ids(raw, ask.ambiguous) if ask.ambiguous else set()
-    ensure_namespace(raw, ask.namespace, defaults, now)
+    settings = NamespaceDefaults(defaults.block_turn_size, defaults.block_decay_lambda)
+    ensure_namespace(raw, ask.namespace, settings, now)
     turn = gate_rows.current_turn(raw, ask.namespace)
     plan = rules.plan(live, still, turn)
     if plan.action == "IGNORED":
