@@ -8,6 +8,7 @@ implementation against these operations.
 
 from typing import Protocol
 
+from .curation.storage import CurationStorage
 from .derivation.storage import DerivationStorage
 from .remember.storage import RememberStorage
 from .timeline.storage import TimelineStorage
@@ -26,3 +27,6 @@ class Storage(Protocol):
 
     @property
     def remember(self) -> RememberStorage: ...
+
+    @property
+    def curation(self) -> CurationStorage: ...

@@ -20,7 +20,7 @@ cites nothing, and ``Remembered.provenance`` says ``pending``.
 
 import asyncio
 from datetime import datetime
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,7 +31,6 @@ from ..events.cards import MAX_TAGS, EventCard, clean_strings
 from ..events.weights import card_weight, new_card
 from ..llm.base import StructuredModel
 from ..service_base import ServiceBase
-from ..store.turns import NamespaceDefaults  # a record type: the new space's settings
 from ..text.search_terms import normalize
 from .rules import (
     SUMMARY_LIMIT,
@@ -50,12 +49,22 @@ from .rules import (
     find_matches,
     first_phase,
 )
-from .storage import Applied, LiveEvent, Plan, RememberAsk, RememberStorage
+from .storage import Applied, LiveEvent, Plan, RememberAsk, RememberStorage, SpaceDefaults
 
 TOP_K = 5
 CANDIDATE_LIMIT = 2000
 CORE = MemoryConfig()
-CORE_DEFAULTS = NamespaceDefaults(CORE.block_turn_size, CORE.block_decay_lambda)
+
+
+class _CoreDefaults(NamedTuple):
+    """The settings a space first written by a memory gets without an engine's config."""
+
+    block_turn_size: int
+    block_decay_lambda: float
+
+
+CORE_DEFAULTS = _CoreDefaults(CORE.block_turn_size, CORE.block_decay_lambda)
+
 ProvenanceKind = Literal["pending"]
 Decided = MemoryDecision | BaseException | None
 
@@ -124,7 +133,7 @@ async def remember(
     *,
     task_timeout_s: float = CORE.structured_task_timeout_s,
     top_k: int = TOP_K,
-    defaults: NamespaceDefaults = CORE_DEFAULTS,
+    defaults: SpaceDefaults = CORE_DEFAULTS,
     now: datetime | None = None,
 ) -> Remembered:
     """Record one agent memory; ``model`` None means no decider (ambiguity → conflict)."""

@@ -3,6 +3,7 @@ capability; each runs its reads and writes through ``Database`` (one connection'
 ``BEGIN IMMEDIATE`` units)."""
 
 from ..db import Database
+from .curation import SqliteCurationStorage
 from .derivation import SqliteDerivationStorage
 from .remember import SqliteRememberStorage
 from .timeline import SqliteTimelineStorage
@@ -18,3 +19,4 @@ class SqliteStorage:
         self.timeline = SqliteTimelineStorage(db)
         self.derivation = SqliteDerivationStorage(db)
         self.remember = SqliteRememberStorage(db)
+        self.curation = SqliteCurationStorage(db)
