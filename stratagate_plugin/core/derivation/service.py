@@ -5,10 +5,12 @@ derived because the model failed, listed and run on the model again.
 A pass runs ``concurrency`` workers (``workers.py``), so that many model calls are in
 flight; the commits stay one at a time under the database's write lock. What each job
 does is ``blocks/service.py`` (summary, extraction) and the graph's ``Projector``. A
-block's extraction waits for every earlier block of its thread (``jobs.claim_next``'s
+block's extraction waits for every earlier block of its thread (``DerivationStorage.claim``'s
 thread order): its timeline then holds their events, as with one worker. Blocks of other
 threads run beside it and may miss each other's events (``docs/derivation-throughput.md``).
 A model failure without a fallback records a failed attempt and never touches the block.
+Every read and write goes through ``DerivationStorage`` (``self.store``); the job kinds and
+``StorageBusy`` are still named by the store modules that define them.
 """
 
 import asyncio
