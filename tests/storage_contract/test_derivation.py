@@ -235,3 +235,20 @@ async def test_offline_blocks_are_marked_listed_and_replaced_once(engine: Strata
     assert (await store.job(job.id)).detail == "1 in, 0 restated"
     again = await store.replace_offline(listed, SUMMARY, _cards(new, ("model-x", None)))
     assert again is None  # no longer as read: nothing written
+
+
+async def test_a_replacement_keeps_an_offline_card_a_person_acted_on(engine: StrataGate) -> None:
+    job, block, ids = await _summarised(engine)
+    store = engine.storage.derivation
+    drafts = [EventCardDraft(title="Kiln fires", summary="Kiln fires Friday.",
+                             source_message_ids=[ids[0]], scope="user")]  # fmt: skip
+    offline = (OFFLINE_FALLBACK, "ModelServerError: 503")
+    [pinned] = await store.commit_extraction(job, block, _cards(drafts, offline)) or []
+    await store.mark_block(block.id, offline)
+    await engine.curation.act("pin", pinned)
+    [listed] = await store.offline_blocks(NS)
+    replaced = await store.replace_offline(listed, SUMMARY, _cards([], ("model-x", None)))
+    assert replaced is not None and (replaced.removed, replaced.inserted) == ([], [])
+    assert replaced.kept == {pinned: "pinned"}
+    assert [c.id for c in await engine.events.cards(NS)] == [pinned]
+    assert (await store.job(job.id)).detail == "0 in, 1 restated"  # note(inserted, kept)
