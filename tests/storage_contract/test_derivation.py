@@ -207,19 +207,25 @@ async def test_the_extraction_input_holds_other_blocks_events_not_its_own(
     again = await store.extraction_input(block.id, None, tokens)
     assert [c.id for c in again.timeline] == [earlier.event_id]  # its own card is not shown
     renamed = block.model_copy(update={"l0_title": "Seen as"})
-    assert (
-        await store.extraction_input(block.id, renamed, TimelineAsk(words, 0, 0))
-    ).block.l0_title == ("Seen as")
+    seen = await store.extraction_input(block.id, renamed, TimelineAsk(words, 0, 0))
+    assert (seen.block.l0_title, seen.timeline) == ("Seen as", [])
 
 
-async def test_offline_blocks_are_marked_listed_and_replaced_once(engine: StrataGate) -> None:
+async def _derived_offline(engine: StrataGate) -> tuple[Job, Block, list[str], list[str]]:
+    """A block whose extraction the offline model answered, marked so; its card ids."""
     job, block, ids = await _summarised(engine)
     store = engine.storage.derivation
     drafts = [EventCardDraft(title="Kiln fires", summary="Kiln fires Friday.",
                              source_message_ids=[ids[0]], scope="user")]  # fmt: skip
     offline = (OFFLINE_FALLBACK, "ModelServerError: 503")
-    old = await store.commit_extraction(job, block, _cards(drafts, offline))
+    cards = await store.commit_extraction(job, block, _cards(drafts, offline))
     await store.mark_block(block.id, offline)
+    return job, block, ids, cards or []
+
+
+async def test_offline_blocks_are_marked_listed_and_replaced_once(engine: StrataGate) -> None:
+    job, block, ids, old = await _derived_offline(engine)
+    store = engine.storage.derivation
     [listed] = await store.offline_blocks(NS)
     assert (listed.id, listed.derive_error) == (block.id, "ModelServerError: 503")
     assert await store.offline_blocks("elsewhere") == []
@@ -238,13 +244,8 @@ async def test_offline_blocks_are_marked_listed_and_replaced_once(engine: Strata
 
 
 async def test_a_replacement_keeps_an_offline_card_a_person_acted_on(engine: StrataGate) -> None:
-    job, block, ids = await _summarised(engine)
+    job, _, _, [pinned] = await _derived_offline(engine)
     store = engine.storage.derivation
-    drafts = [EventCardDraft(title="Kiln fires", summary="Kiln fires Friday.",
-                             source_message_ids=[ids[0]], scope="user")]  # fmt: skip
-    offline = (OFFLINE_FALLBACK, "ModelServerError: 503")
-    [pinned] = await store.commit_extraction(job, block, _cards(drafts, offline)) or []
-    await store.mark_block(block.id, offline)
     await engine.curation.act("pin", pinned)
     [listed] = await store.offline_blocks(NS)
     replaced = await store.replace_offline(listed, SUMMARY, _cards([], ("model-x", None)))
