@@ -211,7 +211,9 @@ async def claim(memory: StrataGate) -> Job | None:
 async def commit(memory: StrataGate, job: Job | None) -> None:
     """Run and commit a claimed job as its claimant would."""
     assert job is not None
-    await Deriver(memory.db, memory.model, owner=job.owner)._run(job, DerivationReport())
+    graph = memory.derivation.projector()
+    worker = Deriver(memory.storage.derivation, memory.model, graph, owner=job.owner)
+    await worker._run(job, DerivationReport())
 
 
 async def where(memory: StrataGate, job: Job | None) -> tuple[str, str, int] | None:

@@ -53,6 +53,12 @@ async def summarised_block(db_path: Path) -> tuple[StrataGate, list[str]]:
     return memory, ids
 
 
+def deriver(memory: StrataGate, model: Any, **options: Any) -> Deriver:
+    """A worker of its own over the engine's storage, projecting graph jobs offline."""
+    graph = memory.derivation.projector(clock=options.get("clock", utc_now))
+    return Deriver(memory.storage.derivation, model, graph, **options)
+
+
 async def claim(memory: StrataGate, owner: str, now: datetime | None = None) -> Job | None:
     moment = now or utc_now()
     return await memory.db.write(
@@ -66,8 +72,8 @@ async def test_opening_again_leaves_a_live_workers_job_running(
     memory = await open_memory(db_path, ScriptedModel())
     await seal_block(memory)
     model = GatedModel(SUMMARY)
-    worker_a = Deriver(memory.db, model)
-    running = asyncio.create_task(worker_a.derivation.process_pending(max_jobs=1))
+    worker_a = deriver(memory, model)
+    running = asyncio.create_task(worker_a.process_pending(max_jobs=1))
     await model.started.wait()  # A holds the summary job, its model call under way
     second = await StrataGate.open(db_path)
     row = job_row(plain, "block_summary")
@@ -106,13 +112,13 @@ async def test_applying_the_same_extraction_twice_inserts_its_cards_once(
     db_path: Path, plain: sqlite3.Connection
 ) -> None:
     memory, ids = await summarised_block(db_path)
-    deriver = Deriver(memory.db, memory.model)
-    job = await deriver._claim()
+    worker = deriver(memory, memory.model)
+    job = await worker._claim()
     assert job is not None
     [view] = await memory.blocks.views()
     drafts = [EventCardDraft.model_validate(card(ids[0]))]
-    assert await deriver._finish_extraction(job, view.block, drafts, "") == "succeeded"
-    assert await deriver._finish_extraction(job, view.block, drafts, "") == LOST
+    assert await worker._finish_extraction(job, view.block, drafts, "") == "succeeded"
+    assert await worker._finish_extraction(job, view.block, drafts, "") == LOST
     assert len(await memory.events.cards()) == 1
     assert job_row(plain)["detail"] == "1 events"
     await memory.close()
@@ -128,13 +134,13 @@ async def test_a_worker_whose_job_was_taken_over_applies_nothing(
         "events": [card(ids[0]), card(ids[2], title="Friday glaze")],
     }
     model_a = GatedModel(extraction if first_answer == "cards" else ModelServerError("503"))
-    worker_a = asyncio.create_task(Deriver(memory.db, model_a).process_pending())
+    worker_a = asyncio.create_task(deriver(memory, model_a).process_pending())
     await model_a.started.wait()
     other = await StrataGate.open(db_path)  # another command opening the file meanwhile
     model_b = GatedModel(extraction)
     later = utc_now() + 2 * MINUTE  # A stalled past its lease: B may take the job over
-    worker_b = Deriver(other.db, model_b, clock=lambda: later)
-    running_b = asyncio.create_task(worker_b.derivation.process_pending())
+    worker_b = deriver(other, model_b, clock=lambda: later)
+    running_b = asyncio.create_task(worker_b.process_pending())
     await model_b.started.wait()
     model_b.release.set()
     report_b = await running_b

@@ -110,7 +110,7 @@ async def test_remember_clear_new_is_added_to_the_agent_pool(
     ids = await talk(memory)
     model = ScriptedModel.of([])
     text = "Bob prefers green tea! He drinks it every morning."
-    result = await remember(memory.db, model, NS, THREAD, text, category, now=NOW)
+    result = await remember(memory.storage.remember, model, NS, THREAD, text, category, now=NOW)
     assert (result.action, result.gate, result.recorded, result.weight) == (
         "ADDED",
         "clear-new",
@@ -151,7 +151,7 @@ async def test_the_event_cites_the_user_message_of_the_turn_it_was_written_in(
             MessageIn(role="assistant", content="a"),
         ]
         await memory.blocks.record_turn(NS, THREAD, messages)
-    result = await remember(memory.db, None, NS, THREAD, "Carol lives in Oslo")
+    result = await remember(memory.storage.remember, None, NS, THREAD, "Carol lives in Oslo")
     assert result.provenance is not None
     assert (result.provenance.kind, result.provenance.thread_id) == ("pending", THREAD)
     assert sources(plain, str(result.event_id)) == []
@@ -173,7 +173,7 @@ async def test_a_turn_of_several_user_messages_cites_the_one_stating_the_fact(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
     await talk(memory, 3)  # a sealed block before: never cited
-    result = await remember(memory.db, None, NS, THREAD, "Carol lives in Oslo")
+    result = await remember(memory.storage.remember, None, NS, THREAD, "Carol lives in Oslo")
     turn = await memory.blocks.record_turn(
         NS,
         THREAD,
@@ -189,9 +189,9 @@ async def test_a_turn_of_several_user_messages_cites_the_one_stating_the_fact(
 async def test_a_reinforced_event_gains_the_turn_as_a_source(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    first = await remember(memory.db, None, NS, THREAD, "Carol lives in Oslo")
+    first = await remember(memory.storage.remember, None, NS, THREAD, "Carol lives in Oslo")
     one = await memory.blocks.append_turn(NS, THREAD, user="Carol lives in Oslo", assistant="ok")
-    again = await remember(memory.db, None, NS, "other", "Carol lives in Oslo")
+    again = await remember(memory.storage.remember, None, NS, "other", "Carol lives in Oslo")
     two = await memory.blocks.append_turn(
         NS, "other", user="Remember: Carol lives in Oslo", assistant=""
     )
@@ -204,7 +204,7 @@ async def test_a_thread_without_messages_cites_nothing(
     memory: StrataGate, plain: sqlite3.Connection, namespace: str
 ) -> None:
     await talk(memory, thread="other")
-    result = await remember(memory.db, None, namespace, THREAD, "Carol lives in Oslo")
+    result = await remember(memory.storage.remember, None, namespace, THREAD, "Carol lives in Oslo")
     assert result.provenance is not None and result.provenance.kind == "pending"
     assert result.action == "ADDED" and sources(plain, str(result.event_id)) == []
     stored = row(plain, str(result.event_id))
@@ -230,7 +230,7 @@ async def test_duplicates_reinforce_the_existing_event(
     await add_event(memory, "known", KNOWN, pool)
     await talk(memory)
     before = count(plain, "agent")
-    result = await remember(memory.db, ScriptedModel.of([]), NS, THREAD, content)
+    result = await remember(memory.storage.remember, ScriptedModel.of([]), NS, THREAD, content)
     assert (result.action, result.gate, result.reinforced_event_id) == ("REINFORCED", gate, "known")
     assert result.event_id is None and result.weight == 1.0
     assert (row(plain, "known")["mention_count"], row(plain, "known")["last_adopted_turn"]) == (
@@ -243,8 +243,12 @@ async def test_duplicates_reinforce_the_existing_event(
 async def test_remembering_twice_reinforces_the_first(
     memory: StrataGate, plain: sqlite3.Connection
 ) -> None:
-    first = await remember(memory.db, None, NS, THREAD, "Dan's laptop is a ThinkPad X1")
-    second = await remember(memory.db, None, NS, THREAD, "Dan's laptop is a ThinkPad X1")
+    first = await remember(
+        memory.storage.remember, None, NS, THREAD, "Dan's laptop is a ThinkPad X1"
+    )
+    second = await remember(
+        memory.storage.remember, None, NS, THREAD, "Dan's laptop is a ThinkPad X1"
+    )
     assert second.reinforced_event_id == first.event_id
     assert row(plain, str(first.event_id))["mention_count"] == 2 and count(plain) == 1
 
@@ -254,7 +258,7 @@ async def test_forgotten_events_are_not_duplicates(
 ) -> None:
     await add_event(memory, "known", KNOWN)
     await memory.gate.forget_event("known")
-    result = await remember(memory.db, None, NS, THREAD, KNOWN)
+    result = await remember(memory.storage.remember, None, NS, THREAD, KNOWN)
     assert (result.action, result.gate) == ("ADDED", "clear-new")
     assert row(plain, "known")["mention_count"] == 1
 
@@ -289,7 +293,7 @@ async def test_decider_outcomes_are_applied(
 ) -> None:
     await add_event(memory, "known", KNOWN)
     model = ScriptedModel.of([answer])
-    result = await remember(memory.db, model, NS, THREAD, RELATED)
+    result = await remember(memory.storage.remember, model, NS, THREAD, RELATED)
     assert (result.action, result.gate, result.downgraded_from) == (action, "decider", downgraded)
     [task] = model.requests
     assert task.name == DECIDE_AGENT_MEMORY
@@ -352,7 +356,7 @@ async def test_decider_failure_or_absence_marks_a_conflict(
 ) -> None:
     await add_event(memory, "known", KNOWN)
     result = await asyncio.wait_for(
-        remember(memory.db, make(), NS, THREAD, RELATED, task_timeout_s=0.05), 2
+        remember(memory.storage.remember, make(), NS, THREAD, RELATED, task_timeout_s=0.05), 2
     )
     assert (result.action, result.gate) == ("CONFLICT_MARKED", gate)
     assert reason in result.reason and result.existing_event_ids == ("known",)
@@ -372,7 +376,7 @@ async def test_offline_model_decides_deterministically(
     memory: StrataGate, plain: sqlite3.Connection, content: str, action: str
 ) -> None:
     await add_event(memory, "known", KNOWN)
-    result = await remember(memory.db, OfflineModel(), NS, THREAD, content)
+    result = await remember(memory.storage.remember, OfflineModel(), NS, THREAD, content)
     assert (result.action, result.gate) == (action, "decider")
 
 
@@ -397,7 +401,7 @@ class GatedModel:
 
 async def while_deciding(memory: StrataGate, answer: dict[str, Any], during: Any) -> Remembered:
     model = GatedModel(answer)
-    running = asyncio.create_task(remember(memory.db, model, NS, THREAD, RELATED))
+    running = asyncio.create_task(remember(memory.storage.remember, model, NS, THREAD, RELATED))
     await asyncio.wait_for(model.called.wait(), 2)
     await asyncio.wait_for(during(), 2)  # a write succeeds: no lock is held by the decider
     model.release.set()
@@ -467,7 +471,7 @@ async def test_remember_rejects_bad_input(
     category: Any,
 ) -> None:
     with pytest.raises(InvalidInput):
-        await remember(memory.db, None, namespace, thread, content, category)
+        await remember(memory.storage.remember, None, namespace, thread, content, category)
     assert count(plain) == 0
 
 

@@ -8,9 +8,12 @@ implementation against these operations.
 
 from typing import Protocol
 
+from .curation.storage import CurationStorage
+from .derivation.storage import DerivationStorage
 from .importer.storage import ImportsStorage
 from .profile.storage import ProfileStorage
 from .purge.storage import PurgeStorage
+from .remember.storage import RememberStorage
 from .timeline.storage import TimelineStorage
 
 __all__ = ["Storage"]
@@ -19,14 +22,10 @@ __all__ = ["Storage"]
 class Storage(Protocol):
     """Every capability's storage operations, one attribute per capability."""
 
-    @property
-    def timeline(self) -> TimelineStorage: ...
-
-    @property
-    def profile(self) -> ProfileStorage: ...
-
-    @property
-    def imports(self) -> ImportsStorage: ...
-
-    @property
-    def purge(self) -> PurgeStorage: ...
+    timeline: TimelineStorage
+    profile: ProfileStorage
+    imports: ImportsStorage
+    purge: PurgeStorage
+    derivation: DerivationStorage
+    remember: RememberStorage
+    curation: CurationStorage

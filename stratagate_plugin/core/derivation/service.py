@@ -5,19 +5,20 @@ derived because the model failed, listed and run on the model again.
 A pass runs ``concurrency`` workers (``workers.py``), so that many model calls are in
 flight; the commits stay one at a time under the database's write lock. What each job
 does is ``blocks/service.py`` (summary, extraction) and the graph's ``Projector``. A
-block's extraction waits for every earlier block of its thread (``jobs.claim_next``'s
+block's extraction waits for every earlier block of its thread (``DerivationStorage.claim``'s
 thread order): its timeline then holds their events, as with one worker. Blocks of other
 threads run beside it and may miss each other's events (``docs/derivation-throughput.md``).
 A model failure without a fallback records a failed attempt and never touches the block.
+Every read and write goes through ``DerivationStorage`` (``self.store``); the job kinds and
+``StorageBusy`` are still named by the store modules that define them.
 """
 
 import asyncio
 import logging
-import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from ..clock import utc_now
 from ..errors import StrataGateError
@@ -27,19 +28,24 @@ from ..llm.base import ModelError, StructuredModel
 from ..llm.tasks import EventCardDraft
 from ..records import Block, Job
 from ..service_base import EngineParts, ServiceBase
-from ..store import Database, derivation_marks, graph_jobs, job_retry, jobs
+from ..store.graph_jobs import GRAPH_JOB
 from ..store.health import StorageBusy
 from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB
+from ..store.topic_jobs import TOPIC_JOB
 from .blocks.service import LOST, BlockJobs
 from .fallback import DerivationFailed, fallback_for
 from .input import DERIVE_TEXT_LIMIT
 from .lease import DEFAULT_LEASE_S, heartbeat, worker_id
 from .rederive.service import Rederiver, RederiveReport
+from .storage import DerivationStorage
 from .workers import Pass, run_all
 
 __all__ = ["EXTRACTION_JOB", "LOST", "SUMMARY_JOB", "DerivationFailed", "RederiveReport"]
 
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
+REQUEUED_ON_RETRY = (TOPIC_JOB,)
+"""Kinds a manual retry queues again as a fresh job (a topic batch, under the historical
+budget, spec §5.3) instead of resetting in place — wherever the retry is asked for."""
 log = logging.getLogger(__name__)
 
 
@@ -60,34 +66,40 @@ class DerivationReport:
     fallbacks: list[str] = field(default_factory=list)
 
 
+class GraphRunner(Protocol):
+    """Runs one claimed graph projection job (the graph capability's ``Projector``)."""
+
+    async def run(self, job: Job) -> tuple[str, str | None]: ...
+
+
 class Deriver:
     """Runs due derivation jobs against one model, as one owner of the jobs it claims, with
     up to ``concurrency`` jobs (model calls) under way at once. Graph projection jobs are
-    claimed only when no summary or extraction is due (``derive=False``: only them), with
-    ``graph_model`` as projector (None: the embedded offline projector). ``fallback``
+    claimed only when no summary or extraction is due (``derive=False``: only them) and run
+    by ``graph`` (the graph capability's ``Projector``, wired by the service). ``fallback``
     answers a task the model failed (None: the job fails instead)."""
 
     def __init__(
         self,
-        db: Database,
+        store: DerivationStorage,
         model: StructuredModel,
+        graph: GraphRunner,
         clock: Callable[[], datetime] = utc_now,
         lease: timedelta = timedelta(seconds=DEFAULT_LEASE_S),
         owner: str | None = None,
         concurrency: int = 1,
-        graph_model: StructuredModel | None = None,
         derive: bool = True,
         text_limit: int = DERIVE_TEXT_LIMIT,
         fallback: StructuredModel | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, not {concurrency}")
-        self.db, self.model, self.clock, self.lease = db, model, clock, lease
+        self.store, self.model, self.clock, self.lease = store, model, clock, lease
         self.owner = owner or worker_id()
         self.concurrency = concurrency
-        self.projector = Projector(db, graph_model, clock, fallback)
+        self.projector = graph
         self.derive = derive
-        self.blocks = BlockJobs(db, model, clock, text_limit, fallback)
+        self.blocks = BlockJobs(store, model, clock, text_limit, fallback)
 
     async def process_pending(
         self, max_jobs: int | None = None, on_job: Callable[[Job], None] | None = None
@@ -105,35 +117,23 @@ class Deriver:
                 await self._run(job, report)
             finally:
                 run.job_done()
-            if on_job is not None and job.kind != graph_jobs.GRAPH_JOB:
+            if on_job is not None and job.kind != GRAPH_JOB:
                 on_job(job)
 
     async def _claim(self) -> Job | None:
-        now = self.clock()
-
-        def claim(raw: sqlite3.Connection) -> Job | None:
-            found = None
-            if self.derive:
-                found = jobs.claim_next(
-                    raw, now, DERIVATION_JOBS, self.owner, self.lease, EXTRACTION_JOB
-                )
-            return found or jobs.claim_next(
-                raw, now, (graph_jobs.GRAPH_JOB,), self.owner, self.lease,
-                order=graph_jobs.CLAIM_ORDER,
-            )  # fmt: skip
-
-        return await self.db.write(claim)
+        """The next due job (a summary or extraction first, then a graph projection)."""
+        return await self.store.claim(self.clock(), self.owner, self.lease, self.derive)
 
     async def _outcome(self, job: Job, report: DerivationReport) -> tuple[str, str | None]:
         """The job's outcome, and the model's error when the offline model answered."""
         if job.kind == SUMMARY_JOB:
             return await self.blocks.summarize(job)
-        if job.kind == graph_jobs.GRAPH_JOB:
+        if job.kind == GRAPH_JOB:
             return await self.projector.run(job)
         return await self.blocks.extract(job, report.dropped)
 
     async def _run(self, job: Job, report: DerivationReport) -> None:
-        if job.kind == graph_jobs.GRAPH_JOB:
+        if job.kind == GRAPH_JOB:
             report.graph_ran += 1
         else:
             report.ran += 1
@@ -160,7 +160,7 @@ class Deriver:
 
     async def _renew(self, job: Job) -> bool:
         until = self.clock() + self.lease
-        renewed = await self.db.write(lambda raw: jobs.renew(raw, job, until))
+        renewed = await self.store.renew(job, until)
         if not renewed:
             log.warning("derivation job %s was taken over; this run's result is dropped", job.id)
         return renewed
@@ -170,17 +170,17 @@ class Deriver:
         should that write fail too, the lease simply runs out."""
         now = self.clock()
         try:
-            await self.db.write(lambda raw: jobs.interrupt(raw, job, now))
+            await self.store.give_back(job, now)
         except Exception:
             log.exception("could not give back derivation job %s", job.id)
 
     async def _record_failure(self, job: Job, message: str, report: DerivationReport) -> None:
         now = self.clock()
-        recorded = await self.db.write(lambda raw: jobs.fail(raw, job, message, now))
+        recorded = await self.store.fail(job, message, now)
         if recorded is None:
             _count(job, LOST, report)
             return
-        if job.kind == graph_jobs.GRAPH_JOB:
+        if job.kind == GRAPH_JOB:
             report.graph_failed += 1
         else:
             report.failed += 1
@@ -194,7 +194,7 @@ class Deriver:
 
 
 def _count(job: Job, outcome: str, report: DerivationReport) -> None:
-    if job.kind == graph_jobs.GRAPH_JOB:
+    if job.kind == GRAPH_JOB:
         if outcome == LOST:
             log.warning("graph job %s was taken over by another worker; result dropped", job.id)
         return
@@ -229,6 +229,10 @@ class DerivationService(ServiceBase):
         super().__init__(parts)
         self.after_pass = list(after_pass)
 
+    @property
+    def store(self) -> DerivationStorage:
+        return self.storage.derivation
+
     async def process_pending(
         self,
         max_jobs: int | None = None,
@@ -254,48 +258,55 @@ class DerivationService(ServiceBase):
         lease = timedelta(seconds=self.config.job_lease_s)
         workers = self.config.derive_concurrency if concurrency is None else concurrency
         graph_model = self.model if self.config.graph_projector == "model" else None
+        fallback = fallback_for(self.model, self.config.offline_fallback)
         return Deriver(
-            self.db, self.model, lease=lease, concurrency=workers, graph_model=graph_model,
-            derive=derive, text_limit=self.config.derive_text_limit,
-            fallback=fallback_for(self.model, self.config.offline_fallback),
+            self.store, self.model, self.projector(graph_model, utc_now, fallback), lease=lease,
+            concurrency=workers, derive=derive, text_limit=self.config.derive_text_limit,
+            fallback=fallback,
         )  # fmt: skip
 
+    def projector(
+        self,
+        graph_model: StructuredModel | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        fallback: StructuredModel | None = None,
+    ) -> Projector:
+        """The graph capability's runner of graph jobs (``graph_model`` None: the embedded
+        offline projector), for a ``Deriver``."""
+        return Projector(self.db, graph_model, clock, fallback)
+
     async def list_jobs(self, namespace: str | None = None, status: str | None = None) -> list[Job]:
-        return await self.db.read(lambda raw: jobs.list_jobs(raw, namespace, status))
+        return await self.store.list_jobs(namespace, status)
 
     async def due_job_count(self) -> int:
         """How many jobs a pass would run from now: the due ones, plus the extraction each due
         summary queues when it succeeds (a progress bar's total)."""
         now = utc_now()
-        due = await self.db.read(lambda raw: jobs.due_counts(raw, now, DERIVATION_JOBS))
+        due = await self.store.due_counts(now, DERIVATION_JOBS)
         return sum(due.values()) + due.get(SUMMARY_JOB, 0)
 
     async def jobs_due(self) -> bool:
         """Would a pass find a summary, an extraction or a graph projection to run now? One
         read: an idle worker asks every few seconds for jobs other processes queued."""
-        now, kinds = utc_now(), (*DERIVATION_JOBS, graph_jobs.GRAPH_JOB)
-        return bool(await self.db.read(lambda raw: jobs.due_counts(raw, now, kinds)))
+        kinds = (*DERIVATION_JOBS, GRAPH_JOB)
+        return bool(await self.store.due_counts(utc_now(), kinds))
 
     async def retry_job(self, job_id: str) -> Job:
         """Manual retry of a failed job: attempts start again and it runs at the next pass
-        (a topic batch: queued again as a fresh job, ``job_retry``'s rule)."""
-        now = utc_now()
-        return await self.db.write(lambda raw: job_retry.retry(raw, job_id, now))
+        (a topic batch: queued again as a fresh job, ``REQUEUED_ON_RETRY``)."""
+        [job] = await self.store.retry([job_id], utc_now(), REQUEUED_ON_RETRY)
+        return job
 
-    async def retry_failed_jobs(self) -> int:
-        """Every failed job queued again at once (attempts from zero; a topic batch as a
-        fresh job, ``job_retry``'s rule); how many there were."""
-        now = utc_now()
-        return await self.db.write(lambda raw: job_retry.retry_failed(raw, now))
+    async def retry_failed_jobs(self, namespace: str | None = None) -> int:
+        """Every failed job (of ``namespace``, or of every space) queued again at once
+        (attempts from zero; a topic batch as a fresh job, ``REQUEUED_ON_RETRY``); how
+        many there were."""
+        return await self.store.retry_failed(utc_now(), namespace, REQUEUED_ON_RETRY)
 
     async def offline_derived(self, namespace: str | None = None) -> OfflineDerived:
         """The blocks and jobs the offline model answered for a failing model."""
-
-        def read(raw: sqlite3.Connection) -> OfflineDerived:
-            blocks = derivation_marks.offline_blocks(raw, namespace)
-            return OfflineDerived(blocks, derivation_marks.fallback_jobs(raw, namespace))
-
-        return await self.db.read(read)
+        found = await self.store.offline_derived(namespace)
+        return OfflineDerived(found.blocks, found.jobs)
 
     async def rederive_offline(
         self, namespace: str | None = None, block_ids: list[str] | None = None
@@ -303,7 +314,7 @@ class DerivationService(ServiceBase):
         """Run the blocks derived offline on the model again (``rederive.py``); the model's
         result replaces the offline one, or the offline one stays. Then the graph and topic
         work the new cards queued."""
-        rederiver = Rederiver(self.db, self.model, utc_now, self.config.derive_text_limit)
+        rederiver = Rederiver(self.store, self.model, utc_now, self.config.derive_text_limit)
         report = await rederiver.run(namespace, block_ids)
         if report.replaced:
             await self.process_pending()

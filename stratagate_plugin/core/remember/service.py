@@ -1,8 +1,9 @@
 """``memory_remember`` over the store (spec §12.2): the three-phase gate with its lock discipline.
 
 Phase 1 is a plain read (exact/near duplicates, clear news, ambiguous overlaps); phase 2
-asks the decider outside any transaction, bounded by ``decider_timeout``; phase 3 runs in
-one ``Database.write``, re-checks duplicates on fresh data and applies the outcome. An
+asks the decider outside any transaction, bounded by ``decider_timeout``; phase 3 is one
+``RememberStorage.commit``: it re-checks duplicates on fresh data (``_Gate``, these rules)
+and applies the outcome. An
 overlap that appears only between phases 1 and 3 (a concurrent write) is marked as a
 heuristic conflict rather than calling the decider while the write lock is held.
 
@@ -13,15 +14,13 @@ Agent events live in the ``agent`` pool and are formed at the namespace's curren
 They cite the user message of the turn the tool ran in, and only it: that turn is recorded
 after its tools ran, so the event (and an event a duplicate reinforces or a merge extends)
 waits in ``pending_citations`` and the turn's recording cites its user message in the same
-transaction (``store.provenance_rows``). Until a turn is recorded in the thread the event
+transaction. Until a turn is recorded in the thread the event
 cites nothing, and ``Remembered.provenance`` says ``pending``.
 """
 
 import asyncio
-import sqlite3
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -32,10 +31,6 @@ from ..events.cards import MAX_TAGS, EventCard, clean_strings
 from ..events.weights import card_weight, new_card
 from ..llm.base import StructuredModel
 from ..service_base import ServiceBase
-from ..store import Database, event_rows, graph_jobs
-from ..store import gate_rows as rows
-from ..store.provenance_rows import add_pending_citation
-from ..store.turns import NamespaceDefaults, ensure_namespace
 from ..text.search_terms import normalize
 from .rules import (
     SUMMARY_LIMIT,
@@ -54,11 +49,22 @@ from .rules import (
     find_matches,
     first_phase,
 )
+from .storage import Applied, LiveEvent, Plan, RememberAsk, RememberStorage, SpaceDefaults
 
 TOP_K = 5
 CANDIDATE_LIMIT = 2000
 CORE = MemoryConfig()
-CORE_DEFAULTS = NamespaceDefaults(CORE.block_turn_size, CORE.block_decay_lambda)
+
+
+class _CoreDefaults(NamedTuple):
+    """The settings a space first written by a memory gets without an engine's config."""
+
+    block_turn_size: int
+    block_decay_lambda: float
+
+
+CORE_DEFAULTS = _CoreDefaults(CORE.block_turn_size, CORE.block_decay_lambda)
+
 ProvenanceKind = Literal["pending"]
 Decided = MemoryDecision | BaseException | None
 
@@ -97,12 +103,16 @@ class Remembered(BaseModel):
 class RememberService(ServiceBase):
     """``memory_remember`` on the façade: the engine's model decides, within its timeout."""
 
+    @property
+    def store(self) -> RememberStorage:
+        return self.storage.remember
+
     async def save(
         self, namespace: str, thread_id: str, content: str, category: Category | None = None
     ) -> Remembered:
         """Duplicate → reinforce, ambiguous → decider, else add (agent pool)."""
         return await remember(
-            self.db,
+            self.store,
             self.model,
             namespace,
             thread_id,
@@ -114,7 +124,7 @@ class RememberService(ServiceBase):
 
 
 async def remember(
-    db: Database,
+    store: RememberStorage,
     model: StructuredModel | None,
     namespace: str,
     thread_id: str,
@@ -123,24 +133,26 @@ async def remember(
     *,
     task_timeout_s: float = CORE.structured_task_timeout_s,
     top_k: int = TOP_K,
-    defaults: NamespaceDefaults = CORE_DEFAULTS,
+    defaults: SpaceDefaults = CORE_DEFAULTS,
     now: datetime | None = None,
 ) -> Remembered:
     """Record one agent memory; ``model`` None means no decider (ambiguity → conflict)."""
     _check_input(namespace, thread_id, content, category)
     candidate = build_agent_candidate(content, category, to_utc(now or utc_now()), thread_id)
-    first = await db.read(lambda raw: _phase(raw, namespace, candidate, top_k, model is not None))
+    text = f"{candidate.title} {candidate.summary}"
+    live = await store.live_events(namespace, text, CANDIDATE_LIMIT)
+    first = first_phase(
+        candidate, _shortlist(candidate, live, top_k), decider_available=model is not None
+    )
     decision: Decided = None
     if first.needs_decider and model is not None:
         decision = await _decide(model, candidate, first, decider_timeout(task_timeout_s))
-
-    def commit(raw: sqlite3.Connection) -> Remembered:
-        recheck = _phase(raw, namespace, candidate, top_k, decision is not None)
-        outcome = _final(raw, first, recheck, decision)
-        ensure_namespace(raw, namespace, defaults, iso(candidate.mentioned_at))
-        return _apply(raw, namespace, candidate, outcome)
-
-    return await db.write(commit)
+    gate = _Gate(namespace, candidate, first, decision, top_k)
+    ambiguous = [m.event_id for m in first.ambiguous] if decision is not None else []
+    ask = RememberAsk(namespace, thread_id, text, CANDIDATE_LIMIT, ambiguous)
+    applied = await store.commit(ask, gate, defaults, iso(candidate.mentioned_at))
+    assert gate.outcome is not None  # the commit asked the gate
+    return _remembered(namespace, candidate, gate.outcome, applied)
 
 
 def _check_input(namespace: str, thread_id: str, content: str, category: object) -> None:
@@ -168,92 +180,75 @@ async def _decide(
 # -- phases 1 and 3 ------------------------------------------------------------------------
 
 
-def _phase(
-    raw: sqlite3.Connection, namespace: str, candidate: AgentCandidate, top_k: int, decider: bool
-) -> FirstPhase:
-    return first_phase(
-        candidate, _shortlist(raw, namespace, candidate, top_k), decider_available=decider
-    )
-
-
 def _shortlist(
-    raw: sqlite3.Connection, namespace: str, candidate: AgentCandidate, top_k: int
+    candidate: AgentCandidate, found: list[LiveEvent], top_k: int
 ) -> list[ExistingEvent]:
     """Exact duplicates plus the ``top_k`` live events by containment."""
-    live = _live_events(raw, namespace, candidate)
+    live = [ExistingEvent(id=e.id, title=e.title, summary=e.summary) for e in found]
     best = {match.event_id for match in find_matches(candidate, live)[: max(1, top_k)]}
     key = _text_key(candidate.title, candidate.summary)
     return [e for e in live if e.id in best or _text_key(e.title, e.summary) == key]
-
-
-def _live_events(
-    raw: sqlite3.Connection, namespace: str, candidate: AgentCandidate
-) -> list[ExistingEvent]:
-    text = f"{candidate.title} {candidate.summary}"
-    found = event_rows.sharing_a_token(raw, namespace, text, CANDIDATE_LIMIT)
-    return [ExistingEvent(id=r["id"], title=r["title"], summary=r["summary"]) for r in found]
 
 
 def _text_key(title: str, summary: str) -> tuple[str, str]:
     return normalize(title), normalize(summary)
 
 
+class _Gate:
+    """Phase 3's decisions on the fresh data the commit read (``RememberRules``): the
+    re-check's own outcome without a decision, else the decision over live targets; the
+    card an outcome writes; a merge's union. Keeps the outcome it gave."""
+
+    def __init__(
+        self,
+        namespace: str,
+        candidate: AgentCandidate,
+        first: FirstPhase,
+        decision: Decided,
+        top_k: int,
+    ) -> None:
+        self.namespace, self.candidate, self.first = namespace, candidate, first
+        self.decision, self.top_k = decision, top_k
+        self.outcome: Outcome | None = None
+
+    def plan(self, live: list[LiveEvent], still_live: set[str], turn: int) -> Plan:
+        shortlist = _shortlist(self.candidate, live, self.top_k)
+        recheck = first_phase(
+            self.candidate, shortlist, decider_available=self.decision is not None
+        )
+        outcome = self.outcome = _final(self.first, recheck, self.decision, still_live)
+        targets = outcome.target_event_ids
+        if outcome.action in ("IGNORED", "REINFORCED", "MERGED"):
+            return Plan(outcome.action, targets)
+        card = _agent_card(self.candidate, self.namespace, turn, _links(outcome))
+        return Plan(outcome.action, targets, card)
+
+    def merged(self, target: EventCard) -> tuple[str, list[str]]:
+        """Union the candidate's summary and tags into the target (reinforced once)."""
+        summary = target.summary
+        if normalize(self.candidate.summary) not in normalize(summary):
+            summary = f"{summary} {self.candidate.summary}"[:SUMMARY_LIMIT]
+        return summary, clean_strings([*target.tags, *self.candidate.tags], MAX_TAGS, 80)
+
+
 def _final(
-    raw: sqlite3.Connection, first: FirstPhase, recheck: FirstPhase, decision: Decided
+    first: FirstPhase, recheck: FirstPhase, decision: Decided, still_live: set[str]
 ) -> Outcome:
     """The re-check's own outcome without a decision; else the decision over live targets."""
     if decision is None:
         assert recheck.outcome is not None  # no decider → phase 1 always concludes
         return recheck.outcome
-    live = event_rows.live_event_ids(raw, (m.event_id for m in first.ambiguous))
-    ambiguous = [match for match in first.ambiguous if match.event_id in live]
+    ambiguous = [match for match in first.ambiguous if match.event_id in still_live]
     return apply_decision(decision, ambiguous, recheck)
 
 
-# -- applying an outcome -------------------------------------------------------------------
+# -- the answer ----------------------------------------------------------------------------
 
 
-def _apply(
-    raw: sqlite3.Connection, namespace: str, candidate: AgentCandidate, outcome: Outcome
+def _remembered(
+    namespace: str, candidate: AgentCandidate, outcome: Outcome, applied: Applied
 ) -> Remembered:
-    turn, now = rows.current_turn(raw, namespace), iso(candidate.mentioned_at)
-    targets = outcome.target_event_ids
-    result = _result(namespace, outcome)
-    if outcome.action == "IGNORED":
-        return result
-    provenance = Provenance(kind="pending", thread_id=candidate.thread_id)
-    result = result.model_copy(update={"provenance": provenance})
-    if outcome.action == "REINFORCED":
-        done = rows.reinforce_events(raw, namespace, targets, turn, now)
-        _cite_this_turn(raw, namespace, candidate, done[:1], now)
-        return _weighed(raw, result, done[0] if done else None, turn, reinforced=True)
-    if outcome.action == "MERGED":
-        for target in targets:
-            _merge(raw, target, candidate, turn, now)
-        _cite_this_turn(raw, namespace, candidate, targets, now)
-        graph_jobs.queue_events(raw, namespace, targets, graph_jobs.AGENT_PRIORITY, now)
-        return _weighed(raw, result, targets[0], turn)
-    card = _agent_card(candidate, namespace, turn, _links(outcome))
-    event_rows.insert_event(raw, card)
-    _cite_this_turn(raw, namespace, candidate, [card.id], now)
-    graph_jobs.queue_events(raw, namespace, [card.id], graph_jobs.AGENT_PRIORITY, now)
-    return _weighed(raw, result, card.id, turn)
-
-
-def _cite_this_turn(
-    raw: sqlite3.Connection,
-    namespace: str,
-    candidate: AgentCandidate,
-    event_ids: Sequence[str],
-    now: str,
-) -> None:
-    """The events will cite the user message of the turn being run, once it is recorded."""
-    for event_id in event_ids:
-        add_pending_citation(raw, namespace, candidate.thread_id, event_id, now)
-
-
-def _result(namespace: str, outcome: Outcome) -> Remembered:
-    return Remembered(
+    result = Remembered(
         recorded=outcome.action != "IGNORED",
         action=outcome.action,
         gate=outcome.gate,
@@ -263,21 +258,15 @@ def _result(namespace: str, outcome: Outcome) -> Remembered:
         confidence=outcome.confidence,
         downgraded_from=outcome.downgraded_from,
     )
-
-
-def _weighed(
-    raw: sqlite3.Connection,
-    result: Remembered,
-    event_id: str | None,
-    turn: int,
-    *,
-    reinforced: bool = False,
-) -> Remembered:
-    if event_id is None:
+    if outcome.action == "IGNORED":
         return result
-    weight = card_weight(event_rows.get_event(raw, event_id), turn)
-    key = "reinforced_event_id" if reinforced else "event_id"
-    return result.model_copy(update={key: event_id, "weight": weight})
+    provenance = Provenance(kind="pending", thread_id=candidate.thread_id)
+    result = result.model_copy(update={"provenance": provenance})
+    if applied.event_id is None or applied.card is None:
+        return result
+    key = "reinforced_event_id" if outcome.action == "REINFORCED" else "event_id"
+    weight = card_weight(applied.card, applied.turn)
+    return result.model_copy(update={key: applied.event_id, "weight": weight})
 
 
 def _links(outcome: Outcome) -> dict[str, list[str]]:
@@ -287,18 +276,6 @@ def _links(outcome: Outcome) -> dict[str, list[str]]:
     if outcome.action == "CONFLICT_MARKED" and targets:
         return {"conflicts_with_event_ids": targets}
     return {}
-
-
-def _merge(
-    raw: sqlite3.Connection, event_id: str, candidate: AgentCandidate, turn: int, now: str
-) -> None:
-    """Union the candidate's summary and tags into the target, reinforcing it once."""
-    target = event_rows.get_event(raw, event_id)
-    summary = target.summary
-    if normalize(candidate.summary) not in normalize(summary):
-        summary = f"{summary} {candidate.summary}"[:SUMMARY_LIMIT]
-    tags = clean_strings([*target.tags, *candidate.tags], MAX_TAGS, 80)
-    rows.merge_into(raw, event_id, summary, tags, turn, now)
 
 
 def _agent_card(

@@ -28,7 +28,6 @@ from ..curation.actions import (
     tombstone,
 )
 from ..errors import NotFound
-from ..events.weights import SUPERSEDED_CAP
 from ..gate.evidence import receipt_payload
 from ..ids import new_id
 from . import block_rows, jobs
@@ -164,12 +163,13 @@ def set_temporal(
     index_event(raw, row["pk"], event_row_text(row))
 
 
-def supersede(raw: sqlite3.Connection, older_id: str, newer_id: str, now: str) -> None:
-    """``older_id`` becomes history under ``newer_id``, capped as every superseded card is."""
+def supersede(raw: sqlite3.Connection, older_id: str, newer_id: str, cap: float, now: str) -> None:
+    """``older_id`` becomes history under ``newer_id``, its weight capped at ``cap`` (the
+    cap every superseded card has, ``events.weights``)."""
     raw.execute(
         "UPDATE events SET status = 'superseded', superseded_by = ?, forced_cap = ?, "
         "updated_at = ? WHERE id = ?",
-        (newer_id, SUPERSEDED_CAP, now, older_id),
+        (newer_id, cap, now, older_id),
     )
 
 

@@ -12,9 +12,10 @@ from typing import Any
 
 from ..overview.rules import AuditEntry, SpaceCounts, audit_entry
 from ..records import Job
-from . import job_retry
 from .gate_rows import batch_from_row, receipt_row
 from .rows import job_from_row
+from .sqlite.derivation import retry_failed_rows
+from .topic_jobs import TOPIC_JOB
 
 _AUDIT = (
     "SELECT u.receipt_id, u.batch_id, u.event_ids_json, u.audit_json, u.created_at, "
@@ -72,8 +73,9 @@ def job_page(
 
 
 def retry_failed_in(raw: sqlite3.Connection, namespace: str, now: datetime) -> int:
-    """Every failed job of the space retried by its kind's rule (``job_retry``)."""
-    return job_retry.retry_failed(raw, now, namespace)
+    """Every failed job of the space retried by its kind's rule (a topic batch queued
+    again fresh: ``DerivationService.retry_failed_jobs(namespace)`` states it)."""
+    return retry_failed_rows(raw, now, namespace, (TOPIC_JOB,))
 
 
 def audit_page(

@@ -5,11 +5,11 @@ A person's action on a card is never lost to a re-derivation: a card that is pin
 forgotten, restored or otherwise acted on, superseded or corrected, adopted in a reply,
 restated by a later block or linked from another card is *kept* (and said so); only the
 untouched ones are removed (``import_batch_rows.remove_events``: sources, search rows,
-graph provenance, chapters, links) before the model's cards are written (``rederive.py``).
+graph provenance, chapters, links) before the model's cards are written
+(``store/sqlite/derivation.py``'s ``replace_offline``).
 """
 
 import sqlite3
-from dataclasses import dataclass, field
 
 from ..clock import iso
 from ..records import Block
@@ -36,15 +36,6 @@ _REASONS = (  # (why kept, SQL true for a card ``e`` that must be kept)
         "AND j.value = e.id)",
     ),
 )
-
-
-@dataclass
-class Replaced:
-    """What one block's replacement did: cards removed, kept (id → why), written."""
-
-    removed: list[str] = field(default_factory=list)
-    kept: dict[str, str] = field(default_factory=dict)
-    inserted: list[str] = field(default_factory=list)
 
 
 def unchanged(raw: sqlite3.Connection, block: Block) -> bool:

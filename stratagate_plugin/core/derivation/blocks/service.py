@@ -2,25 +2,21 @@
 and how they write, inside the caller's transactions.
 
 The model is called outside any transaction, and a result is committed only under the
-job's claim (``jobs.holds``). A task the model fails after the client's retries is
+job's claim (``DerivationStorage.commit_*``). A task the model fails after the client's retries is
 answered by the offline model (``fallback.py``) and marked ``offline-fallback`` on the
 block, its cards and the job, so memory fills whatever the model does; without a fallback
 the job fails and the sealed block is left as it was. The re-run of such blocks on the
-model (``rederive/service.py``) reads and writes through the same functions.
+model (``rederive/service.py``) reads and commits with the same functions and ``CardRules``.
 """
 
 import asyncio
 import logging
-import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from ...clock import iso
 from ...events import cards as event_rules
 from ...events.cards import EventCard
-from ...events.ranking import EventSearch
-from ...events.service import POOLS, search_in
 from ...events.source_check import SourceDrops
 from ...events.weights import new_card
 from ...llm.base import StructuredModel, StructuredTask
@@ -33,22 +29,14 @@ from ...llm.tasks import (
     EventExtraction,
 )
 from ...records import Block, Job
-from ...store import (
-    Database,
-    block_rows,
-    derivation_marks,
-    event_rows,
-    event_search_rows,
-    graph_jobs,
-    jobs,
-)
-from ...store.sealing import EXTRACTION_JOB, enqueue_job
 from .. import payloads, truth
 from ..fallback import DerivationFailed, derive
 from ..input import prefix_note
+from ..storage import Cards, DerivationStorage, TimelineAsk
 
 LOST = "lost"  # the job was taken over by another worker: nothing of this run is applied
 log = logging.getLogger(__name__)
+TIMELINE = TimelineAsk(payloads.timeline_tokens, relevant=8, recent=4)
 
 
 class BlockJobs:
@@ -57,18 +45,17 @@ class BlockJobs:
 
     def __init__(
         self,
-        db: Database,
+        store: DerivationStorage,
         model: StructuredModel,
         clock: Callable[[], datetime],
         text_limit: int,
         fallback: StructuredModel | None,
     ) -> None:
-        self.db, self.model, self.clock = db, model, clock
+        self.store, self.model, self.clock = store, model, clock
         self.text_limit, self.fallback = text_limit, fallback
 
     async def summarize(self, job: Job) -> tuple[str, str | None]:
-        limit = self.text_limit
-        block, payload = await self.db.read(lambda raw: summary_input(raw, job.target_id, limit))
+        block, payload = await summary_input(self.store, job.target_id, self.text_limit)
         task = StructuredTask(SUMMARIZE_BLOCK, BlockSummary, load_prompt(SUMMARIZE_BLOCK), payload)
         note = prefix_note(payload["block"]["messages"])
 
@@ -76,25 +63,14 @@ class BlockJobs:
             return clean_summary(summary, note)
 
         answer = await derive(self.model, task, accept, self.fallback)
-        now = iso(self.clock())
-
-        def commit(raw: sqlite3.Connection) -> str:
-            if not jobs.holds(raw, job):
-                return LOST
-            write_summary(raw, block.id, answer.result, now)
-            derivation_marks.mark_block(raw, block.id, answer.derived_by, answer.error)
-            jobs.finish(raw, job.id, "succeeded", self.clock())
-            derivation_marks.mark_job(raw, job.id, answer.derived_by, answer.error)
-            enqueue_job(raw, block.namespace, EXTRACTION_JOB, block.id)
-            return "succeeded"
-
-        return await self.db.write(commit), answer.error
+        author = (answer.derived_by, answer.error)
+        held = await self.store.commit_summary(job, block, answer.result, author, self.clock())
+        return ("succeeded" if held else LOST), answer.error
 
     async def extract(self, job: Job, dropped: SourceDrops) -> tuple[str, str | None]:
         """The model's cards, accepted, then their sources checked (``source_check``): the
         same validation whichever model answered; what it dropped is counted and noted."""
-        limit = self.text_limit
-        block, payload = await self.db.read(lambda raw: extraction_input(raw, job.target_id, limit))
+        block, payload = await extraction_input(self.store, job.target_id, self.text_limit)
         if block.should_extract is False:
             author = (block.derived_by or self.model.name, block.derive_error)
             note = "summary pre-screen: nothing"
@@ -120,23 +96,16 @@ class BlockJobs:
     ) -> str:
         """Commit the cards under the claim (``author``: who derived them, the model's error
         when the offline model did; default the model) and make the block ready."""
-        moment = self.clock()
-        status = "succeeded" if cards else "skipped"
         author = author or (self.model.name, None)
 
-        def commit(raw: sqlite3.Connection) -> str:
-            if not jobs.holds(raw, job):
-                return LOST
-            inserted = write_cards(raw, block, cards, moment, author)
-            repeats = len(cards) - len(inserted)
-            done = f"{len(inserted)} events" + (f", {repeats} restated" if repeats else "")
-            jobs.finish(raw, job.id, status, moment, note or done)
-            derivation_marks.mark_job(raw, job.id, *author)
-            derivation_marks.note_block(raw, block.id, *author)
-            block_rows.mark_ready(raw, block.id, iso(moment))
-            return status
+        def detail(inserted: int, repeats: int) -> str:
+            return note or f"{inserted} events" + (f", {repeats} restated" if repeats else "")
 
-        return await self.db.write(commit)
+        drafts = Cards(cards, CARD_RULES, author, self.clock(), detail)
+        done = await self.store.commit_extraction(job, block, drafts)
+        if done is None:
+            return LOST
+        return "succeeded" if cards else "skipped"
 
 
 def extraction_task(payload: dict[str, Any]) -> StructuredTask[EventExtraction]:
@@ -158,25 +127,25 @@ def checked(payload: dict[str, Any]) -> Any:
     return accept
 
 
-TIMELINE_RELEVANT, TIMELINE_RECENT = 8, 4
-NEIGHBOURS = 8  # per pool, the events a committed card is compared with (FTS5's best)
+async def summary_input(
+    store: DerivationStorage, block_id: str, limit: int
+) -> tuple[Block, dict[str, Any]]:
+    block, messages = await store.summary_input(block_id)
+    return block, payloads.summary_payload(block, messages, limit)
 
 
-def summary_input(raw: sqlite3.Connection, block_id: str, limit: int) -> tuple[Block, Any]:
-    block = block_rows.get_block(raw, block_id)
-    return block, payloads.summary_payload(block, block_rows.block_messages(raw, block_id), limit)
-
-
-def extraction_input(
-    raw: sqlite3.Connection, block_id: str, limit: int, block: Block | None = None
-) -> tuple[Block, Any]:
+async def extraction_input(
+    store: DerivationStorage, block_id: str, limit: int, block: Block | None = None
+) -> tuple[Block, dict[str, Any]]:
     """The extraction's payload; ``block``: its views as they will be (a re-derivation's
-    new summary), else as stored. The block's own cards are never its timeline."""
-    block = block or block_rows.get_block(raw, block_id)
-    messages = block_rows.block_messages(raw, block_id)
-    neighbours = block_rows.neighbour_keypoints(raw, block)
-    timeline = [card for card in _timeline(raw, block) if card.source_block_id != block.id]
-    return block, payloads.extraction_payload(block, messages, limit, neighbours, timeline)
+    new summary), else as stored. Its timeline: up to 8 events relevant to the block's
+    L0–L2 text (event search over both pools, no retrieval stamp) plus the 4 most
+    recently formed; the block's own cards are never its timeline."""
+    found = await store.extraction_input(block_id, block, TIMELINE)
+    payload = payloads.extraction_payload(
+        found.block, found.messages, limit, found.neighbours, found.timeline
+    )
+    return found.block, payload
 
 
 def clean_summary(summary: BlockSummary, note: str = "") -> BlockSummary:
@@ -192,99 +161,50 @@ def clean_summary(summary: BlockSummary, note: str = "") -> BlockSummary:
     )
 
 
-def write_summary(raw: sqlite3.Connection, block_id: str, summary: BlockSummary, now: str) -> None:
-    block_rows.store_summary(
-        raw, block_id, summary.title, summary.tags, summary.summary, summary.keypoints,
-        summary.should_extract, now,
-    )  # fmt: skip
+class BlockCardRules:
+    """How a draft becomes a committed card (``CardRules``): local references resolved,
+    relations kept to events still visible, a restatement or an unlinked change settled
+    against the live events near it (``truth``)."""
 
+    def resolve(self, draft: EventCardDraft, stored: Sequence[str]) -> EventCardDraft:
+        return event_rules.resolve_local_refs(draft, list(stored))
 
-def write_cards(
-    raw: sqlite3.Connection,
-    block: Block,
-    cards: list[EventCardDraft],
-    moment: datetime,
-    author: tuple[str, str | None],
-) -> list[str]:
-    """Commit the drafts (``author``: who derived them, the model's error); the ids of the
-    cards inserted (the rest restated live events), queued for graph projection."""
-    formed = block_rows.block_namespace_turn(raw, block.id)
-    stored: list[str] = []
-    inserted: list[str] = []
-    for draft in cards:
-        draft = event_rules.resolve_local_refs(draft, stored)
-        card = _card_from_draft(raw, draft, block, formed, moment)
-        stored.append(_commit_card(raw, card, formed, moment))
-        if stored[-1] == card.id:
-            inserted.append(card.id)
-    derivation_marks.mark_events(raw, inserted, *author)
-    graph_jobs.queue_events(
-        raw, block.namespace, inserted, graph_jobs.CONVERSATION_PRIORITY, iso(moment)
-    )
-    return inserted
+    def linked_ids(self, draft: EventCardDraft) -> set[str]:
+        """Relation targets must still be active or superseded when the card is committed."""
+        temporal = draft.temporal or {}
+        named = {i for key in event_rules.RELATION_LISTS for i in temporal.get(key, [])}
+        if temporal.get("same_event_id"):
+            named.add(temporal["same_event_id"])
+        return named
 
-
-def _commit_card(raw: sqlite3.Connection, card: EventCard, turn: int, moment: datetime) -> str:
-    """Insert the card, or count it as a mention of the live event it restates; a change
-    card the model left unlinked supersedes what it replaces (``truth``). The id that now
-    holds the card's statement."""
-    tokens = truth.search_tokens(card)
-    found = event_search_rows.lexical_rows(raw, card.namespace, POOLS, tokens, NEIGHBOURS)
-    settled = truth.settle(card, event_rows.events_from_rows(raw, found))
-    if settled.repeat_of is not None:
-        said = str(card.temporal.get("mentioned_at") or iso(moment))
-        event_rows.add_mention(
-            raw, settled.repeat_of.id, card.source_message_ids, turn, said, iso(moment)
+    def card(
+        self, draft: EventCardDraft, visible: set[str], block: Block, turn: int, moment: datetime
+    ) -> EventCard:
+        temporal = dict(draft.temporal or {})
+        if self.linked_ids(draft):
+            temporal = event_rules.restrict_relations(temporal, visible)
+        temporal["thread_id"] = block.thread_id
+        return new_card(
+            namespace=block.namespace,
+            title=draft.title,
+            summary=draft.summary,
+            tags=draft.tags[: event_rules.MAX_TAGS],
+            quotes=draft.quotes,
+            source_block_id=block.id,
+            source_message_ids=draft.source_message_ids,
+            formed_turn=turn,
+            temporal=temporal,
+            scope=draft.scope,
+            criticality=draft.criticality,
+            catalog_hints=draft.catalog_hints,
+            created_at=moment,
         )
-        return settled.repeat_of.id
-    event_rows.insert_event(raw, settled.card)  # an added link names a live event just read
-    return card.id
+
+    def search_tokens(self, card: EventCard) -> tuple[str, ...]:
+        return truth.search_tokens(card)
+
+    def settle(self, card: EventCard, near: Sequence[EventCard]) -> truth.Settled:
+        return truth.settle(card, near)
 
 
-def _timeline(raw: sqlite3.Connection, block: Block) -> list[EventCard]:
-    """Up to 8 events relevant to the block's L0–L2 text (event search over both pools, no
-    retrieval stamp) plus the 4 most recently formed."""
-    tokens = payloads.timeline_tokens(block)
-    relevant: list[EventCard] = []
-    if tokens:
-        request = EventSearch(tokens, limit=TIMELINE_RELEVANT)
-        relevant = [hit.card for hit in search_in(raw, block.namespace, request)]
-    recent = event_rows.recent_events(raw, block.namespace, TIMELINE_RECENT)
-    return list({card.id: card for card in [*relevant, *recent]}.values())
-
-
-def _card_from_draft(
-    raw: sqlite3.Connection,
-    draft: EventCardDraft,
-    block: Block,
-    formed_turn: int,
-    moment: datetime,
-) -> EventCard:
-    temporal = _still_visible_links(raw, dict(draft.temporal or {}))
-    temporal["thread_id"] = block.thread_id
-    return new_card(
-        namespace=block.namespace,
-        title=draft.title,
-        summary=draft.summary,
-        tags=draft.tags[: event_rules.MAX_TAGS],
-        quotes=draft.quotes,
-        source_block_id=block.id,
-        source_message_ids=draft.source_message_ids,
-        formed_turn=formed_turn,
-        temporal=temporal,
-        scope=draft.scope,
-        criticality=draft.criticality,
-        catalog_hints=draft.catalog_hints,
-        created_at=moment,
-    )
-
-
-def _still_visible_links(raw: sqlite3.Connection, temporal: dict[str, Any]) -> dict[str, Any]:
-    """Relation targets must still be active or superseded when the card is committed."""
-    named = {i for key in event_rules.RELATION_LISTS for i in temporal.get(key, [])}
-    if temporal.get("same_event_id"):
-        named.add(temporal["same_event_id"])
-    if not named:
-        return temporal
-    visible = event_rows.live_event_ids(raw, named)
-    return event_rules.restrict_relations(temporal, visible)
+CARD_RULES = BlockCardRules()

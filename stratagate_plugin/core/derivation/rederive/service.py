@@ -3,35 +3,31 @@
 
 The model is asked outside any transaction, with no fallback: both tasks must succeed.
 Then one transaction replaces the block's views and its untouched cards with the model's
-(``rederive_rows``: a card a person acted on is kept, and the report says which and
-why), provided the block is still as read. On any failure the offline result stays, the
-block keeps its mark and its error becomes the new one.
+(``DerivationStorage.replace_offline``: a card a person acted on is kept, and the
+report says which and why), provided the block is still as read. On any failure the
+offline result stays, the block keeps its mark and its error becomes the new one.
 """
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ...clock import iso
 from ...errors import StrataGateError
 from ...llm.base import ModelError, StructuredModel, StructuredTask
 from ...llm.prompts import load_prompt
 from ...llm.tasks import SUMMARIZE_BLOCK, BlockSummary, EventCardDraft
 from ...records import Block
-from ...store import Database, derivation_marks, rederive_rows
-from ...store.import_batch_rows import remove_events
 from ..blocks.service import (
+    CARD_RULES,
     checked,
     clean_summary,
     extraction_input,
     extraction_task,
     summary_input,
-    write_cards,
-    write_summary,
 )
 from ..fallback import OFFLINE_FALLBACK, error_line
 from ..input import prefix_note
+from ..storage import Cards, DerivationStorage
 
 
 @dataclass
@@ -55,12 +51,16 @@ class _Answer:
 
 class Rederiver:
     def __init__(
-        self, db: Database, model: StructuredModel, clock: Callable[[], datetime], limit: int
+        self,
+        store: DerivationStorage,
+        model: StructuredModel,
+        clock: Callable[[], datetime],
+        limit: int,
     ) -> None:
-        self.db, self.model, self.clock, self.limit = db, model, clock, limit
+        self.store, self.model, self.clock, self.limit = store, model, clock, limit
 
     async def run(self, namespace: str | None, block_ids: list[str] | None) -> RederiveReport:
-        blocks = await self.db.read(lambda raw: derivation_marks.offline_blocks(raw, namespace))
+        blocks = await self.store.offline_blocks(namespace)
         if block_ids is not None:
             blocks = [block for block in blocks if block.id in block_ids]
         report = RederiveReport(asked=len(blocks))
@@ -73,12 +73,18 @@ class Rederiver:
             answer = await self._ask(block)
         except (ModelError, StrataGateError) as error:
             line = error_line(error)
-            await self.db.write(
-                lambda raw: derivation_marks.mark_block(raw, block.id, OFFLINE_FALLBACK, line)
-            )
+            await self.store.mark_block(block.id, (OFFLINE_FALLBACK, line))
             report.failed.append(f"{block.id}: {line}")
             return
-        replaced = await self.db.write(lambda raw: self._replace(raw, block, answer))
+        by = self.model.name
+
+        def detail(inserted: int, kept: int) -> str:
+            return f"re-derived by {by}: {inserted} events" + (
+                f", {kept} kept (acted on)" if kept else ""
+            )
+
+        cards = Cards(answer.cards, CARD_RULES, (by, None), self.clock(), detail)
+        replaced = await self.store.replace_offline(block, answer.summary, cards)
         if replaced is None:
             report.changed.append(block.id)
             return
@@ -89,36 +95,16 @@ class Rederiver:
 
     async def _ask(self, block: Block) -> _Answer:
         """Both tasks on the model, the extraction seeing the new summary."""
-        limit = self.limit
-        _, payload = await self.db.read(lambda raw: summary_input(raw, block.id, limit))
+        _, payload = await summary_input(self.store, block.id, self.limit)
         task = StructuredTask(SUMMARIZE_BLOCK, BlockSummary, load_prompt(SUMMARIZE_BLOCK), payload)
         note = prefix_note(payload["block"]["messages"])
         summary = clean_summary(await self.model.complete(task), note)
         if not summary.should_extract:
             return _Answer(summary, [])
         seen = block.model_copy(update=_views(summary))
-        _, given = await self.db.read(lambda raw: extraction_input(raw, block.id, limit, seen))
+        _, given = await extraction_input(self.store, block.id, self.limit, seen)
         cards, _ = await checked(given)(await self.model.complete(extraction_task(given)))
         return _Answer(summary, cards)
-
-    def _replace(
-        self, raw: sqlite3.Connection, block: Block, answer: _Answer
-    ) -> rederive_rows.Replaced | None:
-        if not rederive_rows.unchanged(raw, block):
-            return None
-        moment = self.clock()
-        now, by = iso(moment), self.model.name
-        write_summary(raw, block.id, answer.summary, now)
-        derivation_marks.mark_block(raw, block.id, by, None)
-        rederive_rows.mark_summary_job(raw, block.id, by, now)
-        free, kept = rederive_rows.fallback_cards(raw, block.id)
-        remove_events(raw, free, now)
-        inserted = write_cards(raw, block, answer.cards, moment, (by, None))
-        detail = f"re-derived by {by}: {len(inserted)} events" + (
-            f", {len(kept)} kept (acted on)" if kept else ""
-        )
-        rederive_rows.finish_extraction(raw, block.id, by, detail, now)
-        return rederive_rows.Replaced(free, kept, inserted)
 
 
 def _views(summary: BlockSummary) -> dict[str, object]:

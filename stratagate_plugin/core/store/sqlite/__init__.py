@@ -2,10 +2,20 @@
 capability; each runs its reads and writes through ``Database`` (one connection's thread,
 ``BEGIN IMMEDIATE`` units)."""
 
+from ...curation.storage import CurationStorage
+from ...derivation.storage import DerivationStorage
+from ...importer.storage import ImportsStorage
+from ...profile.storage import ProfileStorage
+from ...purge.storage import PurgeStorage
+from ...remember.storage import RememberStorage
+from ...timeline.storage import TimelineStorage
 from ..db import Database
+from .curation import SqliteCurationStorage
+from .derivation import SqliteDerivationStorage
 from .imports import SqliteImportsStorage
 from .profile import SqliteProfileStorage
 from .purge import SqlitePurgeStorage
+from .remember import SqliteRememberStorage
 from .timeline import SqliteTimelineStorage
 
 __all__ = ["SqliteStorage"]
@@ -16,7 +26,10 @@ class SqliteStorage:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self.timeline = SqliteTimelineStorage(db)
-        self.profile = SqliteProfileStorage(db)
-        self.imports = SqliteImportsStorage(db)
-        self.purge = SqlitePurgeStorage(db)
+        self.timeline: TimelineStorage = SqliteTimelineStorage(db)
+        self.profile: ProfileStorage = SqliteProfileStorage(db)
+        self.imports: ImportsStorage = SqliteImportsStorage(db)
+        self.purge: PurgeStorage = SqlitePurgeStorage(db)
+        self.derivation: DerivationStorage = SqliteDerivationStorage(db)
+        self.remember: RememberStorage = SqliteRememberStorage(db)
+        self.curation: CurationStorage = SqliteCurationStorage(db)

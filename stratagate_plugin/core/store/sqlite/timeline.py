@@ -2,12 +2,12 @@
 
 import sqlite3
 
-from ...curation.service import event_details_in
 from ...timeline.filters import TimelineFilter
 from ...timeline.storage import ConflictRows, EventStory, TimelinePageRows
 from .. import curation_rows, event_rows, timeline_rows
 from ..db import Database
 from ..event_search_rows import current_turn
+from .curation import event_details_in
 
 
 class SqliteTimelineStorage:

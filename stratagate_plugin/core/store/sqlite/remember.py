@@ -1,0 +1,82 @@
+"""``memory_remember``'s storage contract (``core/remember/storage.py``) on SQLite: the
+live events a memory is compared with, and phase 3 in one ``Database.write``."""
+
+import sqlite3
+
+from ...remember.storage import (
+    Applied,
+    LiveEvent,
+    Plan,
+    RememberAsk,
+    RememberRules,
+    SpaceDefaults,
+)
+from .. import event_rows, gate_rows, graph_jobs
+from ..db import Database
+from ..provenance_rows import add_pending_citation
+from ..turns import NamespaceDefaults, ensure_namespace
+
+
+class SqliteRememberStorage:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def live_events(self, namespace: str, text: str, limit: int) -> list[LiveEvent]:
+        return await self.db.read(lambda raw: _live(raw, namespace, text, limit))
+
+    async def commit(
+        self, ask: RememberAsk, rules: RememberRules, defaults: SpaceDefaults, now: str
+    ) -> Applied:
+        return await self.db.write(lambda raw: _commit(raw, ask, rules, defaults, now))
+
+
+def _live(raw: sqlite3.Connection, namespace: str, text: str, limit: int) -> list[LiveEvent]:
+    found = event_rows.sharing_a_token(raw, namespace, text, limit)
+    return [LiveEvent(r["id"], r["title"], r["summary"]) for r in found]
+
+
+def _commit(
+    raw: sqlite3.Connection,
+    ask: RememberAsk,
+    rules: RememberRules,
+    defaults: SpaceDefaults,
+    now: str,
+) -> Applied:
+    live = _live(raw, ask.namespace, ask.text, ask.limit)
+    still = event_rows.live_event_ids(raw, ask.ambiguous) if ask.ambiguous else set()
+    settings = NamespaceDefaults(defaults.block_turn_size, defaults.block_decay_lambda)
+    ensure_namespace(raw, ask.namespace, settings, now)
+    turn = gate_rows.current_turn(raw, ask.namespace)
+    plan = rules.plan(live, still, turn)
+    if plan.action == "IGNORED":
+        return Applied(None, None, turn)
+    written = _write(raw, ask, plan, rules, turn, now)
+    cited = written[:1] if plan.action == "REINFORCED" else written
+    for event_id in cited:  # cites the turn's user message once that turn is recorded
+        add_pending_citation(raw, ask.namespace, ask.thread_id, event_id, now)
+    if plan.action != "REINFORCED":
+        graph_jobs.queue_events(raw, ask.namespace, written, graph_jobs.AGENT_PRIORITY, now)
+    if not written:
+        return Applied(None, None, turn)
+    return Applied(written[0], event_rows.get_event(raw, written[0]), turn)
+
+
+def _write(
+    raw: sqlite3.Connection,
+    ask: RememberAsk,
+    plan: Plan,
+    rules: RememberRules,
+    turn: int,
+    now: str,
+) -> list[str]:
+    """The ids reinforced, merged into or inserted."""
+    if plan.action == "REINFORCED":
+        return gate_rows.reinforce_events(raw, ask.namespace, plan.targets, turn, now)
+    if plan.action == "MERGED":
+        for target in plan.targets:
+            summary, tags = rules.merged(event_rows.get_event(raw, target))
+            gate_rows.merge_into(raw, target, summary, tags, turn, now)
+        return list(plan.targets)
+    assert plan.card is not None, f"{plan.action} writes a card"
+    event_rows.insert_event(raw, plan.card)
+    return [plan.card.id]
