@@ -6,15 +6,11 @@ cases (pure rules joined with store transactions). No framework code here.
 """
 
 import logging
-import sqlite3
-from datetime import datetime
 from pathlib import Path
 
 from .blocks.service import BlocksService
-from .clock import utc_now
 from .config import MemoryConfig
 from .curation.service import CurationService
-from .derivation.lease import dead_local_owners
 from .derivation.service import DerivationService
 from .events.service import EventsService
 from .gate.service import GateService
@@ -29,7 +25,7 @@ from .remember.service import RememberService
 from .retrieval.service import RetrievalService
 from .service_base import EngineParts, SharedParts
 from .spaces.service import SpacesService
-from .store import Database, default_database_path, jobs
+from .store import Database, default_database_path
 from .store.health import StorageError
 from .store.sqlite import SqliteStorage
 from .timeline.service import TimelineService
@@ -90,10 +86,9 @@ class StrataGate(SharedParts):
         topic projector freeze their events for the topic bootstrap."""
         busy_ms = int(busy_timeout_s * 1000) if busy_timeout_s else None
         db = await Database(path or default_database_path(), busy_timeout_ms=busy_ms).open()
-        now = utc_now()
         memory = cls(db, config, model)
         try:
-            await _take_back_abandoned_jobs(db, now)
+            await memory.derivation.take_back_abandoned()
             await memory.graph.backfill()
             await _bootstrap_topics(memory)
             await memory.purge.finish_interrupted()
@@ -114,21 +109,6 @@ class StrataGate(SharedParts):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-
-async def _take_back_abandoned_jobs(db: Database, now: datetime) -> None:
-    """Jobs whose lease ran out, or whose owner was a process of this machine that is gone
-    (killed, crashed), become failed-retryable-now; a live worker's jobs are left alone.
-    Asked first without a write lock, so an open does not wait behind another's write."""
-    dead = dead_local_owners(await db.read(jobs.lease_holders))
-    expired = await db.read(lambda raw: jobs.any_expired(raw, now))
-    if dead or expired:
-
-        def take_back(raw: sqlite3.Connection) -> None:
-            jobs.release_owners(raw, dead, now)
-            jobs.recover_expired(raw, now)
-
-        await db.write(take_back)
 
 
 async def _bootstrap_topics(memory: "StrataGate") -> None:

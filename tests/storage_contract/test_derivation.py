@@ -253,3 +253,19 @@ async def test_a_replacement_keeps_an_offline_card_a_person_acted_on(engine: Str
     assert replaced.kept == {pinned: "pinned"}
     assert [c.id for c in await engine.events.cards(NS)] == [pinned]
     assert (await store.job(job.id)).detail == "0 in, 1 restated"  # note(inserted, kept)
+
+
+async def test_jobs_of_a_dead_owner_or_a_lapsed_lease_are_taken_back(engine: StrataGate) -> None:
+    await _sealed_block(engine)
+    await _sealed_block(engine, thread="u", words="glaze")
+    store = engine.storage.derivation
+    held = await _claim(engine, owner="gone")
+    lapsed = await _claim(engine, owner="slow", later=-120)
+    assert held is not None and lapsed is not None
+    assert await store.lease_holders() == {"gone", "slow"}
+    assert await store.any_expired(utc_now()) is True
+    await store.take_back({"gone"}, utc_now())
+    assert await store.lease_holders() == set()
+    for job in (held, lapsed):
+        taken = await store.job(job.id)
+        assert taken.status == "failed" and taken.lease_expires_at is None

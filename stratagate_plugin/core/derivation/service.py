@@ -35,7 +35,7 @@ from ..store.topic_jobs import TOPIC_JOB
 from .blocks.service import LOST, BlockJobs
 from .fallback import DerivationFailed, fallback_for
 from .input import DERIVE_TEXT_LIMIT
-from .lease import DEFAULT_LEASE_S, heartbeat, worker_id
+from .lease import DEFAULT_LEASE_S, dead_local_owners, heartbeat, worker_id
 from .rederive.service import Rederiver, RederiveReport
 from .storage import DerivationStorage
 from .workers import Pass, run_all
@@ -277,6 +277,15 @@ class DerivationService(ServiceBase):
 
     async def list_jobs(self, namespace: str | None = None, status: str | None = None) -> list[Job]:
         return await self.store.list_jobs(namespace, status)
+
+    async def take_back_abandoned(self) -> None:
+        """Jobs whose lease ran out, or whose owner was a process of this machine that is
+        gone (killed, crashed), become failed-retryable-now; a live worker's jobs are left
+        alone. Asked first without a write lock, so an open does not wait behind a write."""
+        now = utc_now()
+        dead = dead_local_owners(await self.store.lease_holders())
+        if dead or await self.store.any_expired(now):
+            await self.store.take_back(dead, now)
 
     async def due_job_count(self) -> int:
         """How many jobs a pass would run from now: the due ones, plus the extraction each due

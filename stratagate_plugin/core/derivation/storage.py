@@ -9,7 +9,7 @@ the space (restating, superseding) is decided by ``CardRules``, which the servic
 the storage reads and writes around those decisions in one transaction.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple, Protocol
@@ -113,6 +113,19 @@ class DerivationStorage(Protocol):
         extraction (an extraction only once its thread's earlier blocks are done) when
         ``derive``, else (or when none is due) the first due graph job by priority; leased
         to ``owner`` until ``now + lease`` with one more attempt. None: nothing due."""
+        ...
+
+    async def lease_holders(self) -> set[str]:
+        """The owners holding a running job's lease (a worker id names its host and pid)."""
+        ...
+
+    async def any_expired(self, now: datetime) -> bool:
+        """Does a running job's lease end before ``now``? One read, no write lock."""
+        ...
+
+    async def take_back(self, dead_owners: Collection[str], now: datetime) -> None:
+        """One transaction: the jobs of ``dead_owners`` and every job whose lease ended
+        become failed, retryable now."""
         ...
 
     async def renew(self, job: Job, until: datetime) -> bool:

@@ -8,7 +8,7 @@ the events contract offers it as an operation.
 """
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
 from ...clock import iso
@@ -51,6 +51,19 @@ class SqliteDerivationStorage:
 
     async def claim(self, now: datetime, owner: str, lease: timedelta, derive: bool) -> Job | None:
         return await self.db.write(lambda raw: _claim(raw, now, owner, lease, derive))
+
+    async def lease_holders(self) -> set[str]:
+        return await self.db.read(jobs.lease_holders)
+
+    async def any_expired(self, now: datetime) -> bool:
+        return await self.db.read(lambda raw: jobs.any_expired(raw, now))
+
+    async def take_back(self, dead_owners: Collection[str], now: datetime) -> None:
+        def take_back(raw: sqlite3.Connection) -> None:
+            jobs.release_owners(raw, list(dead_owners), now)
+            jobs.recover_expired(raw, now)
+
+        await self.db.write(take_back)
 
     async def renew(self, job: Job, until: datetime) -> bool:
         return await self.db.write(lambda raw: jobs.renew(raw, job, until))
