@@ -8,6 +8,7 @@ implementation against these operations.
 
 from typing import Protocol
 
+from .graph.storage import GraphStorage
 from .timeline.storage import TimelineStorage
 
 __all__ = ["Storage"]
@@ -18,3 +19,6 @@ class Storage(Protocol):
 
     @property
     def timeline(self) -> TimelineStorage: ...
+
+    @property
+    def graph(self) -> GraphStorage: ...

@@ -30,6 +30,7 @@ from ..service_base import EngineParts, ServiceBase
 from ..store import Database, derivation_marks, graph_jobs, job_retry, jobs
 from ..store.health import StorageBusy
 from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB
+from ..store.sqlite.graph import SqliteGraphStorage
 from .blocks.service import LOST, BlockJobs
 from .fallback import DerivationFailed, fallback_for
 from .input import DERIVE_TEXT_LIMIT
@@ -85,7 +86,7 @@ class Deriver:
         self.db, self.model, self.clock, self.lease = db, model, clock, lease
         self.owner = owner or worker_id()
         self.concurrency = concurrency
-        self.projector = Projector(db, graph_model, clock, fallback)
+        self.projector = Projector(SqliteGraphStorage(db), graph_model, clock, fallback)
         self.derive = derive
         self.blocks = BlockJobs(db, model, clock, text_limit, fallback)
 

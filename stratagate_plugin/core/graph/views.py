@@ -15,8 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .projection import value_text
-from .shapes import GRAPH_PROVENANCE_LIMIT, GraphEdge, GraphFact, GraphNode
+from .shapes import GRAPH_PROVENANCE_LIMIT, GraphEdge, GraphFact, GraphNode, value_text
 
 LIVE = ("active", "disputed")
 EXPOSABLE = ("active", "superseded")

@@ -3,6 +3,7 @@ capability; each runs its reads and writes through ``Database`` (one connection'
 ``BEGIN IMMEDIATE`` units)."""
 
 from ..db import Database
+from .graph import SqliteGraphStorage
 from .timeline import SqliteTimelineStorage
 
 __all__ = ["SqliteStorage"]
@@ -14,3 +15,4 @@ class SqliteStorage:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.timeline = SqliteTimelineStorage(db)
+        self.graph = SqliteGraphStorage(db)
