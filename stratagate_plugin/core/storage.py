@@ -10,6 +10,7 @@ from typing import Protocol
 
 from .graph.storage import GraphStorage
 from .timeline.storage import TimelineStorage
+from .topics.storage import TopicsStorage
 
 __all__ = ["Storage"]
 
@@ -22,3 +23,6 @@ class Storage(Protocol):
 
     @property
     def graph(self) -> GraphStorage: ...
+
+    @property
+    def topics(self) -> TopicsStorage: ...

@@ -5,6 +5,7 @@ capability; each runs its reads and writes through ``Database`` (one connection'
 from ..db import Database
 from .graph import SqliteGraphStorage
 from .timeline import SqliteTimelineStorage
+from .topics import SqliteTopicsStorage
 
 __all__ = ["SqliteStorage"]
 
@@ -16,3 +17,4 @@ class SqliteStorage:
         self.db = db
         self.timeline = SqliteTimelineStorage(db)
         self.graph = SqliteGraphStorage(db)
+        self.topics = SqliteTopicsStorage(db)
