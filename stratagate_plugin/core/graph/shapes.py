@@ -9,7 +9,7 @@ projection wrote it and ``superseded_at`` when we stopped believing it.
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -186,3 +186,15 @@ class PossibleDuplicate(_Record):
     node_id: str
     other_id: str
     reason: str
+
+
+class NodeRecords(NamedTuple):
+    """Nodes as stored with what their views are made of (``views.assemble``)."""
+
+    nodes: list[GraphNode]
+    facts: list[GraphFact]
+    edges: list[GraphEdge]
+    names: dict[str, str]
+    """Node id → name, for every end of those edges."""
+    statuses: dict[str, str]
+    """Event id → status, for every event those records cite."""

@@ -18,6 +18,7 @@ from . import graph_reads as reads
 from .rows import dump_json
 
 _LIVE = "status IN ('active', 'disputed') AND superseded_at IS NULL"
+_LIVE_NODES = ("active", "disputed")
 
 
 def insert_node(
@@ -187,17 +188,25 @@ def _with_neighbours(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[s
 
 
 def rebuild_terms(raw: sqlite3.Connection, node_ids: Sequence[str]) -> None:
-    """The search terms of each node from scratch (after a forget took statements away):
-    name, aliases, tags, type, facts, edge ends, relations."""
+    """The search terms of each live node from scratch (after a forget took statements
+    away): name, aliases, tags, type, and every statement not archived (current or history):
+    facts, edge ends, relations."""
     if not node_ids:
         return
-    for view in reads.views(raw, node_ids, history=None):
-        node = view.node
+    found = [node for node in reads.nodes(raw, node_ids) if node.status in _LIVE_NODES]
+    ids = [node.id for node in found]
+    facts = [f for f in reads.facts_of(raw, ids) if f.status != "archived"]
+    edges = [e for e in reads.edges_of(raw, ids) if e.status != "archived"]
+    names = reads.names_of(
+        raw, list({e.from_node_id for e in edges} | {e.to_node_id for e in edges})
+    )
+    for node in found:
         texts = [node.name, *node.aliases, *node.tags, node.type]
-        for fact in (*view.current_facts, *view.historical_facts):
-            texts.append(f"{fact.key} {value_text(fact.value)}")
-        for edge in (*view.current_edges, *view.historical_edges):
-            texts += [edge.other_name, edge.edge.relation]
+        texts += [f"{f.key} {value_text(f.value)}" for f in facts if f.node_id == node.id]
+        for edge in edges:
+            if node.id in (edge.from_node_id, edge.to_node_id):
+                other = edge.to_node_id if edge.from_node_id == node.id else edge.from_node_id
+                texts += [names.get(other, other), edge.relation]
         raw.execute("DELETE FROM graph_terms WHERE node_id = ?", (node.id,))
         add_terms(raw, node.namespace, node.id, texts)
 

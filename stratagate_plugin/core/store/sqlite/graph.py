@@ -10,7 +10,7 @@ from ...events.cards import EventCard
 from ...graph.search import GraphHit, candidate_cap, search_nodes
 from ...graph.shapes import Believed, FactValue, Known, normalise_key
 from ...graph.storage import CurrentFact, GraphTransaction, ProjectionBatch, Stated, Written
-from ...graph.views import Moment, NodeView
+from ...graph.views import Moment, NodeView, assemble
 from ...records import Job
 from ...text.search_terms import query_tokens
 from .. import derivation_marks, event_rows, graph_jobs, graph_reads, jobs
@@ -31,7 +31,7 @@ class SqliteGraphStorage:
 
     async def node(self, node_id: str, when: Moment, history: int) -> NodeView | None:
         def read(raw: sqlite3.Connection) -> NodeView | None:
-            found = graph_reads.views(raw, [node_id], when, history)
+            found = _views(raw, [node_id], when, history)
             return graph_reads.with_field_sources(raw, found[0]) if found else None
 
         return await self.db.read(read)
@@ -43,7 +43,7 @@ class SqliteGraphStorage:
 
         def read(raw: sqlite3.Connection) -> list[NodeView]:
             ids = graph_reads.top_node_ids(raw, namespace, type_, *window, bound)
-            return graph_reads.with_fields_sources(raw, graph_reads.views(raw, ids, when))
+            return graph_reads.with_fields_sources(raw, _views(raw, ids, when))
 
         return await self.db.read(read)
 
@@ -74,7 +74,7 @@ def search_views(
     raw: sqlite3.Connection, namespace: str, terms: Sequence[str], cap: int, when: Moment
 ) -> list[NodeView]:
     ids = graph_reads.candidates(raw, namespace, terms, cap)
-    return graph_reads.with_fields_sources(raw, graph_reads.views(raw, ids, when))
+    return graph_reads.with_fields_sources(raw, _views(raw, ids, when))
 
 
 def search_graph_in(
@@ -84,9 +84,7 @@ def search_graph_in(
     in the same read as their other channels): the candidates ranked by ``graph.search``.
     It moves behind retrieval's own storage operation when retrieval gets its contract."""
     terms = query_tokens(query)
-    found = graph_reads.views(
-        raw, graph_reads.candidates(raw, namespace, terms, candidate_cap(limit)), when
-    )
+    found = _views(raw, graph_reads.candidates(raw, namespace, terms, candidate_cap(limit)), when)
     return search_nodes(terms, found, limit)
 
 
@@ -202,3 +200,14 @@ class SqliteGraphTransaction:
 
     def mark_job(self, job_id: str, derived_by: str, error: str | None) -> None:
         derivation_marks.mark_job(self.raw, job_id, derived_by, error)
+
+
+def _views(
+    raw: sqlite3.Connection,
+    node_ids: Sequence[str],
+    when: Moment,
+    history: int | None = graph_reads.HISTORY,
+) -> list[NodeView]:
+    """The nodes' views at ``when`` (``graph.views.assemble`` over the records read)."""
+    bound = iso(when.as_of) if when.as_of else None
+    return assemble(graph_reads.records(raw, node_ids, bound, history), when)
