@@ -3,7 +3,7 @@
 The background jobs would take far too long at 100k events (topics spend a historical
 budget of 2 batches per 10 minutes), so a seeded generator writes them straight through
 the store's own write code instead: graph projections of ≤ 24 nodes are checked by
-``validate_projection`` and applied by ``graph_writes.apply_projection`` (entity resolution,
+``validate_projection`` and applied by ``graph.apply.apply_projection`` (entity resolution,
 supersede by key, search terms, sources), and chapters go through
 ``topic_rows.save_topic`` / ``set_members`` with each member's real fingerprint and
 category, as the topic job commits them. Every fact and edge cites visible events.
@@ -15,6 +15,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from stratagate_plugin.core.graph.apply import apply_projection
 from stratagate_plugin.core.graph.projection import EventTimes, validate_projection
 from stratagate_plugin.core.graph.shapes import (
     EdgeDraft,
@@ -24,8 +25,9 @@ from stratagate_plugin.core.graph.shapes import (
     NodeType,
 )
 from stratagate_plugin.core.llm.tasks import TopicParagraph, TopicSection
-from stratagate_plugin.core.store import event_rows, graph_writes, topic_rows
+from stratagate_plugin.core.store import event_rows, topic_rows
 from stratagate_plugin.core.store.search_index import register_functions
+from stratagate_plugin.core.store.sqlite.graph import SqliteGraphTransaction
 from stratagate_plugin.core.topics.categories import event_category, majority_category
 from stratagate_plugin.core.topics.fingerprint import event_fingerprint
 from stratagate_plugin.core.topics.model import Topic
@@ -102,7 +104,7 @@ def _project_batch(
         )  # fmt: skip
     edges = [e for e in edges if e.from_ref != e.to_ref]
     checked = validate_projection(GraphProjection(nodes=drafts, edges=edges), batch, batch)
-    graph_writes.apply_projection(raw, namespace, checked, times, LEARNED_AT)
+    apply_projection(SqliteGraphTransaction(raw), namespace, checked, times, LEARNED_AT)
 
 
 def _chapters(

@@ -210,10 +210,10 @@ async def test_one_running_topic_job_per_space_under_a_five_minute_lease(tmp_pat
 
 
 def topic_jobs_sync(raw: sqlite3.Connection) -> None:
-    from stratagate_plugin.core.store.topic_sync import all_spaces, sync_space
+    from stratagate_plugin.core.store.sqlite.topics import SqliteTopicsTransaction
+    from stratagate_plugin.core.topics.sync import sync_all
 
-    for namespace in all_spaces(raw):
-        sync_space(raw, namespace, at(0))
+    sync_all(SqliteTopicsTransaction(raw), at(0))
 
 
 async def test_agent_weight_zero_hides_chapters_with_agent_events(tmp_path: Path) -> None:

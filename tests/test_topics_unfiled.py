@@ -13,8 +13,9 @@ from topic_data import add_events, new_space
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import migrations, topic_rows, topic_unfiled
-from stratagate_plugin.core.store.topic_sync import stale_members
+from stratagate_plugin.core.store.sqlite.topics import SqliteTopicsTransaction
 from stratagate_plugin.core.topics.categories import TYPE_CATEGORY
+from stratagate_plugin.core.topics.sync import stale_members
 
 NS = "ns"
 _TYPE = "json_extract(e.temporal_json, '$.event_type')"
@@ -98,7 +99,9 @@ async def test_every_write_keeps_the_fallback_index_and_counts_exact(tmp_path: P
         await write(memory, "DELETE FROM events WHERE id = ?", spare[1])
         assert spare[1] not in [i for i, _ in await checked(memory)]
         await memory.gate.forget_event(held[2])
-        assert await memory.db.read(lambda raw: stale_members(raw, NS))  # seen as stale
+        assert await memory.db.read(
+            lambda raw: stale_members(SqliteTopicsTransaction(raw), NS)
+        )  # seen as stale
         await memory.topics.process()  # its chapter drops it; the new events are placed
         assert await checked(memory) == []
         await memory.gate.restore_event(held[2])
@@ -171,7 +174,7 @@ async def test_migration_19_fills_the_index_from_a_version_18_database(tmp_path:
     async with await StrataGate.open(path) as memory:
         assert await memory.db.read(migrations.current_version) == migrations.SCHEMA_VERSION
         assert await checked(memory) == before
-        stale = await memory.db.read(lambda raw: stale_members(raw, NS))
+        stale = await memory.db.read(lambda raw: stale_members(SqliteTopicsTransaction(raw), NS))
         assert held in {i for gone in stale.values() for i in gone}  # the forgotten member
 
 

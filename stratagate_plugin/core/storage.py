@@ -10,11 +10,13 @@ from typing import Protocol
 
 from .curation.storage import CurationStorage
 from .derivation.storage import DerivationStorage
+from .graph.storage import GraphStorage
 from .importer.storage import ImportsStorage
 from .profile.storage import ProfileStorage
 from .purge.storage import PurgeStorage
 from .remember.storage import RememberStorage
 from .timeline.storage import TimelineStorage
+from .topics.storage import TopicsStorage
 
 __all__ = ["Storage"]
 
@@ -24,8 +26,10 @@ class Storage(Protocol):
 
     timeline: TimelineStorage
     profile: ProfileStorage
-    imports: ImportsStorage
-    purge: PurgeStorage
+    graph: GraphStorage
+    topics: TopicsStorage
     derivation: DerivationStorage
     remember: RememberStorage
+    imports: ImportsStorage
     curation: CurationStorage
+    purge: PurgeStorage

@@ -273,7 +273,7 @@ class DerivationService(ServiceBase):
     ) -> Projector:
         """The graph capability's runner of graph jobs (``graph_model`` None: the embedded
         offline projector), for a ``Deriver``."""
-        return Projector(self.db, graph_model, clock, fallback)
+        return Projector(self.storage.graph, graph_model, clock, fallback)
 
     async def list_jobs(self, namespace: str | None = None, status: str | None = None) -> list[Job]:
         return await self.store.list_jobs(namespace, status)

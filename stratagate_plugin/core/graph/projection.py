@@ -20,7 +20,7 @@ from typing import Any
 from ..clock import iso, parse_iso
 from ..errors import StrataGateError
 from ..events.cards import chronology_key
-from .shapes import EdgeDraft, FactValue, GraphProjection, NodeDraft
+from .shapes import Believed, EdgeDraft, GraphProjection, NodeDraft
 
 MAX_REASON = 500
 
@@ -162,16 +162,6 @@ def latest(
 
 
 @dataclass(frozen=True)
-class Believed:
-    """A stored active fact or edge as the supersede rules see it."""
-
-    id: str
-    target: str  # a fact's value (JSON text) or an edge's ``to`` node
-    valid_from: str | None
-    stated_at: str | None = None
-
-
-@dataclass(frozen=True)
 class Decision:
     """What writing one new fact or edge does: merge into ``merge_into`` (same statement),
     else insert it, as history when ``history`` (valid until ``history_until``), else
@@ -199,11 +189,6 @@ def decide(target: str, stated_at: str | None, believed: Sequence[Believed]) -> 
 
 def _before(mine: str | None, theirs: str | None) -> bool:
     return mine is not None and theirs is not None and mine < theirs
-
-
-def value_text(value: FactValue) -> str:
-    """A fact value as one comparable text (arrays joined with ``、`` as the spec renders)."""
-    return "、".join(value) if isinstance(value, list) else value
 
 
 def edge_key(edge: EdgeDraft) -> tuple[str, str]:

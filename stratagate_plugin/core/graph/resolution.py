@@ -8,27 +8,13 @@ away, or one key a prefix of the other ("Mel" / "Melanie") — is kept apart and
 possible duplicate: a wrong merge would mix two people's facts, a missed one costs a link.
 """
 
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
-_STRIP = re.compile(r"[\s_\-]+")
+from .shapes import Known, normalise_key
+
+__all__ = ["Known", "first_letters", "keys_of", "near_matches", "normalise_key", "resolve"]
+
 MIN_PREFIX = 3  # a shorter key is a prefix of too many names to mean anything
-
-
-def normalise_key(name: str) -> str:
-    collapsed = " ".join(unicodedata.normalize("NFKC", name).lower().split())
-    return _STRIP.sub("", collapsed)
-
-
-@dataclass(frozen=True)
-class Known:
-    """An existing node as resolution sees it: its type and every key it answers to."""
-
-    node_id: str
-    type: str
-    keys: frozenset[str]
 
 
 def resolve(type_: str, keys: Iterable[str], known: Iterable[Known]) -> str | None:

@@ -14,16 +14,23 @@ from pydantic import BaseModel, ConfigDict
 
 from ..retrieval.bm25 import bm25_rank
 from ..text.search_terms import tokenize
-from .projection import value_text
-from .shapes import GRAPH_PROVENANCE_LIMIT
+from .shapes import GRAPH_PROVENANCE_LIMIT, value_text
 from .views import NodeView, compact_card, fact_line, relation_line
 
 DEFAULT_LIMIT, MAX_LIMIT = 8, 20
+CANDIDATES_PER_RESULT, CANDIDATE_FLOOR = 3, 16
 MatchType = Literal["current", "historical", "both"]
 _METADATA = ("name", "aliases", "tags", "type")
 _CURRENT = ("currentFacts", "currentEdgeEndpoints")
 _HISTORICAL = ("historicalFacts", "historicalEdgeEndpoints")
 SCORE_MEANING = "Ranking-only BM25/RRF score; not confidence, probability, or factual accuracy."
+
+
+def candidate_cap(limit: int) -> int:
+    """Nodes read and ranked for ``limit`` results: three times as many (at least 16), by
+    shared query terms then importance. Reading a node's view is the search's cost, so the
+    cap follows what is asked (24 for the default 8, 60 for the largest 20), not a constant."""
+    return max(CANDIDATE_FLOOR, CANDIDATES_PER_RESULT * min(max(limit, 1), MAX_LIMIT))
 
 
 class GraphHit(BaseModel):

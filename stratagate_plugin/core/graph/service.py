@@ -10,7 +10,6 @@ event's node ids back onto it and finishes the job.
 """
 
 import asyncio
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -26,27 +25,18 @@ from ..llm.prompts import load_prompt
 from ..llm.tasks import PROJECT_GRAPH
 from ..records import Job
 from ..service_base import ServiceBase
-from ..store import (
-    Database,
-    derivation_marks,
-    event_rows,
-    graph_jobs,
-    graph_reads,
-    graph_writes,
-    jobs,
-)
 from ..text.search_terms import query_tokens
+from .apply import apply_projection
 from .projection import EventTimes, reason_text, validate_projection
-from .resolution import normalise_key
-from .search import DEFAULT_LIMIT, MAX_LIMIT, GraphHit, search_nodes
+from .search import DEFAULT_LIMIT, GraphHit, candidate_cap, search_nodes
 from .shapes import NODE_TYPES, GraphProjection, PossibleDuplicate
+from .storage import GraphStorage, GraphTransaction, ProjectionBatch, Written
 from .views import Moment, NodeView, cited_event_ids
 
 LOST = "lost"
 CONTEXT_NODES, RECENT_NODES = 32, 24
 LISTING_PAGE = 100
 NODE_HISTORY = 1000  # replaced statements one node's detail shows
-CANDIDATES_PER_RESULT, CANDIDATE_FLOOR = 3, 16
 
 
 def moment(as_of: datetime | str | None, valid_at: str | None = None) -> Moment:
@@ -63,24 +53,12 @@ def moment(as_of: datetime | str | None, valid_at: str | None = None) -> Moment:
     return Moment(when, valid_at)
 
 
-def search_graph_in(
-    raw: sqlite3.Connection, namespace: str, query: str, limit: int, when: Moment
-) -> list[GraphHit]:
-    """§6.5 over the nodes sharing a term with the query (read inside a caller's read)."""
-    terms = query_tokens(query)
-    ids = graph_reads.candidates(raw, namespace, terms, candidate_cap(limit))
-    return search_nodes(terms, graph_reads.views(raw, ids, when), limit)
-
-
-def candidate_cap(limit: int) -> int:
-    """Nodes read and ranked for ``limit`` results: three times as many (at least 16), by
-    shared query terms then importance. Reading a node's view is the search's cost, so the
-    cap follows what is asked (24 for the default 8, 60 for the largest 20), not a constant."""
-    return max(CANDIDATE_FLOOR, CANDIDATES_PER_RESULT * min(max(limit, 1), MAX_LIMIT))
-
-
 class GraphService(ServiceBase):
     """The knowledge graph on the ``StrataGate`` façade."""
+
+    @property
+    def store(self) -> GraphStorage:
+        return self.storage.graph
 
     async def search(
         self,
@@ -90,27 +68,16 @@ class GraphService(ServiceBase):
         as_of: datetime | str | None = None,
     ) -> list[GraphHit]:
         """Nodes matching ``query`` (BM25 over names, facts, relations), now or as of a date."""
-        when = moment(as_of)
-
-        def read(raw: sqlite3.Connection) -> list[GraphHit]:
-            hits = search_graph_in(raw, namespace, query, limit, when)
-            views = graph_reads.with_fields_sources(raw, [hit.view for hit in hits])
-            return [hit.model_copy(update={"view": v}) for hit, v in zip(hits, views, strict=True)]
-
-        return await self.db.read(read)
+        terms = query_tokens(query)
+        found = await self.store.search_views(namespace, terms, candidate_cap(limit), moment(as_of))
+        return search_nodes(terms, found, limit)
 
     async def node(
         self, node_id: str, as_of: datetime | str | None = None, valid_at: str | None = None
     ) -> NodeView:
         """One node: current and historical facts, edges both ways, validity, source events,
         and the events behind each alias and tag."""
-        when = moment(as_of, valid_at)
-
-        def read(raw: sqlite3.Connection) -> NodeView | None:
-            found = graph_reads.views(raw, [node_id], when, NODE_HISTORY)
-            return graph_reads.with_field_sources(raw, found[0]) if found else None
-
-        view = await self.db.read(read)
+        view = await self.store.node(node_id, moment(as_of, valid_at), NODE_HISTORY)
         if view is None:
             raise NotFound(f"no graph node with id {node_id!r}")
         return view
@@ -128,39 +95,27 @@ class GraphService(ServiceBase):
             raise InvalidInput(f"unknown node type {type!r}: use {', '.join(NODE_TYPES)}")
         if offset < 0 or not 1 <= limit <= 1000:
             raise InvalidInput("offset must be ≥ 0 and limit 1–1000")
-        when = moment(as_of)
-        bound = iso(when.as_of) if when.as_of else None
-
-        def read(raw: sqlite3.Connection) -> list[NodeView]:
-            ids = graph_reads.top_node_ids(raw, namespace, type, offset, limit, bound)
-            return graph_reads.with_fields_sources(raw, graph_reads.views(raw, ids, when))
-
-        return await self.db.read(read)
+        return await self.store.top_nodes(namespace, type, (offset, limit), moment(as_of))
 
     async def source_events(self, view: NodeView, limit: int = 12) -> list[EventCard]:
         """The first ``limit`` visible events a node's card cites (its facts', relations',
         aliases' and own sources, in that order): their titles, quotes and messages, so
         sources read as words. Bounded: a card is a tool result (the page asks for more)."""
         ids = cited_event_ids(view, limit)
-
-        def read(raw: sqlite3.Connection) -> list[EventCard]:
-            cards = {c.id: c for c in event_rows.visible_cards(raw, view.node.namespace, ids)}
-            return [cards[i] for i in ids if i in cards]
-
-        return await self.db.read(read)
+        cards = {c.id: c for c in await self.store.visible_cards(view.node.namespace, ids)}
+        return [cards[i] for i in ids if i in cards]
 
     async def duplicates(self, namespace: str) -> list[PossibleDuplicate]:
         """Nodes kept apart whose names nearly match (listed for a person to judge)."""
-        rows = await self.db.read(lambda raw: graph_reads.duplicates(raw, namespace))
+        rows = await self.store.duplicates(namespace)
         return [PossibleDuplicate(node_id=r[0], other_id=r[1], reason=r[2]) for r in rows]
 
     async def backfill(self) -> int:
         """Queue every visible event no projection batch holds yet; how many (one read when
         there is nothing to do, so an open takes no write lock)."""
-        if not await self.db.read(graph_jobs.backfill_due):
+        if not await self.store.backfill_due():
             return 0
-        now = iso(utc_now())
-        return await self.db.write(lambda raw: graph_jobs.backfill(raw, now))
+        return await self.store.backfill(iso(utc_now()))
 
 
 class Projector:
@@ -169,40 +124,45 @@ class Projector:
 
     def __init__(
         self,
-        db: Database,
+        store: GraphStorage,
         model: StructuredModel | None,
         clock: Callable[[], datetime],
         fallback: StructuredModel | None = None,
     ) -> None:
-        self.db, self.model, self.clock, self.fallback = db, model, clock, fallback
+        self.store, self.model, self.clock, self.fallback = store, model, clock, fallback
 
     async def run(self, job: Job) -> tuple[str, str | None]:
         """The job's outcome, and the model's error when the offline projector answered."""
-        payload, batch = await self.db.read(lambda raw: _payload(raw, job.target_id))
+        given = await self.store.batch(
+            job.target_id, USER, KIN_RELATIONS, (RECENT_NODES, CONTEXT_NODES)
+        )
+        payload = _payload(job.target_id, given)
         answer = await self._projection(payload)
         projection = answer.result
         times = {e["id"]: EventTimes(e["chronology"], e["stated"]) for e in payload["events"]}
         moment_ = self.clock()
+        batch = given.event_ids
 
-        def commit(raw: sqlite3.Connection) -> str:
-            if not jobs.holds(raw, job):
+        def commit(tx: GraphTransaction) -> str:
+            if not tx.holds(job):
                 return LOST
-            status = graph_reads.event_statuses(raw, batch)
+            status = tx.event_statuses(batch)
             exposable = [i for i, s in status.items() if s in ("active", "superseded")]
             active = [i for i, s in status.items() if s == "active"]
             checked = validate_projection(projection, batch, exposable, active)
-            namespace = graph_jobs.batch_namespace(raw, job.target_id)
-            applied = graph_writes.apply_projection(raw, namespace, checked, times, iso(moment_))
-            graph_writes.write_back(raw, batch)
+            namespace = tx.batch_namespace(job.target_id)
+            applied = apply_projection(tx, namespace, checked, times, iso(moment_))
+            tx.write_back(batch)
             reason = reason_text(checked.warnings, applied.duplicates)
-            graph_jobs.finish_batch(raw, job.target_id, applied.node_ids, applied.edge_ids, reason)
             done = "succeeded" if applied.node_ids else "skipped"
             detail = f"{len(applied.node_ids)} nodes, {len(applied.edge_ids)} edges"
-            jobs.finish(raw, job.id, done, moment_, detail + (f"; {reason}" if reason else ""))
-            derivation_marks.mark_job(raw, job.id, answer.derived_by, answer.error)
+            detail += f"; {reason}" if reason else ""
+            written = Written(applied.node_ids, applied.edge_ids, reason)
+            tx.finish(job, (done, detail), written, moment_)
+            tx.mark_job(job.id, answer.derived_by, answer.error)
             return done
 
-        return await self.db.write(commit), answer.error
+        return await self.store.project(commit), answer.error
 
     async def _projection(self, payload: dict[str, Any]) -> Derived[GraphProjection]:
         if self.model is None:
@@ -216,13 +176,14 @@ class Projector:
         return await derive(self.model, task, accept, self.fallback)
 
 
-def _payload(raw: sqlite3.Connection, batch_id: str) -> tuple[dict[str, Any], list[str]]:
-    batch = graph_jobs.batch_events(raw, batch_id)
-    namespace = graph_jobs.batch_namespace(raw, batch_id)
-    cards = event_rows.visible_cards(raw, namespace, batch)
-    events = [_event_entry(card) for card in cards]
-    payload = {"batch_id": batch_id, "events": events, "nodes": _context(raw, namespace, cards)}
-    return payload | {"kin": _kin(raw, namespace, cards)}, batch
+def _payload(batch_id: str, given: ProjectionBatch) -> dict[str, Any]:
+    events = [_event_entry(card) for card in given.cards]
+    nodes = [
+        {"id": n.id, "name": n.name, "type": n.type, "aliases": list(n.aliases)}
+        for n in given.context
+    ]
+    kin = [{"from": one, "relation": relation, "to": other} for one, relation, other in given.kin]
+    return {"batch_id": batch_id, "events": events, "nodes": nodes, "kin": kin}
 
 
 def _event_entry(card: EventCard) -> dict[str, Any]:
@@ -245,30 +206,3 @@ def _event_entry(card: EventCard) -> dict[str, Any]:
         if key in temporal:
             entry[key] = temporal[key]
     return entry
-
-
-def _kin(raw: sqlite3.Connection, namespace: str, cards: list[EventCard]) -> list[dict[str, str]]:
-    """The kinship edges of the batch's speakers (its participants and the user) already in
-    the graph, so "my sister" in this batch can be the sister an earlier one named."""
-    keys = {normalise_key(p) for card in cards for p in card.temporal.get("participants", [])}
-    keys.add(normalise_key(USER))
-    people = [
-        k.node_id for k in graph_reads.known_by_keys(raw, namespace, keys) if k.type == "person"
-    ]
-    found = graph_reads.kin_edges(raw, people, KIN_RELATIONS)
-    return [{"from": one, "relation": relation, "to": other} for one, relation, other in found]
-
-
-def _context(
-    raw: sqlite3.Connection, namespace: str, cards: list[EventCard]
-) -> list[dict[str, Any]]:
-    """Existing nodes the batch names (by participant), then the most recently updated;
-    at most 32 (the model reuses their names)."""
-    keys = {normalise_key(p) for card in cards for p in card.temporal.get("participants", [])}
-    named = [k.node_id for k in graph_reads.known_by_keys(raw, namespace, keys)]
-    recent = graph_reads.recent_node_ids(raw, namespace, RECENT_NODES)
-    ids = list(dict.fromkeys([*named, *recent]))[:CONTEXT_NODES]
-    return [
-        {"id": n.id, "name": n.name, "type": n.type, "aliases": list(n.aliases)}
-        for n in graph_reads.nodes(raw, ids)
-    ]

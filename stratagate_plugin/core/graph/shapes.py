@@ -6,7 +6,10 @@ and edge lists the batch events it comes from. Stored facts and edges are bi-tem
 projection wrote it and ``superseded_at`` when we stopped believing it.
 """
 
-from typing import Literal
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -23,6 +26,38 @@ VALUE_ITEMS = 40
 GRAPH_PROVENANCE_LIMIT = 6
 PROJECTOR_VERSION = 1
 DEFAULT_CONFIDENCE = 0.8
+_STRIP = re.compile(r"[\s_\-]+")
+
+
+def normalise_key(name: str) -> str:
+    """The key a name is stored and matched under (``name_key``, ``alias_key``): NFKC,
+    lower-case, whitespace collapsed, then spaces, underscores and hyphens stripped."""
+    collapsed = " ".join(unicodedata.normalize("NFKC", name).lower().split())
+    return _STRIP.sub("", collapsed)
+
+
+def value_text(value: "FactValue") -> str:
+    """A fact value as one comparable text (arrays joined with ``、`` as the spec renders)."""
+    return "、".join(value) if isinstance(value, list) else value
+
+
+@dataclass(frozen=True)
+class Known:
+    """An existing node as resolution sees it: its type and every key it answers to."""
+
+    node_id: str
+    type: str
+    keys: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Believed:
+    """A stored current fact or edge as the supersede rules see it."""
+
+    id: str
+    target: str  # a fact's value (JSON text) or an edge's ``to`` node
+    valid_from: str | None
+    stated_at: str | None = None
 
 
 def _clean_list(values: list[str], limit: int, chars: int) -> list[str]:
@@ -151,3 +186,15 @@ class PossibleDuplicate(_Record):
     node_id: str
     other_id: str
     reason: str
+
+
+class NodeRecords(NamedTuple):
+    """Nodes as stored with what their views are made of (``views.assemble``)."""
+
+    nodes: list[GraphNode]
+    facts: list[GraphFact]
+    edges: list[GraphEdge]
+    names: dict[str, str]
+    """Node id → name, for every end of those edges."""
+    statuses: dict[str, str]
+    """Event id → status, for every event those records cite."""

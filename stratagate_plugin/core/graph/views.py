@@ -15,8 +15,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .projection import value_text
-from .shapes import GRAPH_PROVENANCE_LIMIT, GraphEdge, GraphFact, GraphNode
+from .shapes import (
+    GRAPH_PROVENANCE_LIMIT,
+    GraphEdge,
+    GraphFact,
+    GraphNode,
+    NodeRecords,
+    value_text,
+)
 
 LIVE = ("active", "disputed")
 EXPOSABLE = ("active", "superseded")
@@ -117,6 +123,29 @@ def as_known(record: Any, when: Moment) -> Any:
     if when.as_of is None or record.superseded_at is None or record.superseded_at <= when.as_of:
         return record
     return record.model_copy(update={"status": "active", "valid_to": None, "superseded_at": None})
+
+
+def assemble(found: NodeRecords, when: Moment = NOW) -> list[NodeView]:
+    """The views at ``when`` of the nodes visible then, in the order read."""
+    facts_by: dict[str, list[GraphFact]] = {}
+    edges_by: dict[str, list[GraphEdge]] = {}
+    for fact in found.facts:
+        facts_by.setdefault(fact.node_id, []).append(fact)
+    for edge in found.edges:
+        for end in dict.fromkeys((edge.from_node_id, edge.to_node_id)):
+            edges_by.setdefault(end, []).append(edge)
+    return [
+        node_view(
+            node,
+            facts_by.get(node.id, []),
+            edges_by.get(node.id, []),
+            found.names,
+            found.statuses,
+            when,
+        )
+        for node in found.nodes
+        if visible_at(node, when)
+    ]
 
 
 def node_view(

@@ -16,7 +16,6 @@ from ..events import history
 from ..events.ranking import EventHit, weight_key
 from ..events.service import EventsService, supersession_links
 from ..graph.search import statement_events
-from ..graph.service import search_graph_in
 from ..graph.views import NOW
 from ..service_base import EngineParts, ServiceBase
 from ..store import block_rows, event_rows, graph_reads, raw_search
@@ -28,6 +27,7 @@ from ..store.retrieval_rows import (
     latest_message_time,
     ready_block_texts,
 )
+from ..store.sqlite.graph import search_graph_in
 from ..text.search_terms import query_tokens
 from .fused import (
     CHANNELS,

@@ -5,10 +5,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..clock import iso
-from ..graph.resolution import Known, normalise_key
-from ..graph.shapes import GraphEdge, GraphFact, GraphNode
-from ..graph.views import NOW, Moment, NodeView, node_view, visible_at
+from ..graph.shapes import GraphEdge, GraphFact, GraphNode, Known, NodeRecords, normalise_key
+from ..graph.views import NodeView
 from .rows import record_from_row
 
 CANDIDATES = 60  # the most a search reads (``graph.service.candidate_cap``)
@@ -152,39 +150,28 @@ def event_statuses(raw: sqlite3.Connection, event_ids: Iterable[str]) -> dict[st
     return found
 
 
-def views(
+def records(
     raw: sqlite3.Connection,
     node_ids: Sequence[str],
-    when: Moment = NOW,
+    learned_by: str | None = None,
     history: int | None = HISTORY,
-) -> list[NodeView]:
-    """The nodes' views at ``when``, in the order given; nodes not visible then are left out.
-    Each holds its current statements and its ``history`` newest others (None: all)."""
-    found = [node for node in nodes(raw, node_ids) if visible_at(node, when)]
+) -> NodeRecords:
+    """The nodes (in the order given) with their facts and edges (every current one and the
+    ``history`` newest others, learned by ``learned_by``), the names of their edges' ends
+    and the status of every event they cite: what ``graph.views`` makes views of."""
+    found = nodes(raw, node_ids)
     if not found:
-        return []
+        return NodeRecords([], [], [], {}, {})
     ids = [node.id for node in found]
-    bound = iso(when.as_of) if when.as_of else None
-    facts, edges = facts_of(raw, ids, history, bound), edges_of(raw, ids, history, bound)
-    names = _names(raw, list({e.from_node_id for e in edges} | {e.to_node_id for e in edges}))
+    facts, edges = facts_of(raw, ids, history, learned_by), edges_of(raw, ids, history, learned_by)
+    names = names_of(raw, list({e.from_node_id for e in edges} | {e.to_node_id for e in edges}))
     cited = [i for n in found for i in n.source_event_ids]
     cited += [i for f in facts for i in f.source_event_ids]
     cited += [i for e in edges for i in e.source_event_ids]
-    status = event_statuses(raw, cited)
-    facts_by: dict[str, list[GraphFact]] = {}
-    edges_by: dict[str, list[GraphEdge]] = {}
-    for fact in facts:
-        facts_by.setdefault(fact.node_id, []).append(fact)
-    for edge in edges:
-        for end in dict.fromkeys((edge.from_node_id, edge.to_node_id)):
-            edges_by.setdefault(end, []).append(edge)
-    return [
-        node_view(node, facts_by.get(node.id, []), edges_by.get(node.id, []), names, status, when)
-        for node in found
-    ]
+    return NodeRecords(found, facts, edges, names, event_statuses(raw, cited))
 
 
-def _names(raw: sqlite3.Connection, node_ids: list[str]) -> dict[str, str]:
+def names_of(raw: sqlite3.Connection, node_ids: list[str]) -> dict[str, str]:
     if not node_ids:
         return {}
     rows = raw.execute(

@@ -1,65 +1,83 @@
-"""Graph writes: applying a checked projection, the forget cascade, the search terms.
+"""Graph writes: the records a projection writes, the forget cascade, the search terms.
 
-Every function runs inside the caller's transaction: a projection is applied whole with its
-job's finish, and ``strip_event_provenance`` runs in the same transaction as the forget
-(or import undo) that calls it, so the graph never cites an event that is gone.
+Every function runs inside the caller's transaction. What a projection writes is decided
+by ``graph/apply.py`` (resolution, supersede rules) through ``store/sqlite/graph.py``'s
+transaction; ``strip_event_provenance`` runs in the same transaction as the forget (or
+import undo) that calls it, so the graph never cites an event that is gone.
 """
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 
-from ..graph import projection as rules
-from ..graph.projection import Believed, Checked, EventTimes
-from ..graph.resolution import first_letters, keys_of, near_matches, normalise_key, resolve
-from ..graph.shapes import MAX_ALIASES, MAX_TAGS, EdgeDraft, FactDraft, NodeDraft
+from ..graph.shapes import Believed, FactValue, value_text
+from ..graph.storage import CurrentFact, Stated
 from ..ids import new_id
 from ..text.search_terms import tokenize
 from . import graph_reads as reads
 from .rows import dump_json
 
 _LIVE = "status IN ('active', 'disputed') AND superseded_at IS NULL"
+_LIVE_NODES = ("active", "disputed")
 
 
-@dataclass
-class Applied:
-    """What one projection wrote: its nodes and edges, and the near matches it listed."""
-
-    node_ids: list[str] = field(default_factory=list)
-    edge_ids: list[str] = field(default_factory=list)
-    duplicates: list[str] = field(default_factory=list)
-
-
-def apply_projection(
+def insert_node(
     raw: sqlite3.Connection,
     namespace: str,
-    checked: Checked,
-    times: Mapping[str, EventTimes],
+    name: tuple[str, str],
+    type_: str,
+    tags: Sequence[str],
     now: str,
-) -> Applied:
-    """Resolve, insert and supersede, adding each statement's search terms to its nodes (a
-    term once added stays: history is searchable too), so a node with a long history costs
-    no more to extend than a new one."""
-    applied = Applied()
-    refs: dict[str, str] = {}
-    for draft in checked.projection.nodes:
-        node_id = _node(raw, namespace, draft, now, applied)
-        refs[draft.ref] = node_id
-        add_terms(raw, namespace, node_id, [draft.name, *draft.aliases, *draft.tags, draft.type])
-        for fact in draft.facts:
-            _fact(raw, node_id, fact, times, now)
-            add_sources(raw, "node", node_id, fact.source_event_ids)
-            add_terms(raw, namespace, node_id, [f"{fact.key} {rules.value_text(fact.value)}"])
-    names = {draft.ref: draft.name for draft in checked.projection.nodes}
-    for edge in checked.projection.edges:
-        applied.edge_ids.append(_edge(raw, namespace, refs, edge, times, now))
-        add_terms(raw, namespace, refs[edge.from_ref], [names[edge.to_ref], edge.relation])
-        add_terms(raw, namespace, refs[edge.to_ref], [names[edge.from_ref], edge.relation])
-    touched = list(dict.fromkeys(refs.values()))
-    recount(raw, touched)
-    applied.node_ids = touched
-    return applied
+) -> str:
+    """A new node named (name, its key); its id."""
+    node_id = new_id("node")
+    raw.execute(
+        "INSERT INTO graph_nodes(id, namespace, name, type, name_key, tags_json, "
+        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (node_id, namespace, name[0], type_, name[1], dump_json(list(tags)), now, now),
+    )
+    return node_id
+
+
+def node_tags(raw: sqlite3.Connection, node_id: str) -> list[str]:
+    row = raw.execute("SELECT tags_json FROM graph_nodes WHERE id = ?", (node_id,)).fetchone()
+    return list(json.loads(row[0]))
+
+
+def set_tags(raw: sqlite3.Connection, node_id: str, tags: Sequence[str], now: str) -> None:
+    raw.execute(
+        "UPDATE graph_nodes SET tags_json = ?, updated_at = ? WHERE id = ?",
+        (dump_json(list(tags)), now, node_id),
+    )
+
+
+def name_key(raw: sqlite3.Connection, node_id: str) -> str:
+    row = raw.execute("SELECT name_key FROM graph_nodes WHERE id = ?", (node_id,)).fetchone()
+    return str(row[0])
+
+
+def alias_keys(raw: sqlite3.Connection, node_id: str) -> list[str]:
+    rows = raw.execute("SELECT alias_key FROM graph_aliases WHERE node_id = ?", (node_id,))
+    return [row[0] for row in rows]
+
+
+def add_alias(
+    raw: sqlite3.Connection, namespace: str, node_id: str, alias: tuple[str, str]
+) -> None:
+    raw.execute(
+        "INSERT INTO graph_aliases(node_id, namespace, alias, alias_key) VALUES (?, ?, ?, ?)",
+        (node_id, namespace, *alias),
+    )
+
+
+def list_duplicate(
+    raw: sqlite3.Connection, namespace: str, node_id: str, other_id: str, reason: str, now: str
+) -> None:
+    raw.execute(
+        "INSERT OR IGNORE INTO graph_duplicates(node_id, other_id, namespace, reason, "
+        "created_at) VALUES (?, ?, ?, ?, ?)",
+        (node_id, other_id, namespace, reason, now),
+    )
 
 
 def add_terms(raw: sqlite3.Connection, namespace: str, node_id: str, texts: Sequence[str]) -> None:
@@ -68,94 +86,6 @@ def add_terms(raw: sqlite3.Connection, namespace: str, node_id: str, texts: Sequ
         "INSERT OR IGNORE INTO graph_terms(namespace, term, node_id) VALUES (?, ?, ?)",
         [(namespace, term, node_id) for term in terms],
     )
-
-
-def _node(
-    raw: sqlite3.Connection, namespace: str, draft: NodeDraft, now: str, applied: Applied
-) -> str:
-    keys = keys_of(draft.name, draft.aliases)
-    node_id = resolve(draft.type, keys, reads.known_by_keys(raw, namespace, keys))
-    if node_id is None:
-        node_id = new_id("node")
-        raw.execute(
-            "INSERT INTO graph_nodes(id, namespace, name, type, name_key, tags_json, "
-            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (node_id, namespace, draft.name, draft.type, normalise_key(draft.name),
-             dump_json(draft.tags[:MAX_TAGS]), now, now),
-        )  # fmt: skip
-        _list_near(raw, namespace, node_id, draft, keys, now, applied)
-    else:
-        _merge_metadata(raw, node_id, draft, now)
-    _add_aliases(raw, namespace, node_id, draft)
-    _tag_sources(raw, node_id, draft)
-    add_sources(raw, "node", node_id, draft.source_event_ids)
-    return node_id
-
-
-def _list_near(
-    raw: sqlite3.Connection,
-    namespace: str,
-    node_id: str,
-    draft: NodeDraft,
-    keys: frozenset[str],
-    now: str,
-    applied: Applied,
-) -> None:
-    """Near matches are kept apart and listed (``graph_duplicates`` and the job's reason)."""
-    candidates = reads.near_candidates(raw, namespace, first_letters(keys))
-    candidates += reads.known_by_keys(raw, namespace, keys)
-    for other, reason in near_matches(node_id, draft.type, keys, candidates).items():
-        raw.execute(
-            "INSERT OR IGNORE INTO graph_duplicates(node_id, other_id, namespace, reason, "
-            "created_at) VALUES (?, ?, ?, ?, ?)",
-            (node_id, other, namespace, reason, now),
-        )
-        applied.duplicates.append(f"{draft.name} ({node_id}) ~ {other}: {reason}")
-
-
-def _merge_metadata(raw: sqlite3.Connection, node_id: str, draft: NodeDraft, now: str) -> None:
-    row = raw.execute("SELECT tags_json FROM graph_nodes WHERE id = ?", (node_id,)).fetchone()
-    tags = list(dict.fromkeys([*json.loads(row[0]), *draft.tags]))[:MAX_TAGS]
-    raw.execute(
-        "UPDATE graph_nodes SET tags_json = ?, updated_at = ? WHERE id = ?",
-        (dump_json(tags), now, node_id),
-    )
-
-
-def _tag_sources(raw: sqlite3.Connection, node_id: str, draft: NodeDraft) -> None:
-    """Each of the draft's tags the node holds cites the events that gave it."""
-    row = raw.execute("SELECT tags_json FROM graph_nodes WHERE id = ?", (node_id,)).fetchone()
-    held = set(json.loads(row[0]))
-    for tag in draft.tags:
-        if tag in held:
-            add_field_sources(raw, node_id, "tag", tag, draft.field_sources("tag", tag))
-
-
-def _add_aliases(raw: sqlite3.Connection, namespace: str, node_id: str, draft: NodeDraft) -> None:
-    """Other spellings the node was proposed under (its own name key is not an alias), each
-    citing the events that gave it: the proposed name its node's sources, an alias its own."""
-    row = raw.execute("SELECT name_key FROM graph_nodes WHERE id = ?", (node_id,)).fetchone()
-    count = raw.execute("SELECT COUNT(*) FROM graph_aliases WHERE node_id = ?", (node_id,))
-    room = MAX_ALIASES - int(count.fetchone()[0])
-    names = [(draft.name, draft.source_event_ids)]
-    names += [(alias, draft.field_sources("alias", alias)) for alias in draft.aliases]
-    for name, sources in names:
-        key = normalise_key(name)
-        if not key or key == row[0]:
-            continue
-        held = raw.execute(
-            "SELECT 1 FROM graph_aliases WHERE node_id = ? AND alias_key = ?", (node_id, key)
-        ).fetchone()
-        if held is None and room <= 0:
-            continue
-        if held is None:
-            raw.execute(
-                "INSERT INTO graph_aliases(node_id, namespace, alias, alias_key) "
-                "VALUES (?, ?, ?, ?)",
-                (node_id, namespace, name.strip(), key),
-            )
-            room -= 1
-        add_field_sources(raw, node_id, "alias", key, sources)
 
 
 def add_field_sources(
@@ -175,89 +105,70 @@ def add_sources(raw: sqlite3.Connection, kind: str, record_id: str, ids: Iterabl
     )
 
 
-def _fact(
-    raw: sqlite3.Connection,
-    node_id: str,
-    fact: FactDraft,
-    times: Mapping[str, EventTimes],
-    now: str,
-) -> None:
-    default, stated = rules.latest(fact.source_event_ids, times)
-    valid_from = fact.valid_from or default
-    target = dump_json(fact.value)
+def current_facts(raw: sqlite3.Connection, node_id: str, key: str) -> list[CurrentFact]:
     rows = raw.execute(
         f"SELECT id, value_json, valid_from, stated_at FROM graph_facts WHERE node_id = ? "
         f"AND key = ? AND {_LIVE}",
-        (node_id, fact.key),
-    ).fetchall()
-    decision = rules.decide(target, stated, [Believed(*row) for row in rows])
-    if decision.merge_into:
-        add_sources(raw, "fact", decision.merge_into, fact.source_event_ids)
-        return
+        (node_id, key),
+    )
+    return [CurrentFact(row[0], json.loads(row[1]), row[2], row[3]) for row in rows]
+
+
+def current_edges(raw: sqlite3.Connection, from_id: str, relation: str) -> list[Believed]:
+    rows = raw.execute(
+        f"SELECT id, to_node_id, valid_from, stated_at FROM graph_edges WHERE from_node_id = ? "
+        f"AND relation = ? AND {_LIVE}",
+        (from_id, relation),
+    )
+    return [Believed(*row) for row in rows]
+
+
+def insert_fact(
+    raw: sqlite3.Connection, node_id: str, key: str, value: FactValue, made: Stated
+) -> str:
     fact_id = new_id("gfact")
     raw.execute(
         "INSERT INTO graph_facts(id, node_id, key, value_json, confidence, valid_from, "
         "stated_at, learned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (fact_id, node_id, fact.key, target, fact.confidence, valid_from, stated, now),
+        (fact_id, node_id, key, dump_json(value), *made),
     )
-    add_sources(raw, "fact", fact_id, fact.source_event_ids)
-    _settle(raw, "graph_facts", fact_id, decision, valid_from, now)
+    return fact_id
 
 
-def _edge(
-    raw: sqlite3.Connection,
-    namespace: str,
-    refs: Mapping[str, str],
-    edge: EdgeDraft,
-    times: Mapping[str, EventTimes],
-    now: str,
+def insert_edge(
+    raw: sqlite3.Connection, namespace: str, ends: tuple[str, str], relation: str, made: Stated
 ) -> str:
-    start, end = refs[edge.from_ref], refs[edge.to_ref]
-    relation = edge.relation.strip()
-    default, stated = rules.latest(edge.source_event_ids, times)
-    valid_from = edge.valid_from or default
-    rows = raw.execute(
-        f"SELECT id, to_node_id, valid_from, stated_at FROM graph_edges WHERE from_node_id = ? "
-        f"AND relation = ? AND {_LIVE}",
-        (start, relation),
-    ).fetchall()
-    believed = [Believed(*row) for row in rows if edge.exclusive or row[1] == end]
-    decision = rules.decide(end, stated, believed)
-    if decision.merge_into:
-        add_sources(raw, "edge", decision.merge_into, edge.source_event_ids)
-        return decision.merge_into
     edge_id = new_id("gedge")
     raw.execute(
         "INSERT INTO graph_edges(id, namespace, from_node_id, to_node_id, relation, confidence, "
         "valid_from, stated_at, learned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (edge_id, namespace, start, end, relation, edge.confidence, valid_from, stated, now),
+        (edge_id, namespace, *ends, relation, *made),
     )
-    add_sources(raw, "edge", edge_id, edge.source_event_ids)
-    _settle(raw, "graph_edges", edge_id, decision, valid_from, now)
     return edge_id
 
 
-def _settle(
-    raw: sqlite3.Connection,
-    table: str,
-    record_id: str,
-    decision: rules.Decision,
-    valid_from: str | None,
-    now: str,
+_TABLES = {"fact": "graph_facts", "edge": "graph_edges"}
+
+
+def mark_history(
+    raw: sqlite3.Connection, kind: str, record_id: str, valid_to: str | None, now: str
 ) -> None:
-    """A new statement older than the believed one is history at once; else it supersedes."""
-    if decision.history:
-        raw.execute(
-            f"UPDATE {table} SET status = 'superseded', valid_to = ?, superseded_at = ? "
-            "WHERE id = ?",
-            (decision.history_until, now, record_id),
-        )
-    for old in decision.supersede:  # valid until the new one holds (never before it began)
-        raw.execute(
-            f"UPDATE {table} SET status = 'superseded', valid_to = CASE WHEN valid_from > ? "
-            "THEN valid_from ELSE ? END, superseded_at = ?, superseded_by = ? WHERE id = ?",
-            (valid_from or now, valid_from or now, now, record_id, old),
-        )
+    raw.execute(
+        f"UPDATE {_TABLES[kind]} SET status = 'superseded', valid_to = ?, superseded_at = ? "
+        "WHERE id = ?",
+        (valid_to, now, record_id),
+    )
+
+
+def supersede(
+    raw: sqlite3.Connection, kind: str, old_id: str, new_id_: str, valid_from: str | None, now: str
+) -> None:
+    """``old_id`` valid until ``new_id_`` holds (never before it began)."""
+    raw.execute(
+        f"UPDATE {_TABLES[kind]} SET status = 'superseded', valid_to = CASE WHEN valid_from > ? "
+        "THEN valid_from ELSE ? END, superseded_at = ?, superseded_by = ? WHERE id = ?",
+        (valid_from or now, valid_from or now, now, new_id_, old_id),
+    )
 
 
 def recount(raw: sqlite3.Connection, node_ids: Sequence[str]) -> None:
@@ -277,17 +188,25 @@ def _with_neighbours(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[s
 
 
 def rebuild_terms(raw: sqlite3.Connection, node_ids: Sequence[str]) -> None:
-    """The search terms of each node from scratch (after a forget took statements away):
-    name, aliases, tags, type, facts, edge ends, relations."""
+    """The search terms of each live node from scratch (after a forget took statements
+    away): name, aliases, tags, type, and every statement not archived (current or history):
+    facts, edge ends, relations."""
     if not node_ids:
         return
-    for view in reads.views(raw, node_ids, history=None):
-        node = view.node
+    found = [node for node in reads.nodes(raw, node_ids) if node.status in _LIVE_NODES]
+    ids = [node.id for node in found]
+    facts = [f for f in reads.facts_of(raw, ids) if f.status != "archived"]
+    edges = [e for e in reads.edges_of(raw, ids) if e.status != "archived"]
+    names = reads.names_of(
+        raw, list({e.from_node_id for e in edges} | {e.to_node_id for e in edges})
+    )
+    for node in found:
         texts = [node.name, *node.aliases, *node.tags, node.type]
-        for fact in (*view.current_facts, *view.historical_facts):
-            texts.append(f"{fact.key} {rules.value_text(fact.value)}")
-        for edge in (*view.current_edges, *view.historical_edges):
-            texts += [edge.other_name, edge.edge.relation]
+        texts += [f"{f.key} {value_text(f.value)}" for f in facts if f.node_id == node.id]
+        for edge in edges:
+            if node.id in (edge.from_node_id, edge.to_node_id):
+                other = edge.to_node_id if edge.from_node_id == node.id else edge.from_node_id
+                texts += [names.get(other, other), edge.relation]
         raw.execute("DELETE FROM graph_terms WHERE node_id = ?", (node.id,))
         add_terms(raw, node.namespace, node.id, texts)
 

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..text.search_terms import tokenize
-from ..topics.categories import CATEGORIES
 from .event_search_rows import has_event_index
 from .search_index import prefilter
 
@@ -34,13 +33,13 @@ FALLBACK_CANDIDATES = 100  # fallback matches of a query ranked further; a page 
 
 
 def fallback_counts(raw: sqlite3.Connection, namespace: str, agent_weight: float) -> dict[str, int]:
-    """How many fallback entries (visible events in no shown chapter) each category has."""
+    """How many fallback entries (visible events in no shown chapter) each category has
+    (categories with none left out; the catalog orders them)."""
     rows = raw.execute(
         f"SELECT s.category, SUM(s.n) FROM topic_spare_counts s WHERE {_SHOWN} GROUP BY s.category",
         (namespace, agent_weight, agent_weight),
     ).fetchall()
-    counts = {row[0]: int(row[1]) for row in rows if row[1]}
-    return {c: counts[c] for c in CATEGORIES if c in counts}
+    return {row[0]: int(row[1]) for row in rows if row[1]}
 
 
 def fallback_rows(

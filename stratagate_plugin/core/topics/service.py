@@ -14,7 +14,6 @@ shown as pending at once, before the next pass rebuilds it.
 
 import asyncio
 import logging
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -31,33 +30,22 @@ from ..llm.prompts import load_prompt
 from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
 from ..records import Job
 from ..service_base import ServiceBase
-from ..store import (
-    derivation_marks,
-    event_rows,
-    jobs,
-    profile_rows,
-    topic_jobs,
-    topic_reads,
-    topic_sync,
-)
 from ..store.health import StorageBusy
-from . import budget
-from .batches.service import LOST, commit, read_input, sync_all
+from . import budget, catalog, sync
+from .batches.service import LOST, commit, read_input
 from .batching import OUTPUT_TOKENS
 from .categories import CATEGORIES
 from .chapter_limit import held_to_limit
 from .directory import Listing, bounded_topic, render_directory, section_page, topic_page
 from .directory_words import directory_language
-from .model import (
-    FALLBACK_PREFIX,
-)
+from .model import FALLBACK_PREFIX
+from .storage import TopicsStorage, TopicsTransaction
 from .validation import InvalidProjection, validate_projection
 
 TOPIC_LEASE = timedelta(minutes=5)
 BACKOFF_UNIT_S = 30.0
 DIRECTORY_ENTRIES = 30  # more never fit 400 tokens: the directory then shows categories
 DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY = 12, 20, 500
-PREFERRED_LANGUAGE = "preferred_language"  # the profile field the directory follows
 _GROUPER = OfflineModel()  # the embedded grouper: the default projector (§5)
 log = logging.getLogger(__name__)
 
@@ -78,6 +66,10 @@ class TopicsService(ServiceBase):
 
     clock: Callable[[], datetime] = staticmethod(utc_now)
 
+    @property
+    def store(self) -> TopicsStorage:
+        return self.storage.topics
+
     async def follow_derivation(self, report: Any) -> None:
         """Wired after each derivation pass: the topic work its new events queued."""
         report.topics = await self.process()
@@ -85,25 +77,15 @@ class TopicsService(ServiceBase):
     async def bootstrap(self) -> list[str]:
         """At a writer's open: each space not yet under this projector version freezes its
         visible events as the historical set (batched, budgeted). The spaces done."""
-        todo = await self.db.read(topic_jobs.spaces_to_bootstrap)
-        if not todo:
+        if not await self.store.spaces_to_bootstrap():
             return []
         now = self.clock()
-
-        def write(raw: sqlite3.Connection) -> list[str]:
-            spaces = topic_jobs.spaces_to_bootstrap(raw)
-            for namespace in spaces:
-                topic_jobs.retire_old_generation(raw, namespace)
-                frozen = topic_sync.queue_unplaced(raw, namespace, now, historical=True)
-                topic_jobs.record_state(raw, namespace, frozen, now)
-            return spaces
-
-        return await self.db.write(write)
+        return await self.store.write(lambda tx: sync.bootstrap(tx, now))
 
     async def process(self, max_jobs: int | None = None) -> TopicReport:
         """Sync every space, then run due topic jobs until none is due (or ``max_jobs``)."""
         now = self.clock()
-        await self.db.write(lambda raw: sync_all(raw, now))
+        await self.store.write(lambda tx: sync.sync_all(tx, now))
         report, owner = TopicReport(), worker_id()
         while max_jobs is None or report.ran < max_jobs:
             job = await self._claim_topic_job(owner)
@@ -117,7 +99,7 @@ class TopicsService(ServiceBase):
         """Every topic batch of the space whose attempts ran out, queued again as a fresh
         job (historical ones still within the budget); how many batches."""
         now = self.clock()
-        return await self.db.write(lambda raw: topic_jobs.retry_failed(raw, namespace, now))
+        return await self.store.retry_failed(namespace, now)
 
     async def directory(self, namespace: str) -> str:
         """The directory injected into each model call: ≤ 400 estimated tokens, "" when the
@@ -125,12 +107,11 @@ class TopicsService(ServiceBase):
         or else the directory's own titles are."""
         weight = self.config.agent_memory_weight
 
-        def read(raw: sqlite3.Connection) -> tuple[Listing, str]:
-            listing = topic_reads.listing(raw, namespace, weight, None, 0, DIRECTORY_ENTRIES)
-            preferred, _ = profile_rows.read_profile(raw).get(PREFERRED_LANGUAGE, ("", 0))
-            return listing, preferred
+        def read(tx: TopicsTransaction) -> tuple[Listing, str]:
+            listing = catalog.listing(tx, namespace, weight, None, 0, DIRECTORY_ENTRIES)
+            return listing, tx.preferred_language()
 
-        listing, preferred = await self.db.read(read)
+        listing, preferred = await self.store.read(read)
         shown = [*listing.entries, *listing.firsts.values()]
         titles = [entry.title for entry in shown if entry.status == "ready"]
         language = directory_language(preferred, titles)
@@ -152,8 +133,8 @@ class TopicsService(ServiceBase):
             raise InvalidInput(f"unknown category {category!r}; one of {', '.join(CATEGORIES)}")
         words = (query or "").strip()[:MAX_QUERY]
         weight = self.config.agent_memory_weight
-        listing = await self.db.read(
-            lambda raw: topic_reads.listing(raw, namespace, weight, category, offset, limit, words)
+        listing = await self.store.read(
+            lambda tx: catalog.listing(tx, namespace, weight, category, offset, limit, words)
         )
         return topic_page(namespace, listing, offset, limit, category)
 
@@ -164,8 +145,8 @@ class TopicsService(ServiceBase):
         section with its first page of events; with ``section`` (its number), that
         section's events from ``offset``, a page of 9."""
         weight = self.config.agent_memory_weight
-        entry, topic = await self.db.read(
-            lambda raw: topic_reads.opened(raw, namespace, topic_id, weight)
+        entry, topic = await self.store.read(
+            lambda tx: catalog.opened(tx, namespace, topic_id, weight)
         )
         if section is None:
             return bounded_topic(namespace, entry, topic)
@@ -175,20 +156,20 @@ class TopicsService(ServiceBase):
         """The visible events an entry holds, in membership order (a fallback: its event)."""
         weight = self.config.agent_memory_weight
 
-        def read(raw: sqlite3.Connection) -> list[EventCard]:
-            _, topic = topic_reads.opened(raw, namespace, topic_id, weight)
+        def read(tx: TopicsTransaction) -> list[EventCard]:
+            _, topic = catalog.opened(tx, namespace, topic_id, weight)
             ids = topic.member_ids if topic else [topic_id.removeprefix(FALLBACK_PREFIX)]
-            cards = {card.id: card for card in event_rows.visible_cards(raw, namespace, ids)}
+            cards = {card.id: card for card in tx.visible_cards(namespace, ids)}
             return [cards[i] for i in ids if i in cards]
 
-        return await self.db.read(read)
+        return await self.store.read(read)
 
     async def book(self, namespace: str) -> dict[str, Any]:
         """Chapters → sections → event ids in their shown order, the batches still pending
         or failed, how many events are fallback entries (the CLI's and web view's), and
         ``waiting``: the historical batches the budget holds back, why and until when."""
         weight = self.config.agent_memory_weight
-        book = await self.db.read(lambda raw: topic_reads.book(raw, namespace, weight))
+        book = await self.store.read(lambda tx: catalog.book(tx, namespace, weight))
         book["waiting"] = await self.budget_wait(namespace)
         return book
 
@@ -199,12 +180,8 @@ class TopicsService(ServiceBase):
         if self._topic_projector_is_free():
             return None
         now = self.clock()
-
-        def read(raw: sqlite3.Connection) -> dict[str, Any] | None:
-            count = topic_jobs.historical_waiting(raw, namespace)
-            return budget.waiting(count, topic_jobs.ledger_of(raw), now)
-
-        return await self.db.read(read)
+        count, ledger = await self.store.budget_state(namespace)
+        return budget.waiting(count, ledger, now)
 
     def _topic_projector(self) -> StructuredModel:
         return self.model if self.config.topic_projector == "model" else _GROUPER
@@ -221,22 +198,15 @@ class TopicsService(ServiceBase):
     async def _claim_topic_job(self, owner: str) -> Job | None:
         now = self.clock()
         free = self._topic_projector_is_free()
-        return await self.db.write(
-            lambda raw: topic_jobs.claim(
-                raw,
-                now,
-                owner,
-                TOPIC_LEASE,
-                None if free else lambda ledger: budget.reserve(ledger, now),
-            )
-        )
+        reserve = None if free else lambda ledger: budget.reserve(ledger, now)
+        return await self.store.claim(now, owner, TOPIC_LEASE, reserve)
 
     async def _run_topic_job(self, job: Job, report: TopicReport) -> None:
         report.ran += 1
 
         async def renew() -> bool:
             until = self.clock() + TOPIC_LEASE
-            return await self.db.write(lambda raw: jobs.renew(raw, job, until))
+            return await self.store.renew(job, until)
 
         try:
             async with heartbeat(renew, TOPIC_LEASE):
@@ -265,13 +235,13 @@ class TopicsService(ServiceBase):
         """Hand a held job back at once; should the file still be locked, its lease runs out."""
         now = self.clock()
         try:
-            await self.db.write(lambda raw: jobs.interrupt(raw, job, now))
+            await self.store.interrupt(job, now)
         except StorageBusy:
             log.warning("could not give back topic job %s: the file is locked", job.id)
 
     async def _topic_failure(self, job: Job, message: str, report: TopicReport) -> None:
         now = self.clock()
-        failed = await self.db.write(lambda raw: jobs.fail(raw, job, message, now, BACKOFF_UNIT_S))
+        failed = await self.store.fail(job, message, now, BACKOFF_UNIT_S)
         if failed is None:
             report.lost += 1
             return
@@ -296,10 +266,10 @@ class TopicsService(ServiceBase):
         self, job: Job, projector: StructuredModel, fell_back: str | None = None
     ) -> str:
         grouper = projector is _GROUPER
-        given = await self.db.read(lambda raw: read_input(raw, job, grouper))
+        given = await self.store.read(lambda tx: read_input(tx, job, grouper))
         if not given.batch_ids:
             now = self.clock()
-            return await self.db.write(lambda raw: commit(raw, job, given, None, now))
+            return await self.store.write(lambda tx: commit(tx, job, given, None, now))
         task = StructuredTask(
             PROJECT_MEMORY_TOPICS,
             TopicProjection,
@@ -314,10 +284,10 @@ class TopicsService(ServiceBase):
         )
         now = self.clock()
 
-        def write(raw: sqlite3.Connection) -> str:
-            outcome = commit(raw, job, given, result, now, grouper)
+        def write(tx: TopicsTransaction) -> str:
+            outcome = commit(tx, job, given, result, now, grouper)
             if fell_back is not None and outcome != LOST:
-                derivation_marks.mark_job(raw, job.id, OFFLINE_FALLBACK, fell_back)
+                tx.mark_job(job.id, OFFLINE_FALLBACK, fell_back)
             return outcome
 
-        return await self.db.write(write)
+        return await self.store.write(write)

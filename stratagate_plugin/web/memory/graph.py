@@ -15,8 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ...core.graph.projection import value_text
-from ...core.graph.shapes import NODE_TYPES
+from ...core.graph.shapes import NODE_TYPES, value_text
 from ...core.graph.views import NodeView
 from ..shell.templating import json_response
 from .pages import SECTION_PATH, MemoryPages, int_param

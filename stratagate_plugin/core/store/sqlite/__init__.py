@@ -4,19 +4,23 @@ capability; each runs its reads and writes through ``Database`` (one connection'
 
 from ...curation.storage import CurationStorage
 from ...derivation.storage import DerivationStorage
+from ...graph.storage import GraphStorage
 from ...importer.storage import ImportsStorage
 from ...profile.storage import ProfileStorage
 from ...purge.storage import PurgeStorage
 from ...remember.storage import RememberStorage
 from ...timeline.storage import TimelineStorage
+from ...topics.storage import TopicsStorage
 from ..db import Database
 from .curation import SqliteCurationStorage
 from .derivation import SqliteDerivationStorage
+from .graph import SqliteGraphStorage
 from .imports import SqliteImportsStorage
 from .profile import SqliteProfileStorage
 from .purge import SqlitePurgeStorage
 from .remember import SqliteRememberStorage
 from .timeline import SqliteTimelineStorage
+from .topics import SqliteTopicsStorage
 
 __all__ = ["SqliteStorage"]
 
@@ -28,8 +32,10 @@ class SqliteStorage:
         self.db = db
         self.timeline: TimelineStorage = SqliteTimelineStorage(db)
         self.profile: ProfileStorage = SqliteProfileStorage(db)
-        self.imports: ImportsStorage = SqliteImportsStorage(db)
-        self.purge: PurgeStorage = SqlitePurgeStorage(db)
+        self.graph: GraphStorage = SqliteGraphStorage(db)
+        self.topics: TopicsStorage = SqliteTopicsStorage(db)
         self.derivation: DerivationStorage = SqliteDerivationStorage(db)
         self.remember: RememberStorage = SqliteRememberStorage(db)
+        self.imports: ImportsStorage = SqliteImportsStorage(db)
         self.curation: CurationStorage = SqliteCurationStorage(db)
+        self.purge: PurgeStorage = SqlitePurgeStorage(db)

@@ -7,7 +7,6 @@ read is as it was. The embedded grouper also gets how rare each word is in the m
 every chapter title of the space, and its chapters are worded again from all they hold.
 """
 
-import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -18,7 +17,6 @@ from ...ids import new_id
 from ...llm.prompts import load_prompt
 from ...llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
 from ...records import Job
-from ...store import event_rows, jobs, topic_jobs, topic_reads, topic_rows, topic_sync
 from ..batching import (
     bounded_event,
     candidate_view,
@@ -31,6 +29,7 @@ from ..fingerprint import event_fingerprint
 from ..merge import apply_projection
 from ..model import Topic, label_key
 from ..reword import reworded
+from ..storage import TopicsTransaction
 from ..subjects import TermStats, tokens_of
 
 LOST = "lost"
@@ -51,16 +50,11 @@ class BatchInput:
     payload: dict[str, Any]
 
 
-def sync_all(raw: sqlite3.Connection, now: datetime) -> None:
-    for namespace in topic_sync.all_spaces(raw):
-        topic_sync.sync_space(raw, namespace, now)
-
-
-def read_input(raw: sqlite3.Connection, job: Job, grouper: bool = False) -> BatchInput:
+def read_input(tx: TopicsTransaction, job: Job, grouper: bool = False) -> BatchInput:
     """The batch's visible events (fingerprinted now) and the chapters it may extend; for
     the embedded grouper also how rare each word is and every title of the space."""
-    _historical, topic_id, queued = topic_jobs.batch_of(raw, job.target_id)
-    cards = {c.id: c for c in event_rows.visible_cards(raw, job.namespace, queued)}
+    _historical, topic_id, queued = tx.batch_of(job.target_id)
+    cards = {c.id: c for c in tx.visible_cards(job.namespace, queued)}
     batch_ids = [event_id for event_id in queued if event_id in cards]
     entries, truncated = [], []
     for event_id in batch_ids:
@@ -68,20 +62,20 @@ def read_input(raw: sqlite3.Connection, job: Job, grouper: bool = False) -> Batc
         entries.append(entry)
         if cut:
             truncated.append(event_id)
-    topics = topic_rows.load_topics(raw, job.namespace)
-    holding = topic_rows.topics_holding(raw, batch_ids) if batch_ids else {}
+    topics = tx.load_topics(job.namespace)
+    holding = tx.topics_holding(batch_ids) if batch_ids else {}
     continued = set(holding.values()) | ({topic_id} if topic_id else set())
     keys = {label_key(w) for e in entries for w in [*e["participants"], *e["tags"]]}
     first = [t for t in topics if t.id in continued or label_key(t.title) in keys]
     ranked = rank_candidates([*first, *(t for t in topics if t not in first)], entries)
-    full = [t for t in (topic_rows.get_topic(raw, topic.id) for topic in ranked) if t]
+    full = [t for t in (tx.get_topic(topic.id) for topic in ranked) if t]
     views = [candidate_view(topic, batch_ids) for topic in full]
     payload = exposed_payload(entries, truncated, views, load_prompt(PROJECT_MEMORY_TOPICS))
     exposed = {view["topic_id"] for view in payload["candidates"]}
     if grouper:
         views = payload["candidates"]
         words = [*entries, *({"title": "", "tags": [v["title"], *v["keywords"]]} for v in views)]
-        counts, total = topic_reads.term_stats(raw, tokens_of(words))
+        counts, total = tx.term_stats(tokens_of(words))
         payload = {**payload, "term_stats": {"counts": counts, "total": total}}
         payload["taken_titles"] = [t.title for t in topics if t.title]
     return BatchInput(
@@ -96,7 +90,7 @@ def read_input(raw: sqlite3.Connection, job: Job, grouper: bool = False) -> Batc
 
 
 def commit(
-    raw: sqlite3.Connection,
+    tx: TopicsTransaction,
     job: Job,
     given: BatchInput,
     result: TopicProjection | None,
@@ -105,13 +99,13 @@ def commit(
 ) -> str:
     """Apply the validated answer under the claim, if nothing it read changed meanwhile;
     the grouper's chapters worded again from all they hold (``reword``)."""
-    if not jobs.holds(raw, job):
+    if not tx.holds(job):
         return LOST
     if result is None:
-        topic_jobs.close_batch(raw, job.target_id)
-        jobs.finish(raw, job.id, "skipped", now, "no visible event left in the batch")
+        tx.close_batch(job.target_id)
+        tx.finish_job(job, "skipped", now, "no visible event left in the batch")
         return "skipped"
-    _check_unchanged(raw, job.namespace, given)
+    _check_unchanged(tx, job.namespace, given)
     keywords = {i: [*c.temporal.get("participants", []), *c.tags] for i, c in given.cards.items()}
     changed = apply_projection(
         result, given.candidates, job.namespace, keywords, now, lambda: new_id("topic")
@@ -122,36 +116,36 @@ def commit(
     }
     for topic, projected in zip(changed, result.topics, strict=True):
         placed = [given.cards[i] for i in projected.event_ids]
-        topic_rows.save_topic(raw, topic)
-        topic_rows.set_members(raw, topic, placed, given.fingerprints, categories)
+        tx.save_topic(topic)
+        tx.set_members(topic, placed, (given.fingerprints, categories))
         if grouper:
-            topic = _reworded(raw, topic)
-        kinds, has_agent = topic_rows.member_summary(raw, topic.id)
+            topic = _reworded(tx, topic)
+        kinds, has_agent = tx.member_summary(topic.id)
         whole = topic.model_copy(
             update={"category": majority_category(kinds), "has_agent": has_agent}
         )
-        topic_rows.save_topic(raw, whole)
-    topic_rows.delete_empty_topics(raw, job.namespace)
-    topic_jobs.close_batch(raw, job.target_id)
-    jobs.finish(raw, job.id, "succeeded", now, f"{len(changed)} topics")
+        tx.save_topic(whole)
+    tx.delete_empty_topics(job.namespace)
+    tx.close_batch(job.target_id)
+    tx.finish_job(job, "succeeded", now, f"{len(changed)} topics")
     return "succeeded"
 
 
-def _reworded(raw: sqlite3.Connection, topic: Topic) -> Topic:
-    cards = {c.id: c for c in event_rows.visible_cards(raw, topic.namespace, topic.member_ids)}
+def _reworded(tx: TopicsTransaction, topic: Topic) -> Topic:
+    cards = {c.id: c for c in tx.visible_cards(topic.namespace, topic.member_ids)}
     members = [compact_event(cards[i]) for i in topic.member_ids if i in cards]
-    counts, total = topic_reads.term_stats(raw, tokens_of(members))
-    taken = topic_reads.chapter_titles(raw, topic.namespace)
+    counts, total = tx.term_stats(tokens_of(members))
+    taken = tx.chapter_titles(topic.namespace)
     return reworded(topic, members, TermStats(counts, total), taken)
 
 
-def _check_unchanged(raw: sqlite3.Connection, namespace: str, given: BatchInput) -> None:
-    now_cards = {c.id: c for c in event_rows.visible_cards(raw, namespace, given.batch_ids)}
+def _check_unchanged(tx: TopicsTransaction, namespace: str, given: BatchInput) -> None:
+    now_cards = {c.id: c for c in tx.visible_cards(namespace, given.batch_ids)}
     for event_id, fingerprint in given.fingerprints.items():
         card = now_cards.get(event_id)
         if card is None or event_fingerprint(card) != fingerprint:
             raise SourceChanged(f"event {event_id} changed while its topics were projected")
     for topic_id, topic in given.candidates.items():
-        current = topic_rows.get_topic(raw, topic_id)
+        current = tx.get_topic(topic_id)
         if current is None or current.updated_at != topic.updated_at:
             raise SourceChanged(f"topic {topic_id} changed while the batch was projected")

@@ -1,0 +1,185 @@
+"""The topic catalog's reads (spec §5.5): the directory's entries, a page, one entry, the book.
+
+Nothing here writes: a chapter whose events changed since it was projected is shown as
+pending at once (``stale_members`` without ``write``), before the next pass rebuilds it.
+Chapters come first in their order, then fallback entries (visible events in no shown
+chapter) in table order; with a query, both ranked by BM25 over title ×4, description ×2.
+Each function runs inside the caller's ``TopicsTransaction`` (one consistent read).
+"""
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..clock import iso
+from ..errors import NotFound
+from ..text.search_terms import query_tokens
+from .categories import CATEGORIES, event_category
+from .directory import Entry, Listing, rank_entries
+from .merge import order_topics, ordered_paragraphs, ordered_sections
+from .model import (
+    FALLBACK_DESCRIPTION,
+    FALLBACK_PREFIX,
+    PENDING_TITLE,
+    Topic,
+    fallback_id,
+    is_fallback,
+)
+from .storage import TopicsTransaction
+from .sync import stale_members
+
+
+def listing(
+    tx: TopicsTransaction,
+    namespace: str,
+    weight: float,
+    category: str | None,
+    offset: int,
+    limit: int,
+    query: str = "",
+) -> Listing:
+    stale = stale_members(tx, namespace)
+    entries = [
+        _Head(head.id, head.title, head.description, head.category, head.status).shown(
+            head.members, head.id in stale
+        )
+        for head in tx.shown_heads(namespace, weight)
+    ]
+    spare = fallback_counts(tx, namespace, weight)
+    totals = Counter(e.category for e in entries) + Counter(spare)
+    firsts: dict[str, Entry] = {}
+    for entry in entries:
+        firsts.setdefault(entry.category, entry)
+    for name in CATEGORIES:
+        if name not in firsts and spare.get(name):
+            rows = tx.fallback_rows(namespace, weight, name, (1, 0))
+            firsts[name] = _fallbacks(rows)[0]
+    mine = [e for e in entries if category is None or e.category == category]
+    if query:
+        tokens = query_tokens(query)
+        found = tx.matching_fallbacks(namespace, weight, category, tokens)
+        ranked = rank_entries(query, [*mine, *_fallbacks(found)])
+        return Listing(len(ranked), ranked[offset : offset + limit], dict(totals), firsts)
+    total = len(mine) + (spare.get(category, 0) if category else sum(spare.values()))
+    page = mine[offset : offset + limit]
+    if len(page) < limit:
+        window = (limit - len(page), max(0, offset - len(mine)))
+        rows = tx.fallback_rows(namespace, weight, category, window)
+        page += _fallbacks(rows)
+    return Listing(total, page, dict(totals), firsts)
+
+
+@dataclass(frozen=True)
+class _Head:
+    """What a chapter's entry shows of it (from its light row or its whole record)."""
+
+    id: str
+    title: str
+    description: str
+    category: str
+    status: str
+
+    def shown(self, members: int, stale: bool) -> Entry:
+        """Its entry: a stale or pending chapter shows the pending title and no words."""
+        pending = stale or self.status == "pending"
+        return Entry(
+            id=self.id,
+            title=PENDING_TITLE if pending else self.title,
+            description="" if pending else self.description,
+            category=self.category,
+            source_event_count=members,
+            status="pending" if pending else "ready",
+        )
+
+
+def _entry(topic: Topic, members: int, stale: bool) -> Entry:
+    head = _Head(topic.id, topic.title, topic.description, topic.category, topic.status)
+    return head.shown(members, stale)
+
+
+def _fallbacks(rows: Sequence[Sequence[Any]]) -> list[Entry]:
+    return [
+        Entry(
+            id=fallback_id(row[0]),
+            title=row[1][:120],
+            description=FALLBACK_DESCRIPTION,
+            category=row[2],
+            source_event_count=1,
+            is_fallback=True,
+        )
+        for row in rows
+    ]
+
+
+def opened(
+    tx: TopicsTransaction, namespace: str, entry_id: str, weight: float
+) -> tuple[Entry, Topic | None]:
+    if is_fallback(entry_id):
+        # an id listed earlier still opens once its event has joined a chapter
+        event_id = entry_id.removeprefix(FALLBACK_PREFIX)
+        cards = tx.visible_cards(namespace, [event_id])
+        if not cards or (cards[0].pool == "agent" and weight <= 0):
+            raise NotFound(f"no fallback entry {entry_id!r} in this memory space")
+        card = cards[0]
+        category = event_category(card.criticality, card.temporal.get("event_type"))
+        return _fallbacks([(card.id, card.title, category)])[0], None
+    topic = tx.get_topic(entry_id)
+    if topic is None or topic.namespace != namespace or (topic.has_agent and weight <= 0):
+        raise NotFound(f"no topic {entry_id!r} in this memory space")
+    entry = _entry(topic, len(topic.member_ids), entry_id in stale_members(tx, namespace))
+    if entry.status == "pending":
+        topic = topic.model_copy(update={"status": "pending"})
+    return entry, topic
+
+
+def book(tx: TopicsTransaction, namespace: str, weight: float) -> dict[str, Any]:
+    stale = stale_members(tx, namespace)
+    chapters = []
+    for number, listed in enumerate(order_topics(tx.load_topics(namespace)), 1):
+        topic = tx.get_topic(listed.id) or listed
+        entry = _entry(topic, len(topic.member_ids), topic.id in stale)
+        ready = entry.status == "ready"
+        sections = ordered_sections(topic) if ready else []
+        chapters.append(
+            {
+                "number": number,
+                **entry.card(),
+                "hidden": topic.has_agent and weight <= 0,
+                "overview": [
+                    p.model_dump(exclude_none=True)
+                    for p in ordered_paragraphs(topic, topic.overview)
+                ]
+                if ready
+                else [],
+                "sections": [
+                    {"number": f"{number}.{k}", "title": s.title, "eventIds": s.event_ids}
+                    for k, s in enumerate(sections, 1)
+                ],
+                "eventIds": topic.member_ids,
+            }
+        )
+    pending = [
+        {
+            "jobId": job.id,
+            "status": job.status,
+            "attempts": job.attempts,
+            "lastError": job.last_error,
+            "nextRetryAt": iso(job.next_retry_at) if job.next_retry_at else None,
+            "eventIds": ids,
+        }
+        for job, ids in tx.topic_jobs(namespace)
+    ]
+    spare = fallback_counts(tx, namespace, weight)
+    return {
+        "namespace": namespace,
+        "chapters": chapters,
+        "pending": pending,
+        "fallbackEntries": sum(spare.values()),
+    }
+
+
+def fallback_counts(tx: TopicsTransaction, namespace: str, weight: float) -> dict[str, int]:
+    """How many fallback entries each category has, in the categories' order."""
+    counts = tx.fallback_counts(namespace, weight)
+    return {c: counts[c] for c in CATEGORIES if c in counts}

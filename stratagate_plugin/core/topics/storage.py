@@ -1,0 +1,229 @@
+"""What the topic catalog needs from storage (the contract a database implements).
+
+The catalog's rules (a chapter is stale when an event's fingerprint changed; events are
+batched by size and subject; a projection is merged, worded again and categorised) read
+and write in the same transaction: a sync marks what it found stale before queuing the
+rebuild, a commit re-reads the members it just placed. So ``TopicsStorage.read`` and
+``write`` run the catalog's own rule with a ``TopicsTransaction``: record-level reads and
+writes valid only inside that one transaction. Job leases and the budget's ledger are
+plain operations.
+"""
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import NamedTuple, Protocol, TypeVar
+
+from ..events.cards import EventCard
+from ..records import Job
+from .model import Topic
+
+__all__ = ["ChapterHead", "Member", "QueuedBatch", "TopicsStorage", "TopicsTransaction"]
+
+T = TypeVar("T")
+Reserve = Callable[[str | None], tuple[bool, str]] | None  # the budget's grant, given a ledger
+Marks = tuple[dict[str, str], dict[str, str]]  # (fingerprints, categories) by event id
+Fallback = tuple[str, str, str]  # (event id, title, category) of an event in no chapter
+
+
+class ChapterHead(NamedTuple):
+    """What the directory shows of a chapter (its light row) and how many events it holds."""
+
+    id: str
+    title: str
+    description: str
+    category: str
+    status: str
+    members: int
+
+
+class Member(NamedTuple):
+    """A chapter member whose event may have changed since it was projected."""
+
+    topic_id: str
+    event_id: str
+    fingerprint: str | None
+    """``None``: awaiting projection."""
+    status: str | None
+    """Its event's status now (``None``: the event is gone)."""
+
+
+class QueuedBatch(NamedTuple):
+    historical: bool
+    topic_id: str | None
+    """The chapter it rebuilds, if any."""
+    event_ids: list[str]
+    """Its queued events in order."""
+
+
+class TopicsTransaction(Protocol):
+    """Reads and writes of records inside one transaction (``TopicsStorage.read`` /
+    ``write``); synchronous: the rule driving them never awaits inside it. In a read, the
+    write methods must not be called."""
+
+    def all_spaces(self) -> list[str]: ...
+
+    def spaces_to_bootstrap(self) -> list[str]:
+        """Spaces not yet bootstrapped under the current projector version."""
+        ...
+
+    def state_known(self, namespace: str) -> bool:
+        """Whether the space has a bootstrap state (any projector version)."""
+        ...
+
+    def record_state(self, namespace: str, frozen: int, now: datetime) -> None: ...
+
+    def retire_old_generation(self, namespace: str) -> None:
+        """Chapters of another projector version deleted with their members."""
+        ...
+
+    def unplaced_cards(self, namespace: str) -> list[EventCard]:
+        """Visible events in no chapter and no batch, by the turn they were formed at."""
+        ...
+
+    def unqueued_members(self, topic_id: str) -> list[tuple[str, bool]]:
+        """A chapter's members waiting for no batch: (event id, changed?), in order."""
+        ...
+
+    def queue_batch(self, namespace: str, batch: QueuedBatch, now: datetime) -> str:
+        """A batch queued with its projection job; the batch id."""
+        ...
+
+    def touched_members(self, namespace: str) -> list[Member]:
+        """Members whose event is gone, hidden, updated since projection or awaiting it."""
+        ...
+
+    def visible_cards(self, namespace: str, event_ids: Sequence[str]) -> list[EventCard]:
+        """The visible events among ``event_ids`` (any order)."""
+        ...
+
+    def mark_for_projection(self, event_ids: Iterable[str]) -> None: ...
+
+    def mark_seen(self, seen: Iterable[tuple[str, str]]) -> None:
+        """(event id, updated_at) of members touched without changing."""
+        ...
+
+    def clear_language(self, topic_id: str, now: str) -> None:
+        """A ready chapter's words cleared (pending), the first invalidation kept."""
+        ...
+
+    def drop_members(self, topic_id: str, event_ids: Iterable[str]) -> None: ...
+
+    def delete_empty_topics(self, namespace: str) -> int: ...
+
+    def load_topics(self, namespace: str) -> list[Topic]:
+        """Every chapter of the space without members, in chapter order."""
+        ...
+
+    def get_topic(self, topic_id: str) -> Topic | None:
+        """The chapter with its members in order."""
+        ...
+
+    def topics_holding(self, event_ids: Sequence[str]) -> dict[str, str]:
+        """event id → the chapter holding it."""
+        ...
+
+    def batch_of(self, batch_id: str) -> QueuedBatch: ...
+
+    def close_batch(self, batch_id: str) -> None:
+        """The batch's events leave the queue."""
+        ...
+
+    def holds(self, job: Job) -> bool: ...
+
+    def finish_job(self, job: Job, status: str, now: datetime, detail: str) -> None: ...
+
+    def mark_job(self, job_id: str, derived_by: str, error: str | None) -> None: ...
+
+    def save_topic(self, topic: Topic) -> None:
+        """The chapter's row inserted or updated (members are written apart)."""
+        ...
+
+    def set_members(self, topic: Topic, cards: Iterable[EventCard], marks: Marks) -> None:
+        """``cards`` placed in ``topic`` at their place in its member list (taken from any
+        other chapter), with their (fingerprints, categories) by event id."""
+        ...
+
+    def member_summary(self, topic_id: str) -> tuple[list[str], bool]:
+        """The categories of a chapter's members and whether any is agent-recorded."""
+        ...
+
+    def term_stats(self, tokens: Sequence[str]) -> tuple[dict[str, int], int]:
+        """How many events hold each token, and how many events there are ({}, 0 when the
+        backend has no word index)."""
+        ...
+
+    def chapter_titles(self, namespace: str) -> dict[str, str]:
+        """Every chapter title of the space → its id."""
+        ...
+
+    def shown_heads(self, namespace: str, agent_weight: float) -> list[ChapterHead]:
+        """The chapters shown at ``agent_weight`` (agent chapters hidden at 0), in order."""
+        ...
+
+    def fallback_counts(self, namespace: str, agent_weight: float) -> dict[str, int]:
+        """category → how many visible events no shown chapter holds."""
+        ...
+
+    def fallback_rows(
+        self, namespace: str, agent_weight: float, category: str | None, window: tuple[int, int]
+    ) -> list[Fallback]:
+        """Events no shown chapter holds in table order, from ``window``'s (limit, offset)
+        (limit -1: all)."""
+        ...
+
+    def matching_fallbacks(
+        self, namespace: str, agent_weight: float, category: str | None, tokens: Sequence[str]
+    ) -> list[Fallback]:
+        """Up to 100 events no shown chapter holds sharing a token with a query."""
+        ...
+
+    def topic_jobs(self, namespace: str) -> list[tuple[Job, list[str]]]:
+        """The space's unfinished topic jobs with their events."""
+        ...
+
+    def preferred_language(self) -> str:
+        """The profile's preferred language ("" when unset)."""
+        ...
+
+
+class TopicsStorage(Protocol):
+    async def read(self, unit: Callable[[TopicsTransaction], T]) -> T:
+        """``unit`` run in one consistent read."""
+        ...
+
+    async def write(self, unit: Callable[[TopicsTransaction], T]) -> T:
+        """``unit`` run in one write transaction: all it wrote, or nothing."""
+        ...
+
+    async def spaces_to_bootstrap(self) -> list[str]:
+        """Spaces not yet bootstrapped under the current projector version (a read: an
+        open with nothing to do takes no write lock)."""
+        ...
+
+    async def claim(
+        self, now: datetime, owner: str, lease: timedelta, reserve: Reserve
+    ) -> Job | None:
+        """The next due topic job of a space with none running (incremental first; a
+        historical one only when ``reserve(ledger)`` grants it, the ledger stored either
+        way; ``None`` reserve: no budget)."""
+        ...
+
+    async def renew(self, job: Job, until: datetime) -> bool:
+        """The lease of a job still held extended; False once it was taken back."""
+        ...
+
+    async def interrupt(self, job: Job, now: datetime) -> bool:
+        """A held job given back, retryable at once."""
+        ...
+
+    async def fail(self, job: Job, message: str, now: datetime, backoff_s: float) -> Job | None:
+        """A failed attempt of a held job recorded (``None``: no longer held)."""
+        ...
+
+    async def retry_failed(self, namespace: str, now: datetime) -> int:
+        """Each exhausted batch of the space queued again as a fresh job; how many."""
+        ...
+
+    async def budget_state(self, namespace: str | None) -> tuple[int, str | None]:
+        """(historical batches not yet run of the space or every space, the ledger)."""
+        ...

@@ -1,0 +1,116 @@
+"""Keeping each space's topic queue in step with its events (spec §5.2, §5.3).
+
+A chapter holding an event that changed (its fingerprint differs) or was hidden (forgotten,
+archived, purged) is stale: its words are cleared at once, hidden members leave it, and
+its members are queued again under its id — changed ones as new work, unchanged ones as
+a historical rebuild. Visible events in no chapter and no batch are queued too: as new
+work, or as the historical set when a space is bootstrapped. A touch that leaves the
+fingerprint alone (adoption, retrieval, decay, pinning) only moves ``seen_at`` on.
+Each function runs inside the caller's ``TopicsTransaction``.
+"""
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+
+from ..clock import iso
+from ..events.cards import EventCard
+from .batching import make_batches
+from .fingerprint import event_fingerprint
+from .storage import QueuedBatch, TopicsTransaction
+
+
+def sync_all(tx: TopicsTransaction, now: datetime) -> None:
+    for namespace in tx.all_spaces():
+        sync_space(tx, namespace, now)
+
+
+def bootstrap(tx: TopicsTransaction, now: datetime) -> list[str]:
+    """Each space not yet under this projector version: its old chapters retired, its
+    visible events frozen as the historical set. The spaces done."""
+    spaces = tx.spaces_to_bootstrap()
+    for namespace in spaces:
+        tx.retire_old_generation(namespace)
+        frozen = queue_unplaced(tx, namespace, now, historical=True)
+        tx.record_state(namespace, frozen, now)
+    return spaces
+
+
+def sync_space(tx: TopicsTransaction, namespace: str, now: datetime) -> None:
+    """Stale chapters cleared and queued for rebuild, then unplaced events queued."""
+    if not tx.state_known(namespace):  # a space new since the open
+        tx.record_state(namespace, 0, now)
+    for topic_id, gone in stale_members(tx, namespace, write=True).items():
+        tx.clear_language(topic_id, iso(now))
+        tx.drop_members(topic_id, gone)
+    tx.delete_empty_topics(namespace)
+    queue_rebuilds(tx, namespace, now)
+    queue_unplaced(tx, namespace, now, historical=False)
+
+
+def stale_members(
+    tx: TopicsTransaction, namespace: str, write: bool = False
+) -> dict[str, set[str]]:
+    """Stale chapter id → its members that are hidden now. With ``write``, changed members
+    are marked for projection and untouched ones seen (a read only reports)."""
+    found = tx.touched_members(namespace)
+    if not found:
+        return {}
+    cards = {c.id: c for c in tx.visible_cards(namespace, [m.event_id for m in found])}
+    stale: dict[str, set[str]] = defaultdict(set)
+    changed, seen = [], []
+    for member in found:
+        topic_id, event_id = member.topic_id, member.event_id
+        card = cards.get(event_id)
+        if card is None:
+            stale[topic_id].add(event_id)
+        elif member.fingerprint is None:
+            stale[topic_id]
+        elif event_fingerprint(card) != member.fingerprint:
+            stale[topic_id]
+            changed.append(event_id)
+        else:
+            seen.append((event_id, iso(card.updated_at)))
+    if write:
+        tx.mark_for_projection(changed)
+        tx.mark_seen(seen)
+    return dict(stale)
+
+
+def queue_rebuilds(tx: TopicsTransaction, namespace: str, now: datetime) -> None:
+    """A pending chapter's members not in a batch: changed ones as new work, the others
+    as a historical rebuild, both continuing the chapter."""
+    for topic in tx.load_topics(namespace):
+        if topic.status != "pending":
+            continue
+        waiting = tx.unqueued_members(topic.id)
+        for historical in (False, True):
+            ids = [event_id for event_id, changed in waiting if changed != historical]
+            cards = tx.visible_cards(namespace, ids)
+            _queue(tx, namespace, _in_order(cards, ids), historical, now, topic.id)
+
+
+def queue_unplaced(
+    tx: TopicsTransaction, namespace: str, now: datetime, *, historical: bool
+) -> int:
+    """Visible events in no chapter and no batch, queued in batches; how many."""
+    cards = tx.unplaced_cards(namespace)
+    _queue(tx, namespace, cards, historical, now)
+    return len(cards)
+
+
+def _queue(
+    tx: TopicsTransaction,
+    namespace: str,
+    cards: Sequence[EventCard],
+    historical: bool,
+    now: datetime,
+    topic_id: str | None = None,
+) -> None:
+    for batch in make_batches(cards):
+        tx.queue_batch(namespace, QueuedBatch(historical, topic_id, batch), now)
+
+
+def _in_order(cards: Sequence[EventCard], ids: Sequence[str]) -> list[EventCard]:
+    place = {event_id: i for i, event_id in enumerate(ids)}
+    return sorted(cards, key=lambda card: place[card.id])
