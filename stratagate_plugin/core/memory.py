@@ -63,7 +63,7 @@ class StrataGate(SharedParts):
         self.retrieval = RetrievalService(parts, self.events)
         self.gate = GateService(parts)
         self.graph = GraphService(parts)
-        self.topics = TopicsService(parts)
+        self.topics = TopicsService(parts, self.events)
         self.derivation = DerivationService(parts, after_pass=[self.topics.follow_derivation])
         self.remember = RememberService(parts)
         self.imports = ImportService(parts, self.events, self.profile)

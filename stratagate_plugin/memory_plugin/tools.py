@@ -23,7 +23,6 @@ from .runtime import MemoryRuntime
 
 PREFIX = "This tool is provided by the StrataGate plugin. "
 Limit = Annotated[int, Field(ge=1, le=20)]
-TOPIC_SEARCH_DEPTH = 100  # a query within a topic ranks this many events of the space
 ProfileField = Literal[FIELD_NAMES]  # type: ignore[valid-type]
 Category_ = Literal[CATEGORIES]  # type: ignore[valid-type]
 
@@ -98,7 +97,9 @@ class RetrievalTools:
         query lists them in order."""
         namespace, _ = _where(self.runtime, call)
         if topic_id is not None:
-            hits = await self._topic_hits(namespace, topic_id, query, limit, offset)
+            hits = await self.runtime.memory.topics.search_events(
+                namespace, topic_id, query, limit, offset
+            )
         else:
             hits = await self._search_hits(
                 namespace, query, limit, offset, temporal_intent, event_type, participants
@@ -133,19 +134,6 @@ class RetrievalTools:
             event_type=event_type,
             participants=participants or (),
         )
-
-    async def _topic_hits(
-        self, namespace: str, topic_id: str, query: str, limit: int, offset: int
-    ) -> list[EventHit]:
-        """A topic's events: those matching ``query`` best first, else in member order."""
-        memory = self.runtime.memory
-        cards = await memory.topics.events(namespace, topic_id)
-        if query.strip():
-            members = {card.id for card in cards}
-            found = await memory.events.search(namespace, query, limit=TOPIC_SEARCH_DEPTH)
-            inside = [hit for hit in found if hit.card.id in members]
-            return inside[offset : offset + limit]
-        return [EventHit(card=card, rank_score=0.0) for card in cards[offset : offset + limit]]
 
     async def memory_search_raw(
         self,

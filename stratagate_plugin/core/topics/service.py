@@ -24,12 +24,14 @@ from ..derivation.fallback import OFFLINE_FALLBACK, error_line
 from ..derivation.lease import heartbeat, worker_id
 from ..errors import InvalidInput, StrataGateError
 from ..events.cards import EventCard
+from ..events.ranking import EventHit
+from ..events.service import EventsService
 from ..llm.base import ModelError, StructuredModel, StructuredTask
 from ..llm.offline.model import OfflineModel
 from ..llm.prompts import load_prompt
 from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
 from ..records import Job
-from ..service_base import ServiceBase
+from ..service_base import EngineParts, ServiceBase
 from ..store.health import StorageBusy
 from . import budget, catalog, sync
 from .batches.service import LOST, commit, read_input
@@ -44,6 +46,7 @@ from .validation import InvalidProjection, validate_projection
 
 TOPIC_LEASE = timedelta(minutes=5)
 BACKOFF_UNIT_S = 30.0
+TOPIC_SEARCH_DEPTH = 100  # a query within a topic ranks this many events of the space
 DIRECTORY_ENTRIES = 30  # more never fit 400 tokens: the directory then shows categories
 DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY = 12, 20, 500
 _GROUPER = OfflineModel()  # the embedded grouper: the default projector (§5)
@@ -65,6 +68,10 @@ class TopicsService(ServiceBase):
     """Building the topic catalog in the background, and reading it."""
 
     clock: Callable[[], datetime] = staticmethod(utc_now)
+
+    def __init__(self, parts: EngineParts, events: EventsService) -> None:
+        super().__init__(parts)
+        self.events_capability = events
 
     @property
     def store(self) -> TopicsStorage:
@@ -151,6 +158,19 @@ class TopicsService(ServiceBase):
         if section is None:
             return bounded_topic(namespace, entry, topic)
         return section_page(namespace, entry, topic, section, offset)
+
+    async def search_events(
+        self, namespace: str, topic_id: str, query: str, limit: int, offset: int = 0
+    ) -> list[EventHit]:
+        """A topic's events: those matching ``query`` best first (the space's event search
+        ranks the ``TOPIC_SEARCH_DEPTH`` best, the topic's are kept), else in member order."""
+        cards = await self.events(namespace, topic_id)
+        if not query.strip():
+            return [EventHit(card=card, rank_score=0.0) for card in cards[offset : offset + limit]]
+        members = {card.id for card in cards}
+        found = await self.events_capability.search(namespace, query, limit=TOPIC_SEARCH_DEPTH)
+        inside = [hit for hit in found if hit.card.id in members]
+        return inside[offset : offset + limit]
 
     async def events(self, namespace: str, topic_id: str) -> list[EventCard]:
         """The visible events an entry holds, in membership order (a fallback: its event)."""
