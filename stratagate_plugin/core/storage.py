@@ -8,6 +8,8 @@ implementation against these operations.
 
 from typing import Protocol
 
+from .events.storage import EventsStorage
+from .retrieval.storage import RetrievalStorage
 from .timeline.storage import TimelineStorage
 
 __all__ = ["Storage"]
@@ -18,3 +20,9 @@ class Storage(Protocol):
 
     @property
     def timeline(self) -> TimelineStorage: ...
+
+    @property
+    def events(self) -> EventsStorage: ...
+
+    @property
+    def retrieval(self) -> RetrievalStorage: ...

@@ -14,13 +14,14 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from ...clock import iso
 from ...events import cards as event_rules
 from ...events.cards import EventCard
 from ...events.ranking import EventSearch
-from ...events.service import POOLS, search_in
+from ...events.search import POOLS, candidate_query, page_hits
 from ...events.source_check import SourceDrops
 from ...events.weights import new_card
 from ...llm.base import StructuredModel, StructuredTask
@@ -43,6 +44,7 @@ from ...store import (
     jobs,
 )
 from ...store.sealing import EXTRACTION_JOB, enqueue_job
+from ...store.sqlite.events import candidates_in, visible_cards_in
 from .. import payloads, truth
 from ..fallback import DerivationFailed, derive
 from ..input import prefix_note
@@ -248,7 +250,9 @@ def _timeline(raw: sqlite3.Connection, block: Block) -> list[EventCard]:
     relevant: list[EventCard] = []
     if tokens:
         request = EventSearch(tokens, limit=TIMELINE_RELEVANT)
-        relevant = [hit.card for hit in search_in(raw, block.namespace, request)]
+        found = candidates_in(raw, block.namespace, candidate_query(request))
+        read = partial(visible_cards_in, raw, block.namespace)
+        relevant = [hit.card for hit in page_hits(found, request, read)]
     recent = event_rows.recent_events(raw, block.namespace, TIMELINE_RECENT)
     return list({card.id: card for card in [*relevant, *recent]}.values())
 
