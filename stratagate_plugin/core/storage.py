@@ -9,6 +9,7 @@ implementation against these operations.
 from typing import Protocol
 
 from .events.storage import EventsStorage
+from .gate.storage import GateStorage
 from .retrieval.storage import RetrievalStorage
 from .timeline.storage import TimelineStorage
 
@@ -26,3 +27,6 @@ class Storage(Protocol):
 
     @property
     def retrieval(self) -> RetrievalStorage: ...
+
+    @property
+    def gate(self) -> GateStorage: ...

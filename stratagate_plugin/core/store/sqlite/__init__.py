@@ -4,6 +4,7 @@ capability; each runs its reads and writes through ``Database`` (one connection'
 
 from ..db import Database
 from .events import SqliteEventsStorage
+from .gate import SqliteGateStorage
 from .retrieval import SqliteRetrievalStorage
 from .timeline import SqliteTimelineStorage
 
@@ -18,3 +19,4 @@ class SqliteStorage:
         self.timeline = SqliteTimelineStorage(db)
         self.events = SqliteEventsStorage(db)
         self.retrieval = SqliteRetrievalStorage(db)
+        self.gate = SqliteGateStorage(db)
