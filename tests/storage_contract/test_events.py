@@ -1,9 +1,10 @@
-"""``EventsStorage``: search candidates with stored counts, links, cards, expansion, counts."""
+"""``EventsStorage``: in one read, search candidates with stored counts, links and cards;
+expansion, listings, stamps, block counts."""
 
 import pytest
 
 from stratagate_plugin.core.errors import NotFound
-from stratagate_plugin.core.events.storage import CandidateQuery
+from stratagate_plugin.core.events.storage import CandidateQuery, SearchCandidates
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.retrieval.query import parse_query
 
@@ -15,9 +16,12 @@ async def _remember(engine: StrataGate, *texts: str) -> list[str]:
     return [(await engine.remember.save(NS, "t", text)).event_id for text in texts]
 
 
+async def _candidates(engine: StrataGate, query: CandidateQuery) -> SearchCandidates:
+    return await engine.storage.events.read(lambda reader: reader.candidates(NS, query))
+
+
 async def _candidate_ids(engine: StrataGate, query: CandidateQuery) -> list[str]:
-    found = await engine.storage.events.candidates(NS, query)
-    return [candidate.id for candidate in found.candidates]
+    return [candidate.id for candidate in (await _candidates(engine, query)).candidates]
 
 
 async def test_candidates_share_a_term_and_carry_the_terms_stored_counts(
@@ -25,14 +29,14 @@ async def test_candidates_share_a_term_and_carry_the_terms_stored_counts(
 ) -> None:
     kiln, porto = await _remember(engine, "The kiln fires on Fridays.", "Ana lives in Porto.")
     tokens = tuple(parse_query("kiln").terms)
-    found = await engine.storage.events.candidates(NS, CandidateQuery(POOLS, tokens, 10))
+    found = await _candidates(engine, CandidateQuery(POOLS, tokens, 10))
     assert [c.id for c in found.candidates] == [kiln]
     [candidate] = found.candidates
     assert candidate.card is None and candidate.superseded_by is None
     assert candidate.document is not None and set(candidate.document[0]) <= set(tokens)
     assert candidate.fields.title and found.current_turn >= 0
     with_cards = CandidateQuery(POOLS, tokens, 10, with_cards=True)
-    [carded] = (await engine.storage.events.candidates(NS, with_cards)).candidates
+    [carded] = (await _candidates(engine, with_cards)).candidates
     assert carded.card is not None and carded.card.id == kiln
     nothing = tuple(parse_query("zebra").terms)
     assert await _candidate_ids(engine, CandidateQuery(POOLS, nothing, 10)) == []
@@ -72,13 +76,17 @@ async def test_links_and_visible_cards_follow_supersession(engine: StrataGate) -
     )
     assert corrected.card is not None
     new = corrected.card.id
-    links = await engine.storage.events.links(NS, [new, old, "evt_unknown"])
+    links = await engine.storage.events.read(
+        lambda reader: reader.links(NS, [new, old, "evt_unknown"])
+    )
     assert links == {old: new, new: None}
-    cards = await engine.storage.events.visible_cards(NS, [new, old, "evt_unknown"])
+    cards = await engine.storage.events.read(
+        lambda reader: reader.visible_cards(NS, [new, old, "evt_unknown"])
+    )
     assert [card.id for card in cards] == sorted([old, new])
     await engine.gate.forget_event(new)
-    assert await engine.storage.events.links(NS, [new]) == {}
-    assert await engine.storage.events.visible_cards(NS, [new]) == []
+    assert await engine.storage.events.read(lambda reader: reader.links(NS, [new])) == {}
+    assert await engine.storage.events.read(lambda r: r.visible_cards(NS, [new])) == []
 
 
 async def test_a_card_its_expansion_and_listings(engine: StrataGate) -> None:

@@ -1,17 +1,24 @@
 """``RetrievalStorage``: raw candidates and hits, the channel's messages and statistics,
 blocks, dates, graph views, tails, thread sources and the recall bypass."""
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 from stratagate_plugin.core.graph.views import NOW
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn
 from stratagate_plugin.core.retrieval.query import Window
-from stratagate_plugin.core.retrieval.storage import ChannelQuery
+from stratagate_plugin.core.retrieval.storage import ChannelQuery, RetrievalReader, RetrievalStorage
 from stratagate_plugin.core.text.search_terms import fts_encode, query_tokens, tokenize
 
 NS = "contract"
+T = TypeVar("T")
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+async def _read(store: RetrievalStorage, work: Callable[[RetrievalReader], T]) -> T:
+    return await store.read(work)
 
 
 async def _turns(
@@ -66,28 +73,36 @@ async def test_channel_messages_match_reach_neighbours_and_add_other_tails(
     ids = await _world(engine)
     store = engine.storage.retrieval
     terms = tuple(query_tokens("violin"))
-    rows = await store.channel_messages(NS, ChannelQuery(terms, 10, 1))
+    rows = await _read(store, lambda r: r.channel_messages(NS, ChannelQuery(terms, 10, 1)))
     assert rows.indexed and [m.id for m in rows.matched] == [ids[4]]
     assert [m.id for m in rows.neighbours] == [ids[5]]
     assert [m.id for m in rows.tails] == ids[8:10]
-    mine = await store.channel_messages(NS, ChannelQuery(terms, 10, 1, current_thread="t1"))
+    mine = await _read(
+        store, lambda r: r.channel_messages(NS, ChannelQuery(terms, 10, 1, current_thread="t1"))
+    )
     assert mine.tails == []
-    scanned = await store.channel_messages(NS, ChannelQuery(terms, 10, 1, scan=True))
+    scanned = await _read(
+        store, lambda r: r.channel_messages(NS, ChannelQuery(terms, 10, 1, scan=True))
+    )
     assert not scanned.indexed and sorted(m.id for m in scanned.matched) == sorted(ids[:8])
-    assert (await store.channel_messages(NS, ChannelQuery(terms, 0, 1))).matched == []
+    assert (
+        await _read(store, lambda r: r.channel_messages(NS, ChannelQuery(terms, 0, 1)))
+    ).matched == []
 
 
 async def test_term_statistics_count_the_whole_sealed_space(engine: StrataGate) -> None:
     await _world(engine)
     store = engine.storage.retrieval
     [beagle] = query_tokens("beagle")
-    rows = await store.channel_messages(NS, ChannelQuery((beagle,), 1, 0))
+    rows = await _read(store, lambda r: r.channel_messages(NS, ChannelQuery((beagle,), 1, 0)))
     blocks = [m.block_id for m in rows.matched]
-    stats = await store.term_statistics(NS, [beagle], blocks)
+    stats = await _read(store, lambda r: r.term_statistics(NS, [beagle], blocks))
     assert (stats.messages, stats.blocks) == (8, 2)
     assert stats.message_df == {beagle: 1} and stats.block_df == {beagle: 1}
     assert set(stats.block_lengths) == set(blocks) and all(stats.block_lengths.values())
-    assert (await store.term_statistics("elsewhere", [beagle], [])).messages == 0
+    assert (
+        await _read(store, lambda r: r.term_statistics("elsewhere", [beagle], []))
+    ).messages == 0
 
 
 async def test_latest_time_dated_messages_and_tails(engine: StrataGate) -> None:
@@ -107,9 +122,9 @@ async def test_latest_time_dated_messages_and_tails(engine: StrataGate) -> None:
 async def test_block_texts_and_messages_of_ready_blocks(engine: StrataGate) -> None:
     ids = await _world(engine)
     store = engine.storage.retrieval
-    texts = await store.block_texts([ids[0], ids[4], ids[8]])
+    texts = await _read(store, lambda r: r.block_texts([ids[0], ids[4], ids[8]]))
     assert len(texts) == 2 and all(texts.values())  # the open tail has no block
-    by_block = await store.block_messages(list(texts))
+    by_block = await _read(store, lambda r: {b: r.block_messages(b) for b in texts})
     assert sorted(m for block in by_block.values() for m, _ in block) == sorted(ids[:8])
     assert all(
         [m for m, _ in block] == sorted([m for m, _ in block], key=ids.index)
@@ -123,12 +138,15 @@ async def test_thread_sources_citations_and_the_bypass(engine: StrataGate) -> No
     card = next(
         c for c in await engine.events.cards(NS) if set(c.source_message_ids) & set(ids[4:8])
     )
-    assert await store.from_thread([card.id, "evt_unknown"], "t2") == {card.id}
-    assert await store.cited_messages(NS, [card.id, card.id]) == card.source_message_ids
-    turn, pinned = await store.bypass(NS)
+    assert await _read(store, lambda r: r.from_thread([card.id, "evt_unknown"], "t2")) == {card.id}
+    assert (
+        await _read(store, lambda r: r.cited_messages(NS, [card.id, card.id]))
+        == card.source_message_ids
+    )
+    turn, pinned = await _read(store, lambda r: r.bypass(NS))
     assert turn >= 0 and card.id not in [row.id for row in pinned]
     await engine.gate.pin_event(card.id)
-    _turn, pinned = await store.bypass(NS)
+    _turn, pinned = await _read(store, lambda r: r.bypass(NS))
     assert [row.id for row in pinned] == [card.id] and pinned[0].pinned
 
 
@@ -137,7 +155,9 @@ async def test_graph_views_are_nodes_sharing_a_term(engine: StrataGate) -> None:
     await engine.remember.save(NS, "t2", "Ana Souza lives in Porto.")
     await engine.derivation.process_pending()
     store = engine.storage.retrieval
-    views = await store.graph_views(NS, query_tokens("Porto"), 10, NOW)
+    views = await _read(store, lambda r: r.graph_views(NS, query_tokens("Porto"), 10, NOW))
     assert views and all("porto" in v.model_dump_json().lower() for v in views)
-    assert await store.graph_views(NS, query_tokens("zebra"), 10, NOW) == []
-    assert len(await store.graph_views(NS, query_tokens("Porto Ana"), 1, NOW)) <= 1
+    assert await _read(store, lambda r: r.graph_views(NS, query_tokens("zebra"), 10, NOW)) == []
+    assert (
+        len(await _read(store, lambda r: r.graph_views(NS, query_tokens("Porto Ana"), 1, NOW))) <= 1
+    )

@@ -67,33 +67,6 @@ def history_of(
     return history
 
 
-def known_reader(
-    known: Mapping[str, EventCard | None],
-) -> Callable[[Sequence[str]], list[EventCard]]:
-    """A ``history_of`` reader over cards read before (``None``: not visible), giving the
-    visible ones by id, as the storage does."""
-
-    def read(ids: Sequence[str]) -> list[EventCard]:
-        found = [card for i in dict.fromkeys(ids) if (card := known.get(i)) is not None]
-        return sorted(found, key=lambda card: card.id)
-
-    return read
-
-
-def unread_ids(head: EventCard, known: Mapping[str, EventCard | None]) -> set[str]:
-    """The ids ``history_of(head)`` would read that ``known`` has not looked up yet: the
-    service reads them (for every head at once) until nothing is left unread."""
-    missing: set[str] = set()
-    reader = known_reader(known)
-
-    def read(ids: Sequence[str]) -> list[EventCard]:
-        missing.update(i for i in ids if i not in known)
-        return reader(ids)
-
-    history_of(head, read)
-    return missing
-
-
 def replaced_ids(card: EventCard) -> list[str]:
     value = card.temporal.get("supersedes_event_ids", [])
     return [i for i in value if isinstance(i, str)] if isinstance(value, list) else []

@@ -1,13 +1,16 @@
-"""Event search over the candidates storage found: which candidates to ask for, and how
-they are ranked and paged (the rules; ``EventsStorage.candidates`` only reads).
+"""Event search over what storage reads: which candidates to ask for, how they are ranked,
+folded (``history``) and paged. These run inside one consistent read (``EventsReader``),
+whose operations only read.
 
 A plain query (terms, no filter, no scope) is ranked from BM25 documents alone and cards
 are built for the page only; any other query ranks the candidates' cards.
 """
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from ..retrieval.bm25 import weighted_tokens
+from . import history
 from .cards import EventCard
 from .ranking import (
     Document,
@@ -17,10 +20,11 @@ from .ranking import (
     counted_document,
     event_fields,
     is_plain,
+    page_of,
     rank_events,
     rank_plain,
 )
-from .storage import Candidate, CandidateQuery, SearchCandidates
+from .storage import Candidate, CandidateQuery, EventsReader, SearchCandidates
 
 POOLS: tuple[str, ...] = ("conversation", "agent")
 MIN_CANDIDATES, MAX_CANDIDATES, CANDIDATES_PER_RESULT = 100, 2000, 10
@@ -51,6 +55,61 @@ def ranked_order(found: SearchCandidates, request: EventSearch) -> list[Hit]:
         _cards(found), request, found.current_turn, _stored(found, request), paged=False
     )
     return [(hit.card.id, hit.rank_score) for hit in hits]
+
+
+def search_with_history(
+    reader: EventsReader, namespace: str, request: EventSearch
+) -> list[EventHit]:
+    """Every superseded card folded under its newer card (``history``): the whole fused
+    order is folded first, then paged, so pages agree."""
+    found = reader.candidates(namespace, candidate_query(request))
+    order = ranked_order(found, request)
+    known = {c.id: c.superseded_by for c in found.candidates}
+    links = supersession_links(reader, namespace, [key for key, _ in order], known)
+    page = page_of(history.fold(order, links), request)
+    by_id = {card.id: card for card in _cards_of(reader, namespace, [k for k, _ in page], found)}
+    read = partial(reader.visible_cards, namespace)
+    return [
+        EventHit(card=by_id[key], rank_score=score, history=history.history_of(by_id[key], read))
+        for key, score in page
+        if key in by_id
+    ]
+
+
+def supersession_links(
+    reader: EventsReader, namespace: str, ids: Sequence[str], known: dict[str, str | None]
+) -> dict[str, str | None]:
+    """``superseded_by`` of the ranked cards (``known``) and of every visible card up their
+    chains (a superseder that is no longer visible stays out, so the chain ends before it)."""
+    links = dict(known)
+    asked: set[str] = set()
+    missing = history.unknown_links(ids, links)
+    for _ in range(history.MAX_CHAIN):
+        missing -= asked
+        if not missing:
+            break
+        asked |= missing
+        read = reader.links(namespace, sorted(missing))
+        links.update(read)
+        missing = history.unknown_links(list(read), links)
+    return links
+
+
+def chain_links(reader: EventsReader, namespace: str, ids: Sequence[str]) -> dict[str, str | None]:
+    """``supersession_links`` of the visible cards among ``ids``."""
+    return supersession_links(reader, namespace, ids, reader.links(namespace, ids))
+
+
+def _cards_of(
+    reader: EventsReader, namespace: str, ids: Sequence[str], found: SearchCandidates
+) -> list[EventCard]:
+    """The cards of ``ids`` in that order, from the candidates or read (a plain query's
+    page, a head outside the candidates)."""
+    known = {c.id: c.card for c in found.candidates if c.card is not None}
+    missing = [key for key in ids if key not in known]
+    read = reader.visible_cards(namespace, missing) if missing else []
+    by_id = known | {card.id: card for card in read}
+    return [by_id[key] for key in ids if key in by_id]
 
 
 def page_hits(found: SearchCandidates, request: EventSearch, read: CardReader) -> list[EventHit]:

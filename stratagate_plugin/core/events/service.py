@@ -1,13 +1,12 @@
 """Event use cases: search, expansion, listing, and the agent's block listing.
 
-Searching reads candidates (``EventsStorage.candidates``), ranks them (``search``), folds
-superseded cards under their newer ones (``history``, reading links and cards as needed)
-and pages; stamping ``last_retrieved_at`` is a separate small write (skipped with
-``track_retrieval=False``). Nothing here reinforces: ``mention_count`` and
-``last_adopted_turn`` move only on adoption.
+Searching reads candidates, ranks them, folds superseded cards under their newer ones and
+pages (``search``) in one consistent read of ``EventsStorage``; stamping
+``last_retrieved_at`` is a separate small write (skipped with ``track_retrieval=False``).
+Nothing here reinforces: ``mention_count`` and ``last_adopted_turn`` move only on adoption.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -19,11 +18,10 @@ from ..errors import InvalidInput, NotFound
 from ..records import BlockView, Message
 from ..retrieval.query import Query, parse_query
 from ..service_base import EngineParts, ServiceBase
-from . import history
 from .cards import EventCard
-from .ranking import EventFilters, EventHit, EventSearch, TemporalIntent, page_of
-from .search import candidate_query, ranked_order
-from .storage import EventsStorage, SearchCandidates
+from .ranking import EventFilters, EventHit, EventSearch, TemporalIntent
+from .search import search_with_history
+from .storage import EventsStorage
 
 VISIBLE = ("active", "superseded")
 BlockScope = Literal["session", "namespace"]
@@ -119,74 +117,10 @@ class EventsService(ServiceBase):
 
         A superseded card is folded under the card that replaced it (``history.py``)."""
         request = EventSearch(query.terms, limit, offset, filters, agent_weight)
-        hits = await self._search_with_history(namespace, request)
+        hits = await self.store.read(lambda reader: search_with_history(reader, namespace, request))
         if track_retrieval and hits:
             await self.store.stamp_retrieved([hit.card.id for hit in hits], iso(utc_now()))
         return hits
-
-    async def _search_with_history(self, namespace: str, request: EventSearch) -> list[EventHit]:
-        """Every superseded card folded under its newer card (``history``): the whole
-        fused order is folded first, then paged, so pages agree."""
-        found = await self.store.candidates(namespace, candidate_query(request))
-        order = ranked_order(found, request)
-        known = {c.id: c.superseded_by for c in found.candidates}
-        links = await self.supersession_links(namespace, [key for key, _ in order], known)
-        page = page_of(history.fold(order, links), request)
-        cards = await self._cards_of(namespace, [key for key, _ in page], found)
-        by_id = {card.id: card for card in cards}
-        older = await self.histories(namespace, cards)
-        return [
-            EventHit(card=by_id[key], rank_score=score, history=older[key])
-            for key, score in page
-            if key in by_id
-        ]
-
-    async def supersession_links(
-        self, namespace: str, ids: Sequence[str], known: dict[str, str | None]
-    ) -> dict[str, str | None]:
-        """``superseded_by`` of the ranked cards (``known``) and of every visible card up
-        their chains (a superseder that is no longer visible stays out, so the chain ends
-        before it)."""
-        links = dict(known)
-        asked: set[str] = set()
-        missing = history.unknown_links(ids, links)
-        for _ in range(history.MAX_CHAIN):
-            missing -= asked
-            if not missing:
-                break
-            asked |= missing
-            read = await self.store.links(namespace, sorted(missing))
-            links.update(read)
-            missing = history.unknown_links(list(read), links)
-        return links
-
-    async def chain_links(self, namespace: str, ids: Sequence[str]) -> dict[str, str | None]:
-        """``supersession_links`` of the visible cards among ``ids``."""
-        return await self.supersession_links(namespace, ids, await self.store.links(namespace, ids))
-
-    async def histories(
-        self, namespace: str, heads: Iterable[EventCard]
-    ) -> dict[str, list[EventCard]]:
-        """Each head's older versions (``history.history_of``), the cards read level by
-        level for every head at once."""
-        cards = list(heads)
-        known: dict[str, EventCard | None] = {}
-        while wanted := set().union(*(history.unread_ids(card, known) for card in cards)):
-            read = {c.id: c for c in await self.store.visible_cards(namespace, sorted(wanted))}
-            known.update({key: read.get(key) for key in wanted})
-        read_known = history.known_reader(known)
-        return {card.id: history.history_of(card, read_known) for card in cards}
-
-    async def _cards_of(
-        self, namespace: str, ids: Sequence[str], found: SearchCandidates
-    ) -> list[EventCard]:
-        """The cards of ``ids`` in that order, from the candidates or read (a plain
-        query's page, a head outside the candidates)."""
-        known = {c.id: c.card for c in found.candidates if c.card is not None}
-        missing = [key for key in ids if key not in known]
-        read = await self.store.visible_cards(namespace, missing) if missing else []
-        by_id = known | {card.id: card for card in read}
-        return [by_id[key] for key in ids if key in by_id]
 
     async def search(
         self,

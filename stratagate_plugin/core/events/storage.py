@@ -1,25 +1,29 @@
 """What event search, expansion and listing need from storage (the contract a database
 implements).
 
-Operations stay at the level an index can answer — "candidates for these terms", "the
+A search runs as one consistent read over ``EventsReader``, whose operations stay at the
+level an index can answer — "candidates for these terms", "the
 stored counts of these terms", "the visible cards among these ids" — so a faster index
 (issue #29) can implement them; ranking, folding and paging are the service's
 (``events.search``, ``events.history``, ``events.ranking``).
 """
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from ..records import Message
 from .cards import EventCard
 from .ranking import Document, FieldCheck
+
+T = TypeVar("T")
 
 __all__ = [
     "BlockCounts",
     "Candidate",
     "CandidateQuery",
     "DocumentFields",
+    "EventsReader",
     "EventsStorage",
     "SearchCandidates",
 ]
@@ -79,18 +83,27 @@ class BlockCounts(NamedTuple):
     open_tail_count: int
 
 
-class EventsStorage(Protocol):
-    async def candidates(self, namespace: str, query: CandidateQuery) -> SearchCandidates:
-        """The candidates of ``query`` with the space's current turn, in one consistent read."""
+class EventsReader(Protocol):
+    """Reads inside one consistent read (synchronous: the unit runs on the database's own
+    thread), so a search ranks, folds and pages what one snapshot holds."""
+
+    def candidates(self, namespace: str, query: CandidateQuery) -> SearchCandidates:
+        """The candidates of ``query`` with the space's current turn."""
         ...
 
-    async def links(self, namespace: str, event_ids: Sequence[str]) -> dict[str, str | None]:
+    def links(self, namespace: str, event_ids: Sequence[str]) -> dict[str, str | None]:
         """For the visible events among ``event_ids``: the id that superseded each (only
         when its status is ``superseded``), else ``None``; unknown or hidden ids are absent."""
         ...
 
-    async def visible_cards(self, namespace: str, event_ids: Sequence[str]) -> list[EventCard]:
+    def visible_cards(self, namespace: str, event_ids: Sequence[str]) -> list[EventCard]:
         """The active or superseded cards among ``event_ids``, by id ascending."""
+        ...
+
+
+class EventsStorage(Protocol):
+    async def read(self, work: Callable[[EventsReader], T]) -> T:
+        """``work`` run in one consistent read."""
         ...
 
     async def stamp_retrieved(self, event_ids: Sequence[str], now: str) -> None:

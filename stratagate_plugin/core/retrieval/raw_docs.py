@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from ..text.search_terms import tokenize
 from .raw_channel import ChannelDoc, CorpusStats, added_stats, scan_stats, speaker_label
-from .storage import ChannelMessage, ChannelRows
+from .storage import ChannelMessage, ChannelQuery, ChannelRows, RetrievalReader
 
 
 def channel_doc(message: ChannelMessage) -> ChannelDoc:
@@ -24,6 +24,20 @@ def channel_doc(message: ChannelMessage) -> ChannelDoc:
         tuple(tokenize(speaker_label(message.content))),
         message.composed_from_memory,
     )
+
+
+def channel_docs(
+    reader: RetrievalReader, namespace: str, query: ChannelQuery
+) -> tuple[list[ChannelDoc], CorpusStats]:
+    """The loaded messages' documents and the BM25 statistics they are scored with."""
+    rows = reader.channel_messages(namespace, query)
+    terms = [*query.terms, *query.weak]
+    docs, tails = loaded_docs(rows)
+    if not rows.indexed:
+        return docs, scan_stats(docs, terms)
+    present = present_terms(docs, terms)
+    sealed = reader.term_statistics(namespace, present, matched_blocks(rows))
+    return docs, with_tails(sealed, tails, present)
 
 
 def loaded_docs(rows: ChannelRows) -> tuple[list[ChannelDoc], list[ChannelDoc]]:

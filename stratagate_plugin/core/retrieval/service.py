@@ -7,11 +7,13 @@ channel; the rules live in ``fused``, ``raw_channel`` and ``recall``, the reads 
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from ..clock import utc_now
-from ..events.history import head_of
+from ..events.history import head_of, history_of
 from ..events.ranking import EventHit, weight_key
+from ..events.search import chain_links
 from ..events.service import EventsService
 from ..graph.search import GraphHit, search_nodes, statement_events
 from ..graph.service import candidate_cap
@@ -37,9 +39,8 @@ from .raw_channel import (
     CorpusStats,
     RawChannelConfig,
     context_rank,
-    scan_stats,
 )
-from .raw_docs import loaded_docs, matched_blocks, present_terms, with_tails
+from .raw_docs import channel_docs
 from .raw_rank import candidate_limit, rank_sealed
 from .recall import (
     DEFAULT_RECALL,
@@ -52,7 +53,7 @@ from .recall import (
     message_line,
     render_recall,
 )
-from .storage import ChannelQuery, RetrievalStorage
+from .storage import ChannelQuery, RetrievalReader, RetrievalStorage
 
 OWN_CHECK_SLICE = 16
 GRAPH_RELEVANCE = 12
@@ -189,15 +190,9 @@ class RetrievalService(ServiceBase):
     async def channel_docs(
         self, namespace: str, query: ChannelQuery
     ) -> tuple[list[ChannelDoc], CorpusStats]:
-        """The raw channel's loaded messages and their BM25 statistics (``raw_docs``)."""
-        rows = await self.store.channel_messages(namespace, query)
-        terms = [*query.terms, *query.weak]
-        docs, tails = loaded_docs(rows)
-        if not rows.indexed:
-            return docs, scan_stats(docs, terms)
-        present = present_terms(docs, terms)
-        sealed = await self.store.term_statistics(namespace, present, matched_blocks(rows))
-        return docs, with_tails(sealed, tails, present)
+        """The raw channel's loaded messages and their BM25 statistics (``raw_docs``), in
+        one consistent read."""
+        return await self.store.read(lambda reader: channel_docs(reader, namespace, query))
 
     async def block_channel(self, found: Sequence[str], query: Query, limit: int) -> list[str]:
         """The blocks holding the raw channel's hits, ranked by their L0–L2 text; of each,
@@ -205,26 +200,14 @@ class RetrievalService(ServiceBase):
         namespace size."""
         if not query.terms or not found:
             return []
-        top = top_blocks(query.terms, await self.store.block_texts(found), limit)
-        texts = await self.store.block_messages(top)
-        return [
-            message_id
-            for block_id in top
-            for message_id in matching_messages(query.terms, texts[block_id])
-        ]
+        return await self.store.read(lambda reader: _block_channel(reader, found, query, limit))
 
     async def graph_channel(self, namespace: str, query: str, config: FusionConfig) -> list[str]:
         """The messages cited by the events of the matching nodes' facts and edges that
         share a query term (``search.statement_events``)."""
-        hits = await self._graph_search(namespace, query, config.graph_nodes)
-        events = statement_events(hits, query_tokens(query), config.graph_events)
-        return await self.store.cited_messages(namespace, events)
-
-    async def _graph_search(self, namespace: str, query: str, limit: int) -> list[GraphHit]:
-        """§6.5 over the nodes sharing a term with the query, as they stand now."""
-        terms = query_tokens(query)
-        views = await self.store.graph_views(namespace, terms, candidate_cap(limit), NOW)
-        return search_nodes(terms, views, limit)
+        return await self.store.read(
+            lambda reader: _graph_channel(reader, namespace, query, config)
+        )
 
     async def auto_context(
         self,
@@ -248,14 +231,18 @@ class RetrievalService(ServiceBase):
             limit=settings.relevance_limit,
             agent_weight=settings.agent_weight,
         )
-        chosen = await self._activated(namespace, thread_id, relevance, settings)
+        chosen = await self.store.read(
+            lambda reader: _activated(reader, namespace, thread_id, relevance, settings)
+        )
         events = [hit.card for hit in chosen]
         older = {hit.card.id: hit.history for hit in chosen if hit.history}
         recent = matching_tail_messages(  # the asked words alone: tail chatter matches chatter
             parse_query(latest_user_message).terms, others, settings.tail_message_limit
         )
         lines = [message_line(message, settings.tail_message_chars) for message in recent]
-        nodes = await self._graph_recall(namespace, thread_id, text, settings)
+        nodes = await self.store.read(
+            lambda reader: _graph_recall(reader, namespace, thread_id, text, settings)
+        )
         rendered, shown, noted, spoken = render_recall(
             events, nodes, settings.token_budget, lines, older
         )
@@ -270,55 +257,86 @@ class RetrievalService(ServiceBase):
             history=history,
         )
 
-    async def _graph_recall(
-        self, namespace: str, thread_id: str, query: str, config: RecallConfig
-    ) -> list[dict[str, Any]]:
-        """The recall lines of up to ``node_limit`` graph nodes matching the query (of 12
-        searched), leaving out nodes whose evidence all comes from the current thread
-        (already in the native history)."""
-        hits = await self._graph_search(namespace, query, GRAPH_RELEVANCE)
-        cited = [i for hit in hits for i in hit.provenance_event_ids]
-        own = await self.store.from_thread(cited, thread_id)
-        kept = [hit for hit in hits if not set(hit.provenance_event_ids) <= own]
-        return [hit.recall_line() for hit in kept[: config.node_limit]]
 
-    async def _activated(
-        self,
-        namespace: str,
-        thread_id: str,
-        relevance: Sequence[EventHit],
-        config: RecallConfig,
-    ) -> list[EventHit]:
-        """Relevance hits and pinned/safety events fused from weight keys alone; cards are
-        read only for the events shown. A superseded event takes its newer card's place."""
-        turn, bypass = await self.store.bypass(namespace)
-        hits = {hit.card.id: hit for hit in relevance}
-        keys = {key: weight_key(hit.card, turn) for key, hit in hits.items()}
-        for key, weight in bypass_weights(bypass, turn).items():
-            keys.setdefault(key, weight)
-        fused = activation_order(list(hits), keys)
-        chosen = await self._outside_thread(namespace, fused, thread_id, config.event_limit)
-        added = await self._with_history(namespace, [key for key in chosen if key not in hits])
-        return [hits.get(key) or added[key] for key in chosen]
+def _block_channel(
+    reader: RetrievalReader, found: Sequence[str], query: Query, limit: int
+) -> list[str]:
+    top = top_blocks(query.terms, reader.block_texts(found), limit)
+    return [
+        message_id
+        for block_id in top
+        for message_id in matching_messages(query.terms, reader.block_messages(block_id))
+    ]
 
-    async def _with_history(self, namespace: str, event_ids: Sequence[str]) -> dict[str, EventHit]:
-        """Cards recall adds beside the relevance hits (pinned, safety, or their newer card)."""
-        cards = [await self.events.get(event_id) for event_id in event_ids]
-        older = await self.events.histories(namespace, cards)
-        return {c.id: EventHit(card=c, rank_score=0.0, history=older[c.id]) for c in cards}
 
-    async def _outside_thread(
-        self, namespace: str, fused: Sequence[str], thread_id: str, limit: int
-    ) -> list[str]:
-        """The first ``limit`` heads (``history.head_of``) not sourced from ``thread_id``,
-        checked a slice at a time."""
-        chosen: list[str] = []
-        for start in range(0, len(fused), OWN_CHECK_SLICE):
-            part = fused[start : start + OWN_CHECK_SLICE]
-            links = await self.events.chain_links(namespace, part)
-            heads = [h for h in dict.fromkeys(head_of(k, links) for k in part) if h not in chosen]
-            own = await self.store.from_thread(heads, thread_id)
-            chosen += [key for key in heads if key not in own]
-            if len(chosen) >= limit:
-                break
-        return chosen[:limit]
+def _graph_search(
+    reader: RetrievalReader, namespace: str, query: str, limit: int
+) -> list[GraphHit]:
+    """§6.5 over the nodes sharing a term with the query, as they stand now."""
+    terms = query_tokens(query)
+    views = reader.graph_views(namespace, terms, candidate_cap(limit), NOW)
+    return search_nodes(terms, views, limit)
+
+
+def _graph_channel(
+    reader: RetrievalReader, namespace: str, query: str, config: FusionConfig
+) -> list[str]:
+    hits = _graph_search(reader, namespace, query, config.graph_nodes)
+    events = statement_events(hits, query_tokens(query), config.graph_events)
+    return reader.cited_messages(namespace, events)
+
+
+def _graph_recall(
+    reader: RetrievalReader, namespace: str, thread_id: str, query: str, config: RecallConfig
+) -> list[dict[str, Any]]:
+    """The recall lines of up to ``node_limit`` graph nodes matching the query (of 12
+    searched), leaving out nodes whose evidence all comes from the current thread (already
+    in the native history)."""
+    hits = _graph_search(reader, namespace, query, GRAPH_RELEVANCE)
+    cited = [i for hit in hits for i in hit.provenance_event_ids]
+    own = reader.from_thread(cited, thread_id)
+    kept = [hit for hit in hits if not set(hit.provenance_event_ids) <= own]
+    return [hit.recall_line() for hit in kept[: config.node_limit]]
+
+
+def _activated(
+    reader: RetrievalReader,
+    namespace: str,
+    thread_id: str,
+    relevance: Sequence[EventHit],
+    config: RecallConfig,
+) -> list[EventHit]:
+    """Relevance hits and pinned/safety events fused from weight keys alone; cards are read
+    only for the events shown. A superseded event takes its newer card's place."""
+    turn, bypass = reader.bypass(namespace)
+    hits = {hit.card.id: hit for hit in relevance}
+    keys = {key: weight_key(hit.card, turn) for key, hit in hits.items()}
+    for key, weight in bypass_weights(bypass, turn).items():
+        keys.setdefault(key, weight)
+    fused = activation_order(list(hits), keys)
+    chosen = _outside_thread(reader, namespace, fused, thread_id, config.event_limit)
+    return [hits.get(key) or _with_history(reader, namespace, key) for key in chosen]
+
+
+def _with_history(reader: RetrievalReader, namespace: str, event_id: str) -> EventHit:
+    """A card recall adds beside the relevance hits (pinned, safety, or their newer card)."""
+    card = reader.card(event_id)
+    read = partial(reader.visible_cards, namespace)
+    return EventHit(card=card, rank_score=0.0, history=history_of(card, read))
+
+
+def _outside_thread(
+    reader: RetrievalReader, namespace: str, fused: Sequence[str], thread_id: str, limit: int
+) -> list[str]:
+    """The first ``limit`` heads (``history.head_of``) not sourced from ``thread_id``,
+    checked a slice at a time."""
+    chosen: list[str] = []
+    for start in range(0, len(fused), OWN_CHECK_SLICE):
+        part = fused[start : start + OWN_CHECK_SLICE]
+        links = chain_links(reader, namespace, part)
+        heads = [h for h in dict.fromkeys(head_of(k, links) for k in part) if h not in chosen]
+        own = reader.from_thread(heads, thread_id)
+        chosen += [key for key in heads if key not in own]
+        if len(chosen) >= limit:
+            break
+    return chosen[:limit]

@@ -7,12 +7,13 @@ a message's speaker, scoring and ranking stay in ``raw_channel``, ``fused`` and
 ``raw_rank`` so an impact index (issue #29) can implement the same operations.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar
 
-from ..events.cards import EventStatus
+from ..events.cards import EventCard, EventStatus
+from ..events.storage import EventsReader
 from ..graph.views import Moment, NodeView
 from ..llm.tasks import Criticality
 from ..records import Message
@@ -20,11 +21,14 @@ from .hits import RawHit
 from .query import Window
 from .raw_channel import CorpusStats
 
+T = TypeVar("T")
+
 __all__ = [
     "BypassRow",
     "ChannelMessage",
     "ChannelQuery",
     "ChannelRows",
+    "RetrievalReader",
     "RetrievalStorage",
     "SealedMatch",
 ]
@@ -92,7 +96,59 @@ class BypassRow(NamedTuple):
     updated_at: str
 
 
+class RetrievalReader(EventsReader, Protocol):
+    """Reads inside one consistent read (synchronous, on the database's own thread): the
+    raw channel's messages with their statistics, a block channel, graph lines, recall's
+    bypass, each decided over one snapshot."""
+
+    def channel_messages(self, namespace: str, query: ChannelQuery) -> ChannelRows:
+        """The raw channel's messages for ``query``."""
+        ...
+
+    def term_statistics(
+        self, namespace: str, terms: Sequence[str], blocks: Sequence[str]
+    ) -> CorpusStats:
+        """Index-wide counts of the space's sealed text: messages, tokens, blocks, the
+        message and block frequency of each term, the token length of ``blocks``."""
+        ...
+
+    def block_texts(self, message_ids: Sequence[str]) -> dict[str, str]:
+        """L0–L2 text of the ready blocks holding these messages, by block id."""
+        ...
+
+    def block_messages(self, block_id: str) -> list[tuple[str, str]]:
+        """(id, content) of the block's messages in position order."""
+        ...
+
+    def graph_views(
+        self, namespace: str, terms: Sequence[str], cap: int, when: Moment
+    ) -> list[NodeView]:
+        """Up to ``cap`` nodes sharing a term (most shared terms, then importance), as seen
+        at ``when``."""
+        ...
+
+    def cited_messages(self, namespace: str, event_ids: Sequence[str]) -> list[str]:
+        """Messages the visible events cite, event by event in the order given, once each."""
+        ...
+
+    def from_thread(self, event_ids: Sequence[str], thread_id: str) -> set[str]:
+        """Those events whose source block or a source message is in ``thread_id``."""
+        ...
+
+    def bypass(self, namespace: str) -> tuple[int, list[BypassRow]]:
+        """The space's current turn and its visible pinned or safety events."""
+        ...
+
+    def card(self, event_id: str) -> EventCard:
+        """The card whatever its status; ``NotFound`` if unknown."""
+        ...
+
+
 class RetrievalStorage(Protocol):
+    async def read(self, work: Callable[[RetrievalReader], T]) -> T:
+        """``work`` run in one consistent read."""
+        ...
+
     async def sealed_matches(
         self, namespace: str, tokens: Sequence[str], cap: int, thread_id: str | None
     ) -> list[SealedMatch]:
@@ -115,44 +171,6 @@ class RetrievalStorage(Protocol):
         """(messages created in a window, messages cited by a visible event happened in one)."""
         ...
 
-    async def channel_messages(self, namespace: str, query: ChannelQuery) -> ChannelRows:
-        """The raw channel's messages for ``query``, in one consistent read."""
-        ...
-
-    async def term_statistics(
-        self, namespace: str, terms: Sequence[str], blocks: Sequence[str]
-    ) -> CorpusStats:
-        """Index-wide counts of the space's sealed text: messages, tokens, blocks, the
-        message and block frequency of each term, the token length of ``blocks``."""
-        ...
-
-    async def block_texts(self, message_ids: Sequence[str]) -> dict[str, str]:
-        """L0–L2 text of the ready blocks holding these messages, by block id."""
-        ...
-
-    async def block_messages(self, block_ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
-        """(id, content) of each block's messages in position order."""
-        ...
-
-    async def graph_views(
-        self, namespace: str, terms: Sequence[str], cap: int, when: Moment
-    ) -> list[NodeView]:
-        """Up to ``cap`` nodes sharing a term (most shared terms, then importance), as seen
-        at ``when``."""
-        ...
-
-    async def cited_messages(self, namespace: str, event_ids: Sequence[str]) -> list[str]:
-        """Messages the visible events cite, event by event in the order given, once each."""
-        ...
-
     async def tails(self, namespace: str, thread_id: str) -> tuple[list[Message], list[Message]]:
         """(``thread_id``'s open tail, every other thread's) by thread and position."""
-        ...
-
-    async def from_thread(self, event_ids: Sequence[str], thread_id: str) -> set[str]:
-        """Those events whose source block or a source message is in ``thread_id``."""
-        ...
-
-    async def bypass(self, namespace: str) -> tuple[int, list[BypassRow]]:
-        """The space's current turn and its visible pinned or safety events."""
         ...

@@ -5,7 +5,8 @@ work (derivation compares a block's cards with what search finds, in its own wri
 """
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from ...events.cards import EventCard
 from ...events.ranking import Document
@@ -13,6 +14,7 @@ from ...events.storage import (
     BlockCounts,
     Candidate,
     CandidateQuery,
+    EventsReader,
     SearchCandidates,
 )
 from ...records import Message
@@ -21,20 +23,33 @@ from .. import event_search_rows as rows
 from ..db import Database
 from ..search_index import document_fields
 
+T = TypeVar("T")
+
+
+class SqliteEventsReader:
+    """``EventsReader`` over the connection of one ``Database`` unit (a read, or another
+    capability's write that compares with what search finds)."""
+
+    def __init__(self, raw: sqlite3.Connection) -> None:
+        self.raw = raw
+
+    def candidates(self, namespace: str, query: CandidateQuery) -> SearchCandidates:
+        return candidates_in(self.raw, namespace, query)
+
+    def links(self, namespace: str, event_ids: Sequence[str]) -> dict[str, str | None]:
+        found = event_rows.visible_rows(self.raw, namespace, event_ids)
+        return {row["id"]: _newer(row) for row in found}
+
+    def visible_cards(self, namespace: str, event_ids: Sequence[str]) -> list[EventCard]:
+        return visible_cards_in(self.raw, namespace, event_ids)
+
 
 class SqliteEventsStorage:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def candidates(self, namespace: str, query: CandidateQuery) -> SearchCandidates:
-        return await self.db.read(lambda raw: candidates_in(raw, namespace, query))
-
-    async def links(self, namespace: str, event_ids: Sequence[str]) -> dict[str, str | None]:
-        found = await self.db.read(lambda raw: event_rows.visible_rows(raw, namespace, event_ids))
-        return {row["id"]: _newer(row) for row in found}
-
-    async def visible_cards(self, namespace: str, event_ids: Sequence[str]) -> list[EventCard]:
-        return await self.db.read(lambda raw: visible_cards_in(raw, namespace, event_ids))
+    async def read(self, work: Callable[[EventsReader], T]) -> T:
+        return await self.db.read(lambda raw: work(SqliteEventsReader(raw)))
 
     async def stamp_retrieved(self, event_ids: Sequence[str], now: str) -> None:
         await self.db.write(lambda raw: rows.stamp_retrieved(raw, event_ids, now))

@@ -1,23 +1,72 @@
 """The retrieval capability's storage contract (``core/retrieval/storage.py``) on SQLite."""
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
+from ...events.cards import EventCard
 from ...graph.views import Moment, NodeView
 from ...records import Message
 from ...retrieval.hits import RawHit
 from ...retrieval.query import Window
 from ...retrieval.raw_channel import CorpusStats
-from ...retrieval.storage import BypassRow, ChannelQuery, ChannelRows, SealedMatch
-from .. import block_rows, graph_reads, raw_search, retrieval_rows
+from ...retrieval.storage import (
+    BypassRow,
+    ChannelQuery,
+    ChannelRows,
+    RetrievalReader,
+    SealedMatch,
+)
+from .. import block_rows, event_rows, graph_reads, raw_search, retrieval_rows
 from .. import event_search_rows as event_reads
 from ..db import Database
+from .events import SqliteEventsReader
+
+T = TypeVar("T")
+
+
+class SqliteRetrievalReader(SqliteEventsReader):
+    """``RetrievalReader`` over the connection of one ``Database.read``."""
+
+    def channel_messages(self, namespace: str, query: ChannelQuery) -> ChannelRows:
+        return retrieval_rows.channel_rows(self.raw, namespace, query)
+
+    def term_statistics(
+        self, namespace: str, terms: Sequence[str], blocks: Sequence[str]
+    ) -> CorpusStats:
+        return retrieval_rows.term_statistics(self.raw, namespace, terms, blocks)
+
+    def block_texts(self, message_ids: Sequence[str]) -> dict[str, str]:
+        return retrieval_rows.ready_block_texts(self.raw, message_ids)
+
+    def block_messages(self, block_id: str) -> list[tuple[str, str]]:
+        return retrieval_rows.block_message_texts(self.raw, block_id)
+
+    def graph_views(
+        self, namespace: str, terms: Sequence[str], cap: int, when: Moment
+    ) -> list[NodeView]:
+        return _graph_views(self.raw, namespace, terms, cap, when)
+
+    def cited_messages(self, namespace: str, event_ids: Sequence[str]) -> list[str]:
+        return graph_reads.cited_messages(self.raw, namespace, event_ids)
+
+    def from_thread(self, event_ids: Sequence[str], thread_id: str) -> set[str]:
+        return event_reads.events_from_thread(self.raw, event_ids, thread_id)
+
+    def bypass(self, namespace: str) -> tuple[int, list[BypassRow]]:
+        return _bypass(self.raw, namespace)
+
+    def card(self, event_id: str) -> EventCard:
+        return event_rows.get_event(self.raw, event_id)
 
 
 class SqliteRetrievalStorage:
     def __init__(self, db: Database) -> None:
         self.db = db
+
+    async def read(self, work: Callable[[RetrievalReader], T]) -> T:
+        return await self.db.read(lambda raw: work(SqliteRetrievalReader(raw)))
 
     async def sealed_matches(
         self, namespace: str, tokens: Sequence[str], cap: int, thread_id: str | None
@@ -39,32 +88,6 @@ class SqliteRetrievalStorage:
             lambda raw: retrieval_rows.dated_messages(raw, namespace, windows)
         )
 
-    async def channel_messages(self, namespace: str, query: ChannelQuery) -> ChannelRows:
-        return await self.db.read(lambda raw: retrieval_rows.channel_rows(raw, namespace, query))
-
-    async def term_statistics(
-        self, namespace: str, terms: Sequence[str], blocks: Sequence[str]
-    ) -> CorpusStats:
-        return await self.db.read(
-            lambda raw: retrieval_rows.term_statistics(raw, namespace, terms, blocks)
-        )
-
-    async def block_texts(self, message_ids: Sequence[str]) -> dict[str, str]:
-        return await self.db.read(lambda raw: retrieval_rows.ready_block_texts(raw, message_ids))
-
-    async def block_messages(self, block_ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
-        return await self.db.read(
-            lambda raw: {b: retrieval_rows.block_message_texts(raw, b) for b in block_ids}
-        )
-
-    async def graph_views(
-        self, namespace: str, terms: Sequence[str], cap: int, when: Moment
-    ) -> list[NodeView]:
-        return await self.db.read(lambda raw: _graph_views(raw, namespace, terms, cap, when))
-
-    async def cited_messages(self, namespace: str, event_ids: Sequence[str]) -> list[str]:
-        return await self.db.read(lambda raw: graph_reads.cited_messages(raw, namespace, event_ids))
-
     async def tails(self, namespace: str, thread_id: str) -> tuple[list[Message], list[Message]]:
         return await self.db.read(
             lambda raw: (
@@ -72,14 +95,6 @@ class SqliteRetrievalStorage:
                 block_rows.open_tails(raw, namespace, thread_id),
             )
         )
-
-    async def from_thread(self, event_ids: Sequence[str], thread_id: str) -> set[str]:
-        return await self.db.read(
-            lambda raw: event_reads.events_from_thread(raw, event_ids, thread_id)
-        )
-
-    async def bypass(self, namespace: str) -> tuple[int, list[BypassRow]]:
-        return await self.db.read(lambda raw: _bypass(raw, namespace))
 
 
 def _graph_views(
