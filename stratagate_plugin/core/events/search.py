@@ -13,7 +13,6 @@ from ..retrieval.bm25 import weighted_tokens
 from . import history
 from .cards import EventCard
 from .ranking import (
-    Document,
     EventHit,
     EventSearch,
     Hit,
@@ -24,7 +23,7 @@ from .ranking import (
     rank_events,
     rank_plain,
 )
-from .storage import Candidate, CandidateQuery, EventsReader, SearchCandidates
+from .storage import Candidate, CandidateQuery, Document, EventsReader, SearchCandidates
 
 POOLS: tuple[str, ...] = ("conversation", "agent")
 MIN_CANDIDATES, MAX_CANDIDATES, CANDIDATES_PER_RESULT = 100, 2000, 10

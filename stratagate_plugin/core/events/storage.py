@@ -14,17 +14,22 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 
 from ..records import Message
 from .cards import EventCard
-from .ranking import Document, FieldCheck
 
 T = TypeVar("T")
+Document = tuple[Mapping[str, int], int]
+"""An event's BM25 document: token counts and length (the ranking's, stored or tokenised)."""
+FieldCheck = Callable[[str, str, list[str], Mapping[str, Any]], bool]
+"""A structured filter over an event's title, summary, tags and temporal fields."""
 
 __all__ = [
     "BlockCounts",
     "Candidate",
     "CandidateQuery",
+    "Document",
     "DocumentFields",
     "EventsReader",
     "EventsStorage",
+    "FieldCheck",
     "SearchCandidates",
 ]
 

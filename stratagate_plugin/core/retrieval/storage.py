@@ -8,7 +8,7 @@ a message's speaker, scoring and ranking stay in ``raw_channel``, ``fused`` and
 """
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple, Protocol, TypeVar
 
@@ -19,19 +19,36 @@ from ..llm.tasks import Criticality
 from ..records import Message
 from .hits import RawHit
 from .query import Window
-from .raw_channel import CorpusStats
 
 T = TypeVar("T")
 
 __all__ = [
+    "OPEN_TAIL",
     "BypassRow",
     "ChannelMessage",
     "ChannelQuery",
     "ChannelRows",
+    "CorpusStats",
     "RetrievalReader",
     "RetrievalStorage",
     "SealedMatch",
 ]
+
+
+OPEN_TAIL = "open-tail"
+"""Stands for the block of a message still in an open tail (a raw ref's block, too)."""
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """BM25 statistics of a namespace's searched messages and of their blocks."""
+
+    messages: int
+    message_tokens: int
+    blocks: int
+    message_df: dict[str, int] = field(default_factory=dict)
+    block_df: dict[str, int] = field(default_factory=dict)
+    block_lengths: dict[str, int] = field(default_factory=dict)
 
 
 class SealedMatch(NamedTuple):

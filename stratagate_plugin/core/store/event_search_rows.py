@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..events.ranking import Document, FieldCheck
+from ..events.storage import Document, FieldCheck
 from ..records import Message
 from ..text.search_terms import tokenize
 from .rows import message_from_row

@@ -16,8 +16,7 @@ from datetime import datetime
 
 from ..clock import iso, parse_iso
 from ..retrieval.query import Window
-from ..retrieval.raw_channel import OPEN_TAIL, CorpusStats
-from ..retrieval.storage import ChannelMessage, ChannelQuery, ChannelRows
+from ..retrieval.storage import OPEN_TAIL, ChannelMessage, ChannelQuery, ChannelRows, CorpusStats
 from ..text.search_terms import fts_match_any
 from .block_rows import OPEN_TAILS
 from .raw_search import NOT_IMPORT_SOURCE, fetch_rows

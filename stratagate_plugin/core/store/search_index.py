@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..events.cards import event_search_text
-from ..events.ranking import FIELD_WEIGHTS, Document, counted_document, event_fields
-from ..events.storage import DocumentFields
+from ..events.ranking import FIELD_WEIGHTS, counted_document, event_fields
+from ..events.storage import Document, DocumentFields
 from ..retrieval.bm25 import weighted_tokens
 from ..text.search_terms import TOKENIZER_VERSION, fts_document, fts_match_any
 

@@ -9,11 +9,11 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from ...events.cards import EventCard
-from ...events.ranking import Document
 from ...events.storage import (
     BlockCounts,
     Candidate,
     CandidateQuery,
+    Document,
     EventsReader,
     SearchCandidates,
 )

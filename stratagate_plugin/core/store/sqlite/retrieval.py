@@ -10,11 +10,11 @@ from ...graph.views import Moment, NodeView
 from ...records import Message
 from ...retrieval.hits import RawHit
 from ...retrieval.query import Window
-from ...retrieval.raw_channel import CorpusStats
 from ...retrieval.storage import (
     BypassRow,
     ChannelQuery,
     ChannelRows,
+    CorpusStats,
     RetrievalReader,
     SealedMatch,
 )
