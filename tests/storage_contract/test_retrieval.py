@@ -5,10 +5,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
+from stratagate_plugin.core.clock import iso
 from stratagate_plugin.core.graph.views import NOW
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn
-from stratagate_plugin.core.retrieval.query import Window
 from stratagate_plugin.core.retrieval.storage import ChannelQuery, RetrievalReader, RetrievalStorage
 from stratagate_plugin.core.text.search_terms import fts_encode, query_tokens, tokenize
 
@@ -105,14 +105,20 @@ async def test_term_statistics_count_the_whole_sealed_space(engine: StrataGate) 
     ).messages == 0
 
 
-async def test_latest_time_dated_messages_and_tails(engine: StrataGate) -> None:
+async def test_latest_time_dates_and_tails(engine: StrataGate) -> None:
     store = engine.storage.retrieval
     assert await store.latest_message_time(NS) is None
     ids = await _world(engine)
     assert await store.latest_message_time(NS) == T0 + timedelta(hours=9)
-    window = Window(T0 + timedelta(hours=5), T0 + timedelta(hours=6))
-    created, _happened = await store.dated_messages(NS, [window])
-    assert created == set(ids[4:8])
+    spans = [(iso(T0 + timedelta(hours=5)), iso(T0 + timedelta(hours=6)))]
+    assert await store.read(lambda r: r.created_between(NS, spans)) == set(ids[4:8])
+    ranges = await store.read(lambda r: r.happened_ranges(NS))
+    assert all(start or end for _, start, end in ranges)
+    dated = [event_id for event_id, _, _ in ranges]
+    cited = {
+        m for c in await engine.events.cards(NS) if c.id in dated for m in c.source_message_ids
+    }
+    assert await store.read(lambda r: r.event_messages(dated)) == cited
     own, others = await store.tails(NS, "t1")
     assert [m.id for m in own] == ids[8:10] and others == []
     own, others = await store.tails(NS, "t2")

@@ -7,10 +7,11 @@ channel; the rules live in ``fused``, ``raw_channel`` and ``recall``, the reads 
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from functools import partial
 from typing import Any
 
-from ..clock import utc_now
+from ..clock import iso, parse_iso, utc_now
 from ..events.history import head_of, history_of
 from ..events.ranking import EventHit, weight_key
 from ..events.search import chain_links
@@ -32,7 +33,7 @@ from .fused import (
     window_votes,
 )
 from .hits import RawHit
-from .query import Query, parse_query
+from .query import Query, Window, parse_query
 from .raw_channel import (
     RAW_CHANNEL,
     ChannelDoc,
@@ -143,7 +144,10 @@ class RetrievalService(ServiceBase):
         cited = [hit.source_message_ids for hit in hits]
         boost = event_boost(cited, settings.event_boost)
         if parsed.windows:
-            created, happened = await self.store.dated_messages(namespace, parsed.windows)
+            windows = parsed.windows
+            created, happened = await self.store.read(
+                lambda reader: dated_messages(reader, namespace, windows)
+            )
             boost = window_votes(boost, created, happened, settings)
         ranked = await self.raw_channel(
             namespace, parsed, 2 * k, settings.raw_channel, boost, current_thread=current_thread
@@ -256,6 +260,24 @@ class RetrievalService(ServiceBase):
             messages=recent[:spoken],
             history=history,
         )
+
+
+def dated_messages(
+    reader: RetrievalReader, namespace: str, windows: Sequence[Window]
+) -> tuple[set[str], set[str]]:
+    """(messages created in a window, open tails' too; messages cited by a visible event
+    that happened in one)."""
+    created = reader.created_between(namespace, [(iso(w.start), iso(w.end)) for w in windows])
+    events = [
+        event_id
+        for event_id, start, end in reader.happened_ranges(namespace)
+        if any(w.overlaps(_moment(start or end), _moment(end or start)) for w in windows)
+    ]
+    return created, reader.event_messages(events)
+
+
+def _moment(value: str | None) -> datetime:
+    return parse_iso(value or "")
 
 
 def _block_channel(

@@ -18,7 +18,6 @@ from ..graph.views import Moment, NodeView
 from ..llm.tasks import Criticality
 from ..records import Message
 from .hits import RawHit
-from .query import Window
 
 T = TypeVar("T")
 
@@ -152,6 +151,18 @@ class RetrievalReader(EventsReader, Protocol):
         """Those events whose source block or a source message is in ``thread_id``."""
         ...
 
+    def created_between(self, namespace: str, spans: Sequence[tuple[str, str]]) -> set[str]:
+        """Messages (open tails' too) created within any (start, end) span, inclusive."""
+        ...
+
+    def happened_ranges(self, namespace: str) -> list[tuple[str, str | None, str | None]]:
+        """(id, start, end) of when each visible event that gives either happened."""
+        ...
+
+    def event_messages(self, event_ids: Sequence[str]) -> set[str]:
+        """The messages these events cite."""
+        ...
+
     def bypass(self, namespace: str) -> tuple[int, list[BypassRow]]:
         """The space's current turn and its visible pinned or safety events."""
         ...
@@ -180,12 +191,6 @@ class RetrievalStorage(Protocol):
 
     async def latest_message_time(self, namespace: str) -> datetime | None:
         """When the space's newest message was created; ``None`` for an empty space."""
-        ...
-
-    async def dated_messages(
-        self, namespace: str, windows: Sequence[Window]
-    ) -> tuple[set[str], set[str]]:
-        """(messages created in a window, messages cited by a visible event happened in one)."""
         ...
 
     async def tails(self, namespace: str, thread_id: str) -> tuple[list[Message], list[Message]]:

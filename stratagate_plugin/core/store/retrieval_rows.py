@@ -14,8 +14,7 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
-from ..clock import iso, parse_iso
-from ..retrieval.query import Window
+from ..clock import parse_iso
 from ..retrieval.storage import OPEN_TAIL, ChannelMessage, ChannelQuery, ChannelRows, CorpusStats
 from ..text.search_terms import fts_match_any
 from .block_rows import OPEN_TAILS
@@ -176,24 +175,26 @@ def latest_message_time(raw: sqlite3.Connection, namespace: str) -> datetime | N
     return parse_iso(row[0]) if row and row[0] else None
 
 
-def dated_messages(
-    raw: sqlite3.Connection, namespace: str, windows: Sequence[Window]
-) -> tuple[set[str], set[str]]:
-    """(messages created in a window, open tails' too, messages cited by an event happened
-    in one)."""
+def created_between(
+    raw: sqlite3.Connection, namespace: str, spans: Sequence[tuple[str, str]]
+) -> set[str]:
+    """Messages (open tails' too) created within any (start, end) span, inclusive."""
     created: set[str] = set()
-    for window in windows:
+    for start, end in spans:
         created.update(
             row[0]
             for row in raw.execute(
                 "SELECT id FROM messages WHERE namespace = ? AND created_at BETWEEN ? AND ?",
-                (namespace, iso(window.start), iso(window.end)),
+                (namespace, start, end),
             )
         )
-    return created, _happened_in(raw, namespace, windows)
+    return created
 
 
-def _happened_in(raw: sqlite3.Connection, namespace: str, windows: Sequence[Window]) -> set[str]:
+def happened_ranges(
+    raw: sqlite3.Connection, namespace: str
+) -> list[tuple[str, str | None, str | None]]:
+    """(id, happened start, happened end) of the visible events that give either."""
     rows = raw.execute(
         "SELECT e.id, json_extract(e.temporal_json, '$.happened_start'), "
         "json_extract(e.temporal_json, '$.happened_end') FROM events e "
@@ -202,17 +203,17 @@ def _happened_in(raw: sqlite3.Connection, namespace: str, windows: Sequence[Wind
         "json_extract(e.temporal_json, '$.happened_end')) IS NOT NULL",
         (namespace,),
     ).fetchall()
-    events = [
-        event_id
-        for event_id, start, end in rows
-        if any(w.overlaps(parse_iso(start or end), parse_iso(end or start)) for w in windows)
-    ]
+    return [(event_id, start, end) for event_id, start, end in rows]
+
+
+def event_messages(raw: sqlite3.Connection, event_ids: Sequence[str]) -> set[str]:
+    """The messages these events cite."""
     return {
         row[0]
         for row in raw.execute(
             "SELECT message_id FROM event_sources "
             "WHERE event_id IN (SELECT value FROM json_each(?))",
-            (json.dumps(events),),
+            (json.dumps(list(event_ids)),),
         )
     }
 

@@ -9,7 +9,6 @@ from ...events.cards import EventCard
 from ...graph.views import Moment, NodeView
 from ...records import Message
 from ...retrieval.hits import RawHit
-from ...retrieval.query import Window
 from ...retrieval.storage import (
     BypassRow,
     ChannelQuery,
@@ -54,6 +53,15 @@ class SqliteRetrievalReader(SqliteEventsReader):
     def from_thread(self, event_ids: Sequence[str], thread_id: str) -> set[str]:
         return event_reads.events_from_thread(self.raw, event_ids, thread_id)
 
+    def created_between(self, namespace: str, spans: Sequence[tuple[str, str]]) -> set[str]:
+        return retrieval_rows.created_between(self.raw, namespace, spans)
+
+    def happened_ranges(self, namespace: str) -> list[tuple[str, str | None, str | None]]:
+        return retrieval_rows.happened_ranges(self.raw, namespace)
+
+    def event_messages(self, event_ids: Sequence[str]) -> set[str]:
+        return retrieval_rows.event_messages(self.raw, event_ids)
+
     def bypass(self, namespace: str) -> tuple[int, list[BypassRow]]:
         return _bypass(self.raw, namespace)
 
@@ -80,13 +88,6 @@ class SqliteRetrievalStorage:
 
     async def latest_message_time(self, namespace: str) -> datetime | None:
         return await self.db.read(lambda raw: retrieval_rows.latest_message_time(raw, namespace))
-
-    async def dated_messages(
-        self, namespace: str, windows: Sequence[Window]
-    ) -> tuple[set[str], set[str]]:
-        return await self.db.read(
-            lambda raw: retrieval_rows.dated_messages(raw, namespace, windows)
-        )
 
     async def tails(self, namespace: str, thread_id: str) -> tuple[list[Message], list[Message]]:
         return await self.db.read(
