@@ -16,9 +16,7 @@ from stratagate_plugin.core.retrieval.bm25 import rrf_rank
 from stratagate_plugin.core.retrieval.fused import CHANNELS, FusionConfig
 from stratagate_plugin.core.retrieval.query import parse_query, question_windows
 from stratagate_plugin.core.retrieval.raw_channel import RAW_CHANNEL
-from stratagate_plugin.core.retrieval.service import block_channel
 from stratagate_plugin.core.store import event_rows
-from stratagate_plugin.core.store.retrieval_rows import latest_message_time
 from stratagate_plugin.core.text.search_terms import query_tokens
 from stratagate_plugin.core.text.temporal.resolve import find_time_expressions
 from stratagate_plugin.core.text.word_categories import category_terms
@@ -223,9 +221,9 @@ async def test_latest_message_time_is_the_newest_thread_end(memory: StrataGate) 
     await memory.blocks.append_turn(
         NS, "open", user="hi", assistant="yo", at=T0 + timedelta(days=1)
     )
-    latest = await memory.db.read(lambda raw: latest_message_time(raw, NS))
+    latest = await memory.storage.retrieval.latest_message_time(NS)
     assert latest == T0 + timedelta(days=3)
-    assert await memory.db.read(lambda raw: latest_message_time(raw, "nowhere")) is None
+    assert await memory.storage.retrieval.latest_message_time("nowhere") is None
 
 
 async def test_block_channel_reads_only_the_blocks_of_raw_hits(memory: StrataGate) -> None:
@@ -238,15 +236,11 @@ async def test_block_channel_reads_only_the_blocks_of_raw_hits(memory: StrataGat
         raw.execute("UPDATE blocks SET processing_status = 'ready', l1_summary = 'pottery pottery'")
 
     await memory.db.write(ready)
-    found = await memory.db.read(
-        lambda raw: block_channel(raw, [hit[0]], parse_query("pottery"), 5)
-    )
+    found = await memory.retrieval.block_channel([hit[0]], parse_query("pottery"), 5)
     assert found == [hit[0]]
-    both = await memory.db.read(
-        lambda raw: block_channel(raw, [hit[0], other[1]], parse_query("pottery"), 5)
-    )
+    both = await memory.retrieval.block_channel([hit[0], other[1]], parse_query("pottery"), 5)
     assert set(both) == {hit[0], other[1]}
-    assert await memory.db.read(lambda raw: block_channel(raw, [], parse_query("pottery"), 5)) == []
+    assert await memory.retrieval.block_channel([], parse_query("pottery"), 5) == []
 
 
 def count_calls(monkeypatch: pytest.MonkeyPatch, function: Any) -> list[tuple[Any, ...]]:

@@ -20,8 +20,8 @@ from stratagate_plugin.core.retrieval.raw_channel import (
     scan_stats,
     speaker_label,
 )
+from stratagate_plugin.core.retrieval.storage import ChannelQuery
 from stratagate_plugin.core.store import search_index
-from stratagate_plugin.core.store.retrieval_rows import channel_rows, scan_rows
 from stratagate_plugin.core.text.search_terms import query_tokens, tokenize
 
 START = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -155,13 +155,12 @@ async def test_search_raw_prefilters_on_the_rarest_terms_within_the_budget(
 async def _ranked_both_ways(sg: StrataGate, query: str) -> tuple[list[Any], list[Any]]:
     terms = query_tokens(query)
 
-    def both(raw: sqlite3.Connection) -> tuple[list[Any], list[Any]]:
-        reach = RAW_CHANNEL.context_reach
-        indexed = context_rank(terms, *channel_rows(raw, NS, terms, 3000, reach))
-        scanned = context_rank(terms, *scan_rows(raw, NS, terms))
-        return indexed, scanned
-
-    return await sg.db.read(both)
+    reach = RAW_CHANNEL.context_reach
+    query = ChannelQuery(tuple(terms), 3000, reach)
+    indexed = context_rank(terms, *await sg.retrieval.channel_docs(NS, query))
+    scan = ChannelQuery(tuple(terms), 0, 0, scan=True)
+    scanned = context_rank(terms, *await sg.retrieval.channel_docs(NS, scan))
+    return indexed, scanned
 
 
 @pytest.mark.parametrize("query", ["puppy", "the puppy beagle park violin", "friday sister"])
@@ -180,12 +179,12 @@ async def test_retrieve_raw_candidate_cap_keeps_statistics_of_the_whole_namespac
 ) -> None:
     sg, _ = world
     terms = query_tokens("beagle")
-    docs, stats = await sg.db.read(
-        lambda raw: channel_rows(raw, NS, terms, 1, 2, current_thread="t1")
+    docs, stats = await sg.retrieval.channel_docs(
+        NS, ChannelQuery(tuple(terms), 1, 2, current_thread="t1")
     )
     assert 1 < len(docs) <= 1 + 2 * 2  # one capped match and its neighbours within 2
     assert (stats.messages, stats.blocks, stats.message_df) == (8, 2, {"w:beagl": 2})
-    _docs, with_tail = await sg.db.read(lambda raw: channel_rows(raw, NS, terms, 1, 2))
+    _docs, with_tail = await sg.retrieval.channel_docs(NS, ChannelQuery(tuple(terms), 1, 2))
     assert (with_tail.messages, with_tail.blocks) == (10, 3)  # t1's tail counts as a block
 
 

@@ -11,7 +11,7 @@ from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn
 from stratagate_plugin.core.retrieval.query import parse_query
 from stratagate_plugin.core.retrieval.raw_channel import RawChannelConfig
-from stratagate_plugin.core.store.retrieval_rows import channel_rows
+from stratagate_plugin.core.retrieval.storage import ChannelQuery
 from stratagate_plugin.core.text.search_terms import query_tokens
 from stratagate_plugin.core.text.word_categories import category_terms, named_categories
 
@@ -104,8 +104,9 @@ async def test_member_candidates_are_fetched_apart_from_the_question_terms(
     sg, ids = travels
     terms = query_tokens("countries")
     weak = category_terms("countries")
-    docs, stats = await sg.db.read(lambda raw: channel_rows(raw, NS, terms, 1, 0, weak, 5))
+    query = ChannelQuery(tuple(terms), 1, 0, tuple(weak), 5)
+    docs, stats = await sg.retrieval.channel_docs(NS, query)
     assert {doc.id for doc in docs} == {ids[0], ids[4], ids[6]}
     assert set(stats.message_df) == {"w:country", "w:spain", "w:england"}  # present terms only
-    none, _ = await sg.db.read(lambda raw: channel_rows(raw, NS, terms, 1, 0, weak, 0))
+    none, _ = await sg.retrieval.channel_docs(NS, ChannelQuery(tuple(terms), 1, 0, tuple(weak), 0))
     assert [doc.id for doc in none] == [ids[6]]

@@ -58,7 +58,7 @@ class StrataGate(SharedParts):
         )
         self.spaces = SpacesService(parts)
         self.blocks = BlocksService(parts)
-        self.events = EventsService(parts)
+        self.events = EventsService(parts, self.blocks)
         self.profile = ProfileService(parts)
         self.retrieval = RetrievalService(parts, self.events)
         self.gate = GateService(parts)

@@ -10,11 +10,14 @@ from typing import Protocol
 
 from .curation.storage import CurationStorage
 from .derivation.storage import DerivationStorage
+from .events.storage import EventsStorage
+from .gate.storage import GateStorage
 from .graph.storage import GraphStorage
 from .importer.storage import ImportsStorage
 from .profile.storage import ProfileStorage
 from .purge.storage import PurgeStorage
 from .remember.storage import RememberStorage
+from .retrieval.storage import RetrievalStorage
 from .timeline.storage import TimelineStorage
 from .topics.storage import TopicsStorage
 
@@ -25,6 +28,9 @@ class Storage(Protocol):
     """Every capability's storage operations, one attribute per capability."""
 
     timeline: TimelineStorage
+    events: EventsStorage
+    retrieval: RetrievalStorage
+    gate: GateStorage
     profile: ProfileStorage
     graph: GraphStorage
     topics: TopicsStorage

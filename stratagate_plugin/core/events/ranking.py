@@ -8,7 +8,7 @@ the conversation and agent-recorded pools are ranked apart and fused by weighted
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -20,11 +20,10 @@ from ..clock import iso, parse_iso
 from ..retrieval.bm25 import bm25_rank_counted, fuzzy_match, rrf_rank, weighted_tokens
 from .cards import EventCard, chronology_key, normalize_event_type
 from .history import history_line
+from .storage import Document, FieldCheck
 from .weights import card_weight
 
 TemporalIntent = Literal["first", "latest"]
-FieldCheck = Callable[[str, str, list[str], Mapping[str, Any]], bool]
-Document = tuple[Mapping[str, int], int]
 Hit = tuple[str, float]
 WeightKey = tuple[float, datetime]
 NO_DOCUMENTS: Mapping[str, Document] = {}

@@ -1,15 +1,16 @@
-"""Evidence-gate use cases over the store (spec §7, §8): batches, assess, record_use, flags.
+"""Evidence-gate use cases over ``GateStorage`` (spec §7, §8): batches, assess, record_use,
+flags.
 
-Each call is one ``Database.write`` (or read) joining the pure rules of ``gate`` and
-``weights`` with ``store.gate_rows``; batches are persisted per namespace and thread, so a
-restart mid-turn loses none. Only ``record_use`` ever reinforces, and only the events its
-batch's sufficient assessment adopted; a receipt makes a replay a no-op.
+Assessing and recording a use run the pure rules of ``gate`` inside one transaction of
+``GateStorage`` (over a ``GateUnit``); the other calls are one operation each. Batches are
+persisted per namespace and thread, so a restart mid-turn loses none. Only ``record_use``
+ever reinforces, and only the events its batch's sufficient assessment adopted; a receipt
+makes a replay a no-op.
 
 The receipt's audit carries the turn the batch was opened at (not the turn of the call),
 so a replay after the namespace turn moved on is still recognised as identical.
 """
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -19,11 +20,10 @@ from ..errors import InvalidInput, require_names
 from ..events.cards import EventCard
 from ..events.weights import card_weight
 from ..service_base import ServiceBase
-from ..store import event_rows
-from ..store import gate_rows as rows
 from . import evidence as gate
 from .evidence import Assessment, Batch, Citation, RecordPlan, parse_ref
-from .trail import EvidenceTrail
+from .storage import BatchOpening, GateStorage, GateUnit, NewReceipt
+from .trail import SNIPPET_CHARS, EvidenceTrail
 
 
 class Assessed(BaseModel):
@@ -65,6 +65,10 @@ class UseRecord(BaseModel):
 class GateService(ServiceBase):
     """Evidence-gate use cases of the ``StrataGate`` façade."""
 
+    @property
+    def store(self) -> GateStorage:
+        return self.storage.gate
+
     async def open_batch(
         self,
         namespace: str,
@@ -79,11 +83,8 @@ class GateService(ServiceBase):
             raise InvalidInput(f"{tool!r} does not open retrieval batches")
         _check_refs(evidence_refs)
         now = iso(utc_now())
-        return await self.db.write(
-            lambda raw: rows.insert_batch(
-                raw, namespace, thread_id, tool, evidence_refs, titles or {}, now
-            )
-        )
+        opening = BatchOpening(namespace, thread_id, tool, evidence_refs, titles or {})
+        return await self.store.open_batch(opening, now)
 
     async def assess(
         self,
@@ -99,14 +100,14 @@ class GateService(ServiceBase):
         """Normalise and store (overwrite) the assessment of an unresolved batch (§7.1)."""
         now = iso(utc_now())
 
-        def unit(raw: sqlite3.Connection) -> Assessed:
-            batch = rows.select_batch(raw, namespace, thread_id, batch_id)
+        def unit(rows: GateUnit) -> Assessed:
+            batch = _select(rows, namespace, thread_id, batch_id)
             judged = gate.assess_batch(batch, verdict, evidence_refs, fit, missing, next_strategy)
-            stored = rows.save_assessment(raw, judged, now)
-            latest = rows.latest_batch_id(raw, namespace, thread_id)
+            stored = rows.save_assessment(judged, now)
+            latest = rows.latest_batch_id(namespace, thread_id)
             return Assessed(batch=stored, latest_batch_id=latest or batch.id)
 
-        return await self.db.write(unit)
+        return await self.store.transaction(unit)
 
     async def record_use(
         self,
@@ -126,83 +127,68 @@ class GateService(ServiceBase):
             raise InvalidInput("record_use needs a non-blank receipt_id")
         now = iso(utc_now())
 
-        def unit(raw: sqlite3.Connection) -> UseRecord:
-            stored = rows.receipt_row(raw, namespace, receipt_id)
-            wanted = batch_id if batch_id is not None or stored is None else stored["batch_id"]
-            batch = rows.select_batch(raw, namespace, thread_id, wanted)
+        def unit(rows: GateUnit) -> UseRecord:
+            stored = rows.receipt(namespace, receipt_id)
+            wanted = batch_id if batch_id is not None or stored is None else stored.batch_id
+            batch = _select(rows, namespace, thread_id, wanted)
             plan = gate.plan_record_use(batch, evidence_refs)
-            audit = plan.audit(thread_id, rows.batch_turn(raw, batch.id))
+            audit = plan.audit(thread_id, rows.batch_turn(batch.id))
             payload = gate.receipt_payload(plan.event_ids, audit)
-            existing = stored["payload"] if stored else None
+            existing = stored.payload if stored else None
             if gate.receipt_decision(existing, payload) == "replay":
-                return _use_record(raw, batch, plan, (), replayed=True)
+                return _use_record(rows, batch, plan, (), replayed=True)
             gate.ensure_unresolved(batch)
-            turn = rows.current_turn(raw, namespace)
-            done = rows.reinforce_events(raw, namespace, plan.event_ids, turn, now)
-            rows.insert_receipt(
-                raw, namespace, receipt_id, batch.id, payload, plan.event_ids, audit, now
-            )
-            recorded = rows.mark_batch_recorded(raw, batch.id, now)
-            return _use_record(raw, recorded, plan, tuple(done), replayed=False)
+            turn = rows.current_turn(namespace)
+            done = rows.reinforce(namespace, plan.event_ids, turn, now)
+            receipt = NewReceipt(namespace, receipt_id, batch.id, payload, plan.event_ids, audit)
+            rows.insert_receipt(receipt, now)
+            recorded = rows.mark_recorded(batch.id, now)
+            return _use_record(rows, recorded, plan, tuple(done), replayed=False)
 
-        return await self.db.write(unit)
+        return await self.store.transaction(unit)
 
     async def unresolved_batches(self, namespace: str, thread_id: str) -> list[Batch]:
         """The thread's batches still awaiting ``record_use`` (for the host's finish step)."""
-        return await self.db.read(
-            lambda raw: rows.list_batches(raw, namespace, thread_id, "unresolved")
-        )
+        return await self.store.batches(namespace, thread_id, "unresolved")
 
     async def list_batches(self, namespace: str, thread_id: str) -> list[Batch]:
-        return await self.db.read(lambda raw: rows.list_batches(raw, namespace, thread_id))
+        return await self.store.batches(namespace, thread_id, None)
 
     async def evidence_trail(self, namespace: str, thread_id: str) -> EvidenceTrail:
         """Every batch of the thread with its receipt, and the events and messages their
         refs name (three queries, whatever the thread's length): the chat's citation tails."""
-
-        def query(raw: sqlite3.Connection) -> EvidenceTrail:
-            uses = rows.thread_uses(raw, namespace, thread_id)
-            refs = [parse_ref(ref) for use in uses for ref in use.evidence_refs]
-            events = sorted({r.target_id for r in refs if r and r.kind == "event"})
-            messages = sorted({r.message_id for r in refs if r and r.message_id})
-            return EvidenceTrail(
-                uses=tuple(uses),
-                events=rows.event_marks(raw, events) if events else {},
-                messages=rows.message_marks(raw, messages) if messages else {},
-            )
-
-        return await self.db.read(query)
+        uses = await self.store.thread_uses(namespace, thread_id)
+        refs = [parse_ref(ref) for use in uses for ref in use.evidence_refs]
+        events = sorted({r.target_id for r in refs if r and r.kind == "event"})
+        messages = sorted({r.message_id for r in refs if r and r.message_id})
+        marked, said = await self.store.marks(events, messages, SNIPPET_CHARS)
+        return EvidenceTrail(uses=tuple(uses), events=marked, messages=said)
 
     # -- event flags and weights ---------------------------------------------------------------
 
     async def pin_event(self, event_id: str) -> EventCard:
         """A pinned event weighs 1 until unpinned."""
         now = iso(utc_now())
-        return await self.db.write(lambda raw: rows.set_pinned(raw, event_id, True, now))
+        return await self.store.set_pinned(event_id, True, now)
 
     async def unpin_event(self, event_id: str) -> EventCard:
         now = iso(utc_now())
-        return await self.db.write(lambda raw: rows.set_pinned(raw, event_id, False, now))
+        return await self.store.set_pinned(event_id, False, now)
 
     async def forget_event(self, event_id: str) -> EventCard:
         """Hide the event from every search, recall and derived view; sources stay."""
         now = iso(utc_now())
-        return await self.db.write(lambda raw: rows.forget(raw, event_id, now))
+        return await self.store.forget(event_id, now)
 
     async def restore_event(self, event_id: str) -> EventCard:
         """Undo ``forget_event``."""
         now = iso(utc_now())
-        return await self.db.write(lambda raw: rows.restore(raw, event_id, now))
+        return await self.store.restore(event_id, now)
 
     async def event_weight(self, event_id: str, at_turn: int | None = None) -> float:
         """The event's weight at ``at_turn`` (default: its namespace's current turn)."""
-
-        def query(raw: sqlite3.Connection) -> float:
-            card = event_rows.get_event(raw, event_id)
-            turn = rows.current_turn(raw, card.namespace) if at_turn is None else at_turn
-            return card_weight(card, turn)
-
-        return await self.db.read(query)
+        card, current = await self.store.card_at_turn(event_id)
+        return card_weight(card, current if at_turn is None else at_turn)
 
 
 def _check_refs(evidence_refs: Sequence[str]) -> None:
@@ -213,8 +199,13 @@ def _check_refs(evidence_refs: Sequence[str]) -> None:
             raise InvalidInput(f"malformed evidence ref {ref!r}")
 
 
+def _select(rows: GateUnit, namespace: str, thread_id: str, batch_id: str | None) -> Batch:
+    """``gate.select_batch`` over the named (or latest) batch, or all for the error."""
+    return gate.select_batch(rows.batch_choices(namespace, thread_id, batch_id), batch_id)
+
+
 def _use_record(
-    raw: sqlite3.Connection,
+    rows: GateUnit,
     batch: Batch,
     plan: RecordPlan,
     incremented: tuple[str, ...],
@@ -222,9 +213,7 @@ def _use_record(
     replayed: bool,
 ) -> UseRecord:
     judged = plan.assessment
-    open_ids = [
-        b.id for b in rows.list_batches(raw, batch.namespace, batch.thread_id, "unresolved")
-    ]
+    open_ids = [b.id for b in rows.batches(batch.namespace, batch.thread_id, "unresolved")]
     return UseRecord(
         batch_id=batch.id,
         batch_status=batch.status,

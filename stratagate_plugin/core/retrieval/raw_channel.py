@@ -15,9 +15,12 @@ Measurements: docs/retrieval-experiments.md.
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .bm25 import bm25_score, idf
+from .storage import OPEN_TAIL, CorpusStats
+
+__all__ = ["OPEN_TAIL", "ChannelDoc", "CorpusStats", "RawChannelConfig"]
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,6 @@ class RawChannelConfig:
 
 
 RAW_CHANNEL = RawChannelConfig()
-OPEN_TAIL = "open-tail"
-"""Stands for the block of a message still in an open tail (a raw ref's block, too)."""
 
 
 @dataclass(frozen=True)
@@ -61,18 +62,6 @@ class ChannelDoc:
     tokens: list[str]
     speaker: tuple[str, ...] = ()
     echo: bool = False  # composed from memory: demoted below the statement it repeats
-
-
-@dataclass(frozen=True)
-class CorpusStats:
-    """BM25 statistics of a namespace's searched messages and of their blocks."""
-
-    messages: int
-    message_tokens: int
-    blocks: int
-    message_df: dict[str, int] = field(default_factory=dict)
-    block_df: dict[str, int] = field(default_factory=dict)
-    block_lengths: dict[str, int] = field(default_factory=dict)
 
 
 def scan_stats(docs: Sequence[ChannelDoc], terms: Sequence[str]) -> CorpusStats:

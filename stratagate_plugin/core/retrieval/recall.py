@@ -21,12 +21,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..clock import parse_iso
 from ..events.cards import EventCard
 from ..events.ranking import WeightKey, weight_key, weight_order_ids
+from ..events.weights import memory_weight
 from ..records import Message
 from ..text.search_terms import tokenize
 from ..text.token_budget import estimate_tokens
 from .bm25 import bm25_rank, rrf_rank
+from .storage import BypassRow
 
 HEADING = (
     "[Activated long-term memory]",
@@ -77,6 +80,26 @@ def activate_events(
             allowed.setdefault(card.id, card)
     keys = {key: weight_key(card, current_turn) for key, card in allowed.items()}
     return [allowed[key] for key in activation_order([card.id for card in relevance], keys)]
+
+
+def bypass_weights(rows: Sequence[BypassRow], current_turn: int) -> dict[str, WeightKey]:
+    """(weight now, updatedAt) of every pinned or safety event, without building cards."""
+    return {
+        row.id: (
+            memory_weight(
+                current_turn,
+                row.last_adopted_turn,
+                row.mention_count,
+                row.criticality,
+                row.pinned,
+                row.forced_cap,
+                row.status,
+                row.floor_weight,
+            ),
+            parse_iso(row.updated_at),
+        )
+        for row in rows
+    }
 
 
 def activation_order(relevance: Sequence[str], keys: Mapping[str, WeightKey]) -> list[str]:

@@ -5,30 +5,21 @@ channel; the rules live in ``fused``, ``raw_channel`` and ``recall``, the reads 
 ``store``. Retrieval never reinforces; only automatic recall stamps the events it finds.
 """
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from functools import partial
 from typing import Any
 
-from ..clock import utc_now
-from ..events import history
+from ..clock import iso, parse_iso, utc_now
+from ..events.history import head_of, history_of
 from ..events.ranking import EventHit, weight_key
-from ..events.service import EventsService, supersession_links
-from ..graph.search import statement_events
+from ..events.search import chain_links
+from ..events.service import EventsService
+from ..graph.search import GraphHit, candidate_cap, search_nodes, statement_events
 from ..graph.views import NOW
 from ..service_base import EngineParts, ServiceBase
-from ..store import block_rows, event_rows, graph_reads, raw_search
-from ..store import event_search_rows as event_reads
-from ..store.retrieval_rows import (
-    block_message_texts,
-    channel_rows,
-    dated_messages,
-    latest_message_time,
-    ready_block_texts,
-)
-from ..store.sqlite.graph import search_graph_in
-from ..text.search_terms import query_tokens
+from ..text.search_terms import fts_encode, query_tokens, tokenize
 from .fused import (
     CHANNELS,
     FUSION,
@@ -41,18 +32,28 @@ from .fused import (
     window_votes,
 )
 from .hits import RawHit
-from .query import Query, parse_query
-from .raw_channel import RAW_CHANNEL, RawChannelConfig, context_rank
+from .query import Query, Window, parse_query
+from .raw_channel import (
+    RAW_CHANNEL,
+    ChannelDoc,
+    CorpusStats,
+    RawChannelConfig,
+    context_rank,
+)
+from .raw_docs import channel_docs
+from .raw_rank import candidate_limit, rank_sealed
 from .recall import (
     DEFAULT_RECALL,
     AutoContext,
     RecallConfig,
     activation_order,
     activation_query,
+    bypass_weights,
     matching_tail_messages,
     message_line,
     render_recall,
 )
+from .storage import ChannelQuery, RetrievalReader, RetrievalStorage
 
 OWN_CHECK_SLICE = 16
 GRAPH_RELEVANCE = 12
@@ -66,13 +67,23 @@ class RetrievalService(ServiceBase):
         super().__init__(parts)
         self.events = events
 
+    @property
+    def store(self) -> RetrievalStorage:
+        return self.storage.retrieval
+
     async def search_raw(
         self, namespace: str, query: str, limit: int = 6, thread_id: str | None = None
     ) -> list[RawHit]:
-        """Spec §6.6: sealed L5 messages with their neighbours; ``thread_id`` limits the scope."""
-        return await self.db.read(
-            lambda raw: raw_search.search_raw(raw, namespace, query, limit, thread_id)
+        """Spec §6.6: sealed L5 messages with their neighbours; ``thread_id`` limits the scope;
+        no query token → no hits."""
+        tokens = tokenize(query)
+        if not tokens or limit < 1:
+            return []
+        found = await self.store.sealed_matches(
+            namespace, tokens, candidate_limit(limit), thread_id
         )
+        scored = rank_sealed([fts_encode(token) for token in tokens], found, limit)
+        return await self.store.raw_hits(scored) if scored else []
 
     async def search_raw_ranked(
         self, namespace: str, query: str, limit: int = 6, *, current_thread: str | None = None
@@ -83,7 +94,7 @@ class RetrievalService(ServiceBase):
             return []
         found = await self.retrieve(namespace, query, limit, current_thread=current_thread)
         scored = [(hit.message_id, hit.score) for hit in found]
-        return await self.db.read(lambda raw: raw_search.hits_for(raw, scored))
+        return await self.store.raw_hits(scored)
 
     async def retrieve(
         self,
@@ -118,7 +129,7 @@ class RetrievalService(ServiceBase):
         ``current_thread``'s: the asking session has its own in view.
         """
         settings = config or FUSION
-        reference = await self.db.read(lambda raw: latest_message_time(raw, namespace))
+        reference = await self.store.latest_message_time(namespace)
         parsed = parse_query(query, reference or utc_now())
         if not parsed.terms:
             return {name: [] for name in CHANNELS}
@@ -132,20 +143,20 @@ class RetrievalService(ServiceBase):
         cited = [hit.source_message_ids for hit in hits]
         boost = event_boost(cited, settings.event_boost)
         if parsed.windows:
-            created, happened = await self.db.read(
-                lambda raw: dated_messages(raw, namespace, parsed.windows)
+            windows = parsed.windows
+            created, happened = await self.store.read(
+                lambda reader: dated_messages(reader, namespace, windows)
             )
             boost = window_votes(boost, created, happened, settings)
         ranked = await self.raw_channel(
             namespace, parsed, 2 * k, settings.raw_channel, boost, current_thread=current_thread
         )
         raw_ids = [message_id for message_id, _ in ranked]
-        limit = settings.block_limit
-        blocks = await self.db.read(lambda raw: block_channel(raw, raw_ids, parsed, limit))
+        blocks = await self.block_channel(raw_ids, parsed, settings.block_limit)
         events = list(dict.fromkeys(m for message_ids in cited for m in message_ids))
         graph: list[str] = []
         if settings.graph_weight > 0:
-            graph = await self.db.read(lambda raw: graph_channel(raw, namespace, query, settings))
+            graph = await self.graph_channel(namespace, query, settings)
         return {"raw": raw_ids, "event": events, "block": blocks, "graph": graph}
 
     async def raw_channel(
@@ -165,20 +176,41 @@ class RetrievalService(ServiceBase):
         """
         if not query.terms or k < 1:
             return []
-        terms, weak = query.terms, query.weak  # worked out here, not on the database thread
-        docs, stats = await self.db.read(
-            lambda raw: channel_rows(
-                raw,
-                namespace,
-                terms,
+        terms, weak = query.terms, query.weak
+        docs, stats = await self.channel_docs(
+            namespace,
+            ChannelQuery(
+                tuple(terms),
                 config.candidate_cap,
                 config.context_reach,
-                weak,
+                tuple(weak),
                 config.category_cap,
                 current_thread,
-            )
+            ),
         )
         return context_rank(terms, docs, stats, config, boost or {}, weak)[:k]
+
+    async def channel_docs(
+        self, namespace: str, query: ChannelQuery
+    ) -> tuple[list[ChannelDoc], CorpusStats]:
+        """The raw channel's loaded messages and their BM25 statistics (``raw_docs``), in
+        one consistent read."""
+        return await self.store.read(lambda reader: channel_docs(reader, namespace, query))
+
+    async def block_channel(self, found: Sequence[str], query: Query, limit: int) -> list[str]:
+        """The blocks holding the raw channel's hits, ranked by their L0–L2 text; of each,
+        the messages that share a query term. Only those blocks are read, whatever the
+        namespace size."""
+        if not query.terms or not found:
+            return []
+        return await self.store.read(lambda reader: _block_channel(reader, found, query, limit))
+
+    async def graph_channel(self, namespace: str, query: str, config: FusionConfig) -> list[str]:
+        """The messages cited by the events of the matching nodes' facts and edges that
+        share a query term (``search.statement_events``)."""
+        return await self.store.read(
+            lambda reader: _graph_channel(reader, namespace, query, config)
+        )
 
     async def auto_context(
         self,
@@ -194,12 +226,7 @@ class RetrievalService(ServiceBase):
         Without ``config``, the spec's budgets with the façade's agent memory weight.
         """
         settings = config or replace(DEFAULT_RECALL, agent_weight=self.config.agent_memory_weight)
-        tail, others = await self.db.read(
-            lambda raw: (
-                block_rows.open_tail(raw, namespace, thread_id),
-                block_rows.open_tails(raw, namespace, thread_id),
-            )
-        )
+        tail, others = await self.store.tails(namespace, thread_id)
         text = activation_query(latest_user_message, tail, settings.tail_turns)
         relevance = await self.events.ranked(
             namespace,
@@ -207,8 +234,8 @@ class RetrievalService(ServiceBase):
             limit=settings.relevance_limit,
             agent_weight=settings.agent_weight,
         )
-        chosen = await self.db.read(
-            lambda raw: activated(raw, namespace, thread_id, relevance, settings)
+        chosen = await self.store.read(
+            lambda reader: _activated(reader, namespace, thread_id, relevance, settings)
         )
         events = [hit.card for hit in chosen]
         older = {hit.card.id: hit.history for hit in chosen if hit.history}
@@ -216,8 +243,8 @@ class RetrievalService(ServiceBase):
             parse_query(latest_user_message).terms, others, settings.tail_message_limit
         )
         lines = [message_line(message, settings.tail_message_chars) for message in recent]
-        nodes = await self.db.read(
-            lambda raw: graph_recall(raw, namespace, thread_id, text, settings)
+        nodes = await self.store.read(
+            lambda reader: _graph_recall(reader, namespace, thread_id, text, settings)
         )
         rendered, shown, noted, spoken = render_recall(
             events, nodes, settings.token_budget, lines, older
@@ -234,46 +261,67 @@ class RetrievalService(ServiceBase):
         )
 
 
-def graph_recall(
-    raw: sqlite3.Connection, namespace: str, thread_id: str, query: str, config: RecallConfig
+def dated_messages(
+    reader: RetrievalReader, namespace: str, windows: Sequence[Window]
+) -> tuple[set[str], set[str]]:
+    """(messages created in a window, open tails' too; messages cited by a visible event
+    that happened in one)."""
+    created = reader.created_between(namespace, [(iso(w.start), iso(w.end)) for w in windows])
+    events = [
+        event_id
+        for event_id, start, end in reader.happened_ranges(namespace)
+        if any(w.overlaps(_moment(start or end), _moment(end or start)) for w in windows)
+    ]
+    return created, reader.event_messages(events)
+
+
+def _moment(value: str | None) -> datetime:
+    return parse_iso(value or "")
+
+
+def _block_channel(
+    reader: RetrievalReader, found: Sequence[str], query: Query, limit: int
+) -> list[str]:
+    top = top_blocks(query.terms, reader.block_texts(found), limit)
+    return [
+        message_id
+        for block_id in top
+        for message_id in matching_messages(query.terms, reader.block_messages(block_id))
+    ]
+
+
+def _graph_search(
+    reader: RetrievalReader, namespace: str, query: str, limit: int
+) -> list[GraphHit]:
+    """§6.5 over the nodes sharing a term with the query, as they stand now."""
+    terms = query_tokens(query)
+    views = reader.graph_views(namespace, terms, candidate_cap(limit), NOW)
+    return search_nodes(terms, views, limit)
+
+
+def _graph_channel(
+    reader: RetrievalReader, namespace: str, query: str, config: FusionConfig
+) -> list[str]:
+    hits = _graph_search(reader, namespace, query, config.graph_nodes)
+    events = statement_events(hits, query_tokens(query), config.graph_events)
+    return reader.cited_messages(namespace, events)
+
+
+def _graph_recall(
+    reader: RetrievalReader, namespace: str, thread_id: str, query: str, config: RecallConfig
 ) -> list[dict[str, Any]]:
     """The recall lines of up to ``node_limit`` graph nodes matching the query (of 12
     searched), leaving out nodes whose evidence all comes from the current thread (already
     in the native history)."""
-    hits = search_graph_in(raw, namespace, query, GRAPH_RELEVANCE, NOW)
+    hits = _graph_search(reader, namespace, query, GRAPH_RELEVANCE)
     cited = [i for hit in hits for i in hit.provenance_event_ids]
-    own = event_reads.events_from_thread(raw, cited, thread_id)
+    own = reader.from_thread(cited, thread_id)
     kept = [hit for hit in hits if not set(hit.provenance_event_ids) <= own]
     return [hit.recall_line() for hit in kept[: config.node_limit]]
 
 
-def graph_channel(
-    raw: sqlite3.Connection, namespace: str, query: str, config: FusionConfig
-) -> list[str]:
-    """The messages cited by the events of the matching nodes' facts and edges that share
-    a query term (``search.statement_events``)."""
-    hits = search_graph_in(raw, namespace, query, config.graph_nodes, NOW)
-    events = statement_events(hits, query_tokens(query), config.graph_events)
-    return graph_reads.cited_messages(raw, namespace, events)
-
-
-def block_channel(
-    raw: sqlite3.Connection, found: Sequence[str], query: Query, limit: int
-) -> list[str]:
-    """The blocks holding the raw channel's hits, ranked by their L0–L2 text; of each, the
-    messages that share a query term. Only those blocks are read, whatever the namespace size."""
-    if not query.terms or not found:
-        return []
-    top = top_blocks(query.terms, ready_block_texts(raw, found), limit)
-    return [
-        message_id
-        for block_id in top
-        for message_id in matching_messages(query.terms, block_message_texts(raw, block_id))
-    ]
-
-
-def activated(
-    raw: sqlite3.Connection,
+def _activated(
+    reader: RetrievalReader,
     namespace: str,
     thread_id: str,
     relevance: Sequence[EventHit],
@@ -281,37 +329,34 @@ def activated(
 ) -> list[EventHit]:
     """Relevance hits and pinned/safety events fused from weight keys alone; cards are read
     only for the events shown. A superseded event takes its newer card's place."""
-    turn = event_reads.current_turn(raw, namespace)
+    turn, bypass = reader.bypass(namespace)
     hits = {hit.card.id: hit for hit in relevance}
     keys = {key: weight_key(hit.card, turn) for key, hit in hits.items()}
-    for key, weight in event_reads.bypass_weights(raw, namespace, turn).items():
+    for key, weight in bypass_weights(bypass, turn).items():
         keys.setdefault(key, weight)
     fused = activation_order(list(hits), keys)
-    chosen = _outside_thread(raw, namespace, fused, thread_id, config.event_limit)
-    return [hits.get(key) or _with_history(raw, namespace, key) for key in chosen]
+    chosen = _outside_thread(reader, namespace, fused, thread_id, config.event_limit)
+    return [hits.get(key) or _with_history(reader, namespace, key) for key in chosen]
 
 
-def _with_history(raw: sqlite3.Connection, namespace: str, event_id: str) -> EventHit:
+def _with_history(reader: RetrievalReader, namespace: str, event_id: str) -> EventHit:
     """A card recall adds beside the relevance hits (pinned, safety, or their newer card)."""
-    card = event_rows.get_event(raw, event_id)
-    read = partial(event_rows.visible_cards, raw, namespace)
-    return EventHit(card=card, rank_score=0.0, history=history.history_of(card, read))
+    card = reader.card(event_id)
+    read = partial(reader.visible_cards, namespace)
+    return EventHit(card=card, rank_score=0.0, history=history_of(card, read))
 
 
 def _outside_thread(
-    raw: sqlite3.Connection, namespace: str, fused: Sequence[str], thread_id: str, limit: int
+    reader: RetrievalReader, namespace: str, fused: Sequence[str], thread_id: str, limit: int
 ) -> list[str]:
-    """The first ``limit`` heads (``history.head_of``) not sourced from ``thread_id``, checked
-    a slice at a time."""
+    """The first ``limit`` heads (``history.head_of``) not sourced from ``thread_id``,
+    checked a slice at a time."""
     chosen: list[str] = []
     for start in range(0, len(fused), OWN_CHECK_SLICE):
         part = fused[start : start + OWN_CHECK_SLICE]
-        found = event_rows.visible_rows(raw, namespace, part)
-        links = supersession_links(raw, namespace, found, part)
-        heads = [
-            h for h in dict.fromkeys(history.head_of(k, links) for k in part) if h not in chosen
-        ]
-        own = event_reads.events_from_thread(raw, heads, thread_id)
+        links = chain_links(reader, namespace, part)
+        heads = [h for h in dict.fromkeys(head_of(k, links) for k in part) if h not in chosen]
+        own = reader.from_thread(heads, thread_id)
         chosen += [key for key in heads if key not in own]
         if len(chosen) >= limit:
             break

@@ -12,9 +12,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..clock import parse_iso
-from ..events.ranking import Document, FieldCheck, WeightKey
-from ..events.weights import memory_weight
+from ..events.storage import Document, FieldCheck
 from ..records import Message
 from ..text.search_terms import tokenize
 from .rows import message_from_row
@@ -157,27 +155,9 @@ def structured_rows(
     return pool_rows(raw, namespace, pool, ids) if ids else []
 
 
-def bypass_weights(
-    raw: sqlite3.Connection, namespace: str, current_turn: int
-) -> dict[str, WeightKey]:
-    """(weight now, updatedAt) of every pinned or safety event, read without building cards."""
-    found = _rows(raw, f"SELECT e.* {_BYPASS}", [namespace])
-    return {
-        row["id"]: (
-            memory_weight(
-                current_turn,
-                row["last_adopted_turn"],
-                row["mention_count"],
-                row["criticality"],
-                bool(row["pinned"]),
-                row["forced_cap"],
-                row["status"],
-                row["floor_weight"],
-            ),
-            parse_iso(row["updated_at"]),
-        )
-        for row in found
-    }
+def bypass_rows(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
+    """Every visible pinned or safety event's row (their weights are computed without cards)."""
+    return _rows(raw, f"SELECT e.* {_BYPASS}", [namespace])
 
 
 def events_from_thread(

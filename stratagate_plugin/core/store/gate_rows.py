@@ -15,9 +15,8 @@ from typing import Any
 from ..curation.actions import Adoption
 from ..errors import InvalidInput, NotFound
 from ..events.cards import EventCard
-from ..gate import evidence as gate
 from ..gate.evidence import Assessment, Batch
-from ..gate.trail import SNIPPET_CHARS, BatchUse, EventMark, MessageMark
+from ..gate.trail import BatchUse, EventMark, MessageMark
 from ..text.secrets import redact_secrets, redact_value
 from .event_rows import VISIBLE, get_event
 from .graph_jobs import AGENT_PRIORITY, CONVERSATION_PRIORITY, queue_events
@@ -53,17 +52,19 @@ def list_batches(
     return [batch_from_row(row) for row in rows]
 
 
-def select_batch(
+def batch_choices(
     raw: sqlite3.Connection, namespace: str, thread_id: str, batch_id: str | None
-) -> Batch:
-    """``gate.select_batch`` loading only the batch needed (all of them only for the error)."""
+) -> list[Batch]:
+    """The named batch of the thread (the latest when ``batch_id`` is None), else every
+    batch of the thread: what ``gate.select_batch`` chooses from, loading only the batch
+    needed (all of them only for its error)."""
     found = raw.execute(
         "SELECT * FROM batches WHERE namespace = ? AND thread_id = ? AND (? IS NULL OR id = ?) "
         "ORDER BY sequence DESC LIMIT 1",
         (namespace, thread_id, batch_id, batch_id),
     ).fetchall()
     batches = [batch_from_row(row) for row in found]
-    return gate.select_batch(batches or list_batches(raw, namespace, thread_id), batch_id)
+    return batches or list_batches(raw, namespace, thread_id)
 
 
 def latest_batch_id(raw: sqlite3.Connection, namespace: str, thread_id: str) -> str | None:
@@ -316,11 +317,13 @@ def event_marks(raw: sqlite3.Connection, event_ids: Sequence[str]) -> dict[str, 
     return {row["id"]: record_from_row(EventMark, row) for row in rows}
 
 
-def message_marks(raw: sqlite3.Connection, message_ids: Sequence[str]) -> dict[str, MessageMark]:
-    """Role, time and the first characters of those of ``message_ids`` that exist."""
+def message_marks(
+    raw: sqlite3.Connection, message_ids: Sequence[str], chars: int
+) -> dict[str, MessageMark]:
+    """Role, time and the first ``chars`` characters of those of ``message_ids`` that exist."""
     rows = raw.execute(
         "SELECT id, role, substr(content, 1, ?) AS text, created_at FROM messages "
         "WHERE id IN (SELECT value FROM json_each(?))",
-        (SNIPPET_CHARS, json.dumps(list(message_ids))),
+        (chars, json.dumps(list(message_ids))),
     ).fetchall()
     return {row["id"]: record_from_row(MessageMark, row) for row in rows}

@@ -1,25 +1,24 @@
-"""Raw-message search (spec §6.6): BM25 over sealed L5 messages, FTS5 only as a pre-filter.
+"""Raw-message search's reads (spec §6.6): candidates with their indexed tokens, and hits.
 
-The ranked corpus is the set of sealed messages in scope that share a token with the
-query, whether FTS5 finds them or a scan does, so both paths give the same order. At scale
-FTS5 returns only the best ``candidate_limit`` of them, matched on the query's rarest
-terms (``search_index.prefilter``) so that common words cost nothing. An answer composed
-from memory scores ``ECHO_WEIGHT`` of its BM25: it ranks below the statement it repeats.
+The candidates are the sealed messages in scope that share a token with the query,
+whether FTS5 finds them or a scan does, so both paths give the same ranked corpus. At scale
+FTS5 returns only the best ``cap`` of them, matched on the query's rarest terms
+(``search_index.prefilter``) so that common words cost nothing. Ranking them is
+``retrieval.raw_rank``'s.
 """
 
 import json
 import sqlite3
+from collections.abc import Sequence
 
 from ..clock import parse_iso
-from ..retrieval.bm25 import bm25_rank
 from ..retrieval.hits import HitMessage, RawHit
-from ..text.search_terms import fts_document, fts_encode, tokenize
+from ..retrieval.storage import SealedMatch
+from ..text.search_terms import fts_document, fts_encode
 from .search_index import has_index, prefilter
 
 IMPORT_THREAD_PREFIX = "external-import:"
 
-MAX_CANDIDATES = 5000
-ECHO_WEIGHT = 0.5  # an answer composed from memory, against the statement it repeats
 _COLUMNS = (
     "SELECT m.pk, m.id, m.thread_id, m.block_id, m.position, m.role, m.content, m.created_at, "
     "b.sequence AS block_sequence, coalesce(b.start_turn, m.turn) AS start_turn, "
@@ -33,31 +32,7 @@ Letta file) is found through the events made from it, never as a raw hit, so it 
 outrank them and a forgotten event's words are not found through it."""
 
 
-def candidate_limit(limit: int) -> int:
-    return min(MAX_CANDIDATES, max(100, limit * 20))
-
-
-def search_raw(
-    raw: sqlite3.Connection,
-    namespace: str,
-    query: str,
-    limit: int = 6,
-    thread_id: str | None = None,
-) -> list[RawHit]:
-    """The best ``limit`` sealed messages for ``query``; no query token → no hits."""
-    tokens = tokenize(query)
-    if not tokens or limit < 1:
-        return []
-    found = sealed_candidates(raw, namespace, tokens, candidate_limit(limit), thread_id)
-    by_pk = {int(row["pk"]): row for row, _ in found}
-    terms = [fts_encode(token) for token in tokens]
-    scores = dict(bm25_rank(terms, {int(row["pk"]): doc for row, doc in found}))
-    scores = {pk: _demoted(score, by_pk[pk]) for pk, score in scores.items()}
-    ranked = sorted(scores, key=lambda pk: _order_key(scores[pk], by_pk[pk]))
-    return [_hit(raw, by_pk[pk], scores[pk]) for pk in ranked[:limit]]
-
-
-def hits_for(raw: sqlite3.Connection, scored: list[tuple[str, float]]) -> list[RawHit]:
+def hits_for(raw: sqlite3.Connection, scored: Sequence[tuple[str, float]]) -> list[RawHit]:
     """``RawHit``s for messages given as (id, score), in the order given; one still in an
     open tail has no block and its own turn as the range."""
     ids = [message_id for message_id, _ in scored]
@@ -73,10 +48,10 @@ def hits_for(raw: sqlite3.Connection, scored: list[tuple[str, float]]) -> list[R
 def sealed_candidates(
     raw: sqlite3.Connection,
     namespace: str,
-    tokens: list[str],
+    tokens: Sequence[str],
     cap: int,
     thread_id: str | None = None,
-) -> list[tuple[sqlite3.Row, list[str]]]:
+) -> list[SealedMatch]:
     """Sealed messages in scope sharing a token with the query, each with its FTS tokens.
 
     The tokens are ``fts_encode``d: read back from the index (no re-tokenising), or
@@ -84,7 +59,7 @@ def sealed_candidates(
     """
     scope, params = _scope(namespace, thread_id)
     if has_index(raw):
-        found = prefilter(raw, "message_fts", tokens)
+        found = prefilter(raw, "message_fts", list(tokens))
         if found is None:
             return []
         order = "f.rank" if found.ranked else "f.rowid DESC"
@@ -95,28 +70,28 @@ def sealed_candidates(
             f"WHERE message_fts MATCH ? AND {scope} ORDER BY {order} LIMIT ?",
             [found.match, *params, cap],
         )
-        return [(row, row["fts_tokens"].split()) for row in rows]
+        return [_match(row, row["fts_tokens"].split()) for row in rows]
     wanted = {fts_encode(token) for token in tokens}
     rows = fetch_rows(raw, f"{_COLUMNS} {_FROM} WHERE {scope}", params)
     docs = [(row, fts_document(row["content"]).split()) for row in rows]
-    return [(row, doc) for row, doc in docs if wanted.intersection(doc)]
+    return [_match(row, doc) for row, doc in docs if wanted.intersection(doc)]
+
+
+def _match(row: sqlite3.Row, tokens: list[str]) -> SealedMatch:
+    return SealedMatch(
+        row["id"],
+        row["created_at"],
+        int(row["block_sequence"]),
+        int(row["position"]),
+        bool(row["composed_from_memory"]),
+        tokens,
+    )
 
 
 def _scope(namespace: str, thread_id: str | None) -> tuple[str, list[object]]:
     if thread_id is None:
         return f"m.namespace = ? AND {NOT_IMPORT_SOURCE}", [namespace]
     return f"m.namespace = ? AND m.thread_id = ? AND {NOT_IMPORT_SOURCE}", [namespace, thread_id]
-
-
-def _demoted(score: float, row: sqlite3.Row) -> float:
-    """An answer composed from memory ranks below the words it repeats (still found)."""
-    return score * ECHO_WEIGHT if row["composed_from_memory"] else score
-
-
-def _order_key(score: float, row: sqlite3.Row) -> tuple[float, float, int, int, str]:
-    """Score desc, then createdAt desc, block sequence desc, position desc, id."""
-    moment = parse_iso(row["created_at"]).timestamp()
-    return (-score, -moment, -int(row["block_sequence"]), -int(row["position"]), row["id"])
 
 
 def _hit(raw: sqlite3.Connection, row: sqlite3.Row, score: float) -> RawHit:

@@ -1,12 +1,12 @@
-"""Rows for retrieval: raw-channel candidates and their context, BM25 statistics, blocks, dates.
+"""Rows for retrieval: raw-channel candidates and their context, BM25 counts, blocks, dates.
 
 The raw channel never loads a whole namespace when the FTS5 index exists: it takes the
 sealed messages that match a query term (best FTS rank first, capped), the thread
-neighbours their context votes need, and namespace-wide statistics aggregated inside
-SQLite; without FTS5 the same rows come from a scan. Token counts come from the index
-text, one encoded term a token. The other sessions' open tails, which the index does not
-hold, are read whole (they are short and few) and their statistics added. Each row also
-carries its speaker: the tokens of a leading ``Name:`` label, if any.
+neighbours their context votes need, and namespace-wide counts aggregated inside SQLite
+(``term_statistics``; token counts come from the index text, one encoded term a token);
+without FTS5 the same rows come from a scan. The other sessions' open tails, which the
+index does not hold, are read whole (they are short and few). Tokenising and scoring are
+``retrieval.raw_channel``'s.
 """
 
 import json
@@ -14,17 +14,9 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
-from ..clock import iso, parse_iso
-from ..retrieval.query import Window
-from ..retrieval.raw_channel import (
-    OPEN_TAIL,
-    ChannelDoc,
-    CorpusStats,
-    added_stats,
-    scan_stats,
-    speaker_label,
-)
-from ..text.search_terms import fts_match_any, tokenize
+from ..clock import parse_iso
+from ..retrieval.storage import OPEN_TAIL, ChannelMessage, ChannelQuery, ChannelRows, CorpusStats
+from ..text.search_terms import fts_match_any
 from .block_rows import OPEN_TAILS
 from .raw_search import NOT_IMPORT_SOURCE, fetch_rows
 from .search_index import FTS_TOKEN_COUNT, has_index
@@ -41,40 +33,27 @@ _TAILS = (  # an open tail is a block of its own, newer than every sealed one
 )
 
 
-def channel_rows(
-    raw: sqlite3.Connection,
-    namespace: str,
-    terms: Sequence[str],
-    cap: int,
-    reach: int,
-    weak: Sequence[str] = (),
-    weak_cap: int = 0,
-    current_thread: str | None = None,
-) -> tuple[list[ChannelDoc], CorpusStats]:
-    """Matching messages plus neighbours within ``reach``, the open tails, the statistics.
+def channel_rows(raw: sqlite3.Connection, namespace: str, query: ChannelQuery) -> ChannelRows:
+    """Matching messages plus neighbours within ``reach``, and the open tails.
 
     Up to ``cap`` sealed messages match ``terms`` and up to ``weak_cap`` more match ``weak``
     (a category's members), fetched apart so that weak terms never crowd the others out.
     Every thread's open tail but ``current_thread``'s (the asking session has its own in
-    view) is loaded whole. Statistics cover the terms that occur in the loaded messages
-    (no other term can score).
+    view) is loaded whole.
     """
-    if not has_index(raw):
-        return scan_rows(raw, namespace, [*terms, *weak], current_thread)
-    matched = _matching(raw, namespace, terms, cap)
-    seen = {doc.id for doc in matched}
-    matched += [doc for doc in _matching(raw, namespace, weak, weak_cap) if doc.id not in seen]
-    tails = tail_docs(raw, namespace, current_thread)
-    docs = matched + _neighbours(raw, namespace, matched, reach) + tails
-    loaded = {token for doc in docs for token in doc.tokens}
-    present = [term for term in dict.fromkeys([*terms, *weak]) if term in loaded]
-    sealed = _index_stats(raw, namespace, present, {d.block_id for d in matched})
-    return docs, added_stats(sealed, scan_stats(tails, present))
+    tails = tail_messages(raw, namespace, query.current_thread)
+    if query.scan or not has_index(raw):
+        return ChannelRows(scan_messages(raw, namespace), [], tails, False)
+    matched = _matching(raw, namespace, query.terms, query.cap)
+    seen = {message.id for message in matched}
+    weak = _matching(raw, namespace, query.weak, query.weak_cap)
+    matched += [message for message in weak if message.id not in seen]
+    return ChannelRows(matched, _neighbours(raw, namespace, matched, query.reach), tails, True)
 
 
 def _matching(
     raw: sqlite3.Connection, namespace: str, terms: Sequence[str], cap: int
-) -> list[ChannelDoc]:
+) -> list[ChannelMessage]:
     """Sealed messages holding any of ``terms``, best FTS5 rank first, at most ``cap``."""
     if not terms or cap < 1:
         return []
@@ -85,47 +64,37 @@ def _matching(
         "AND message_fts MATCH ? ORDER BY f.rank LIMIT ?",
         [namespace, fts_match_any(list(terms)), cap],
     )
-    return [_doc(row, tokenize(row["content"])) for row in rows]
+    return [_message(row) for row in rows]
 
 
-def scan_rows(
-    raw: sqlite3.Connection,
-    namespace: str,
-    terms: Sequence[str],
-    current_thread: str | None = None,
-) -> tuple[list[ChannelDoc], CorpusStats]:
-    """Every sealed message of the namespace and the open tails but ``current_thread``'s,
-    tokenized here (no index, or as a reference)."""
+def scan_messages(raw: sqlite3.Connection, namespace: str) -> list[ChannelMessage]:
+    """Every sealed message of the namespace (no index, or as a reference)."""
     rows = fetch_rows(raw, f"SELECT {_COLUMNS}, m.content FROM messages m {_SEALED}", [namespace])
-    docs = [_doc(row, tokenize(row["content"])) for row in rows]
-    docs += tail_docs(raw, namespace, current_thread)
-    return docs, scan_stats(docs, terms)
+    return [_message(row) for row in rows]
 
 
-def tail_docs(
+def tail_messages(
     raw: sqlite3.Connection, namespace: str, current_thread: str | None
-) -> list[ChannelDoc]:
-    """The open-tail messages of every thread but ``current_thread``, tokenized here."""
-    rows = fetch_rows(raw, _TAILS, [namespace, current_thread])
-    return [_doc(row, tokenize(row["content"])) for row in rows]
+) -> list[ChannelMessage]:
+    """The open-tail messages of every thread but ``current_thread``."""
+    return [_message(row) for row in fetch_rows(raw, _TAILS, [namespace, current_thread])]
 
 
-def _doc(row: sqlite3.Row, tokens: list[str]) -> ChannelDoc:
-    return ChannelDoc(
+def _message(row: sqlite3.Row) -> ChannelMessage:
+    return ChannelMessage(
         row["id"],
         row["thread_id"],
         row["block_id"],
         int(row["position"]),
         int(row["block_sequence"]),
-        tokens,
-        tuple(tokenize(speaker_label(row["content"]))),
+        row["content"],
         bool(row["composed_from_memory"]),
     )
 
 
 def _neighbours(
-    raw: sqlite3.Connection, namespace: str, matched: Sequence[ChannelDoc], reach: int
-) -> list[ChannelDoc]:
+    raw: sqlite3.Connection, namespace: str, matched: Sequence[ChannelMessage], reach: int
+) -> list[ChannelMessage]:
     """Sealed messages within ``reach`` positions of a match in its thread, not matched."""
     seen = {(d.thread_id, d.position) for d in matched}
     wanted = {
@@ -147,12 +116,13 @@ def _neighbours(
             [namespace, thread_id, json.dumps(positions)],
         )
     ]
-    return [_doc(row, tokenize(row["content"])) for row in rows]
+    return [_message(row) for row in rows]
 
 
-def _index_stats(
-    raw: sqlite3.Connection, namespace: str, terms: list[str], blocks: set[str]
+def term_statistics(
+    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], blocks: Sequence[str]
 ) -> CorpusStats:
+    """Index-wide counts of the namespace's sealed text, per term, and ``blocks``' lengths."""
     row = raw.execute(
         "SELECT messages, tokens, blocks FROM message_index_stats WHERE namespace = ?",
         (namespace,),
@@ -180,7 +150,7 @@ def _frequencies(raw: sqlite3.Connection, namespace: str, term: str) -> tuple[in
     return int(row[0]), int(row[1])
 
 
-def _block_lengths(raw: sqlite3.Connection, blocks: set[str]) -> dict[str, int]:
+def _block_lengths(raw: sqlite3.Connection, blocks: Sequence[str]) -> dict[str, int]:
     rows = raw.execute(
         f"SELECT m.block_id, sum({FTS_TOKEN_COUNT}) FROM json_each(?) j "
         "JOIN messages m ON m.block_id = j.value JOIN message_fts f ON f.rowid = m.fts_rowid "
@@ -205,24 +175,26 @@ def latest_message_time(raw: sqlite3.Connection, namespace: str) -> datetime | N
     return parse_iso(row[0]) if row and row[0] else None
 
 
-def dated_messages(
-    raw: sqlite3.Connection, namespace: str, windows: Sequence[Window]
-) -> tuple[set[str], set[str]]:
-    """(messages created in a window, open tails' too, messages cited by an event happened
-    in one)."""
+def created_between(
+    raw: sqlite3.Connection, namespace: str, spans: Sequence[tuple[str, str]]
+) -> set[str]:
+    """Messages (open tails' too) created within any (start, end) span, inclusive."""
     created: set[str] = set()
-    for window in windows:
+    for start, end in spans:
         created.update(
             row[0]
             for row in raw.execute(
                 "SELECT id FROM messages WHERE namespace = ? AND created_at BETWEEN ? AND ?",
-                (namespace, iso(window.start), iso(window.end)),
+                (namespace, start, end),
             )
         )
-    return created, _happened_in(raw, namespace, windows)
+    return created
 
 
-def _happened_in(raw: sqlite3.Connection, namespace: str, windows: Sequence[Window]) -> set[str]:
+def happened_ranges(
+    raw: sqlite3.Connection, namespace: str
+) -> list[tuple[str, str | None, str | None]]:
+    """(id, happened start, happened end) of the visible events that give either."""
     rows = raw.execute(
         "SELECT e.id, json_extract(e.temporal_json, '$.happened_start'), "
         "json_extract(e.temporal_json, '$.happened_end') FROM events e "
@@ -231,17 +203,17 @@ def _happened_in(raw: sqlite3.Connection, namespace: str, windows: Sequence[Wind
         "json_extract(e.temporal_json, '$.happened_end')) IS NOT NULL",
         (namespace,),
     ).fetchall()
-    events = [
-        event_id
-        for event_id, start, end in rows
-        if any(w.overlaps(parse_iso(start or end), parse_iso(end or start)) for w in windows)
-    ]
+    return [(event_id, start, end) for event_id, start, end in rows]
+
+
+def event_messages(raw: sqlite3.Connection, event_ids: Sequence[str]) -> set[str]:
+    """The messages these events cite."""
     return {
         row[0]
         for row in raw.execute(
             "SELECT message_id FROM event_sources "
             "WHERE event_id IN (SELECT value FROM json_each(?))",
-            (json.dumps(events),),
+            (json.dumps(list(event_ids)),),
         )
     }
 

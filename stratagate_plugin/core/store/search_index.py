@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..events.cards import event_search_text
-from ..events.ranking import FIELD_WEIGHTS, Document, counted_document, event_fields
+from ..events.ranking import FIELD_WEIGHTS, counted_document, event_fields
+from ..events.storage import Document, DocumentFields
 from ..retrieval.bm25 import weighted_tokens
 from ..text.search_terms import TOKENIZER_VERSION, fts_document, fts_match_any
 
@@ -154,14 +155,19 @@ def recount_index_stats(raw: sqlite3.Connection) -> None:
     )
 
 
-def event_row_text(row: sqlite3.Row) -> str:
-    return event_search_text(
+def document_fields(row: sqlite3.Row) -> DocumentFields:
+    """The searchable fields of an events row (title, summary, tags, quotes, temporal)."""
+    return DocumentFields(
         row["title"],
         row["summary"],
         json.loads(row["tags_json"]),
         json.loads(row["quotes_json"]),
         json.loads(row["temporal_json"]),
     )
+
+
+def event_row_text(row: sqlite3.Row) -> str:
+    return event_search_text(*document_fields(row))
 
 
 def index_event(raw: sqlite3.Connection, pk: int, text: str) -> None:
@@ -204,14 +210,7 @@ def document_stamp(updated_at: str) -> str:
 
 def row_document(row: sqlite3.Row) -> Document:
     """The weighted BM25 document (token counts, length) of an events row."""
-    fields = event_fields(
-        row["title"],
-        row["summary"],
-        json.loads(row["tags_json"]),
-        json.loads(row["quotes_json"]),
-        json.loads(row["temporal_json"]),
-    )
-    return counted_document(weighted_tokens(fields))
+    return counted_document(weighted_tokens(event_fields(*document_fields(row))))
 
 
 def prefilter(raw: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Prefilter | None:

@@ -4,21 +4,27 @@ capability; each runs its reads and writes through ``Database`` (one connection'
 
 from ...curation.storage import CurationStorage
 from ...derivation.storage import DerivationStorage
+from ...events.storage import EventsStorage
+from ...gate.storage import GateStorage
 from ...graph.storage import GraphStorage
 from ...importer.storage import ImportsStorage
 from ...profile.storage import ProfileStorage
 from ...purge.storage import PurgeStorage
 from ...remember.storage import RememberStorage
+from ...retrieval.storage import RetrievalStorage
 from ...timeline.storage import TimelineStorage
 from ...topics.storage import TopicsStorage
 from ..db import Database
 from .curation import SqliteCurationStorage
 from .derivation import SqliteDerivationStorage
+from .events import SqliteEventsStorage
+from .gate import SqliteGateStorage
 from .graph import SqliteGraphStorage
 from .imports import SqliteImportsStorage
 from .profile import SqliteProfileStorage
 from .purge import SqlitePurgeStorage
 from .remember import SqliteRememberStorage
+from .retrieval import SqliteRetrievalStorage
 from .timeline import SqliteTimelineStorage
 from .topics import SqliteTopicsStorage
 
@@ -31,6 +37,9 @@ class SqliteStorage:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.timeline: TimelineStorage = SqliteTimelineStorage(db)
+        self.events: EventsStorage = SqliteEventsStorage(db)
+        self.retrieval: RetrievalStorage = SqliteRetrievalStorage(db)
+        self.gate: GateStorage = SqliteGateStorage(db)
         self.profile: ProfileStorage = SqliteProfileStorage(db)
         self.graph: GraphStorage = SqliteGraphStorage(db)
         self.topics: TopicsStorage = SqliteTopicsStorage(db)

@@ -3,13 +3,14 @@
 result, each operation one ``Database`` read or write unit.
 
 The relevant events of an extraction's timeline are still found with the events
-capability's ranked search (``events.service.search_in``, on the database thread) until
-the events contract offers it as an operation.
+capability's ranked search (``events.search.page_hits`` over the events store's candidates,
+on the database thread) until the events contract offers it as an operation.
 """
 
 import sqlite3
 from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 
 from ...clock import iso
 from ...derivation.storage import (
@@ -24,7 +25,7 @@ from ...derivation.storage import (
 from ...errors import InvalidInput
 from ...events.cards import EventCard
 from ...events.ranking import EventSearch
-from ...events.service import POOLS, search_in
+from ...events.search import POOLS, candidate_query, page_hits
 from ...llm.tasks import BlockSummary
 from ...records import Block, Job, Message
 from .. import (
@@ -40,6 +41,7 @@ from .. import (
 from ..db import Database
 from ..import_batch_rows import remove_events
 from ..sealing import EXTRACTION_JOB, SUMMARY_JOB, enqueue_job
+from .events import candidates_in, visible_cards_in
 
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
 NEIGHBOURS = 8  # per pool, the live events a committed card is compared with (FTS5's best)
@@ -197,7 +199,9 @@ def _extraction_input(
     found: list[EventCard] = []
     if words := ask.tokens(block):
         request = EventSearch(words, limit=ask.relevant)
-        found = [hit.card for hit in search_in(raw, block.namespace, request)]
+        found_rows = candidates_in(raw, block.namespace, candidate_query(request))
+        read = partial(visible_cards_in, raw, block.namespace)
+        found = [hit.card for hit in page_hits(found_rows, request, read)]
     latest = event_rows.recent_events(raw, block.namespace, ask.recent)
     timeline = {card.id: card for card in [*found, *latest]}.values()
     mine = [card for card in timeline if card.source_block_id != block.id]

@@ -7,12 +7,10 @@ from typing import TypeVar
 
 from ...clock import iso
 from ...events.cards import EventCard
-from ...graph.search import GraphHit, candidate_cap, search_nodes
 from ...graph.shapes import Believed, FactValue, Known, normalise_key
 from ...graph.storage import CurrentFact, GraphTransaction, ProjectionBatch, Stated, Written
 from ...graph.views import Moment, NodeView, assemble
 from ...records import Job
-from ...text.search_terms import query_tokens
 from .. import derivation_marks, event_rows, graph_jobs, graph_reads, jobs
 from .. import graph_writes as writes
 from ..db import Database
@@ -77,15 +75,12 @@ def search_views(
     return graph_reads.with_fields_sources(raw, _views(raw, ids, when))
 
 
-def search_graph_in(
-    raw: sqlite3.Connection, namespace: str, query: str, limit: int, when: Moment
-) -> list[GraphHit]:
-    """§6.5 inside a caller's read (retrieval's recall and fusion channel read graph hits
-    in the same read as their other channels): the candidates ranked by ``graph.search``.
-    It moves behind retrieval's own storage operation when retrieval gets its contract."""
-    terms = query_tokens(query)
-    found = _views(raw, graph_reads.candidates(raw, namespace, terms, candidate_cap(limit)), when)
-    return search_nodes(terms, found, limit)
+def candidate_views(
+    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], cap: int, when: Moment
+) -> list[NodeView]:
+    """Up to ``cap`` nodes sharing ``terms`` as views at ``when``, inside a caller's read
+    (retrieval reads graph views in the same read as its other channels)."""
+    return _views(raw, graph_reads.candidates(raw, namespace, terms, cap), when)
 
 
 def _batch(

@@ -1,0 +1,198 @@
+"""What raw search, fused retrieval and automatic recall need from storage (the contract
+a database implements).
+
+The store hands back candidates, their text and the counts BM25 needs ("messages holding
+these terms", "their thread neighbours", "document frequencies of these terms"); tokenising
+a message's speaker, scoring and ranking stay in ``raw_channel``, ``fused`` and
+``raw_rank`` so an impact index (issue #29) can implement the same operations.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import NamedTuple, Protocol, TypeVar
+
+from ..events.cards import EventCard, EventStatus
+from ..events.storage import EventsReader
+from ..graph.views import Moment, NodeView
+from ..llm.tasks import Criticality
+from ..records import Message
+from .hits import RawHit
+
+T = TypeVar("T")
+
+__all__ = [
+    "OPEN_TAIL",
+    "BypassRow",
+    "ChannelMessage",
+    "ChannelQuery",
+    "ChannelRows",
+    "CorpusStats",
+    "RetrievalReader",
+    "RetrievalStorage",
+    "SealedMatch",
+]
+
+
+OPEN_TAIL = "open-tail"
+"""Stands for the block of a message still in an open tail (a raw ref's block, too)."""
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """BM25 statistics of a namespace's searched messages and of their blocks."""
+
+    messages: int
+    message_tokens: int
+    blocks: int
+    message_df: dict[str, int] = field(default_factory=dict)
+    block_df: dict[str, int] = field(default_factory=dict)
+    block_lengths: dict[str, int] = field(default_factory=dict)
+
+
+class SealedMatch(NamedTuple):
+    """A sealed message sharing a term with the query, with its indexed (encoded) tokens."""
+
+    id: str
+    created_at: str
+    block_sequence: int
+    position: int
+    composed_from_memory: bool
+    tokens: list[str]
+
+
+class ChannelMessage(NamedTuple):
+    """A message for the raw channel (an open tail's ``block_id`` is ``OPEN_TAIL:<thread>``
+    and its ``block_sequence`` newer than every sealed block's)."""
+
+    id: str
+    thread_id: str
+    block_id: str
+    position: int
+    block_sequence: int
+    content: str
+    composed_from_memory: bool
+
+
+@dataclass(frozen=True)
+class ChannelQuery:
+    """Up to ``cap`` sealed messages holding a term and up to ``weak_cap`` more holding a
+    weak term, fetched apart; their neighbours within ``reach``; every open tail but
+    ``current_thread``'s. ``scan`` (or no index) reads every sealed message instead."""
+
+    terms: tuple[str, ...]
+    cap: int
+    reach: int
+    weak: tuple[str, ...] = ()
+    weak_cap: int = 0
+    current_thread: str | None = None
+    scan: bool = False
+
+
+class ChannelRows(NamedTuple):
+    matched: list[ChannelMessage]
+    """Best index rank first (strong terms, then weak ones not already matched); when
+    ``indexed`` is false, every sealed message of the space in table order."""
+    neighbours: list[ChannelMessage]
+    tails: list[ChannelMessage]
+    indexed: bool
+
+
+class BypassRow(NamedTuple):
+    """What a pinned or safety event's weight is computed from (no card built)."""
+
+    id: str
+    last_adopted_turn: int
+    mention_count: int
+    criticality: Criticality
+    pinned: bool
+    forced_cap: float | None
+    status: EventStatus
+    floor_weight: float | None
+    updated_at: str
+
+
+class RetrievalReader(EventsReader, Protocol):
+    """Reads inside one consistent read (synchronous, on the database's own thread): the
+    raw channel's messages with their statistics, a block channel, graph lines, recall's
+    bypass, each decided over one snapshot."""
+
+    def channel_messages(self, namespace: str, query: ChannelQuery) -> ChannelRows:
+        """The raw channel's messages for ``query``."""
+        ...
+
+    def term_statistics(
+        self, namespace: str, terms: Sequence[str], blocks: Sequence[str]
+    ) -> CorpusStats:
+        """Index-wide counts of the space's sealed text: messages, tokens, blocks, the
+        message and block frequency of each term, the token length of ``blocks``."""
+        ...
+
+    def block_texts(self, message_ids: Sequence[str]) -> dict[str, str]:
+        """L0–L2 text of the ready blocks holding these messages, by block id."""
+        ...
+
+    def block_messages(self, block_id: str) -> list[tuple[str, str]]:
+        """(id, content) of the block's messages in position order."""
+        ...
+
+    def graph_views(
+        self, namespace: str, terms: Sequence[str], cap: int, when: Moment
+    ) -> list[NodeView]:
+        """Up to ``cap`` nodes sharing a term (most shared terms, then importance), as seen
+        at ``when``."""
+        ...
+
+    def cited_messages(self, namespace: str, event_ids: Sequence[str]) -> list[str]:
+        """Messages the visible events cite, event by event in the order given, once each."""
+        ...
+
+    def from_thread(self, event_ids: Sequence[str], thread_id: str) -> set[str]:
+        """Those events whose source block or a source message is in ``thread_id``."""
+        ...
+
+    def created_between(self, namespace: str, spans: Sequence[tuple[str, str]]) -> set[str]:
+        """Messages (open tails' too) created within any (start, end) span, inclusive."""
+        ...
+
+    def happened_ranges(self, namespace: str) -> list[tuple[str, str | None, str | None]]:
+        """(id, start, end) of when each visible event that gives either happened."""
+        ...
+
+    def event_messages(self, event_ids: Sequence[str]) -> set[str]:
+        """The messages these events cite."""
+        ...
+
+    def bypass(self, namespace: str) -> tuple[int, list[BypassRow]]:
+        """The space's current turn and its visible pinned or safety events."""
+        ...
+
+    def card(self, event_id: str) -> EventCard:
+        """The card whatever its status; ``NotFound`` if unknown."""
+        ...
+
+
+class RetrievalStorage(Protocol):
+    async def read(self, work: Callable[[RetrievalReader], T]) -> T:
+        """``work`` run in one consistent read."""
+        ...
+
+    async def sealed_matches(
+        self, namespace: str, tokens: Sequence[str], cap: int, thread_id: str | None
+    ) -> list[SealedMatch]:
+        """Sealed messages in scope (not an import's source) sharing a token: with an index,
+        the best ``cap`` on the rarest terms (newest first when over budget); else all."""
+        ...
+
+    async def raw_hits(self, scored: Sequence[tuple[str, float]]) -> list[RawHit]:
+        """Hits with thread neighbours for (message id, score), in the order given; unknown
+        ids are left out."""
+        ...
+
+    async def latest_message_time(self, namespace: str) -> datetime | None:
+        """When the space's newest message was created; ``None`` for an empty space."""
+        ...
+
+    async def tails(self, namespace: str, thread_id: str) -> tuple[list[Message], list[Message]]:
+        """(``thread_id``'s open tail, every other thread's) by thread and position."""
+        ...

@@ -1,0 +1,123 @@
+"""The retrieval capability's storage contract (``core/retrieval/storage.py``) on SQLite."""
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TypeVar
+
+from ...events.cards import EventCard
+from ...graph.views import Moment, NodeView
+from ...records import Message
+from ...retrieval.hits import RawHit
+from ...retrieval.storage import (
+    BypassRow,
+    ChannelQuery,
+    ChannelRows,
+    CorpusStats,
+    RetrievalReader,
+    SealedMatch,
+)
+from .. import block_rows, event_rows, graph_reads, raw_search, retrieval_rows
+from .. import event_search_rows as event_reads
+from ..db import Database
+from .events import SqliteEventsReader
+from .graph import candidate_views
+
+T = TypeVar("T")
+
+
+class SqliteRetrievalReader(SqliteEventsReader):
+    """``RetrievalReader`` over the connection of one ``Database.read``."""
+
+    def channel_messages(self, namespace: str, query: ChannelQuery) -> ChannelRows:
+        return retrieval_rows.channel_rows(self.raw, namespace, query)
+
+    def term_statistics(
+        self, namespace: str, terms: Sequence[str], blocks: Sequence[str]
+    ) -> CorpusStats:
+        return retrieval_rows.term_statistics(self.raw, namespace, terms, blocks)
+
+    def block_texts(self, message_ids: Sequence[str]) -> dict[str, str]:
+        return retrieval_rows.ready_block_texts(self.raw, message_ids)
+
+    def block_messages(self, block_id: str) -> list[tuple[str, str]]:
+        return retrieval_rows.block_message_texts(self.raw, block_id)
+
+    def graph_views(
+        self, namespace: str, terms: Sequence[str], cap: int, when: Moment
+    ) -> list[NodeView]:
+        return _graph_views(self.raw, namespace, terms, cap, when)
+
+    def cited_messages(self, namespace: str, event_ids: Sequence[str]) -> list[str]:
+        return graph_reads.cited_messages(self.raw, namespace, event_ids)
+
+    def from_thread(self, event_ids: Sequence[str], thread_id: str) -> set[str]:
+        return event_reads.events_from_thread(self.raw, event_ids, thread_id)
+
+    def created_between(self, namespace: str, spans: Sequence[tuple[str, str]]) -> set[str]:
+        return retrieval_rows.created_between(self.raw, namespace, spans)
+
+    def happened_ranges(self, namespace: str) -> list[tuple[str, str | None, str | None]]:
+        return retrieval_rows.happened_ranges(self.raw, namespace)
+
+    def event_messages(self, event_ids: Sequence[str]) -> set[str]:
+        return retrieval_rows.event_messages(self.raw, event_ids)
+
+    def bypass(self, namespace: str) -> tuple[int, list[BypassRow]]:
+        return _bypass(self.raw, namespace)
+
+    def card(self, event_id: str) -> EventCard:
+        return event_rows.get_event(self.raw, event_id)
+
+
+class SqliteRetrievalStorage:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def read(self, work: Callable[[RetrievalReader], T]) -> T:
+        return await self.db.read(lambda raw: work(SqliteRetrievalReader(raw)))
+
+    async def sealed_matches(
+        self, namespace: str, tokens: Sequence[str], cap: int, thread_id: str | None
+    ) -> list[SealedMatch]:
+        return await self.db.read(
+            lambda raw: raw_search.sealed_candidates(raw, namespace, tokens, cap, thread_id)
+        )
+
+    async def raw_hits(self, scored: Sequence[tuple[str, float]]) -> list[RawHit]:
+        return await self.db.read(lambda raw: raw_search.hits_for(raw, scored))
+
+    async def latest_message_time(self, namespace: str) -> datetime | None:
+        return await self.db.read(lambda raw: retrieval_rows.latest_message_time(raw, namespace))
+
+    async def tails(self, namespace: str, thread_id: str) -> tuple[list[Message], list[Message]]:
+        return await self.db.read(
+            lambda raw: (
+                block_rows.open_tail(raw, namespace, thread_id),
+                block_rows.open_tails(raw, namespace, thread_id),
+            )
+        )
+
+
+def _graph_views(
+    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], cap: int, when: Moment
+) -> list[NodeView]:
+    return candidate_views(raw, namespace, terms, cap, when)
+
+
+def _bypass(raw: sqlite3.Connection, namespace: str) -> tuple[int, list[BypassRow]]:
+    found = [
+        BypassRow(
+            row["id"],
+            row["last_adopted_turn"],
+            row["mention_count"],
+            row["criticality"],
+            bool(row["pinned"]),
+            row["forced_cap"],
+            row["status"],
+            row["floor_weight"],
+            row["updated_at"],
+        )
+        for row in event_reads.bypass_rows(raw, namespace)
+    ]
+    return event_reads.current_turn(raw, namespace), found
