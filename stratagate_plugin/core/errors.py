@@ -27,6 +27,15 @@ class SchemaTooNew(StrataGateError):
     """The database was written by a newer StrataGate than this one."""
 
 
+class StorageError(StrataGateError):
+    """The database cannot be used as it is: the message says which database and why."""
+
+
+class StorageBusy(StorageError):
+    """Another process held the write lock past the busy timeout: a moment's contention, so a
+    background job hands its work back instead of counting a failed attempt."""
+
+
 class BlockNotReady(StrataGateError):
     """The operation needs a ready block (derived L0–L2, extraction finished)."""
 

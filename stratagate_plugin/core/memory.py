@@ -12,6 +12,7 @@ from .blocks.service import BlocksService
 from .config import MemoryConfig
 from .curation.service import CurationService
 from .derivation.service import DerivationService
+from .errors import StorageError
 from .events.service import EventsService
 from .gate.service import GateService
 from .graph.service import GraphService
@@ -26,7 +27,6 @@ from .retrieval.service import RetrievalService
 from .service_base import EngineParts, SharedParts
 from .spaces.service import SpacesService
 from .store import Database, default_database_path
-from .store.health import StorageError
 from .store.sqlite import SqliteStorage
 from .timeline.service import TimelineService
 from .topics.service import TopicsService

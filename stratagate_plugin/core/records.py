@@ -12,6 +12,12 @@ ProcessingStatus = Literal["pending", "ready"]
 LiftSource = Literal["user", "agent"]
 JobStatus = Literal["pending", "running", "succeeded", "skipped", "failed"]
 
+SUMMARY_JOB = "block_summary"
+EXTRACTION_JOB = "event_extraction"  # queued by derivation once the summary is in
+GRAPH_JOB = "graph_projection"
+TOPIC_JOB = "topic_projection"
+"""The kinds of background job (``Job.kind``): named once, for the store and the services."""
+
 
 class ToolTrace(BaseModel):
     """One tool call attached to a message: name, raw arguments, raw result."""

@@ -21,17 +21,13 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..clock import utc_now
-from ..errors import StrataGateError
+from ..errors import StorageBusy, StrataGateError
 from ..events.source_check import SourceDrops
 from ..graph.service import Projector
 from ..llm.base import ModelError, StructuredModel
 from ..llm.tasks import EventCardDraft
-from ..records import Block, Job
+from ..records import EXTRACTION_JOB, GRAPH_JOB, SUMMARY_JOB, TOPIC_JOB, Block, Job
 from ..service_base import EngineParts, ServiceBase
-from ..store.graph_jobs import GRAPH_JOB
-from ..store.health import StorageBusy
-from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB
-from ..store.topic_jobs import TOPIC_JOB
 from .blocks.service import LOST, BlockJobs
 from .fallback import DerivationFailed, fallback_for
 from .input import DERIVE_TEXT_LIMIT

@@ -14,12 +14,10 @@ from pydantic import ValidationError
 from ..clock import utc_now
 from ..config import MemoryConfig
 from ..errors import InvalidInput, NotFound, validation_problems
-from ..records import Job
+from ..records import EXTRACTION_JOB, SUMMARY_JOB, TOPIC_JOB, Job
 from ..service_base import ServiceBase
 from ..store import overview_rows as rows
 from ..store.jobs import MAX_ATTEMPTS
-from ..store.sealing import EXTRACTION_JOB, SUMMARY_JOB
-from ..store.topic_jobs import TOPIC_JOB
 from .rules import AuditEntry, JobFilter, Page, SpaceCounts, Stage, job_status, stages
 
 STAGES = (("summaries", SUMMARY_JOB), ("extraction", EXTRACTION_JOB))

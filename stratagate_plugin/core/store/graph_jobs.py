@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 from ..graph.shapes import PROJECTOR_VERSION
 from ..ids import new_id
+from ..records import GRAPH_JOB as GRAPH_JOB
 from .rows import dump_json
 from .sealing import enqueue_job
 
-GRAPH_JOB = "graph_projection"
 BATCH_SIZE = 8
 CONVERSATION_PRIORITY, AGENT_PRIORITY = 1000, 2000
 CLAIM_ORDER = (

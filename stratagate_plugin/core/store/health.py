@@ -14,22 +14,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
-from ..errors import StrataGateError
+from ..errors import StorageBusy as StorageBusy
+from ..errors import StorageError as StorageError
 from .migrations import migrate
 from .search_index import ensure_index, register_functions
 
 T = TypeVar("T")
 BACKUPS_KEPT = 3
 BACKUP_EVERY = timedelta(hours=24)
-
-
-class StorageError(StrataGateError):
-    """The database file cannot be used as it is: the message says which file and why."""
-
-
-class StorageBusy(StorageError):
-    """Another process held the write lock past the busy timeout: a moment's contention, so a
-    background job hands its work back instead of counting a failed attempt."""
 
 
 def describe(path: Path, error: sqlite3.Error) -> StorageError:

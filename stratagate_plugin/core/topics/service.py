@@ -22,7 +22,7 @@ from typing import Any
 from ..clock import utc_now
 from ..derivation.fallback import OFFLINE_FALLBACK, error_line
 from ..derivation.lease import heartbeat, worker_id
-from ..errors import InvalidInput, StrataGateError
+from ..errors import InvalidInput, StorageBusy, StrataGateError
 from ..events.cards import EventCard
 from ..events.ranking import EventHit
 from ..events.service import EventsService
@@ -32,7 +32,6 @@ from ..llm.prompts import load_prompt
 from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
 from ..records import Job
 from ..service_base import EngineParts, ServiceBase
-from ..store.health import StorageBusy
 from . import budget, catalog, sync
 from .batches.service import LOST, commit, read_input
 from .batching import OUTPUT_TOKENS
