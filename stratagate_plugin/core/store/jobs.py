@@ -40,7 +40,8 @@ _UNFINISHED = (  # a job that failed for itself holds nothing back; one interrup
 )
 _WAITING = (  # from the space's unfinished jobs (few), those of earlier blocks or the next
     "EXISTS (SELECT 1 FROM blocks mine JOIN jobs other ON other.namespace = mine.namespace "
-    "AND other.kind IN ({marks}) JOIN blocks prior ON prior.id = other.target_id "
+    "AND other.status IN ('pending', 'running', 'failed') AND other.kind IN ({marks}) "
+    "JOIN blocks prior ON prior.id = other.target_id "
     "WHERE mine.id = due.target_id AND other.id != due.id AND "
     "(prior.sequence < mine.sequence OR (other.kind = ? AND prior.thread_id = mine.thread_id "
     "AND prior.thread_sequence BETWEEN mine.thread_sequence AND mine.thread_sequence + 1)) "
