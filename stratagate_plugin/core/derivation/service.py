@@ -42,6 +42,10 @@ from .workers import Pass, run_all
 __all__ = ["EXTRACTION_JOB", "LOST", "SUMMARY_JOB", "DerivationFailed", "RederiveReport"]
 
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
+# A claimable extraction goes before older summaries: extractions of a space form a chain
+# (space order), so starting each link as soon as it may shortens the pass; its result is
+# the same whenever it runs, since it waits for what it reads and nothing later commits.
+EXTRACTIONS_FIRST = f"kind != '{EXTRACTION_JOB}', created_at, id"
 log = logging.getLogger(__name__)
 
 
@@ -118,7 +122,7 @@ class Deriver:
             if self.derive:
                 found = jobs.claim_next(
                     raw, now, DERIVATION_JOBS, self.owner, self.lease,
-                    in_space_order=EXTRACTION_JOB,
+                    in_space_order=EXTRACTION_JOB, order=EXTRACTIONS_FIRST,
                 )  # fmt: skip
             return found or jobs.claim_next(
                 raw, now, (graph_jobs.GRAPH_JOB,), self.owner, self.lease,
