@@ -5,12 +5,13 @@ derived because the model failed, listed and run on the model again.
 A pass runs ``concurrency`` workers (``workers.py``), so that many model calls are in
 flight; the commits stay one at a time under the database's write lock. What each job
 does is ``blocks/service.py`` (summary, extraction) and the graph's ``Projector``. A
-block's extraction waits for every earlier block of its thread (``DerivationStorage.claim``'s
-thread order): its timeline then holds their events, as with one worker. Blocks of other
-threads run beside it and may miss each other's events (``docs/derivation-throughput.md``).
+block's extraction waits for every earlier block of its space, whatever the thread
+(``DerivationStorage.claim``'s space order): its timeline, restatements and supersede links are
+then those of one worker, whatever order the answers come in, so two runs over the same
+conversation derive the same memory. Summaries, graph projections and other spaces run
+side by side (``docs/derivation-throughput.md``).
 A model failure without a fallback records a failed attempt and never touches the block.
-Every read and write goes through ``DerivationStorage`` (``self.store``); the job kinds and
-``StorageBusy`` are still named by the store modules that define them.
+Every read and write goes through ``DerivationStorage`` (``self.store``).
 """
 
 import asyncio

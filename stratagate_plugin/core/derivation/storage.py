@@ -110,7 +110,8 @@ class Cards(NamedTuple):
 class DerivationStorage(Protocol):
     async def claim(self, now: datetime, owner: str, lease: timedelta, derive: bool) -> Job | None:
         """One transaction: expired leases taken back, then the first due summary or
-        extraction (an extraction only once its thread's earlier blocks are done) when
+        extraction (an extraction only once its space's earlier blocks are done, whatever
+        their thread, and before older summaries) when
         ``derive``, else (or when none is due) the first due graph job by priority; leased
         to ``owner`` until ``now + lease`` with one more attempt. None: nothing due."""
         ...

@@ -3,7 +3,7 @@
 Each worker claims a job, runs it and claims the next. A worker that finds nothing due
 does not leave while another worker of the pass still runs a job: that job's commit may
 queue one (a summary queues its extraction) or release one (an extraction waits for its
-thread's earlier blocks). The pass ends when no worker has a job and none is due. The
+space's earlier blocks). The pass ends when no worker has a job and none is due. The
 first worker to fail, or a cancellation of the pass (Ctrl-C, the plugin stopping), stops
 the others, and the pass returns only once each has given back the job it held.
 """

@@ -7,8 +7,9 @@ only a job whose lease ran out (its worker died or stalled) is taken back: it be
 failed, retryable at once while attempts remain. Every write of a result first checks the
 claim (``holds``): a worker whose job was taken back applies nothing.
 
-Several workers may claim at once; a kind claimed *in thread order* (event extraction,
-whose timeline holds the events of earlier blocks) waits for its thread's earlier blocks.
+Several workers may claim at once; a kind claimed *in space order* (event extraction, whose
+timeline and commit-time checks read the space's earlier events) waits for the space's
+earlier blocks, so what it derives does not depend on which worker was faster.
 """
 
 import sqlite3
@@ -37,12 +38,14 @@ _UNFINISHED = (  # a job that failed for itself holds nothing back; one interrup
     "(other.status IN ('pending', 'running') OR (other.status = 'failed' AND other.attempts < ? "
     "AND other.last_error = ?))"
 )
-_WAITING = (
-    "EXISTS (SELECT 1 FROM blocks mine JOIN blocks prior ON prior.namespace = mine.namespace "
-    "AND prior.thread_id = mine.thread_id AND prior.thread_sequence <= mine.thread_sequence + 1 "
-    "JOIN jobs other ON other.kind IN ({marks}) AND other.target_id = prior.id "
+_WAITING = (  # from the space's unfinished jobs (few), those of earlier blocks or the next
+    "EXISTS (SELECT 1 FROM blocks mine JOIN jobs other ON other.namespace = mine.namespace "
+    "AND other.status IN ('pending', 'running', 'failed') AND other.kind IN ({marks}) "
+    "JOIN blocks prior ON prior.id = other.target_id "
     "WHERE mine.id = due.target_id AND other.id != due.id AND "
-    f"(prior.thread_sequence < mine.thread_sequence OR other.kind = ?) AND {_UNFINISHED})"
+    "(prior.sequence < mine.sequence OR (other.kind = ? AND prior.thread_id = mine.thread_id "
+    "AND prior.thread_sequence BETWEEN mine.thread_sequence AND mine.thread_sequence + 1)) "
+    f"AND {_UNFINISHED})"
 )
 _RETRY = (
     "UPDATE jobs SET status = 'pending', attempts = 0, next_retry_at = NULL, updated_at = ? "
@@ -60,16 +63,19 @@ def claim_next(
     kinds: tuple[str, ...],
     owner: str,
     lease: timedelta,
-    in_thread_order: str | None = None,
+    in_space_order: str | None = None,
     order: str = "created_at, id",
 ) -> Job | None:
     """Lease the first due job in ``order`` (default: the oldest) to ``owner`` (one more
     attempt), expired leases taken back first.
 
-    A job of kind ``in_thread_order`` is due only once no job of an earlier block of its
-    thread is unfinished (pending, running, or interrupted with attempts left), nor the
-    summary of the next block: so it runs after its predecessors committed and sees its
-    neighbour's key points, as it would with one worker, however many claim at once. A job
+    A job of kind ``in_space_order`` is due only once no job of an earlier block of its
+    space (by the space's block sequence, any thread) is unfinished (pending, running, or
+    interrupted with attempts left), nor the summary of its thread's next block: so it runs
+    after its predecessors committed and sees its neighbour's key points, as it would with
+    one worker, however many claim at once and in whatever order their answers come. Its
+    timeline (the space's recent events), restatements and supersede links are then the
+    same on every run; other spaces and summaries still run side by side. A job
     that failed (the model's or the block's fault) holds nothing back: its retry may fail
     again, and the thread's later blocks would wait for all its attempts (issue 24).
     """
@@ -77,9 +83,9 @@ def claim_next(
     marks = ",".join("?" * len(kinds))
     sql = f"SELECT id FROM jobs AS due WHERE kind IN ({marks}) AND {_DUE}"
     params: list[object] = [*kinds, MAX_ATTEMPTS, iso(now)]
-    if in_thread_order is not None:
+    if in_space_order is not None:
         sql += f" AND (kind != ? OR NOT {_WAITING.format(marks=marks)})"
-        params += [in_thread_order, *kinds, SUMMARY_JOB, MAX_ATTEMPTS, INTERRUPTED]
+        params += [in_space_order, *kinds, SUMMARY_JOB, MAX_ATTEMPTS, INTERRUPTED]
     row = raw.execute(f"{sql} ORDER BY {order} LIMIT 1", params).fetchone()
     if row is None:
         return None

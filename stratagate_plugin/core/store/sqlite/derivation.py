@@ -159,12 +159,21 @@ class SqliteDerivationStorage:
         return await self.db.write(lambda raw: _replace(raw, block, summary, cards))
 
 
+EXTRACTIONS_FIRST = f"kind != '{EXTRACTION_JOB}', created_at, id"
+"""A claimable extraction goes before older summaries: extractions of a space form a chain
+(space order), so starting each link as soon as it may shortens the pass; its result is
+the same whenever it runs, since it waits for what it reads and nothing later commits."""
+
+
 def _claim(
     raw: sqlite3.Connection, now: datetime, owner: str, lease: timedelta, derive: bool
 ) -> Job | None:
     found = None
     if derive:
-        found = jobs.claim_next(raw, now, DERIVATION_JOBS, owner, lease, EXTRACTION_JOB)
+        found = jobs.claim_next(
+            raw, now, DERIVATION_JOBS, owner, lease,
+            in_space_order=EXTRACTION_JOB, order=EXTRACTIONS_FIRST,
+        )  # fmt: skip
     return found or jobs.claim_next(
         raw, now, (graph_jobs.GRAPH_JOB,), owner, lease, order=graph_jobs.CLAIM_ORDER
     )
