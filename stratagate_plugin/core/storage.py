@@ -8,6 +8,8 @@ implementation against these operations.
 
 from typing import Protocol
 
+from .blocks.storage import BlocksStorage
+from .spaces.storage import SpacesStorage
 from .timeline.storage import TimelineStorage
 
 __all__ = ["Storage"]
@@ -18,3 +20,9 @@ class Storage(Protocol):
 
     @property
     def timeline(self) -> TimelineStorage: ...
+
+    @property
+    def blocks(self) -> BlocksStorage: ...
+
+    @property
+    def spaces(self) -> SpacesStorage: ...

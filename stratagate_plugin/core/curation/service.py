@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from ..blocks.rules import render_level
-from ..blocks.service import block_view
+from ..blocks.views import block_view
 from ..clock import iso, utc_now
 from ..errors import InvalidInput, NotFound
 from ..events.cards import EventCard
@@ -189,7 +189,7 @@ def _block_details(raw: sqlite3.Connection, block_id: str) -> BlockDetails:
     block = block_rows.get_block(raw, block_id)
     messages = block_rows.block_messages(raw, block_id)
     return BlockDetails(
-        view=block_view(raw, block),
+        view=block_view(block_rows.block_parts(raw, block)),
         summaries={f"L{n}": render_level(block, n, messages) for n in (0, 1, 2)},
         messages=rows.message_cards(raw, [m.id for m in messages]),
         events=rows.block_event_briefs(raw, block_id),

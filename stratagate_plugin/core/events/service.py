@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ..blocks.service import block_view
+from ..blocks.views import block_view
 from ..clock import iso, parse_iso, to_utc, utc_now
 from ..errors import InvalidInput, NotFound
 from ..records import BlockView, Message
@@ -227,7 +227,9 @@ def blocks_report(
     raw: sqlite3.Connection, namespace: str, thread_id: str, scope: BlockScope
 ) -> BlocksReport:
     listed = block_rows.list_blocks(raw, namespace, thread_id if scope == "session" else None)
-    views = [block_view(raw, b) for b in listed if b.processing_status == "ready"]
+    views = [
+        block_view(block_rows.block_parts(raw, b)) for b in listed if b.processing_status == "ready"
+    ]
     total, thread_ids = rows.thread_status(raw, namespace)
     tail = rows.open_tail_count(raw, namespace, thread_id if scope == "session" else None)
     return BlocksReport(

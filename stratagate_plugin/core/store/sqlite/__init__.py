@@ -3,6 +3,8 @@ capability; each runs its reads and writes through ``Database`` (one connection'
 ``BEGIN IMMEDIATE`` units)."""
 
 from ..db import Database
+from .blocks import SqliteBlocksStorage
+from .spaces import SqliteSpacesStorage
 from .timeline import SqliteTimelineStorage
 
 __all__ = ["SqliteStorage"]
@@ -14,3 +16,5 @@ class SqliteStorage:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.timeline = SqliteTimelineStorage(db)
+        self.blocks = SqliteBlocksStorage(db)
+        self.spaces = SqliteSpacesStorage(db)
