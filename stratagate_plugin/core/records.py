@@ -130,6 +130,16 @@ class BlockMark(BaseModel):
     ready_at: UtcDatetime | None = None
 
 
+SUMMARY_JOB = "block_summary"
+"""The kind of job a sealed block queues: its summary (L0–L2)."""
+EXTRACTION_JOB = "event_extraction"
+"""The kind of job derivation queues once a block's summary is in: its events."""
+TOPIC_JOB = "topic_projection"
+"""The kind of job a batch of events queues for the topic catalog."""
+MAX_ATTEMPTS = 3
+"""How many times a job is tried before it stays failed (a manual retry starts again)."""
+
+
 class Job(BaseModel):
     id: str
     namespace: str

@@ -9,6 +9,7 @@ implementation against these operations.
 from typing import Protocol
 
 from .blocks.storage import BlocksStorage
+from .overview.storage import OverviewStorage
 from .spaces.storage import SpacesStorage
 from .timeline.storage import TimelineStorage
 
@@ -26,3 +27,6 @@ class Storage(Protocol):
 
     @property
     def spaces(self) -> SpacesStorage: ...
+
+    @property
+    def overview(self) -> OverviewStorage: ...

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from ..clock import iso
 from ..ids import new_id
+from ..records import TOPIC_JOB as TOPIC_JOB
 from ..records import Job
 from ..topics.budget import LEDGER_KEY
 from ..topics.model import PROJECTOR_VERSION
@@ -20,7 +21,6 @@ from . import jobs
 from .rows import job_from_row
 from .sealing import enqueue_job
 
-TOPIC_JOB = "topic_projection"
 _UNPLACED = (  # topic_spare rows no agent chapter holds: visible events in no chapter
     "FROM topic_spare s JOIN events e ON e.pk = s.event_pk WHERE s.namespace = ? AND "
     "s.agent_chapter = 0 AND NOT EXISTS (SELECT 1 FROM topic_queue q WHERE q.event_id = e.id)"

@@ -4,6 +4,7 @@ capability; each runs its reads and writes through ``Database`` (one connection'
 
 from ..db import Database
 from .blocks import SqliteBlocksStorage
+from .overview import SqliteOverviewStorage
 from .spaces import SqliteSpacesStorage
 from .timeline import SqliteTimelineStorage
 
@@ -18,3 +19,4 @@ class SqliteStorage:
         self.timeline = SqliteTimelineStorage(db)
         self.blocks = SqliteBlocksStorage(db)
         self.spaces = SqliteSpacesStorage(db)
+        self.overview = SqliteOverviewStorage(db)
