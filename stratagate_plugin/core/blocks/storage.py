@@ -103,7 +103,7 @@ class BlockParts(NamedTuple):
 
     block: Block
     messages: list[Message]
-    """Its L5 messages in order (never empty: a block without them is ``NotFound``)."""
+    """Its L5 messages in order (a block without any has no view: ``NotFound``)."""
     latest_ready: int
     """The thread's newest ready position (what ready blocks age against)."""
     decay_lambda: float
@@ -199,7 +199,8 @@ class BlocksStorage(Protocol):
         self, block_id: str, level_of: Callable[[BlockParts], int], source: LiftSource, now: str
     ) -> BlockParts:
         """One transaction: the ready block anchored at ``level_of(its parts)`` as of the
-        thread's newest ready position; ``BlockNotReady`` for a pending block."""
+        thread's newest ready position, its parts after; ``BlockNotReady`` for a pending
+        block, ``NotFound`` (nothing written) for an unknown one or one without messages."""
         ...
 
     async def conversations(self, namespace: str, limit: int) -> list[Conversation]:
