@@ -12,12 +12,6 @@ ProcessingStatus = Literal["pending", "ready"]
 LiftSource = Literal["user", "agent"]
 JobStatus = Literal["pending", "running", "succeeded", "skipped", "failed"]
 
-SUMMARY_JOB = "block_summary"
-EXTRACTION_JOB = "event_extraction"  # queued by derivation once the summary is in
-GRAPH_JOB = "graph_projection"
-TOPIC_JOB = "topic_projection"
-"""The kinds of background job (``Job.kind``): named once, for the store and the services."""
-
 
 class ToolTrace(BaseModel):
     """One tool call attached to a message: name, raw arguments, raw result."""
@@ -134,6 +128,18 @@ class BlockMark(BaseModel):
     title: str | None = None
     sealed_at: UtcDatetime
     ready_at: UtcDatetime | None = None
+
+
+SUMMARY_JOB = "block_summary"
+"""The kind of job a sealed block queues: its summary (L0–L2)."""
+EXTRACTION_JOB = "event_extraction"
+"""The kind of job derivation queues once a block's summary is in: its events."""
+TOPIC_JOB = "topic_projection"
+"""The kind of job a batch of events queues for the topic catalog."""
+GRAPH_JOB = "graph_projection"
+"""The kind of job a batch of events queues for the knowledge graph."""
+MAX_ATTEMPTS = 3
+"""How many times a job is tried before it stays failed (a manual retry starts again)."""
 
 
 class Job(BaseModel):

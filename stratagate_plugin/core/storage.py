@@ -8,16 +8,19 @@ implementation against these operations.
 
 from typing import Protocol
 
+from .blocks.storage import BlocksStorage
 from .curation.storage import CurationStorage
 from .derivation.storage import DerivationStorage
 from .events.storage import EventsStorage
 from .gate.storage import GateStorage
 from .graph.storage import GraphStorage
 from .importer.storage import ImportsStorage
+from .overview.storage import OverviewStorage
 from .profile.storage import ProfileStorage
 from .purge.storage import PurgeStorage
 from .remember.storage import RememberStorage
 from .retrieval.storage import RetrievalStorage
+from .spaces.storage import SpacesStorage
 from .timeline.storage import TimelineStorage
 from .topics.storage import TopicsStorage
 
@@ -28,6 +31,8 @@ class Storage(Protocol):
     """Every capability's storage operations, one attribute per capability."""
 
     timeline: TimelineStorage
+    spaces: SpacesStorage
+    blocks: BlocksStorage
     events: EventsStorage
     retrieval: RetrievalStorage
     gate: GateStorage
@@ -39,3 +44,4 @@ class Storage(Protocol):
     imports: ImportsStorage
     curation: CurationStorage
     purge: PurgeStorage
+    overview: OverviewStorage

@@ -8,15 +8,25 @@ were sealed after it, and the state of its derivation. The rules are the blocks'
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Literal
 
 from ..records import Block
 from . import rules as block_rules
+from .storage import Conversation, EventLink, OpenTail
 from .transcript import TranscriptMessage
 
 RailStatus = Literal["sealed", "deriving", "ready", "failed"]
 RAIL_PAGE = 40
+__all__ = [
+    "RAIL_PAGE",
+    "BlockRail",
+    "Conversation",
+    "EventLink",
+    "LevelSize",
+    "OpenTail",
+    "RailBlock",
+    "RailContext",
+]
 
 
 @dataclass(frozen=True)
@@ -29,13 +39,6 @@ class LevelSize:
 
 
 @dataclass(frozen=True)
-class EventLink:
-    id: str
-    title: str
-    status: str
-
-
-@dataclass(frozen=True)
 class RailBlock:
     block: Block
     status: RailStatus
@@ -44,28 +47,6 @@ class RailBlock:
     sizes: tuple[LevelSize, ...]
     events: tuple[EventLink, ...] = ()
     error: str | None = None
-
-
-@dataclass(frozen=True)
-class OpenTail:
-    """The thread's unsealed turns against the block size that seals them."""
-
-    turns: int
-    messages: int
-    capacity: int
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """One thread of a space as the selector lists it (its id is the host's session id)."""
-
-    thread_id: str
-    blocks: int
-    messages: int
-    turns: int
-    last_at: datetime | None
-    title: str = ""
-    """The conversation's title where it came with one (an imported chat history)."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The overview's shapes and rules (pure): a space's counts, each stage's state, pages.
 
-Counts are tallies the store reads from indexes (``store/overview_rows.py``); the rules
+Counts are tallies the storage reads from indexes (``OverviewStorage``); the rules
 here turn them into what the status page says: whether work is under way (the page then
 polls often), each derivation stage's state, and a tag that changes whenever a count does
 (the status panel's ETag, so an unchanged poll is a 304).

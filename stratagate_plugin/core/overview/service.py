@@ -14,11 +14,10 @@ from pydantic import ValidationError
 from ..clock import utc_now
 from ..config import MemoryConfig
 from ..errors import InvalidInput, NotFound, validation_problems
-from ..records import EXTRACTION_JOB, SUMMARY_JOB, TOPIC_JOB, Job
+from ..records import EXTRACTION_JOB, MAX_ATTEMPTS, SUMMARY_JOB, TOPIC_JOB, Job
 from ..service_base import ServiceBase
-from ..store import overview_rows as rows
-from ..store.jobs import MAX_ATTEMPTS
-from .rules import AuditEntry, JobFilter, Page, SpaceCounts, Stage, job_status, stages
+from .rules import AuditEntry, JobFilter, Page, SpaceCounts, Stage, audit_entry, job_status, stages
+from .storage import OverviewStorage
 
 STAGES = (("summaries", SUMMARY_JOB), ("extraction", EXTRACTION_JOB))
 TOPIC_STAGE = ("topics", TOPIC_JOB)
@@ -30,13 +29,19 @@ class OverviewService(ServiceBase):
     """What the memory page's status, jobs, audit, raw and settings views ask of the engine."""
 
     @property
+    def store(self) -> OverviewStorage:
+        return self.storage.overview
+
+    @property
     def database_path(self) -> Path:
+        """The open database's file (the settings page names it): the engine's, not the
+        storage contract's, since only a file-backed database has one."""
         return self.db.path
 
     async def space_counts(self, namespace: str) -> SpaceCounts:
         """Blocks, events and jobs of the space by state, messages, open-tail turns and
         the receipts that adopted an event: index reads only, cheap to poll."""
-        return await self.db.read(lambda raw: rows.space_counts(raw, namespace))
+        return SpaceCounts(**(await self.store.tallies(namespace))._asdict())
 
     def derivation_stages(self, counts: SpaceCounts) -> list[Stage]:
         """Short-term summaries (block summary jobs), then long-term extraction, then topic
@@ -49,27 +54,25 @@ class OverviewService(ServiceBase):
     ) -> Page[Job]:
         """The space's jobs in one state (or all), last changed first."""
         status = job_status(state)
-        found = await self.db.read(
-            lambda raw: rows.job_page(raw, namespace, status, offset, limit + 1)
-        )
+        found = await self.store.jobs(namespace, status, offset, limit + 1)
         return Page.of(found, offset, limit)
 
     async def retry_failed_jobs_in(self, namespace: str) -> int:
         """Every failed job of the space queued again, attempts from zero (a topic batch as
         a fresh job under the historical budget, the topics page's rule); how many."""
-        now = utc_now()
-        return await self.db.write(lambda raw: rows.retry_failed_in(raw, namespace, now))
+        return await self.store.retry_failed(namespace, utc_now())
 
     async def usage_audit(
         self, namespace: str, offset: int = 0, limit: int = 100
     ) -> Page[AuditEntry]:
         """The space's usage receipts with their batch, newest first."""
-        found = await self.db.read(lambda raw: rows.audit_page(raw, namespace, offset, limit + 1))
-        return Page.of(found, offset, limit)
+        found = await self.store.receipts(namespace, offset, limit + 1)
+        entries = [audit_entry(row._asdict(), row.event_ids, row.audit) for row in found]
+        return Page.of(entries, offset, limit)
 
     async def usage_receipt(self, namespace: str, receipt_id: str) -> dict[str, Any]:
         """One usage receipt of the space as stored, with its batch; unknown → ``NotFound``."""
-        found = await self.db.read(lambda raw: rows.receipt_record(raw, namespace, receipt_id))
+        found = await self.store.receipt(namespace, receipt_id)
         if found is None:
             raise NotFound(f"no usage receipt {receipt_id!r} in {namespace!r}")
         return found
@@ -85,6 +88,6 @@ class OverviewService(ServiceBase):
         except ValidationError as error:
             raise InvalidInput("; ".join(validation_problems(error, show_input=True))) from None
         size, decay = config.block_turn_size, config.block_decay_lambda
-        await self.db.write(lambda raw: rows.set_every_namespace(raw, size, decay))
+        await self.store.set_every_space(size, decay)
         self.config = config
         return config

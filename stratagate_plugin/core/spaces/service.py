@@ -4,8 +4,7 @@ from ..clock import iso, utc_now
 from ..errors import InvalidInput
 from ..profile.spaces import SpaceSummary
 from ..service_base import ServiceBase
-from ..store.space_rows import space_names, space_summaries
-from ..store.turns import update_namespace_setting
+from .storage import SpaceSetting, SpacesStorage
 
 __all__ = ["SpacesService"]
 
@@ -13,13 +12,17 @@ __all__ = ["SpacesService"]
 class SpacesService(ServiceBase):
     """Listing memory spaces and changing a space's block settings."""
 
+    @property
+    def store(self) -> SpacesStorage:
+        return self.storage.spaces
+
     async def summaries(self, namespace: str | None = None) -> list[SpaceSummary]:
         """Every memory space (or the one named) with its counts, most recently used first."""
-        return await self.db.read(lambda raw: space_summaries(raw, namespace))
+        return await self.store.summaries(namespace)
 
     async def names(self) -> list[str]:
         """Every memory space's namespace, most recently used first (nothing counted)."""
-        return await self.db.read(space_names)
+        return await self.store.names()
 
     async def set_block_turn_size(self, namespace: str, size: int) -> None:
         """Affects future sealing only; existing blocks are never re-split."""
@@ -32,9 +35,5 @@ class SpacesService(ServiceBase):
             raise InvalidInput("block_decay_lambda must be ≥ 0")
         await self._update(namespace, "block_decay_lambda", float(decay_lambda))
 
-    async def _update(self, namespace: str, column: str, value: float) -> None:
-        now = iso(utc_now())
-        defaults = self._defaults
-        await self.db.write(
-            lambda raw: update_namespace_setting(raw, namespace, column, value, defaults, now)
-        )
+    async def _update(self, namespace: str, setting: SpaceSetting, value: float) -> None:
+        await self.store.set_setting(namespace, setting, value, self._defaults, iso(utc_now()))

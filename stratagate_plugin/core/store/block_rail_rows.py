@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..blocks.rail import Conversation, EventLink, OpenTail
+from ..blocks.storage import Conversation, EventLink, OpenTail
 from ..errors import NotFound
 from ..records import Block, Job, Role, ToolTrace
 from .rows import block_from_row, job_from_row, maybe_time, traces_from_json

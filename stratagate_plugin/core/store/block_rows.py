@@ -2,6 +2,7 @@
 
 import sqlite3
 
+from ..blocks.storage import BlockParts
 from ..errors import BlockNotReady, NotFound
 from ..records import Block, BlockMark, LiftSource, Message
 from ..text.secrets import redact_secrets, redact_value
@@ -13,6 +14,14 @@ def get_block(raw: sqlite3.Connection, block_id: str) -> Block:
     if row is None:
         raise NotFound(f"no block with id {block_id!r}")
     return block_from_row(row)
+
+
+def block_parts(raw: sqlite3.Connection, block: Block) -> BlockParts:
+    """The block with its messages, its thread's newest ready position and its space's λ:
+    what its view and decayed level are computed from (``blocks.views``)."""
+    latest = latest_ready_position(raw, block.namespace, block.thread_id)
+    decay = decay_lambda(raw, block.namespace)
+    return BlockParts(block, block_messages(raw, block.id), latest, decay)
 
 
 def list_blocks(

@@ -10,7 +10,7 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from ..overview.rules import AuditEntry, SpaceCounts, audit_entry
+from ..overview.storage import ReceiptRow, SpaceTallies
 from ..records import Job
 from .gate_rows import batch_from_row, receipt_row
 from .rows import job_from_row
@@ -24,7 +24,7 @@ _AUDIT = (
 )
 
 
-def space_counts(raw: sqlite3.Connection, namespace: str) -> SpaceCounts:
+def space_counts(raw: sqlite3.Connection, namespace: str) -> SpaceTallies:
     """The space's blocks, events and jobs by state, its messages and open-tail turns."""
     threads, messages, open_turns = raw.execute(
         "SELECT COUNT(*), COALESCE(SUM(message_count), 0), COALESCE(SUM(open_user_messages), 0) "
@@ -41,7 +41,7 @@ def space_counts(raw: sqlite3.Connection, namespace: str) -> SpaceCounts:
         "SELECT COUNT(*) FROM usage_receipts WHERE namespace = ? AND event_ids_json != '[]'",
         (namespace,),
     ).fetchone()
-    return SpaceCounts(
+    return SpaceTallies(
         namespace=namespace,
         blocks=_by_status(raw, "SELECT processing_status, COUNT(*) FROM blocks", namespace),
         events=_by_status(raw, "SELECT status, COUNT(*) FROM events", namespace),
@@ -80,11 +80,20 @@ def retry_failed_in(raw: sqlite3.Connection, namespace: str, now: datetime) -> i
 
 def audit_page(
     raw: sqlite3.Connection, namespace: str, offset: int, limit: int
-) -> list[AuditEntry]:
+) -> list[ReceiptRow]:
     """Up to ``limit`` usage receipts of the space with their batch, newest first."""
     rows = raw.execute(_AUDIT, (namespace, limit, offset)).fetchall()
     return [
-        audit_entry(row, json.loads(row["event_ids_json"]), json.loads(row["audit_json"]))
+        ReceiptRow(
+            receipt_id=row["receipt_id"],
+            batch_id=row["batch_id"],
+            event_ids=json.loads(row["event_ids_json"]),
+            audit=json.loads(row["audit_json"]),
+            created_at=row["created_at"],
+            tool=row["tool"],
+            thread_id=row["thread_id"],
+            turn=row["turn"],
+        )
         for row in rows
     ]
 

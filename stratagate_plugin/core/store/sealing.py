@@ -8,14 +8,16 @@ one per turn keeps each commit small. Readers scan the open tails beside the ind
 are short and few: ``block_rows.OPEN_TAILS``).
 
 Runs inside the recording transaction, before any model is asked anything, so a
-sealed block and its summary job exist the moment the turn that filled it returns.
+sealed block and its summary job exist the moment the turn that filled it returns. Which
+tail is full, where its block ends and the block's L4/L3 texts are the blocks' rules,
+handed in as a ``Sealer``: this module writes what they say.
 """
 
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..blocks.transcript import layer_texts
+from ..blocks.storage import Sealer
 from ..clock import iso, parse_iso, utc_now
 from ..ids import new_id
 from ..records import EXTRACTION_JOB as EXTRACTION_JOB
@@ -42,9 +44,9 @@ class _TailMessage:
 
 
 def seal_ready_tails(
-    raw: sqlite3.Connection, namespace: str, thread_id: str, now: str
+    raw: sqlite3.Connection, namespace: str, thread_id: str, now: str, sealer: Sealer
 ) -> list[str]:
-    """Seal as many blocks as the open tail holds (several after the size was lowered)."""
+    """Seal as many blocks as ``sealer`` finds full (several after the size was lowered)."""
     size = raw.execute(
         "SELECT block_turn_size FROM namespaces WHERE namespace = ?", (namespace,)
     ).fetchone()[0]
@@ -55,13 +57,13 @@ def seal_ready_tails(
             "WHERE namespace = ? AND thread_id = ?",
             (namespace, thread_id),
         ).fetchone()
-        if thread[0] < size:
+        if not sealer.full(thread[0], size):
             return sealed
-        sealed.append(_seal_one(raw, namespace, thread_id, size, thread[1], now))
+        sealed.append(_seal_one(raw, namespace, thread_id, size, thread[1], now, sealer))
 
 
 def seal_whole_tail(
-    raw: sqlite3.Connection, namespace: str, thread_id: str, now: str
+    raw: sqlite3.Connection, namespace: str, thread_id: str, now: str, sealer: Sealer
 ) -> str | None:
     """Seal everything in the open tail as one (possibly short) block, e.g. at session end."""
     thread = raw.execute(
@@ -71,7 +73,7 @@ def seal_whole_tail(
     ).fetchone()
     if thread is None or thread[0] < 1:
         return None
-    return _seal_one(raw, namespace, thread_id, int(thread[0]), int(thread[1]), now)
+    return _seal_one(raw, namespace, thread_id, int(thread[0]), int(thread[1]), now, sealer)
 
 
 def idle_tails(raw: sqlite3.Connection, before: datetime) -> list[tuple[str, str]]:
@@ -87,23 +89,32 @@ def idle_tails(raw: sqlite3.Connection, before: datetime) -> list[tuple[str, str
     return [(row[0], row[1]) for row in rows if parse_iso(row[2]) < before]
 
 
-def seal_idle_tails(raw: sqlite3.Connection, before: datetime, now: str) -> list[str]:
+def seal_idle_tails(
+    raw: sqlite3.Connection, before: datetime, now: str, sealer: Sealer
+) -> list[str]:
     """Seal each tail idle since before ``before`` whole, as one (possibly short) block."""
-    sealed = (seal_whole_tail(raw, ns, thread, now) for ns, thread in idle_tails(raw, before))
+    idle = idle_tails(raw, before)
+    sealed = (seal_whole_tail(raw, ns, thread, now, sealer) for ns, thread in idle)
     return [block_id for block_id in sealed if block_id is not None]
 
 
 def _seal_one(
-    raw: sqlite3.Connection, namespace: str, thread_id: str, size: int, after: int, now: str
+    raw: sqlite3.Connection,
+    namespace: str,
+    thread_id: str,
+    size: int,
+    after: int,
+    now: str,
+    sealer: Sealer,
 ) -> str:
     tail = raw.execute(
         "SELECT role, content, tool_calls_json, position, turn FROM messages "
         "WHERE namespace = ? AND thread_id = ? AND position > ? ORDER BY position",
         (namespace, thread_id, after),
     ).fetchall()
-    rows = tail[: _cut_index(tail, size)]
-    members = [_TailMessage.of(row) for row in rows]
-    _raw_text, readable, condensed = layer_texts(members)
+    messages = [_TailMessage.of(row) for row in tail]
+    cut = sealer.cut(messages, size)
+    rows, members = tail[: cut.taken], messages[: cut.taken]
     block_id = new_id("blk")
     sequence, thread_sequence = _count_block(raw, namespace, thread_id, members, now)
     raw.execute(
@@ -118,8 +129,8 @@ def _seal_one(
             thread_sequence,
             members[0].turn,
             members[-1].turn,
-            readable,
-            condensed,
+            cut.readable,
+            cut.condensed,
             now,
             now,
         ),
@@ -141,17 +152,6 @@ def next_fts_rowid(raw: sqlite3.Connection) -> int:
         "SELECT fts_rowid FROM messages WHERE fts_rowid IS NOT NULL ORDER BY fts_rowid DESC LIMIT 1"
     ).fetchone()
     return int(row[0]) + 1 if row else 1
-
-
-def _cut_index(tail: list[sqlite3.Row], size: int) -> int:
-    """Index just before the (size+1)-th user message, or the whole tail."""
-    users = 0
-    for index, row in enumerate(tail):
-        if row["role"] == "user":
-            users += 1
-            if users > size:
-                return index
-    return len(tail)
 
 
 def _count_block(

@@ -1,7 +1,8 @@
 """Recording turns: receipts, messages and sealing, in one transaction.
 
 These are plain functions over a ``sqlite3.Connection``; ``Database.write`` runs each
-call inside ``BEGIN IMMEDIATE`` so a turn is recorded whole or not at all.
+call inside ``BEGIN IMMEDIATE`` so a turn is recorded whole or not at all. Whether the
+tail the turn extends is sealed is the blocks' rule (the ``Sealer`` handed in).
 """
 
 import hashlib
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..blocks.storage import ReceiptExists, Sealer
 from ..clock import iso
 from ..errors import InvalidInput, NotFound, ReceiptConflict
 from ..ids import new_id
@@ -21,6 +23,8 @@ from .sealing import seal_ready_tails
 
 @dataclass(frozen=True)
 class NamespaceDefaults:
+    """The block settings a namespace starts with (``spaces.storage.SpaceDefaults``)."""
+
     block_turn_size: int
     block_decay_lambda: float
 
@@ -82,9 +86,10 @@ def record_turn(
     at: datetime,
     receipt_id: str,
     defaults: NamespaceDefaults,
+    sealer: Sealer,
     tools_thread: str | None = None,
 ) -> TurnReceipt:
-    """Append one turn to the thread's open tail, sealing blocks that fill up; the turn's
+    """Append one turn to the thread's open tail, sealing what ``sealer`` finds full; the turn's
     provenance is settled with it (``provenance_rows.settle_turn``). ``tools_thread``: the
     thread the turn's tool calls ran under, when it is not ``thread_id`` (MCP)."""
     if not any(m.role == "user" for m in messages):
@@ -101,8 +106,8 @@ def record_turn(
     spoken = [(mid, m.role, m.content) for mid, m in zip(ids, messages, strict=True)]
     settle_turn(raw, namespace, [thread_id, tools_thread or thread_id], since, spoken)
     sealed = []
-    if thread.open_user_messages >= block_size:
-        sealed = seal_ready_tails(raw, namespace, thread_id, now)
+    if sealer.full(thread.open_user_messages, block_size):
+        sealed = seal_ready_tails(raw, namespace, thread_id, now, sealer)
     return TurnReceipt(
         receipt_id=receipt_id,
         replayed=False,
@@ -118,10 +123,6 @@ class ThreadCounters:
     turn: int
     first_position: int
     open_user_messages: int
-
-
-class ReceiptExists(Exception):
-    """Raised inside the unit when the receipt is already stored; the caller rolls back."""
 
 
 def replayed_receipt(

@@ -2,29 +2,35 @@
 capability; each runs its reads and writes through ``Database`` (one connection's thread,
 ``BEGIN IMMEDIATE`` units)."""
 
+from ...blocks.storage import BlocksStorage
 from ...curation.storage import CurationStorage
 from ...derivation.storage import DerivationStorage
 from ...events.storage import EventsStorage
 from ...gate.storage import GateStorage
 from ...graph.storage import GraphStorage
 from ...importer.storage import ImportsStorage
+from ...overview.storage import OverviewStorage
 from ...profile.storage import ProfileStorage
 from ...purge.storage import PurgeStorage
 from ...remember.storage import RememberStorage
 from ...retrieval.storage import RetrievalStorage
+from ...spaces.storage import SpacesStorage
 from ...timeline.storage import TimelineStorage
 from ...topics.storage import TopicsStorage
 from ..db import Database
+from .blocks import SqliteBlocksStorage
 from .curation import SqliteCurationStorage
 from .derivation import SqliteDerivationStorage
 from .events import SqliteEventsStorage
 from .gate import SqliteGateStorage
 from .graph import SqliteGraphStorage
 from .imports import SqliteImportsStorage
+from .overview import SqliteOverviewStorage
 from .profile import SqliteProfileStorage
 from .purge import SqlitePurgeStorage
 from .remember import SqliteRememberStorage
 from .retrieval import SqliteRetrievalStorage
+from .spaces import SqliteSpacesStorage
 from .timeline import SqliteTimelineStorage
 from .topics import SqliteTopicsStorage
 
@@ -37,6 +43,8 @@ class SqliteStorage:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.timeline: TimelineStorage = SqliteTimelineStorage(db)
+        self.spaces: SpacesStorage = SqliteSpacesStorage(db)
+        self.blocks: BlocksStorage = SqliteBlocksStorage(db)
         self.events: EventsStorage = SqliteEventsStorage(db)
         self.retrieval: RetrievalStorage = SqliteRetrievalStorage(db)
         self.gate: GateStorage = SqliteGateStorage(db)
@@ -48,3 +56,4 @@ class SqliteStorage:
         self.imports: ImportsStorage = SqliteImportsStorage(db)
         self.curation: CurationStorage = SqliteCurationStorage(db)
         self.purge: PurgeStorage = SqlitePurgeStorage(db)
+        self.overview: OverviewStorage = SqliteOverviewStorage(db)

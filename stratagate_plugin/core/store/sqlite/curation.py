@@ -1,14 +1,14 @@
 """Curation's storage contract (``core/curation/storage.py``) on SQLite: each action one
 ``Database.write`` with its receipt, each item read one ``Database.read``.
 
-A block's view is still rendered by the blocks capability (``blocks.service.block_view``,
-on the database thread) until the blocks contract offers it as an operation.
+A block's view is rendered by the blocks rule (``blocks.views.block_view``) from the parts
+the block store reads, on the database thread, inside the same read.
 """
 
 import sqlite3
 from collections.abc import Sequence
 
-from ...blocks.service import block_view
+from ...blocks.views import block_view
 from ...curation.actions import (
     ActionKind,
     ActionResult,
@@ -151,7 +151,7 @@ def _block_rows(raw: sqlite3.Connection, block_id: str) -> BlockRows:
     block = block_rows.get_block(raw, block_id)
     messages = block_rows.block_messages(raw, block_id)
     return BlockRows(
-        view=block_view(raw, block),
+        view=block_view(block_rows.block_parts(raw, block)),
         messages=messages,
         cards=rows.message_cards(raw, [m.id for m in messages]),
         events=rows.block_event_briefs(raw, block_id),

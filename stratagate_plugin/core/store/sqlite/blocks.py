@@ -1,0 +1,204 @@
+"""The blocks' storage contract (``core/blocks/storage.py``) on SQLite."""
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from ...blocks.storage import (
+    BlockParts,
+    Conversation,
+    OpenTail,
+    RailEntry,
+    RailRows,
+    Sealer,
+    TurnToRecord,
+)
+from ...errors import NotFound
+from ...records import Block, BlockMark, Job, LiftSource, Message, MessageIn, TurnReceipt
+from .. import block_rail_rows as rail_rows
+from .. import block_rows, sealing, turns
+from ..db import Database
+
+
+class SqliteBlocksStorage:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def record_turn(self, turn: TurnToRecord, sealer: Sealer) -> TurnReceipt:
+        return await self.db.write(lambda raw: _record_turn(raw, turn, sealer))
+
+    async def replayed_receipt(
+        self, namespace: str, receipt_id: str, thread_id: str, messages: Sequence[MessageIn]
+    ) -> TurnReceipt:
+        fingerprint = turns.turn_fingerprint(thread_id, messages)
+        return await self.db.read(
+            lambda raw: turns.replayed_receipt(raw, namespace, receipt_id, fingerprint)
+        )
+
+    async def holds_turn(
+        self, namespace: str, receipt_id: str, thread_id: str, messages: Sequence[MessageIn]
+    ) -> bool:
+        fingerprint = turns.turn_fingerprint(thread_id, messages)
+        stored = await self.db.read(
+            lambda raw: turns.receipt_fingerprint(raw, namespace, receipt_id)
+        )
+        return stored == fingerprint
+
+    async def recorded_receipts(self, namespace: str, receipt_ids: Sequence[str]) -> set[str]:
+        ids = list(receipt_ids)
+        return await self.db.read(lambda raw: turns.existing_receipts(raw, namespace, ids))
+
+    async def seal_tail(
+        self, namespace: str, thread_id: str, now: str, sealer: Sealer
+    ) -> str | None:
+        return await self.db.write(
+            lambda raw: sealing.seal_whole_tail(raw, namespace, thread_id, now, sealer)
+        )
+
+    async def has_idle_tails(self, before: datetime) -> bool:
+        return bool(await self.db.read(lambda raw: sealing.idle_tails(raw, before)))
+
+    async def seal_idle_tails(self, before: datetime, now: str, sealer: Sealer) -> list[str]:
+        return await self.db.write(lambda raw: sealing.seal_idle_tails(raw, before, now, sealer))
+
+    async def parts(
+        self, namespace: str | None = None, thread_id: str | None = None
+    ) -> list[BlockParts]:
+        return await self.db.read(lambda raw: _listed_parts(raw, namespace, thread_id))
+
+    async def block(self, block_id: str) -> BlockParts:
+        return await self.db.read(
+            lambda raw: block_rows.block_parts(raw, block_rows.get_block(raw, block_id))
+        )
+
+    async def marks(self, namespace: str, thread_id: str) -> list[BlockMark]:
+        return await self.db.read(
+            lambda raw: block_rows.thread_block_marks(raw, namespace, thread_id)
+        )
+
+    async def messages(self, block_id: str) -> list[Message]:
+        return await self.db.read(lambda raw: _messages(raw, block_id))
+
+    async def open_tail(self, namespace: str, thread_id: str) -> list[Message]:
+        return await self.db.read(lambda raw: block_rows.open_tail(raw, namespace, thread_id))
+
+    async def mark_ready(self, block_id: str, now: str, derived: dict[str, object] | None) -> Block:
+        return await self.db.write(lambda raw: block_rows.mark_ready(raw, block_id, now, derived))
+
+    async def reanchor(
+        self, block_id: str, level_of: Callable[[BlockParts], int], source: LiftSource, now: str
+    ) -> BlockParts:
+        return await self.db.write(lambda raw: _reanchor(raw, block_id, level_of, source, now))
+
+    async def conversations(self, namespace: str, limit: int) -> list[Conversation]:
+        return await self.db.read(lambda raw: rail_rows.conversations(raw, namespace, limit))
+
+    async def thread_titles(self, namespace: str) -> dict[str, str]:
+        return await self.db.read(lambda raw: rail_rows.thread_titles(raw, namespace))
+
+    async def set_thread_titles(self, namespace: str, titles: dict[str, str]) -> int:
+        return await self.db.write(lambda raw: rail_rows.set_thread_titles(raw, namespace, titles))
+
+    async def rail(
+        self, namespace: str, thread_id: str, window: Callable[[int], tuple[int, int]]
+    ) -> RailRows:
+        return await self.db.read(lambda raw: _rail(raw, namespace, thread_id, window))
+
+    async def rail_entry(self, block_id: str) -> RailRows:
+        return await self.db.read(lambda raw: _rail_entry(raw, block_id))
+
+    async def failed_job(self, block_id: str) -> Job | None:
+        return await self.db.read(lambda raw: _failed_job(raw, block_id))
+
+
+def _record_turn(raw: sqlite3.Connection, turn: TurnToRecord, sealer: Sealer) -> TurnReceipt:
+    namespace, thread_id, messages, at, receipt_id, defaults, tools_thread = turn
+    settings = turns.NamespaceDefaults(defaults.block_turn_size, defaults.block_decay_lambda)
+    return turns.record_turn(
+        raw, namespace, thread_id, messages, at, receipt_id, settings, sealer, tools_thread
+    )
+
+
+def _listed_parts(
+    raw: sqlite3.Connection, namespace: str | None, thread_id: str | None
+) -> list[BlockParts]:
+    """Every listed block's parts; the ready position and λ read once a thread."""
+    found: list[BlockParts] = []
+    standing: dict[tuple[str, str], tuple[int, float]] = {}
+    for block in block_rows.list_blocks(raw, namespace, thread_id):
+        key = (block.namespace, block.thread_id)
+        if key not in standing:
+            standing[key] = (
+                block_rows.latest_ready_position(raw, *key),
+                block_rows.decay_lambda(raw, block.namespace),
+            )
+        latest, decay = standing[key]
+        found.append(BlockParts(block, block_rows.block_messages(raw, block.id), latest, decay))
+    return found
+
+
+def _messages(raw: sqlite3.Connection, block_id: str) -> list[Message]:
+    block_rows.get_block(raw, block_id)
+    return block_rows.block_messages(raw, block_id)
+
+
+def _reanchor(
+    raw: sqlite3.Connection,
+    block_id: str,
+    level_of: Callable[[BlockParts], int],
+    source: LiftSource,
+    now: str,
+) -> BlockParts:
+    """Re-anchor at the level the rules choose from the block as it stands; a block without
+    messages rolls the unit back (``NotFound``), as its view could not be shown."""
+    parts = block_rows.block_parts(raw, block_rows.get_block(raw, block_id))
+    block = block_rows.reanchor(raw, block_id, level_of(parts), source, now)
+    if not parts.messages:
+        raise NotFound(f"block {block_id} has no messages")
+    return parts._replace(block=block)
+
+
+def _rail(
+    raw: sqlite3.Connection,
+    namespace: str,
+    thread_id: str,
+    window: Callable[[int], tuple[int, int]],
+) -> RailRows:
+    total, tail = rail_rows.thread_tail(raw, namespace, thread_id)
+    first, last = window(total)
+    found = rail_rows.blocks_between(raw, namespace, thread_id, first, last)
+    return _rail_rows(raw, namespace, thread_id, total, tail, found)
+
+
+def _rail_entry(raw: sqlite3.Connection, block_id: str) -> RailRows:
+    block = block_rows.get_block(raw, block_id)
+    total, tail = rail_rows.thread_tail(raw, block.namespace, block.thread_id)
+    return _rail_rows(raw, block.namespace, block.thread_id, total, tail, [block])
+
+
+def _rail_rows(
+    raw: sqlite3.Connection,
+    namespace: str,
+    thread_id: str,
+    total: int,
+    tail: OpenTail,
+    blocks: list[Block],
+) -> RailRows:
+    """One query each for the messages, jobs and events of all the page's blocks."""
+    latest = block_rows.latest_ready_position(raw, namespace, thread_id)
+    decay = block_rows.decay_lambda(raw, namespace)
+    if not blocks:
+        return RailRows(total, tail, [], latest, decay)
+    ids = [block.id for block in blocks]
+    messages, jobs = rail_rows.transcripts_of(raw, ids), rail_rows.jobs_of(raw, ids)
+    events = rail_rows.events_of(raw, ids)
+    entries = [
+        RailEntry(b, messages.get(b.id, []), jobs.get(b.id, []), events.get(b.id, []))
+        for b in blocks
+    ]
+    return RailRows(total, tail, entries, latest, decay)
+
+
+def _failed_job(raw: sqlite3.Connection, block_id: str) -> Job | None:
+    block_rows.get_block(raw, block_id)
+    return rail_rows.failed_job(raw, block_id)

@@ -1,0 +1,34 @@
+"""The overview's storage contract (``core/overview/storage.py``) on SQLite."""
+
+from datetime import datetime
+from typing import Any
+
+from ...overview.storage import ReceiptRow, SpaceTallies
+from ...records import Job
+from .. import overview_rows as rows
+from ..db import Database
+
+
+class SqliteOverviewStorage:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def tallies(self, namespace: str) -> SpaceTallies:
+        return await self.db.read(lambda raw: rows.space_counts(raw, namespace))
+
+    async def jobs(self, namespace: str, status: str | None, offset: int, limit: int) -> list[Job]:
+        return await self.db.read(lambda raw: rows.job_page(raw, namespace, status, offset, limit))
+
+    async def retry_failed(self, namespace: str, now: datetime) -> int:
+        return await self.db.write(lambda raw: rows.retry_failed_in(raw, namespace, now))
+
+    async def receipts(self, namespace: str, offset: int, limit: int) -> list[ReceiptRow]:
+        return await self.db.read(lambda raw: rows.audit_page(raw, namespace, offset, limit))
+
+    async def receipt(self, namespace: str, receipt_id: str) -> dict[str, Any] | None:
+        return await self.db.read(lambda raw: rows.receipt_record(raw, namespace, receipt_id))
+
+    async def set_every_space(self, block_turn_size: int, block_decay_lambda: float) -> int:
+        return await self.db.write(
+            lambda raw: rows.set_every_namespace(raw, block_turn_size, block_decay_lambda)
+        )

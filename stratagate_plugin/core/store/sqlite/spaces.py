@@ -1,0 +1,30 @@
+"""The spaces' storage contract (``core/spaces/storage.py``) on SQLite."""
+
+from ...profile.spaces import SpaceSummary
+from ...spaces.storage import SpaceDefaults, SpaceSetting
+from .. import space_rows, turns
+from ..db import Database
+
+
+class SqliteSpacesStorage:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def summaries(self, namespace: str | None = None) -> list[SpaceSummary]:
+        return await self.db.read(lambda raw: space_rows.space_summaries(raw, namespace))
+
+    async def names(self) -> list[str]:
+        return await self.db.read(space_rows.space_names)
+
+    async def set_setting(
+        self,
+        namespace: str,
+        setting: SpaceSetting,
+        value: float,
+        defaults: SpaceDefaults,
+        now: str,
+    ) -> None:
+        made = turns.NamespaceDefaults(defaults.block_turn_size, defaults.block_decay_lambda)
+        await self.db.write(
+            lambda raw: turns.update_namespace_setting(raw, namespace, setting, value, made, now)
+        )
