@@ -14,7 +14,7 @@ from collections.abc import Collection
 
 from .gazetteer import is_known_place
 from .han_names import HAN_NAMED, SURNAMES
-from .roles import ROLES
+from .roles import ROLES, titled
 from .subjects import is_name
 from .text import is_latin, word_set
 
@@ -80,9 +80,12 @@ def _quoted(name: str, text: str) -> bool:
 
 
 def organization_shape(name: str) -> bool:
+    """ "Acme Logistics", "University of Leeds", "Habitat for Humanity" (a purpose after
+    "for"), 星火读书会."""
     words = name.split()
     if is_latin(name):
-        return len(words) >= 2 and (words[-1] in _ORG_WORDS or words[0] in _ORG_HEADS)
+        purpose = len(words) >= 3 and "for" in words[1:-1]
+        return purpose or (len(words) >= 2 and (words[-1] in _ORG_WORDS or words[0] in _ORG_HEADS))
     return bool(_HAN_ORG.search(name)) and _han_named(name)
 
 
@@ -101,7 +104,7 @@ def _cue(name: str, before: str) -> re.Pattern[str]:
     """``before`` immediately before the name."""
     escaped = re.escape(name)
     edge = (
-        r"\b(?!\s+(?:of\s+|de\s+)?[A-Z][a-z])" if is_latin(name) else ""
+        r"\b(?!\s+(?:of\s+|de\s+|for\s+)?[A-Z][a-z])" if is_latin(name) else ""
     )  # the whole name, not its start
     return re.compile(rf"(?:{before}){edge[:2] if edge else ''}{escaped}{edge}")
 
@@ -152,6 +155,10 @@ def type_of(name: str, text: str, persons: Collection[str] = ()) -> str | None:
         return None
     if name in persons or (not is_latin(name) and short_form_of(name, persons)):
         return "person"  # 小梅 when 梅兰妮 is the one known person it shortens
+    if titled(name) and is_name(titled(name) or ""):
+        return "person"  # "Dr. Alvarez", 李教授
+    if any(titled(person) == name for person in persons):
+        return "person"  # "Moreau" after "Dr. Moreau"
     if organization_shape(name):
         return "organization"
     if project_shape(name):
@@ -206,8 +213,12 @@ def short_form_of(name: str, full_names: Collection[str]) -> str | None:
         matches = {full for full in full_names if full != name and name in _han_short_forms(full)}
     elif len(name) < 3 or " " in name:
         return None
-    else:
-        matches = {full for full in full_names if full != name and full.split()[0].startswith(name)}
+    else:  # "Mel" for Melanie, "Moreau" for Dr. Moreau
+        matches = {
+            full
+            for full in full_names
+            if full != name and (titled(full) or full).split()[0].startswith(name)
+        }
     return matches.pop() if len(matches) == 1 else None
 
 

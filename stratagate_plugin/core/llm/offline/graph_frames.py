@@ -21,17 +21,21 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
+from .entity_types import never_entity
 from .gazetteer import PLACES
-from .han_names import HAN_NAMED, HAN_STOP, NOT_FIRST, called, han_person
+from .han_names import HAN_NAMED, HAN_STOP, NOT_FIRST, called, generic_group, han_person
 from .roles import EN_ROLES as _EN_ROLES
-from .roles import EXCLUSIVE_ROLES, ROLES, SPEAKER, THIRD
+from .roles import EXCLUSIVE_ROLES, PERSON_NAME, ROLES, SPEAKER, THIRD
 from .roles import ZH_ROLES as _ZH_ROLES
 from .subjects import is_name, subject_before
 from .text import is_latin
 from .verb_frames import VERB_FRAMES
 
-_NAME = r"[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*(?:\s+(?:of\s+|de\s+)?[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*){0,3}"
-_PERSON = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
+_NAME = (
+    r"[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*"
+    r"(?:\s+(?:(?:of|for)\s+(?:the\s+)?|de\s+)?[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*){0,3}"
+)
+_PERSON = PERSON_NAME
 _HAN_RUN = r"[\u4e00-\u9fff·]{2,8}"
 _LATIN_TOOL = r"[A-Z][A-Za-z0-9.+#-]*(?:\s[A-Z0-9][A-Za-z0-9.+#-]*){0,2}"
 
@@ -309,7 +313,7 @@ def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str 
         and not (trip or _HAN_PLACE.search(target))
     ):
         return None  # 去了超市 is an errand; 去了厦门 a trip
-    if target in _HAN_GENERIC or _HAN_INDEFINITE.search(target):
+    if target in _HAN_GENERIC or _HAN_INDEFINITE.search(target) or generic_group(target):
         return None  # 在附近工作, 在公司上班: a common noun, not a name
     if relation in ("works_at", "studies_at") and _HAN_PLACE.search(target):
         return None  # 在上海做产品经理: where, not whom for
@@ -386,4 +390,7 @@ def _name(text: str) -> str | None:
         named = HAN_NAMED.match(text) or (place and re.match(re.escape(place), text))
         cut = next((i for i, c in enumerate(text) if i >= 1 and c in HAN_STOP), len(text))
         text = named.group() if named else text[: min(cut, 4)]
+    else:  # "Mel for Thanksgiving": the name before "for" / "of" a date
+        parts = re.split(r"\s+(?:for|of)\s+(?:the\s+)?", text, maxsplit=1)
+        text = parts[0] if len(parts) == 2 and never_entity(parts[1]) else text
     return text if len(text) >= 2 and text[0] not in NOT_FIRST else None

@@ -14,11 +14,11 @@ from collections.abc import Collection, Mapping
 
 from .han_names import is_han_name
 from .roles import EN_ROLES as _EN_ROLES
-from .roles import ROLES, SPEAKER, THIRD
+from .roles import PERSON_NAME, ROLES, SPEAKER, THIRD
 from .roles import ZH_ROLES as _ZH_ROLES
 from .text import is_latin, is_person_name
 
-_PERSON = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
+_PERSON = PERSON_NAME
 _CLAUSE_BREAK = re.compile(r"[.,!?;:()\"“”—–…，。！？；：、]|\s-\s|\b(?:and|but|so|because)\b")
 _FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|we|We|we're|we've|my|My|our|Our)\b|我")
 _THIRD = re.compile(r"\b(?:they|They|his|His|her|Her|their|Their)\b|他们|她们")
