@@ -13,6 +13,7 @@ import re
 from collections.abc import Collection
 
 from .gazetteer import is_known_place
+from .groups import GROUPS, HAN_GROUPS
 from .han_names import HAN_NAMED, SURNAMES
 from .roles import ROLES, titled
 from .subjects import is_name
@@ -33,6 +34,9 @@ _OPENERS = word_set(
     Btw Omg Wow Yay Congrats Congratulations Thanks Cheers Absolutely Definitely Totally
     Exactly Indeed Sure Okay"""
 )
+# a long word in -ly is a sentence adverb ("Thankfully, my son's ok"), not a name; names
+# in -erly (Beverly, Kimberly) excepted
+_ADVERB = re.compile(r"[A-Z][a-z]{4,}(?<!er)ly")
 _TIME_TAIL = re.compile(r"\s(?:Day|Days|Month|Week|Weekend|Eve|Festival|Holiday|Holidays)$")
 _HAN_TIME = re.compile(
     r"^(?:星期|周|礼拜)[一二三四五六日天末]$|^[一二三四五六七八九十]+月|节$|^(?:元旦|除夕|国庆|清明|"
@@ -66,7 +70,7 @@ def never_entity(name: str, text: str = "") -> bool:
     if is_latin(bare):
         if any(word.strip("'’s") in _TIME_WORDS for word in words) or _TIME_TAIL.search(bare):
             return True
-        if words[0] in _OPENERS or bare.lower() in _ROLE_WORDS:
+        if words[0] in _OPENERS or bare.lower() in _ROLE_WORDS or _ADVERB.fullmatch(bare):
             return True
     elif _HAN_TIME.search(bare) or bare in ROLES:
         return True
@@ -74,9 +78,17 @@ def never_entity(name: str, text: str = "") -> bool:
 
 
 def _quoted(name: str, text: str) -> bool:
-    """Inside quotes or title marks: a title of a book, film or song, not an entity."""
+    """Inside quotes or title marks: a title of a book, film or song, not an entity; but a
+    group's name after its noun ("our choir, 'Northern Voices'", 团体叫‘联结’) is a name."""
     escaped = re.escape(name)
-    return bool(re.search(rf"[\"“'‘《「]\s*{escaped}\s*[\"”'’》」]", text))
+    found = re.search(rf"[\"“'‘《「]\s*{escaped}\s*[\"”'’》」]", text)
+    return found is not None and _GROUP_NAMING.search(text, 0, found.start() + 1) is None
+
+
+_GROUP_NAMING = re.compile(
+    rf"(?:\b{GROUPS}\s*(?:,\s*|\s+(?:is\s+)?(?:called|named)\s+)|{HAN_GROUPS}(?:叫做?|名叫|名字叫))"
+    r"[\"“'‘《「]$"
+)
 
 
 def organization_shape(name: str) -> bool:
