@@ -79,3 +79,12 @@ def test_a_sentence_stating_a_relation_becomes_an_event_card() -> None:
 
 def test_an_acronym_before_its_noun_makes_no_event_of_a_loose_frame() -> None:
     assert cards("Sam: My work makes a difference for the LGBTQ+ community.") == []
+
+
+def test_an_apposition_describing_the_name_leaves_it_the_subject() -> None:
+    assert ("Marco", "lives_in", "Turin") in edges(
+        "Marco, the neighbour we met at the party, moved to Turin."
+    )
+    assert ("User", "lives_in", "Turin") not in edges(
+        "Marco, the neighbour we met at the party, moved to Turin."
+    )

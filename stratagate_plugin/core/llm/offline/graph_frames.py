@@ -29,7 +29,7 @@ from .roles import EN_ROLES as _EN_ROLES
 from .roles import EXCLUSIVE_ROLES, PERSON_NAME, ROLES, SPEAKER, THIRD
 from .roles import ZH_ROLES as _ZH_ROLES
 from .subjects import is_name, subject_before
-from .text import is_latin
+from .text import is_latin, word_set
 from .verb_frames import VERB_FRAMES
 
 _NAME = (
@@ -264,51 +264,11 @@ _HAN_PLACE_NAMES = tuple(p for p in PLACES if not p.isascii())
 _HAN_PLACE = re.compile(
     rf"^(?:{'|'.join(p for p in PLACES if not p.isascii())})$|[市省县州国岛山湖镇村]$"
 )
-_HAN_GENERIC = frozenset(
-    [
-        "附近",
-        "家里",
-        "家",
-        "这里",
-        "那里",
-        "这儿",
-        "那儿",
-        "外地",
-        "国外",
-        "本地",
-        "当地",
-        "城里",
-        "市里",
-        "公司",
-        "单位",
-        "学校",
-        "医院",
-        "大学",
-        "中学",
-        "小学",
-        "办公室",
-        "店里",
-        "网上",
-        "线上",
-        "工厂",
-        "银行",
-        "餐厅",
-        "健身房",
-        "图书馆",
-        "俱乐部",
-        "项目",
-        "计划",
-        "超市",
-        "市场",
-        "菜市场",
-        "外面",
-        "外边",
-        "里面",
-        "县里",
-        "乡下",
-        "农村",
-        "老家",
-    ]
+_HAN_GENERIC = word_set(
+    """附近 家里 家 这里 那里 这儿 那儿 外地 国外 本地 当地 城里
+    市里 公司 单位 学校 医院 大学 中学 小学 办公室 店里 网上 线上
+    工厂 银行 餐厅 健身房 图书馆 俱乐部 项目 计划 超市 市场 菜市场 外面
+    外边 里面 县里 乡下 农村 老家"""
 )
 _POSSESSIVE = re.compile(r"[Mm]y\b|[Oo]ur\b|我(?:的|在)?(?:祖国|家乡|老家)")
 _THIRD_POSSESSIVE = re.compile(r"(?:[Hh]is|[Hh]er)\b")
