@@ -88,3 +88,8 @@ def test_an_apposition_describing_the_name_leaves_it_the_subject() -> None:
     assert ("User", "lives_in", "Turin") not in edges(
         "Marco, the neighbour we met at the party, moved to Turin."
     )
+
+
+def test_a_name_before_a_plus_modifies_the_noun_after_it() -> None:
+    said = "I'm proud my work makes a difference for the LGBTQ+ community."
+    assert edges(said) == set()

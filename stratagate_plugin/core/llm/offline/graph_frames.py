@@ -288,6 +288,8 @@ def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str 
     bounded = match.end("x") < match.end() and not is_latin(match["x"])  # 在…工作: all of it
     raw = match["x"].lstrip("在").rstrip("的") if bounded else match["x"]  # 现在在美团: 美团
     target = raw if bounded and 2 <= len(raw) <= 8 else _name(raw)
+    if match.string.startswith("+", match.end("x")):
+        return None  # "the LGBTQ+ community": a modifier of the noun after it
     if not target or target.endswith(("'s", "’s")) or target[0] in NOT_FIRST:
         return None
     trip = _TRIP.search(match.group())  # 去英格兰的那次旅行: a trip, wherever to
