@@ -55,6 +55,10 @@ def test_a_lost_or_quit_job_names_a_former_employer_never_the_current_one() -> N
     }
     assert edges("我上个月丢了在星河科技的工作。", "小周") == {("小周", "worked_at", "星河科技")}
     assert edges("I work at Greyfield now.") == {("User", "works_at", "Greyfield")}
+    # a job one only thinks of quitting is still the current one
+    assert edges("I might quit my job at Greyfield.") == {("User", "works_at", "Greyfield")}
+    assert edges("我可能会辞掉在星河科技的工作。") == {("User", "works_at", "星河科技")}
+    assert edges("I might visit Oslo in the spring.") == set()
 
 
 def cards(*lines: str) -> list[str]:

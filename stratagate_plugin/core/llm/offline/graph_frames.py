@@ -224,7 +224,7 @@ def _frame_mention(
         if _THIRD_POSSESSIVE.match(match.group())
         else subject_before(sentence[: match.start()], known, kin_refs)
     )
-    if relation == "works_at" and _ENDED.search(clause):
+    if relation == "works_at" and _ENDED.search(clause) and not _PLAN.search(clause):
         relation, key = "worked_at", None  # "lost my job at Door Dash": a former employer
     if subject == target:
         return None
@@ -233,8 +233,8 @@ def _frame_mention(
 
 _PLAN = re.compile(
     r"\b(?:plan|plans|planning|planned|going to|gonna|will|'ll|want to|wanna|hope to|hoping to"
-    r"|would like to|next|upcoming|someday|one day)\b"
-    r"|计划|打算|准备|想去|要去|明天|下周|下个月|明年"
+    r"|would like to|next|upcoming|someday|one day|might|may|considering|thinking (?:of|about))\b"
+    r"|计划|打算|准备|想去|要去|明天|下周|下个月|明年|可能|考虑"
 )
 _NEGATED = re.compile(r"\b(?:never|not|haven't|hasn't|didn't|don't|n't)\b|没|从未|未曾")
 _CLAUSE_EDGE = re.compile(r"[.,!?;:，。！？；：]|\b(?:and|but)\b")
