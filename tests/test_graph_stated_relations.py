@@ -97,3 +97,20 @@ def test_an_apposition_describing_the_name_leaves_it_the_subject() -> None:
 def test_a_name_before_a_plus_modifies_the_noun_after_it() -> None:
     said = "I'm proud my work makes a difference for the LGBTQ+ community."
     assert edges(said) == set()
+
+
+def test_the_role_a_clause_of_the_speaker_gives_is_theirs() -> None:
+    assert ("User", "colleague", "Bruno") in edges(
+        "Bruno, the colleague I mentioned last week, finally moved to Lyon."
+    )
+    assert ("Bruno", "lives_in", "Lyon") in edges(
+        "Bruno, the colleague I mentioned last week, finally moved to Lyon."
+    )
+
+
+def test_every_stop_of_a_chinese_trip_is_a_visit_and_an_errand_is_none() -> None:
+    assert edges("国庆我们去了一趟青岛，还顺路去了威海。") >= {
+        ("User", "visited", "青岛"),
+        ("User", "visited", "威海"),
+    }
+    assert edges("我下午去了一趟超市。") == set()

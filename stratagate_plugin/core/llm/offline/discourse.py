@@ -52,6 +52,8 @@ _NAMED_ROLES = (
     # "a friend of mine, Priya" / "Tom, an old friend from college" / "Rosa has been mentoring me"
     re.compile(rf"\b(?:[Aa]|[Aa]n)\s+{_ADJ}(?P<role>{_EN_ROLES})\s+of\s+(?:mine|ours)\s*,?\s+(?P<x>{_PERSON})\b"),
     re.compile(rf"\b(?P<x>{_PERSON}),\s+(?:a|an)\s+{_ADJ}(?P<role>{_EN_ROLES})\s+(?:of\s+(?:mine|ours)|from)\b"),
+    # "Ines, the friend I told you about": the role a clause of the speaker's gives her
+    re.compile(rf"\b(?P<x>{_PERSON}),\s+the\s+{_ADJ}(?P<role>{_EN_ROLES})\s+(?:I|I've|I'd|we)\s"),
     re.compile(rf"\b(?P<x>{_PERSON})\s+(?:has\s+been\s+|had\s+been\s+|is\s+|was\s+)?(?P<role>mentor|coach)"
                rf"(?:ing|ed|es|s)\s+(?:me|us)\b"),
     re.compile(r"\b(?P<role>Aunt|Auntie|Uncle|Grandma|Grandpa|Cousin|Granny)\s+"

@@ -273,7 +273,7 @@ _HAN_GENERIC = word_set(
 _POSSESSIVE = re.compile(r"[Mm]y\b|[Oo]ur\b|我(?:的|在)?(?:祖国|家乡|老家)")
 _THIRD_POSSESSIVE = re.compile(r"(?:[Hh]is|[Hh]er)\b")
 _ERRAND = re.compile(r"去(?!过)")  # 去了 / 去…了: a place, or an errand
-_TRIP = re.compile(r"旅行|旅游|度假")
+_TRIP = re.compile(r"旅行|旅游|度假|一趟")
 _CALLED = re.compile(r"叫(?P<x>[\u4e00-\u9fff·]{2,4})的")  # 一个叫大卫的人: a person's name
 _HAN_INDEFINITE = re.compile(r"[一两几这那每某][所家个间座位名只]")  # 一所学校: "a school"
 _MEMBER_WORDS = re.compile(rf"member|belong|volunteer|会员|成员|一员|志愿者|义工|{GROUP_NAMED}")
@@ -292,7 +292,7 @@ def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str 
         return None  # "the LGBTQ+ community": a modifier of the noun after it
     if not target or target.endswith(("'s", "’s")) or target[0] in NOT_FIRST:
         return None
-    trip = _TRIP.search(match.group())  # 去英格兰的那次旅行: a trip, wherever to
+    trip = _TRIP.search(match.string)  # 去英格兰的那次旅行, 去了一趟西安，还去了洛阳: a trip
     if (
         relation == "visited"
         and _ERRAND.match(match.group())
