@@ -97,7 +97,22 @@ def graph_counts(raw: sqlite3.Connection, namespace: str) -> dict[str, Any]:
     counts["topics"] = raw.execute(
         "SELECT COUNT(*) FROM topics WHERE namespace = ?", (namespace,)
     ).fetchone()[0]
+    counts["edge_list"] = edge_list(raw, namespace)
     return counts
+
+
+def edge_list(raw: sqlite3.Connection, namespace: str) -> list[str]:
+    """Each current edge with the words of its first source event, to check that they
+    state it ("Caroline -from-> Sweden  <- Caroline said: … my home country, Sweden")."""
+    rows = raw.execute(
+        "SELECT a.name, x.relation, b.name, (SELECT e.summary FROM graph_sources s JOIN events e"
+        " ON e.id = s.event_id WHERE s.record_kind = 'edge' AND s.record_id = x.id"
+        " ORDER BY e.id LIMIT 1) FROM graph_edges x JOIN graph_nodes a ON a.id = x.from_node_id"
+        f" JOIN graph_nodes b ON b.id = x.to_node_id WHERE x.namespace = ? AND x.{CURRENT}"
+        " ORDER BY a.name, x.relation, b.name",
+        (namespace,),
+    ).fetchall()
+    return [f"{a} -{rel}-> {b}  <- {(said or '')[:160]}" for a, rel, b, said in rows]
 
 
 async def recall_by_weight(
@@ -209,6 +224,7 @@ async def check_sample(
         "nodes": counts["nodes"],
         "current_facts": counts["facts"],
         "current_edges": counts["edges"],
+        "edges": counts["edge_list"],
         "facts_active_source": round(share["fact"], 4),
         "edges_active_source": round(share["edge"], 4),
         "topics": counts["topics"],

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .han_names import han_person
-from .roles import ROLES, THIRD
+from .roles import PERSON_NAME, ROLES, THIRD
 from .text import is_latin
 
 FOCUS_EVENTS = 3  # a pronoun reaches back this many events of the projection
@@ -31,7 +31,7 @@ _PLURALS = {"friends": "friend", "roommates": "roommate", "flatmates": "roommate
 _EN_ROLES = "|".join(sorted((r for r in ROLES if r.isascii()), key=len, reverse=True))
 _ZH_ROLES = "|".join(sorted((r for r in ROLES if not r.isascii()), key=len, reverse=True))
 _ZH_ROLE = rf"(?:{_ZH_ROLES})(?![的之])"  # 我姐的同学 is not my sister
-_PERSON = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
+_PERSON = PERSON_NAME
 _ADJ = (
     r"(?:(?:older|younger|little|big|elder|baby|twin|best|oldest|youngest|new|eldest|old|dear"
     r"|closest|good)\s+)?"
@@ -52,6 +52,8 @@ _NAMED_ROLES = (
     # "a friend of mine, Priya" / "Tom, an old friend from college" / "Rosa has been mentoring me"
     re.compile(rf"\b(?:[Aa]|[Aa]n)\s+{_ADJ}(?P<role>{_EN_ROLES})\s+of\s+(?:mine|ours)\s*,?\s+(?P<x>{_PERSON})\b"),
     re.compile(rf"\b(?P<x>{_PERSON}),\s+(?:a|an)\s+{_ADJ}(?P<role>{_EN_ROLES})\s+(?:of\s+(?:mine|ours)|from)\b"),
+    # "Ines, the friend I told you about": the role a clause of the speaker's gives her
+    re.compile(rf"\b(?P<x>{_PERSON}),\s+the\s+{_ADJ}(?P<role>{_EN_ROLES})\s+(?:I|I've|I'd|we)\s"),
     re.compile(rf"\b(?P<x>{_PERSON})\s+(?:has\s+been\s+|had\s+been\s+|is\s+|was\s+)?(?P<role>mentor|coach)"
                rf"(?:ing|ed|es|s)\s+(?:me|us)\b"),
     re.compile(r"\b(?P<role>Aunt|Auntie|Uncle|Grandma|Grandpa|Cousin|Granny)\s+"

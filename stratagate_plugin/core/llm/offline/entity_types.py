@@ -13,8 +13,9 @@ import re
 from collections.abc import Collection
 
 from .gazetteer import is_known_place
+from .groups import GROUPS, HAN_GROUPS
 from .han_names import HAN_NAMED, SURNAMES
-from .roles import ROLES
+from .roles import ROLES, titled
 from .subjects import is_name
 from .text import is_latin, word_set
 
@@ -33,6 +34,9 @@ _OPENERS = word_set(
     Btw Omg Wow Yay Congrats Congratulations Thanks Cheers Absolutely Definitely Totally
     Exactly Indeed Sure Okay"""
 )
+# a long word in -ly is a sentence adverb ("Thankfully, my son's ok"), not a name; names
+# in -erly (Beverly, Kimberly) excepted
+_ADVERB = re.compile(r"[A-Z][a-z]{4,}(?<!er)ly")
 _TIME_TAIL = re.compile(r"\s(?:Day|Days|Month|Week|Weekend|Eve|Festival|Holiday|Holidays)$")
 _HAN_TIME = re.compile(
     r"^(?:星期|周|礼拜)[一二三四五六日天末]$|^[一二三四五六七八九十]+月|节$|^(?:元旦|除夕|国庆|清明|"
@@ -66,7 +70,7 @@ def never_entity(name: str, text: str = "") -> bool:
     if is_latin(bare):
         if any(word.strip("'’s") in _TIME_WORDS for word in words) or _TIME_TAIL.search(bare):
             return True
-        if words[0] in _OPENERS or bare.lower() in _ROLE_WORDS:
+        if words[0] in _OPENERS or bare.lower() in _ROLE_WORDS or _ADVERB.fullmatch(bare):
             return True
     elif _HAN_TIME.search(bare) or bare in ROLES:
         return True
@@ -74,15 +78,26 @@ def never_entity(name: str, text: str = "") -> bool:
 
 
 def _quoted(name: str, text: str) -> bool:
-    """Inside quotes or title marks: a title of a book, film or song, not an entity."""
+    """Inside quotes or title marks: a title of a book, film or song, not an entity; but a
+    group's name after its noun ("our choir, 'Northern Voices'", 团体叫‘联结’) is a name."""
     escaped = re.escape(name)
-    return bool(re.search(rf"[\"“'‘《「]\s*{escaped}\s*[\"”'’》」]", text))
+    found = re.search(rf"[\"“'‘《「]\s*{escaped}\s*[\"”'’》」]", text)
+    return found is not None and _GROUP_NAMING.search(text, 0, found.start() + 1) is None
+
+
+_GROUP_NAMING = re.compile(
+    rf"(?:\b{GROUPS}\s*(?:,\s*|\s+(?:is\s+)?(?:called|named)\s+)|{HAN_GROUPS}(?:叫做?|名叫|名字叫))"
+    r"[\"“'‘《「]$"
+)
 
 
 def organization_shape(name: str) -> bool:
+    """ "Acme Logistics", "University of Leeds", "Habitat for Humanity" (a purpose after
+    "for"), 星火读书会."""
     words = name.split()
     if is_latin(name):
-        return len(words) >= 2 and (words[-1] in _ORG_WORDS or words[0] in _ORG_HEADS)
+        purpose = len(words) >= 3 and "for" in words[1:-1]
+        return purpose or (len(words) >= 2 and (words[-1] in _ORG_WORDS or words[0] in _ORG_HEADS))
     return bool(_HAN_ORG.search(name)) and _han_named(name)
 
 
@@ -101,7 +116,7 @@ def _cue(name: str, before: str) -> re.Pattern[str]:
     """``before`` immediately before the name."""
     escaped = re.escape(name)
     edge = (
-        r"\b(?!\s+(?:of\s+|de\s+)?[A-Z][a-z])" if is_latin(name) else ""
+        r"\b(?!\s+(?:of\s+|de\s+|for\s+)?[A-Z][a-z])" if is_latin(name) else ""
     )  # the whole name, not its start
     return re.compile(rf"(?:{before}){edge[:2] if edge else ''}{escaped}{edge}")
 
@@ -152,6 +167,10 @@ def type_of(name: str, text: str, persons: Collection[str] = ()) -> str | None:
         return None
     if name in persons or (not is_latin(name) and short_form_of(name, persons)):
         return "person"  # 小梅 when 梅兰妮 is the one known person it shortens
+    if titled(name) and is_name(titled(name) or ""):
+        return "person"  # "Dr. Alvarez", 李教授
+    if any(titled(person) == name for person in persons):
+        return "person"  # "Moreau" after "Dr. Moreau"
     if organization_shape(name):
         return "organization"
     if project_shape(name):
@@ -206,8 +225,12 @@ def short_form_of(name: str, full_names: Collection[str]) -> str | None:
         matches = {full for full in full_names if full != name and name in _han_short_forms(full)}
     elif len(name) < 3 or " " in name:
         return None
-    else:
-        matches = {full for full in full_names if full != name and full.split()[0].startswith(name)}
+    else:  # "Mel" for Melanie, "Moreau" for Dr. Moreau
+        matches = {
+            full
+            for full in full_names
+            if full != name and (titled(full) or full).split()[0].startswith(name)
+        }
     return matches.pop() if len(matches) == 1 else None
 
 

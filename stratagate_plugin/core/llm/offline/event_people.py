@@ -7,6 +7,7 @@ is an event at all and when it happened."""
 import re
 
 from .lexicon import HONORIFIC_NAME, PLACE_CUE
+from .roles import HAN_TITLES
 from .statements import han_people, non_people, statement_kind
 from .text import HAN_FUNCTION, Sentence, is_person_name, phrases, proper_names, without_times
 from .titles import bare
@@ -16,7 +17,6 @@ from .titles import bare
 _LEADING_NAME = re.compile(
     r"^(?P<name>[A-Z][a-z]+)(?:'s)?(?:,|\s+(?:is|was|has|had|and|[a-z]+(?<!s)s)\b)"
 )
-_TITLES = ("先生", "女士", "老师", "经理", "医生")
 _HAN_VERBS = "做当找见跟叫问让请"
 
 
@@ -39,7 +39,7 @@ def participants_of(sentence: Sentence, speakers: set[str]) -> list[str]:
 def _honorific(name: str) -> bool:
     """ "王先生", "欧阳老师": a surname of one or two characters before the title, not a job
     ("做产品经理")."""
-    title = next(t for t in _TITLES if name.endswith(t))
+    title = next(t for t in HAN_TITLES if name.endswith(t))
     return len(name) - len(title) <= 2 and name[0] not in HAN_FUNCTION + _HAN_VERBS
 
 

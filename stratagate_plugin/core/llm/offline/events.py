@@ -23,7 +23,11 @@ from typing import Any
 from ...clock import parse_iso
 from ...text.temporal.resolve import UNKNOWN, TimeExpression, find_time_expressions, is_future
 from ..tasks import Criticality, EventCardDraft, EventExtraction, Scope
+from .entity_types import never_entity
 from .event_people import card_tags, participants_of
+from .gazetteer import is_known_place
+from .graph_frames import mentions as frame_mentions
+from .han_names import HAN_NAMED, han_person
 from .lexicon import (
     ACKNOWLEDGEMENT,
     ASSISTANT_FINDING,
@@ -54,6 +58,7 @@ from .text import (
     clean,
     clip,
     content_terms,
+    is_latin,
     is_person_name,
     is_question,
     split_sentences,
@@ -104,7 +109,7 @@ def event_type_of(
 
 def _person_type(sentence: Sentence, timed: bool) -> str | None:
     text = sentence.text
-    kind = statement_kind(bare(text))
+    kind = statement_kind(bare(text)) or _relation_stated(bare(text))
     # "我对花生过敏", "I'm vegetarian": one term is enough beside a health cue or a frame
     weighty = timed or kind is not None or SAFETY.search(text) is not None
     if is_question(text) or len(content_terms(text)) + weighty < 2:
@@ -131,6 +136,26 @@ def _person_type(sentence: Sentence, timed: bool) -> str | None:
     admitted = personal or timed or named or resolve or found in _IMPERSONAL_TYPES
     admitted = admitted or kind is not None  # its frame has a person for subject
     return found if admitted else None
+
+
+def _relation_stated(text: str) -> str | None:
+    """A relation the graph reads ("Been only to Rome once", 我在祖国瑞典的奶奶…): a
+    statement, so an event card the graph can cite (issue 26: statements become events)."""
+    found = [m for m in frame_mentions(text, ()) if _named(m.target, text)]
+    return "relation" if found else None
+
+
+def _named(target: str, text: str) -> bool:
+    """A name, not a phrase a loose frame caught (最完美, 本地组织): capitalised words (not an
+    acronym before its noun, "LGBTQ+ rights"), a known Chinese place, a named Chinese group
+    or person, or a group's quoted name."""
+    if never_entity(target, text):
+        return False
+    if is_latin(target):
+        return not (target.isupper() and re.search(rf"\b{re.escape(target)}\+?\s+[a-z]", text))
+    quoted = re.search(rf"[‘'“\"《「]{re.escape(target)}[’'”\"》」]", text)
+    named = HAN_NAMED.fullmatch(target) or han_person(target) == target
+    return bool(is_known_place(target) or named or quoted)
 
 
 def _standing(text: str) -> bool:

@@ -21,17 +21,22 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
+from .entity_types import never_entity
 from .gazetteer import PLACES
-from .han_names import HAN_NAMED, HAN_STOP, NOT_FIRST, called, han_person
+from .groups import GROUP_NAMED, GROUPS, HAN_GROUPS
+from .han_names import HAN_NAMED, HAN_STOP, NOT_FIRST, called, generic_group, han_person
 from .roles import EN_ROLES as _EN_ROLES
-from .roles import EXCLUSIVE_ROLES, ROLES, SPEAKER, THIRD
+from .roles import EXCLUSIVE_ROLES, PERSON_NAME, ROLES, SPEAKER, THIRD
 from .roles import ZH_ROLES as _ZH_ROLES
 from .subjects import is_name, subject_before
-from .text import is_latin
+from .text import is_latin, word_set
 from .verb_frames import VERB_FRAMES
 
-_NAME = r"[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*(?:\s+(?:of\s+|de\s+)?[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*){0,3}"
-_PERSON = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
+_NAME = (
+    r"[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*"
+    r"(?:\s+(?:(?:of|for)\s+(?:the\s+)?|de\s+)?[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*){0,3}"
+)
+_PERSON = PERSON_NAME
 _HAN_RUN = r"[\u4e00-\u9fff·]{2,8}"
 _LATIN_TOOL = r"[A-Z][A-Za-z0-9.+#-]*(?:\s[A-Z0-9][A-Za-z0-9.+#-]*){0,2}"
 
@@ -68,6 +73,9 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
         re.compile(r"是(?P<x>[\u4e00-\u9fffA-Za-z]{2,8}?)的[\u4e00-\u9fff]{0,4}(?:师|(?<![会成])员|经理|医生|护士)"),
         re.compile(rf"(?:入职了?|就职于|供职于|任职于|加入了?)(?P<x>{_HAN_RUN}|{_NAME})"),
         re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:工作(?!室|坊)|上班|任职|实习)"),
+        # a job lost or left (a former employer): 丢了Door Dash的工作, 在德勤辞了工作
+        re.compile(rf"(?:丢了|辞了|辞掉了?|离开了?)在?(?P<x>{_HAN_RUN}?|{_NAME})的工作"),
+        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:丢了|辞了|辞掉了?)工作"),
     )),
     ("studies_at", "organization", "studies_at", (
         re.compile(rf"\b(?:stud(?:y|ies|ied|ying)|enrolled|student|degree)\s+at\s+(?:the\s+)?"
@@ -88,7 +96,8 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
         re.compile(rf"我(?:的|在)?(?:祖国|家乡|老家)(?:在|是)?[，,]?(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
     ("visited", "place", None, (
-        re.compile(rf"\b(?:visited|been to|trip to|travel(?:l)?ed to|flew to|went to|drove to|"
+        re.compile(rf"\b(?:visited|[Bb]een\s+(?:(?:only|just|already|also|even)\s+)?to|trip to"
+                   rf"|travel(?:l)?ed to|flew to|went to|drove to|"
                    rf"vacationed in|holiday in)\s+(?P<x>{_NAME})"),
         re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了|去了)(?:一次|两次|几次|好几次|一?趟)?(?P<x>{_HAN_RUN}|{_NAME})"),
     )),
@@ -103,6 +112,13 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
                    rf"(?:the\s+|a\s+)?(?P<x>{_NAME})"),
         re.compile(rf"(?:加入了?|参加了?)(?P<x>{_HAN_RUN})"),
         re.compile(rf"是(?P<x>{_HAN_RUN}?)的(?:会员|成员|一员)"),
+        # a group named as ours: "our choir, 'Northern Voices'", "joined a club called X"
+        re.compile(rf"\b(?:[Mm]y|[Oo]ur)\s+(?:new\s+|own\s+)?{GROUPS}\s*(?:,\s*|\s+(?:is\s+)?"
+                   rf"(?:called|named)\s+)['‘“\"]?(?P<x>{_NAME})"),
+        re.compile(rf"\b(?:joined|join|joining|belong to|member of|started|founded|in)\s+"
+                   rf"(?:a|an|the)\s+(?:[\w-]+\s+){{0,3}}?{GROUPS}\s+(?:called|named)\s+['‘“\"]?(?P<x>{_NAME})"),
+        re.compile(rf"(?:我们?|咱们)的?{HAN_GROUPS}(?:叫做?|名叫|名字叫)(?:[‘'“\"《「](?P<q>[^’'”\"》」]{{2,16}})"
+                   rf"[’'”\"》」]|(?P<x>{_HAN_RUN}))"),
     )),
     ("works_on", "project", None, (
         re.compile(rf"\b(?:working on|work on|works on|leading|launch(?:ed|ing)?|building"
@@ -180,32 +196,47 @@ def mentions(
     for relation, kind, key, patterns in (*PLACES_AND_WORK, *VERB_FRAMES):
         for pattern in patterns:
             for match in pattern.finditer(sentence):
-                target = _target(match, relation, known)
-                if target is None or (relation == "visited" and _planned(sentence, match)):
-                    continue
-                ended = relation == "works_at" and _ENDED.search(_clause_of(sentence, match))
-                subject = (
-                    SPEAKER  # "my home country, Sweden": the possessor's
-                    if _POSSESSIVE.match(match.group())
-                    else THIRD  # "her flat in Brixton": whom "her" refers to
-                    if _THIRD_POSSESSIVE.match(match.group())
-                    else subject_before(sentence[: match.start()], known, kin_refs)
-                )
-                subject = None if ended else subject  # "lost my job at Door Dash": the place only
-                if subject != target and not _said(found, relation, target):
-                    found.append(
-                        Mention(
-                            subject, relation, target, kind, key is not None, key, match.start()
-                        )
-                    )
+                said = _frame_mention(sentence, match, (relation, kind, key), known, kin_refs)
+                if said is not None and not _said(found, said.relation, said.target):
+                    found.append(said)
     return found
+
+
+def _frame_mention(
+    sentence: str,
+    match: re.Match[str],
+    frame: tuple[str, str, str | None],
+    known: Collection[str],
+    kin_refs: Mapping[str, str],
+) -> Mention | None:
+    """The mention one frame's match states, or None (a planned or denied trip)."""
+    relation, kind, key = frame
+    target = _target(match, relation, known)
+    clause = _clause_of(sentence, match)
+    if target is None or (
+        relation == "visited" and (_PLAN.search(clause) or _NEGATED.search(clause))
+    ):
+        return None  # "planning a trip to Oslo", "never been to Japan", 从来没去过巴黎
+    subject = (
+        SPEAKER  # "my home country, Sweden": the possessor's
+        if _POSSESSIVE.match(match.group())
+        else THIRD  # "her flat in Brixton": whom "her" refers to
+        if _THIRD_POSSESSIVE.match(match.group())
+        else subject_before(sentence[: match.start()], known, kin_refs)
+    )
+    if relation == "works_at" and _ENDED.search(clause) and not _PLAN.search(clause):
+        relation, key = "worked_at", None  # "lost my job at Door Dash": a former employer
+    if subject == target:
+        return None
+    return Mention(subject, relation, target, kind, key is not None, key, match.start())
 
 
 _PLAN = re.compile(
     r"\b(?:plan|plans|planning|planned|going to|gonna|will|'ll|want to|wanna|hope to|hoping to"
-    r"|would like to|next|upcoming|someday|one day)\b"
-    r"|计划|打算|准备|想去|要去|明天|下周|下个月|明年"
+    r"|would like to|next|upcoming|someday|one day|might|may|considering|thinking (?:of|about))\b"
+    r"|计划|打算|准备|想去|要去|明天|下周|下个月|明年|可能|考虑"
 )
+_NEGATED = re.compile(r"\b(?:never|not|haven't|hasn't|didn't|don't|n't)\b|没|从未|未曾")
 _CLAUSE_EDGE = re.compile(r"[.,!?;:，。！？；：]|\b(?:and|but)\b")
 
 
@@ -218,11 +249,6 @@ def _clause_of(sentence: str, match: re.Match[str]) -> str:
     edges = [m.end() for m in _CLAUSE_EDGE.finditer(sentence, 0, match.start())]
     after = _CLAUSE_EDGE.search(sentence, match.end())
     return sentence[max(edges, default=0) : after.start() if after else len(sentence)]
-
-
-def _planned(sentence: str, match: re.Match[str]) -> bool:
-    """A trip in a clause that plans it ("planning a trip to Oslo", 打算去…): no visit yet."""
-    return _PLAN.search(_clause_of(sentence, match)) is not None
 
 
 def _said(found: list[Mention], relation: str, target: str) -> bool:
@@ -238,78 +264,42 @@ _HAN_PLACE_NAMES = tuple(p for p in PLACES if not p.isascii())
 _HAN_PLACE = re.compile(
     rf"^(?:{'|'.join(p for p in PLACES if not p.isascii())})$|[市省县州国岛山湖镇村]$"
 )
-_HAN_GENERIC = frozenset(
-    [
-        "附近",
-        "家里",
-        "家",
-        "这里",
-        "那里",
-        "这儿",
-        "那儿",
-        "外地",
-        "国外",
-        "本地",
-        "当地",
-        "城里",
-        "市里",
-        "公司",
-        "单位",
-        "学校",
-        "医院",
-        "大学",
-        "中学",
-        "小学",
-        "办公室",
-        "店里",
-        "网上",
-        "线上",
-        "工厂",
-        "银行",
-        "餐厅",
-        "健身房",
-        "图书馆",
-        "俱乐部",
-        "项目",
-        "计划",
-        "超市",
-        "市场",
-        "菜市场",
-        "外面",
-        "外边",
-        "里面",
-        "县里",
-        "乡下",
-        "农村",
-        "老家",
-    ]
+_HAN_GENERIC = word_set(
+    """附近 家里 家 这里 那里 这儿 那儿 外地 国外 本地 当地 城里
+    市里 公司 单位 学校 医院 大学 中学 小学 办公室 店里 网上 线上
+    工厂 银行 餐厅 健身房 图书馆 俱乐部 项目 计划 超市 市场 菜市场 外面
+    外边 里面 县里 乡下 农村 老家"""
 )
 _POSSESSIVE = re.compile(r"[Mm]y\b|[Oo]ur\b|我(?:的|在)?(?:祖国|家乡|老家)")
 _THIRD_POSSESSIVE = re.compile(r"(?:[Hh]is|[Hh]er)\b")
 _ERRAND = re.compile(r"去(?!过)")  # 去了 / 去…了: a place, or an errand
-_TRIP = re.compile(r"旅行|旅游|度假")
+_TRIP = re.compile(r"旅行|旅游|度假|一趟")
 _CALLED = re.compile(r"叫(?P<x>[\u4e00-\u9fff·]{2,4})的")  # 一个叫大卫的人: a person's name
 _HAN_INDEFINITE = re.compile(r"[一两几这那每某][所家个间座位名只]")  # 一所学校: "a school"
-_MEMBER_WORDS = re.compile(r"member|belong|volunteer|会员|成员|一员|志愿者|义工")
+_MEMBER_WORDS = re.compile(rf"member|belong|volunteer|会员|成员|一员|志愿者|义工|{GROUP_NAMED}")
 _PERSON_RELATIONS = ("knows", "owns")
 
 
 def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str | None:
     """The frame's target, or None: a known person (unless the frame is about people), a
     club as a workplace, or a non-club joined (that is work, not membership)."""
+    if quoted := (match.groupdict().get("q") or "").strip():  # 我们的团体叫‘联结行动者’
+        return None if quoted in known or never_entity(quoted) else quoted
     bounded = match.end("x") < match.end() and not is_latin(match["x"])  # 在…工作: all of it
-    raw = match["x"].lstrip("在") if bounded else match["x"]  # 现在在美团: 美团
+    raw = match["x"].lstrip("在").rstrip("的") if bounded else match["x"]  # 现在在美团: 美团
     target = raw if bounded and 2 <= len(raw) <= 8 else _name(raw)
+    if match.string.startswith("+", match.end("x")):
+        return None  # "the LGBTQ+ community": a modifier of the noun after it
     if not target or target.endswith(("'s", "’s")) or target[0] in NOT_FIRST:
         return None
-    trip = _TRIP.search(match.group())  # 去英格兰的那次旅行: a trip, wherever to
+    trip = _TRIP.search(match.string)  # 去英格兰的那次旅行, 去了一趟西安，还去了洛阳: a trip
     if (
         relation == "visited"
         and _ERRAND.match(match.group())
         and not (trip or _HAN_PLACE.search(target))
     ):
         return None  # 去了超市 is an errand; 去了厦门 a trip
-    if target in _HAN_GENERIC or _HAN_INDEFINITE.search(target):
+    if target in _HAN_GENERIC or _HAN_INDEFINITE.search(target) or generic_group(target):
         return None  # 在附近工作, 在公司上班: a common noun, not a name
     if relation in ("works_at", "studies_at") and _HAN_PLACE.search(target):
         return None  # 在上海做产品经理: where, not whom for
@@ -386,4 +376,7 @@ def _name(text: str) -> str | None:
         named = HAN_NAMED.match(text) or (place and re.match(re.escape(place), text))
         cut = next((i for i, c in enumerate(text) if i >= 1 and c in HAN_STOP), len(text))
         text = named.group() if named else text[: min(cut, 4)]
+    else:  # "Mel for Thanksgiving": the name before "for" / "of" a date
+        parts = re.split(r"\s+(?:for|of)\s+(?:the\s+)?", text, maxsplit=1)
+        text = parts[0] if len(parts) == 2 and never_entity(parts[1]) else text
     return text if len(text) >= 2 and text[0] not in NOT_FIRST else None

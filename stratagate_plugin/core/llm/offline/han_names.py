@@ -8,6 +8,8 @@ to its kind word (公司, 大学, 读书会, 项目 …).
 
 import re
 
+from .roles import HAN_TITLES
+
 # a Chinese name ends before one of these (a verb, a time word, a function character)
 HAN_STOP = set(
     "的了是我你他她它们这那在和与也都就很吗呢吧啊呀说住搬去来跟今昨明刚已还要会想喜爱开上下"
@@ -30,8 +32,20 @@ TRANSLITERATION = set(
 # an organisation's or project's Chinese name, up to its kind word ("星火读书会", "北极星项目")
 HAN_NAMED = re.compile(
     r"(?:(?![的了是我你他她这那在个一上下周每])[\u4e00-\u9fff]){1,6}(?:公司|集团|科技|大学|学院|中学|小学|医院|银行|研究所|研究院|俱乐部|协会"
-    r"|工作室|读书会|社团|基金会|事务所|出版社|合唱团|乐队|学校|实验室|跑团|球队|项目|计划)"
+    r"|工作室|读书会|社团|基金会|事务所|出版社|合唱团|乐队|学校|实验室|跑团|球队|项目|计划|队|社|团)"
 )
+_GROUP_CHARS = "队社团"
+
+
+def generic_group(name: str) -> bool:
+    """消防队, 篮球队, 读书会 alone: a kind of group, not a named one (朝阳区消防队, 星火读书会):
+    the kind word alone, or a one-character group word after a two-character activity."""
+    if name[-1:] in _GROUP_CHARS:
+        return len(name) == 3  # 美团 is a name
+    return HAN_NAMED.fullmatch(name) is None and _KIND_END.search(name) is not None
+
+
+_KIND_END = re.compile(r"(?:读书会|俱乐部|协会|社团|合唱团|乐队|跑团|球队|学会)$")
 HAN_VERBS = set(
     "养拿买做带教打写读看听吃喝玩当用找送请让叫陪考拍画"
 )  # not a name's third character
@@ -67,6 +81,8 @@ def han_person(text: str) -> str | None:
         return None
     if text[0] in "小老":  # 小王 / 老王: a familiar form is two characters (小王帮我搬家)
         return text[:2]
+    if title := next((t for t in HAN_TITLES if text.startswith(t, 1)), None):
+        return text[: 1 + len(title)]  # 李教授: a surname and its title, one name
     if len(text) == 2 or _stops(text, 2) or text[2] in HAN_VERBS:
         return text[:2]
     return text[:3] if len(text) == 3 or _stops(text, 3) or text[3] == "一" else text[:2]

@@ -5,6 +5,8 @@
 
 import re
 
+from .roles import HAN_TITLES
+
 
 def _cue(english: str, chinese: str = "") -> re.Pattern[str]:
     parts = [rf"\b(?:{english})\b"] + ([chinese] if chinese else [])
@@ -129,7 +131,7 @@ DISCOURSE = re.compile(
     r"(?:[A-Z][a-z]+[!,.]\s*)?)+|^(?:嘿|嗨|哦|哇|对了|顺便说一句|另外|其实)[，,！!]?",
     re.IGNORECASE,
 )
-HONORIFIC_NAME = re.compile(r"[\u4e00-\u9fff]{1,3}?(?:先生|女士|老师|经理|医生)")
+HONORIFIC_NAME = re.compile(rf"[\u4e00-\u9fff]{{1,3}}?(?:{'|'.join(HAN_TITLES)})")
 
 ACKNOWLEDGEMENT = re.compile(
     r"^(?:(?:noted|understood|got it|ok(?:ay)?|sure|great|done|perfect|thanks|thank you"

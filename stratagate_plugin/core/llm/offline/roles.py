@@ -47,3 +47,18 @@ KIN_RELATIONS = frozenset({
 })  # fmt: skip
 EN_ROLES = "|".join(sorted((r for r in ROLES if r.isascii()), key=len, reverse=True))
 ZH_ROLES = "|".join(sorted((r for r in ROLES if not r.isascii()), key=len, reverse=True))
+# a title stays with the name it precedes ("Dr. Alvarez" is one name, never "Dr"), and a
+# Chinese title follows a surname (李教授, 王老师: a person named with the title, as in English)
+EN_TITLES = ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof")
+HAN_TITLES = ("教授", "老师", "医生", "先生", "女士", "经理", "律师", "大夫", "师傅")
+TITLE = rf"(?:{'|'.join(EN_TITLES)})\.?\s"
+PERSON_NAME = rf"(?:{TITLE})?[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
+
+
+def titled(name: str) -> str | None:
+    """The surname of a titled name ("Dr. Alvarez" → "Alvarez", 李教授 → 李), else None."""
+    first, _, rest = name.partition(" ")
+    if rest and first.rstrip(".") in EN_TITLES:
+        return rest
+    title = next((t for t in HAN_TITLES if name.endswith(t)), None)
+    return name[: -len(title)] if title and 1 <= len(name) - len(title) <= 2 else None

@@ -14,11 +14,11 @@ from collections.abc import Collection, Mapping
 
 from .han_names import is_han_name
 from .roles import EN_ROLES as _EN_ROLES
-from .roles import ROLES, SPEAKER, THIRD
+from .roles import PERSON_NAME, ROLES, SPEAKER, THIRD
 from .roles import ZH_ROLES as _ZH_ROLES
 from .text import is_latin, is_person_name
 
-_PERSON = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
+_PERSON = PERSON_NAME
 _CLAUSE_BREAK = re.compile(r"[.,!?;:()\"“”—–…，。！？；：、]|\s-\s|\b(?:and|but|so|because)\b")
 _FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|we|We|we're|we've|my|My|our|Our)\b|我")
 _THIRD = re.compile(r"\b(?:they|They|his|His|her|Her|their|Their)\b|他们|她们")
@@ -41,6 +41,8 @@ def is_name(name: str) -> bool:
 
 
 _RELATIVE = re.compile(r"^\s*(?:who|which|that)\b")
+# an apposition describing the name before it by a clause: "the friend I told you about"
+_DESCRIBED = re.compile(r"^\s*(?:the|a|an)\s+[a-z]+(?:\s+[a-z]+)?\s+(?:I|we|you)\b")
 _COMMON_WHO = re.compile(r"\b[a-z]+\s+who\s*$")
 _POSSESSED = re.compile(r"['’]s\s+[a-z]+\s*$")
 _KIN_REF = re.compile(
@@ -62,7 +64,8 @@ def subject_before(
     clause = prefix[breaks[-1].end() :] if breaks else prefix
     if _COMMON_WHO.search(clause) or _POSSESSED.search(clause):  # "a sister who", "Tom's brother"
         return None
-    if breaks and _RELATIVE.match(clause):  # "a sister, Eva, who lives …": about Eva
+    if breaks and (_RELATIVE.match(clause) or _DESCRIBED.match(clause)):
+        # "a sister, Eva, who lives …", "Ines, the friend I told you about, got …": about her
         return subject_before(prefix[: breaks[-1].start()], known, kin_refs, first)
     kin_spans = [range(m.start(), m.end()) for m in _KIN_REF.finditer(clause)]
     marks: list[tuple[int, str | None]] = []

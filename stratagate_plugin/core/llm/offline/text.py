@@ -9,8 +9,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ...text.temporal.resolve import find_time_expressions
+from .roles import EN_TITLES, TITLE
 
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？；])|(?<=[!?;])(?=[\u4e00-\u9fff])|\n+")
+# "Dr. Alvarez": a title's dot ends no sentence
+_AFTER_TITLE = "".join(rf"(?<!\b{title}\.)" for title in EN_TITLES)
+_SENTENCE_END = re.compile(
+    rf"(?<=[.!?…]){_AFTER_TITLE}\s+|(?<=[。！？；])|(?<=[!?;])(?=[\u4e00-\u9fff])|\n+"
+)
 _SPEAKER = re.compile(r"^\s*(?P<name>[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}|[\u4e00-\u9fff·]{2,6})"
                       r"\s*[:：]\s+(?=\S)")  # fmt: skip
 
@@ -27,7 +32,9 @@ _NOT_SPEAKERS = word_set(
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'+#.-]*[A-Za-z0-9+#]|[A-Za-z]")
 _HAN_RUN = re.compile(r"[\u4e00-\u9fff]+")
-_NAME = re.compile(r"(?<![\w'])([A-ZÀ-Þ][a-zß-ÿ]{1,20}(?:\s[A-ZÀ-Þ][a-zß-ÿ]{1,20})?)(?![\w'])")
+_NAME = re.compile(
+    rf"(?<![\w'])((?:{TITLE})?[A-ZÀ-Þ][a-zß-ÿ]{{1,20}}(?:\s[A-ZÀ-Þ][a-zß-ÿ]{{1,20}})?)(?![\w'])"
+)
 HAN_FUNCTION = "的了是我你他她它们这那在和与也都就很吗呢吧啊呀哦嗯么着过把被给对从到"
 HAN_FUNCTION += "又还不没有个一些要能让之其而且"
 _HAN_FUNCTION = set(HAN_FUNCTION)
@@ -96,11 +103,17 @@ def is_latin(name: str) -> bool:
 
 
 def is_person_name(name: str) -> bool:
-    """Not a label word ("Noted", "Update"), weekday, month or other capitalised word."""
+    """Not a label word ("Noted", "Update"), weekday, month or other capitalised word, nor
+    a bare title ("Dr") or a name joined by "of" / "for" (an organisation's or a place's)."""
     words = name.split()
+    if name.rstrip(".") in EN_TITLES or _JOINERS.intersection(words):
+        return False
     return name not in _NOT_SPEAKERS and not any(
         word in _CAPITALISED_NON_NAMES or word in _NOT_SPEAKERS for word in words
     )
+
+
+_JOINERS = frozenset({"of", "for", "the", "and", "&"})
 
 
 def split_sentences(text: str) -> list[str]:
@@ -136,6 +149,7 @@ def proper_names(text: str) -> list[str]:
     for sentence in split_sentences(text):
         for match in _NAME.finditer(sentence):
             first_word = match.start() == len(sentence) - len(sentence.lstrip())
+            first_word = first_word and match.group(1).split()[0].rstrip(".") not in EN_TITLES
             name = match.group(1)
             if not first_word and is_person_name(name):
                 names.append(name)

@@ -13,11 +13,15 @@ crosses a clause break, so the object stays in the verb's clause.
 import re
 
 from .gazetteer import PLACES
+from .roles import PERSON_NAME
 
-_NAME = r"[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*(?:\s+(?:of\s+|de\s+|&\s+)?[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*){0,4}"
+_NAME = (
+    r"[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*"
+    r"(?:\s+(?:(?:of|for)\s+(?:the\s+)?|de\s+|&\s+)?[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*){0,4}"
+)
 _HAN = r"[\u4e00-\u9fff·]{2,8}"
 _GAZETTEER = "|".join(sorted((p for p in PLACES if not p.isascii()), key=len, reverse=True))
-_PERSON = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
+_PERSON = PERSON_NAME
 _GAP = r"[^.,;:!?()\"]{0,40}?"  # words of the same clause
 _HAN_PLACE = rf"{_GAZETTEER}|[\u4e00-\u9fff]{{1,4}}?[市省县州国岛镇村]"  # a place by name or shape
 _SCHOOL = r"(?:\s(?:University|College|School|Academy|Institute|Primary|High|Polytechnic)\b)"
