@@ -1,6 +1,7 @@
 """The offline agent answers only from evidence that covers what the question asks about,
 and states the current value first (issue 23: "confident wrong answers")."""
 
+import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from stratagate_plugin.memory_plugin.offline_agent import (
     _is_own_answer,
 )
 from stratagate_plugin.memory_plugin.question_terms import covers, key_terms
-from tests.test_plugin_e2e import make_host
+from tests.test_plugin_e2e import make_host, runtime_of
 
 CANT = "I can't confirm that from memory."
 CANT_ZH = "我无法从记忆中确认这一点。"  # a Chinese question is answered in Chinese
@@ -34,11 +35,17 @@ async def ask(host: Host, session: str, text: str) -> str:
     return result.answer
 
 
-async def told_then_asked(tmp_path: Path, facts: list[str], questions: list[str]) -> list[str]:
-    """The facts said in one session, each question asked in another."""
-    async with make_host(tmp_path / "m.db", tmp_path, block_turn_size=1) as host:
+async def told_then_asked(
+    tmp_path: Path, facts: list[str], questions: list[str], sealed: bool = True
+) -> list[str]:
+    """The facts said in one session, each question asked in another once the plugin's
+    worker has derived what was said (so the answer does not depend on how fast it ran);
+    not ``sealed``: the facts stay in the session's open tail, raw lines never derived."""
+    size = 1 if sealed else 50
+    async with make_host(tmp_path / "m.db", tmp_path, block_turn_size=size) as host:
         for fact in facts:
             await ask(host, "monday", fact)
+        await asyncio.wait_for(runtime_of(host).idle.wait(), timeout=120)
         return [await ask(host, "tuesday", question) for question in questions]
 
 
@@ -215,7 +222,7 @@ async def test_the_answer_states_the_current_value_first_and_the_older_as_histor
 async def test_of_two_raw_lines_the_newer_is_stated_first(
     tmp_path: Path, first: str, second: str, question: str, now: str
 ) -> None:
-    [answer] = await told_then_asked(tmp_path, [first, second], [question])
+    [answer] = await told_then_asked(tmp_path, [first, second], [question], sealed=False)
     facts = [line for line in answer.splitlines() if line.startswith("- ")]
     assert len(facts) == 2 and now in facts[0], answer
 
