@@ -125,13 +125,16 @@ def plain_documents(found: Sequence[Candidate]) -> dict[str, dict[str, Document]
     """Each pool's BM25 documents: stored ones, else tokenised from the event's fields."""
     pools: dict[str, dict[str, Document]] = {}
     for candidate in found:
-        document = candidate.document or field_document(candidate)
+        document = (
+            candidate.document if candidate.document is not None else field_document(candidate)
+        )
         pools.setdefault(candidate.pool, {})[candidate.id] = document
     return pools
 
 
 def field_document(candidate: Candidate) -> Document:
     """The weighted BM25 document (token counts, length) of a candidate's fields."""
+    assert candidate.fields is not None, "a plain query's candidate carries its fields"
     return counted_document(weighted_tokens(event_fields(*candidate.fields)))
 
 

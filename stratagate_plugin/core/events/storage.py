@@ -52,7 +52,9 @@ class Candidate(NamedTuple):
     status: str
     superseded_by: str | None
     """The id that superseded it, only while its status is ``superseded``."""
-    fields: DocumentFields
+    fields: DocumentFields | None
+    """The searchable fields, read only when a plain query has no stored document for it
+    (the fallback the ranking tokenises); ``None`` otherwise."""
     document: Document | None
     """The stored BM25 counts of the query's terms only; ``None`` when stale or missing."""
     card: EventCard | None

@@ -88,7 +88,7 @@ def candidates_in(
         event_rows.events_from_rows(raw, unique) if query.with_cards else [None] * len(unique)
     )
     found = [
-        _candidate(row, documents.get(row["id"]), card)
+        _candidate(row, documents.get(row["id"]), card, need_fields=not query.with_cards)
         for row, card in zip(unique, cards, strict=True)
     ]
     return SearchCandidates(found, rows.current_turn(raw, namespace))
@@ -116,8 +116,12 @@ def _candidate_rows(
     return found
 
 
-def _candidate(row: sqlite3.Row, document: Document | None, card: EventCard | None) -> Candidate:
-    fields = document_fields(row)
+def _candidate(
+    row: sqlite3.Row, document: Document | None, card: EventCard | None, need_fields: bool
+) -> Candidate:
+    """Fields (three JSON columns decoded) only where the ranking will tokenise them: a
+    plain query's candidate without a stored document; a card query ranks the cards."""
+    fields = document_fields(row) if need_fields and document is None else None
     return Candidate(row["id"], row["pool"], row["status"], _newer(row), fields, document, card)
 
 
