@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.search_scale import NAMESPACE, THREADS, Vocabulary, build, create_schema
+from benchmarks.scale_corpus import NAMESPACE, THREADS, Vocabulary, build, create_schema
 from stratagate_plugin.core.store.timeline_rows import CHRONOLOGY, CONFLICTED
 from stratagate_plugin.harness.chat import EchoChatModel
 from stratagate_plugin.harness.profiles import Profile, save_profile
