@@ -15,7 +15,7 @@ Each set of queries reports both and takes the faster one's latencies as *the* b
 """
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bm25s  # type: ignore[import-untyped]
@@ -79,7 +79,7 @@ def measure(baseline: Baseline, queries: Sequence[str]) -> dict[str, Any]:
 
 
 def baselines(
-    event_texts: list[str], message_texts: list[str], query_sets: dict[str, Sequence[str]]
+    event_texts: list[str], message_texts: list[str], query_sets: Mapping[str, Sequence[str]]
 ) -> tuple[dict[str, dict[str, Any]], dict[str, float]]:
     """bm25s rows for our operations (event queries against the events, raw ones against
     the messages) and the index build seconds. ``query_sets`` maps the operation to its

@@ -29,7 +29,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,7 +136,7 @@ async def _ready(run: Run) -> None:
 
 
 async def clients_at_once(
-    readers: list[Awaitable[None]], writer: Awaitable[int], run: Run, count: int
+    readers: Sequence[Awaitable[None]], writer: Awaitable[int], run: Run, count: int
 ) -> tuple[float, int]:
     """Start every reader and the writer; once all readers are warm, the clock starts.
     Returns the wall time from the start to the last reader's end, and the writer's turns."""
@@ -198,7 +198,7 @@ async def through_mcp(
         for home, share in zip(homes, shares, strict=False)
     ]
     writer = mcp_writer(mcp_params(db, homes[-1]), queries, run, gap)
-    wall, turns = await clients_at_once(readers, writer, run, clients)  # type: ignore[arg-type]
+    wall, turns = await clients_at_once(readers, writer, run, clients)
     return report("mcp", run, wall, turns, before, db)
 
 
@@ -269,11 +269,13 @@ async def through_http(
         shares = client_queries(queries, clients, calls)
         readers = [http_reader(base, share, run) for share in shares]
         writer = mcp_writer(mcp_params(db, writer_home), queries, run, gap)
-        wall, turns = await clients_at_once(readers, writer, run, clients)  # type: ignore[arg-type]
+        wall, turns = await clients_at_once(readers, writer, run, clients)
         return report("http", run, wall, turns, before, db)
 
 
-Measure = Callable[[Path, Path, Sequence[str], int, int, float], Awaitable[dict[str, Any]]]
+Measure = Callable[
+    [Path, Path, Sequence[str], int, int, float], Coroutine[Any, Any, dict[str, Any]]
+]
 
 
 def concurrency(
