@@ -31,7 +31,6 @@ import json
 import os
 import random
 import sqlite3
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -41,6 +40,7 @@ from typing import Any
 import httpx
 
 from benchmarks.scale_corpus import NAMESPACE, THREADS, CorpusSize, Vocabulary, ensure_corpus
+from benchmarks.scale_stats import summary
 from stratagate_plugin.core.store.timeline_rows import CHRONOLOGY, CONFLICTED
 from stratagate_plugin.harness.chat import EchoChatModel
 from stratagate_plugin.harness.profiles import Profile, save_profile
@@ -191,12 +191,6 @@ def timed(run: Callable[[], Any], rounds: int) -> list[float]:
         run()
         found.append((time.perf_counter() - started) * 1000)
     return found
-
-
-def summary(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return {"p50_ms": round(statistics.median(ordered), 2), "p95_ms": round(p95, 2)}
 
 
 async def measure(path: Path, home: Path, rounds: int, worker: str, gap: float) -> dict[str, Any]:
