@@ -40,6 +40,7 @@ from bm25s.tokenization import Tokenizer  # type: ignore[import-untyped]
 
 from benchmarks.scale_graph import build_structure
 from stratagate_plugin.core.events.cards import EVENT_TYPES, EventCard, event_search_text
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.retrieval.recall import activation_query
 from stratagate_plugin.core.store import Database, block_rows
@@ -207,7 +208,7 @@ def build(path: Path, vocab: Vocabulary, events: int, messages: int) -> dict[str
     for start in range(0, events, BATCH):
         raw.execute("BEGIN")
         for index in range(start, min(events, start + BATCH)):
-            insert_event(raw, make_event(vocab, index, vocab.rng.choice(sources)))
+            insert_event(raw, make_event(vocab, index, vocab.rng.choice(sources)), EVENT_RULES)
         raw.execute("COMMIT")
     raw.close()
     done = time.perf_counter()

@@ -13,6 +13,7 @@ import pytest
 from stratagate_plugin.cli.main import main
 from stratagate_plugin.core.clock import utc_now
 from stratagate_plugin.core.errors import InvalidInput
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.gate.evidence import receipt_payload
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.purge.words import Needles, purge_hash
@@ -232,7 +233,9 @@ async def test_an_event_whose_other_quote_is_not_the_words_is_edited_not_forgott
     only = event_card("evt_only", title="Gate code is 4471", quotes=["the gate code is 4471"])
     async with await StrataGate.open(tmp_path / "m.db") as sg:
         await sg.blocks.append_turn("ns", "s", user="Hello there.", assistant="Hi.")  # the space
-        await sg.db.write(lambda raw: [event_rows.insert_event(raw, c) for c in (both, only)])
+        await sg.db.write(
+            lambda raw: [event_rows.insert_event(raw, c, EVENT_RULES) for c in (both, only)]
+        )
         _, plan = await sg.purge.words_plan(Needles(["4471"]))
         assert {i.id: i.outcome for i in plan.events} == {
             "evt_both": "edited",

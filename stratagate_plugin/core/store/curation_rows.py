@@ -28,13 +28,14 @@ from ..curation.actions import (
     tombstone,
 )
 from ..errors import NotFound
+from ..events.storage import EventRules
 from ..gate.evidence import receipt_payload
 from ..ids import new_id
 from . import block_rows, jobs
 from .event_rows import VISIBLE, get_event
 from .graph_writes import strip_event_provenance
 from .rows import dump_json, message_from_row, record_from_row
-from .search_index import event_row_text, index_event, unindex_messages
+from .search_index import reindex_event, unindex_messages
 
 _IDS = "(SELECT value FROM json_each(?))"
 EVERY_STATUS = (*VISIBLE, "forgotten", "archived")
@@ -152,15 +153,14 @@ def purged_sources(raw: sqlite3.Connection, event_id: str) -> list[str]:
 
 
 def set_temporal(
-    raw: sqlite3.Connection, event_id: str, temporal: dict[str, Any], now: str
+    raw: sqlite3.Connection, event_id: str, temporal: dict[str, Any], now: str, rules: EventRules
 ) -> None:
     """Store the event's edited temporal fields (links) and re-index its text."""
     raw.execute(
         "UPDATE events SET temporal_json = ?, updated_at = ? WHERE id = ?",
         (dump_json(temporal), now, event_id),
     )
-    row = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
-    index_event(raw, row["pk"], event_row_text(row))
+    reindex_event(raw, event_id, rules)
 
 
 def supersede(raw: sqlite3.Connection, older_id: str, newer_id: str, cap: float, now: str) -> None:
@@ -195,7 +195,7 @@ def purge_plan(raw: sqlite3.Connection, event_id: str) -> PurgePlan:
     )
 
 
-def purge(raw: sqlite3.Connection, plan: PurgePlan, now: str) -> None:
+def purge(raw: sqlite3.Connection, plan: PurgePlan, now: str, rules: EventRules) -> None:
     """Tombstone the plan's messages and redo or blank every view of their words; a message
     purged before keeps its first tombstone (and its blocks are not derived again)."""
     fresh = raw.execute(
@@ -212,7 +212,7 @@ def purge(raw: sqlite3.Connection, plan: PurgePlan, now: str) -> None:
     for block_id in dict.fromkeys(row[2] for row in fresh if row[2] is not None):
         rederive_block(raw, block_id, now)
     for event_id in [plan.event_id, *(event.id for event in plan.also_forgotten)]:
-        blank_event(raw, event_id, text, now)
+        blank_event(raw, event_id, text, now, rules)
 
 
 def rederive_block(raw: sqlite3.Connection, block_id: str, now: str) -> None:
@@ -227,7 +227,9 @@ def rederive_block(raw: sqlite3.Connection, block_id: str, now: str) -> None:
     jobs.requeue_block(raw, block_id, parse_iso(now))
 
 
-def blank_event(raw: sqlite3.Connection, event_id: str, text: str, now: str) -> None:
+def blank_event(
+    raw: sqlite3.Connection, event_id: str, text: str, now: str, rules: EventRules
+) -> None:
     row = raw.execute("SELECT temporal_json FROM events WHERE id = ?", (event_id,)).fetchone()
     if row is None:
         raise NotFound(f"no event with id {event_id!r}")
@@ -237,8 +239,7 @@ def blank_event(raw: sqlite3.Connection, event_id: str, text: str, now: str) -> 
         "status IN ('active', 'superseded') THEN 'forgotten' ELSE status END WHERE id = ?",
         (PURGED_TITLE, text, dump_json(purged_temporal(json.loads(row[0]))), now, event_id),
     )
-    stored = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
-    index_event(raw, stored["pk"], event_row_text(stored))
+    reindex_event(raw, event_id, rules)
     strip_event_provenance(raw, [event_id])
     _blank_recorded_titles(raw, event_id)
 
