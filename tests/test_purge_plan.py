@@ -133,7 +133,7 @@ async def test_a_purge_killed_after_its_commit_is_finished_at_the_next_open(
 
         def killed(raw: sqlite3.Connection) -> None:  # the commit, without what follows it
             plan = purge_rows.plan_words(raw, needles)
-            purge_rows.erase_words(raw, needles, plan, utc_now(), receipt_payload)
+            purge_rows.erase_words(raw, needles, plan, utc_now(), receipt_payload, EVENT_RULES)
             raw.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?)", (JOURNAL_KEY, '{"receipt": "act_x"}')
             )
