@@ -24,6 +24,7 @@ from typing import Any
 from benchmarks.scale_graph import build_structure
 from stratagate_plugin.core.blocks.sealing import SEALER
 from stratagate_plugin.core.events.cards import EVENT_TYPES, EventCard, event_search_text
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.records import MessageIn
 from stratagate_plugin.core.store import Database
 from stratagate_plugin.core.store.event_rows import insert_event
@@ -198,7 +199,7 @@ def build(path: Path, vocab: Vocabulary, events: int, messages: int) -> dict[str
     for start in range(0, events, BATCH):
         raw.execute("BEGIN")
         for index in range(start, min(events, start + BATCH)):
-            insert_event(raw, make_event(vocab, index, vocab.rng.choice(sources)))
+            insert_event(raw, make_event(vocab, index, vocab.rng.choice(sources)), EVENT_RULES)
         raw.execute("COMMIT")
     check_sealing(raw)
     raw.close()
@@ -294,5 +295,5 @@ def corpus_texts(path: Path) -> tuple[list[str], list[str]]:
 
 async def create_schema(path: Path) -> None:
     """Migrations (tables, FTS5 indexes) exactly as StrataGate creates them."""
-    db = await Database(path).open()
+    db = await Database(path, events=EVENT_RULES).open()
     await db.close()

@@ -17,6 +17,7 @@ from typing import Any
 from benchmarks.scale_bm25s import baselines
 from benchmarks.scale_corpus import NAMESPACE, THREADS, corpus_texts
 from benchmarks.scale_stats import peak_mb, summary
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.retrieval.recall import activation_query
 from stratagate_plugin.core.store import Database, block_rows
@@ -36,7 +37,7 @@ async def measure_ours(
 ) -> tuple[dict[str, list[float]], list[str]]:
     """Each operation's latencies (``only``: just those named), and the activation query
     automatic recall searched with for each question (bm25s is asked the same)."""
-    sg = StrataGate(await Database(path).open())
+    sg = StrataGate(await Database(path, events=EVENT_RULES).open())
     thread = f"t{THREADS - 1}"
     tail = await sg.db.read(lambda raw: block_rows.open_tail(raw, NAMESPACE, thread))
     operations: dict[str, Callable[[str], Awaitable[Any]]] = {

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.events.weights import new_card
 from stratagate_plugin.core.llm.base import ScriptedModel
 from stratagate_plugin.core.memory import StrataGate
@@ -43,7 +44,7 @@ async def add_events(memory: StrataGate, *cards: Any, queue: bool = True) -> lis
     def unit(raw: sqlite3.Connection) -> list[str]:
         ensure_namespace(raw, NS, NamespaceDefaults(3, 0.5), "2024-01-01T00:00:00+00:00")
         for card in cards:
-            event_rows.insert_event(raw, card)
+            event_rows.insert_event(raw, card, EVENT_RULES)
         ids = [card.id for card in cards]
         if queue:
             graph_jobs.queue_events(raw, NS, ids, 1000, "2024-01-01T00:00:00+00:00")

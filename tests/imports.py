@@ -7,6 +7,7 @@ from typing import Any
 
 from cards import T0, event_card
 
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.importer.jobs import ImportBatch, ImportJob
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows
@@ -33,7 +34,7 @@ async def seed(memory: StrataGate, event_id: str, text: str, **fields: Any) -> N
 
     def unit(raw: sqlite3.Connection) -> None:
         ensure_namespace(raw, NS, NamespaceDefaults(3, 0.3), T0.isoformat())
-        event_rows.insert_event(raw, card)
+        event_rows.insert_event(raw, card, EVENT_RULES)
 
     await memory.db.write(unit)
 

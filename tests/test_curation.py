@@ -19,6 +19,7 @@ from stratagate_plugin.core.curation.records import (
 )
 from stratagate_plugin.core.errors import InvalidInput, NotFound
 from stratagate_plugin.core.events.cards import RELATION_LISTS, EventCard
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.store.migrations import migrate
@@ -113,7 +114,9 @@ async def test_purge_tombstones_the_sources_and_every_view_built_on_them(
     [source] = card.source_message_ids
     for echo_id, status in (("evt_echo", "active"), ("evt_hidden", "forgotten")):
         echo = card.model_copy(update={"id": echo_id, "title": "Sale date", "status": status})
-        await memory.db.write(lambda raw, echo=echo: event_rows.insert_event(raw, echo))
+        await memory.db.write(
+            lambda raw, echo=echo: event_rows.insert_event(raw, echo, EVENT_RULES)
+        )
     before = plain.execute("SELECT id, block_id, position FROM messages ORDER BY pk").fetchall()
     events_before = plain.execute("SELECT count(*) FROM events").fetchone()[0]
 
@@ -218,7 +221,7 @@ async def test_event_details_show_sources_links_adoptions_and_actions(
             "created_at": datetime(2030, 1, 1, tzinfo=UTC),
         }
     )
-    await memory.db.write(lambda raw: event_rows.insert_event(raw, newer))
+    await memory.db.write(lambda raw: event_rows.insert_event(raw, newer, EVENT_RULES))
     ref = f"event:{card.id}"
     batch = await memory.gate.open_batch(NS, "tue", "memory_search_events", [ref])
     await memory.gate.assess(NS, "tue", batch.id, "sufficient", [ref], "direct", None, "answer")

@@ -10,6 +10,7 @@ from cards import T0, event_card
 
 from stratagate_plugin.core.errors import NotFound
 from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.events.ranking import (
     SCORE_MEANING,
     Document,
@@ -221,7 +222,7 @@ async def seal_thread(memory: StrataGate, thread: str, words: str = "kiln talk")
 async def store(memory: StrataGate, *cards: EventCard) -> None:
     def unit(raw: sqlite3.Connection) -> None:
         for event in cards:
-            event_rows.insert_event(raw, event)
+            event_rows.insert_event(raw, event, EVENT_RULES)
 
     await memory.db.write(unit)
 

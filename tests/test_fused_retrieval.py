@@ -10,6 +10,7 @@ import pytest
 from cards import event_card
 
 from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn
 from stratagate_plugin.core.retrieval.bm25 import rrf_rank
@@ -51,7 +52,7 @@ def card(event_id: str, title: str, cited: list[str], **extra: Any) -> EventCard
 async def store(memory: StrataGate, *cards: EventCard) -> None:
     def unit(raw: sqlite3.Connection) -> None:
         for event in cards:
-            event_rows.insert_event(raw, event)
+            event_rows.insert_event(raw, event, EVENT_RULES)
 
     await memory.db.write(unit)
 

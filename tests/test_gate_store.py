@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.errors import InvalidInput, NotFound, ReceiptConflict, StrataGateError
 from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.events.weights import FLOORS
 from stratagate_plugin.core.gate import service as ag
 from stratagate_plugin.core.gate.evidence import (
@@ -55,7 +56,7 @@ async def add_event(memory: StrataGate, event_id: str, title: str = "", **fields
 
     def unit(raw: sqlite3.Connection) -> None:
         ensure_namespace(raw, card.namespace, NamespaceDefaults(3, 0.3), NOW.isoformat())
-        event_rows.insert_event(raw, card)
+        event_rows.insert_event(raw, card, EVENT_RULES)
 
     await memory.db.write(unit)
 

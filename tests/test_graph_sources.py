@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from stratagate_plugin.cli.main import main
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.profile.spaces import namespace_for
 from stratagate_plugin.core.store import event_rows, graph_jobs
@@ -38,7 +39,7 @@ async def add_in(memory: StrataGate, space: str, *cards: Any) -> list[str]:
     def unit(raw: sqlite3.Connection) -> list[str]:
         ensure_namespace(raw, space, NamespaceDefaults(3, 0.5), "2024-01-01T00:00:00+00:00")
         for card in moved:
-            event_rows.insert_event(raw, card)
+            event_rows.insert_event(raw, card, EVENT_RULES)
         ids = [card.id for card in moved]
         graph_jobs.queue_events(raw, space, ids, 1000, "2024-01-01T00:00:00+00:00")
         return ids

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from stratagate_plugin.core.errors import InvalidInput, NotFound
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows, gate_rows, graph_jobs, graph_writes
 from tests.graph_world import NS, add_events, card_for, fact, graph_counts, node, open_scripted
@@ -255,7 +256,7 @@ async def test_graph_jobs_run_after_extraction_and_by_priority(db_path: Path) ->
 
     def agent(raw: sqlite3.Connection) -> list[str]:
         card = card_for("high", "2024-01-01T00:00:00+00:00")
-        event_rows.insert_event(raw, card)
+        event_rows.insert_event(raw, card, EVENT_RULES)
         graph_jobs.queue_events(
             raw, NS, [card.id], graph_jobs.AGENT_PRIORITY, "2024-01-02T00:00:00+00:00"
         )

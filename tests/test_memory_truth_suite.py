@@ -37,6 +37,7 @@ from benchmarks.truth_scenarios.checks import (
 from benchmarks.truth_scenarios.world import Event
 from stratagate_plugin.core.clock import utc_now
 from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.events.weights import new_card
 from stratagate_plugin.core.llm.base import ScriptedModel
 from stratagate_plugin.core.memory import StrataGate
@@ -341,4 +342,4 @@ def _unchecked(raw: sqlite3.Connection, title: str, *sources: str) -> None:
         criticality="routine",
         created_at=utc_now(),
     )
-    event_rows.insert_event(raw, card)
+    event_rows.insert_event(raw, card, EVENT_RULES)

@@ -14,6 +14,7 @@ from stratagate_plugin.cli.main import main
 from stratagate_plugin.core.clock import utc_now
 from stratagate_plugin.core.curation.actions import PURGE_RULES
 from stratagate_plugin.core.errors import InvalidInput
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.purge.words import Needles, purge_hash
 from stratagate_plugin.core.store import purge_rows
@@ -132,7 +133,7 @@ async def test_a_purge_killed_after_its_commit_is_finished_at_the_next_open(
 
         def killed(raw: sqlite3.Connection) -> None:  # the commit, without what follows it
             plan = purge_rows.plan_words(raw, needles)
-            purge_rows.erase_words(raw, needles, plan, utc_now(), PURGE_RULES)
+            purge_rows.erase_words(raw, needles, plan, utc_now(), PURGE_RULES, EVENT_RULES)
             raw.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?)", (JOURNAL_KEY, '{"receipt": "act_x"}')
             )
@@ -232,7 +233,9 @@ async def test_an_event_whose_other_quote_is_not_the_words_is_edited_not_forgott
     only = event_card("evt_only", title="Gate code is 4471", quotes=["the gate code is 4471"])
     async with await StrataGate.open(tmp_path / "m.db") as sg:
         await sg.blocks.append_turn("ns", "s", user="Hello there.", assistant="Hi.")  # the space
-        await sg.db.write(lambda raw: [event_rows.insert_event(raw, c) for c in (both, only)])
+        await sg.db.write(
+            lambda raw: [event_rows.insert_event(raw, c, EVENT_RULES) for c in (both, only)]
+        )
         _, plan = await sg.purge.words_plan(Needles(["4471"]))
         assert {i.id: i.outcome for i in plan.events} == {
             "evt_both": "edited",

@@ -8,6 +8,7 @@ import pytest
 from cards import T0, event_card
 
 from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import Message, ToolTrace
 from stratagate_plugin.core.retrieval import service as retrieval_service
@@ -119,7 +120,7 @@ async def sealed_block(memory: StrataGate, thread: str, words: str) -> tuple[str
 async def store(memory: StrataGate, *cards: EventCard) -> None:
     def unit(raw: sqlite3.Connection) -> None:
         for event in cards:
-            event_rows.insert_event(raw, event)
+            event_rows.insert_event(raw, event, EVENT_RULES)
 
     await memory.db.write(unit)
 

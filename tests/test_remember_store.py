@@ -12,6 +12,7 @@ import pytest
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.errors import InvalidInput
 from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.llm.base import ModelServerError, ScriptedModel, StructuredTask, T
 from stratagate_plugin.core.llm.offline.model import OfflineModel
 from stratagate_plugin.core.memory import StrataGate
@@ -50,7 +51,7 @@ async def add_event(
 
     def unit(raw: sqlite3.Connection) -> None:
         ensure_namespace(raw, NS, NamespaceDefaults(3, 0.3), NOW.isoformat())
-        event_rows.insert_event(raw, card)
+        event_rows.insert_event(raw, card, EVENT_RULES)
 
     await memory.db.write(unit)
 

@@ -28,12 +28,7 @@ RECORDS = {  # what the store may import of a capability: records, contracts, co
     "gate.trail", "curation.records", "gate.records",
 }  # fmt: skip
 STILL_RULES = {  # store module → capability rule module it still calls (to remove)
-    ("core/store/event_rows.py", "events.weights"),
     ("core/store/graph_reads.py", "graph.views"),
-    ("core/store/search_index.py", "events.ranking"),
-    ("core/store/search_index.py", "retrieval.bm25"),
-    ("core/store/sqlite/derivation.py", "events.ranking"),
-    ("core/store/sqlite/derivation.py", "events.search"),
     ("core/store/sqlite/graph.py", "graph.views"),
     ("core/store/sqlite/retrieval.py", "graph.views"),
     ("core/store/topic_sync.py", "topics.sync"),

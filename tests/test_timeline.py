@@ -10,6 +10,7 @@ import pytest
 
 from stratagate_plugin.core.errors import InvalidInput, NotFound
 from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.events.weights import card_weight, memory_weight
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows
@@ -99,7 +100,7 @@ def test_trajectory_follows_the_present_flags() -> None:
 async def store(memory: StrataGate, *cards: EventCard) -> None:
     def unit(raw: sqlite3.Connection) -> None:
         for card in cards:
-            event_rows.insert_event(raw, card)
+            event_rows.insert_event(raw, card, EVENT_RULES)
 
     await memory.db.write(unit)
 

@@ -14,6 +14,7 @@ from cards import event_card
 from topic_data import TopicScript, new_space
 
 from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows
@@ -31,7 +32,7 @@ async def write(memory: StrataGate, cards: list[Any]) -> None:
 
     def insert(raw: sqlite3.Connection) -> None:
         for card in cards:
-            event_rows.insert_event(raw, card)
+            event_rows.insert_event(raw, card, EVENT_RULES)
 
     await memory.db.write(insert)
 

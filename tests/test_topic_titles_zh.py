@@ -11,6 +11,7 @@ from pathlib import Path
 from cards import event_card
 from topic_data import new_space
 
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows, topic_jobs
 from stratagate_plugin.core.topics.chapter_words import describe
@@ -98,7 +99,7 @@ async def test_events_are_batched_in_the_order_of_their_turns_not_of_their_writi
 
         def insert(raw: sqlite3.Connection) -> None:
             for event_id, turn in written:
-                event_rows.insert_event(raw, event_card(event_id, formed_turn=turn))
+                event_rows.insert_event(raw, event_card(event_id, formed_turn=turn), EVENT_RULES)
 
         await memory.db.write(insert)
         rows = await memory.db.read(lambda raw: topic_jobs.unplaced_rows(raw, "ns"))

@@ -11,6 +11,7 @@ from cards import event_card
 from topic_data import EN_TURNS, ZH_TURNS, add_events, conversation, new_space
 
 from stratagate_plugin.core.errors import InvalidInput, NotFound
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.text.token_budget import estimate_tokens
@@ -144,7 +145,9 @@ async def test_a_long_section_is_paged_through_the_expand_tool(tmp_path: Path) -
             event_card(f"evt_pot_{n:02d}", title=f"Pottery class {n}", tags=["pottery"])
             for n in range(30)
         ]
-        await memory.db.write(lambda raw: [event_rows.insert_event(raw, c) for c in cards])
+        await memory.db.write(
+            lambda raw: [event_rows.insert_event(raw, c, EVENT_RULES) for c in cards]
+        )
         await memory.topics.process()
         tool = tools(memory)
         [chapter] = (await tool["memory_list_topics"](CALL))["topics"]

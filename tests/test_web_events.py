@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.store import event_rows
 from tests.cards import event_card
 from tests.webapp import memory_of, post, web_app
@@ -55,7 +56,7 @@ class World:
         return card
 
     async def store(self, card: EventCard) -> None:
-        await self.memory.db.write(lambda raw: event_rows.insert_event(raw, card))
+        await self.memory.db.write(lambda raw: event_rows.insert_event(raw, card, EVENT_RULES))
 
     async def titles(self, **params: str) -> list[str]:
         response = await self.client.get("/memory/events", params=params)

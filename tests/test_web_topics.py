@@ -14,6 +14,7 @@ import httpx
 from cards import event_card
 from topic_data import EN_TURNS, TopicScript, add_events, at, new_space
 
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.llm.base import ModelError
 from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.text.token_budget import estimate_tokens
@@ -205,7 +206,7 @@ async def test_script_in_an_event_title_stays_text_in_chapters_and_entries(
 
         def write(raw: sqlite3.Connection) -> None:
             for card in cards:
-                event_rows.insert_event(raw, card)
+                event_rows.insert_event(raw, card, EVENT_RULES)
 
         await memory.db.write(write)
         await add_events(memory, space, 1, start=900)  # a fallback entry beside the chapter
@@ -247,7 +248,9 @@ async def test_a_long_section_shows_nine_events_and_links_the_next_page(tmp_path
             )
             for n in range(20)
         ]
-        await memory.db.write(lambda raw: [event_rows.insert_event(raw, c) for c in cards])
+        await memory.db.write(
+            lambda raw: [event_rows.insert_event(raw, c, EVENT_RULES) for c in cards]
+        )
         await derive(host)  # the plugin's worker runs the topic pass
         [chapter] = (await memory.topics.book(space))["chapters"]
         [long] = [s for s in chapter["sections"] if len(s["eventIds"]) > 9]

@@ -9,6 +9,7 @@ from typing import Any
 
 from cards import T0, event_card
 
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.llm.base import ScriptedModel, StructuredTask, T
 from stratagate_plugin.core.llm.offline.model import OfflineModel
 from stratagate_plugin.core.llm.tasks import PROJECT_MEMORY_TOPICS
@@ -72,7 +73,7 @@ async def add_events(
 
     def write(raw: sqlite3.Connection) -> None:
         for card in cards:
-            event_rows.insert_event(raw, card)
+            event_rows.insert_event(raw, card, EVENT_RULES)
 
     await memory.db.write(write)
     return [card.id for card in cards]

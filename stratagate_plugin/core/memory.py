@@ -13,6 +13,7 @@ from .config import MemoryConfig
 from .curation.service import CurationService
 from .derivation.service import DerivationService
 from .errors import StorageError
+from .events.documents import EVENT_RULES
 from .events.service import EventsService
 from .gate.service import GateService
 from .graph.service import GraphService
@@ -43,7 +44,9 @@ class StrataGate(SharedParts):
     ``model`` defaults to the embedded offline model; which endpoint to use is decided by
     the wiring code (CLI, plugin runtime), never read from the environment here. A
     capability that needs another is handed it here; the derivation pass is followed by
-    the topic pass through ``derivation.after_pass``.
+    the topic pass through ``derivation.after_pass``. The storage gets the events
+    capability's rules (``EVENT_RULES``: an event's stored search document, the supersede
+    cap) for every write of an event, whichever capability writes it.
     """
 
     def __init__(
@@ -52,7 +55,7 @@ class StrataGate(SharedParts):
         config: MemoryConfig | None = None,
         model: StructuredModel | None = None,
     ) -> None:
-        storage = SqliteStorage(db)
+        storage = SqliteStorage(db, EVENT_RULES)
         self._parts = parts = EngineParts(
             db, storage, config or MemoryConfig(), model or OfflineModel()
         )
@@ -85,7 +88,8 @@ class StrataGate(SharedParts):
         no graph projection batch holds yet are queued for one; spaces not yet under this
         topic projector freeze their events for the topic bootstrap."""
         busy_ms = int(busy_timeout_s * 1000) if busy_timeout_s else None
-        db = await Database(path or default_database_path(), busy_timeout_ms=busy_ms).open()
+        where = path or default_database_path()
+        db = await Database(where, busy_timeout_ms=busy_ms, events=EVENT_RULES).open()
         memory = cls(db, config, model)
         try:
             await memory.derivation.take_back_abandoned()

@@ -9,6 +9,7 @@ from stratagate_plugin.core.clock import utc_now
 from stratagate_plugin.core.derivation.blocks.service import CARD_RULES
 from stratagate_plugin.core.derivation.storage import Author, Cards, TimelineAsk
 from stratagate_plugin.core.errors import InvalidInput, NotFound
+from stratagate_plugin.core.events.search import relevant_cards
 from stratagate_plugin.core.llm.tasks import BlockSummary, EventCardDraft
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import OFFLINE_FALLBACK, Block, Job
@@ -197,7 +198,7 @@ async def test_the_extraction_input_holds_other_blocks_events_not_its_own(
     def words(seen: Block) -> tuple[str, ...]:
         return ("kiln",)
 
-    tokens = TimelineAsk(words, 8, 4)
+    tokens = TimelineAsk(words, 8, 4, relevant_cards)
     found = await store.extraction_input(block.id, None, tokens)
     assert found.block.id == block.id and len(found.messages) == 4
     assert [c.id for c in found.timeline] == [earlier.event_id]
@@ -207,7 +208,7 @@ async def test_the_extraction_input_holds_other_blocks_events_not_its_own(
     again = await store.extraction_input(block.id, None, tokens)
     assert [c.id for c in again.timeline] == [earlier.event_id]  # its own card is not shown
     renamed = block.model_copy(update={"l0_title": "Seen as"})
-    seen = await store.extraction_input(block.id, renamed, TimelineAsk(words, 0, 0))
+    seen = await store.extraction_input(block.id, renamed, TimelineAsk(words, 0, 0, relevant_cards))
     assert (seen.block.l0_title, seen.timeline) == ("Seen as", [])
 
 

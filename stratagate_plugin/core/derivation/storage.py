@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple, Protocol
 
 from ..events.cards import EventCard
+from ..events.storage import EventsReader
 from ..llm.tasks import BlockSummary, EventCardDraft
 from ..records import Block, Job, Message
 from .truth import Settled
@@ -26,6 +27,7 @@ __all__ = [
     "DerivationStorage",
     "ExtractionInput",
     "OfflineRows",
+    "RelevantCards",
     "Replaced",
     "TimelineAsk",
 ]
@@ -43,14 +45,19 @@ class ExtractionInput(NamedTuple):
     """Relevant events, then the most recently formed, once each, none of the block's own."""
 
 
+RelevantCards = Callable[[EventsReader, str, tuple[str, ...], int], list[EventCard]]
+"""The best cards of a space for some words, at most so many: the events capability's
+ranked search (``events.search.relevant_cards``), run by storage inside its own read."""
+
+
 class TimelineAsk(NamedTuple):
-    """Which events an extraction's timeline holds: up to ``relevant`` found by the words
-    ``tokens(block)`` gives (ranked event search, both pools), then the ``recent`` most
-    recently formed."""
+    """Which events an extraction's timeline holds: up to ``relevant`` that ``find`` ranks
+    best for the words ``tokens(block)`` gives, then the ``recent`` most recently formed."""
 
     tokens: Callable[[Block], tuple[str, ...]]
     relevant: int
     recent: int
+    find: RelevantCards
 
 
 class OfflineRows(NamedTuple):

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from ..clock import utc_now
+from ..events.documents import EVENT_RULES
 from ..store import health
 from ..store.health import HealthReport, StorageError
 
@@ -31,7 +32,7 @@ async def rebuild_indexes(path: Path) -> tuple[HealthReport, Path | None]:
     target = path.with_name(f"{path.name}.rebuilt")
     target.unlink(missing_ok=True)
     try:
-        report = await asyncio.to_thread(health.rebuild_copy, path, target)
+        report = await asyncio.to_thread(health.rebuild_copy, path, target, EVENT_RULES)
     except StorageError as error:
         target.unlink(missing_ok=True)
         raise StorageError(

@@ -9,20 +9,10 @@ are built for the page only; any other query ranks the candidates' cards.
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from ..retrieval.bm25 import weighted_tokens
 from . import history
 from .cards import EventCard
-from .ranking import (
-    EventHit,
-    EventSearch,
-    Hit,
-    counted_document,
-    event_fields,
-    is_plain,
-    page_of,
-    rank_events,
-    rank_plain,
-)
+from .documents import field_document
+from .ranking import EventHit, EventSearch, Hit, is_plain, page_of, rank_events, rank_plain
 from .storage import Candidate, CandidateQuery, Document, EventsReader, SearchCandidates
 
 POOLS: tuple[str, ...] = ("conversation", "agent")
@@ -111,6 +101,18 @@ def _cards_of(
     return [by_id[key] for key in ids if key in by_id]
 
 
+def relevant_cards(
+    reader: EventsReader, namespace: str, tokens: tuple[str, ...], limit: int
+) -> list[EventCard]:
+    """The ``limit`` best visible cards for ``tokens`` over both pools, unfolded: what an
+    extraction's timeline holds before the most recent cards (derivation hands this to
+    its storage, which runs it inside the extraction's read)."""
+    request = EventSearch(tokens, limit=limit)
+    found = reader.candidates(namespace, candidate_query(request))
+    read = partial(reader.visible_cards, namespace)
+    return [hit.card for hit in page_hits(found, request, read)]
+
+
 def page_hits(found: SearchCandidates, request: EventSearch, read: CardReader) -> list[EventHit]:
     """One page of hits without history folding (what derivation compares a block with);
     ``read`` gives the visible cards among some ids (a plain page's cards)."""
@@ -125,17 +127,12 @@ def plain_documents(found: Sequence[Candidate]) -> dict[str, dict[str, Document]
     """Each pool's BM25 documents: stored ones, else tokenised from the event's fields."""
     pools: dict[str, dict[str, Document]] = {}
     for candidate in found:
-        document = (
-            candidate.document if candidate.document is not None else field_document(candidate)
-        )
+        document = candidate.document
+        if document is None:
+            assert candidate.fields is not None, "a plain query's candidate carries its fields"
+            document = field_document(candidate.fields)
         pools.setdefault(candidate.pool, {})[candidate.id] = document
     return pools
-
-
-def field_document(candidate: Candidate) -> Document:
-    """The weighted BM25 document (token counts, length) of a candidate's fields."""
-    assert candidate.fields is not None, "a plain query's candidate carries its fields"
-    return counted_document(weighted_tokens(event_fields(*candidate.fields)))
 
 
 def _cards(found: SearchCandidates) -> list[EventCard]:

@@ -27,6 +27,7 @@ __all__ = [
     "CandidateQuery",
     "Document",
     "DocumentFields",
+    "EventRules",
     "EventsReader",
     "EventsStorage",
     "FieldCheck",
@@ -42,6 +43,19 @@ class DocumentFields(NamedTuple):
     tags: list[str]
     quotes: list[str]
     temporal: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class EventRules:
+    """The events capability's rules that a write of an event applies in its own
+    transaction, handed to storage when the engine is wired (``events.documents``): the
+    stored BM25 document of an event's searchable fields, the version stamped on it (a
+    reader trusts a stored document only under the current version), and the weight cap a
+    superseding card sets on the card it supersedes."""
+
+    document_version: int
+    document: Callable[[DocumentFields], Document]
+    superseded_cap: float
 
 
 class Candidate(NamedTuple):
@@ -79,6 +93,8 @@ class SearchCandidates(NamedTuple):
     candidates: list[Candidate]
     """Unique by id, in the order found (ids, lexical per pool, then structured)."""
     current_turn: int
+    """The space's current turn, read only for a query that asks for cards (the card
+    ranking weighs cards by it); 0 for a plain query, whose ranking needs none."""
 
 
 class BlockCounts(NamedTuple):
@@ -95,7 +111,8 @@ class EventsReader(Protocol):
     thread), so a search ranks, folds and pages what one snapshot holds."""
 
     def candidates(self, namespace: str, query: CandidateQuery) -> SearchCandidates:
-        """The candidates of ``query`` with the space's current turn."""
+        """The candidates of ``query``, with the space's current turn when it asks for
+        cards."""
         ...
 
     def links(self, namespace: str, event_ids: Sequence[str]) -> dict[str, str | None]:

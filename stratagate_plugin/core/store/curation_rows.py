@@ -28,12 +28,13 @@ from ..curation.records import (
 )
 from ..curation.storage import PurgeRules
 from ..errors import NotFound
+from ..events.storage import EventRules
 from ..ids import new_id
 from . import block_rows, jobs
 from .event_rows import VISIBLE, get_event
 from .graph_writes import strip_event_provenance
 from .rows import dump_json, message_from_row, record_from_row
-from .search_index import event_row_text, index_event, unindex_messages
+from .search_index import reindex_event, unindex_messages
 
 _IDS = "(SELECT value FROM json_each(?))"
 EVERY_STATUS = (*VISIBLE, "forgotten", "archived")
@@ -151,15 +152,14 @@ def purged_sources(raw: sqlite3.Connection, event_id: str) -> list[str]:
 
 
 def set_temporal(
-    raw: sqlite3.Connection, event_id: str, temporal: dict[str, Any], now: str
+    raw: sqlite3.Connection, event_id: str, temporal: dict[str, Any], now: str, rules: EventRules
 ) -> None:
     """Store the event's edited temporal fields (links) and re-index its text."""
     raw.execute(
         "UPDATE events SET temporal_json = ?, updated_at = ? WHERE id = ?",
         (dump_json(temporal), now, event_id),
     )
-    row = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
-    index_event(raw, row["pk"], event_row_text(row))
+    reindex_event(raw, event_id, rules)
 
 
 def supersede(raw: sqlite3.Connection, older_id: str, newer_id: str, cap: float, now: str) -> None:
@@ -194,7 +194,14 @@ def purge_plan(raw: sqlite3.Connection, event_id: str) -> PurgePlan:
     )
 
 
-def purge(raw: sqlite3.Connection, plan: PurgePlan, text: str, now: str, rules: PurgeRules) -> None:
+def purge(
+    raw: sqlite3.Connection,
+    plan: PurgePlan,
+    text: str,
+    now: str,
+    rules: PurgeRules,
+    events: EventRules,
+) -> None:
     """Tombstone the plan's messages (``text`` for their words) and redo or blank every
     view of their words by ``rules``; a message purged before keeps its first tombstone
     (and its blocks are not derived again)."""
@@ -211,7 +218,7 @@ def purge(raw: sqlite3.Connection, plan: PurgePlan, text: str, now: str, rules: 
     for block_id in dict.fromkeys(row[2] for row in fresh if row[2] is not None):
         rederive_block(raw, block_id, now, rules)
     for event_id in [plan.event_id, *(event.id for event in plan.also_forgotten)]:
-        blank_event(raw, event_id, text, now, rules)
+        blank_event(raw, event_id, text, now, rules, events)
 
 
 def rederive_block(raw: sqlite3.Connection, block_id: str, now: str, rules: PurgeRules) -> None:
@@ -227,7 +234,12 @@ def rederive_block(raw: sqlite3.Connection, block_id: str, now: str, rules: Purg
 
 
 def blank_event(
-    raw: sqlite3.Connection, event_id: str, text: str, now: str, rules: PurgeRules
+    raw: sqlite3.Connection,
+    event_id: str,
+    text: str,
+    now: str,
+    rules: PurgeRules,
+    events: EventRules,
 ) -> None:
     """The event forgotten with its texts blanked (``text`` for its summary), in the search
     index, the graph's provenance and wherever its title was recorded."""
@@ -240,8 +252,7 @@ def blank_event(
         "status IN ('active', 'superseded') THEN 'forgotten' ELSE status END WHERE id = ?",
         (PURGED_TITLE, text, dump_json(rules.purged_temporal(json.loads(row[0]))), now, event_id),
     )
-    stored = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
-    index_event(raw, stored["pk"], event_row_text(stored))
+    reindex_event(raw, event_id, events)
     strip_event_provenance(raw, [event_id])
     _blank_recorded_titles(raw, event_id, rules)
 

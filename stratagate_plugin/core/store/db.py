@@ -26,6 +26,7 @@ import aiosqlite
 
 from ..clock import utc_now
 from ..errors import StrataGateError
+from ..events.storage import EventRules
 from . import health
 from .checkpoint import WRITER_SAFETY_NET_PAGES, Checkpointer
 from .migrations import migrate
@@ -48,11 +49,18 @@ class Database:
     """An open StrataGate database file."""
 
     def __init__(
-        self, path: Path | str, backups: bool = True, busy_timeout_ms: int | None = None
+        self,
+        path: Path | str,
+        backups: bool = True,
+        busy_timeout_ms: int | None = None,
+        events: EventRules | None = None,
     ) -> None:
         """``busy_timeout_ms``: how long a write waits for another process's lock (default
-        ``BUSY_TIMEOUT_MS``; a batch command can afford to wait longer than a chat turn)."""
+        ``BUSY_TIMEOUT_MS``; a batch command can afford to wait longer than a chat turn).
+        ``events``: the events capability's rules, for the stored search documents of an
+        index rebuilt at open (without them it stores none, and search tokenises)."""
         self.path = Path(path)
+        self.events = events
         self.backups = backups
         self.busy_timeout_ms = busy_timeout_ms or BUSY_TIMEOUT_MS
         self._conn: aiosqlite.Connection | None = None
@@ -70,7 +78,7 @@ class Database:
         )
         try:
             await self._call(_prepare_connection, self.busy_timeout_ms)
-            await self._call(migrate)
+            await self._call(lambda raw: migrate(raw, events=self.events))
             if self.backups and health.backup_due(self.path, utc_now()):
                 await self._daily_backup()
         except BaseException:

@@ -1,7 +1,8 @@
 """Event persistence: cards with their sources, supersede/conflict links, timeline reads.
 
 A card's texts are stored with secret-looking tokens redacted (``text.secrets``): every
-writer of cards (derivation, remember, import) passes through ``insert_event``.
+writer of cards (derivation, remember, import) passes through ``insert_event``, with the
+events capability's ``EventRules`` (its stored search document, the supersede cap).
 """
 
 import json
@@ -12,7 +13,7 @@ from typing import Any
 from ..clock import iso
 from ..errors import NotFound
 from ..events.cards import EventCard, event_search_text
-from ..events.weights import SUPERSEDED_CAP
+from ..events.storage import EventRules
 from ..text.search_terms import fts_match_all, fts_match_any, query_tokens
 from ..text.secrets import redact_secrets, redact_value
 from .rows import dump_json, record_from_row
@@ -21,7 +22,7 @@ from .search_index import index_event
 VISIBLE = ("active", "superseded")
 
 
-def insert_event(raw: sqlite3.Connection, card: EventCard) -> None:
+def insert_event(raw: sqlite3.Connection, card: EventCard, rules: EventRules) -> None:
     card = redacted(card)
     cursor = raw.execute(
         "INSERT INTO events(id, namespace, pool, title, summary, tags_json, quotes_json, "
@@ -59,18 +60,18 @@ def insert_event(raw: sqlite3.Connection, card: EventCard) -> None:
         [(card.id, message_id, i) for i, message_id in enumerate(card.source_message_ids)],
     )
     text = event_search_text(card.title, card.summary, card.tags, card.quotes, card.temporal)
-    index_event(raw, int(cursor.lastrowid or 0), text)
-    _apply_links(raw, card)
+    index_event(raw, int(cursor.lastrowid or 0), text, rules)
+    _apply_links(raw, card, rules.superseded_cap)
 
 
-def _apply_links(raw: sqlite3.Connection, card: EventCard) -> None:
-    """Superseded targets are kept, capped at 0.1; conflicts are linked both ways."""
+def _apply_links(raw: sqlite3.Connection, card: EventCard, cap: float) -> None:
+    """Superseded targets are kept, capped at ``cap``; conflicts are linked both ways."""
     now = iso(card.created_at)
     for target in card.temporal.get("supersedes_event_ids", []):
         raw.execute(
             "UPDATE events SET status = 'superseded', superseded_by = ?, forced_cap = ?, "
             "updated_at = ? WHERE id = ? AND namespace = ? AND status IN ('active', 'superseded')",
-            (card.id, SUPERSEDED_CAP, now, target, card.namespace),
+            (card.id, cap, now, target, card.namespace),
         )
     for target in card.temporal.get("conflicts_with_event_ids", []):
         _add_conflict_backlink(raw, target, card.id, now)

@@ -75,13 +75,16 @@ def lexical_rows(
 
 
 def stored_documents(
-    raw: sqlite3.Connection, rows: Sequence[sqlite3.Row], tokens: Sequence[str]
+    raw: sqlite3.Connection, rows: Sequence[sqlite3.Row], tokens: Sequence[str], version: int
 ) -> dict[str, Document]:
     """Stored BM25 documents of these rows, by id, counting only ``tokens`` (all BM25 reads).
 
-    Stale or missing documents are left out; the caller tokenises those.
+    Stale or missing documents (an older ``updated_at``, another document ``version``) are
+    left out; the caller tokenises those.
     """
-    stamps = {int(row["pk"]): (row["id"], document_stamp(row["updated_at"])) for row in rows}
+    stamps = {
+        int(row["pk"]): (row["id"], document_stamp(row["updated_at"], version)) for row in rows
+    }
     counted = _count_pattern(tokens)
     found: dict[str, Document] = {}
     pks = list(stamps)

@@ -15,6 +15,7 @@ from typing import Any
 from ..curation.records import Adoption
 from ..errors import InvalidInput, NotFound
 from ..events.cards import EventCard
+from ..events.storage import EventRules
 from ..gate.records import Assessment, Batch
 from ..gate.trail import BatchUse, EventMark, MessageMark
 from ..text.secrets import redact_secrets, redact_value
@@ -22,7 +23,7 @@ from .event_rows import VISIBLE, get_event
 from .graph_jobs import AGENT_PRIORITY, CONVERSATION_PRIORITY, queue_events
 from .graph_writes import strip_event_provenance
 from .rows import dump_json, record_from_row
-from .search_index import event_row_text, index_event
+from .search_index import reindex_event
 
 
 def current_turn(raw: sqlite3.Connection, namespace: str) -> int:
@@ -272,6 +273,7 @@ def merge_into(
     tags: Sequence[str],
     turn: int,
     now: str,
+    rules: EventRules,
 ) -> None:
     """Rewrite a merge target's summary and tags, reinforce it once and re-index its text."""
     raw.execute(
@@ -279,8 +281,7 @@ def merge_into(
         "last_adopted_turn = ?, updated_at = ? WHERE id = ?",
         (redact_secrets(summary), dump_json(redact_value(list(tags))), turn, now, event_id),
     )
-    row = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
-    index_event(raw, row["pk"], event_row_text(row))
+    reindex_event(raw, event_id, rules)
 
 
 # -- a thread's evidence trail (the chat's citation tails) ---------------------------------

@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from ..errors import StorageBusy as StorageBusy
 from ..errors import StorageError as StorageError
+from ..events.storage import EventRules
 from .migrations import migrate
 from .search_index import ensure_index, register_functions
 
@@ -106,9 +107,10 @@ def check_readable(raw: sqlite3.Connection, path: Path, full: bool) -> HealthRep
         return HealthReport(path, full, [str(error)])
 
 
-def rebuild_copy(path: Path, target: Path) -> HealthReport:
+def rebuild_copy(path: Path, target: Path, events: EventRules) -> HealthReport:
     """Copy every stored row of ``path`` into a freshly migrated ``target`` and build all
-    indexes and search tables anew there; ``target``'s full check is returned.
+    indexes and search tables anew there (events' stored documents by ``events``, the
+    events capability's rules); ``target``'s full check is returned.
 
     Reads scan the tables themselves (``NOT INDEXED``), so a damaged index page cannot stop
     it; a damaged table page can, and then only a backup helps."""
@@ -122,7 +124,7 @@ def rebuild_copy(path: Path, target: Path) -> HealthReport:
         for table in _copied_tables(fresh):
             _copy_table(fresh, table)
         fresh.execute("DELETE FROM main.meta WHERE key = 'fts_tokenizer_version'")
-        ensure_index(fresh)
+        ensure_index(fresh, events)
         fresh.execute("COMMIT")
         fresh.execute("DETACH DATABASE old")
         return check_readable(fresh, target, full=True)

@@ -18,13 +18,14 @@ from datetime import datetime
 
 from ..clock import iso
 from ..curation.storage import PurgeRules
+from ..events.storage import EventRules
 from ..purge.storage import TOMBSTONE, PlanItem, TextPurgePlan
 from ..purge.storage import Words as Needles
 from ..text.search_terms import fts_document
 from . import topic_sync
 from .curation_rows import blank_event, rederive_block
 from .graph_writes import rebuild_terms
-from .search_index import FTS_TOKEN_COUNT, event_row_text, has_index, index_event
+from .search_index import FTS_TOKEN_COUNT, has_index, reindex_event
 
 _EVENT_TEXT = ("title", "summary", "tags_json", "quotes_json", "temporal_json")
 _EVENT_JSON = ("tags_json", "quotes_json", "temporal_json", "catalog_hints_json")
@@ -154,6 +155,7 @@ def erase_words(
     plan: TextPurgePlan,
     now: datetime,
     rules: PurgeRules,
+    events: EventRules,
 ) -> dict[str, int]:
     """Tombstone the words in every row of ``plan`` and re-derive what was built on them by
     ``rules`` (blocks' layers, forgotten cards, swept receipts' payloads); what was changed,
@@ -165,9 +167,9 @@ def erase_words(
         rederive_block(raw, block.id, stamp, rules)
     for item in plan.events:
         if item.outcome == "forgotten":
-            blank_event(raw, item.id, TOMBSTONE, stamp, rules)
+            blank_event(raw, item.id, TOMBSTONE, stamp, rules, events)
         else:
-            _edit_event(raw, item.id, stamp)
+            _edit_event(raw, item.id, stamp, events)
     release_running_jobs(raw, plan.namespaces(), stamp)
     for namespace in plan.namespaces():
         topic_sync.sync_space(raw, namespace, now)
@@ -233,11 +235,10 @@ def _reindex_message(raw: sqlite3.Connection, namespace: str, rowid: int) -> Non
     )
 
 
-def _edit_event(raw: sqlite3.Connection, event_id: str, stamp: str) -> None:
+def _edit_event(raw: sqlite3.Connection, event_id: str, stamp: str, rules: EventRules) -> None:
     sets = ", ".join(f"{c} = sg_scrub({c})" for c in ("title", "summary", *_EVENT_JSON))
     raw.execute(f"UPDATE events SET {sets}, updated_at = ? WHERE id = ?", (stamp, event_id))
-    row = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
-    index_event(raw, row["pk"], event_row_text(row))
+    reindex_event(raw, event_id, rules)
 
 
 def sweep(raw: sqlite3.Connection) -> int:

@@ -1,26 +1,24 @@
 """The FTS5 index over message text, kept in sync inside the writing transaction.
 
 Where the SQLite build lacks FTS5 the index is simply absent and readers scan instead.
+An event's stored BM25 document is written beside its FTS5 row by the rule the events
+capability hands in (``EventRules``); the store knows only how to keep it.
 Readers pre-filter on a query's rarest terms (``prefilter``) so that the work per query is
 bounded by ``POSTING_BUDGET`` postings however common the other query words are.
 """
 
 import json
 import sqlite3
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..events.cards import event_search_text
-from ..events.ranking import FIELD_WEIGHTS, counted_document, event_fields
-from ..events.storage import Document, DocumentFields
-from ..retrieval.bm25 import weighted_tokens
+from ..events.storage import DocumentFields, EventRules
 from ..text.search_terms import TOKENIZER_VERSION, fts_document, fts_match_any
 
 POSTING_BUDGET = 2000
 MAX_PREFILTER_TERMS = 16
 COUNT_CACHE_TERMS = 50_000
-_DOCUMENT_VERSION = zlib.crc32(repr((TOKENIZER_VERSION, FIELD_WEIGHTS)).encode())
 
 
 @dataclass(frozen=True)
@@ -66,8 +64,9 @@ def index_is_current(raw: sqlite3.Connection) -> bool:
     return len(tables) == 2 and row is not None and int(row[0]) == TOKENIZER_VERSION
 
 
-def ensure_index(raw: sqlite3.Connection) -> None:
-    """Create the index when FTS5 exists; rebuild it when the tokenizer changed."""
+def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> None:
+    """Create the index when FTS5 exists; rebuild it when the tokenizer changed, with the
+    events' stored documents when ``rules`` are given (without, readers tokenise)."""
     if not fts5_available(raw):
         return
     raw.execute("CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(tokens)")
@@ -83,7 +82,7 @@ def ensure_index(raw: sqlite3.Connection) -> None:
     recount_index_stats(raw)
     raw.execute("DELETE FROM event_fts")
     for row in raw.execute("SELECT * FROM events").fetchall():
-        index_event(raw, row["pk"], event_row_text(row))
+        index_event(raw, row["pk"], event_row_text(row), rules)
     raw.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_tokenizer_version', ?)",
         (str(TOKENIZER_VERSION),),
@@ -170,9 +169,11 @@ def event_row_text(row: sqlite3.Row) -> str:
     return event_search_text(*document_fields(row))
 
 
-def index_event(raw: sqlite3.Connection, pk: int, text: str) -> None:
-    """(Re)index one event: its stored BM25 document, and its text in FTS5 where present."""
-    store_document(raw, pk)
+def index_event(raw: sqlite3.Connection, pk: int, text: str, rules: EventRules | None) -> None:
+    """(Re)index one event: its stored BM25 document by ``rules`` (``None``: none stored,
+    readers tokenise its fields), and its text in FTS5 where present."""
+    if rules is not None:
+        store_document(raw, pk, rules)
     try:
         raw.execute("DELETE FROM event_fts WHERE rowid = ?", (pk,))
         raw.execute("INSERT INTO event_fts(rowid, tokens) VALUES (?, ?)", (pk, fts_document(text)))
@@ -181,8 +182,17 @@ def index_event(raw: sqlite3.Connection, pk: int, text: str) -> None:
             raise
 
 
-def store_document(raw: sqlite3.Connection, pk: int) -> None:
-    """Keep the event's weighted token counts, stamped with its ``updated_at``.
+def reindex_event(raw: sqlite3.Connection, event_id: str, rules: EventRules) -> None:
+    """``index_event`` of an event as stored now (after an edit of its row)."""
+    cursor = raw.cursor()
+    cursor.row_factory = sqlite3.Row
+    row = cursor.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
+    index_event(raw, row["pk"], event_row_text(row), rules)
+
+
+def store_document(raw: sqlite3.Connection, pk: int, rules: EventRules) -> None:
+    """Keep the event's weighted token counts (``rules.document``), stamped with its
+    ``updated_at`` and ``rules.document_version``.
 
     Readers trust a stored document only while its stamp equals ``document_stamp`` of the
     event now, so a write path that forgets to re-index, a new tokenizer or new field
@@ -191,26 +201,22 @@ def store_document(raw: sqlite3.Connection, pk: int) -> None:
     cursor = raw.cursor()
     cursor.row_factory = sqlite3.Row
     row = cursor.execute("SELECT * FROM events WHERE pk = ?", (pk,)).fetchone()
-    counts, length = row_document(row)
+    counts, length = rules.document(document_fields(row))
+    stamp = document_stamp(row["updated_at"], rules.document_version)
     try:
         raw.execute(
             "INSERT OR REPLACE INTO event_documents(pk, stamp, length, counts_json) "
             "VALUES (?, ?, ?, ?)",
-            (pk, document_stamp(row["updated_at"]), length, json.dumps(counts, ensure_ascii=False)),
+            (pk, stamp, length, json.dumps(counts, ensure_ascii=False)),
         )
     except sqlite3.OperationalError as error:
         if "no such table: event_documents" not in str(error):
             raise
 
 
-def document_stamp(updated_at: str) -> str:
-    """The event's ``updated_at`` and the tokenizer/field-weight version of the document."""
-    return f"{updated_at}#{_DOCUMENT_VERSION:08x}"
-
-
-def row_document(row: sqlite3.Row) -> Document:
-    """The weighted BM25 document (token counts, length) of an events row."""
-    return counted_document(weighted_tokens(event_fields(*document_fields(row))))
+def document_stamp(updated_at: str, version: int) -> str:
+    """The event's ``updated_at`` and the version of the rule that made its document."""
+    return f"{updated_at}#{version:08x}"
 
 
 def prefilter(raw: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Prefilter | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ...events import cards as event_rules
 from ...events.cards import EventCard
+from ...events.search import relevant_cards
 from ...events.source_check import SourceDrops
 from ...events.weights import new_card
 from ...llm.base import StructuredModel, StructuredTask
@@ -36,7 +37,7 @@ from ..storage import Cards, DerivationStorage, TimelineAsk
 
 LOST = "lost"  # the job was taken over by another worker: nothing of this run is applied
 log = logging.getLogger(__name__)
-TIMELINE = TimelineAsk(payloads.timeline_tokens, relevant=8, recent=4)
+TIMELINE = TimelineAsk(payloads.timeline_tokens, relevant=8, recent=4, find=relevant_cards)
 
 
 class BlockJobs:

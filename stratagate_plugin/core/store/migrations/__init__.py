@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from ...clock import iso, utc_now
 from ...errors import SchemaTooNew
+from ...events.storage import EventRules
 from ..search_index import ensure_index, index_is_current
 from . import steps_001, steps_013, steps_019
 
@@ -57,8 +58,11 @@ def current_version(raw: sqlite3.Connection) -> int:
     return int(row[0] or 0)
 
 
-def migrate(raw: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
-    """Bring the file up to ``target``; refuse a file newer than this code."""
+def migrate(
+    raw: sqlite3.Connection, target: int = SCHEMA_VERSION, events: EventRules | None = None
+) -> int:
+    """Bring the file up to ``target``; refuse a file newer than this code. A stale search
+    index is rebuilt with the events' stored documents made by ``events`` (if given)."""
     found = current_version(raw)
     if found > SCHEMA_VERSION:
         raise SchemaTooNew(
@@ -81,7 +85,7 @@ def migrate(raw: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
             raise
         raw.execute("COMMIT")
     if target == SCHEMA_VERSION:
-        _maintain_index(raw)
+        _maintain_index(raw, events)
     return target
 
 
@@ -93,7 +97,7 @@ def _applied_meanwhile(raw: sqlite3.Connection, version: int) -> bool:
     return row is not None
 
 
-def _maintain_index(raw: sqlite3.Connection) -> None:
+def _maintain_index(raw: sqlite3.Connection, events: EventRules | None) -> None:
     """Rebuild the search index only when it is stale (a new tokenizer, or a step that
     marked it so): it is live code's, which frozen steps never run. An open takes no write
     lock otherwise, so parallel opens never wait on each other's long writes."""
@@ -101,7 +105,7 @@ def _maintain_index(raw: sqlite3.Connection) -> None:
         return
     raw.execute("BEGIN IMMEDIATE")
     try:
-        ensure_index(raw)
+        ensure_index(raw, events)
     except BaseException:
         raw.execute("ROLLBACK")
         raise

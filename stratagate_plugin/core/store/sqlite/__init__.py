@@ -5,7 +5,7 @@ capability; each runs its reads and writes through ``Database`` (one connection'
 from ...blocks.storage import BlocksStorage
 from ...curation.storage import CurationStorage
 from ...derivation.storage import DerivationStorage
-from ...events.storage import EventsStorage
+from ...events.storage import EventRules, EventsStorage
 from ...gate.storage import GateStorage
 from ...graph.storage import GraphStorage
 from ...importer.storage import ImportsStorage
@@ -38,22 +38,23 @@ __all__ = ["SqliteStorage"]
 
 
 class SqliteStorage:
-    """Every capability's storage over one open SQLite ``Database``."""
+    """Every capability's storage over one open SQLite ``Database``; the storages that write
+    or read events' stored search documents get the events capability's ``EventRules``."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, events: EventRules) -> None:
         self.db = db
         self.timeline: TimelineStorage = SqliteTimelineStorage(db)
         self.spaces: SpacesStorage = SqliteSpacesStorage(db)
         self.blocks: BlocksStorage = SqliteBlocksStorage(db)
-        self.events: EventsStorage = SqliteEventsStorage(db)
-        self.retrieval: RetrievalStorage = SqliteRetrievalStorage(db)
+        self.events: EventsStorage = SqliteEventsStorage(db, events)
+        self.retrieval: RetrievalStorage = SqliteRetrievalStorage(db, events)
         self.gate: GateStorage = SqliteGateStorage(db)
         self.profile: ProfileStorage = SqliteProfileStorage(db)
         self.graph: GraphStorage = SqliteGraphStorage(db)
         self.topics: TopicsStorage = SqliteTopicsStorage(db)
-        self.derivation: DerivationStorage = SqliteDerivationStorage(db)
-        self.remember: RememberStorage = SqliteRememberStorage(db)
-        self.imports: ImportsStorage = SqliteImportsStorage(db)
-        self.curation: CurationStorage = SqliteCurationStorage(db)
-        self.purge: PurgeStorage = SqlitePurgeStorage(db)
+        self.derivation: DerivationStorage = SqliteDerivationStorage(db, events)
+        self.remember: RememberStorage = SqliteRememberStorage(db, events)
+        self.imports: ImportsStorage = SqliteImportsStorage(db, events)
+        self.curation: CurationStorage = SqliteCurationStorage(db, events)
+        self.purge: PurgeStorage = SqlitePurgeStorage(db, events)
         self.overview: OverviewStorage = SqliteOverviewStorage(db)

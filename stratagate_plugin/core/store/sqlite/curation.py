@@ -21,6 +21,7 @@ from ...curation.records import (
 from ...curation.storage import ActionRules, BlockRows, Decide, EventRows, Make
 from ...errors import NotFound
 from ...events.cards import RELATION_LISTS, EventCard
+from ...events.storage import EventRules
 from .. import block_rows, event_rows
 from .. import curation_rows as rows
 from .. import gate_rows as flags
@@ -28,16 +29,19 @@ from ..db import Database
 
 
 class SqliteCurationStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, events: EventRules) -> None:
         self.db = db
+        self.events = events
 
     async def act(
         self, kind: ActionKind, event_id: str, actor: Actor, now: str, rules: ActionRules
     ) -> ActionResult | NothingDone:
-        return await self.db.write(lambda raw: _act(raw, kind, event_id, actor, now, rules))
+        events = self.events
+        return await self.db.write(lambda raw: _act(raw, kind, event_id, actor, now, rules, events))
 
     async def correct(self, event_id: str, actor: Actor, now: str, make: Make) -> ActionResult:
-        return await self.db.write(lambda raw: _correct(raw, event_id, actor, now, make))
+        events = self.events
+        return await self.db.write(lambda raw: _correct(raw, event_id, actor, now, make, events))
 
     async def resolve(
         self, event_id: str, other_id: str, actor: Actor, now: str, decide: Decide
@@ -47,8 +51,8 @@ class SqliteCurationStorage:
             resolved = decide(event, other)
             if resolved.superseded_cap is not None:
                 rows.supersede(raw, other.id, event.id, resolved.superseded_cap, now)
-            rows.set_temporal(raw, event.id, resolved.mine, now)
-            rows.set_temporal(raw, other.id, resolved.theirs, now)
+            rows.set_temporal(raw, event.id, resolved.mine, now, self.events)
+            rows.set_temporal(raw, other.id, resolved.theirs, now, self.events)
             action = rows.insert_action(
                 raw, event.namespace, "resolve", event.id, actor, resolved.detail, now
             )
@@ -85,6 +89,7 @@ def _act(
     actor: Actor,
     now: str,
     rules: ActionRules,
+    events: EventRules,
 ) -> ActionResult | NothingDone:
     before = event_rows.get_event(raw, event_id)
     if kind != "purge" and (reason := rules.nothing_to_do(kind, before)):
@@ -92,7 +97,7 @@ def _act(
     if kind == "purge":
         plan = rows.purge_plan(raw, event_id)
         flags.forget(raw, event_id, now)
-        rows.purge(raw, plan, rules.tombstone(now), now, rules)
+        rows.purge(raw, plan, rules.tombstone(now), now, rules, events)
         detail = rules.purge_detail(plan, before)
     else:
         detail = rules.detail(before, _flag(raw, kind, before, now, rules))
@@ -112,11 +117,11 @@ def _flag(
 
 
 def _correct(
-    raw: sqlite3.Connection, event_id: str, actor: Actor, now: str, make: Make
+    raw: sqlite3.Connection, event_id: str, actor: Actor, now: str, make: Make, events: EventRules
 ) -> ActionResult:
     old = event_rows.get_event(raw, event_id)
     new, detail = make(old, flags.current_turn(raw, old.namespace))
-    event_rows.insert_event(raw, new)
+    event_rows.insert_event(raw, new, events)
     action = rows.insert_action(raw, old.namespace, "correct", old.id, actor, detail, now)
     return ActionResult(action=action, card=event_rows.get_event(raw, new.id))
 

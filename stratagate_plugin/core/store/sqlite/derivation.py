@@ -2,15 +2,15 @@
 (``jobs``), the marks of who derived what (``derivation_marks``) and the commit of a job's
 result, each operation one ``Database`` read or write unit.
 
-The relevant events of an extraction's timeline are still found with the events
-capability's ranked search (``events.search.page_hits`` over the events store's candidates,
-on the database thread) until the events contract offers it as an operation.
+The relevant events of an extraction's timeline are found by the search the service hands
+in (``TimelineAsk.find``, the events capability's) over an ``EventsReader`` of the same
+read; cards are written with the events rules given at wiring (``EventRules``).
 """
 
 import sqlite3
 from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
-from functools import partial
+from typing import get_args
 
 from ...clock import iso
 from ...derivation.storage import (
@@ -23,9 +23,8 @@ from ...derivation.storage import (
     TimelineAsk,
 )
 from ...errors import InvalidInput
-from ...events.cards import EventCard
-from ...events.ranking import EventSearch
-from ...events.search import POOLS, candidate_query, page_hits
+from ...events.cards import EventCard, Pool
+from ...events.storage import EventRules
 from ...llm.tasks import BlockSummary
 from ...records import Block, Job, Message
 from .. import (
@@ -41,15 +40,17 @@ from .. import (
 from ..db import Database
 from ..import_batch_rows import remove_events
 from ..sealing import EXTRACTION_JOB, SUMMARY_JOB, enqueue_job
-from .events import candidates_in, visible_cards_in
+from .events import SqliteEventsReader
 
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
 NEIGHBOURS = 8  # per pool, the live events a committed card is compared with (FTS5's best)
+POOLS: tuple[str, ...] = get_args(Pool)  # both: a card may restate one of either pool
 
 
 class SqliteDerivationStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, events: EventRules) -> None:
         self.db = db
+        self.events = events
 
     async def claim(self, now: datetime, owner: str, lease: timedelta, derive: bool) -> Job | None:
         return await self.db.write(lambda raw: _claim(raw, now, owner, lease, derive))
@@ -108,7 +109,11 @@ class SqliteDerivationStorage:
     async def extraction_input(
         self, block_id: str, block: Block | None, timeline: TimelineAsk
     ) -> ExtractionInput:
-        return await self.db.read(lambda raw: _extraction_input(raw, block_id, block, timeline))
+        def read(raw: sqlite3.Connection) -> ExtractionInput:
+            reader = SqliteEventsReader(raw, self.events)
+            return _extraction_input(reader, block_id, block, timeline)
+
+        return await self.db.read(read)
 
     async def commit_summary(
         self, job: Job, block: Block, summary: BlockSummary, author: Author, now: datetime
@@ -129,7 +134,7 @@ class SqliteDerivationStorage:
         def commit(raw: sqlite3.Connection) -> list[str] | None:
             if not jobs.holds(raw, job):
                 return None
-            inserted = _write_cards(raw, block, cards)
+            inserted = _write_cards(raw, block, cards, self.events)
             status = "succeeded" if cards.drafts else "skipped"
             restated = len(cards.drafts) - len(inserted)
             jobs.finish(raw, job.id, status, cards.moment, cards.note(len(inserted), restated))
@@ -156,7 +161,7 @@ class SqliteDerivationStorage:
     async def replace_offline(
         self, block: Block, summary: BlockSummary, cards: Cards
     ) -> Replaced | None:
-        return await self.db.write(lambda raw: _replace(raw, block, summary, cards))
+        return await self.db.write(lambda raw: _replace(raw, block, summary, cards, self.events))
 
 
 EXTRACTIONS_FIRST = f"kind != '{EXTRACTION_JOB}', created_at, id"
@@ -200,17 +205,15 @@ def retry_failed_rows(
 
 
 def _extraction_input(
-    raw: sqlite3.Connection, block_id: str, block: Block | None, ask: TimelineAsk
+    reader: SqliteEventsReader, block_id: str, block: Block | None, ask: TimelineAsk
 ) -> ExtractionInput:
+    raw = reader.raw
     block = block or block_rows.get_block(raw, block_id)
     messages = block_rows.block_messages(raw, block_id)
     neighbours = block_rows.neighbour_keypoints(raw, block)
     found: list[EventCard] = []
     if words := ask.tokens(block):
-        request = EventSearch(words, limit=ask.relevant)
-        found_rows = candidates_in(raw, block.namespace, candidate_query(request))
-        read = partial(visible_cards_in, raw, block.namespace)
-        found = [hit.card for hit in page_hits(found_rows, request, read)]
+        found = ask.find(reader, block.namespace, words, ask.relevant)
     latest = event_rows.recent_events(raw, block.namespace, ask.recent)
     timeline = {card.id: card for card in [*found, *latest]}.values()
     mine = [card for card in timeline if card.source_block_id != block.id]
@@ -224,7 +227,9 @@ def _write_summary(raw: sqlite3.Connection, block_id: str, summary: BlockSummary
     )  # fmt: skip
 
 
-def _write_cards(raw: sqlite3.Connection, block: Block, cards: Cards) -> list[str]:
+def _write_cards(
+    raw: sqlite3.Connection, block: Block, cards: Cards, events: EventRules
+) -> list[str]:
     """Commit the drafts in order; the ids of the cards inserted (the rest restated live
     events), marked with their author and queued for graph projection."""
     formed = block_rows.block_namespace_turn(raw, block.id)
@@ -236,7 +241,7 @@ def _write_cards(raw: sqlite3.Connection, block: Block, cards: Cards) -> list[st
         named = rules.linked_ids(draft)
         visible = event_rows.live_event_ids(raw, named) if named else set()
         card = rules.card(draft, visible, block, formed, moment)
-        stored.append(_commit_card(raw, card, rules, formed, moment))
+        stored.append(_commit_card(raw, card, rules, events, formed, moment))
         if stored[-1] == card.id:
             inserted.append(card.id)
     derivation_marks.mark_events(raw, inserted, *cards.author)
@@ -247,7 +252,12 @@ def _write_cards(raw: sqlite3.Connection, block: Block, cards: Cards) -> list[st
 
 
 def _commit_card(
-    raw: sqlite3.Connection, card: EventCard, rules: CardRules, turn: int, moment: datetime
+    raw: sqlite3.Connection,
+    card: EventCard,
+    rules: CardRules,
+    events: EventRules,
+    turn: int,
+    moment: datetime,
 ) -> str:
     """Insert the card, or count it as a mention of the live event it restates; the id that
     now holds the card's statement."""
@@ -260,12 +270,12 @@ def _commit_card(
             raw, settled.repeat_of.id, card.source_message_ids, turn, said, iso(moment)
         )
         return settled.repeat_of.id
-    event_rows.insert_event(raw, settled.card)  # an added link names a live event just read
+    event_rows.insert_event(raw, settled.card, events)  # a link names a live event just read
     return card.id
 
 
 def _replace(
-    raw: sqlite3.Connection, block: Block, summary: BlockSummary, cards: Cards
+    raw: sqlite3.Connection, block: Block, summary: BlockSummary, cards: Cards, events: EventRules
 ) -> Replaced | None:
     if not rederive_rows.unchanged(raw, block):
         return None
@@ -275,6 +285,6 @@ def _replace(
     rederive_rows.mark_summary_job(raw, block.id, by, now)
     free, kept = rederive_rows.fallback_cards(raw, block.id)
     remove_events(raw, free, now)
-    inserted = _write_cards(raw, block, cards)
+    inserted = _write_cards(raw, block, cards, events)
     rederive_rows.finish_extraction(raw, block.id, by, cards.note(len(inserted), len(kept)), now)
     return Replaced(free, kept, inserted)

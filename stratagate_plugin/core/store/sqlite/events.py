@@ -1,7 +1,8 @@
 """The events capability's storage contract (``core/events/storage.py``) on SQLite.
 
-``candidates_in`` and ``visible_cards_in`` also run inside another capability's unit of
-work (derivation compares a block's cards with what search finds, in its own write).
+``SqliteEventsReader`` also reads inside another capability's unit of work (derivation's
+extraction input holds what the events capability's search finds, in the same read).
+Stored search documents are trusted under the events rules' document version only.
 """
 
 import sqlite3
@@ -14,6 +15,7 @@ from ...events.storage import (
     Candidate,
     CandidateQuery,
     Document,
+    EventRules,
     EventsReader,
     SearchCandidates,
 )
@@ -30,26 +32,28 @@ class SqliteEventsReader:
     """``EventsReader`` over the connection of one ``Database`` unit (a read, or another
     capability's write that compares with what search finds)."""
 
-    def __init__(self, raw: sqlite3.Connection) -> None:
+    def __init__(self, raw: sqlite3.Connection, rules: EventRules) -> None:
         self.raw = raw
+        self.rules = rules
 
     def candidates(self, namespace: str, query: CandidateQuery) -> SearchCandidates:
-        return candidates_in(self.raw, namespace, query)
+        return _candidates(self.raw, namespace, query, self.rules.document_version)
 
     def links(self, namespace: str, event_ids: Sequence[str]) -> dict[str, str | None]:
         found = event_rows.visible_rows(self.raw, namespace, event_ids)
         return {row["id"]: _newer(row) for row in found}
 
     def visible_cards(self, namespace: str, event_ids: Sequence[str]) -> list[EventCard]:
-        return visible_cards_in(self.raw, namespace, event_ids)
+        return event_rows.visible_cards(self.raw, namespace, event_ids)
 
 
 class SqliteEventsStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, rules: EventRules) -> None:
         self.db = db
+        self.rules = rules
 
     async def read(self, work: Callable[[EventsReader], T]) -> T:
-        return await self.db.read(lambda raw: work(SqliteEventsReader(raw)))
+        return await self.db.read(lambda raw: work(SqliteEventsReader(raw, self.rules)))
 
     async def stamp_retrieved(self, event_ids: Sequence[str], now: str) -> None:
         await self.db.write(lambda raw: rows.stamp_retrieved(raw, event_ids, now))
@@ -78,12 +82,14 @@ class SqliteEventsStorage:
         return await self.db.read(lambda raw: _block_counts(raw, namespace, thread_id))
 
 
-def candidates_in(
-    raw: sqlite3.Connection, namespace: str, query: CandidateQuery
+def _candidates(
+    raw: sqlite3.Connection, namespace: str, query: CandidateQuery, version: int
 ) -> SearchCandidates:
-    """``EventsStorage.candidates`` on an open connection (inside the caller's unit)."""
+    """``EventsReader.candidates``: stored documents of ``version`` only; the current turn
+    only where cards are asked for (a plain query's ranking needs none)."""
     unique = list({row["id"]: row for row in _candidate_rows(raw, namespace, query)}.values())
-    documents = rows.stored_documents(raw, unique, query.tokens) if query.tokens else {}
+    tokens = query.tokens
+    documents = rows.stored_documents(raw, unique, tokens, version) if tokens else {}
     cards: Sequence[EventCard | None] = (
         event_rows.events_from_rows(raw, unique) if query.with_cards else [None] * len(unique)
     )
@@ -91,14 +97,8 @@ def candidates_in(
         _candidate(row, documents.get(row["id"]), card, need_fields=not query.with_cards)
         for row, card in zip(unique, cards, strict=True)
     ]
-    return SearchCandidates(found, rows.current_turn(raw, namespace))
-
-
-def visible_cards_in(
-    raw: sqlite3.Connection, namespace: str, event_ids: Sequence[str]
-) -> list[EventCard]:
-    """``EventsStorage.visible_cards`` on an open connection."""
-    return event_rows.visible_cards(raw, namespace, event_ids)
+    turn = rows.current_turn(raw, namespace) if query.with_cards else 0
+    return SearchCandidates(found, turn)
 
 
 def _candidate_rows(

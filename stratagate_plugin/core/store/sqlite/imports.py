@@ -5,6 +5,7 @@ from typing import Any
 
 from ...errors import NotFound
 from ...events.cards import EventCard
+from ...events.storage import EventRules
 from ...importer.jobs import ImportBatch, ImportJob, MatchedEvent
 from ...importer.storage import BatchWrite, CommitView, NewJob, Recovery, RemovedBatch, StaleCommit
 from .. import event_rows, graph_jobs
@@ -15,8 +16,9 @@ from ..turns import NamespaceDefaults
 
 
 class SqliteImportsStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, events: EventRules) -> None:
         self.db = db
+        self.events = events
 
     async def insert_job(self, job: NewJob) -> str:
         return await self.db.write(lambda raw: rows.insert_job(raw, *job))
@@ -86,7 +88,7 @@ class SqliteImportsStorage:
         return await self.db.read(lambda raw: _commit_view(raw, job_id))
 
     async def write_batch(self, batch: BatchWrite, view: CommitView) -> ImportBatch:
-        return await self.db.write(lambda raw: _write_batch(raw, batch, view))
+        return await self.db.write(lambda raw: _write_batch(raw, batch, view, self.events))
 
     async def remove_batch(self, batch_id: str, now: str) -> RemovedBatch | None:
         return await self.db.write(lambda raw: _remove_batch(raw, batch_id, now))
@@ -144,14 +146,16 @@ def _still(raw: sqlite3.Connection, batch: BatchWrite, view: CommitView) -> bool
     )
 
 
-def _write_batch(raw: sqlite3.Connection, batch: BatchWrite, view: CommitView) -> ImportBatch:
+def _write_batch(
+    raw: sqlite3.Connection, batch: BatchWrite, view: CommitView, events: EventRules
+) -> ImportBatch:
     if not _still(raw, batch, view):
         raise StaleCommit(f"import {batch.job_id} changed while its commit was decided")
     defaults = NamespaceDefaults(*batch.space_defaults)
     stamp, source = batch.now, batch.source
     batch_rows.insert_source_block(raw, batch.namespace, source, defaults, stamp)
     for card in batch.cards:
-        event_rows.insert_event(raw, card)
+        event_rows.insert_event(raw, card, events)
     written = [card.id for card in batch.cards]
     graph_jobs.queue_events(raw, batch.namespace, written, graph_jobs.AGENT_PRIORITY, stamp)
     rows.set_choices(raw, batch.job_id, batch.choices)

@@ -12,6 +12,7 @@ from ...clock import iso
 from ...curation.records import MemoryAction
 from ...curation.storage import PurgeRules
 from ...events.cards import EventCard
+from ...events.storage import EventRules
 from ...purge.storage import (
     Done,
     PlanReceipt,
@@ -29,8 +30,9 @@ from ..db import Database
 
 
 class SqlitePurgeStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, events: EventRules) -> None:
         self.db = db
+        self.events = events
 
     async def event_card(self, event_id: str) -> EventCard:
         return await self.db.read(lambda raw: event_rows.get_event(raw, event_id))
@@ -54,7 +56,7 @@ class SqlitePurgeStorage:
     ) -> Done:
         def unit(raw: sqlite3.Connection) -> Done:
             fresh = rows.plan_words(raw, words)
-            erased = rows.erase_words(raw, words, fresh, now, rules)
+            erased = rows.erase_words(raw, words, fresh, now, rules, self.events)
             return _receipted(raw, receipt(fresh, erased), iso(now)), erased
 
         return await self.db.write(unit)
@@ -95,7 +97,7 @@ class SqlitePurgeStorage:
         return files.backups_holding(self.db.path, words)
 
     async def purge_backup(self, path: str, words: Words, now: datetime, rules: PurgeRules) -> str:
-        return files.scrub_backup(Path(path), words, now, rules)
+        return files.scrub_backup(Path(path), words, now, rules, self.events)
 
     async def space_contents(self, namespace: str) -> SpaceContents:
         def read(raw: sqlite3.Connection) -> SpaceContents:

@@ -3,6 +3,7 @@ live events a memory is compared with, and phase 3 in one ``Database.write``."""
 
 import sqlite3
 
+from ...events.storage import EventRules
 from ...remember.storage import (
     Applied,
     LiveEvent,
@@ -18,8 +19,9 @@ from ..turns import NamespaceDefaults, ensure_namespace
 
 
 class SqliteRememberStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, events: EventRules) -> None:
         self.db = db
+        self.events = events
 
     async def live_events(self, namespace: str, text: str, limit: int) -> list[LiveEvent]:
         return await self.db.read(lambda raw: _live(raw, namespace, text, limit))
@@ -27,7 +29,8 @@ class SqliteRememberStorage:
     async def commit(
         self, ask: RememberAsk, rules: RememberRules, defaults: SpaceDefaults, now: str
     ) -> Applied:
-        return await self.db.write(lambda raw: _commit(raw, ask, rules, defaults, now))
+        events = self.events
+        return await self.db.write(lambda raw: _commit(raw, ask, rules, events, defaults, now))
 
 
 def _live(raw: sqlite3.Connection, namespace: str, text: str, limit: int) -> list[LiveEvent]:
@@ -39,6 +42,7 @@ def _commit(
     raw: sqlite3.Connection,
     ask: RememberAsk,
     rules: RememberRules,
+    events: EventRules,
     defaults: SpaceDefaults,
     now: str,
 ) -> Applied:
@@ -50,7 +54,7 @@ def _commit(
     plan = rules.plan(live, still, turn)
     if plan.action == "IGNORED":
         return Applied(None, None, turn)
-    written = _write(raw, ask, plan, rules, turn, now)
+    written = _write(raw, ask, plan, rules, events, turn, now)
     cited = written[:1] if plan.action == "REINFORCED" else written
     for event_id in cited:  # cites the turn's user message once that turn is recorded
         add_pending_citation(raw, ask.namespace, ask.thread_id, event_id, now)
@@ -66,6 +70,7 @@ def _write(
     ask: RememberAsk,
     plan: Plan,
     rules: RememberRules,
+    events: EventRules,
     turn: int,
     now: str,
 ) -> list[str]:
@@ -75,8 +80,8 @@ def _write(
     if plan.action == "MERGED":
         for target in plan.targets:
             summary, tags = rules.merged(event_rows.get_event(raw, target))
-            gate_rows.merge_into(raw, target, summary, tags, turn, now)
+            gate_rows.merge_into(raw, target, summary, tags, turn, now, events)
         return list(plan.targets)
     assert plan.card is not None, f"{plan.action} writes a card"
-    event_rows.insert_event(raw, plan.card)
+    event_rows.insert_event(raw, plan.card, events)
     return [plan.card.id]

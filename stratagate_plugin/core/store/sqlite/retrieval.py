@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from ...events.cards import EventCard
+from ...events.storage import EventRules
 from ...graph.views import Moment, NodeView
 from ...records import Message
 from ...retrieval.hits import RawHit
@@ -71,11 +72,12 @@ class SqliteRetrievalReader(SqliteEventsReader):
 
 
 class SqliteRetrievalStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, rules: EventRules) -> None:
         self.db = db
+        self.rules = rules
 
     async def read(self, work: Callable[[RetrievalReader], T]) -> T:
-        return await self.db.read(lambda raw: work(SqliteRetrievalReader(raw)))
+        return await self.db.read(lambda raw: work(SqliteRetrievalReader(raw, self.rules)))
 
     async def sealed_matches(
         self, namespace: str, tokens: Sequence[str], cap: int, thread_id: str | None
