@@ -70,7 +70,7 @@ class TopicsService(ServiceBase):
 
     def __init__(self, parts: EngineParts, events: EventsService) -> None:
         super().__init__(parts)
-        self.events_capability = events
+        self.events = events
 
     @property
     def store(self) -> TopicsStorage:
@@ -163,15 +163,15 @@ class TopicsService(ServiceBase):
     ) -> list[EventHit]:
         """A topic's events: those matching ``query`` best first (the space's event search
         ranks the ``TOPIC_SEARCH_DEPTH`` best, the topic's are kept), else in member order."""
-        cards = await self.events(namespace, topic_id)
+        cards = await self.events_of(namespace, topic_id)
         if not query.strip():
             return [EventHit(card=card, rank_score=0.0) for card in cards[offset : offset + limit]]
         members = {card.id for card in cards}
-        found = await self.events_capability.search(namespace, query, limit=TOPIC_SEARCH_DEPTH)
+        found = await self.events.search(namespace, query, limit=TOPIC_SEARCH_DEPTH)
         inside = [hit for hit in found if hit.card.id in members]
         return inside[offset : offset + limit]
 
-    async def events(self, namespace: str, topic_id: str) -> list[EventCard]:
+    async def events_of(self, namespace: str, topic_id: str) -> list[EventCard]:
         """The visible events an entry holds, in membership order (a fallback: its event)."""
         weight = self.config.agent_memory_weight
 
