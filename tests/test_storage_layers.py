@@ -34,7 +34,6 @@ STILL_RULES = {  # store module → capability rule module it still calls (to re
     ("core/store/event_rows.py", "events.weights"),
     ("core/store/gate_rows.py", "curation.actions"),
     ("core/store/gate_rows.py", "gate.evidence"),
-    ("core/store/graph_reads.py", "graph.views"),
     ("core/store/search_index.py", "events.ranking"),
     ("core/store/search_index.py", "retrieval.bm25"),
     ("core/store/sqlite/curation.py", "blocks.views"),
@@ -42,9 +41,7 @@ STILL_RULES = {  # store module → capability rule module it still calls (to re
     ("core/store/sqlite/derivation.py", "events.ranking"),
     ("core/store/sqlite/derivation.py", "events.search"),
     ("core/store/sqlite/gate.py", "gate.evidence"),
-    ("core/store/sqlite/graph.py", "graph.views"),
     ("core/store/sqlite/purge.py", "curation.actions"),
-    ("core/store/sqlite/retrieval.py", "graph.views"),
     ("core/store/topic_sync.py", "topics.sync"),
 }
 
