@@ -13,11 +13,12 @@ import pytest
 from stratagate_plugin.cli.main import main
 from stratagate_plugin.core.clock import utc_now
 from stratagate_plugin.core.errors import InvalidInput
-from stratagate_plugin.core.gate.evidence import receipt_payload
 from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.purge.service import REDERIVE
 from stratagate_plugin.core.purge.words import Needles, purge_hash
 from stratagate_plugin.core.store import purge_rows
 from stratagate_plugin.core.store.purge_rows import JOURNAL_KEY
+from stratagate_plugin.core.store.sqlite.purge import rederivers
 
 SAID = [
     "My mother lives in Lyon and visits every spring.",
@@ -132,7 +133,7 @@ async def test_a_purge_killed_after_its_commit_is_finished_at_the_next_open(
 
         def killed(raw: sqlite3.Connection) -> None:  # the commit, without what follows it
             plan = purge_rows.plan_words(raw, needles)
-            purge_rows.erase_words(raw, needles, plan, utc_now(), receipt_payload)
+            purge_rows.erase_words(raw, needles, plan, utc_now(), rederivers(REDERIVE))
             raw.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?)", (JOURNAL_KEY, '{"receipt": "act_x"}')
             )

@@ -42,7 +42,6 @@ STILL_RULES = {  # store module → capability rule module it still calls (to re
     ("core/store/sqlite/derivation.py", "events.search"),
     ("core/store/sqlite/gate.py", "gate.evidence"),
     ("core/store/sqlite/purge.py", "curation.actions"),
-    ("core/store/topic_sync.py", "topics.sync"),
 }
 
 

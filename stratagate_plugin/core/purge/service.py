@@ -25,10 +25,14 @@ from ..errors import InvalidInput, StrataGateError
 from ..gate.evidence import receipt_payload
 from ..profile.fields import field_of
 from ..service_base import ServiceBase
-from .storage import PurgeStorage, ReceiptDraft
+from ..topics.sync import sync_space
+from .storage import PurgeStorage, ReceiptDraft, ReceiptPayload, TopicsSync
 from .words import MIN_CHARACTERS, TOMBSTONE, Needles, TextPurgePlan
 
 log = logging.getLogger(__name__)
+REDERIVE: tuple[ReceiptPayload, TopicsSync] = (receipt_payload, sync_space)
+"""What an erase re-derives by its owners' rules: a swept usage receipt's payload (the
+gate's), each touched space's topics (the topics' sync, inside the erasing transaction)."""
 
 
 class PurgeOutcome(BaseModel):
@@ -124,9 +128,7 @@ class PurgeService(ServiceBase):
         if plan.empty and not sessions:
             raise InvalidInput("the words occur nowhere in memory: nothing was changed")
         await self.store.remove_stale_copies()  # left by a purge killed mid-rewrite
-        backups = {
-            p: await self.store.purge_backup(p, needles, now, receipt_payload) for p in plan.files
-        }
+        backups = {p: await self.store.purge_backup(p, needles, now, REDERIVE) for p in plan.files}
 
         def receipt(fresh: TextPurgePlan, erased: dict[str, int]) -> ReceiptDraft:
             detail = _detail(fresh, erased, backups, sessions or {})
@@ -134,7 +136,7 @@ class PurgeService(ServiceBase):
             return ReceiptDraft(space, target, actor, detail)
 
         async with self.store.secure_deletion():
-            action, erased = await self.store.erase(needles, now, receipt, receipt_payload)
+            action, erased = await self.store.erase(needles, now, receipt, REDERIVE)
             vacuumed = await self._compact_if_held(needles)
         left = {k: v for k, v in (await self.store.scan(needles)).items() if v}
         return PurgeOutcome(

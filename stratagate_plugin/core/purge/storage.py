@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..clock import UtcDatetime
 from ..curation.actions import Actor, MemoryAction
 from ..events.cards import EventCard
+from ..topics.storage import TopicsTransaction
 
 TOMBSTONE = "[purged]"
 """What purged words are replaced by wherever they were stored."""
@@ -36,6 +37,7 @@ __all__ = [
     "SpaceContents",
     "SpaceReceipt",
     "TextPurgePlan",
+    "TopicsSync",
     "Words",
 ]
 
@@ -76,6 +78,10 @@ class Words(Protocol):
 
 
 ReceiptPayload = Callable[[list[str], dict[str, Any]], str]
+TopicsSync = Callable[[TopicsTransaction, str, datetime], None]
+"""The topics' rule keeping a space's chapters in step with its events
+(``topics.sync.sync_space``), which the erase runs for each space it touched, inside its
+transaction, over a ``TopicsTransaction`` on the same unit."""
 """A usage receipt's canonical payload from its event ids and audit (recomputed where a
 purge swept the audit, so an identical replay is still recognised)."""
 
@@ -164,10 +170,15 @@ class PurgeStorage(Protocol):
         ...
 
     async def erase(
-        self, words: Words, now: datetime, receipt: PlanReceipt, payload: ReceiptPayload
+        self,
+        words: Words,
+        now: datetime,
+        receipt: PlanReceipt,
+        rederive: tuple[ReceiptPayload, TopicsSync],
     ) -> Done:
         """One transaction: the plan made again, every row of it erased and what was built
-        on it re-derived (counts by kind), the receipt ``receipt`` makes of them and the
+        on it re-derived (counts by kind; swept receipts' payloads and each touched space's
+        topics by the rules in ``rederive``), the receipt ``receipt`` makes of them and the
         journal entry naming it (a purge whose file is not compacted yet)."""
         ...
 
@@ -210,7 +221,7 @@ class PurgeStorage(Protocol):
         ...
 
     async def purge_backup(
-        self, path: str, words: Words, now: datetime, payload: ReceiptPayload
+        self, path: str, words: Words, now: datetime, rederive: tuple[ReceiptPayload, TopicsSync]
     ) -> str:
         """The purge applied to a copy that replaces the backup (``rewritten``), or the
         backup deleted when its copy cannot be purged clean (``deleted``)."""

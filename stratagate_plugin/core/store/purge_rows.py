@@ -14,13 +14,14 @@ every text cell of every table, so what a plan or a receipt says is measured, no
 
 import json
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime
+from typing import NamedTuple
 
 from ..clock import iso
 from ..purge.storage import TOMBSTONE, PlanItem, ReceiptPayload, TextPurgePlan
 from ..purge.storage import Words as Needles
 from ..text.search_terms import fts_document
-from . import topic_sync
 from .curation_rows import blank_event, rederive_block
 from .graph_writes import rebuild_terms
 from .search_index import FTS_TOKEN_COUNT, event_row_text, has_index, index_event
@@ -51,6 +52,17 @@ FREE_TEXT: dict[str, tuple[str, ...]] = {  # besides messages, events and blocks
     "import_items": ("candidate_json", "decision_json"),
     "threads": ("title",),
 }
+
+
+class Rederivers(NamedTuple):
+    """The owners' rules an erase re-derives by, inside its transaction."""
+
+    payload: ReceiptPayload
+    """A swept usage receipt's payload made again (the gate's rule)."""
+    topics: Callable[[sqlite3.Connection, str, datetime], None]
+    """A space's topics synced over this connection (``topics/sync.py``'s rule)."""
+
+
 JOURNAL_KEY = "purge_pending"  # meta: a purge committed, its file not yet compacted
 _UNIQUE_KEYS = {"name_key", "alias_key", "value_key", "term"}  # a tombstone made unique
 
@@ -152,10 +164,11 @@ def erase_words(
     needles: Needles,
     plan: TextPurgePlan,
     now: datetime,
-    payload: ReceiptPayload,
+    rederive: Rederivers,
 ) -> dict[str, int]:
     """Tombstone the words in every row of ``plan`` and re-derive what was built on them
-    (a swept usage receipt's ``payload`` made again); what was changed, counted by kind."""
+    (a swept usage receipt's payload made again, the touched spaces' topics synced, by the
+    rules in ``rederive``); what was changed, counted by kind."""
     register(raw, needles)
     stamp = iso(now)
     _erase_messages(raw, [item.id for item in plan.messages], stamp)
@@ -168,11 +181,11 @@ def erase_words(
             _edit_event(raw, item.id, stamp)
     release_running_jobs(raw, plan.namespaces(), stamp)
     for namespace in plan.namespaces():
-        topic_sync.sync_space(raw, namespace, now)
+        rederive.topics(raw, namespace, now)
     swept = sweep(raw)
     swept += raw.execute("DELETE FROM profile_fields WHERE value = ?", (TOMBSTONE,)).rowcount
     _rebuild_graph_terms(raw)
-    _recompute_receipt_payloads(raw, payload)
+    _recompute_receipt_payloads(raw, rederive.payload)
     optimize_index(raw)
     return {
         "messages": len(plan.messages),

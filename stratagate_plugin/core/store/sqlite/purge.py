@@ -19,6 +19,7 @@ from ...purge.storage import (
     SpaceContents,
     SpaceReceipt,
     TextPurgePlan,
+    TopicsSync,
     Words,
 )
 from .. import curation_rows, event_rows
@@ -26,6 +27,7 @@ from .. import purge_files as files
 from .. import purge_rows as rows
 from .. import space_purge_rows as space_rows
 from ..db import Database
+from .topics import SqliteTopicsTransaction
 
 
 class SqlitePurgeStorage:
@@ -50,11 +52,15 @@ class SqlitePurgeStorage:
         return await self.db.read(lambda raw: rows.plan_words(raw, words))
 
     async def erase(
-        self, words: Words, now: datetime, receipt: PlanReceipt, payload: ReceiptPayload
+        self,
+        words: Words,
+        now: datetime,
+        receipt: PlanReceipt,
+        rederive: tuple[ReceiptPayload, TopicsSync],
     ) -> Done:
         def unit(raw: sqlite3.Connection) -> Done:
             fresh = rows.plan_words(raw, words)
-            erased = rows.erase_words(raw, words, fresh, now, payload)
+            erased = rows.erase_words(raw, words, fresh, now, rederivers(rederive))
             return _receipted(raw, receipt(fresh, erased), iso(now)), erased
 
         return await self.db.write(unit)
@@ -95,9 +101,9 @@ class SqlitePurgeStorage:
         return files.backups_holding(self.db.path, words)
 
     async def purge_backup(
-        self, path: str, words: Words, now: datetime, payload: ReceiptPayload
+        self, path: str, words: Words, now: datetime, rederive: tuple[ReceiptPayload, TopicsSync]
     ) -> str:
-        return files.scrub_backup(Path(path), words, now, payload)
+        return files.scrub_backup(Path(path), words, now, rederivers(rederive))
 
     async def space_contents(self, namespace: str) -> SpaceContents:
         def read(raw: sqlite3.Connection) -> SpaceContents:
@@ -131,3 +137,11 @@ def _receipted(raw: sqlite3.Connection, draft: ReceiptDraft, now: str) -> Memory
     )
     rows.write_journal(raw, action.id)
     return action
+
+
+def rederivers(rederive: tuple[ReceiptPayload, TopicsSync]) -> rows.Rederivers:
+    """The rules an erase re-derives by, the topics' sync over the erasing connection."""
+    payload, topics = rederive
+    return rows.Rederivers(
+        payload, lambda raw, namespace, now: topics(SqliteTopicsTransaction(raw), namespace, now)
+    )
