@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 import sqlite3
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.purge.words import Needles, purge_hash
 from stratagate_plugin.core.store import purge_rows
 from stratagate_plugin.core.store.purge_rows import JOURNAL_KEY
+from stratagate_plugin.core.store.sqlite.topics import SqliteTopicsTransaction
+from stratagate_plugin.core.topics.sync import sync_space
 
 SAID = [
     "My mother lives in Lyon and visits every spring.",
@@ -122,6 +125,13 @@ def test_words_too_short_to_purge_safely_are_refused_in_one_line(
         Needles(["  "])
 
 
+def _rederivers() -> purge_rows.Rederivers:
+    def sync(raw: sqlite3.Connection, namespace: str, now: datetime) -> None:
+        sync_space(SqliteTopicsTransaction(raw), namespace, now)
+
+    return purge_rows.Rederivers(PURGE_RULES, EVENT_RULES, sync)
+
+
 async def test_a_purge_killed_after_its_commit_is_finished_at_the_next_open(
     tmp_path: Path,
 ) -> None:
@@ -133,7 +143,7 @@ async def test_a_purge_killed_after_its_commit_is_finished_at_the_next_open(
 
         def killed(raw: sqlite3.Connection) -> None:  # the commit, without what follows it
             plan = purge_rows.plan_words(raw, needles)
-            purge_rows.erase_words(raw, needles, plan, utc_now(), PURGE_RULES, EVENT_RULES)
+            purge_rows.erase_words(raw, needles, plan, utc_now(), _rederivers())
             raw.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?)", (JOURNAL_KEY, '{"receipt": "act_x"}')
             )

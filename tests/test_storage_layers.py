@@ -27,12 +27,7 @@ RECORDS = {  # what the store may import of a capability: records, contracts, co
     "profile.spaces", "retrieval.hits", "timeline.filters", "topics.model", "topics.budget",
     "gate.trail", "curation.records", "gate.records",
 }  # fmt: skip
-STILL_RULES = {  # store module → capability rule module it still calls (to remove)
-    ("core/store/graph_reads.py", "graph.views"),
-    ("core/store/sqlite/graph.py", "graph.views"),
-    ("core/store/sqlite/retrieval.py", "graph.views"),
-    ("core/store/topic_sync.py", "topics.sync"),
-}
+STILL_RULES: set[tuple[str, str]] = set()  # store module → rule module it calls: none left
 
 
 def capabilities(root: Path) -> list[str]:

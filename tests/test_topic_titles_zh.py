@@ -102,5 +102,6 @@ async def test_events_are_batched_in_the_order_of_their_turns_not_of_their_writi
                 event_rows.insert_event(raw, event_card(event_id, formed_turn=turn), EVENT_RULES)
 
         await memory.db.write(insert)
+        await memory.topics.refile_unfiled()  # what the sync does before reading them
         rows = await memory.db.read(lambda raw: topic_jobs.unplaced_rows(raw, "ns"))
     assert [row["id"] for row in rows] == ["evt_a1", "evt_a2", "evt_c1", "evt_b1", "evt_b2"]

@@ -78,7 +78,7 @@ async def test_the_book_lists_chapters_with_their_overview_and_linked_events(
         assert event_links(overview) == paragraph["event_ids"]
         section = fragment[fragment.index('data-number="1.1"') :]
         assert event_links(section) == caroline["sections"][0]["eventIds"]
-        cards = await memory.topics.events(space, caroline["id"])
+        cards = await memory.topics.events_of(space, caroline["id"])
         for card in cards:
             assert f">{html.escape(card.title)}</a>" in section
 

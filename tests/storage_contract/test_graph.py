@@ -4,7 +4,7 @@ duplicates, back-fill, a batch with its context, and one write transaction per p
 import pytest
 
 from stratagate_plugin.core.graph.storage import GraphTransaction, Stated
-from stratagate_plugin.core.graph.views import NOW, Moment
+from stratagate_plugin.core.graph.views import NOW, Moment, NodeView, assemble
 from stratagate_plugin.core.llm.offline.roles import KIN_RELATIONS
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.text.search_terms import query_tokens
@@ -19,8 +19,24 @@ async def _projected(engine: StrataGate, *texts: str) -> list[str]:
     return ids
 
 
+async def _search(engine: StrataGate, namespace: str, terms: list[str], cap: int) -> list[NodeView]:
+    return assemble(await engine.storage.graph.search_records(namespace, terms, cap, None))
+
+
+async def _node(engine: StrataGate, node_id: str, history: int) -> NodeView | None:
+    views = assemble(await engine.storage.graph.node_records(node_id, None, history))
+    return views[0] if views else None
+
+
+async def _top(
+    engine: StrataGate, type_: str | None, window: tuple[int, int], when: Moment
+) -> list[NodeView]:
+    found = await engine.storage.graph.top_records(NS, type_, window, when.as_of)
+    return assemble(found, when)
+
+
 async def _names(engine: StrataGate) -> dict[str, str]:
-    views = await engine.storage.graph.top_nodes(NS, None, (0, 100), NOW)
+    views = await _top(engine, None, (0, 100), NOW)
     return {view.node.name: view.node.id for view in views}
 
 
@@ -28,36 +44,36 @@ async def test_search_views_are_the_nodes_sharing_most_terms_first_up_to_the_cap
     engine: StrataGate,
 ) -> None:
     await _projected(engine, *SAID)
-    found = await engine.storage.graph.search_views(NS, query_tokens("Ana Lisbon"), 10, NOW)
+    found = await _search(engine, NS, query_tokens("Ana Lisbon"), 10)
     assert [v.node.name for v in found][:2] in (["Ana", "Lisbon"], ["Lisbon", "Ana"])
     assert "User" not in {v.node.name for v in found[:2]}
-    assert len(await engine.storage.graph.search_views(NS, query_tokens("Ana Lisbon"), 1, NOW)) == 1
-    assert await engine.storage.graph.search_views(NS, query_tokens("zeppelin"), 10, NOW) == []
-    assert await engine.storage.graph.search_views("elsewhere", query_tokens("Ana"), 10, NOW) == []
+    assert len(await _search(engine, NS, query_tokens("Ana Lisbon"), 1)) == 1
+    assert await _search(engine, NS, query_tokens("zeppelin"), 10) == []
+    assert await _search(engine, "elsewhere", query_tokens("Ana"), 10) == []
 
 
 async def test_a_node_has_its_current_and_replaced_facts_or_is_none(engine: StrataGate) -> None:
     await _projected(engine, *SAID)
     ana = (await _names(engine))["Ana"]
-    view = await engine.storage.graph.node(ana, NOW, 1000)
+    view = await _node(engine, ana, 1000)
     assert view is not None and view.node.name == "Ana"
     assert [(f.key, f.value) for f in view.current_facts] == [("lives_in", "Lisbon")]
     assert [(f.key, f.value) for f in view.historical_facts] == [("lives_in", "Porto")]
-    assert (await engine.storage.graph.node(ana, NOW, 0)).historical_facts == ()  # type: ignore[union-attr]
-    assert await engine.storage.graph.node("node_unknown", NOW, 10) is None
+    assert (await _node(engine, ana, 0)).historical_facts == ()  # type: ignore[union-attr]
+    assert await _node(engine, "node_unknown", 10) is None
 
 
 async def test_top_nodes_are_by_importance_paged_and_filtered_by_type(engine: StrataGate) -> None:
     await _projected(engine, *SAID)
-    every = await engine.storage.graph.top_nodes(NS, None, (0, 100), NOW)
+    every = await _top(engine, None, (0, 100), NOW)
     counts = [view.importance for view in every]
     assert counts == sorted(counts, reverse=True) and every[0].node.name == "Ana"
-    second = await engine.storage.graph.top_nodes(NS, None, (1, 2), NOW)
+    second = await _top(engine, None, (1, 2), NOW)
     assert [v.node.id for v in second] == [v.node.id for v in every[1:3]]
-    places = await engine.storage.graph.top_nodes(NS, "place", (0, 100), NOW)
+    places = await _top(engine, "place", (0, 100), NOW)
     assert {v.node.name for v in places} == {"Porto", "Lisbon"}
     before = Moment(as_of=every[0].node.created_at.replace(year=2000))
-    assert await engine.storage.graph.top_nodes(NS, None, (0, 100), before) == []
+    assert await _top(engine, None, (0, 100), before) == []
 
 
 async def test_visible_cards_leave_out_forgotten_and_unknown_events(engine: StrataGate) -> None:
@@ -120,9 +136,7 @@ async def test_a_projection_transaction_writes_all_or_nothing(engine: StrataGate
         return node_id
 
     node_id = await engine.storage.graph.project(write)
-    assert [
-        v.node.id for v in await engine.storage.graph.search_views(NS, query_tokens("kiln"), 5, NOW)
-    ] == [node_id]
+    assert [v.node.id for v in await _search(engine, NS, query_tokens("kiln"), 5)] == [node_id]
 
     def fail(tx: GraphTransaction) -> None:
         other = tx.insert_node(NS, ("Wheel", "wheel"), "tool", [], now)
@@ -131,7 +145,7 @@ async def test_a_projection_transaction_writes_all_or_nothing(engine: StrataGate
 
     with pytest.raises(RuntimeError):
         await engine.storage.graph.project(fail)
-    assert await engine.storage.graph.search_views(NS, query_tokens("wheel"), 5, NOW) == []
+    assert await _search(engine, NS, query_tokens("wheel"), 5) == []
 
 
 async def test_facts_and_edges_are_current_until_superseded_or_marked_history(

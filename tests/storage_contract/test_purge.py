@@ -14,6 +14,7 @@ from stratagate_plugin.core.purge.storage import ReceiptDraft, TextPurgePlan
 from stratagate_plugin.core.purge.words import Needles
 from stratagate_plugin.core.store import health
 from stratagate_plugin.core.store.sqlite import SqliteStorage
+from stratagate_plugin.core.topics.sync import sync_space
 
 NS = "contract"
 SECRET = "my locker code is 80417263"
@@ -65,7 +66,7 @@ async def test_an_erase_is_one_transaction_with_its_receipt_and_journal(
         raise RuntimeError("disk on fire")
 
     with pytest.raises(RuntimeError):
-        await store.erase(words, utc_now(), broken, PURGE_RULES)
+        await store.erase(words, utc_now(), broken, PURGE_RULES, sync_space)
     assert (await store.plan(words)).messages and await store.journal() is None
     seen: list[TextPurgePlan] = []
 
@@ -73,7 +74,7 @@ async def test_an_erase_is_one_transaction_with_its_receipt_and_journal(
         seen.append(plan)
         return _draft(plan, erased)
 
-    action, erased = await store.erase(words, utc_now(), draft, PURGE_RULES)
+    action, erased = await store.erase(words, utc_now(), draft, PURGE_RULES, sync_space)
     assert erased["messages"] == 1 and len(seen[0].messages) == 1
     assert action.kind == "purge" and action.detail["counts"] == erased
     assert await store.journal() == action.id
@@ -89,7 +90,7 @@ async def test_the_files_hold_nothing_once_compacted(engine: StrataGate) -> None
     await _said(engine, f"Remember: {SECRET}.")
     words = Needles(["80417263"])
     async with store.secure_deletion():
-        await store.erase(words, utc_now(), _draft, PURGE_RULES)
+        await store.erase(words, utc_now(), _draft, PURGE_RULES, sync_space)
         await store.checkpoint()
         await store.compact()
         await store.checkpoint()
@@ -130,7 +131,10 @@ async def test_backups_are_purged_on_a_copy_that_replaces_them(engine: StrataGat
     words = Needles(["80417263"])
     assert str(copy) in await store.backups_holding(words)
     assert await store.space_in_backups(NS) != {}
-    assert await store.purge_backup(str(copy), words, utc_now(), PURGE_RULES) == "rewritten"
+    assert (
+        await store.purge_backup(str(copy), words, utc_now(), PURGE_RULES, sync_space)
+        == "rewritten"
+    )
     assert await store.backups_holding(words) == {}
     assert await store.delete_space_in_backup(str(copy), NS) == "rewritten"
     assert str(copy) not in await store.space_in_backups(NS)

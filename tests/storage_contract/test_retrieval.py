@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 from stratagate_plugin.core.clock import iso
-from stratagate_plugin.core.graph.views import NOW
+from stratagate_plugin.core.graph.views import assemble
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn
 from stratagate_plugin.core.retrieval.storage import ChannelQuery, RetrievalReader, RetrievalStorage
@@ -161,9 +161,16 @@ async def test_graph_views_are_nodes_sharing_a_term(engine: StrataGate) -> None:
     await engine.remember.save(NS, "t2", "Ana Souza lives in Porto.")
     await engine.derivation.process_pending()
     store = engine.storage.retrieval
-    views = await _read(store, lambda r: r.graph_views(NS, query_tokens("Porto"), 10, NOW))
+    views = await _read(store, lambda r: assemble(r.graph_records(NS, query_tokens("Porto"), 10)))
     assert views and all("porto" in v.model_dump_json().lower() for v in views)
-    assert await _read(store, lambda r: r.graph_views(NS, query_tokens("zebra"), 10, NOW)) == []
     assert (
-        len(await _read(store, lambda r: r.graph_views(NS, query_tokens("Porto Ana"), 1, NOW))) <= 1
+        await _read(store, lambda r: assemble(r.graph_records(NS, query_tokens("zebra"), 10))) == []
+    )
+    assert (
+        len(
+            await _read(
+                store, lambda r: assemble(r.graph_records(NS, query_tokens("Porto Ana"), 1))
+            )
+        )
+        <= 1
     )

@@ -8,7 +8,8 @@ import pytest
 
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.text.search_terms import query_tokens
-from stratagate_plugin.core.topics.storage import QueuedBatch, TopicsTransaction
+from stratagate_plugin.core.topics.storage import QueuedBatch, SpareEntry, TopicsTransaction
+from stratagate_plugin.core.topics.unfiled import refile
 
 NS = "contract"
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -144,6 +145,7 @@ async def test_chapters_their_members_and_the_unfiled_events_are_read_back(
 
 async def test_unfiled_events_are_counted_paged_and_matched(engine: StrataGate) -> None:
     ids = await _saved(engine, *SAID)  # queued, not yet in any chapter: unfiled
+    await engine.storage.topics.write(refile)  # the saves marked them: filed by the rule
 
     def read(tx: TopicsTransaction) -> tuple[object, ...]:
         counts = tx.fallback_counts(NS, 1.0)
@@ -157,6 +159,25 @@ async def test_unfiled_events_are_counted_paged_and_matched(engine: StrataGate) 
     assert [row[0] for row in every] == ids  # type: ignore[attr-defined]
     assert page == [every[1]]  # type: ignore[index]
     assert [row[0] for row in found] == [ids[2]] and none == []  # type: ignore[attr-defined]
+
+
+async def test_a_write_marks_the_events_whose_entry_it_may_change(engine: StrataGate) -> None:
+    ids = await _saved(engine, *SAID[:2])
+    await engine.storage.topics.write(refile)
+    assert await engine.storage.topics.read(lambda tx: tx.spare_marked()) is False
+    await engine.curation.act("forget", ids[0])
+    marked, sources = await engine.storage.topics.read(lambda tx: tx.marked_sources())
+    assert len(marked) == 1 and [s.status for s in sources] == ["forgotten"]
+    assert sources[0].namespace == NS and not sources[0].in_plain_chapter
+    other = SpareEntry(sources[0].pk, NS, "work", "conversation", False)
+    await engine.storage.topics.write(lambda tx: tx.refile(marked, [other]))
+    assert await engine.storage.topics.read(lambda tx: tx.spare_marked()) is False
+    rows = await engine.storage.topics.read(lambda tx: tx.fallback_rows(NS, 1.0, None, (-1, 0)))
+    assert [(row[0], row[2]) for row in rows] == [(ids[0], "work"), (ids[1], "other")]
+    assert await engine.storage.topics.read(lambda tx: tx.fallback_counts(NS, 1.0)) == {
+        "work": 1,
+        "other": 1,
+    }
 
 
 async def test_a_changed_member_is_touched_marked_and_seen(engine: StrataGate) -> None:

@@ -31,7 +31,7 @@ from .projection import EventTimes, reason_text, validate_projection
 from .search import DEFAULT_LIMIT, GraphHit, candidate_cap, search_nodes
 from .shapes import NODE_TYPES, GraphProjection, PossibleDuplicate
 from .storage import GraphStorage, GraphTransaction, ProjectionBatch, Written
-from .views import Moment, NodeView, cited_event_ids
+from .views import Moment, NodeView, assemble, cited_event_ids
 
 LOST = "lost"
 CONTEXT_NODES, RECENT_NODES = 32, 24
@@ -69,18 +69,20 @@ class GraphService(ServiceBase):
     ) -> list[GraphHit]:
         """Nodes matching ``query`` (BM25 over names, facts, relations), now or as of a date."""
         terms = query_tokens(query)
-        found = await self.store.search_views(namespace, terms, candidate_cap(limit), moment(as_of))
-        return search_nodes(terms, found, limit)
+        when = moment(as_of)
+        found = await self.store.search_records(namespace, terms, candidate_cap(limit), when.as_of)
+        return search_nodes(terms, assemble(found, when), limit)
 
     async def node(
         self, node_id: str, as_of: datetime | str | None = None, valid_at: str | None = None
     ) -> NodeView:
         """One node: current and historical facts, edges both ways, validity, source events,
         and the events behind each alias and tag."""
-        view = await self.store.node(node_id, moment(as_of, valid_at), NODE_HISTORY)
-        if view is None:
+        when = moment(as_of, valid_at)
+        views = assemble(await self.store.node_records(node_id, when.as_of, NODE_HISTORY), when)
+        if not views:
             raise NotFound(f"no graph node with id {node_id!r}")
-        return view
+        return views[0]
 
     async def nodes(
         self,
@@ -95,7 +97,9 @@ class GraphService(ServiceBase):
             raise InvalidInput(f"unknown node type {type!r}: use {', '.join(NODE_TYPES)}")
         if offset < 0 or not 1 <= limit <= 1000:
             raise InvalidInput("offset must be ≥ 0 and limit 1–1000")
-        return await self.store.top_nodes(namespace, type, (offset, limit), moment(as_of))
+        when = moment(as_of)
+        found = await self.store.top_records(namespace, type, (offset, limit), when.as_of)
+        return assemble(found, when)
 
     async def source_events(self, view: NodeView, limit: int = 12) -> list[EventCard]:
         """The first ``limit`` visible events a node's card cites (its facts', relations',

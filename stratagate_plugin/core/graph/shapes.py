@@ -198,3 +198,6 @@ class NodeRecords(NamedTuple):
     """Node id → name, for every end of those edges."""
     statuses: dict[str, str]
     """Event id → status, for every event those records cite."""
+    field_sources: dict[tuple[str, str, str], tuple[str, ...]] | None = None
+    """(node id, ``alias`` or ``tag``, value key) → the visible events that gave it, oldest
+    first, for the nodes with aliases or tags; ``None``: not read (retrieval's views)."""

@@ -1,11 +1,12 @@
 """What the graph needs from storage (the contract a database implements).
 
-Reads are one consistent read each and return records (nodes, views, cards); the ranking,
-the resolution of a proposed node and the supersede rules stay in ``graph/``. A
-projection is applied inside ONE write transaction that must also read what it changes
-(a node resolved by a draft is the node the next draft may resolve to), so
-``GraphStorage.project`` runs the graph's own ``apply`` rule with a ``GraphTransaction``:
-record-level reads and writes valid only inside that transaction.
+Reads are one consistent read each and return records (nodes with what their views are
+made of, cards); the views (``views.assemble``), the ranking, the resolution of a proposed
+node and the supersede rules stay in ``graph/``. A projection is applied inside ONE write
+transaction that must also read what it changes (a node resolved by a draft is the node
+the next draft may resolve to), so ``GraphStorage.project`` runs the graph's own ``apply``
+rule with a ``GraphTransaction``: record-level reads and writes valid only inside that
+transaction.
 """
 
 from collections.abc import Callable, Iterable, Sequence
@@ -14,8 +15,7 @@ from typing import NamedTuple, Protocol, TypeVar
 
 from ..events.cards import EventCard
 from ..records import Job
-from .shapes import Believed, FactValue, GraphNode, Known
-from .views import Moment, NodeView
+from .shapes import Believed, FactValue, GraphNode, Known, NodeRecords
 
 __all__ = [
     "CurrentFact",
@@ -177,27 +177,29 @@ class GraphTransaction(Protocol):
 
 
 class GraphStorage(Protocol):
-    async def search_views(
-        self, namespace: str, terms: Sequence[str], cap: int, when: Moment
-    ) -> list[NodeView]:
+    async def search_records(
+        self, namespace: str, terms: Sequence[str], cap: int, as_of: datetime | None
+    ) -> NodeRecords:
         """Up to ``cap`` nodes sharing a term with ``terms`` (most shared terms first, then
-        importance) visible at ``when``, as views with their aliases' and tags' sources."""
+        importance) with their records learned by ``as_of`` and their aliases' and tags'
+        sources (``views.assemble`` makes the views, visible or not)."""
         ...
 
-    async def node(self, node_id: str, when: Moment, history: int) -> NodeView | None:
-        """The node at ``when`` with up to ``history`` replaced statements and its fields'
-        sources; ``None`` when unknown or not visible then."""
+    async def node_records(self, node_id: str, as_of: datetime | None, history: int) -> NodeRecords:
+        """The node's records learned by ``as_of``, with up to ``history`` replaced
+        statements and its fields' sources; no nodes when unknown."""
         ...
 
-    async def top_nodes(
+    async def top_records(
         self,
         namespace: str,
         type_: str | None,
         window: tuple[int, int],
-        when: Moment,
-    ) -> list[NodeView]:
+        as_of: datetime | None,
+    ) -> NodeRecords:
         """Nodes by importance (how many events they cite), most first, from ``window``'s
-        (offset, limit); only nodes created by ``when.as_of`` when given."""
+        (offset, limit), with their records and fields' sources; only nodes not archived,
+        created by ``as_of`` when given."""
         ...
 
     async def visible_cards(self, namespace: str, event_ids: Sequence[str]) -> list[EventCard]:

@@ -21,6 +21,7 @@ from .shapes import (
     GraphFact,
     GraphNode,
     NodeRecords,
+    normalise_key,
     value_text,
 )
 
@@ -126,7 +127,8 @@ def as_known(record: Any, when: Moment) -> Any:
 
 
 def assemble(found: NodeRecords, when: Moment = NOW) -> list[NodeView]:
-    """The views at ``when`` of the nodes visible then, in the order read."""
+    """The views at ``when`` of the nodes visible then, in the order read (with their
+    aliases' and tags' sources when those were read)."""
     facts_by: dict[str, list[GraphFact]] = {}
     edges_by: dict[str, list[GraphEdge]] = {}
     for fact in found.facts:
@@ -134,7 +136,7 @@ def assemble(found: NodeRecords, when: Moment = NOW) -> list[NodeView]:
     for edge in found.edges:
         for end in dict.fromkeys((edge.from_node_id, edge.to_node_id)):
             edges_by.setdefault(end, []).append(edge)
-    return [
+    views = [
         node_view(
             node,
             facts_by.get(node.id, []),
@@ -146,6 +148,23 @@ def assemble(found: NodeRecords, when: Moment = NOW) -> list[NodeView]:
         for node in found.nodes
         if visible_at(node, when)
     ]
+    if found.field_sources is None:
+        return views
+    return [with_field_sources(view, found.field_sources) for view in views]
+
+
+def with_field_sources(
+    view: NodeView, found: Mapping[tuple[str, str, str], Sequence[str]]
+) -> NodeView:
+    """``view`` with the visible events behind each of its aliases and tags (spec §4's
+    per-field provenance; an alias is found under its key, a tag as written)."""
+    node = view.node
+    aliases = {
+        alias: tuple(found.get((node.id, "alias", normalise_key(alias)), ()))
+        for alias in node.aliases
+    }
+    tags = {tag: tuple(found.get((node.id, "tag", tag), ())) for tag in node.tags}
+    return view.model_copy(update={"alias_sources": aliases, "tag_sources": tags})
 
 
 def node_view(

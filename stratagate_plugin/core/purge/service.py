@@ -25,6 +25,7 @@ from ..curation.records import Actor, MemoryAction
 from ..errors import InvalidInput, StrataGateError
 from ..profile.fields import field_of
 from ..service_base import ServiceBase
+from ..topics.sync import sync_space
 from .storage import PurgeStorage, ReceiptDraft
 from .words import MIN_CHARACTERS, TOMBSTONE, Needles, TextPurgePlan
 
@@ -125,7 +126,8 @@ class PurgeService(ServiceBase):
             raise InvalidInput("the words occur nowhere in memory: nothing was changed")
         await self.store.remove_stale_copies()  # left by a purge killed mid-rewrite
         backups = {
-            p: await self.store.purge_backup(p, needles, now, PURGE_RULES) for p in plan.files
+            p: await self.store.purge_backup(p, needles, now, PURGE_RULES, sync_space)
+            for p in plan.files
         }
 
         def receipt(fresh: TextPurgePlan, erased: dict[str, int]) -> ReceiptDraft:
@@ -134,7 +136,7 @@ class PurgeService(ServiceBase):
             return ReceiptDraft(space, target, actor, detail)
 
         async with self.store.secure_deletion():
-            action, erased = await self.store.erase(needles, now, receipt, PURGE_RULES)
+            action, erased = await self.store.erase(needles, now, receipt, PURGE_RULES, sync_space)
             vacuumed = await self._compact_if_held(needles)
         left = {k: v for k, v in (await self.store.scan(needles)).items() if v}
         return PurgeOutcome(

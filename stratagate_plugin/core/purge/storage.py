@@ -22,6 +22,7 @@ from ..clock import UtcDatetime
 from ..curation.records import Actor, MemoryAction
 from ..curation.storage import PurgeRules
 from ..events.cards import EventCard
+from ..topics.storage import TopicsTransaction
 
 TOMBSTONE = "[purged]"
 """What purged words are replaced by wherever they were stored."""
@@ -36,6 +37,7 @@ __all__ = [
     "SpaceContents",
     "SpaceReceipt",
     "TextPurgePlan",
+    "TopicsSync",
     "Words",
 ]
 
@@ -73,6 +75,12 @@ class Words(Protocol):
         ...
 
     def hashes(self) -> list[str]: ...
+
+
+TopicsSync = Callable[[TopicsTransaction, str, datetime], None]
+"""The topics' rule keeping a space's chapters in step with its events
+(``topics.sync.sync_space``), which the erase runs for each space it touched, inside its
+transaction, over a ``TopicsTransaction`` on the same unit."""
 
 
 class PlanItem(BaseModel):
@@ -159,11 +167,17 @@ class PurgeStorage(Protocol):
         ...
 
     async def erase(
-        self, words: Words, now: datetime, receipt: PlanReceipt, rules: PurgeRules
+        self,
+        words: Words,
+        now: datetime,
+        receipt: PlanReceipt,
+        rules: PurgeRules,
+        topics: TopicsSync,
     ) -> Done:
         """One transaction: the plan made again, every row of it erased and what was built
-        on it re-derived by ``rules`` (counts by kind), the receipt ``receipt`` makes of
-        them and the journal entry naming it (a purge whose file is not compacted yet)."""
+        on it re-derived by ``rules`` (counts by kind) with each touched space's topics
+        synced by ``topics``, the receipt ``receipt`` makes of them and the journal entry
+        naming it (a purge whose file is not compacted yet)."""
         ...
 
     async def leftovers(self, words: Words) -> dict[str, int]:
@@ -204,7 +218,9 @@ class PurgeStorage(Protocol):
         """Each backup whose bytes hold the words, with its hits."""
         ...
 
-    async def purge_backup(self, path: str, words: Words, now: datetime, rules: PurgeRules) -> str:
+    async def purge_backup(
+        self, path: str, words: Words, now: datetime, rules: PurgeRules, topics: TopicsSync
+    ) -> str:
         """The purge applied to a copy that replaces the backup (``rewritten``), or the
         backup deleted when its copy cannot be purged clean (``deleted``)."""
         ...

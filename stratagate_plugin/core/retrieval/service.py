@@ -17,7 +17,7 @@ from ..events.ranking import EventHit, weight_key
 from ..events.search import chain_links
 from ..events.service import EventsService
 from ..graph.search import GraphHit, candidate_cap, search_nodes, statement_events
-from ..graph.views import NOW
+from ..graph.views import NOW, assemble
 from ..service_base import EngineParts, ServiceBase
 from ..text.search_terms import fts_encode, query_tokens, tokenize
 from .fused import (
@@ -295,8 +295,8 @@ def _graph_search(
 ) -> list[GraphHit]:
     """§6.5 over the nodes sharing a term with the query, as they stand now."""
     terms = query_tokens(query)
-    views = reader.graph_views(namespace, terms, candidate_cap(limit), NOW)
-    return search_nodes(terms, views, limit)
+    found = reader.graph_records(namespace, terms, candidate_cap(limit))
+    return search_nodes(terms, assemble(found, NOW), limit)
 
 
 def _graph_channel(

@@ -14,7 +14,7 @@ from typing import NamedTuple, Protocol, TypeVar
 
 from ..events.cards import EventCard, EventStatus
 from ..events.storage import EventsReader
-from ..graph.views import Moment, NodeView
+from ..graph.shapes import NodeRecords
 from ..llm.tasks import Criticality
 from ..records import Message
 from .hits import RawHit
@@ -136,11 +136,9 @@ class RetrievalReader(EventsReader, Protocol):
         """(id, content) of the block's messages in position order."""
         ...
 
-    def graph_views(
-        self, namespace: str, terms: Sequence[str], cap: int, when: Moment
-    ) -> list[NodeView]:
-        """Up to ``cap`` nodes sharing a term (most shared terms, then importance), as seen
-        at ``when``."""
+    def graph_records(self, namespace: str, terms: Sequence[str], cap: int) -> NodeRecords:
+        """Up to ``cap`` nodes sharing a term (most shared terms, then importance) with their
+        records as they stand now (``graph.views.assemble`` makes their views)."""
         ...
 
     def cited_messages(self, namespace: str, event_ids: Sequence[str]) -> list[str]:

@@ -5,8 +5,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..graph.shapes import GraphEdge, GraphFact, GraphNode, Known, NodeRecords, normalise_key
-from ..graph.views import NodeView
+from ..graph.shapes import GraphEdge, GraphFact, GraphNode, Known, NodeRecords
 from .rows import record_from_row
 
 CANDIDATES = 60  # the most a search reads (``graph.service.candidate_cap``)
@@ -155,20 +154,23 @@ def records(
     node_ids: Sequence[str],
     learned_by: str | None = None,
     history: int | None = HISTORY,
+    fields: bool = False,
 ) -> NodeRecords:
     """The nodes (in the order given) with their facts and edges (every current one and the
     ``history`` newest others, learned by ``learned_by``), the names of their edges' ends
-    and the status of every event they cite: what ``graph.views`` makes views of."""
+    and the status of every event they cite: what ``graph.views`` makes views of; with
+    ``fields``, the sources of their aliases and tags too."""
     found = nodes(raw, node_ids)
     if not found:
-        return NodeRecords([], [], [], {}, {})
+        return NodeRecords([], [], [], {}, {}, {} if fields else None)
     ids = [node.id for node in found]
     facts, edges = facts_of(raw, ids, history, learned_by), edges_of(raw, ids, history, learned_by)
     names = names_of(raw, list({e.from_node_id for e in edges} | {e.to_node_id for e in edges}))
     cited = [i for n in found for i in n.source_event_ids]
     cited += [i for f in facts for i in f.source_event_ids]
     cited += [i for e in edges for i in e.source_event_ids]
-    return NodeRecords(found, facts, edges, names, event_statuses(raw, cited))
+    sources = field_sources(raw, found) if fields else None
+    return NodeRecords(found, facts, edges, names, event_statuses(raw, cited), sources)
 
 
 def names_of(raw: sqlite3.Connection, node_ids: list[str]) -> dict[str, str]:
@@ -297,17 +299,13 @@ def cited_messages(raw: sqlite3.Connection, namespace: str, event_ids: Sequence[
     return list(dict.fromkeys(m for i in ids for m in by_event.get(i, [])))
 
 
-def with_field_sources(raw: sqlite3.Connection, view: NodeView) -> NodeView:
-    """``view`` with the visible events behind each of its aliases and tags (spec §4's
-    per-field provenance), for a node's detail page."""
-    return with_fields_sources(raw, [view])[0]
-
-
-def with_fields_sources(raw: sqlite3.Connection, views: Sequence[NodeView]) -> list[NodeView]:
-    """Each view with its aliases' and tags' visible source events, in one read per 500
-    nodes (cards show them beside each alias)."""
-    found: dict[tuple[str, str, str], list[str]] = {}
-    ids = [view.node.id for view in views if view.node.aliases or view.node.tags]
+def field_sources(
+    raw: sqlite3.Connection, found: Sequence[GraphNode]
+) -> dict[tuple[str, str, str], tuple[str, ...]]:
+    """(node id, field, value key) → the visible events behind each alias and tag of the
+    nodes that have any, oldest first, in one read per 500 nodes."""
+    sources: dict[tuple[str, str, str], list[str]] = {}
+    ids = [node.id for node in found if node.aliases or node.tags]
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         rows = raw.execute(
@@ -317,15 +315,5 @@ def with_fields_sources(raw: sqlite3.Connection, views: Sequence[NodeView]) -> l
             chunk,
         )
         for node_id, field, key, event_id in rows:
-            found.setdefault((node_id, field, key), []).append(event_id)
-    return [_with_fields(view, found) for view in views]
-
-
-def _with_fields(view: NodeView, found: dict[tuple[str, str, str], list[str]]) -> NodeView:
-    node = view.node
-    aliases = {
-        alias: tuple(found.get((node.id, "alias", normalise_key(alias)), ()))
-        for alias in node.aliases
-    }
-    tags = {tag: tuple(found.get((node.id, "tag", tag), ())) for tag in node.tags}
-    return view.model_copy(update={"alias_sources": aliases, "tag_sources": tags})
+            sources.setdefault((node_id, field, key), []).append(event_id)
+    return {key: tuple(events) for key, events in sources.items()}

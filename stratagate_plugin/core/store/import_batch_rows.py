@@ -253,7 +253,7 @@ def _delete_events(raw: sqlite3.Connection, ids: Sequence[str]) -> None:
         return
     marks, params = _marks(ids), list(ids)
     pks = [row[0] for row in raw.execute(f"SELECT pk FROM events WHERE id IN ({marks})", params)]
-    for table in ("event_sources", "topic_queue"):  # chapters holding them: topic_sync.py
+    for table in ("event_sources", "topic_queue"):  # chapters holding them: topics/sync.py
         raw.execute(f"DELETE FROM {table} WHERE event_id IN ({marks})", params)
     for pk in pks:
         raw.execute("DELETE FROM event_documents WHERE pk = ?", (pk,))

@@ -16,11 +16,9 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from ..curation.storage import PurgeRules
-from ..events.storage import EventRules
 from ..purge.storage import Words as Needles
 from .health import backup_dir, backups_of
-from .purge_rows import erase_words, leftovers, plan_words
+from .purge_rows import Rederivers, erase_words, leftovers, plan_words
 from .search_index import register_functions
 from .space_purge_rows import delete_space, space_rows
 
@@ -92,14 +90,12 @@ def compact(raw: sqlite3.Connection) -> None:
     checkpoint(raw)
 
 
-def scrub_backup(
-    path: Path, needles: Needles, now: datetime, rules: PurgeRules, events: EventRules
-) -> str:
+def scrub_backup(path: Path, needles: Needles, now: datetime, rederive: Rederivers) -> str:
     """The purge applied to a copy of the backup, which then replaces it ("rewritten");
     a copy that cannot be purged or still holds the words is deleted with it ("deleted")."""
 
     def purge(raw: sqlite3.Connection) -> None:
-        erase_words(raw, needles, plan_words(raw, needles), now, rules, events)
+        erase_words(raw, needles, plan_words(raw, needles), now, rederive)
 
     def clean(raw: sqlite3.Connection, work: Path) -> bool:
         return not leftovers(raw, needles) and byte_hits(work, needles) == 0

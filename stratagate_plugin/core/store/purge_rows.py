@@ -14,7 +14,9 @@ every text cell of every table, so what a plan or a receipt says is measured, no
 
 import json
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime
+from typing import NamedTuple
 
 from ..clock import iso
 from ..curation.storage import PurgeRules
@@ -22,7 +24,6 @@ from ..events.storage import EventRules
 from ..purge.storage import TOMBSTONE, PlanItem, TextPurgePlan
 from ..purge.storage import Words as Needles
 from ..text.search_terms import fts_document
-from . import topic_sync
 from .curation_rows import blank_event, rederive_block
 from .graph_writes import rebuild_terms
 from .search_index import FTS_TOKEN_COUNT, has_index, reindex_event
@@ -53,6 +54,19 @@ FREE_TEXT: dict[str, tuple[str, ...]] = {  # besides messages, events and blocks
     "import_items": ("candidate_json", "decision_json"),
     "threads": ("title",),
 }
+
+
+class Rederivers(NamedTuple):
+    """The owners' rules an erase re-derives by, inside its transaction."""
+
+    rules: PurgeRules
+    """A block's layers, a blanked card's temporal fields, a receipt's payload."""
+    events: EventRules
+    """An edited or blanked card's stored search document."""
+    topics: Callable[[sqlite3.Connection, str, datetime], None]
+    """A space's topics synced over this connection (``topics/sync.py``'s rule)."""
+
+
 JOURNAL_KEY = "purge_pending"  # meta: a purge committed, its file not yet compacted
 _UNIQUE_KEYS = {"name_key", "alias_key", "value_key", "term"}  # a tombstone made unique
 
@@ -154,29 +168,28 @@ def erase_words(
     needles: Needles,
     plan: TextPurgePlan,
     now: datetime,
-    rules: PurgeRules,
-    events: EventRules,
+    rederive: Rederivers,
 ) -> dict[str, int]:
-    """Tombstone the words in every row of ``plan`` and re-derive what was built on them by
-    ``rules`` (blocks' layers, forgotten cards, swept receipts' payloads); what was changed,
-    counted by kind."""
+    """Tombstone the words in every row of ``plan`` and re-derive what was built on them
+    (blocks' layers, forgotten cards, swept receipts' payloads, the touched spaces' topics,
+    by the rules in ``rederive``); what was changed, counted by kind."""
     register(raw, needles)
     stamp = iso(now)
     _erase_messages(raw, [item.id for item in plan.messages], stamp)
     for block in plan.blocks:
-        rederive_block(raw, block.id, stamp, rules)
+        rederive_block(raw, block.id, stamp, rederive.rules)
     for item in plan.events:
         if item.outcome == "forgotten":
-            blank_event(raw, item.id, TOMBSTONE, stamp, rules, events)
+            blank_event(raw, item.id, TOMBSTONE, stamp, rederive.rules, rederive.events)
         else:
-            _edit_event(raw, item.id, stamp, events)
+            _edit_event(raw, item.id, stamp, rederive.events)
     release_running_jobs(raw, plan.namespaces(), stamp)
     for namespace in plan.namespaces():
-        topic_sync.sync_space(raw, namespace, now)
+        rederive.topics(raw, namespace, now)
     swept = sweep(raw)
     swept += raw.execute("DELETE FROM profile_fields WHERE value = ?", (TOMBSTONE,)).rowcount
     _rebuild_graph_terms(raw)
-    _recompute_receipt_payloads(raw, rules)
+    _recompute_receipt_payloads(raw, rederive.rules)
     optimize_index(raw)
     return {
         "messages": len(plan.messages),

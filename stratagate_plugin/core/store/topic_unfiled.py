@@ -1,4 +1,4 @@
-"""The fallback entries' own index (spec §5.1, §5.5): visible events no shown chapter holds,
+"""The fallback entries' index (spec §5.1, §5.5): visible events no shown chapter holds,
 the space's unfiled events (the tables keep the names migration 19 stored: ``topic_spare``).
 
 The directory and ``memory_list_topics`` run on every turn, and a large space has tens of
@@ -7,19 +7,20 @@ chapter check per event) made both grow with the space. So ``topic_spare`` keeps
 per visible event that no chapter without agent events holds — its category stored, and
 whether an agent chapter holds it — and ``topic_spare_counts`` the rows per category.
 
-Both are kept by SQLite triggers (migration 19, ``migrations/steps_019.py``), not by each
-write path: any insert, status change (forget, restore, supersede, purge, archive, an
-import undone), correction of type or criticality, chapter placement, a chapter's
-``has_agent`` turning or a deletion keeps them exact in the same transaction, whichever
-code wrote it. The triggers carry ``topics.categories``' rule written out as one ``CASE``;
-a change of that rule needs a new migration step that rebuilds these tables.
+Which events are entries, and their category, is the topics' rule (``topics/unfiled.py``),
+not SQL's: since migration 26 a write only marks the events whose entry it may have changed
+(``topic_spare_marks``, by triggers that hold no rule: any insert, status, pool, space,
+criticality or temporal change, deletion, chapter placement, a chapter added, deleted or
+turning ``has_agent``, whichever code wrote it), and the rule re-files them
+(``marked_sources``, then ``refile``) before the entries are read. ``topic_spare_counts``
+is kept equal to the rows it counts by the two counting triggers of migration 19.
 
 A fallback entry at agent weight > 0 is a row no chapter holds at all; at weight 0 (agent
 events and their chapters hidden) a row of a conversation event, chapter or not.
 """
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..text.search_terms import tokenize
@@ -30,6 +31,51 @@ _SHOWN = (
     "s.namespace = ? AND (? <= 0 OR s.agent_chapter = 0) AND (? > 0 OR s.pool = 'conversation')"
 )
 FALLBACK_CANDIDATES = 100  # fallback matches of a query ranked further; a page shows ≤ 20
+_HELD = (
+    "EXISTS (SELECT 1 FROM topic_members m JOIN topics t ON t.id = m.topic_id "
+    "WHERE m.event_id = e.id AND t.has_agent {0} 0)"
+)
+_EVENT_TYPE = (
+    "CASE WHEN json_valid(e.temporal_json) THEN json_extract(e.temporal_json, '$.event_type') END"
+)
+
+
+def spare_marked(raw: sqlite3.Connection) -> bool:
+    return bool(raw.execute("SELECT EXISTS (SELECT 1 FROM topic_spare_marks)").fetchone()[0])
+
+
+def marked_sources(raw: sqlite3.Connection) -> tuple[list[int], list[tuple[Any, ...]]]:
+    """The marked events' keys, and (pk, namespace, status, pool, criticality, event type,
+    held by a plain chapter, held by an agent chapter) of those still stored."""
+    marked = [row[0] for row in raw.execute("SELECT event_pk FROM topic_spare_marks")]
+    if not marked:
+        return [], []
+    rows = raw.execute(
+        f"SELECT e.pk, e.namespace, e.status, e.pool, e.criticality, {_EVENT_TYPE}, "
+        f"{_HELD.format('=')}, {_HELD.format('!=')} FROM topic_spare_marks k "
+        "JOIN events e ON e.pk = k.event_pk ORDER BY e.pk"
+    )
+    return marked, [tuple(row) for row in rows]
+
+
+def refile(
+    raw: sqlite3.Connection, marked: Sequence[int], entries: Iterable[tuple[Any, ...]]
+) -> None:
+    """The entries of ``marked`` replaced by ``entries`` (pk, namespace, category, pool,
+    agent chapter); their marks cleared (the counts follow by trigger)."""
+    for start in range(0, len(marked), 500):
+        chunk = list(marked[start : start + 500])
+        marks = ", ".join("?" * len(chunk))
+        raw.execute(f"DELETE FROM topic_spare WHERE event_pk IN ({marks})", chunk)
+        raw.execute(f"DELETE FROM topic_spare_marks WHERE event_pk IN ({marks})", chunk)
+    raw.executemany(
+        "INSERT INTO topic_spare(event_pk, namespace, category, pool, agent_chapter) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [
+            (pk, namespace, category, pool, int(agent))
+            for pk, namespace, category, pool, agent in entries
+        ],
+    )
 
 
 def fallback_counts(raw: sqlite3.Connection, namespace: str, agent_weight: float) -> dict[str, int]:

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from ..clock import utc_now
 from ..derivation.fallback import OFFLINE_FALLBACK, error_line
@@ -32,7 +32,7 @@ from ..llm.prompts import load_prompt
 from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
 from ..records import Job
 from ..service_base import EngineParts, ServiceBase
-from . import budget, catalog, sync
+from . import budget, catalog, sync, unfiled
 from .batches.service import LOST, commit, read_input
 from .batching import OUTPUT_TOKENS
 from .categories import CATEGORIES
@@ -50,6 +50,7 @@ DIRECTORY_ENTRIES = 30  # more never fit 400 tokens: the directory then shows ca
 DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY = 12, 20, 500
 _GROUPER = OfflineModel()  # the embedded grouper: the default projector (§5)
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass
@@ -70,7 +71,7 @@ class TopicsService(ServiceBase):
 
     def __init__(self, parts: EngineParts, events: EventsService) -> None:
         super().__init__(parts)
-        self.events_capability = events
+        self.events = events
 
     @property
     def store(self) -> TopicsStorage:
@@ -107,6 +108,20 @@ class TopicsService(ServiceBase):
         now = self.clock()
         return await self.store.retry_failed(namespace, now)
 
+    async def refile_unfiled(self) -> int:
+        """The fallback entries of the events a write marked, made again by the topics' rule
+        (``unfiled.refile``); how many were marked. The catalog's reads run it first."""
+        return await self.store.write(unfiled.refile)
+
+    async def _read(self, unit: Callable[[TopicsTransaction], T]) -> T:
+        """``unit`` in one read of exact fallback entries: any a write marked are re-filed
+        first (one read when none are, the common case)."""
+        found = await self.store.read(lambda tx: None if tx.spare_marked() else (unit(tx),))
+        if found is None:
+            await self.refile_unfiled()
+            found = (await self.store.read(unit),)
+        return found[0]
+
     async def directory(self, namespace: str) -> str:
         """The directory injected into each model call: ≤ 400 estimated tokens, "" when the
         space has no topic and no event; in Chinese when the profile's preferred language
@@ -117,7 +132,7 @@ class TopicsService(ServiceBase):
             listing = catalog.listing(tx, namespace, weight, None, 0, DIRECTORY_ENTRIES)
             return listing, tx.preferred_language()
 
-        listing, preferred = await self.store.read(read)
+        listing, preferred = await self._read(read)
         shown = [*listing.entries, *listing.firsts.values()]
         titles = [entry.title for entry in shown if entry.status == "ready"]
         language = directory_language(preferred, titles)
@@ -139,7 +154,7 @@ class TopicsService(ServiceBase):
             raise InvalidInput(f"unknown category {category!r}; one of {', '.join(CATEGORIES)}")
         words = (query or "").strip()[:MAX_QUERY]
         weight = self.config.agent_memory_weight
-        listing = await self.store.read(
+        listing = await self._read(
             lambda tx: catalog.listing(tx, namespace, weight, category, offset, limit, words)
         )
         return topic_page(namespace, listing, offset, limit, category)
@@ -151,9 +166,7 @@ class TopicsService(ServiceBase):
         section with its first page of events; with ``section`` (its number), that
         section's events from ``offset``, a page of 9."""
         weight = self.config.agent_memory_weight
-        entry, topic = await self.store.read(
-            lambda tx: catalog.opened(tx, namespace, topic_id, weight)
-        )
+        entry, topic = await self._read(lambda tx: catalog.opened(tx, namespace, topic_id, weight))
         if section is None:
             return bounded_topic(namespace, entry, topic)
         return section_page(namespace, entry, topic, section, offset)
@@ -163,15 +176,15 @@ class TopicsService(ServiceBase):
     ) -> list[EventHit]:
         """A topic's events: those matching ``query`` best first (the space's event search
         ranks the ``TOPIC_SEARCH_DEPTH`` best, the topic's are kept), else in member order."""
-        cards = await self.events(namespace, topic_id)
+        cards = await self.events_of(namespace, topic_id)
         if not query.strip():
             return [EventHit(card=card, rank_score=0.0) for card in cards[offset : offset + limit]]
         members = {card.id for card in cards}
-        found = await self.events_capability.search(namespace, query, limit=TOPIC_SEARCH_DEPTH)
+        found = await self.events.search(namespace, query, limit=TOPIC_SEARCH_DEPTH)
         inside = [hit for hit in found if hit.card.id in members]
         return inside[offset : offset + limit]
 
-    async def events(self, namespace: str, topic_id: str) -> list[EventCard]:
+    async def events_of(self, namespace: str, topic_id: str) -> list[EventCard]:
         """The visible events an entry holds, in membership order (a fallback: its event)."""
         weight = self.config.agent_memory_weight
 
@@ -181,14 +194,14 @@ class TopicsService(ServiceBase):
             cards = {card.id: card for card in tx.visible_cards(namespace, ids)}
             return [cards[i] for i in ids if i in cards]
 
-        return await self.store.read(read)
+        return await self._read(read)
 
     async def book(self, namespace: str) -> dict[str, Any]:
         """Chapters → sections → event ids in their shown order, the batches still pending
         or failed, how many events are fallback entries (the CLI's and web view's), and
         ``waiting``: the historical batches the budget holds back, why and until when."""
         weight = self.config.agent_memory_weight
-        book = await self.store.read(lambda tx: catalog.book(tx, namespace, weight))
+        book = await self._read(lambda tx: catalog.book(tx, namespace, weight))
         book["waiting"] = await self.budget_wait(namespace)
         return book
 

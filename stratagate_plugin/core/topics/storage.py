@@ -17,7 +17,15 @@ from ..events.cards import EventCard
 from ..records import Job
 from .model import Topic
 
-__all__ = ["ChapterHead", "Member", "QueuedBatch", "TopicsStorage", "TopicsTransaction"]
+__all__ = [
+    "ChapterHead",
+    "Member",
+    "QueuedBatch",
+    "SpareEntry",
+    "SpareSource",
+    "TopicsStorage",
+    "TopicsTransaction",
+]
 
 T = TypeVar("T")
 Reserve = Callable[[str | None], tuple[bool, str]] | None  # the budget's grant, given a ledger
@@ -45,6 +53,33 @@ class Member(NamedTuple):
     """``None``: awaiting projection."""
     status: str | None
     """Its event's status now (``None``: the event is gone)."""
+
+
+class SpareSource(NamedTuple):
+    """A marked event as the fallback index's rule reads it (``unfiled.entry``)."""
+
+    pk: int
+    namespace: str
+    status: str
+    pool: str
+    criticality: str
+    event_type: object
+    """Its ``temporal.event_type`` as stored (``None`` when absent)."""
+    in_plain_chapter: bool
+    """Held by a chapter without agent events."""
+    in_agent_chapter: bool
+    """Held by a chapter with agent events."""
+
+
+class SpareEntry(NamedTuple):
+    """A fallback entry as stored: the event (by its row key), its space, category, pool and
+    whether an agent chapter holds it."""
+
+    pk: int
+    namespace: str
+    category: str
+    pool: str
+    agent_chapter: bool
 
 
 class QueuedBatch(NamedTuple):
@@ -179,6 +214,21 @@ class TopicsTransaction(Protocol):
 
     def topic_jobs(self, namespace: str) -> list[tuple[Job, list[str]]]:
         """The space's unfinished topic jobs with their events."""
+        ...
+
+    def spare_marked(self) -> bool:
+        """Whether a write marked an event whose fallback entry may have changed (every
+        write of an event, a member or a chapter marks the events it touched, in its own
+        transaction, whichever code wrote it)."""
+        ...
+
+    def marked_sources(self) -> tuple[list[int], list[SpareSource]]:
+        """The marked events' row keys, and what the rule reads of those still stored."""
+        ...
+
+    def refile(self, marked: Sequence[int], entries: Iterable[SpareEntry]) -> None:
+        """The fallback entries of ``marked`` replaced by ``entries`` (the counts kept with
+        them), their marks cleared."""
         ...
 
     def preferred_language(self) -> str:

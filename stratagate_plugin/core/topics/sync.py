@@ -15,6 +15,7 @@ from datetime import datetime
 
 from ..clock import iso
 from ..events.cards import EventCard
+from . import unfiled
 from .batching import make_batches
 from .fingerprint import event_fingerprint
 from .storage import QueuedBatch, TopicsTransaction
@@ -93,7 +94,9 @@ def queue_rebuilds(tx: TopicsTransaction, namespace: str, now: datetime) -> None
 def queue_unplaced(
     tx: TopicsTransaction, namespace: str, now: datetime, *, historical: bool
 ) -> int:
-    """Visible events in no chapter and no batch, queued in batches; how many."""
+    """Visible events in no chapter and no batch, queued in batches; how many. The
+    fallback entries they are read from are re-filed first (``unfiled.refile``)."""
+    unfiled.refile(tx)
     cards = tx.unplaced_cards(namespace)
     _queue(tx, namespace, cards, historical, now)
     return len(cards)

@@ -121,7 +121,7 @@ async def chapter_page(pages: MemoryPages, request: Request) -> Response:
     paged, offset = int_param(request, "section", 0, low=0), int_param(request, "offset", 0)
     if chapter is not None:
         chapter = {**chapter, "sections": paged_sections(space, chapter, paged, offset)}
-    cards = {card.id: card for card in await pages.memory.topics.events(space, topic_id)}
+    cards = {card.id: card for card in await pages.memory.topics.events_of(space, topic_id)}
     context = {"entry": entry, "chapter": chapter, "cards": cards}
     fragment = bool(request.headers.get("hx-request"))
     template = "memory/_topic_body.html" if fragment else "memory/topic.html"

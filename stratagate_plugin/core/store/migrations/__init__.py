@@ -45,6 +45,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     steps_019.m023_thread_titles,
     steps_019.m024_animal_nodes,
     steps_019.m025_derived_by,
+    steps_019.m026_unfiled_kept_by_the_topics,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -286,3 +286,59 @@ def m025_derived_by(raw: sqlite3.Connection) -> None:
             WHERE derived_by = 'offline-fallback'
         """,
     )
+
+
+def m026_unfiled_kept_by_the_topics(raw: sqlite3.Connection) -> None:
+    """The topic rules leave SQL (issue 28): step 19's triggers that decided which events are
+    fallback entries and wrote their category (``topics.categories``' rule written out) are
+    dropped, and ``topic_spare`` is kept by the topics capability's own code from now on.
+    What stays in SQL holds no rule: ``topic_spare_counts`` kept equal to the rows it counts
+    (the two counting triggers of step 19), and ``topic_spare_marks``, the events whose entry
+    a write may have changed (added, deleted, their status, pool, space, criticality or
+    temporal fields changed, placed in or out of a chapter, their chapter added, deleted or
+    gaining agent events), each marked in the writing transaction whichever code wrote it;
+    the topics' rule re-files the marked events and clears their marks. The entries as they
+    stand are exact (step 19's triggers kept them until now), so nothing is marked here."""
+    for name in _RULE_TRIGGERS:
+        raw.execute(f"DROP TRIGGER IF EXISTS {name}")
+    raw.execute("CREATE TABLE topic_spare_marks (event_pk INTEGER PRIMARY KEY)")
+    for statement in _MARK_TRIGGERS:
+        raw.execute(statement)
+
+
+_RULE_TRIGGERS = (
+    "topic_spare_event_added",
+    "topic_spare_event_changed",
+    "topic_spare_event_deleted",
+    "topic_spare_placed",
+    "topic_spare_unplaced",
+    "topic_spare_moved",
+    "topic_spare_chapter_added",
+    "topic_spare_chapter_turned",
+    "topic_spare_chapter_deleted",
+)
+_MARK = "INSERT OR IGNORE INTO topic_spare_marks(event_pk) "
+_MARK_EVENTS = _MARK + "SELECT pk FROM events WHERE id IN ({0})"
+_MARK_MEMBERS = _MARK_EVENTS.format("SELECT event_id FROM topic_members WHERE topic_id = {0}.id")
+_MARK_TRIGGERS = (
+    f"CREATE TRIGGER topic_marks_event_added AFTER INSERT ON events BEGIN {_MARK} "
+    "VALUES (NEW.pk); END",
+    "CREATE TRIGGER topic_marks_event_changed AFTER UPDATE ON events WHEN OLD.status IS NOT "
+    "NEW.status OR OLD.pool IS NOT NEW.pool OR OLD.namespace IS NOT NEW.namespace OR "
+    "OLD.criticality IS NOT NEW.criticality OR OLD.temporal_json IS NOT NEW.temporal_json "
+    f"BEGIN {_MARK} VALUES (NEW.pk); END",
+    f"CREATE TRIGGER topic_marks_event_deleted AFTER DELETE ON events BEGIN {_MARK} "
+    "VALUES (OLD.pk); END",
+    "CREATE TRIGGER topic_marks_placed AFTER INSERT ON topic_members BEGIN "
+    f"{_MARK_EVENTS.format('NEW.event_id')}; END",
+    "CREATE TRIGGER topic_marks_unplaced AFTER DELETE ON topic_members BEGIN "
+    f"{_MARK_EVENTS.format('OLD.event_id')}; END",
+    "CREATE TRIGGER topic_marks_moved AFTER UPDATE OF topic_id, event_id ON topic_members "
+    f"BEGIN {_MARK_EVENTS.format('OLD.event_id, NEW.event_id')}; END",
+    "CREATE TRIGGER topic_marks_chapter_added AFTER INSERT ON topics BEGIN "
+    f"{_MARK_MEMBERS.format('NEW')}; END",
+    "CREATE TRIGGER topic_marks_chapter_turned AFTER UPDATE OF has_agent ON topics WHEN "
+    f"OLD.has_agent IS NOT NEW.has_agent BEGIN {_MARK_MEMBERS.format('NEW')}; END",
+    "CREATE TRIGGER topic_marks_chapter_deleted AFTER DELETE ON topics BEGIN "
+    f"{_MARK_MEMBERS.format('OLD')}; END",
+)

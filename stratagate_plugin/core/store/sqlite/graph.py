@@ -7,9 +7,8 @@ from typing import TypeVar
 
 from ...clock import iso
 from ...events.cards import EventCard
-from ...graph.shapes import Believed, FactValue, Known, normalise_key
+from ...graph.shapes import Believed, FactValue, Known, NodeRecords, normalise_key
 from ...graph.storage import CurrentFact, GraphTransaction, ProjectionBatch, Stated, Written
-from ...graph.views import Moment, NodeView, assemble
 from ...records import Job
 from .. import derivation_marks, event_rows, graph_jobs, graph_reads, jobs
 from .. import graph_writes as writes
@@ -22,26 +21,26 @@ class SqliteGraphStorage:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def search_views(
-        self, namespace: str, terms: Sequence[str], cap: int, when: Moment
-    ) -> list[NodeView]:
-        return await self.db.read(lambda raw: search_views(raw, namespace, terms, cap, when))
-
-    async def node(self, node_id: str, when: Moment, history: int) -> NodeView | None:
-        def read(raw: sqlite3.Connection) -> NodeView | None:
-            found = _views(raw, [node_id], when, history)
-            return graph_reads.with_field_sources(raw, found[0]) if found else None
+    async def search_records(
+        self, namespace: str, terms: Sequence[str], cap: int, as_of: datetime | None
+    ) -> NodeRecords:
+        def read(raw: sqlite3.Connection) -> NodeRecords:
+            ids = graph_reads.candidates(raw, namespace, terms, cap)
+            return _records(raw, ids, as_of, fields=True)
 
         return await self.db.read(read)
 
-    async def top_nodes(
-        self, namespace: str, type_: str | None, window: tuple[int, int], when: Moment
-    ) -> list[NodeView]:
-        bound = iso(when.as_of) if when.as_of else None
+    async def node_records(self, node_id: str, as_of: datetime | None, history: int) -> NodeRecords:
+        return await self.db.read(lambda raw: _records(raw, [node_id], as_of, history, True))
 
-        def read(raw: sqlite3.Connection) -> list[NodeView]:
+    async def top_records(
+        self, namespace: str, type_: str | None, window: tuple[int, int], as_of: datetime | None
+    ) -> NodeRecords:
+        bound = iso(as_of) if as_of else None
+
+        def read(raw: sqlite3.Connection) -> NodeRecords:
             ids = graph_reads.top_node_ids(raw, namespace, type_, *window, bound)
-            return graph_reads.with_fields_sources(raw, _views(raw, ids, when))
+            return _records(raw, ids, as_of, fields=True)
 
         return await self.db.read(read)
 
@@ -68,19 +67,12 @@ class SqliteGraphStorage:
         return await self.db.write(lambda raw: unit(SqliteGraphTransaction(raw)))
 
 
-def search_views(
-    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], cap: int, when: Moment
-) -> list[NodeView]:
-    ids = graph_reads.candidates(raw, namespace, terms, cap)
-    return graph_reads.with_fields_sources(raw, _views(raw, ids, when))
-
-
-def candidate_views(
-    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], cap: int, when: Moment
-) -> list[NodeView]:
-    """Up to ``cap`` nodes sharing ``terms`` as views at ``when``, inside a caller's read
-    (retrieval reads graph views in the same read as its other channels)."""
-    return _views(raw, graph_reads.candidates(raw, namespace, terms, cap), when)
+def candidate_records(
+    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], cap: int
+) -> NodeRecords:
+    """Up to ``cap`` nodes sharing ``terms`` with their records as they stand now, inside a
+    caller's read (retrieval reads graph views in the same read as its other channels)."""
+    return graph_reads.records(raw, graph_reads.candidates(raw, namespace, terms, cap))
 
 
 def _batch(
@@ -197,12 +189,13 @@ class SqliteGraphTransaction:
         derivation_marks.mark_job(self.raw, job_id, derived_by, error)
 
 
-def _views(
+def _records(
     raw: sqlite3.Connection,
     node_ids: Sequence[str],
-    when: Moment,
+    as_of: datetime | None,
     history: int | None = graph_reads.HISTORY,
-) -> list[NodeView]:
-    """The nodes' views at ``when`` (``graph.views.assemble`` over the records read)."""
-    bound = iso(when.as_of) if when.as_of else None
-    return assemble(graph_reads.records(raw, node_ids, bound, history), when)
+    fields: bool = False,
+) -> NodeRecords:
+    """The nodes' records as learned by ``as_of`` (``graph.views.assemble`` makes views)."""
+    bound = iso(as_of) if as_of else None
+    return graph_reads.records(raw, node_ids, bound, history, fields)

@@ -20,6 +20,7 @@ from ...purge.storage import (
     SpaceContents,
     SpaceReceipt,
     TextPurgePlan,
+    TopicsSync,
     Words,
 )
 from .. import curation_rows, event_rows
@@ -27,6 +28,7 @@ from .. import purge_files as files
 from .. import purge_rows as rows
 from .. import space_purge_rows as space_rows
 from ..db import Database
+from .topics import SqliteTopicsTransaction
 
 
 class SqlitePurgeStorage:
@@ -52,11 +54,18 @@ class SqlitePurgeStorage:
         return await self.db.read(lambda raw: rows.plan_words(raw, words))
 
     async def erase(
-        self, words: Words, now: datetime, receipt: PlanReceipt, rules: PurgeRules
+        self,
+        words: Words,
+        now: datetime,
+        receipt: PlanReceipt,
+        rules: PurgeRules,
+        topics: TopicsSync,
     ) -> Done:
+        rederive = self._rederivers(rules, topics)
+
         def unit(raw: sqlite3.Connection) -> Done:
             fresh = rows.plan_words(raw, words)
-            erased = rows.erase_words(raw, words, fresh, now, rules, self.events)
+            erased = rows.erase_words(raw, words, fresh, now, rederive)
             return _receipted(raw, receipt(fresh, erased), iso(now)), erased
 
         return await self.db.write(unit)
@@ -96,8 +105,18 @@ class SqlitePurgeStorage:
     async def backups_holding(self, words: Words) -> dict[str, int]:
         return files.backups_holding(self.db.path, words)
 
-    async def purge_backup(self, path: str, words: Words, now: datetime, rules: PurgeRules) -> str:
-        return files.scrub_backup(Path(path), words, now, rules, self.events)
+    async def purge_backup(
+        self, path: str, words: Words, now: datetime, rules: PurgeRules, topics: TopicsSync
+    ) -> str:
+        return files.scrub_backup(Path(path), words, now, self._rederivers(rules, topics))
+
+    def _rederivers(self, rules: PurgeRules, topics: TopicsSync) -> rows.Rederivers:
+        """The rules an erase re-derives by, the topics' sync over the erasing connection."""
+
+        def sync(raw: sqlite3.Connection, namespace: str, now: datetime) -> None:
+            topics(SqliteTopicsTransaction(raw), namespace, now)
+
+        return rows.Rederivers(rules, self.events, sync)
 
     async def space_contents(self, namespace: str) -> SpaceContents:
         def read(raw: sqlite3.Connection) -> SpaceContents:

@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from ...events.cards import EventCard
 from ...events.storage import EventRules
-from ...graph.views import Moment, NodeView
+from ...graph.shapes import NodeRecords
 from ...records import Message
 from ...retrieval.hits import RawHit
 from ...retrieval.storage import (
@@ -22,7 +22,7 @@ from .. import block_rows, event_rows, graph_reads, raw_search, retrieval_rows
 from .. import event_search_rows as event_reads
 from ..db import Database
 from .events import SqliteEventsReader
-from .graph import candidate_views
+from .graph import candidate_records
 
 T = TypeVar("T")
 
@@ -44,10 +44,8 @@ class SqliteRetrievalReader(SqliteEventsReader):
     def block_messages(self, block_id: str) -> list[tuple[str, str]]:
         return retrieval_rows.block_message_texts(self.raw, block_id)
 
-    def graph_views(
-        self, namespace: str, terms: Sequence[str], cap: int, when: Moment
-    ) -> list[NodeView]:
-        return _graph_views(self.raw, namespace, terms, cap, when)
+    def graph_records(self, namespace: str, terms: Sequence[str], cap: int) -> NodeRecords:
+        return candidate_records(self.raw, namespace, terms, cap)
 
     def cited_messages(self, namespace: str, event_ids: Sequence[str]) -> list[str]:
         return graph_reads.cited_messages(self.raw, namespace, event_ids)
@@ -99,12 +97,6 @@ class SqliteRetrievalStorage:
                 block_rows.open_tails(raw, namespace, thread_id),
             )
         )
-
-
-def _graph_views(
-    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], cap: int, when: Moment
-) -> list[NodeView]:
-    return candidate_views(raw, namespace, terms, cap, when)
 
 
 def _bypass(raw: sqlite3.Connection, namespace: str) -> tuple[int, list[BypassRow]]:

@@ -3,7 +3,7 @@
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ...events.cards import EventCard
 from ...records import Job
@@ -15,6 +15,8 @@ from ...topics.storage import (
     Member,
     QueuedBatch,
     Reserve,
+    SpareEntry,
+    SpareSource,
     TopicsTransaction,
 )
 from .. import derivation_marks, event_rows, jobs, profile_rows, topic_jobs, topic_reads
@@ -175,6 +177,23 @@ class SqliteTopicsTransaction:
     def topic_jobs(self, namespace: str) -> list[tuple[Job, list[str]]]:
         return topic_jobs.topic_jobs(self.raw, namespace)
 
+    def spare_marked(self) -> bool:
+        return unfiled.spare_marked(self.raw)
+
+    def marked_sources(self) -> tuple[list[int], list[SpareSource]]:
+        marked, found = unfiled.marked_sources(self.raw)
+        return marked, [_source(row) for row in found]
+
+    def refile(self, marked: Sequence[int], entries: Iterable[SpareEntry]) -> None:
+        unfiled.refile(self.raw, marked, entries)
+
     def preferred_language(self) -> str:
         value, _ = profile_rows.read_profile(self.raw).get(PREFERRED_LANGUAGE, ("", 0))
         return value
+
+
+def _source(row: tuple[Any, ...]) -> SpareSource:
+    pk, namespace, status, pool, criticality, event_type, plain, agent = row
+    return SpareSource(
+        pk, namespace, status, pool, criticality, event_type, bool(plain), bool(agent)
+    )

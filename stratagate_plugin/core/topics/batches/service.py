@@ -31,6 +31,7 @@ from ..model import Topic, label_key
 from ..reword import reworded
 from ..storage import TopicsTransaction
 from ..subjects import TermStats, tokens_of
+from ..unfiled import refile
 
 LOST = "lost"
 
@@ -126,6 +127,7 @@ def commit(
         )
         tx.save_topic(whole)
     tx.delete_empty_topics(job.namespace)
+    refile(tx)  # the events it placed leave the fallback entries in this transaction
     tx.close_batch(job.target_id)
     tx.finish_job(job, "succeeded", now, f"{len(changed)} topics")
     return "succeeded"
