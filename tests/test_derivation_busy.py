@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from topic_data import add_events, new_space
 
+from stratagate_plugin.core.errors import StorageBusy
 from stratagate_plugin.core.graph.service import Projector
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import Job
-from stratagate_plugin.core.store.health import StorageBusy, describe
+from stratagate_plugin.core.store.health import describe
 from stratagate_plugin.core.topics.service import TopicsService
 
 

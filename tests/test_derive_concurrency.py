@@ -32,9 +32,8 @@ from stratagate_plugin.core.derivation.workers import run_all
 from stratagate_plugin.core.llm.base import StructuredModel
 from stratagate_plugin.core.llm.http import HttpModel, HttpModelConfig
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.records import Job
+from stratagate_plugin.core.records import SUMMARY_JOB, Job
 from stratagate_plugin.core.store import jobs
-from stratagate_plugin.core.store.sealing import SUMMARY_JOB
 from stratagate_plugin.memory_plugin.settings import validated
 
 CONFIG = MemoryConfig(block_turn_size=2)

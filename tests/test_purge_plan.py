@@ -192,8 +192,8 @@ async def test_a_job_running_on_the_words_loses_its_claim_and_runs_again(tmp_pat
     event) cannot apply what it made of them."""
     from datetime import timedelta
 
+    from stratagate_plugin.core.records import GRAPH_JOB
     from stratagate_plugin.core.store import jobs
-    from stratagate_plugin.core.store.graph_jobs import GRAPH_JOB
 
     db = tmp_path / "m.db"
     async with await StrataGate.open(db) as sg:

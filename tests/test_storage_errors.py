@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from stratagate_plugin.cli.main import main
+from stratagate_plugin.core.errors import StorageError
 from stratagate_plugin.core.store import Database, db
-from stratagate_plugin.core.store.health import StorageError
 
 # What lets root write a file whose mode says read-only, and change that mode.
 ROOT_OVERRIDES = "-dac_override,-dac_read_search,-fowner"

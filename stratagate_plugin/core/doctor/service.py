@@ -11,9 +11,10 @@ import shutil
 from pathlib import Path
 
 from ..clock import utc_now
+from ..errors import StorageError
 from ..events.documents import EVENT_RULES
 from ..store import health
-from ..store.health import HealthReport, StorageError
+from ..store.health import HealthReport
 
 
 async def diagnose(path: Path, full: bool = True) -> HealthReport:

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 
 from ..blocks.storage import Conversation, EventLink, OpenTail
 from ..errors import NotFound
-from ..records import Block, Job, Role, ToolTrace
+from ..records import EXTRACTION_JOB, SUMMARY_JOB, Block, Job, Role, ToolTrace
 from .rows import block_from_row, job_from_row, maybe_time, traces_from_json
-from .sealing import EXTRACTION_JOB, SUMMARY_JOB
 
 _CONVERSATIONS = (
     "SELECT t.thread_id, t.title, t.message_count, t.turn_count, "

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from ..clock import utc_now
-from ..errors import StrataGateError
+from ..errors import StorageError, StrataGateError
 from ..events.storage import EventRules
 from . import health
 from .checkpoint import WRITER_SAFETY_NET_PAGES, Checkpointer
@@ -71,7 +71,7 @@ class Database:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise health.StorageError(f"cannot create {self.path.parent}: {error}") from None
+            raise StorageError(f"cannot create {self.path.parent}: {error}") from None
         await asyncio.to_thread(health.probe, self.path)  # a failed aiosqlite connect leaks
         self._conn = await aiosqlite.connect(  # its thread, so errors are found before it
             str(self.path), isolation_level=None, timeout=self.busy_timeout_ms / 1000

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from ..graph.shapes import PROJECTOR_VERSION
 from ..ids import new_id
-from ..records import GRAPH_JOB as GRAPH_JOB
+from ..records import GRAPH_JOB
 from .rows import dump_json
 from .sealing import enqueue_job
 

@@ -14,8 +14,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
-from ..errors import StorageBusy as StorageBusy
-from ..errors import StorageError as StorageError
+from ..errors import StorageBusy, StorageError
 from ..events.storage import EventRules
 from .migrations import migrate
 from .search_index import ensure_index, register_functions

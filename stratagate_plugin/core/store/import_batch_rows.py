@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from ..events.cards import RELATION_LISTS
 from ..importer.storage import SourceBlock
-from . import block_rows, graph_jobs, topic_rows
+from ..records import GRAPH_JOB
+from . import block_rows, topic_rows
 from .graph_writes import strip_event_provenance
 from .raw_search import IMPORT_THREAD_PREFIX
 from .rows import dump_json
@@ -144,7 +145,7 @@ def _drop_projection(raw: sqlite3.Connection, ids: Sequence[str]) -> None:
         if left is None:
             raw.execute(
                 "DELETE FROM jobs WHERE kind = ? AND target_id = ?",
-                (graph_jobs.GRAPH_JOB, batch_id),
+                (GRAPH_JOB, batch_id),
             )
             raw.execute("DELETE FROM graph_batches WHERE id = ?", (batch_id,))
 

@@ -18,10 +18,8 @@ from datetime import datetime, timedelta
 
 from ..clock import iso
 from ..errors import InvalidInput, NotFound
-from ..records import MAX_ATTEMPTS as MAX_ATTEMPTS
-from ..records import Job
+from ..records import MAX_ATTEMPTS, SUMMARY_JOB, Job
 from .rows import job_from_row
-from .sealing import SUMMARY_JOB
 
 INTERRUPTED = "interrupted before completion"
 _HELD = "id = ? AND status = 'running' AND owner = ? AND claims = ?"

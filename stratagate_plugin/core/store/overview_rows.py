@@ -11,11 +11,10 @@ from datetime import datetime
 from typing import Any
 
 from ..overview.storage import ReceiptRow, SpaceTallies
-from ..records import Job
+from ..records import TOPIC_JOB, Job
 from .gate_rows import batch_from_row, receipt_row
 from .rows import job_from_row
 from .sqlite.derivation import retry_failed_rows
-from .topic_jobs import TOPIC_JOB
 
 _AUDIT = (
     "SELECT u.receipt_id, u.batch_id, u.event_ids_json, u.audit_json, u.created_at, "

@@ -12,9 +12,8 @@ graph provenance, chapters, links) before the model's cards are written
 import sqlite3
 
 from ..clock import iso
-from ..records import Block
+from ..records import EXTRACTION_JOB, SUMMARY_JOB, Block
 from .derivation_marks import OFFLINE_FALLBACK
-from .sealing import EXTRACTION_JOB, SUMMARY_JOB
 
 _REASONS = (  # (why kept, SQL true for a card ``e`` that must be kept)
     ("not active ({status})", "e.status != 'active'"),

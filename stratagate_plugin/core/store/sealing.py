@@ -20,9 +20,7 @@ from datetime import datetime
 from ..blocks.storage import Sealer
 from ..clock import iso, parse_iso, utc_now
 from ..ids import new_id
-from ..records import EXTRACTION_JOB as EXTRACTION_JOB
-from ..records import SUMMARY_JOB as SUMMARY_JOB
-from ..records import Role, ToolTrace
+from ..records import SUMMARY_JOB, Role, ToolTrace
 from .rows import traces_from_json
 from .search_index import index_messages
 

@@ -13,8 +13,7 @@ from datetime import datetime, timedelta
 
 from ..clock import iso
 from ..ids import new_id
-from ..records import TOPIC_JOB as TOPIC_JOB
-from ..records import Job
+from ..records import MAX_ATTEMPTS, TOPIC_JOB, Job
 from ..topics.budget import LEDGER_KEY
 from ..topics.model import PROJECTOR_VERSION
 from . import jobs
@@ -139,7 +138,7 @@ def claim(
         f"WHERE j.kind = ? AND {jobs.due_clause('j')} AND NOT EXISTS (SELECT 1 FROM jobs r "
         "WHERE r.kind = j.kind AND r.namespace = j.namespace AND r.status = 'running') "
         "ORDER BY b.historical, j.created_at, j.id",
-        (TOPIC_JOB, jobs.MAX_ATTEMPTS, iso(now)),
+        (TOPIC_JOB, MAX_ATTEMPTS, iso(now)),
     ).fetchall()
     for job_id, historical in rows:
         if historical and reserve is not None:
@@ -193,7 +192,7 @@ def retry_failed(raw: sqlite3.Connection, namespace: str, now: datetime) -> int:
     rows = raw.execute(
         "SELECT j.id FROM jobs j WHERE j.kind = ? AND j.namespace = ? AND "
         "j.status = 'failed' AND (j.attempts >= ? OR j.next_retry_at IS NULL)",
-        (TOPIC_JOB, namespace, jobs.MAX_ATTEMPTS),
+        (TOPIC_JOB, namespace, MAX_ATTEMPTS),
     ).fetchall()
     for (job_id,) in rows:
         requeue(raw, jobs.get_job(raw, job_id), now)

@@ -26,7 +26,7 @@ from ...errors import InvalidInput
 from ...events.cards import EventCard, Pool
 from ...events.storage import EventRules
 from ...llm.tasks import BlockSummary
-from ...records import Block, Job, Message
+from ...records import EXTRACTION_JOB, GRAPH_JOB, SUMMARY_JOB, Block, Job, Message
 from .. import (
     block_rows,
     derivation_marks,
@@ -39,7 +39,7 @@ from .. import (
 )
 from ..db import Database
 from ..import_batch_rows import remove_events
-from ..sealing import EXTRACTION_JOB, SUMMARY_JOB, enqueue_job
+from ..sealing import enqueue_job
 from .events import SqliteEventsReader
 
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
@@ -180,7 +180,7 @@ def _claim(
             in_space_order=EXTRACTION_JOB, order=EXTRACTIONS_FIRST,
         )  # fmt: skip
     return found or jobs.claim_next(
-        raw, now, (graph_jobs.GRAPH_JOB,), owner, lease, order=graph_jobs.CLAIM_ORDER
+        raw, now, (GRAPH_JOB,), owner, lease, order=graph_jobs.CLAIM_ORDER
     )
 
 
