@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .han_names import han_person
-from .roles import PERSON_NAME, ROLES, THIRD
+from .roles import EN_ROLES, HAN_RUN, PERSON_NAME, ROLES, THIRD, ZH_ROLES
 from .text import is_latin
 
 FOCUS_EVENTS = 3  # a pronoun reaches back this many events of the projection
@@ -28,60 +28,56 @@ FOCUS_EVENTS = 3  # a pronoun reaches back this many events of the projection
 _PLURALS = {"friends": "friend", "roommates": "roommate", "flatmates": "roommate",
             "housemates": "roommate", "colleagues": "colleague", "coworkers": "colleague",
             "neighbours": "neighbour", "neighbors": "neighbour", "cousins": "cousin"}  # fmt: skip
-_EN_ROLES = "|".join(sorted((r for r in ROLES if r.isascii()), key=len, reverse=True))
-_ZH_ROLES = "|".join(sorted((r for r in ROLES if not r.isascii()), key=len, reverse=True))
-_ZH_ROLE = rf"(?:{_ZH_ROLES})(?![的之])"  # 我姐的同学 is not my sister
-_PERSON = PERSON_NAME
+_ZH_ROLE = rf"(?:{ZH_ROLES})(?![的之])"  # 我姐的同学 is not my sister
 _ADJ = (
     r"(?:(?:older|younger|little|big|elder|baby|twin|best|oldest|youngest|new|eldest|old|dear"
     r"|closest|good)\s+)?"
 )
 _HAN = r"[\u4e00-\u9fff·]{2,5}"
-_RUN = r"[\u4e00-\u9fff·]{2,8}"  # a name ends it (``han_tail``)
 _HE = r"(?:[Ss]he|[Hh]e)"
 _MY = r"(?:[Mm]y|[Oo]ur)"
 
 # (pattern, whose the role is): group x the person (absent: the pronoun's person)
 _NAMED_ROLES = (
-    re.compile(rf"\b(?P<x>{_PERSON})(?:'s|\s+is|\s+was|\s+has\s+been|'s\s+been)\s+(?:also\s+|still\s+)?"
-               rf"{_MY}\s+{_ADJ}(?P<role>{_EN_ROLES})\b(?!['’]s)"),
-    re.compile(rf"\b{_MY}\s+{_ADJ}(?P<role>{_EN_ROLES})(?:'s\s+name\s+is|\s+is\s+(?:called|named))"
-               rf"\s+(?P<x>{_PERSON})\b"),
-    re.compile(rf"\b(?P<x>{_PERSON})\s+and\s+I\s+(?:have\s+been|'ve\s+been|are|were|became)\s+"
+    re.compile(rf"\b(?P<x>{PERSON_NAME})(?:'s|\s+is|\s+was|\s+has\s+been|'s\s+been)\s+(?:also\s+|still\s+)?"
+               rf"{_MY}\s+{_ADJ}(?P<role>{EN_ROLES})\b(?!['’]s)"),
+    re.compile(rf"\b{_MY}\s+{_ADJ}(?P<role>{EN_ROLES})(?:'s\s+name\s+is|\s+is\s+(?:called|named))"
+               rf"\s+(?P<x>{PERSON_NAME})\b"),
+    re.compile(rf"\b(?P<x>{PERSON_NAME})\s+and\s+I\s+(?:have\s+been|'ve\s+been|are|were|became)\s+"
                rf"(?:best\s+|good\s+|close\s+|old\s+)?(?P<role>{'|'.join(_PLURALS)})\b"),
     # "a friend of mine, Priya" / "Tom, an old friend from college" / "Rosa has been mentoring me"
-    re.compile(rf"\b(?:[Aa]|[Aa]n)\s+{_ADJ}(?P<role>{_EN_ROLES})\s+of\s+(?:mine|ours)\s*,?\s+(?P<x>{_PERSON})\b"),
-    re.compile(rf"\b(?P<x>{_PERSON}),\s+(?:a|an)\s+{_ADJ}(?P<role>{_EN_ROLES})\s+(?:of\s+(?:mine|ours)|from)\b"),
+    re.compile(rf"\b(?:[Aa]|[Aa]n)\s+{_ADJ}(?P<role>{EN_ROLES})\s+of\s+(?:mine|ours)\s*,?\s+(?P<x>{PERSON_NAME})\b"),
+    re.compile(rf"\b(?P<x>{PERSON_NAME}),\s+(?:a|an)\s+{_ADJ}(?P<role>{EN_ROLES})\s+(?:of\s+(?:mine|ours)|from)\b"),
     # "Ines, the friend I told you about": the role a clause of the speaker's gives her
-    re.compile(rf"\b(?P<x>{_PERSON}),\s+the\s+{_ADJ}(?P<role>{_EN_ROLES})\s+(?:I|I've|I'd|we)\s"),
-    re.compile(rf"\b(?P<x>{_PERSON})\s+(?:has\s+been\s+|had\s+been\s+|is\s+|was\s+)?(?P<role>mentor|coach)"
+    re.compile(rf"\b(?P<x>{PERSON_NAME}),\s+the\s+{_ADJ}(?P<role>{EN_ROLES})\s+(?:I|I've|I'd|we)\s"),
+    re.compile(rf"\b(?P<x>{PERSON_NAME})\s+(?:has\s+been\s+|had\s+been\s+|is\s+|was\s+)?(?P<role>mentor|coach)"
                rf"(?:ing|ed|es|s)\s+(?:me|us)\b"),
     re.compile(r"\b(?P<role>Aunt|Auntie|Uncle|Grandma|Grandpa|Cousin|Granny)\s+"
                r"(?P<x>[A-ZÀ-Þ][a-zß-ÿ]+)\b"),
-    re.compile(rf"\b(?:guy|girl|man|woman|person|one)\s+I'?m\s+(?:dating|seeing)\s*,\s*(?P<x>{_PERSON})\b"),
-    re.compile(rf"\bI'?m\s+(?:dating|seeing|engaged\s+to|married\s+to)\s+(?P<x>{_PERSON})\b"),
-    re.compile(rf"(?P<tail>{_RUN})是我(?:们)?的?(?:[\u4e00-\u9fff]{{0,3}}?)(?P<role>{_ZH_ROLE})"),
-    re.compile(rf"我(?:们)?的?(?:[\u4e00-\u9fff]{{0,3}}?)(?P<role>{_ZH_ROLES})(?:叫|名叫|是)(?P<x>{_HAN})"),
-    re.compile(rf"(?P<tail>{_RUN})[，,]\s*我的(?P<role>{_ZH_ROLES})"),
-    re.compile(rf"(?P<tail>{_RUN})(?:和|跟)我是(?:[\u4e00-\u9fff]{{0,3}}?)(?P<role>{_ZH_ROLE})"),
+    re.compile(rf"\b(?:guy|girl|man|woman|person|one)\s+I'?m\s+(?:dating|seeing)\s*,\s*(?P<x>{PERSON_NAME})\b"),
+    re.compile(rf"\bI'?m\s+(?:dating|seeing|engaged\s+to|married\s+to)\s+(?P<x>{PERSON_NAME})\b"),
+    re.compile(rf"(?P<tail>{HAN_RUN})是我(?:们)?的?(?:[\u4e00-\u9fff]{{0,3}}?)(?P<role>{_ZH_ROLE})"),
+    re.compile(rf"我(?:们)?的?(?:[\u4e00-\u9fff]{{0,3}}?)(?P<role>{ZH_ROLES})(?:叫|名叫|是)(?P<x>{_HAN})"),
+    re.compile(rf"(?P<tail>{HAN_RUN})[，,]\s*我的(?P<role>{ZH_ROLES})"),
+    re.compile(rf"(?P<tail>{HAN_RUN})(?:和|跟)我是(?:[\u4e00-\u9fff]{{0,3}}?)(?P<role>{_ZH_ROLE})"),
     re.compile(rf"我(?:和|跟)(?P<x>{_HAN})是(?:[\u4e00-\u9fff]{{0,3}}?)(?P<role>{_ZH_ROLE})"),
 )  # fmt: skip
 _PRONOUN_ROLES = (
     re.compile(rf"\b{_HE}(?:'s|\s+is|\s+was|\s+has\s+been|'s\s+been|\s+became)\s+(?:\w+\s+)?"
-               rf"{_MY}\s+{_ADJ}(?P<role>{_EN_ROLES})\b(?!['’]s)"),
+               rf"{_MY}\s+{_ADJ}(?P<role>{EN_ROLES})\b(?!['’]s)"),
     re.compile(rf"[他她](?:现在|后来|也|就)?(?:成了|是|成为了?)我(?:们)?的?(?:[\u4e00-\u9fff]{{0,3}}?)"
-               rf"(?P<role>{_ZH_ROLES})"),
+               rf"(?P<role>{ZH_ROLES})"),
 )  # fmt: skip
 _ROLE_ALONE = (  # a relation named without a name: its name may follow
     re.compile(
         rf"\bI\s+(?:have|'ve\s+got|have\s+got|got)\s+(?:a|an|one)\s+{_ADJ}"
-        rf"(?P<role>{_EN_ROLES})\b(?!\s+[A-Z])"
+        rf"(?P<role>{EN_ROLES})\b(?!\s+[A-Z])"
     ),
-    re.compile(rf"我(?:跟|和)(?:我的?)?(?P<role>{_ZH_ROLES})"),
+    re.compile(rf"我(?:跟|和)(?:我的?)?(?P<role>{ZH_ROLES})"),
 )
 _NAMING = (
-    re.compile(rf"\b(?:[Hh]er|[Hh]is)\s+name(?:'s|\s+is)\s+(?P<x>{_PERSON})\b"),
-    re.compile(rf"\b{_HE}(?:'s|\s+is)\s+(?:called|named)\s+(?P<x>{_PERSON})\b"),
+    re.compile(rf"\b(?:[Hh]er|[Hh]is)\s+name(?:'s|\s+is)\s+(?P<x>{PERSON_NAME})\b"),
+    re.compile(rf"\b{_HE}(?:'s|\s+is)\s+(?:called|named)\s+(?P<x>{PERSON_NAME})\b"),
     re.compile(rf"[他她](?:的名字)?叫(?P<x>{_HAN})"),
 )
 _CALLED = re.compile(rf"(?:个|位|名)叫(?P<x>{_HAN}?)的")  # 一个叫阿杰的小伙子: a person
@@ -172,8 +168,8 @@ class Focus:
 
 
 _UNNAMED = re.compile(
-    rf"\b(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er|[Tt]heir)\s+{_ADJ}(?P<role>{_EN_ROLES})\b(?!\s*,?\s+[A-Z])"
-    rf"|(?:我们?|[他她]|咱们?)的?(?P<zh>{_ZH_ROLES})(?![\u4e00-\u9fff]{{0,1}}[叫名])"
+    rf"\b(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er|[Tt]heir)\s+{_ADJ}(?P<role>{EN_ROLES})\b(?!\s*,?\s+[A-Z])"
+    rf"|(?:我们?|[他她]|咱们?)的?(?P<zh>{ZH_ROLES})(?![\u4e00-\u9fff]{{0,1}}[叫名])"
 )
 
 

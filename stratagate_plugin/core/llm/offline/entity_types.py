@@ -15,7 +15,7 @@ from collections.abc import Collection
 from .gazetteer import is_known_place
 from .groups import GROUPS, HAN_GROUPS
 from .han_names import HAN_NAMED, SURNAMES
-from .roles import ROLES, titled
+from .roles import EN_ROLES, ROLES, ZH_ROLES, titled
 from .subjects import is_name
 from .text import is_latin, word_set
 
@@ -193,9 +193,7 @@ def type_of(name: str, text: str, persons: Collection[str] = ()) -> str | None:
 def _person_evidence(name: str, text: str) -> bool:
     if not is_name(name):
         return False
-    if _cue(name, rf"\b[Mm]y (?:\w+ )?(?:{_EN_ROLE_WORDS}),?\s+|我的?(?:{_ZH_ROLE_WORDS})").search(
-        text
-    ):
+    if _cue(name, rf"\b[Mm]y (?:\w+ )?(?:{EN_ROLES}),?\s+|我的?(?:{ZH_ROLES})").search(text):
         return True
     edge = r"\b" if is_latin(name) else ""
     after = re.compile(rf"{edge}{re.escape(name)}(?:{_PERSON_AFTER})")
@@ -211,10 +209,6 @@ def _place_evidence(name: str, text: str) -> bool:
     if is_latin(name):
         return bool(_cue(name, _PLACE_BEFORE).search(text))
     return bool(_HAN_PLACE.search(name)) and bool(_cue(name, _PLACE_BEFORE).search(text))
-
-
-_EN_ROLE_WORDS = "|".join(sorted((r for r in ROLES if r.isascii()), key=len, reverse=True))
-_ZH_ROLE_WORDS = "|".join(sorted((r for r in ROLES if not r.isascii()), key=len, reverse=True))
 
 
 def short_form_of(name: str, full_names: Collection[str]) -> str | None:

@@ -39,6 +39,7 @@ _ZH = """亚洲 欧洲 非洲 美洲 北美 南美 大洋洲 南极洲
 哥本哈根 奥斯陆 赫尔辛基 苏黎世 日内瓦 慕尼黑 云南 四川 广东 浙江 江苏 福建 山东 海南 新疆
 西藏 贵州 广西 湖南 湖北 河南 河北 东北"""
 PLACES = word_set(_EN) | frozenset(_EN_MULTI) | word_set(_ZH)
+HAN_PLACES = tuple(p for p in PLACES if not p.isascii())
 
 
 def is_known_place(name: str) -> bool:

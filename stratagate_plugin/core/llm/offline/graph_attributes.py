@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from .roles import alternation
+
 _PERSON = r"[A-Z][a-z]+(?:\s[A-Z][a-z]+)?"
 _HAN_NAME = r"[\u4e00-\u9fff·]{1,4}?(?=[，。！？,.!?、；\s]|是|$)"
 _PETS = {
@@ -34,8 +36,8 @@ _ZH_PET_NAME = (
     rf"(?!{_ZH_SAID})(?:(?![狗猫兔鱼马鸟])(?P<c>[\u4e00-\u9fff])(?P=c)"
     rf"|[\u4e00-\u9fff]{{2}}(?={_ZH_SAID}))"
 )
-_EN_PETS = "|".join(sorted((p for p in _PETS if p.isascii()), key=len, reverse=True))
-_ZH_PETS = "|".join(sorted((p for p in _PETS if not p.isascii()), key=len, reverse=True))
+_EN_PETS = alternation(p for p in _PETS if p.isascii())
+_ZH_PETS = alternation(p for p in _PETS if not p.isascii())
 _KINDS = {
     "书": "book", "电影": "film", "movie": "film", "片子": "film", "菜": "food", "食物": "food",
     "水果": "fruit", "颜色": "colour", "color": "colour", "甜点": "dessert", "甜品": "dessert",

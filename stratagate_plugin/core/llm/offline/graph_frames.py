@@ -22,32 +22,35 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from .entity_types import never_entity
-from .gazetteer import PLACES
+from .gazetteer import HAN_PLACES
 from .groups import GROUP_NAMED, GROUPS, HAN_GROUPS
 from .han_names import HAN_NAMED, HAN_STOP, NOT_FIRST, called, generic_group, han_person
-from .roles import EN_ROLES as _EN_ROLES
-from .roles import EXCLUSIVE_ROLES, PERSON_NAME, ROLES, SPEAKER, THIRD
-from .roles import ZH_ROLES as _ZH_ROLES
+from .roles import (
+    EN_ROLES,
+    EXCLUSIVE_ROLES,
+    HAN_RUN,
+    PERSON_NAME,
+    ROLES,
+    SPEAKER,
+    THIRD,
+    ZH_ROLES,
+    proper_name,
+)
 from .subjects import is_name, subject_before
 from .text import is_latin, word_set
 from .verb_frames import VERB_FRAMES
 
-_NAME = (
-    r"[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*"
-    r"(?:\s+(?:(?:of|for)\s+(?:the\s+)?|de\s+)?[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*){0,3}"
-)
-_PERSON = PERSON_NAME
-_HAN_RUN = r"[\u4e00-\u9fff·]{2,8}"
+_NAME = proper_name(3)
 _LATIN_TOOL = r"[A-Z][A-Za-z0-9.+#-]*(?:\s[A-Z0-9][A-Za-z0-9.+#-]*){0,2}"
 
 _KIN = (
     re.compile(
         rf"\b[Mm]y\s+(?:(?:older|younger|little|big|elder|baby|twin|best|oldest|youngest|new)\s+)?"
-        rf"(?P<role>{_EN_ROLES})\s*,?\s+(?P<x>{_PERSON})\b"
+        rf"(?P<role>{EN_ROLES})\s*,?\s+(?P<x>{PERSON_NAME})\b"
     ),
-    re.compile(rf"\b(?P<x>{_PERSON}),\s+my\s+(?:\w+\s+)?(?P<role>{_EN_ROLES})\b"),
-    re.compile(rf"\b[Oo]ur\s+(?P<role>{_EN_ROLES})\s*,?\s+(?P<x>{_PERSON})\b"),
-    re.compile(rf"(?:我们?|咱们?|[和跟与陪带]着?)(?:家)?的?(?P<role>{_ZH_ROLES})(?P<x>{_HAN_RUN})"),
+    re.compile(rf"\b(?P<x>{PERSON_NAME}),\s+my\s+(?:\w+\s+)?(?P<role>{EN_ROLES})\b"),
+    re.compile(rf"\b[Oo]ur\s+(?P<role>{EN_ROLES})\s*,?\s+(?P<x>{PERSON_NAME})\b"),
+    re.compile(rf"(?:我们?|咱们?|[和跟与陪带]着?)(?:家)?的?(?P<role>{ZH_ROLES})(?P<x>{HAN_RUN})"),
 )
 # (relation, target type, fact key or None, patterns)
 PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...] = (
@@ -55,7 +58,7 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
         re.compile(rf"\b(?:lives?|living|(?:'ve|have|has|'s) lived|moved|relocated|moving|settled"
                    rf"|relocating)\s+"
                    rf"(?:back\s+)?(?:in|to)\s+(?P<x>{_NAME})"),
-        re.compile(rf"(?:住在|搬到了?|搬去了?|定居在?|搬家到)(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(rf"(?:住在|搬到了?|搬去了?|定居在?|搬家到)(?P<x>{HAN_RUN}|{_NAME})"),
     )),
     ("works_at", "organization", "works_at", (
         re.compile(rf"\b(?:work(?:s|ed|ing)?|job|employed|intern(?:s|ed|ing)?)\s+(?:at|for)\s+"
@@ -67,39 +70,39 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"\b(?:teach|teaches|taught|run|runs|manage|manages|lead|leads)\b[^.,!?;]{{0,30}}?"
                    rf"\bat\s+(?:the\s+)?(?P<x>{_NAME})"),
-        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:教书|(?<![当做])教|执教)"),
+        re.compile(rf"在(?P<x>{HAN_RUN}?|{_NAME})(?:教书|(?<![当做])教|执教)"),
         re.compile(r"(?:在|加入了?)一家(?:叫|名叫)(?P<x>[\u4e00-\u9fffA-Za-z]{2,6}?)的"),
-        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:当|做|担任)[\u4e00-\u9fff]{{0,4}}(?:师|(?<![会成])员|经理|医生|护士|教授)"),
+        re.compile(rf"在(?P<x>{HAN_RUN}?|{_NAME})(?:当|做|担任)[\u4e00-\u9fff]{{0,4}}(?:师|(?<![会成])员|经理|医生|护士|教授)"),
         re.compile(r"是(?P<x>[\u4e00-\u9fffA-Za-z]{2,8}?)的[\u4e00-\u9fff]{0,4}(?:师|(?<![会成])员|经理|医生|护士)"),
-        re.compile(rf"(?:入职了?|就职于|供职于|任职于|加入了?)(?P<x>{_HAN_RUN}|{_NAME})"),
-        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:工作(?!室|坊)|上班|任职|实习)"),
+        re.compile(rf"(?:入职了?|就职于|供职于|任职于|加入了?)(?P<x>{HAN_RUN}|{_NAME})"),
+        re.compile(rf"在(?P<x>{HAN_RUN}?|{_NAME})(?:工作(?!室|坊)|上班|任职|实习)"),
         # a job lost or left (a former employer): 丢了Door Dash的工作, 在德勤辞了工作
-        re.compile(rf"(?:丢了|辞了|辞掉了?|离开了?)在?(?P<x>{_HAN_RUN}?|{_NAME})的工作"),
-        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:丢了|辞了|辞掉了?)工作"),
+        re.compile(rf"(?:丢了|辞了|辞掉了?|离开了?)在?(?P<x>{HAN_RUN}?|{_NAME})的工作"),
+        re.compile(rf"在(?P<x>{HAN_RUN}?|{_NAME})(?:丢了|辞了|辞掉了?)工作"),
     )),
     ("studies_at", "organization", "studies_at", (
         re.compile(rf"\b(?:stud(?:y|ies|ied|ying)|enrolled|student|degree)\s+at\s+(?:the\s+)?"
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"\b(?:go|goes|went|going)\s+to\s+(?:school|college|university)\s+at\s+"
                    rf"(?P<x>{_NAME})"),
-        re.compile(rf"在(?P<x>{_HAN_RUN}?|{_NAME})(?:上学|读书|念书|读大学|读研|留学)"),
-        re.compile(rf"就读于(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(rf"在(?P<x>{HAN_RUN}?|{_NAME})(?:上学|读书|念书|读大学|读研|留学)"),
+        re.compile(rf"就读于(?P<x>{HAN_RUN}|{_NAME})"),
         re.compile(r"(?:上了?|读|考上了?|考进了?)(?P<x>(?:(?![的了])[\u4e00-\u9fff]){2,6}(?:小学|中学|大学|学院|学校|幼儿园))"),
     )),
     ("from", "place", "from", (
         re.compile(rf"\b(?:[Gg]rew up in|(?:am|[Ii]'m|is|are|come|comes|came)(?:\s+originally)?"
                    rf"\s+from|[Bb]orn in)"
                    rf"\s+(?P<x>{_NAME})"),
-        re.compile(rf"(?:来自|老家在|老家是|出生在|出生于|家乡是)(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(rf"(?:来自|老家在|老家是|出生在|出生于|家乡是)(?P<x>{HAN_RUN}|{_NAME})"),
         re.compile(rf"\b[Mm]y\s+(?:home\s+country|hometown|home\s+town|native\s+country)\s*,?\s+"
                    rf"(?P<x>{_NAME})"),
-        re.compile(rf"我(?:的|在)?(?:祖国|家乡|老家)(?:在|是)?[，,]?(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(rf"我(?:的|在)?(?:祖国|家乡|老家)(?:在|是)?[，,]?(?P<x>{HAN_RUN}|{_NAME})"),
     )),
     ("visited", "place", None, (
         re.compile(rf"\b(?:visited|[Bb]een\s+(?:(?:only|just|already|also|even)\s+)?to|trip to"
                    rf"|travel(?:l)?ed to|flew to|went to|drove to|"
                    rf"vacationed in|holiday in)\s+(?P<x>{_NAME})"),
-        re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了|去了)(?:一次|两次|几次|好几次|一?趟)?(?P<x>{_HAN_RUN}|{_NAME})"),
+        re.compile(rf"(?:去过|(?<![遇看听想得收找受达感提碰])到过|游览了|去了)(?:一次|两次|几次|好几次|一?趟)?(?P<x>{HAN_RUN}|{_NAME})"),
     )),
     ("uses", "tool", None, (
         re.compile(rf"\b(?:use|uses|used|using|switched to|switching to|installed|downloaded)\s+"
@@ -110,15 +113,15 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
     ("member_of", "organization", None, (
         re.compile(rf"\b(?:member of|belong to|joined|signed up for|signed up with)\s+"
                    rf"(?:the\s+|a\s+)?(?P<x>{_NAME})"),
-        re.compile(rf"(?:加入了?|参加了?)(?P<x>{_HAN_RUN})"),
-        re.compile(rf"是(?P<x>{_HAN_RUN}?)的(?:会员|成员|一员)"),
+        re.compile(rf"(?:加入了?|参加了?)(?P<x>{HAN_RUN})"),
+        re.compile(rf"是(?P<x>{HAN_RUN}?)的(?:会员|成员|一员)"),
         # a group named as ours: "our choir, 'Northern Voices'", "joined a club called X"
         re.compile(rf"\b(?:[Mm]y|[Oo]ur)\s+(?:new\s+|own\s+)?{GROUPS}\s*(?:,\s*|\s+(?:is\s+)?"
                    rf"(?:called|named)\s+)['‘“\"]?(?P<x>{_NAME})"),
         re.compile(rf"\b(?:joined|join|joining|belong to|member of|started|founded|in)\s+"
                    rf"(?:a|an|the)\s+(?:[\w-]+\s+){{0,3}}?{GROUPS}\s+(?:called|named)\s+['‘“\"]?(?P<x>{_NAME})"),
         re.compile(rf"(?:我们?|咱们)的?{HAN_GROUPS}(?:叫做?|名叫|名字叫)(?:[‘'“\"《「](?P<q>[^’'”\"》」]{{2,16}})"
-                   rf"[’'”\"》」]|(?P<x>{_HAN_RUN}))"),
+                   rf"[’'”\"》」]|(?P<x>{HAN_RUN}))"),
     )),
     ("works_on", "project", None, (
         re.compile(rf"\b(?:working on|work on|works on|leading|launch(?:ed|ing)?|building"
@@ -129,11 +132,11 @@ PLACES_AND_WORK: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]],
         re.compile(r"(?:在做|负责|在搞|做)(?P<x>[\u4e00-\u9fffA-Za-z]{1,8}(?:项目|计划))"),
     )),
     ("knows", "person", None, (
-        re.compile(rf"\b(?:met|got to know)\s+(?P<x>{_PERSON})\b"),
+        re.compile(rf"\b(?:met|got to know)\s+(?P<x>{PERSON_NAME})\b"),
         re.compile(r"(?:认识了?|结识了?)(?P<x>[\u4e00-\u9fff·]{2,4})"),
     )),
     ("owns", "person", None, (
-        re.compile(rf"\b(?:own|owns|owned)\s+(?P<x>{_PERSON})\b"),
+        re.compile(rf"\b(?:own|owns|owned)\s+(?P<x>{PERSON_NAME})\b"),
     )),
 )  # fmt: skip
 _FAVOURITE = (
@@ -146,10 +149,10 @@ _FAVOURITE = (
 _SELF = (
     re.compile(
         rf"(?:\b[Mm]y name is|\b[Mm]y name's|\b[Cc]all me|\bI'm called|\bI am called|\bI'm|\bI am)"
-        rf"\s+(?P<x>{_PERSON})(?=\s*(?:[,.!?;)]|$|\s(?:and|here|from|by)\b))"
+        rf"\s+(?P<x>{PERSON_NAME})(?=\s*(?:[,.!?;)]|$|\s(?:and|here|from|by)\b))"
     ),
     re.compile(
-        rf"(?:我叫|我的名字是|我的名字叫|叫我|大家都叫我|大家叫我)(?P<x>{_HAN_RUN}|{_PERSON})"
+        rf"(?:我叫|我的名字是|我的名字叫|叫我|大家都叫我|大家叫我)(?P<x>{HAN_RUN}|{PERSON_NAME})"
     ),
     re.compile(r"我是(?P<x>[\u4e00-\u9fff·]{2,4})(?=[，。！？,.!?；]|$)"),
 )
@@ -260,10 +263,7 @@ _MEMBERSHIP = re.compile(
     r"\s(?:Club|Society|Association|League|Choir|Band|Team|Orchestra|Union|Council|Circle|Guild"
     r"|Crew|Collective)$|(?:读书会|俱乐部|协会|社团|合唱团|乐队|跑团|球队|学会|协会|社|队)$"
 )
-_HAN_PLACE_NAMES = tuple(p for p in PLACES if not p.isascii())
-_HAN_PLACE = re.compile(
-    rf"^(?:{'|'.join(p for p in PLACES if not p.isascii())})$|[市省县州国岛山湖镇村]$"
-)
+_HAN_PLACE = re.compile(rf"^(?:{'|'.join(HAN_PLACES)})$|[市省县州国岛山湖镇村]$")
 _HAN_GENERIC = word_set(
     """附近 家里 家 这里 那里 这儿 那儿 外地 国外 本地 当地 城里
     市里 公司 单位 学校 医院 大学 中学 小学 办公室 店里 网上 线上
@@ -317,13 +317,13 @@ def _target(match: re.Match[str], relation: str, known: Collection[str]) -> str 
 
 
 _THEIR_KIN = re.compile(
-    rf"\b(?P<s>{_PERSON})(?:'s\s+|\s+has\s+an?\s+(?:(?:older|younger|little|big|twin)\s+)?)"
-    rf"(?P<role>{_EN_ROLES})\s*,?\s+(?:(?:called|named)\s+)?(?P<x>{_PERSON})\b"
+    rf"\b(?P<s>{PERSON_NAME})(?:'s\s+|\s+has\s+an?\s+(?:(?:older|younger|little|big|twin)\s+)?)"
+    rf"(?P<role>{EN_ROLES})\s*,?\s+(?:(?:called|named)\s+)?(?P<x>{PERSON_NAME})\b"
 )
 
 
 _THEIR_KIN_ZH = re.compile(
-    rf"(?P<s>[\u4e00-\u9fff·]{{2,5}}?)(?:有(?:一)?个|的)(?P<role>{_ZH_ROLES})(?:叫|名叫)?(?P<x>{_HAN_RUN})"
+    rf"(?P<s>[\u4e00-\u9fff·]{{2,5}}?)(?:有(?:一)?个|的)(?P<role>{ZH_ROLES})(?:叫|名叫)?(?P<x>{HAN_RUN})"
 )
 
 
@@ -372,7 +372,7 @@ def _name(text: str) -> str | None:
     ("安娜住在" → "安娜"), at most four characters; a Latin one without a trailing dot."""
     text = text.strip(" .,'《》「」“”-")  # "California- a sunset": a dash ends the name
     if re.match(r"[\u4e00-\u9fff]", text):
-        place = max((p for p in _HAN_PLACE_NAMES if text.startswith(p)), key=len, default=None)
+        place = max((p for p in HAN_PLACES if text.startswith(p)), key=len, default=None)
         named = HAN_NAMED.match(text) or (place and re.match(re.escape(place), text))
         cut = next((i for i, c in enumerate(text) if i >= 1 and c in HAN_STOP), len(text))
         text = named.group() if named else text[: min(cut, 4)]

@@ -1,5 +1,7 @@
-"""Kinship and role nouns (a small closed list, English and Chinese) and the subject markers
-the offline graph projector's frames return."""
+"""Kinship and role nouns (a small closed list, English and Chinese), the subject markers
+the offline graph projector's frames return, and the name patterns its frame modules share."""
+
+from collections.abc import Iterable
 
 SPEAKER = ""  # a mention's subject: the one who said it
 THIRD = "\x00third"  # a mention's subject: the person a pronoun (he, she, 他, 她) refers to
@@ -45,14 +47,31 @@ KIN_RELATIONS = frozenset({
     "mother_in_law", "father_in_law", "godparent", "stepmother", "stepfather", "stepson",
     "stepdaughter", "boss",
 })  # fmt: skip
-EN_ROLES = "|".join(sorted((r for r in ROLES if r.isascii()), key=len, reverse=True))
-ZH_ROLES = "|".join(sorted((r for r in ROLES if not r.isascii()), key=len, reverse=True))
+
+
+def alternation(words: Iterable[str]) -> str:
+    """``words`` as a regex alternation, longest first: a word never loses to its own prefix."""
+    return "|".join(sorted(words, key=len, reverse=True))
+
+
+EN_ROLES = alternation(r for r in ROLES if r.isascii())
+ZH_ROLES = alternation(r for r in ROLES if not r.isascii())
 # a title stays with the name it precedes ("Dr. Alvarez" is one name, never "Dr"), and a
 # Chinese title follows a surname (李教授, 王老师: a person named with the title, as in English)
 EN_TITLES = ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof")
 HAN_TITLES = ("教授", "老师", "医生", "先生", "女士", "经理", "律师", "大夫", "师傅")
 TITLE = rf"(?:{'|'.join(EN_TITLES)})\.?\s"
 PERSON_NAME = rf"(?:{TITLE})?[A-ZÀ-Þ][a-zß-ÿ]+(?:\s[A-ZÀ-Þ][a-zß-ÿ]+)?"
+HAN_RUN = r"[\u4e00-\u9fff·]{2,8}"  # a Chinese run a frame's object is cut from
+_NAME_WORD = r"[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*"
+
+
+def proper_name(more_words: int, ampersand: bool = False) -> str:
+    """A capitalised name of one word and up to ``more_words`` more, joined by a space or
+    of / for (the) / de ("University of the Arts", "Banco de Portugal"), and by & where
+    ``ampersand`` ("Marks & Spencer")."""
+    joiners = r"(?:of|for)\s+(?:the\s+)?|de\s+" + (r"|&\s+" if ampersand else "")
+    return rf"{_NAME_WORD}(?:\s+(?:{joiners})?{_NAME_WORD}){{0,{more_words}}}"
 
 
 def titled(name: str) -> str | None:

@@ -13,19 +13,16 @@ import re
 from collections.abc import Collection, Mapping
 
 from .han_names import is_han_name
-from .roles import EN_ROLES as _EN_ROLES
-from .roles import PERSON_NAME, ROLES, SPEAKER, THIRD
-from .roles import ZH_ROLES as _ZH_ROLES
+from .roles import EN_ROLES, PERSON_NAME, ROLES, SPEAKER, THIRD, ZH_ROLES
 from .text import is_latin, is_person_name
 
-_PERSON = PERSON_NAME
 _CLAUSE_BREAK = re.compile(r"[.,!?;:()\"“”—–…，。！？；：、]|\s-\s|\b(?:and|but|so|because)\b")
 _FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|we|We|we're|we've|my|My|our|Our)\b|我")
 _THIRD = re.compile(r"\b(?:they|They|his|His|her|Her|their|Their)\b|他们|她们")
 _HE_SHE = re.compile(r"\b(?:he|He|she|She)\b|[他她](?!们|的)")  # 她的 / 她女儿: a possessor
-_KIN_AFTER = re.compile(rf"(?:{_ZH_ROLES})")  # 他爸爸 is his father, not him
+_KIN_AFTER = re.compile(rf"(?:{ZH_ROLES})")  # 他爸爸 is his father, not him
 _WITH_ME = re.compile(r"我(?:和|跟|与)(?:我的?)?[\u4e00-\u9fff]{1,6}?(?=去|到|在|一起|都|是|$)")
-_WORD_NAME = re.compile(_PERSON)
+_WORD_NAME = re.compile(PERSON_NAME)
 # a capitalised word followed by a determiner or particle is a verb opening the sentence
 _VERB_FIRST = re.compile(
     r"\s+(?:a|an|the|my|our|his|her|their|some|this|that|to|up|out|off|back)\b"
@@ -46,8 +43,8 @@ _DESCRIBED = re.compile(r"^\s*(?:the|a|an)\s+[a-z]+(?:\s+[a-z]+)?\s+(?:I|we|you)
 _COMMON_WHO = re.compile(r"\b[a-z]+\s+who\s*$")
 _POSSESSED = re.compile(r"['’]s\s+[a-z]+\s*$")
 _KIN_REF = re.compile(
-    rf"\b[Mm]y\s+(?:(?:older|younger|little|big|elder|twin|best)\s+)?(?P<role>{_EN_ROLES})\b"
-    rf"|(?:我的?|^\s*)(?P<zh>{_ZH_ROLES})(?![\u4e00-\u9fff]?[叫名])"  # 表哥一家…: a relative
+    rf"\b[Mm]y\s+(?:(?:older|younger|little|big|elder|twin|best)\s+)?(?P<role>{EN_ROLES})\b"
+    rf"|(?:我的?|^\s*)(?P<zh>{ZH_ROLES})(?![\u4e00-\u9fff]?[叫名])"  # 表哥一家…: a relative
 )
 
 

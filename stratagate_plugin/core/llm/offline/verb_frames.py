@@ -12,16 +12,11 @@ crosses a clause break, so the object stays in the verb's clause.
 
 import re
 
-from .gazetteer import PLACES
-from .roles import PERSON_NAME
+from .gazetteer import HAN_PLACES
+from .roles import HAN_RUN, PERSON_NAME, alternation, proper_name
 
-_NAME = (
-    r"[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*"
-    r"(?:\s+(?:(?:of|for)\s+(?:the\s+)?|de\s+|&\s+)?[A-ZÀ-Þ][A-Za-zÀ-ÿ0-9'.&-]*){0,4}"
-)
-_HAN = r"[\u4e00-\u9fff·]{2,8}"
-_GAZETTEER = "|".join(sorted((p for p in PLACES if not p.isascii()), key=len, reverse=True))
-_PERSON = PERSON_NAME
+_NAME = proper_name(4, ampersand=True)
+_GAZETTEER = alternation(HAN_PLACES)
 _GAP = r"[^.,;:!?()\"]{0,40}?"  # words of the same clause
 _HAN_PLACE = rf"{_GAZETTEER}|[\u4e00-\u9fff]{{1,4}}?[市省县州国岛镇村]"  # a place by name or shape
 _SCHOOL = r"(?:\s(?:University|College|School|Academy|Institute|Primary|High|Polytechnic)\b)"
@@ -41,8 +36,8 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
                    rf"(?P<x>{_NAME})"),
         re.compile(rf"\b(?:company|firm|agency|studio|startup|organi[sz]ation|place)\s+(?:I|we)\s+"
                    rf"work\s+(?:for|at)\s*,\s*(?P<x>{_NAME})"),
-        re.compile(rf"(?:是|算|当)(?P<x>{_HAN}?)的(?:正式)?(?:员工|职员|雇员)"),
-        re.compile(rf"在(?P<x>{_HAN}?|{_NAME})(?:做)?兼职"),
+        re.compile(rf"(?:是|算|当)(?P<x>{HAN_RUN}?)的(?:正式)?(?:员工|职员|雇员)"),
+        re.compile(rf"在(?P<x>{HAN_RUN}?|{_NAME})(?:做)?兼职"),
     )),
     ("studies_at", "organization", "studies_at", (
         re.compile(rf"\bstud(?:y|ies|ied|ying)\b{_GAP}\bat\s+(?:the\s+)?"
@@ -54,10 +49,10 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
         re.compile(r"被(?P<x>[\u4e00-\u9fff]{2,8}?(?:大学|学院|中学|小学|学校))录取"),
         re.compile(r"(?:考上了?|考进了?|进了)(?P<x>(?:(?![的了])[\u4e00-\u9fff]){2,6}?"
                    r"(?:大学|学院|中学|小学|学校|幼儿园))"),
-        re.compile(rf"是(?P<x>{_HAN}?)的(?:学生|研究生|本科生|博士生)"),
+        re.compile(rf"是(?P<x>{HAN_RUN}?)的(?:学生|研究生|本科生|博士生)"),
     )),
     ("from", "place", "from", (
-        re.compile(rf"从(?P<x>{_HAN}?)来的"),
+        re.compile(rf"从(?P<x>{HAN_RUN}?)来的"),
         # where someone was raised: "born and raised in Ohio", "grew up outside Dublin"
         re.compile(rf"\b(?:born\s+and\s+raised|raised|brought\s+up|grew\s+up)\b{_GAP}"
                    rf"\b(?:in|near|outside|around)\s+(?P<x>{_NAME})"),
@@ -72,8 +67,8 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
         re.compile(rf"\b(?:[Tt]ook|[Hh]ad|[Ww]ent on|[Mm]ade)\s+(?:a|an|our|my|that|the)\s+"
                    rf"(?:[\w-]+\s+){{0,3}}?(?:trip|vacation|holiday|getaway)\s+(?:[a-z]+\s+){{0,3}}?(?:to|in)\s+(?:the\s+)?"
                    rf"(?P<x>{_NAME})"),
-        re.compile(rf"去(?P<x>{_HAN}?)(?:的那次|那次)(?:旅行|旅游|度假)"),
-        re.compile(rf"去(?P<x>{_HAN}?)(?:短途)?(?:旅行|旅游|度假)了"),
+        re.compile(rf"去(?P<x>{HAN_RUN}?)(?:的那次|那次)(?:旅行|旅游|度假)"),
+        re.compile(rf"去(?P<x>{HAN_RUN}?)(?:短途)?(?:旅行|旅游|度假)了"),
         re.compile(rf"去(?P<x>{_GAZETTEER})了(?=[!！。，,]|$)"),  # 去登山了 is an outing
         re.compile(rf"\b(?:drove|travell?ed|backpacked|cycled|toured|roamed)\s+(?:around|through|"
                    rf"across)\s+(?P<x>{_NAME})"),
@@ -115,9 +110,9 @@ VERB_FRAMES: tuple[tuple[str, str, str | None, tuple[re.Pattern[str], ...]], ...
     ("knows", "person", None, (
         re.compile(rf"\b(?:met|meet|meeting|talked (?:to|with)|chatted with|spoke (?:to|with)|"
                    rf"conversation with|got to know)\s+(?:(?:this|a|an|one)\s+(?:[a-z]+\s+){{0,3}}?"
-                   rf"[a-z]+|someone|somebody)\s*(?:,\s*|\s+(?:named|called)\s+)(?P<x>{_PERSON})\b"),
-        re.compile(rf"(?:跟|和|与)(?P<x>{_HAN}?)(?:是)?(?:在[^，。,！？]{{1,12}})?认识的"),
-        re.compile(rf"(?:跟|和|与)(?:一个|一位)(?:名)?叫(?P<x>{_HAN}?)的[\u4e00-\u9fff]{{0,3}}?"
+                   rf"[a-z]+|someone|somebody)\s*(?:,\s*|\s+(?:named|called)\s+)(?P<x>{PERSON_NAME})\b"),
+        re.compile(rf"(?:跟|和|与)(?P<x>{HAN_RUN}?)(?:是)?(?:在[^，。,！？]{{1,12}})?认识的"),
+        re.compile(rf"(?:跟|和|与)(?:一个|一位)(?:名)?叫(?P<x>{HAN_RUN}?)的[\u4e00-\u9fff]{{0,3}}?"
                    rf"(?:聊|认识|交谈|谈|见面)"),
     )),
 )  # fmt: skip
