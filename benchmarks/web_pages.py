@@ -1,26 +1,36 @@
 """Web pages at scale: every memory page and API call on the search-scale database.
 
-    .venv/bin/python benchmarks/web_pages.py --json /tmp/web_pages.json
+    PYTHONPATH=. .venv/bin/python benchmarks/web_pages.py --json /tmp/web_pages.json
 
 Builds (or reuses, ``--keep DB``) the 100k-event / 500k-message namespace of
-``search_scale.py``, starts the host with the memory plugin on it and the web app as
-``stratagate serve`` builds it, and requests each page ``--rounds`` times in process
-(``httpx.ASGITransport``: routing, the guard, the engine's queries and the templates;
-no socket). Beside each page, the same run times a plain ``SELECT`` of the same page of
-rows on its own connection (the same index the page walks: the events by chronology,
-the 40 blocks shown and their messages, an event with its source messages): the ratio is
-what the app adds over reading the rows. The text filter's plain query is a LIKE scan that
-stops at 40 hits, not the FTS5 search the page runs, so its ratio overstates the cost.
-Aim: every page p95 ≤ 100 ms and ≤ 3× its plain query.
+``search_scale.py`` with its graph and topic catalog (``scale_corpus.ensure_corpus``),
+starts the host with the memory plugin on it and the web app as ``stratagate serve``
+builds it, and requests each page ``--rounds`` times in process (``httpx.ASGITransport``:
+routing, the guard, the engine's queries and the templates; no socket). Beside each page,
+the same run times a plain ``SELECT`` of the same page of rows on its own connection (the
+same index the page walks: the events by chronology, the 40 blocks shown and their
+messages, an event with its source messages): the ratio is what the app adds over reading
+the rows. The text filter's plain query is a LIKE scan that stops at 40 hits, not the
+FTS5 search the page runs, so its ratio overstates the cost; the topics and graph pages'
+plain queries read their first page of rows only (no members, facts or edges).
+
+``--worker`` says what the memory plugin's derivation worker does meanwhile (each its own
+host on the same file, in this order): ``stopped`` cancels it as the host starts (what was
+pending stays pending: opening a benchmark database queues graph and topic back-fill
+jobs); ``running`` leaves it on and records a turn through the engine every
+``--writer-interval`` s in a thread of its own (a block seals every 12 turns and the
+worker derives it, as ``serve`` does while someone chats), and reports the jobs the
+worker finished during the pages; ``both`` (the default) runs the two.
+Aim: every page p95 ≤ 100 ms and ≤ 3× its plain query, with the worker running.
 """
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
 import sqlite3
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -29,11 +39,14 @@ from typing import Any
 
 import httpx
 
-from benchmarks.search_scale import NAMESPACE, THREADS, Vocabulary, build, create_schema
+from benchmarks.scale_corpus import NAMESPACE, THREADS, CorpusSize, Vocabulary, ensure_corpus
+from benchmarks.scale_stats import summary
 from stratagate_plugin.core.store.timeline_rows import CHRONOLOGY, CONFLICTED
 from stratagate_plugin.harness.chat import EchoChatModel
 from stratagate_plugin.harness.profiles import Profile, save_profile
 from stratagate_plugin.harness.runtime import Host
+from stratagate_plugin.memory_plugin.hooks import MemoryPlugin
+from stratagate_plugin.memory_plugin.runtime import MemoryRuntime
 from stratagate_plugin.web.shell.app import build_app
 
 Plain = Callable[[sqlite3.Connection], Any]
@@ -140,6 +153,26 @@ def pages(raw: sqlite3.Connection) -> dict[str, tuple[str, Plain]]:
                 NAMESPACE,
             ),
         ),
+        "topics": (
+            f"/memory/topics?{space}",
+            select("SELECT * FROM topics WHERE namespace = ? LIMIT 20", NAMESPACE),
+        ),
+        "topics query": (
+            f"/memory/topics?{space}&q={word}",
+            select(
+                "SELECT * FROM topics WHERE namespace = ? AND title LIKE ? LIMIT 20",
+                NAMESPACE,
+                f"%{word}%",
+            ),
+        ),
+        "graph": (
+            f"/memory/graph?{space}",
+            select("SELECT * FROM graph_nodes WHERE namespace = ? LIMIT 100", NAMESPACE),
+        ),
+        "graph JSON": (
+            f"/memory/graph.json?{space}",
+            select("SELECT * FROM graph_nodes WHERE namespace = ? LIMIT 100", NAMESPACE),
+        ),
         "jobs": (f"/memory/jobs?{space}", select("SELECT * FROM jobs ORDER BY id DESC LIMIT 40")),
         "profile": (f"/memory/profile?{space}", select("SELECT * FROM profile_fields")),
         "settings": (f"/memory/settings?{space}", select("SELECT * FROM namespaces")),
@@ -160,13 +193,9 @@ def timed(run: Callable[[], Any], rounds: int) -> list[float]:
     return found
 
 
-def summary(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return {"p50_ms": round(statistics.median(ordered), 2), "p95_ms": round(p95, 2)}
-
-
-async def measure(path: Path, home: Path, rounds: int) -> dict[str, Any]:
+async def measure(path: Path, home: Path, rounds: int, worker: str, gap: float) -> dict[str, Any]:
+    """Every page's latencies and its plain query's, with the worker ``stopped`` or
+    ``running`` (a writer feeding it); the jobs it finished meanwhile under ``_worker``."""
     os.environ["STRATAGATE_HOME"] = str(home)
     settings = {"database": str(path), "seal_idle_minutes": 10**9}
     profile = save_profile(
@@ -178,29 +207,95 @@ async def measure(path: Path, home: Path, rounds: int) -> dict[str, Any]:
     table = pages(plain)
     results: dict[str, Any] = {}
     async with Host.from_profile(profile, home) as host:
+        runtime = memory_runtime(host)
+        if worker == "stopped":
+            await stop_worker(runtime)
+        before = finished_jobs(plain)
+        writing = asyncio.create_task(write_turns(runtime, gap)) if worker == "running" else None
         app = await build_app(host, EchoChatModel())
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             for name, (url, query) in table.items():
-                first = await client.get(url)
-                if first.status_code != 200:
-                    results[name] = {"url": url, "status": first.status_code}
-                    continue
-                ours = []
-                for _ in range(rounds):
-                    started = time.perf_counter()
-                    await client.get(url)
-                    ours.append((time.perf_counter() - started) * 1000)
-                theirs = timed(lambda query=query: query(plain), rounds)
-                results[name] = {"url": url, **summary(ours), "plain": summary(theirs)}
+                results[name] = await measure_page(client, url, query, plain, rounds)
+        turns = await stop_writing(writing)
+        results["_worker"] = {"worker": worker, "turns_written": turns}
+        results["_worker"] |= {"jobs_finished": finished_jobs(plain) - before}
+        results["_worker"] |= {"jobs_pending": pending_jobs(plain)}
     plain.close()
     return results
 
 
+async def measure_page(
+    client: httpx.AsyncClient, url: str, query: Plain, plain: sqlite3.Connection, rounds: int
+) -> dict[str, Any]:
+    first = await client.get(url)
+    if first.status_code != 200:
+        return {"url": url, "status": first.status_code}
+    ours = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        await client.get(url)
+        ours.append((time.perf_counter() - started) * 1000)
+    theirs = timed(lambda: query(plain), rounds)
+    return {"url": url, **summary(ours), "plain": summary(theirs)}
+
+
+def memory_runtime(host: Host) -> MemoryRuntime:
+    return next(p.runtime for p in host.pm.get_plugins() if isinstance(p, MemoryPlugin))
+
+
+async def stop_worker(runtime: MemoryRuntime) -> None:
+    """Cancel the derivation worker (``stop`` then only closes the engine)."""
+    if runtime.worker is not None:
+        runtime.worker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await runtime.worker
+        runtime.worker = None
+
+
+async def write_turns(runtime: MemoryRuntime, gap: float) -> int:
+    """Record a turn every ``gap`` s and wake the worker, until cancelled."""
+    written, rng = 0, random.Random(11)
+    vocab = Vocabulary(rng)
+    try:
+        while True:
+            text = vocab.text(6, 30)
+            await runtime.memory.blocks.append_turn(
+                NAMESPACE, "pages-writer", user=text, assistant=f"Noted: {text}"
+            )
+            runtime.kick()
+            written += 1
+            await asyncio.sleep(gap)
+    except asyncio.CancelledError:
+        return written
+
+
+async def stop_writing(writing: "asyncio.Task[int] | None") -> int:
+    if writing is None:
+        return 0
+    writing.cancel()
+    return await writing
+
+
+def finished_jobs(raw: sqlite3.Connection) -> int:
+    return int(raw.execute("SELECT COUNT(*) FROM jobs WHERE status != 'pending'").fetchone()[0])
+
+
+def pending_jobs(raw: sqlite3.Connection) -> int:
+    return int(raw.execute("SELECT COUNT(*) FROM jobs WHERE status = 'pending'").fetchone()[0])
+
+
 def report(results: dict[str, Any]) -> None:
+    worker = results["_worker"]
+    print(
+        f"worker {worker['worker']}: {worker['jobs_finished']} jobs finished during the pages, "
+        f"{worker['jobs_pending']} pending after, {worker['turns_written']} turns written"
+    )
     heads = ("p50 ms", "p95 ms", "plain p50", "plain p95", "p95 ratio", "aim met")
     print(f"{'page':<20}" + "".join(f"{head:>11}" for head in heads))
     for name, row in results.items():
+        if name == "_worker":
+            continue
         if "plain" not in row:
             print(f"{name:<20}   status {row['status']} ({row['url']})")
             continue
@@ -214,27 +309,31 @@ def report(results: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--messages", type=int, default=500_000)
+    parser.add_argument("--nodes", type=int, default=3000, help="graph nodes to project")
+    parser.add_argument("--chapters", type=int, default=300, help="topic chapters to write")
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--worker", choices=("stopped", "running", "both"), default="both")
+    parser.add_argument("--writer-interval", type=float, default=0.5)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--keep", type=Path, help="keep the database here (reused if present)")
     args = parser.parse_args()
+    variants = ("stopped", "running") if args.worker == "both" else (args.worker,)
+    size = CorpusSize(args.events, args.messages, args.nodes, args.chapters, args.seed)
+    runs = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = args.keep or Path(tmp) / "scale.db"
-        if not path.exists():
-            asyncio.run(create_schema(path))
-            build(path, Vocabulary(random.Random(args.seed)), args.events, args.messages)
-        results = asyncio.run(measure(path, Path(tmp) / "home", args.rounds))
-    report(results)
-    output = {
-        "events": args.events,
-        "messages": args.messages,
-        "rounds": args.rounds,
-        "pages": results,
-    }
+        ensure_corpus(path, size)
+        for worker in variants:
+            home = Path(tmp) / f"home-{worker}"
+            runs[worker] = asyncio.run(
+                measure(path, home, args.rounds, worker, args.writer_interval)
+            )
+            report(runs[worker])
+    output = {**vars(args), "json": None, "keep": None, "worker_runs": runs}
     print(json.dumps(output, indent=2))
     if args.json:
         args.json.write_text(json.dumps(output, indent=2))

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from stratagate_plugin.core.curation.actions import (
+from stratagate_plugin.core.curation.actions import LINK_NAMES
+from stratagate_plugin.core.curation.records import (
     PURGED_TITLE,
     ActionResult,
     BlockDetails,
@@ -17,7 +18,7 @@ from stratagate_plugin.core.curation.actions import (
     NothingDone,
 )
 from stratagate_plugin.core.errors import InvalidInput, NotFound
-from stratagate_plugin.core.events.cards import EventCard
+from stratagate_plugin.core.events.cards import RELATION_LISTS, EventCard
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.store.migrations import migrate
@@ -246,6 +247,11 @@ async def test_event_details_show_sources_links_adoptions_and_actions(
         ("supersedes", card.id, True),
         ("conflicts with", "gone", False),
     ]
+
+
+def test_every_link_named_is_one_the_store_reads_briefs_for() -> None:
+    """The store reads the briefs of a card's relation lists; the links shown name them."""
+    assert set(LINK_NAMES) == set(RELATION_LISTS)
 
 
 async def test_describe_finds_an_event_a_block_or_a_message_by_id(memory: StrataGate) -> None:

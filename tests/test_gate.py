@@ -17,23 +17,20 @@ from stratagate_plugin.core.gate.evidence import (
     BATCH_TOOLS,
     DEFAULT_MISSING,
     STRATEGIES,
-    Batch,
     BatchClosed,
-    EvidenceRef,
     MemoryProtocolError,
     RecordUseRejected,
     UnknownBatch,
     assess_batch,
     check_record_use,
-    format_ref,
     mark_recorded,
-    parse_ref,
     plan_record_use,
     receipt_decision,
     receipt_payload,
     select_batch,
     with_assessment,
 )
+from stratagate_plugin.core.gate.records import Batch, EvidenceRef, format_ref, parse_ref
 
 NOW = datetime(2024, 5, 1, 12, tzinfo=UTC)
 REFS = (

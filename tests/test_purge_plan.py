@@ -12,8 +12,8 @@ import pytest
 
 from stratagate_plugin.cli.main import main
 from stratagate_plugin.core.clock import utc_now
+from stratagate_plugin.core.curation.actions import PURGE_RULES
 from stratagate_plugin.core.errors import InvalidInput
-from stratagate_plugin.core.gate.evidence import receipt_payload
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.purge.words import Needles, purge_hash
 from stratagate_plugin.core.store import purge_rows
@@ -132,7 +132,7 @@ async def test_a_purge_killed_after_its_commit_is_finished_at_the_next_open(
 
         def killed(raw: sqlite3.Connection) -> None:  # the commit, without what follows it
             plan = purge_rows.plan_words(raw, needles)
-            purge_rows.erase_words(raw, needles, plan, utc_now(), receipt_payload)
+            purge_rows.erase_words(raw, needles, plan, utc_now(), PURGE_RULES)
             raw.execute(
                 "INSERT INTO meta(key, value) VALUES (?, ?)", (JOURNAL_KEY, '{"receipt": "act_x"}')
             )

@@ -11,8 +11,8 @@ import argparse
 import json
 from typing import Any
 
-from ..core.curation.actions import ActionResult
 from ..core.curation.receipts import receipt_line
+from ..core.curation.records import ActionResult
 from ..core.errors import InvalidInput
 from ..core.memory import StrataGate
 from ..core.timeline.filters import parse_moment

@@ -13,8 +13,8 @@ import argparse
 import json
 from typing import Any
 
-from ..core.curation.actions import ActionKind, ActionResult, NothingDone
 from ..core.curation.receipts import receipt_line
+from ..core.curation.records import ActionKind, ActionResult, NothingDone
 from .common import add_db_option, open_memory
 from .purge_command import plan_then_purge
 

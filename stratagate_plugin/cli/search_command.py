@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from ..core.clock import iso
-from ..core.curation.actions import EventBrief, MessageCard
+from ..core.curation.records import EventBrief, MessageCard
 from ..core.errors import InvalidInput, NotFound
 from ..core.events.cards import EventCard
 from ..core.memory import StrataGate

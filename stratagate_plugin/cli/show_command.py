@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from ..core.clock import iso
-from ..core.curation.actions import BlockDetails, EventDetails, MessageCard
+from ..core.curation.records import BlockDetails, EventDetails, MessageCard
 from ..core.events.cards import EventCard
 from ..core.records import OFFLINE_FALLBACK
 from .common import add_db_option, open_memory

@@ -14,7 +14,7 @@ TYPE_CHECKING = False  # not ``typing``: it alone loads ~20 modules (re, enum, â
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and editors
     from .config import MemoryConfig
-    from .curation.actions import ActionResult
+    from .curation.records import ActionResult
     from .errors import (
         BlockNotReady,
         InvalidInput,
@@ -104,7 +104,7 @@ _HOMES = {
     ".profile.service": ("ProfileConflict", "ProfileView", "ProfileUpdate"),
     ".profile.spaces": ("SpaceSummary",),
     ".timeline.service": ("ConflictPair",),
-    ".curation.actions": ("ActionResult",),
+    ".curation.records": ("ActionResult",),
     ".purge.service": ("PurgeOutcome", "SpacePlan"),
 }
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}

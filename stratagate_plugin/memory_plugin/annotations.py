@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlencode
 
-from ..core.gate.evidence import EvidenceRef, parse_ref
+from ..core.gate.records import EvidenceRef, parse_ref
 from ..core.gate.trail import BatchUse, EvidenceTrail
 from ..core.records import BlockMark
 from ..core.retrieval.raw_channel import OPEN_TAIL

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from ..core.errors import NotFound
 from ..core.events.ranking import EventHit
-from ..core.gate.evidence import Strategy, Verdict
+from ..core.gate.records import Strategy, Verdict
 from ..core.graph.views import compact_card, source_event_line
 from ..core.profile.fields import FIELD_NAMES
 from ..core.remember.rules import Category

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from stratagate_plugin.core.clock import iso, utc_now
-from stratagate_plugin.core.curation.actions import ActionResult, NothingDone
+from stratagate_plugin.core.curation.records import ActionResult, NothingDone
 from stratagate_plugin.core.curation.service import ACTION_RULES, CurationRules
 from stratagate_plugin.core.curation.storage import BlockRows, Resolved
 from stratagate_plugin.core.errors import InvalidInput, NotFound

@@ -7,8 +7,8 @@ import sqlite3
 import pytest
 
 from stratagate_plugin.core.clock import utc_now
+from stratagate_plugin.core.curation.actions import PURGE_RULES
 from stratagate_plugin.core.errors import NotFound
-from stratagate_plugin.core.gate.evidence import receipt_payload
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.purge.storage import ReceiptDraft, TextPurgePlan
 from stratagate_plugin.core.purge.words import Needles
@@ -65,7 +65,7 @@ async def test_an_erase_is_one_transaction_with_its_receipt_and_journal(
         raise RuntimeError("disk on fire")
 
     with pytest.raises(RuntimeError):
-        await store.erase(words, utc_now(), broken, receipt_payload)
+        await store.erase(words, utc_now(), broken, PURGE_RULES)
     assert (await store.plan(words)).messages and await store.journal() is None
     seen: list[TextPurgePlan] = []
 
@@ -73,7 +73,7 @@ async def test_an_erase_is_one_transaction_with_its_receipt_and_journal(
         seen.append(plan)
         return _draft(plan, erased)
 
-    action, erased = await store.erase(words, utc_now(), draft, receipt_payload)
+    action, erased = await store.erase(words, utc_now(), draft, PURGE_RULES)
     assert erased["messages"] == 1 and len(seen[0].messages) == 1
     assert action.kind == "purge" and action.detail["counts"] == erased
     assert await store.journal() == action.id
@@ -89,7 +89,7 @@ async def test_the_files_hold_nothing_once_compacted(engine: StrataGate) -> None
     await _said(engine, f"Remember: {SECRET}.")
     words = Needles(["80417263"])
     async with store.secure_deletion():
-        await store.erase(words, utc_now(), _draft, receipt_payload)
+        await store.erase(words, utc_now(), _draft, PURGE_RULES)
         await store.checkpoint()
         await store.compact()
         await store.checkpoint()
@@ -130,7 +130,7 @@ async def test_backups_are_purged_on_a_copy_that_replaces_them(engine: StrataGat
     words = Needles(["80417263"])
     assert str(copy) in await store.backups_holding(words)
     assert await store.space_in_backups(NS) != {}
-    assert await store.purge_backup(str(copy), words, utc_now(), receipt_payload) == "rewritten"
+    assert await store.purge_backup(str(copy), words, utc_now(), PURGE_RULES) == "rewritten"
     assert await store.backups_holding(words) == {}
     assert await store.delete_space_in_backup(str(copy), NS) == "rewritten"
     assert str(copy) not in await store.space_in_backups(NS)

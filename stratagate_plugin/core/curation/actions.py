@@ -1,28 +1,26 @@
-"""A person's memory actions and what they read of one item: shapes and rules (pure).
+"""A person's memory actions and what they read of one item: the rules (pure).
 
 Every forget, restore, pin, unpin, purge, correction and resolved conflict leaves a receipt
-(``MemoryAction``), so what was done to memory, when and by whom can be read back
-(``stratagate show``). Forget only hides an event and restore undoes it; purge also replaces
-the words of the event's L5 source messages with a tombstone, which nothing can undo: the
-rows stay, so block structure, positions and ids are kept, but the text is gone from every
-view built on it.
+(``MemoryAction``, ``records.py``), so what was done to memory, when and by whom can be read
+back (``stratagate show``). Forget only hides an event and restore undoes it; purge also
+replaces the words of the event's L5 source messages with a tombstone, which nothing can
+undo: the rows stay, so block structure, positions and ids are kept, but the text is gone
+from every view built on it. What is built on those words is derived again inside the
+purge's transaction by the rules of the capabilities owning each view, gathered here
+(``PurgeRederivation``) and handed to the storage.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from ..clock import UtcDatetime, iso
+from ..blocks.transcript import TranscriptMessage, layer_texts
+from ..clock import iso
 from ..events.cards import RELATION_LISTS, EventCard
-from ..records import BlockView, Message
+from ..gate.evidence import receipt_payload
+from .records import ActionKind, EventDetails, LinkedEvent, PurgePlan
+from .storage import EventRows
 
-ActionKind = Literal["forget", "restore", "pin", "unpin", "purge"]
-ReceiptKind = Literal[ActionKind, "correct", "resolve"]  # correct/resolve: corrections.py
-Actor = Literal["user", "agent"]
-ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
-PURGED_TITLE = "[purged]"
 LINK_NAMES = {
     "supersedes_event_ids": "supersedes",
     "conflicts_with_event_ids": "conflicts with",
@@ -31,107 +29,6 @@ LINK_NAMES = {
     "related_event_ids": "related to",
 }
 _KEPT_TEMPORAL = {*RELATION_LISTS, "same_event_id", "thread_id"}
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class MemoryAction(_Frozen):
-    """The receipt of one action: ``detail`` says what changed (statuses, purged messages)."""
-
-    id: str
-    namespace: str
-    kind: ReceiptKind
-    target_id: str
-    actor: Actor
-    detail: dict[str, Any] = Field(default_factory=dict)
-    created_at: UtcDatetime
-
-
-class ActionResult(_Frozen):
-    """An action's receipt and the event as it now is."""
-
-    action: MemoryAction
-    card: EventCard
-
-
-class NothingDone(_Frozen):
-    """An action that had nothing to do (``reason``): it wrote nothing, no receipt either,
-    since a receipt names only what happened."""
-
-    kind: ActionKind
-    card: EventCard
-    reason: str
-
-    def line(self) -> str:
-        return f"nothing to do: {self.reason}; no receipt written"
-
-
-class EventBrief(_Frozen):
-    id: str
-    title: str
-    status: str
-    pinned: bool = False
-
-
-class MessageCard(_Frozen):
-    """A stored message with when it was purged (if it was) and the live events citing it."""
-
-    message: Message
-    purged_at: UtcDatetime | None = None
-    events: list[EventBrief] = Field(default_factory=list)
-
-
-class LinkedEvent(_Frozen):
-    """One supersede/conflict/order link of an event; ``found`` is False for a dangling id."""
-
-    relation: str
-    event_id: str
-    title: str = ""
-    status: str = ""
-    found: bool = True
-
-
-class Adoption(_Frozen):
-    """One ``memory_record_use`` receipt that adopted the event: which turn, batch, thread."""
-
-    receipt_id: str
-    batch_id: str
-    thread_id: str | None
-    turn: int | None
-    tool: str | None
-    verdict: str | None
-    created_at: UtcDatetime
-
-
-class EventDetails(_Frozen):
-    card: EventCard
-    sources: list[MessageCard]
-    links: list[LinkedEvent]
-    adoptions: list[Adoption]
-    actions: list[MemoryAction]
-
-
-class BlockDetails(_Frozen):
-    """A block at its current level with every view's size, its L0–L2 texts, its messages."""
-
-    view: BlockView
-    summaries: dict[str, str]
-    messages: list[MessageCard]
-    events: list[EventBrief]
-
-
-class PurgePlan(_Frozen):
-    """What purging an event's sources touches: the messages, their blocks, and every other
-    event citing one of them, hidden ones included (its words came from the purged text, so
-    it is forgotten and blanked too)."""
-
-    event_id: str
-    namespace: str
-    message_ids: list[str]
-    block_ids: list[str]
-    also_forgotten: list[EventBrief]
 
 
 def tombstone(moment: datetime) -> str:
@@ -151,6 +48,23 @@ def link_ids(card: EventCard) -> list[tuple[str, str]]:
     for key, name in LINK_NAMES.items():
         links += [(name, str(event_id)) for event_id in card.temporal.get(key, [])]
     return links
+
+
+def event_details(rows: EventRows) -> EventDetails:
+    """An event's details as ``show`` gives them: its links named, a dangling one marked."""
+    links = [
+        LinkedEvent(relation=relation, event_id=event_id, title=brief.title, status=brief.status)
+        if (brief := rows.linked.get(event_id))
+        else LinkedEvent(relation=relation, event_id=event_id, found=False)
+        for relation, event_id in link_ids(rows.card)
+    ]
+    return EventDetails(
+        card=rows.card,
+        sources=rows.sources,
+        links=links,
+        adoptions=rows.adoptions,
+        actions=rows.actions,
+    )
 
 
 def nothing_to_do(kind: ActionKind, card: EventCard) -> str | None:
@@ -183,3 +97,23 @@ def purge_detail(plan: PurgePlan, before: EventCard) -> dict[str, Any]:
         "blocks": plan.block_ids,
         "also_forgotten": [event.id for event in plan.also_forgotten],
     }
+
+
+class PurgeRederivation:
+    """What a purge's transaction derives again from what is left (``PurgeRules``): a
+    block's L4/L3 by the transcript's rule, a forgotten card's temporal fields, a usage
+    receipt's payload by the gate's canonical form (so an identical replay is still
+    recognised)."""
+
+    def block_layers(self, messages: Sequence[TranscriptMessage]) -> tuple[str, str]:
+        _raw, readable, condensed = layer_texts(messages)
+        return readable, condensed
+
+    def purged_temporal(self, temporal: Mapping[str, Any]) -> dict[str, Any]:
+        return purged_temporal(temporal)
+
+    def receipt_payload(self, event_ids: list[str], audit: dict[str, Any]) -> str:
+        return receipt_payload(event_ids, audit)
+
+
+PURGE_RULES = PurgeRederivation()

@@ -2,7 +2,7 @@
 
 Purely from the receipt and the event as it now is (``ActionResult``)."""
 
-from .actions import ActionResult, MemoryAction
+from .records import ActionResult, MemoryAction
 
 DONE = {"forget": "forgot", "restore": "restored", "pin": "pinned", "unpin": "unpinned"}
 RESOLVED = {"keep_both": "kept both", "supersedes": "{event} now supersedes {other}"}

@@ -13,13 +13,22 @@ from datetime import datetime
 from typing import Any
 
 from ..blocks.rules import render_level
-from ..clock import iso, utc_now
+from ..blocks.views import block_view
+from ..clock import iso, parse_iso, utc_now
 from ..errors import InvalidInput, NotFound
 from ..events.cards import EventCard
 from ..events.weights import SUPERSEDED_CAP
 from ..service_base import ServiceBase
 from . import corrections
 from .actions import (
+    PurgeRederivation,
+    action_detail,
+    event_details,
+    nothing_to_do,
+    purge_detail,
+    tombstone,
+)
+from .records import (
     ACTION_KINDS,
     ActionKind,
     ActionResult,
@@ -30,11 +39,8 @@ from .actions import (
     MessageCard,
     NothingDone,
     PurgePlan,
-    action_detail,
-    nothing_to_do,
-    purge_detail,
 )
-from .storage import BlockRows, CurationStorage, Resolved
+from .storage import BlockRows, CurationStorage, EventRows, Resolved
 
 
 class CurationService(ServiceBase):
@@ -116,7 +122,7 @@ class CurationService(ServiceBase):
 
     async def event_details(self, event_id: str) -> EventDetails:
         """The card whatever its status, its sources, links, adoptions and receipts."""
-        return await self.store.event_details(event_id)
+        return event_details(await self.store.event_details(event_id))
 
     async def block_details(self, block_id: str) -> BlockDetails:
         """The block at its current level, every view's size, its L0–L2, messages, events."""
@@ -125,22 +131,24 @@ class CurationService(ServiceBase):
     async def describe(self, item_id: str) -> EventDetails | BlockDetails | MessageCard:
         """Whatever ``item_id`` names, an event, a block or a message, in one read."""
         found = await self.store.describe(item_id)
-        return _block_details(found) if isinstance(found, BlockRows) else found
+        if isinstance(found, BlockRows):
+            return _block_details(found)
+        return event_details(found) if isinstance(found, EventRows) else found
 
 
 def _block_details(found: BlockRows) -> BlockDetails:
-    block, messages = found.view.block, found.messages
+    block, messages = found.parts.block, found.messages
     return BlockDetails(
-        view=found.view,
+        view=block_view(found.parts),
         summaries={f"L{n}": render_level(block, n, messages) for n in (0, 1, 2)},
         messages=found.cards,
         events=found.events,
     )
 
 
-class CurationRules:
-    """What a forget, restore, pin, unpin or purge may do and what its receipt says
-    (``ActionRules``)."""
+class CurationRules(PurgeRederivation):
+    """What a forget, restore, pin, unpin or purge may do, what its receipt says and what a
+    purge derives again (``ActionRules``)."""
 
     def nothing_to_do(self, kind: ActionKind, card: EventCard) -> str | None:
         return nothing_to_do(kind, card)
@@ -157,6 +165,9 @@ class CurationRules:
 
     def purge_detail(self, plan: PurgePlan, before: EventCard) -> dict[str, Any]:
         return purge_detail(plan, before)
+
+    def tombstone(self, now: str) -> str:
+        return tombstone(parse_iso(now))
 
 
 ACTION_RULES = CurationRules()

@@ -7,34 +7,59 @@ receipt says are decided by the service's rules, handed in (``ActionRules``, a c
 ``make``, a resolution's ``decide``): the storage reads, asks them and writes.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
+from ..blocks.storage import BlockParts
 from ..events.cards import EventCard
-from ..records import BlockView, Message
-from .actions import (
+from ..records import Message
+from .records import (
     ActionKind,
     ActionResult,
     Actor,
+    Adoption,
     EventBrief,
-    EventDetails,
     MemoryAction,
     MessageCard,
     NothingDone,
     PurgePlan,
 )
 
-__all__ = ["ActionRules", "BlockRows", "CurationStorage", "Decide", "Make", "Resolved"]
+__all__ = [
+    "ActionRules",
+    "BlockRows",
+    "CurationStorage",
+    "Decide",
+    "EventRows",
+    "Make",
+    "PurgeRules",
+    "Resolved",
+]
 
 
 class BlockRows(NamedTuple):
-    view: BlockView
-    """The block at its current level."""
-    messages: list[Message]
+    parts: BlockParts
+    """The block with what its view at its current level is computed from."""
     cards: list[MessageCard]
     """Its messages with the live events citing each."""
     events: list[EventBrief]
     """The events formed from it."""
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.parts.messages
+
+
+class EventRows(NamedTuple):
+    """An event as stored, whatever its status, with what its details are made of."""
+
+    card: EventCard
+    sources: list[MessageCard]
+    linked: dict[str, EventBrief]
+    """Those of the events the card links to (its successor, its relation lists) that
+    exist, by id: the service names the links (``actions.event_details``)."""
+    adoptions: list[Adoption]
+    actions: list[MemoryAction]
 
 
 class Resolved(NamedTuple):
@@ -56,8 +81,30 @@ Decide = Callable[[EventCard, EventCard], Resolved]
 """A conflict's resolution from its two cards (raises when it may not be resolved)."""
 
 
-class ActionRules(Protocol):
+class PurgeRules(Protocol):
+    """What a purge's transaction derives again from what is left of the words, by the
+    rules of the capabilities owning each view (handed in; applied to rows read inside
+    the transaction, so nothing between read and write can change them)."""
+
+    def block_layers(self, messages: Sequence[Message]) -> tuple[str, str]:
+        """A block's L4 (readable) and L3 (condensed) texts from its messages as they are."""
+        ...
+
+    def purged_temporal(self, temporal: Mapping[str, Any]) -> dict[str, Any]:
+        """A forgotten, blanked card's temporal fields: what stays of them."""
+        ...
+
+    def receipt_payload(self, event_ids: list[str], audit: dict[str, Any]) -> str:
+        """A usage receipt's canonical payload, made again where its audit was blanked."""
+        ...
+
+
+class ActionRules(PurgeRules, Protocol):
     """The decisions of a forget, restore, pin, unpin or purge (the service's rules)."""
+
+    def tombstone(self, now: str) -> str:
+        """The text a message purged at ``now`` keeps instead of its words."""
+        ...
 
     def nothing_to_do(self, kind: ActionKind, card: EventCard) -> str | None:
         """Why the action leaves the card as it is (then nothing is written), else None."""
@@ -113,16 +160,16 @@ class CurationStorage(Protocol):
         """The messages in the order asked (unknown ids left out), with citing events."""
         ...
 
-    async def event_details(self, event_id: str) -> EventDetails:
-        """The card whatever its status (``NotFound``), its sources, links, adoptions and
-        receipts, in one read."""
+    async def event_details(self, event_id: str) -> EventRows:
+        """The card whatever its status (``NotFound``), its sources, linked events,
+        adoptions and receipts, in one read."""
         ...
 
     async def block_details(self, block_id: str) -> BlockRows:
-        """The block's view, messages and events in one read (``NotFound`` if unknown)."""
+        """The block's parts, messages and events in one read (``NotFound`` if unknown)."""
         ...
 
-    async def describe(self, item_id: str) -> EventDetails | BlockRows | MessageCard:
+    async def describe(self, item_id: str) -> EventRows | BlockRows | MessageCard:
         """Whatever ``item_id`` names, an event, a block or a message, in one read
         (``NotFound`` if none)."""
         ...

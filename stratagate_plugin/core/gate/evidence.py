@@ -1,9 +1,10 @@
-"""Evidence gate (spec §7): refs, batches, assessments, adoption plans and receipts.
+"""Evidence gate (spec §7): the rules of batches, assessments, adoption plans and receipts.
 
-Every explicit retrieval opens a ``Batch`` of the refs it exposed. ``assess_batch`` normalises
-the agent's judgement exactly as §7.1 says; ``plan_record_use`` decides which refs may be
-adopted and which events that reinforces. A batch is ``unresolved`` until recorded; its latest
-assessment is stored on it (overwritten by a new one), so "assessed" is ``assessment is not None``.
+Every explicit retrieval opens a ``Batch`` of the refs it exposed (the refs, batches and
+assessments are records, ``records.py``). ``assess_batch`` normalises the agent's judgement
+exactly as §7.1 says; ``plan_record_use`` decides which refs may be adopted and which
+events that reinforces. A batch is ``unresolved`` until recorded; its latest assessment is
+stored on it (overwritten by a new one), so "assessed" is ``assessment is not None``.
 
 Façade order for ``memory_record_use``: ``select_batch`` → ``plan_record_use`` →
 ``receipt_payload`` → ``receipt_decision`` (a replay returns the stored result) →
@@ -11,23 +12,22 @@ Façade order for ``memory_record_use``: ``select_batch`` → ``plan_record_use`
 """
 
 import json
-import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+from pydantic import BaseModel, ConfigDict, computed_field
 
-from ..clock import UtcDatetime
 from ..errors import InvalidInput, NotFound, ReceiptConflict, StrataGateError
+from .records import (
+    Assessment,
+    Batch,
+    IssueReason,
+    RefIssue,
+    Strategy,
+    Verdict,
+    parse_ref,
+)
 
-Verdict = Literal["sufficient", "partial", "wrong"]
-# fmt: off
-Strategy = Literal["answer", "search_events", "expand_event", "search_graph", "expand_graph_node",
-                   "search_elements", "expand_element", "search_raw_memory", "expand_block"]
-# fmt: on
-BatchStatus = Literal["unresolved", "recorded"]
-IssueReason = Literal["invalid_ref", "duplicate", "not_in_batch", "limit_exceeded", "not_adopted"]
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 MAX_EVIDENCE_REFS = 8
@@ -37,52 +37,6 @@ _SEARCHES = ("search_events", "search_graph", "search_raw", "search_elements", "
 _EXPANSIONS = ("expand_graph_node", "expand_block", "expand_event", "expand_element")
 BATCH_TOOLS = frozenset(f"memory_{name}" for name in _SEARCHES + _EXPANSIONS)
 
-RefKind = Literal["event", "raw", "block", "graph-node"]
-
-
-@dataclass(frozen=True)
-class EvidenceRef:
-    """A parsed ref; ``target_id`` is the event, block or graph-node id it names."""
-
-    kind: RefKind
-    target_id: str
-    message_id: str | None = None
-    index: int | None = None
-    level: int | None = None
-    expanded: bool = False
-
-    def __str__(self) -> str:
-        tail = {
-            "raw": f":{self.message_id}:{self.index}",
-            "block": f":level:{self.level}",
-            "graph-node": ":expanded" * self.expanded,
-        }
-        return f"{self.kind}:{self.target_id}{tail.get(self.kind, '')}"
-
-
-_ID = r"([^:\s]+)"
-_EVENT = re.compile(rf"event:{_ID}")
-_RAW = re.compile(rf"raw:{_ID}:{_ID}:(\d+)")
-_BLOCK = re.compile(rf"block:{_ID}:level:([0-5])")
-_GRAPH = re.compile(rf"graph-node:{_ID}(:expanded)?")
-
-
-def parse_ref(text: str) -> EvidenceRef | None:
-    """The ref ``text`` names, or None when it has none of the four shapes."""
-    if match := _EVENT.fullmatch(text):
-        return EvidenceRef("event", match[1])
-    if match := _RAW.fullmatch(text):
-        return EvidenceRef("raw", match[1], message_id=match[2], index=int(match[3]))
-    if match := _BLOCK.fullmatch(text):
-        return EvidenceRef("block", match[1], level=int(match[2]))
-    if match := _GRAPH.fullmatch(text):
-        return EvidenceRef("graph-node", match[1], expanded=match[2] is not None)
-    return None
-
-
-def format_ref(ref: EvidenceRef) -> str:
-    return str(ref)
-
 
 class MemoryProtocolError(StrataGateError):
     """The agent broke the retrieval → assess → record protocol."""
@@ -91,7 +45,7 @@ class MemoryProtocolError(StrataGateError):
 class UnknownBatch(MemoryProtocolError, NotFound):
     """No batch by that id (or none at all) in this thread."""
 
-    def __init__(self, batch_id: str | None, batches: Sequence["Batch"]) -> None:
+    def __init__(self, batch_id: str | None, batches: Sequence[Batch]) -> None:
         self.batch_id = batch_id
         self.latest_batch_id = _latest(batches).id if batches else None
         self.unresolved_batch_ids = [b.id for b in batches if b.status == "unresolved"]
@@ -116,7 +70,7 @@ class BatchClosed(MemoryProtocolError):
 class RecordUseRejected(MemoryProtocolError, InvalidInput):
     """One or more refs may not be adopted; every issue is listed at once."""
 
-    def __init__(self, batch: "Batch", issues: Sequence["RefIssue"]) -> None:
+    def __init__(self, batch: Batch, issues: Sequence[RefIssue]) -> None:
         self.batch_id = batch.id
         self.batch_status = batch.status
         self.issues = list(issues)
@@ -136,50 +90,6 @@ def _listing(items: Sequence[str]) -> str:
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
-
-
-class RefIssue(_Frozen):
-    """One rejected input ref (``rejectedEvidenceRefs`` entry or a record-use issue)."""
-
-    input_index: int
-    ref: str
-    reason: IssueReason
-    detail: str
-
-
-class Assessment(_Frozen):
-    """A normalised assessment; ``evidence_refs`` are the accepted refs (≤ 8)."""
-
-    batch_id: str
-    verdict: Verdict
-    evidence_refs: tuple[str, ...]
-    rejected_evidence_refs: tuple[RefIssue, ...] = ()
-    fit: str
-    missing: str
-    next_strategy: Strategy
-
-
-class Batch(_Frozen):
-    """The refs one retrieval exposed; ``sequence`` orders batches of a thread."""
-
-    id: str
-    sequence: int
-    namespace: str
-    thread_id: str
-    tool: str
-    evidence_refs: tuple[str, ...]
-    titles: dict[str, str] = Field(default_factory=dict)
-    status: BatchStatus = "unresolved"
-    assessment: Assessment | None = None
-    created_at: UtcDatetime
-
-    @field_validator("evidence_refs")
-    @classmethod
-    def _well_formed(cls, refs: tuple[str, ...]) -> tuple[str, ...]:
-        for ref in refs:
-            if parse_ref(ref) is None:
-                raise ValueError(f"malformed evidence ref {ref!r}")
-        return tuple(dict.fromkeys(refs))
 
 
 class Citation(_Frozen):

@@ -21,7 +21,8 @@ from ..events.cards import EventCard
 from ..events.weights import card_weight
 from ..service_base import ServiceBase
 from . import evidence as gate
-from .evidence import Assessment, Batch, Citation, RecordPlan, parse_ref
+from .evidence import Citation, RecordPlan
+from .records import Assessment, Batch, BatchStatus, Strategy, Verdict, parse_ref
 from .storage import BatchOpening, GateStorage, GateUnit, NewReceipt
 from .trail import SNIPPET_CHARS, EvidenceTrail
 
@@ -46,7 +47,7 @@ class UseRecord(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     batch_id: str
-    batch_status: gate.BatchStatus
+    batch_status: BatchStatus
     namespace: str
     retrieval_sequence: int
     retrieved_count: int
@@ -55,9 +56,9 @@ class UseRecord(BaseModel):
     event_ids: tuple[str, ...]
     incremented: tuple[str, ...]
     citations: tuple[Citation, ...]
-    verdict: gate.Verdict | None
+    verdict: Verdict | None
     missing: str | None
-    next_strategy: gate.Strategy | None
+    next_strategy: Strategy | None
     replayed: bool
     unresolved_batch_ids: tuple[str, ...]
 
@@ -195,7 +196,7 @@ def _check_refs(evidence_refs: Sequence[str]) -> None:
     if isinstance(evidence_refs, str):
         raise InvalidInput("evidence_refs must be a list of refs")
     for ref in evidence_refs:
-        if not isinstance(ref, str) or gate.parse_ref(ref) is None:
+        if not isinstance(ref, str) or parse_ref(ref) is None:
             raise InvalidInput(f"malformed evidence ref {ref!r}")
 
 

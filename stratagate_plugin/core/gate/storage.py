@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from ..events.cards import EventCard
-from .evidence import Assessment, Batch
+from .records import Assessment, Batch
 from .trail import BatchUse, EventMark, MessageMark
 
 __all__ = ["BatchOpening", "GateStorage", "GateUnit", "NewReceipt", "StoredReceipt"]

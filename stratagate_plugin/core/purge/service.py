@@ -20,9 +20,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..clock import iso, utc_now
-from ..curation.actions import Actor, MemoryAction
+from ..curation.actions import PURGE_RULES
+from ..curation.records import Actor, MemoryAction
 from ..errors import InvalidInput, StrataGateError
-from ..gate.evidence import receipt_payload
 from ..profile.fields import field_of
 from ..service_base import ServiceBase
 from .storage import PurgeStorage, ReceiptDraft
@@ -125,7 +125,7 @@ class PurgeService(ServiceBase):
             raise InvalidInput("the words occur nowhere in memory: nothing was changed")
         await self.store.remove_stale_copies()  # left by a purge killed mid-rewrite
         backups = {
-            p: await self.store.purge_backup(p, needles, now, receipt_payload) for p in plan.files
+            p: await self.store.purge_backup(p, needles, now, PURGE_RULES) for p in plan.files
         }
 
         def receipt(fresh: TextPurgePlan, erased: dict[str, int]) -> ReceiptDraft:
@@ -134,7 +134,7 @@ class PurgeService(ServiceBase):
             return ReceiptDraft(space, target, actor, detail)
 
         async with self.store.secure_deletion():
-            action, erased = await self.store.erase(needles, now, receipt, receipt_payload)
+            action, erased = await self.store.erase(needles, now, receipt, PURGE_RULES)
             vacuumed = await self._compact_if_held(needles)
         left = {k: v for k, v in (await self.store.scan(needles)).items() if v}
         return PurgeOutcome(

@@ -19,7 +19,8 @@ from typing import Any, NamedTuple, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..clock import UtcDatetime
-from ..curation.actions import Actor, MemoryAction
+from ..curation.records import Actor, MemoryAction
+from ..curation.storage import PurgeRules
 from ..events.cards import EventCard
 
 TOMBSTONE = "[purged]"
@@ -32,7 +33,6 @@ __all__ = [
     "PlanReceipt",
     "PurgeStorage",
     "ReceiptDraft",
-    "ReceiptPayload",
     "SpaceContents",
     "SpaceReceipt",
     "TextPurgePlan",
@@ -73,11 +73,6 @@ class Words(Protocol):
         ...
 
     def hashes(self) -> list[str]: ...
-
-
-ReceiptPayload = Callable[[list[str], dict[str, Any]], str]
-"""A usage receipt's canonical payload from its event ids and audit (recomputed where a
-purge swept the audit, so an identical replay is still recognised)."""
 
 
 class PlanItem(BaseModel):
@@ -164,11 +159,11 @@ class PurgeStorage(Protocol):
         ...
 
     async def erase(
-        self, words: Words, now: datetime, receipt: PlanReceipt, payload: ReceiptPayload
+        self, words: Words, now: datetime, receipt: PlanReceipt, rules: PurgeRules
     ) -> Done:
         """One transaction: the plan made again, every row of it erased and what was built
-        on it re-derived (counts by kind), the receipt ``receipt`` makes of them and the
-        journal entry naming it (a purge whose file is not compacted yet)."""
+        on it re-derived by ``rules`` (counts by kind), the receipt ``receipt`` makes of
+        them and the journal entry naming it (a purge whose file is not compacted yet)."""
         ...
 
     async def leftovers(self, words: Words) -> dict[str, int]:
@@ -209,9 +204,7 @@ class PurgeStorage(Protocol):
         """Each backup whose bytes hold the words, with its hits."""
         ...
 
-    async def purge_backup(
-        self, path: str, words: Words, now: datetime, payload: ReceiptPayload
-    ) -> str:
+    async def purge_backup(self, path: str, words: Words, now: datetime, rules: PurgeRules) -> str:
         """The purge applied to a copy that replaces the backup (``rewritten``), or the
         backup deleted when its copy cannot be purged clean (``deleted``)."""
         ...

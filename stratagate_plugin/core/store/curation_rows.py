@@ -3,10 +3,12 @@ make of one item, and purging an event's source messages.
 
 A purge runs in the caller's one transaction: the messages keep their rows (block, position,
 id) with a tombstone for text and no tool traces, leave the FTS index, and every view built
-on their words is redone or blanked — the blocks' L4/L3 recomputed by rule, their L0–L2
-blanked and the summary job queued again (the extraction is not re-run, so no event is
-formed twice), and every event citing them forgotten with its texts blanked, in the search
-index and in the titles batches and adoption receipts kept of it.
+on their words is redone or blanked — the blocks' L4/L3 recomputed, their L0–L2 blanked and
+the summary job queued again (the extraction is not re-run, so no event is formed twice),
+and every event citing them forgotten with its texts blanked, in the search index and in
+the titles batches and adoption receipts kept of it. What is recomputed (the layers, what
+stays of a card's temporal fields, a receipt's payload) the caller's rules say
+(``curation.storage.PurgeRules``): the store reads, asks them and writes.
 """
 
 import json
@@ -14,9 +16,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ..blocks.transcript import layer_texts
 from ..clock import parse_iso
-from ..curation.actions import (
+from ..curation.records import (
     PURGED_TITLE,
     Actor,
     EventBrief,
@@ -24,11 +25,9 @@ from ..curation.actions import (
     MessageCard,
     PurgePlan,
     ReceiptKind,
-    purged_temporal,
-    tombstone,
 )
+from ..curation.storage import PurgeRules
 from ..errors import NotFound
-from ..gate.evidence import receipt_payload
 from ..ids import new_id
 from . import block_rows, jobs
 from .event_rows import VISIBLE, get_event
@@ -195,29 +194,29 @@ def purge_plan(raw: sqlite3.Connection, event_id: str) -> PurgePlan:
     )
 
 
-def purge(raw: sqlite3.Connection, plan: PurgePlan, now: str) -> None:
-    """Tombstone the plan's messages and redo or blank every view of their words; a message
-    purged before keeps its first tombstone (and its blocks are not derived again)."""
+def purge(raw: sqlite3.Connection, plan: PurgePlan, text: str, now: str, rules: PurgeRules) -> None:
+    """Tombstone the plan's messages (``text`` for their words) and redo or blank every
+    view of their words by ``rules``; a message purged before keeps its first tombstone
+    (and its blocks are not derived again)."""
     fresh = raw.execute(
         f"SELECT id, fts_rowid, block_id FROM messages WHERE id IN {_IDS} AND purged_at IS NULL",
         (json.dumps(plan.message_ids),),
     ).fetchall()
     unindex_messages(raw, [int(row[1]) for row in fresh if row[1] is not None])
-    text = tombstone(parse_iso(now))
     raw.executemany(
         "UPDATE messages SET content = ?, tool_calls_json = '[]', fts_rowid = NULL, "
         "purged_at = ? WHERE id = ?",
         [(text, now, row[0]) for row in fresh],
     )
     for block_id in dict.fromkeys(row[2] for row in fresh if row[2] is not None):
-        rederive_block(raw, block_id, now)
+        rederive_block(raw, block_id, now, rules)
     for event_id in [plan.event_id, *(event.id for event in plan.also_forgotten)]:
-        blank_event(raw, event_id, text, now)
+        blank_event(raw, event_id, text, now, rules)
 
 
-def rederive_block(raw: sqlite3.Connection, block_id: str, now: str) -> None:
+def rederive_block(raw: sqlite3.Connection, block_id: str, now: str, rules: PurgeRules) -> None:
     """L4/L3 again from the tombstoned L5; L0–L2 blank until the summary job runs again."""
-    _raw_text, readable, condensed = layer_texts(block_rows.block_messages(raw, block_id))
+    readable, condensed = rules.block_layers(block_rows.block_messages(raw, block_id))
     raw.execute(
         "UPDATE blocks SET l4_readable = ?, l3_condensed = ?, l0_title = NULL, "
         "l0_tags_json = NULL, l1_summary = NULL, l2_keypoints_json = NULL, updated_at = ? "
@@ -227,7 +226,11 @@ def rederive_block(raw: sqlite3.Connection, block_id: str, now: str) -> None:
     jobs.requeue_block(raw, block_id, parse_iso(now))
 
 
-def blank_event(raw: sqlite3.Connection, event_id: str, text: str, now: str) -> None:
+def blank_event(
+    raw: sqlite3.Connection, event_id: str, text: str, now: str, rules: PurgeRules
+) -> None:
+    """The event forgotten with its texts blanked (``text`` for its summary), in the search
+    index, the graph's provenance and wherever its title was recorded."""
     row = raw.execute("SELECT temporal_json FROM events WHERE id = ?", (event_id,)).fetchone()
     if row is None:
         raise NotFound(f"no event with id {event_id!r}")
@@ -235,15 +238,15 @@ def blank_event(raw: sqlite3.Connection, event_id: str, text: str, now: str) -> 
         "UPDATE events SET title = ?, summary = ?, tags_json = '[]', quotes_json = '[]', "
         "catalog_hints_json = '[]', temporal_json = ?, updated_at = ?, status = CASE WHEN "
         "status IN ('active', 'superseded') THEN 'forgotten' ELSE status END WHERE id = ?",
-        (PURGED_TITLE, text, dump_json(purged_temporal(json.loads(row[0]))), now, event_id),
+        (PURGED_TITLE, text, dump_json(rules.purged_temporal(json.loads(row[0]))), now, event_id),
     )
     stored = raw.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone()
     index_event(raw, stored["pk"], event_row_text(stored))
     strip_event_provenance(raw, [event_id])
-    _blank_recorded_titles(raw, event_id)
+    _blank_recorded_titles(raw, event_id, rules)
 
 
-def _blank_recorded_titles(raw: sqlite3.Connection, event_id: str) -> None:
+def _blank_recorded_titles(raw: sqlite3.Connection, event_id: str, rules: PurgeRules) -> None:
     """The event's title as batches and adoption receipts keep it; a receipt's payload is
     recomputed from its audit, so an identical replay is still recognised."""
     key = f'$."event:{event_id}"'
@@ -262,7 +265,7 @@ def _blank_recorded_titles(raw: sqlite3.Connection, event_id: str) -> None:
         for citation in audit.get("citations", []):
             if citation.get("kind") == "event" and citation.get("id") == event_id:
                 citation["title"] = PURGED_TITLE
-        payload = receipt_payload(json.loads(event_ids_json), audit)
+        payload = rules.receipt_payload(json.loads(event_ids_json), audit)
         raw.execute(
             "UPDATE usage_receipts SET audit_json = ?, payload = ? WHERE rowid = ?",
             (dump_json(audit), payload, rowid),

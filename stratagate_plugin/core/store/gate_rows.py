@@ -12,10 +12,10 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..curation.actions import Adoption
+from ..curation.records import Adoption
 from ..errors import InvalidInput, NotFound
 from ..events.cards import EventCard
-from ..gate.evidence import Assessment, Batch
+from ..gate.records import Assessment, Batch
 from ..gate.trail import BatchUse, EventMark, MessageMark
 from ..text.secrets import redact_secrets, redact_value
 from .event_rows import VISIBLE, get_event

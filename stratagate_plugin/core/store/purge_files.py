@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from ..purge.storage import ReceiptPayload
+from ..curation.storage import PurgeRules
 from ..purge.storage import Words as Needles
 from .health import backup_dir, backups_of
 from .purge_rows import erase_words, leftovers, plan_words
@@ -91,12 +91,12 @@ def compact(raw: sqlite3.Connection) -> None:
     checkpoint(raw)
 
 
-def scrub_backup(path: Path, needles: Needles, now: datetime, payload: ReceiptPayload) -> str:
+def scrub_backup(path: Path, needles: Needles, now: datetime, rules: PurgeRules) -> str:
     """The purge applied to a copy of the backup, which then replaces it ("rewritten");
     a copy that cannot be purged or still holds the words is deleted with it ("deleted")."""
 
     def purge(raw: sqlite3.Connection) -> None:
-        erase_words(raw, needles, plan_words(raw, needles), now, payload)
+        erase_words(raw, needles, plan_words(raw, needles), now, rules)
 
     def clean(raw: sqlite3.Connection, work: Path) -> bool:
         return not leftovers(raw, needles) and byte_hits(work, needles) == 0

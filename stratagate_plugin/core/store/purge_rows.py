@@ -17,7 +17,8 @@ import sqlite3
 from datetime import datetime
 
 from ..clock import iso
-from ..purge.storage import TOMBSTONE, PlanItem, ReceiptPayload, TextPurgePlan
+from ..curation.storage import PurgeRules
+from ..purge.storage import TOMBSTONE, PlanItem, TextPurgePlan
 from ..purge.storage import Words as Needles
 from ..text.search_terms import fts_document
 from . import term_index, topic_sync
@@ -152,18 +153,19 @@ def erase_words(
     needles: Needles,
     plan: TextPurgePlan,
     now: datetime,
-    payload: ReceiptPayload,
+    rules: PurgeRules,
 ) -> dict[str, int]:
-    """Tombstone the words in every row of ``plan`` and re-derive what was built on them
-    (a swept usage receipt's ``payload`` made again); what was changed, counted by kind."""
+    """Tombstone the words in every row of ``plan`` and re-derive what was built on them by
+    ``rules`` (blocks' layers, forgotten cards, swept receipts' payloads); what was changed,
+    counted by kind."""
     register(raw, needles)
     stamp = iso(now)
     _erase_messages(raw, [item.id for item in plan.messages], stamp)
     for block in plan.blocks:
-        rederive_block(raw, block.id, stamp)
+        rederive_block(raw, block.id, stamp, rules)
     for item in plan.events:
         if item.outcome == "forgotten":
-            blank_event(raw, item.id, TOMBSTONE, stamp)
+            blank_event(raw, item.id, TOMBSTONE, stamp, rules)
         else:
             _edit_event(raw, item.id, stamp)
     release_running_jobs(raw, plan.namespaces(), stamp)
@@ -172,7 +174,7 @@ def erase_words(
     swept = sweep(raw)
     swept += raw.execute("DELETE FROM profile_fields WHERE value = ?", (TOMBSTONE,)).rowcount
     _rebuild_graph_terms(raw)
-    _recompute_receipt_payloads(raw, payload)
+    _recompute_receipt_payloads(raw, rules)
     optimize_index(raw)
     return {
         "messages": len(plan.messages),
@@ -263,7 +265,7 @@ def _rebuild_graph_terms(raw: sqlite3.Connection) -> None:
     rebuild_terms(raw, [row[0] for row in rows])
 
 
-def _recompute_receipt_payloads(raw: sqlite3.Connection, receipt_payload: ReceiptPayload) -> None:
+def _recompute_receipt_payloads(raw: sqlite3.Connection, rules: PurgeRules) -> None:
     """A receipt's payload is its canonical JSON: recomputed where the audit was swept, so
     an identical replay is still recognised."""
     rows = raw.execute(
@@ -272,7 +274,7 @@ def _recompute_receipt_payloads(raw: sqlite3.Connection, receipt_payload: Receip
         (TOMBSTONE,),
     ).fetchall()
     for rowid, event_ids_json, audit_json in rows:
-        payload = receipt_payload(json.loads(event_ids_json), json.loads(audit_json))
+        payload = rules.receipt_payload(json.loads(event_ids_json), json.loads(audit_json))
         raw.execute("UPDATE usage_receipts SET payload = ? WHERE rowid = ?", (payload, rowid))
 
 

@@ -6,7 +6,8 @@ Each is one read of ``TimelineStorage``; weights are computed here with
 
 from pydantic import BaseModel, ConfigDict
 
-from ..curation.actions import EventBrief, EventDetails, MessageCard
+from ..curation.actions import event_details
+from ..curation.records import EventBrief, EventDetails, MessageCard
 from ..events.cards import EventCard
 from ..events.weights import card_weight
 from ..service_base import ServiceBase
@@ -94,7 +95,7 @@ class TimelineService(ServiceBase):
         card, turn = story.details.card, story.current_turn
         adopted = [a.turn for a in story.details.adoptions if a.turn is not None]
         return TimelineDetail(
-            details=story.details,
+            details=event_details(story.details),
             current_turn=turn,
             weight=card_weight(card, turn),
             trajectory=weight_trajectory(card, adopted, turn),

@@ -6,7 +6,8 @@ by the service with ``events.weights``, never by the storage.
 
 from typing import NamedTuple, Protocol
 
-from ..curation.actions import EventBrief, EventDetails, MessageCard
+from ..curation.records import EventBrief, MessageCard
+from ..curation.storage import EventRows
 from ..events.cards import EventCard
 from .filters import TimelineFilter
 
@@ -21,7 +22,7 @@ class TimelinePageRows(NamedTuple):
 
 
 class EventStory(NamedTuple):
-    details: EventDetails
+    details: EventRows
     current_turn: int
     versions: list[EventBrief]
     """The chain of the event's versions, oldest first."""

@@ -8,8 +8,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from ...core.curation.actions import ActionResult
 from ...core.curation.receipts import receipt_line
+from ...core.curation.records import ActionResult
 from ...core.errors import InvalidInput, NotFound
 from .pages import SECTION_PATH, MemoryPages, form_fields, int_param
 

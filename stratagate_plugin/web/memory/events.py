@@ -14,8 +14,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from ...core.curation.actions import ActionKind, ActionResult
 from ...core.curation.receipts import receipt_line
+from ...core.curation.records import ActionKind, ActionResult
 from ...core.errors import NotFound
 from ...core.events.cards import EVENT_TYPES, happened_label
 from ...core.timeline.filters import SOURCE_FILTERS, STATUS_FILTERS, parse_moment, timeline_filter

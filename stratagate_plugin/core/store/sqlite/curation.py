@@ -1,29 +1,26 @@
 """Curation's storage contract (``core/curation/storage.py``) on SQLite: each action one
 ``Database.write`` with its receipt, each item read one ``Database.read``.
 
-A block's view is rendered by the blocks rule (``blocks.views.block_view``) from the parts
-the block store reads, on the database thread, inside the same read.
+A read returns records: a block's parts (its view is rendered by the service), an event's
+card with the briefs of the events it links to (the service names the links).
 """
 
 import sqlite3
 from collections.abc import Sequence
 
-from ...blocks.views import block_view
-from ...curation.actions import (
+from ...curation.records import (
     ActionKind,
     ActionResult,
     Actor,
-    EventDetails,
-    LinkedEvent,
+    EventBrief,
     MemoryAction,
     MessageCard,
     NothingDone,
     PurgePlan,
-    link_ids,
 )
-from ...curation.storage import ActionRules, BlockRows, Decide, Make
+from ...curation.storage import ActionRules, BlockRows, Decide, EventRows, Make
 from ...errors import NotFound
-from ...events.cards import EventCard
+from ...events.cards import RELATION_LISTS, EventCard
 from .. import block_rows, event_rows
 from .. import curation_rows as rows
 from .. import gate_rows as flags
@@ -71,13 +68,13 @@ class SqliteCurationStorage:
         ids = list(message_ids)
         return await self.db.read(lambda raw: rows.message_cards(raw, ids))
 
-    async def event_details(self, event_id: str) -> EventDetails:
+    async def event_details(self, event_id: str) -> EventRows:
         return await self.db.read(lambda raw: event_details_in(raw, event_id))
 
     async def block_details(self, block_id: str) -> BlockRows:
         return await self.db.read(lambda raw: _block_rows(raw, block_id))
 
-    async def describe(self, item_id: str) -> EventDetails | BlockRows | MessageCard:
+    async def describe(self, item_id: str) -> EventRows | BlockRows | MessageCard:
         return await self.db.read(lambda raw: _describe(raw, item_id))
 
 
@@ -95,7 +92,7 @@ def _act(
     if kind == "purge":
         plan = rows.purge_plan(raw, event_id)
         flags.forget(raw, event_id, now)
-        rows.purge(raw, plan, now)
+        rows.purge(raw, plan, rules.tombstone(now), now, rules)
         detail = rules.purge_detail(plan, before)
     else:
         detail = rules.detail(before, _flag(raw, kind, before, now, rules))
@@ -124,41 +121,35 @@ def _correct(
     return ActionResult(action=action, card=event_rows.get_event(raw, new.id))
 
 
-def event_details_in(raw: sqlite3.Connection, event_id: str) -> EventDetails:
+def event_details_in(raw: sqlite3.Connection, event_id: str) -> EventRows:
     """``event_details`` inside a caller's read (the timeline's story reads more with it)."""
     card = event_rows.get_event(raw, event_id)
-    return EventDetails(
+    return EventRows(
         card=card,
         sources=rows.message_cards(raw, card.source_message_ids),
-        links=_links(raw, card),
+        linked=_linked(raw, card),
         adoptions=flags.adoptions_of(raw, event_id),
         actions=rows.list_actions(raw, event_id),
     )
 
 
-def _links(raw: sqlite3.Connection, card: EventCard) -> list[LinkedEvent]:
-    pairs = link_ids(card)
-    known = rows.briefs(raw, [event_id for _, event_id in pairs])
-    return [
-        LinkedEvent(relation=relation, event_id=event_id, title=brief.title, status=brief.status)
-        if (brief := known.get(event_id))
-        else LinkedEvent(relation=relation, event_id=event_id, found=False)
-        for relation, event_id in pairs
-    ]
+def _linked(raw: sqlite3.Connection, card: EventCard) -> dict[str, EventBrief]:
+    """Briefs of the events the card names: its successor and its relation lists."""
+    named = [card.superseded_by] if card.superseded_by else []
+    named += [str(i) for key in RELATION_LISTS for i in card.temporal.get(key, [])]
+    return rows.briefs(raw, named)
 
 
 def _block_rows(raw: sqlite3.Connection, block_id: str) -> BlockRows:
-    block = block_rows.get_block(raw, block_id)
-    messages = block_rows.block_messages(raw, block_id)
+    parts = block_rows.block_parts(raw, block_rows.get_block(raw, block_id))
     return BlockRows(
-        view=block_view(block_rows.block_parts(raw, block)),
-        messages=messages,
-        cards=rows.message_cards(raw, [m.id for m in messages]),
+        parts=parts,
+        cards=rows.message_cards(raw, [m.id for m in parts.messages]),
         events=rows.block_event_briefs(raw, block_id),
     )
 
 
-def _describe(raw: sqlite3.Connection, item_id: str) -> EventDetails | BlockRows | MessageCard:
+def _describe(raw: sqlite3.Connection, item_id: str) -> EventRows | BlockRows | MessageCard:
     if rows.briefs(raw, [item_id]):
         return event_details_in(raw, item_id)
     if rows.block_exists(raw, item_id):

@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from ...events.cards import EventCard
-from ...gate.evidence import Assessment, Batch
+from ...gate.records import Assessment, Batch
 from ...gate.storage import BatchOpening, GateUnit, NewReceipt, StoredReceipt
 from ...gate.trail import BatchUse, EventMark, MessageMark
 from .. import event_rows

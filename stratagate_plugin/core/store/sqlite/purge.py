@@ -9,13 +9,13 @@ from datetime import datetime
 from pathlib import Path
 
 from ...clock import iso
-from ...curation.actions import MemoryAction
+from ...curation.records import MemoryAction
+from ...curation.storage import PurgeRules
 from ...events.cards import EventCard
 from ...purge.storage import (
     Done,
     PlanReceipt,
     ReceiptDraft,
-    ReceiptPayload,
     SpaceContents,
     SpaceReceipt,
     TextPurgePlan,
@@ -50,11 +50,11 @@ class SqlitePurgeStorage:
         return await self.db.read(lambda raw: rows.plan_words(raw, words))
 
     async def erase(
-        self, words: Words, now: datetime, receipt: PlanReceipt, payload: ReceiptPayload
+        self, words: Words, now: datetime, receipt: PlanReceipt, rules: PurgeRules
     ) -> Done:
         def unit(raw: sqlite3.Connection) -> Done:
             fresh = rows.plan_words(raw, words)
-            erased = rows.erase_words(raw, words, fresh, now, payload)
+            erased = rows.erase_words(raw, words, fresh, now, rules)
             return _receipted(raw, receipt(fresh, erased), iso(now)), erased
 
         return await self.db.write(unit)
@@ -94,10 +94,8 @@ class SqlitePurgeStorage:
     async def backups_holding(self, words: Words) -> dict[str, int]:
         return files.backups_holding(self.db.path, words)
 
-    async def purge_backup(
-        self, path: str, words: Words, now: datetime, payload: ReceiptPayload
-    ) -> str:
-        return files.scrub_backup(Path(path), words, now, payload)
+    async def purge_backup(self, path: str, words: Words, now: datetime, rules: PurgeRules) -> str:
+        return files.scrub_backup(Path(path), words, now, rules)
 
     async def space_contents(self, namespace: str) -> SpaceContents:
         def read(raw: sqlite3.Connection) -> SpaceContents:
