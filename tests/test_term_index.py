@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from imports import candidate, document, imported
+
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.purge.words import Needles
@@ -53,7 +53,9 @@ def _snapshot(raw: sqlite3.Connection) -> dict[str, Any]:
     for namespace, term, rowids, counts, lengths in rows:
         arrays = [np.frombuffer(rowids, "<i4"), np.frombuffer(counts, "<u2")]
         arrays.append(np.frombuffer(lengths, "<u2"))
-        postings.setdefault((namespace, term), []).extend(zip(*(a.tolist() for a in arrays)))
+        postings.setdefault((namespace, term), []).extend(
+            zip(*(a.tolist() for a in arrays), strict=True)
+        )
     counts = raw.execute("SELECT namespace, term, messages, blocks FROM term_counts")
     lengths = raw.execute("SELECT block_id, namespace, tokens FROM block_lengths")
     return {
