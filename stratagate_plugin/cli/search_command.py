@@ -19,8 +19,8 @@ from ..core.curation.records import EventBrief, MessageCard
 from ..core.errors import InvalidInput, NotFound
 from ..core.events.cards import EventCard
 from ..core.memory import StrataGate
+from ..core.records import IMPORT_THREAD_PREFIX
 from ..core.retrieval.fused import Retrieved
-from ..core.store.raw_search import IMPORT_THREAD_PREFIX
 from .common import add_db_option, add_space_option, open_memory, resolve_space
 
 TEXT_CHARS = 200

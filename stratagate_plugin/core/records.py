@@ -140,6 +140,8 @@ GRAPH_JOB = "graph_projection"
 """The kind of job a batch of events queues for the knowledge graph."""
 MAX_ATTEMPTS = 3
 """How many times a job is tried before it stays failed (a manual retry starts again)."""
+IMPORT_THREAD_PREFIX = "external-import:"
+"""An import's source block lives in a thread named so: provenance, never a raw hit."""
 
 
 class Job(BaseModel):

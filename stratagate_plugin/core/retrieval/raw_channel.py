@@ -36,6 +36,7 @@ class RawChannelConfig:
     speaker_min_messages: int = 3
     expansion_weight: float = 0.5
     candidate_cap: int = 200
+    context_cap: int = 50  # matches whose neighbours are read (with an impact index)
     category_weight: float = 0.5
     category_cap: int = 100
     echo_weight: float = 0.5  # an answer composed from memory, against what it repeats
@@ -62,6 +63,12 @@ class ChannelDoc:
     tokens: list[str]
     speaker: tuple[str, ...] = ()
     echo: bool = False  # composed from memory: demoted below the statement it repeats
+    length: int = -1  # token length when ``tokens`` holds only the query's terms
+
+    @property
+    def size(self) -> int:
+        """The message's length in tokens."""
+        return self.length if self.length >= 0 else len(self.tokens)
 
 
 def scan_stats(docs: Sequence[ChannelDoc], terms: Sequence[str]) -> CorpusStats:
@@ -151,7 +158,7 @@ def _message_scores(
     avgdl = stats.message_tokens / stats.messages if stats.messages else 1.0
     weights = {t: f * idf(stats.messages, stats.message_df.get(t, 0)) for t, f in factors.items()}
     counted = {  # each message counted once: as itself and as its successor's expansion
-        (d.thread_id, d.position): (Counter(t for t in d.tokens if t in weights), len(d.tokens))
+        (d.thread_id, d.position): (Counter(t for t in d.tokens if t in weights), d.size)
         for d in docs
     }
     scores = {}

@@ -1,28 +1,42 @@
 """The raw channel's documents and BM25 statistics from what storage read.
 
-Messages are tokenised here (with their speaker's ``Name:`` label); with an index, the
-sealed corpus's counts come from ``RetrievalStorage.term_statistics`` for the terms that
-occur in the loaded messages (no other term can score) and the open tails' are added;
-without one, every message was loaded and the statistics are counted from them.
+With an impact index, the candidates are the best BM25 rowids over the query terms'
+postings (``impact.best_rowids``), read with their thread neighbours; a sealed message's
+document is then its query terms as its postings count them and its stored length, so
+no sealed message is tokenised at query time (only its ``Name:`` label is). Without one,
+the FTS5 index or a scan gives the messages, tokenised here. The sealed corpus's counts
+come from ``RetrievalReader.term_statistics`` for the terms that occur in the loaded
+messages (no other term can score) and the open tails' are added; with no index at all
+every message was loaded and the statistics are counted from them.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..text.search_terms import tokenize
+from .impact import best_rowids, term_counts
 from .raw_channel import ChannelDoc, CorpusStats, added_stats, scan_stats, speaker_label
-from .storage import ChannelMessage, ChannelQuery, ChannelRows, RetrievalReader
+from .storage import ChannelMessage, ChannelQuery, ChannelRows, RetrievalReader, TermPostings
 
 
-def channel_doc(message: ChannelMessage) -> ChannelDoc:
+def channel_doc(message: ChannelMessage, counted: Mapping[str, int] | None = None) -> ChannelDoc:
+    """The message's document: tokenised, or (``counted``: its query terms' counts from
+    the impact index) those terms with its stored length."""
+    if counted is None:
+        tokens, length = tokenize(message.content), -1
+    else:
+        tokens = [term for term, count in counted.items() for _ in range(count)]
+        length = message.length
+    label = speaker_label(message.content)
     return ChannelDoc(
         message.id,
         message.thread_id,
         message.block_id,
         message.position,
         message.block_sequence,
-        tokenize(message.content),
-        tuple(tokenize(speaker_label(message.content))),
+        tokens,
+        tuple(tokenize(label)) if label else (),
         message.composed_from_memory,
+        length,
     )
 
 
@@ -30,6 +44,10 @@ def channel_docs(
     reader: RetrievalReader, namespace: str, query: ChannelQuery
 ) -> tuple[list[ChannelDoc], CorpusStats]:
     """The loaded messages' documents and the BM25 statistics they are scored with."""
+    terms = [*query.terms, *query.weak]
+    postings = None if query.scan else reader.term_postings(namespace, terms)
+    if postings is not None:
+        return impact_docs(reader, namespace, query, postings)
     rows = reader.channel_messages(namespace, query)
     terms = [*query.terms, *query.weak]
     docs, tails = loaded_docs(rows)
@@ -37,6 +55,30 @@ def channel_docs(
         return docs, scan_stats(docs, terms)
     present = present_terms(docs, terms)
     sealed = reader.term_statistics(namespace, present, matched_blocks(rows))
+    return docs, with_tails(sealed, tails, present)
+
+
+def impact_docs(
+    reader: RetrievalReader,
+    namespace: str,
+    query: ChannelQuery,
+    postings: Mapping[str, TermPostings],
+) -> tuple[list[ChannelDoc], CorpusStats]:
+    """Candidates from the impact index: up to ``cap`` on the query's terms, up to
+    ``weak_cap`` more on its weak ones, their neighbours, and every other open tail."""
+    terms = list(dict.fromkeys([*query.terms, *query.weak]))
+    ranking = reader.term_statistics(namespace, [t for t in terms if t in postings], [])
+    strong = best_rowids(postings, query.terms, ranking, query.cap)
+    weak = best_rowids(postings, query.weak, ranking, query.weak_cap, leave_out=strong)
+    around = query.context_cap or len(strong) + len(weak)
+    matched, neighbours = reader.indexed_messages(namespace, [*strong, *weak], query.reach, around)
+    loaded = [*matched, *neighbours]
+    counts = term_counts(postings, [m.rowid for m in loaded])
+    tails = [channel_doc(m) for m in reader.tail_messages(namespace, query.current_thread)]
+    docs = [channel_doc(m, counts.get(m.rowid, {})) for m in loaded] + tails
+    present = present_terms(docs, terms)
+    blocks = sorted({message.block_id for message in matched})
+    sealed = reader.term_statistics(namespace, present, blocks)
     return docs, with_tails(sealed, tails, present)
 
 

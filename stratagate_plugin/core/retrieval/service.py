@@ -186,6 +186,7 @@ class RetrievalService(ServiceBase):
                 tuple(weak),
                 config.category_cap,
                 current_thread,
+                context_cap=config.context_cap,
             ),
         )
         return context_rank(terms, docs, stats, config, boost or {}, weak)[:k]

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple, Protocol, TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
 from ..events.cards import EventCard, EventStatus
 from ..events.storage import EventsReader
 from ..graph.shapes import NodeRecords
@@ -31,6 +34,7 @@ __all__ = [
     "RetrievalReader",
     "RetrievalStorage",
     "SealedMatch",
+    "TermPostings",
 ]
 
 
@@ -63,7 +67,8 @@ class SealedMatch(NamedTuple):
 
 class ChannelMessage(NamedTuple):
     """A message for the raw channel (an open tail's ``block_id`` is ``OPEN_TAIL:<thread>``
-    and its ``block_sequence`` newer than every sealed block's)."""
+    and its ``block_sequence`` newer than every sealed block's). An indexed message read
+    beside the impact index has its ``rowid`` and token ``length`` (else 0 and -1)."""
 
     id: str
     thread_id: str
@@ -72,6 +77,17 @@ class ChannelMessage(NamedTuple):
     block_sequence: int
     content: str
     composed_from_memory: bool
+    rowid: int = 0
+    length: int = -1
+
+
+class TermPostings(NamedTuple):
+    """One term's postings in a space's impact index, in rowid order: each message's index
+    rowid, the term's count in it and the message's token length."""
+
+    rowids: npt.NDArray[np.int64]
+    counts: npt.NDArray[np.float64]
+    lengths: npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -87,6 +103,9 @@ class ChannelQuery:
     weak_cap: int = 0
     current_thread: str | None = None
     scan: bool = False
+    context_cap: int = 0
+    """With an impact index: only the best ``context_cap`` matches get their neighbours
+    read (0: every match's)."""
 
 
 class ChannelRows(NamedTuple):
@@ -119,6 +138,23 @@ class RetrievalReader(EventsReader, Protocol):
 
     def channel_messages(self, namespace: str, query: ChannelQuery) -> ChannelRows:
         """The raw channel's messages for ``query``."""
+        ...
+
+    def term_postings(self, namespace: str, terms: Sequence[str]) -> dict[str, TermPostings] | None:
+        """Each term's postings in the space's impact index (a term no searchable message
+        holds is absent); ``None`` when there is no impact index to read."""
+        ...
+
+    def indexed_messages(
+        self, namespace: str, rowids: Sequence[int], reach: int, around: int
+    ) -> tuple[list[ChannelMessage], list[ChannelMessage]]:
+        """(the sealed conversation messages with these index rowids, in the order given;
+        the others of the threads of the first ``around`` within ``reach`` positions), each
+        with its length."""
+        ...
+
+    def tail_messages(self, namespace: str, current_thread: str | None) -> list[ChannelMessage]:
+        """The open-tail messages of every thread but ``current_thread``."""
         ...
 
     def term_statistics(

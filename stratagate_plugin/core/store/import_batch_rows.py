@@ -25,10 +25,9 @@ from dataclasses import dataclass
 
 from ..events.cards import RELATION_LISTS
 from ..importer.storage import SourceBlock
-from ..records import GRAPH_JOB
+from ..records import GRAPH_JOB, IMPORT_THREAD_PREFIX
 from . import block_rows, topic_rows
 from .graph_writes import strip_event_provenance
-from .raw_search import IMPORT_THREAD_PREFIX
 from .rows import dump_json
 from .sealing import next_fts_rowid
 from .search_index import index_messages, unindex_messages

@@ -24,6 +24,7 @@ from ..events.storage import EventRules
 from ..purge.storage import TOMBSTONE, PlanItem, TextPurgePlan
 from ..purge.storage import Words as Needles
 from ..text.search_terms import fts_document
+from . import term_index
 from .curation_rows import blank_event, rederive_block
 from .graph_writes import rebuild_terms
 from .search_index import FTS_TOKEN_COUNT, has_index, reindex_event
@@ -239,8 +240,10 @@ def _reindex_message(raw: sqlite3.Connection, namespace: str, rowid: int) -> Non
     ).fetchone()
     content = raw.execute("SELECT content FROM messages WHERE fts_rowid = ?", (rowid,)).fetchone()
     document = fts_document(content[0])
+    term_index.remove(raw, term_index.messages_at(raw, [rowid]))
     raw.execute("DELETE FROM message_fts WHERE rowid = ?", (rowid,))
     raw.execute("INSERT INTO message_fts(rowid, tokens) VALUES (?, ?)", (rowid, document))
+    term_index.add(raw, term_index.messages_at(raw, [rowid]))
     new = document.count(" ") + 1 if document else 0
     raw.execute(
         "UPDATE message_index_stats SET tokens = tokens - ? + ? WHERE namespace = ?",

@@ -12,12 +12,11 @@ import sqlite3
 from collections.abc import Sequence
 
 from ..clock import parse_iso
+from ..records import IMPORT_THREAD_PREFIX
 from ..retrieval.hits import HitMessage, RawHit
 from ..retrieval.storage import SealedMatch
 from ..text.search_terms import fts_document, fts_encode
 from .search_index import has_index, prefilter
-
-IMPORT_THREAD_PREFIX = "external-import:"
 
 _COLUMNS = (
     "SELECT m.pk, m.id, m.thread_id, m.block_id, m.position, m.role, m.content, m.created_at, "

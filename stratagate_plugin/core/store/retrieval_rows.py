@@ -17,6 +17,7 @@ from datetime import datetime
 from ..clock import parse_iso
 from ..retrieval.storage import OPEN_TAIL, ChannelMessage, ChannelQuery, ChannelRows, CorpusStats
 from ..text.search_terms import fts_match_any
+from . import term_index
 from .block_rows import OPEN_TAILS
 from .raw_search import NOT_IMPORT_SOURCE, fetch_rows
 from .search_index import FTS_TOKEN_COUNT, has_index
@@ -67,6 +68,53 @@ def _matching(
     return [_message(row) for row in rows]
 
 
+def indexed_messages(
+    raw: sqlite3.Connection, namespace: str, rowids: Sequence[int], reach: int, around: int
+) -> tuple[list[ChannelMessage], list[ChannelMessage]]:
+    """The sealed conversation messages at these index rowids (in that order) and the
+    thread neighbours within ``reach`` of the first ``around`` of them: two reads, each
+    message with its token length."""
+    rows = fetch_rows(
+        raw,
+        f"SELECT {_COLUMNS}, m.content, m.fts_rowid, {FTS_TOKEN_COUNT} AS length "
+        "FROM json_each(?) j CROSS JOIN messages m ON m.fts_rowid = j.value "
+        "JOIN message_fts f ON f.rowid = m.fts_rowid JOIN blocks b ON b.id = m.block_id "
+        f"WHERE m.namespace = ? AND {NOT_IMPORT_SOURCE} ORDER BY j.key",
+        [json.dumps(list(rowids)), namespace],
+    )
+    matched = [_message(row) for row in rows]
+    return matched, _neighbours_at(raw, namespace, matched, reach, around)
+
+
+def _neighbours_at(
+    raw: sqlite3.Connection,
+    namespace: str,
+    matched: Sequence[ChannelMessage],
+    reach: int,
+    around: int,
+) -> list[ChannelMessage]:
+    seen = {(d.thread_id, d.position) for d in matched}
+    wanted = sorted(
+        {
+            (d.thread_id, d.position + step)
+            for d in matched[:around]
+            for step in range(-reach, reach + 1)
+            if (d.thread_id, d.position + step) not in seen
+        }
+    )
+    rows = fetch_rows(
+        raw,
+        "SELECT m.id, m.thread_id, m.block_id, m.position, b.sequence AS block_sequence, "
+        f"m.composed_from_memory, m.content, m.fts_rowid, {FTS_TOKEN_COUNT} AS length "
+        "FROM json_each(?) j CROSS JOIN messages m ON m.namespace = ? "
+        "AND m.thread_id = json_extract(j.value, '$[0]') "
+        "AND m.position = json_extract(j.value, '$[1]') JOIN blocks b ON b.id = m.block_id "
+        f"JOIN message_fts f ON f.rowid = m.fts_rowid WHERE {NOT_IMPORT_SOURCE} ORDER BY j.key",
+        [json.dumps(wanted), namespace],
+    )
+    return [_message(row) for row in rows]
+
+
 def scan_messages(raw: sqlite3.Connection, namespace: str) -> list[ChannelMessage]:
     """Every sealed message of the namespace (no index, or as a reference)."""
     rows = fetch_rows(raw, f"SELECT {_COLUMNS}, m.content FROM messages m {_SEALED}", [namespace])
@@ -81,6 +129,7 @@ def tail_messages(
 
 
 def _message(row: sqlite3.Row) -> ChannelMessage:
+    indexed = "length" in row.keys()  # noqa: SIM118 (``in`` on a Row tests its values)
     return ChannelMessage(
         row["id"],
         row["thread_id"],
@@ -89,6 +138,8 @@ def _message(row: sqlite3.Row) -> ChannelMessage:
         int(row["block_sequence"]),
         row["content"],
         bool(row["composed_from_memory"]),
+        int(row["fts_rowid"]) if indexed else 0,
+        int(row["length"]) if indexed else -1,
     )
 
 
@@ -128,14 +179,20 @@ def term_statistics(
         (namespace,),
     ).fetchone()
     count, total, block_count = row if row is not None else (0, 0, 0)
-    frequencies = {term: _frequencies(raw, namespace, term) for term in terms}
+    if term_index.has_index(raw):
+        stored = term_index.frequencies(raw, namespace, terms)
+        frequencies = {term: stored.get(term, (0, 0)) for term in terms}
+        lengths = term_index.block_lengths(raw, blocks)
+    else:
+        frequencies = {term: _frequencies(raw, namespace, term) for term in terms}
+        lengths = _block_lengths(raw, blocks)
     return CorpusStats(
         messages=int(count),
         message_tokens=int(total),
         blocks=int(block_count),
         message_df={t: pair[0] for t, pair in frequencies.items()},
         block_df={t: pair[1] for t, pair in frequencies.items()},
-        block_lengths=_block_lengths(raw, blocks),
+        block_lengths=lengths,
     )
 
 

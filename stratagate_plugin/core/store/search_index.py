@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..events.cards import event_search_text
 from ..events.storage import DocumentFields, EventRules
 from ..text.search_terms import TOKENIZER_VERSION, fts_document, fts_match_any
+from . import term_index
 
 POSTING_BUDGET = 2000
 MAX_PREFILTER_TERMS = 16
@@ -61,18 +62,22 @@ def index_is_current(raw: sqlite3.Connection) -> bool:
         )
     }
     row = raw.execute("SELECT value FROM meta WHERE key = 'fts_tokenizer_version'").fetchone()
-    return len(tables) == 2 and row is not None and int(row[0]) == TOKENIZER_VERSION
+    current = len(tables) == 2 and row is not None and int(row[0]) == TOKENIZER_VERSION
+    return current and term_index.index_is_current(raw)
 
 
 def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> None:
     """Create the index when FTS5 exists; rebuild it when the tokenizer changed, with the
-    events' stored documents when ``rules`` are given (without, readers tokenise)."""
+    events' stored documents when ``rules`` are given (without, readers tokenise), and the
+    impact index whenever the FTS rows were rebuilt or its own version changed."""
     if not fts5_available(raw):
         return
     raw.execute("CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(tokens)")
     raw.execute("CREATE VIRTUAL TABLE IF NOT EXISTS event_fts USING fts5(tokens)")
     row = raw.execute("SELECT value FROM meta WHERE key = 'fts_tokenizer_version'").fetchone()
     if row is not None and int(row[0]) == TOKENIZER_VERSION:
+        if not term_index.index_is_current(raw):
+            term_index.rebuild(raw)
         return
     raw.execute("DELETE FROM message_fts")
     raw.execute(
@@ -87,6 +92,7 @@ def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> No
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_tokenizer_version', ?)",
         (str(TOKENIZER_VERSION),),
     )
+    term_index.rebuild(raw)
 
 
 FTS_TOKEN_COUNT = (  # tokens in an FTS row's text ``f.tokens``: one space-separated term each
@@ -112,6 +118,7 @@ def index_messages(raw: sqlite3.Connection, namespace: str, rows: list[tuple[int
         "tokens = tokens + excluded.tokens, blocks = blocks + 1",
         (namespace, len(documents), tokens),
     )
+    term_index.add(raw, term_index.messages_at(raw, [rowid for rowid, _ in rows]))
 
 
 def unindex_messages(raw: sqlite3.Connection, rowids: Sequence[int]) -> None:
@@ -125,6 +132,7 @@ def unindex_messages(raw: sqlite3.Connection, rowids: Sequence[int]) -> None:
         "ON m.fts_rowid = f.rowid WHERE f.rowid IN (SELECT value FROM json_each(?))",
         (wanted,),
     ).fetchall()
+    term_index.remove(raw, term_index.messages_at(raw, rowids))
     raw.execute(
         "DELETE FROM message_fts WHERE rowid IN (SELECT value FROM json_each(?))", (wanted,)
     )

@@ -12,13 +12,15 @@ from ...records import Message
 from ...retrieval.hits import RawHit
 from ...retrieval.storage import (
     BypassRow,
+    ChannelMessage,
     ChannelQuery,
     ChannelRows,
     CorpusStats,
     RetrievalReader,
     SealedMatch,
+    TermPostings,
 )
-from .. import block_rows, event_rows, graph_reads, raw_search, retrieval_rows
+from .. import block_rows, event_rows, graph_reads, raw_search, retrieval_rows, term_index
 from .. import event_search_rows as event_reads
 from ..db import Database
 from .events import SqliteEventsReader
@@ -32,6 +34,19 @@ class SqliteRetrievalReader(SqliteEventsReader):
 
     def channel_messages(self, namespace: str, query: ChannelQuery) -> ChannelRows:
         return retrieval_rows.channel_rows(self.raw, namespace, query)
+
+    def term_postings(self, namespace: str, terms: Sequence[str]) -> dict[str, TermPostings] | None:
+        if not term_index.has_index(self.raw):
+            return None
+        return term_index.postings(self.raw, namespace, terms)
+
+    def indexed_messages(
+        self, namespace: str, rowids: Sequence[int], reach: int, around: int
+    ) -> tuple[list[ChannelMessage], list[ChannelMessage]]:
+        return retrieval_rows.indexed_messages(self.raw, namespace, rowids, reach, around)
+
+    def tail_messages(self, namespace: str, current_thread: str | None) -> list[ChannelMessage]:
+        return retrieval_rows.tail_messages(self.raw, namespace, current_thread)
 
     def term_statistics(
         self, namespace: str, terms: Sequence[str], blocks: Sequence[str]

@@ -1,0 +1,351 @@
+"""The raw channel's impact index: per space and term, the sealed messages holding it.
+
+FTS5 answers "which messages hold any of these words, best ``rank`` first" by walking every
+posting of every word, so a question of common words costs what the corpus holds. Here each
+term keeps its postings as arrays (message ``fts_rowid``, the term's count in it, the
+message's token length) in chunks of ``CHUNK`` rowids, plus its message and block
+frequencies and every indexed block's token length: ranking reads a few blobs per term
+and scores them in bulk (``retrieval/impact.py``), and the BM25 statistics are lookups.
+
+Kept in the writing transaction beside the FTS rows (``search_index.index_messages`` and
+``unindex_messages``, a purge's re-index), and read from them: a message's terms are its
+FTS row's, so the two indexes never disagree. Like the FTS index it is derived, not history:
+created and rebuilt by live code when its ``INDEX_VERSION`` is not the stored one, never
+by a migration. An import's source message counts in the statistics (as it does in FTS5's)
+but has no postings: it is provenance, never a raw hit.
+"""
+
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import groupby
+
+import numpy as np
+
+from ..records import IMPORT_THREAD_PREFIX
+from ..retrieval.storage import TermPostings
+
+INDEX_VERSION = 1
+CHUNK_BITS = 11  # 2,048 rowids a chunk: a block's append rewrites at most ~12 KB a term
+MAX_COUNT = 65_535
+_ROWIDS, _COUNTS = np.dtype("<i4"), np.dtype("<u2")
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS term_postings (namespace TEXT NOT NULL, term TEXT NOT NULL, "
+    "chunk INTEGER NOT NULL, rowids BLOB NOT NULL, counts BLOB NOT NULL, lengths BLOB NOT NULL, "
+    "UNIQUE (namespace, term, chunk))",
+    "CREATE TABLE IF NOT EXISTS term_counts (namespace TEXT NOT NULL, term TEXT NOT NULL, "
+    "messages INTEGER NOT NULL, blocks INTEGER NOT NULL, PRIMARY KEY (namespace, term)) "
+    "WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS block_lengths (block_id TEXT PRIMARY KEY, "
+    "namespace TEXT NOT NULL, tokens INTEGER NOT NULL) WITHOUT ROWID",
+)
+
+
+@dataclass(frozen=True)
+class IndexedMessage:
+    """A message as the index holds it: its space, rowid, block, tokens, and whether it is
+    a conversation message (an import's source is not)."""
+
+    namespace: str
+    rowid: int
+    block_id: str
+    tokens: list[str]
+    searchable: bool
+
+
+def index_is_current(raw: sqlite3.Connection) -> bool:
+    row = raw.execute("SELECT value FROM meta WHERE key = 'term_index_version'").fetchone()
+    return row is not None and int(row[0]) == INDEX_VERSION
+
+
+def rebuild(raw: sqlite3.Connection) -> None:
+    """The whole index anew from the FTS rows: counts block by block, then postings chunk
+    by chunk (two ordered scans; memory holds one chunk's postings at a time)."""
+    for statement in _TABLES:
+        raw.execute(statement)
+    for table in ("term_postings", "term_counts", "block_lengths"):
+        raw.execute(f"DELETE FROM {table}")
+    _rebuild_counts(raw)
+    _rebuild_postings(raw)
+    raw.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('term_index_version', ?)",
+        (str(INDEX_VERSION),),
+    )
+
+
+_EVERY = (
+    "SELECT m.namespace, m.fts_rowid, m.block_id, m.thread_id, f.tokens FROM messages m "
+    "JOIN message_fts f ON f.rowid = m.fts_rowid WHERE m.block_id IS NOT NULL ORDER BY "
+)
+
+
+def _rebuild_counts(raw: sqlite3.Connection) -> None:
+    rows = raw.execute(_EVERY + "m.namespace, m.block_id")
+    for namespace, group in groupby(rows, key=lambda row: row[0]):
+        frequency: Counter[str] = Counter()
+        spread: Counter[str] = Counter()
+        lengths = []
+        for block_id, block in groupby(group, key=lambda row: row[2]):
+            documents = [fts_terms(row[4]) for row in block]
+            for terms in documents:
+                frequency.update(set(terms))
+            spread.update({term for terms in documents for term in terms})
+            lengths.append((block_id, namespace, sum(len(terms) for terms in documents)))
+        raw.executemany(
+            "INSERT INTO term_counts(namespace, term, messages, blocks) VALUES (?, ?, ?, ?)",
+            [(namespace, term, n, spread[term]) for term, n in frequency.items()],
+        )
+        raw.executemany(
+            "INSERT INTO block_lengths(block_id, namespace, tokens) VALUES (?, ?, ?)", lengths
+        )
+
+
+def _rebuild_postings(raw: sqlite3.Connection) -> None:
+    rows = raw.execute(_EVERY + "m.namespace, m.fts_rowid")
+    for (namespace, chunk), group in groupby(rows, key=lambda r: (r[0], r[1] >> CHUNK_BITS)):
+        entries: dict[str, list[tuple[int, int, int]]] = {}
+        for row in group:
+            message = _indexed(*row)
+            if message.searchable:
+                for term, count in Counter(message.tokens).items():
+                    entries.setdefault(term, []).append((message.rowid, count, len(message.tokens)))
+        raw.executemany(
+            "INSERT INTO term_postings(namespace, term, chunk, rowids, counts, lengths) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(namespace, term, chunk, *_blobs(found)) for term, found in entries.items()],
+        )
+
+
+def messages_at(raw: sqlite3.Connection, rowids: Sequence[int]) -> list[IndexedMessage]:
+    """The messages with these rowids as their FTS rows hold them now."""
+    rows = raw.execute(
+        "SELECT m.namespace, m.fts_rowid, m.block_id, m.thread_id, f.tokens FROM messages m "
+        "JOIN message_fts f ON f.rowid = m.fts_rowid "
+        "WHERE m.fts_rowid IN (SELECT value FROM json_each(?)) ORDER BY m.fts_rowid",
+        (_json_list(rowids),),
+    ).fetchall()
+    return [_indexed(*row) for row in rows if row[2] is not None]
+
+
+def _indexed(
+    namespace: str, rowid: int, block_id: str, thread_id: str, document: str
+) -> IndexedMessage:
+    searchable = not thread_id.startswith(IMPORT_THREAD_PREFIX)
+    return IndexedMessage(namespace, int(rowid), block_id, fts_terms(document), searchable)
+
+
+def fts_terms(document: str) -> list[str]:
+    """The tokens of an FTS row's text (each stored as ``search_terms.fts_encode`` wrote it)."""
+    return [bytes.fromhex(term[1:]).decode("utf-8") for term in document.split()]
+
+
+def add(raw: sqlite3.Connection, messages: Sequence[IndexedMessage]) -> None:
+    """Index new messages (their blocks' other messages, if any, are indexed already)."""
+    if messages and _has_tables(raw):
+        for namespace, members in _by_space(messages).items():
+            _add(raw, namespace, members)
+
+
+def remove(raw: sqlite3.Connection, messages: Sequence[IndexedMessage]) -> None:
+    """Take messages out (``messages`` as they were indexed): their postings, their
+    counts, their blocks' lengths; a term left with no message is deleted outright."""
+    if messages and _has_tables(raw):
+        for namespace, members in _by_space(messages).items():
+            _remove(raw, namespace, members)
+
+
+def _by_space(messages: Sequence[IndexedMessage]) -> dict[str, list[IndexedMessage]]:
+    grouped: dict[str, list[IndexedMessage]] = {}
+    for message in messages:
+        grouped.setdefault(message.namespace, []).append(message)
+    return grouped
+
+
+def _add(raw: sqlite3.Connection, namespace: str, messages: Sequence[IndexedMessage]) -> None:
+    _count(raw, namespace, messages, +1)
+    for block_id, members in _by_block(messages).items():
+        raw.execute(
+            "INSERT INTO block_lengths(block_id, namespace, tokens) VALUES (?, ?, ?) "
+            "ON CONFLICT(block_id) DO UPDATE SET tokens = tokens + excluded.tokens",
+            (block_id, namespace, sum(len(m.tokens) for m in members)),
+        )
+    postings: dict[tuple[str, int], list[tuple[int, int, int]]] = {}
+    for message in messages:
+        if message.searchable:
+            for term, count in Counter(message.tokens).items():
+                key = (term, message.rowid >> CHUNK_BITS)
+                postings.setdefault(key, []).append((message.rowid, count, len(message.tokens)))
+    for (term, chunk), entries in postings.items():
+        _merge_chunk(raw, namespace, term, chunk, entries, ())
+
+
+def _remove(raw: sqlite3.Connection, namespace: str, messages: Sequence[IndexedMessage]) -> None:
+    _count(raw, namespace, messages, -1)
+    for block_id, members in _by_block(messages).items():
+        raw.execute(
+            "UPDATE block_lengths SET tokens = tokens - ? WHERE block_id = ?",
+            (sum(len(m.tokens) for m in members), block_id),
+        )
+    gone: dict[tuple[str, int], set[int]] = {}
+    for message in messages:
+        for term in set(message.tokens) if message.searchable else ():
+            gone.setdefault((term, message.rowid >> CHUNK_BITS), set()).add(message.rowid)
+    for (term, chunk), rowids in gone.items():
+        _merge_chunk(raw, namespace, term, chunk, [], rowids)
+    raw.execute("DELETE FROM term_counts WHERE namespace = ? AND messages <= 0", (namespace,))
+    raw.execute("DELETE FROM block_lengths WHERE namespace = ? AND tokens <= 0", (namespace,))
+
+
+def _count(
+    raw: sqlite3.Connection, namespace: str, messages: Sequence[IndexedMessage], sign: int
+) -> None:
+    """Move each term's message and block frequency by the messages added or removed; a
+    block counts for a term while any of its indexed messages holds it."""
+    moved: Counter[tuple[str, str]] = Counter()
+    block_terms: dict[str, set[str]] = {}
+    for message in messages:
+        terms = set(message.tokens)
+        moved.update((term, "messages") for term in terms)
+        block_terms.setdefault(message.block_id, set()).update(terms)
+    for block_id, terms in block_terms.items():
+        still = _terms_still_in(raw, block_id, {m.rowid for m in messages})
+        moved.update((term, "blocks") for term in terms - still)
+    changed = sorted({term for term, _ in moved})
+    raw.executemany(
+        "INSERT INTO term_counts(namespace, term, messages, blocks) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(namespace, term) DO UPDATE SET messages = messages + excluded.messages, "
+        "blocks = blocks + excluded.blocks",
+        [
+            (namespace, term, sign * moved[(term, "messages")], sign * moved[(term, "blocks")])
+            for term in changed
+        ],
+    )
+
+
+def _terms_still_in(raw: sqlite3.Connection, block_id: str, leaving: set[int]) -> set[str]:
+    """The terms of the block's other indexed messages (none for a block being sealed)."""
+    rows = raw.execute(
+        "SELECT m.fts_rowid, f.tokens FROM messages m JOIN message_fts f "
+        "ON f.rowid = m.fts_rowid WHERE m.block_id = ?",
+        (block_id,),
+    ).fetchall()
+    return {
+        token for rowid, document in rows if rowid not in leaving for token in fts_terms(document)
+    }
+
+
+def _merge_chunk(
+    raw: sqlite3.Connection,
+    namespace: str,
+    term: str,
+    chunk: int,
+    added: Sequence[tuple[int, int, int]],
+    removed: Iterable[int],
+) -> None:
+    row = raw.execute(
+        "SELECT rowids, counts, lengths FROM term_postings "
+        "WHERE namespace = ? AND term = ? AND chunk = ?",
+        (namespace, term, chunk),
+    ).fetchone()
+    entries = dict(zip(*_arrays(row), strict=True)) if row else {}
+    for rowid in removed:
+        entries.pop(rowid, None)
+    for rowid, count, length in added:
+        entries[rowid] = (count, length)
+    if not entries:
+        raw.execute(
+            "DELETE FROM term_postings WHERE namespace = ? AND term = ? AND chunk = ?",
+            (namespace, term, chunk),
+        )
+        return
+    ordered = [(rowid, count, length) for rowid, (count, length) in sorted(entries.items())]
+    raw.execute(
+        "INSERT INTO term_postings(namespace, term, chunk, rowids, counts, lengths) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(namespace, term, chunk) DO UPDATE SET "
+        "rowids = excluded.rowids, counts = excluded.counts, lengths = excluded.lengths",
+        (namespace, term, chunk, *_blobs(ordered)),
+    )
+
+
+def _blobs(entries: Sequence[tuple[int, int, int]]) -> tuple[bytes, bytes, bytes]:
+    """(rowids, counts, lengths) arrays of rowid-ordered postings, counts capped."""
+    return (
+        np.array([r for r, _, _ in entries], _ROWIDS).tobytes(),
+        np.array([min(c, MAX_COUNT) for _, c, _ in entries], _COUNTS).tobytes(),
+        np.array([min(n, MAX_COUNT) for _, _, n in entries], _COUNTS).tobytes(),
+    )
+
+
+def _arrays(row: Sequence[bytes]) -> tuple[list[int], list[tuple[int, int]]]:
+    rowids = np.frombuffer(row[0], _ROWIDS).tolist()
+    counts = np.frombuffer(row[1], _COUNTS).tolist()
+    lengths = np.frombuffer(row[2], _COUNTS).tolist()
+    return rowids, list(zip(counts, lengths, strict=True))
+
+
+def _by_block(messages: Sequence[IndexedMessage]) -> dict[str, list[IndexedMessage]]:
+    grouped: dict[str, list[IndexedMessage]] = {}
+    for message in messages:
+        grouped.setdefault(message.block_id, []).append(message)
+    return grouped
+
+
+def postings(
+    raw: sqlite3.Connection, namespace: str, terms: Sequence[str]
+) -> dict[str, TermPostings]:
+    """Each term's postings in the space (rowid order); a term no message holds is absent."""
+    found: dict[str, list[tuple[bytes, bytes, bytes]]] = {}
+    for term, rowids, counts, lengths in raw.execute(
+        "SELECT term, rowids, counts, lengths FROM term_postings WHERE namespace = ? "
+        "AND term IN (SELECT value FROM json_each(?)) ORDER BY term, chunk",
+        (namespace, _json_list(terms)),
+    ):
+        found.setdefault(term, []).append((rowids, counts, lengths))
+    return {term: _joined(chunks) for term, chunks in found.items()}
+
+
+def _joined(chunks: list[tuple[bytes, bytes, bytes]]) -> TermPostings:
+    return TermPostings(
+        np.frombuffer(b"".join(c[0] for c in chunks), _ROWIDS).astype(np.int64),
+        np.frombuffer(b"".join(c[1] for c in chunks), _COUNTS).astype(np.float64),
+        np.frombuffer(b"".join(c[2] for c in chunks), _COUNTS).astype(np.float64),
+    )
+
+
+def frequencies(
+    raw: sqlite3.Connection, namespace: str, terms: Sequence[str]
+) -> dict[str, tuple[int, int]]:
+    """(messages, blocks) of the space's indexed text holding each term (absent: none)."""
+    rows = raw.execute(
+        "SELECT term, messages, blocks FROM term_counts WHERE namespace = ? "
+        "AND term IN (SELECT value FROM json_each(?))",
+        (namespace, _json_list(terms)),
+    )
+    return {term: (int(m), int(b)) for term, m, b in rows}
+
+
+def block_lengths(raw: sqlite3.Connection, blocks: Sequence[str]) -> dict[str, int]:
+    rows = raw.execute(
+        "SELECT block_id, tokens FROM block_lengths WHERE block_id IN "
+        "(SELECT value FROM json_each(?))",
+        (_json_list(blocks),),
+    )
+    return {str(block_id): int(tokens) for block_id, tokens in rows}
+
+
+def has_index(raw: sqlite3.Connection) -> bool:
+    """Whether the index exists and is current (readers fall back to FTS5 otherwise)."""
+    return _has_tables(raw) and index_is_current(raw)
+
+
+def _has_tables(raw: sqlite3.Connection) -> bool:
+    row = raw.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'term_postings'"
+    ).fetchone()
+    return row is not None
+
+
+def _json_list(values: Sequence[object]) -> str:
+    return json.dumps(list(values))

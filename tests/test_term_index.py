@@ -1,0 +1,137 @@
+"""The raw channel's impact index stays what a rebuild from the FTS rows would make, through
+sealing, imports and their undo, and a purge of words (which also leaves no term of them)."""
+
+import sqlite3
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from imports import candidate, document, imported
+
+from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.purge.words import Needles
+from stratagate_plugin.core.records import MessageIn
+from stratagate_plugin.core.retrieval.impact import best_rowids, term_counts
+from stratagate_plugin.core.retrieval.storage import CorpusStats, TermPostings
+from stratagate_plugin.core.store import term_index
+from stratagate_plugin.core.store.search_index import register_functions
+
+START = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+NS = "space"
+TURNS = [
+    ("t1", "I adopted a puppy named Rex", "What breed is the puppy?"),
+    ("t1", "A beagle, he loves the park and the park loves him", "Sounds lovely"),
+    ("t1", "Rex chewed my violin case", "Oh no, the violin!"),
+    ("t2", "My sister plays violin on Fridays", "Lovely instrument"),
+    ("t2", "She performs on Friday at the hall", "Good luck to her"),
+]
+
+
+@pytest.fixture
+async def memory(tmp_path: Path) -> AsyncIterator[StrataGate]:
+    sg = await StrataGate.open(tmp_path / "memory.db", MemoryConfig(block_turn_size=2))
+    for hour, (thread, user, assistant) in enumerate(TURNS):
+        messages = [
+            MessageIn(role="user", content=user),
+            MessageIn(role="assistant", content=assistant),
+        ]
+        for space in (NS, "other"):
+            await sg.blocks.record_turn(space, thread, messages, at=START + timedelta(hours=hour))
+    yield sg
+    await sg.close()
+
+
+def _snapshot(raw: sqlite3.Connection) -> dict[str, Any]:
+    postings: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
+    rows = raw.execute(
+        "SELECT namespace, term, rowids, counts, lengths FROM term_postings ORDER BY chunk"
+    )
+    for namespace, term, rowids, counts, lengths in rows:
+        arrays = [np.frombuffer(rowids, "<i4"), np.frombuffer(counts, "<u2")]
+        arrays.append(np.frombuffer(lengths, "<u2"))
+        postings.setdefault((namespace, term), []).extend(
+            zip(*(a.tolist() for a in arrays), strict=True)
+        )
+    counts = raw.execute("SELECT namespace, term, messages, blocks FROM term_counts")
+    lengths = raw.execute("SELECT block_id, namespace, tokens FROM block_lengths")
+    return {
+        "postings": postings,
+        "counts": {tuple(row) for row in counts},
+        "lengths": {tuple(row) for row in lengths},
+    }
+
+
+async def _as_stored_and_rebuilt(memory: StrataGate) -> tuple[dict[str, Any], dict[str, Any]]:
+    def both(raw: sqlite3.Connection) -> tuple[dict[str, Any], dict[str, Any]]:
+        stored = _snapshot(raw)
+        copy = sqlite3.connect(":memory:")
+        raw.backup(copy)
+        register_functions(copy)
+        term_index.rebuild(copy)
+        return stored, _snapshot(copy)
+
+    return await memory.db.read(both)
+
+
+async def test_sealing_fills_the_index_as_a_rebuild_would(memory: StrataGate) -> None:
+    stored, rebuilt = await _as_stored_and_rebuilt(memory)
+    assert stored == rebuilt
+    assert ("space", "w:violin") in stored["postings"]
+    assert ("space", "w:park", 1, 1) in stored["counts"]  # one message, twice in it
+    [(_, count, _)] = stored["postings"][("space", "w:park")]
+    assert count == 2
+
+
+async def test_an_import_and_its_undo_keep_the_index_true(memory: StrataGate) -> None:
+    batch = await imported(memory, document(candidate("Loves sourdough baking on Sundays")))
+    stored, rebuilt = await _as_stored_and_rebuilt(memory)
+    assert stored == rebuilt
+    assert ("space", "w:sourdough") not in stored["postings"]  # a source is not a raw hit
+    assert any(row[1] == "w:sourdough" for row in stored["counts"])  # but it is counted
+    await memory.imports.undo(batch.id)
+    stored, rebuilt = await _as_stored_and_rebuilt(memory)
+    assert stored == rebuilt
+    assert not any(row[1] == "w:sourdough" for row in stored["counts"])
+
+
+async def test_a_purge_of_words_leaves_no_term_of_them(memory: StrataGate) -> None:
+    await memory.purge.words(Needles(["violin"]))
+    stored, rebuilt = await _as_stored_and_rebuilt(memory)
+    assert stored == rebuilt
+    terms = {term for _, term in stored["postings"]} | {row[1] for row in stored["counts"]}
+    assert "w:violin" not in terms
+    assert "w:beagl" in terms
+
+
+def _postings(*entries: tuple[int, int, int]) -> TermPostings:
+    rowids, counts, lengths = zip(*entries, strict=True)
+    return TermPostings(
+        np.array(rowids, np.int64), np.array(counts, np.float64), np.array(lengths, np.float64)
+    )
+
+
+def test_best_rowids_rank_by_bm25_and_break_ties_to_the_later_message() -> None:
+    found = {
+        "w:a": _postings((1, 1, 10), (2, 1, 10), (3, 1, 10), (9, 3, 10)),
+        "w:b": _postings((2, 1, 10), (7, 1, 10)),
+    }
+    stats = CorpusStats(messages=10, message_tokens=100, blocks=2, message_df={"w:a": 4, "w:b": 2})
+    ranked = best_rowids(found, ["w:a", "w:b"], stats, cap=10)
+    assert ranked[0] == 2  # both terms
+    assert ranked.index(3) < ranked.index(1)  # equal scores: the later message first
+    assert best_rowids(found, ["w:a", "w:b"], stats, cap=2) == ranked[:2]
+    assert best_rowids(found, ["w:a"], stats, cap=10, leave_out=[9]) == [3, 2, 1]
+    assert best_rowids(found, ["w:zz"], stats, cap=10) == []
+    assert term_counts(found, [2, 9, 5]) == {2: {"w:a": 1, "w:b": 1}, 9: {"w:a": 3}}
+
+
+def test_a_wide_rowid_span_scores_the_same_as_a_narrow_one() -> None:
+    narrow = {"w:a": _postings((1, 1, 5), (2, 2, 5)), "w:b": _postings((2, 1, 5))}
+    wide = {"w:a": _postings((1, 1, 5), (10**7, 2, 5)), "w:b": _postings((10**7, 1, 5))}
+    stats = CorpusStats(messages=4, message_tokens=20, blocks=1, message_df={"w:a": 2, "w:b": 1})
+    assert best_rowids(narrow, ["w:a", "w:b"], stats, 5) == [2, 1]
+    assert best_rowids(wide, ["w:a", "w:b"], stats, 5) == [10**7, 1]
