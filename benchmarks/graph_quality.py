@@ -43,7 +43,7 @@ from stratagate_plugin.core.records import MessageIn, Role
 SETS_DIR = Path(__file__).parent / "graph_sets"
 SET_NAMES = ("dev", "dev2", "heldout")
 USER = "user"
-NAMESPACE = "graph-quality"
+SPACE = "graph-quality"
 THREAD = "labelled"
 STARTED = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 KINDS = ("nodes", "edges", "facts")
@@ -304,10 +304,10 @@ async def project_item(item: dict[str, Any]) -> Graph:
         db = Path(scratch) / "memory.db"
         async with await StrataGate.open(db, MemoryConfig(), OfflineModel()) as sg:
             for turn in turns_of(item):
-                await sg.blocks.record_turn(NAMESPACE, THREAD, turn, at=turn[0].at)
-            await sg.blocks.seal_tail(NAMESPACE, THREAD)
+                await sg.blocks.record_turn(SPACE, THREAD, turn, at=turn[0].at)
+            await sg.blocks.seal_tail(SPACE, THREAD)
             await derive(sg)
-            return await read_graph(sg, NAMESPACE)
+            return await read_graph(sg, SPACE)
 
 
 async def derive(sg: StrataGate, passes: int = 20) -> None:
@@ -318,9 +318,9 @@ async def derive(sg: StrataGate, passes: int = 20) -> None:
             return
 
 
-async def read_graph(sg: StrataGate, namespace: str) -> Graph:
+async def read_graph(sg: StrataGate, space: str) -> Graph:
     """Every node with its current facts and current edges (each edge once)."""
-    views = await sg.graph.nodes(namespace, limit=1000)
+    views = await sg.graph.nodes(space, limit=1000)
     graph = Graph()
     name_of = {view.node.id: view.node.name for view in views}
     seen: set[str] = set()

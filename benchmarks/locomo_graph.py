@@ -69,12 +69,12 @@ async def derive_all(sg: StrataGate) -> dict[str, int]:
             return totals
 
 
-def graph_counts(raw: sqlite3.Connection, namespace: str) -> dict[str, Any]:
+def graph_counts(raw: sqlite3.Connection, space: str) -> dict[str, Any]:
     """Person node names; current facts and edges, and how many cite an active event."""
     people = [
         r[0]
         for r in raw.execute(
-            "SELECT name FROM graph_nodes WHERE namespace = ? AND type = 'person'", (namespace,)
+            "SELECT name FROM graph_nodes WHERE namespace = ? AND type = 'person'", (space,)
         )
     ]
     sourced = (
@@ -88,20 +88,20 @@ def graph_counts(raw: sqlite3.Connection, namespace: str) -> dict[str, Any]:
     ):
         row = raw.execute(
             f"SELECT COUNT(*), SUM({sourced}) FROM {table} x WHERE {owner} AND x.{CURRENT}",
-            (kind, namespace),
+            (kind, space),
         ).fetchone()
         counts[f"{kind}s"], counts[f"{kind}s_sourced"] = row[0], row[1] or 0
     counts["nodes"] = raw.execute(
-        "SELECT COUNT(*) FROM graph_nodes WHERE namespace = ?", (namespace,)
+        "SELECT COUNT(*) FROM graph_nodes WHERE namespace = ?", (space,)
     ).fetchone()[0]
     counts["topics"] = raw.execute(
-        "SELECT COUNT(*) FROM topics WHERE namespace = ?", (namespace,)
+        "SELECT COUNT(*) FROM topics WHERE namespace = ?", (space,)
     ).fetchone()[0]
-    counts["edge_list"] = edge_list(raw, namespace)
+    counts["edge_list"] = edge_list(raw, space)
     return counts
 
 
-def edge_list(raw: sqlite3.Connection, namespace: str) -> list[str]:
+def edge_list(raw: sqlite3.Connection, space: str) -> list[str]:
     """Each current edge with the words of its first source event, to check that they
     state it ("Caroline -from-> Sweden  <- Caroline said: … my home country, Sweden")."""
     rows = raw.execute(
@@ -110,7 +110,7 @@ def edge_list(raw: sqlite3.Connection, namespace: str) -> list[str]:
         " ORDER BY e.id LIMIT 1) FROM graph_edges x JOIN graph_nodes a ON a.id = x.from_node_id"
         f" JOIN graph_nodes b ON b.id = x.to_node_id WHERE x.namespace = ? AND x.{CURRENT}"
         " ORDER BY a.name, x.relation, b.name",
-        (namespace,),
+        (space,),
     ).fetchall()
     return [f"{a} -{rel}-> {b}  <- {(said or '')[:160]}" for a, rel, b, said in rows]
 
@@ -122,15 +122,13 @@ async def recall_by_weight(
     (0: the channel off, which is ``retrieve``'s default), and the question count. The
     channels are ranked once per question and fused per weight (``retrieve`` is exactly
     ``fuse(channel_rankings)``)."""
-    namespace = str(sample["sample_id"])
+    space = str(sample["sample_id"])
     scores: dict[float, list[float]] = {w: [] for w in GRAPH_WEIGHTS}
     ranked_with = replace(FUSION, graph_weight=1.0)
     for qa in sample["qa"]:
         if int(qa.get("category", 0)) == 5:  # adversarial: not in "all (1-4)"
             continue
-        rankings = await sg.retrieval.channel_rankings(
-            namespace, str(qa["question"]), k, ranked_with
-        )
+        rankings = await sg.retrieval.channel_rankings(space, str(qa["question"]), k, ranked_with)
         for weight in GRAPH_WEIGHTS:
             hits = fuse(rankings, replace(FUSION, graph_weight=weight), k)
             top = [dia_of[h.message_id] for h in hits if h.message_id in dia_of][:k]
@@ -175,8 +173,8 @@ def chapters_of(book: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-async def node_types(sg: StrataGate, namespace: str) -> dict[str, list[str]]:
-    views = await sg.graph.nodes(namespace, limit=1000)
+async def node_types(sg: StrataGate, space: str) -> dict[str, list[str]]:
+    views = await sg.graph.nodes(space, limit=1000)
     found: dict[str, list[str]] = {}
     for view in views:
         found.setdefault(view.node.type, []).append(view.node.name)
@@ -196,16 +194,16 @@ def add_name_checks(rows: list[dict[str, Any]]) -> None:
 async def check_sample(
     sg: StrataGate, sample: dict[str, Any], k: int, recall: bool = True
 ) -> dict[str, Any]:
-    namespace = str(sample["sample_id"])
+    space = str(sample["sample_id"])
     conversation = sample["conversation"]
     sessions = sessions_of(conversation)
-    dia_of = await ingest(sg, namespace, sessions)
+    dia_of = await ingest(sg, space, sessions)
     derived = await derive_all(sg)
-    counts = await sg.db.read(lambda raw: graph_counts(raw, namespace))
+    counts = await sg.db.read(lambda raw: graph_counts(raw, space))
     keys = {normalise_key(name) for name in counts["people"]}
     speakers = [str(conversation["speaker_a"]), str(conversation["speaker_b"])]
-    directory = await sg.topics.directory(namespace)
-    book = await sg.topics.book(namespace)
+    directory = await sg.topics.directory(space)
+    book = await sg.topics.book(space)
     text = "\n".join(line.content for session in sessions for line in session.lines)
     by_weight, questions = (
         await recall_by_weight(sg, sample, dia_of, k)
@@ -217,7 +215,7 @@ async def check_sample(
         for kind in ("fact", "edge")
     }
     return {
-        "sample": namespace,
+        "sample": space,
         "speakers": speakers,
         "speakers_are_people": all(normalise_key(s) in keys for s in speakers),
         "person_nodes": len(counts["people"]),
@@ -228,7 +226,7 @@ async def check_sample(
         "facts_active_source": round(share["fact"], 4),
         "edges_active_source": round(share["edge"], 4),
         "topics": counts["topics"],
-        "node_types": await node_types(sg, namespace),
+        "node_types": await node_types(sg, space),
         "text": text,
         "chapters": chapters_of(book),
         "pending_topic_jobs": len(book.get("pending", [])),

@@ -61,7 +61,7 @@ async def recalls_by_point(
     sg: StrataGate, sample: dict[str, Any], dia_of: dict[str, str], points: Sequence[Point]
 ) -> dict[Point, list[float]]:
     """Per grid point, each measured question's recall@10 in this conversation."""
-    namespace = str(sample["sample_id"])
+    space = str(sample["sample_id"])
     questions = scored_questions(sample)
     recalls: dict[Point, list[float]] = {}
     for speaker, expansion in points:
@@ -69,7 +69,7 @@ async def recalls_by_point(
         config = FusionConfig(raw_channel=raw)
         for index, evidence in questions:
             hits = await sg.retrieval.retrieve(
-                namespace, str(sample["qa"][index]["question"]), 20, config
+                space, str(sample["qa"][index]["question"]), 20, config
             )
             top = [dia_of[h.message_id] for h in hits if h.message_id in dia_of]
             scores = question_scores(evidence, top)
@@ -111,11 +111,11 @@ async def run(data: Path, points: Sequence[Point], captions: bool = True) -> dic
         config = MemoryConfig(block_turn_size=BLOCK_TURN_SIZE)
         async with await StrataGate.open(Path(scratch) / "db", config, OfflineModel()) as sg:
             for sample in samples:
-                namespace = str(sample["sample_id"])
+                space = str(sample["sample_id"])
                 sessions = sessions_of(sample["conversation"], captions)
-                dia_of = await ingest(sg, namespace, sessions)
+                dia_of = await ingest(sg, space, sessions)
                 await sg.derivation.process_pending()
-                per_sample[namespace] = await recalls_by_point(sg, sample, dia_of, points)
+                per_sample[space] = await recalls_by_point(sg, sample, dia_of, points)
     return held_out(per_sample, (RAW_CHANNEL.speaker_weight, RAW_CHANNEL.expansion_weight))
 
 

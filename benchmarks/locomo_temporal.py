@@ -182,12 +182,12 @@ class Derived:
 
 async def derive_sample(sg: StrataGate, sample: Mapping[str, Any]) -> Derived:
     """Ingest the conversation only, seal every session, run the offline derivation."""
-    namespace = str(sample["sample_id"])
+    space = str(sample["sample_id"])
     sessions = sessions_of(dict(sample["conversation"]))
-    dia_of = await ingest(sg, namespace, sessions)
+    dia_of = await ingest(sg, space, sessions)
     report = await sg.derivation.process_pending()
-    unsealed = sum([len(await sg.blocks.open_tail(namespace, s.thread_id)) for s in sessions])
-    cards = await sg.events.cards(namespace, limit=100_000)
+    unsealed = sum([len(await sg.blocks.open_tail(space, s.thread_id)) for s in sessions])
+    cards = await sg.events.cards(space, limit=100_000)
     times = {line.dia_id: s.at for s in sessions for line in s.lines if s.at is not None}
     return Derived([_cited(card, dia_of) for card in cards], times, unsealed, report.failed)
 

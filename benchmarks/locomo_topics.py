@@ -25,10 +25,10 @@ from stratagate_plugin.core.memory import StrataGate
 
 
 async def check_sample(sg: StrataGate, sample: dict[str, Any]) -> dict[str, Any]:
-    namespace = str(sample.get("sample_id", "conv"))
-    await ingest(sg, namespace, sessions_of(sample["conversation"]))
+    space = str(sample.get("sample_id", "conv"))
+    await ingest(sg, space, sessions_of(sample["conversation"]))
     report = await sg.derivation.process_pending()  # once: the topics must finish within it
-    book = await sg.topics.book(namespace)
+    book = await sg.topics.book(space)
     chapters = [
         {
             "title": c["title"],
@@ -39,7 +39,7 @@ async def check_sample(sg: StrataGate, sample: dict[str, Any]) -> dict[str, Any]
     ]
     biggest_section = max((n for c in chapters for _, n in c["sections"]), default=0)
     return {
-        "conversation": namespace,
+        "conversation": space,
         "topic_jobs_run": report.topics.ran if report.topics else 0,
         "pending_after_one_process": len(book["pending"]),
         "fallback": book["fallbackEntries"],

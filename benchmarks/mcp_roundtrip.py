@@ -86,7 +86,7 @@ async def run(home: Path, turns: int, searches: int) -> dict[str, Any]:
             arguments = {"user": user, "assistant": assistant}
             recorded.append(await timed(client, "memory_record_turn", arguments))
         report["record_turn"] = summary([seconds for seconds, _ in recorded])
-        namespace = recorded[0][1]["namespace"]
+        space = recorded[0][1]["namespace"]
         recorded_at = time.perf_counter()
         while True:
             _, found = await timed(client, "memory_search_events", {"query": "Alice plan"})
@@ -113,9 +113,9 @@ async def run(home: Path, turns: int, searches: int) -> dict[str, Any]:
         direct = []
         for i in range(searches):
             began = time.perf_counter()
-            hits = await memory.events.search(namespace, f"{WORDS[i % len(WORDS)]} plan", limit=6)
+            hits = await memory.events.search(space, f"{WORDS[i % len(WORDS)]} plan", limit=6)
             refs = [f"event:{hit.card.id}" for hit in hits]
-            await memory.gate.open_batch(namespace, "bench", "memory_search_events", refs)
+            await memory.gate.open_batch(space, "bench", "memory_search_events", refs)
             direct.append(time.perf_counter() - began)
     report["search_events_in_process"] = summary(direct)
     report["search_ratio_p50"] = round(

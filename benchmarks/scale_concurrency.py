@@ -41,7 +41,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from benchmarks.fault_parts.procs import CLI, child_env
-from benchmarks.scale_corpus import NAMESPACE, THREADS
+from benchmarks.scale_corpus import SPACE, THREADS
 from benchmarks.scale_stats import summary
 
 MCP_KINDS = {
@@ -72,7 +72,7 @@ def mcp_params(db: Path, home: Path) -> StdioServerParameters:
     """A ``stratagate mcp`` server on ``db``'s benchmark space, in a home of its own."""
     return StdioServerParameters(
         command=CLI[0],
-        args=[*CLI[1:], "mcp", "--db", str(db), "--space", NAMESPACE],
+        args=[*CLI[1:], "mcp", "--db", str(db), "--space", SPACE],
         env=child_env(home),
         cwd=str(home),
     )
@@ -203,7 +203,7 @@ async def through_mcp(
 
 
 def http_url(kind: str, query: str) -> str:
-    space, word = f"space={NAMESPACE}", quote(query.split()[-1])
+    space, word = f"space={SPACE}", quote(query.split()[-1])
     return {
         "events_filter": f"/memory/events?{space}&q={word}",
         "topics_query": f"/memory/topics?{space}&q={quote(query)}",

@@ -29,9 +29,9 @@ from stratagate_plugin.core.records import MessageIn
 from stratagate_plugin.core.store import Database
 from stratagate_plugin.core.store.event_rows import insert_event
 from stratagate_plugin.core.store.search_index import index_messages, register_functions
-from stratagate_plugin.core.store.turns import NamespaceDefaults, record_turn
+from stratagate_plugin.core.store.turns import NewSpaceDefaults, record_turn
 
-NAMESPACE, THREADS, TURNS_PER_BLOCK, BATCH = "bench", 200, 12, 50_000
+SPACE, THREADS, TURNS_PER_BLOCK, BATCH = "bench", 200, 12, 50_000
 START = datetime(2024, 1, 1, tzinfo=UTC)
 _SYLLABLES: tuple[str, ...] = ("ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa")
 _SYLLABLES += ("qu", "ri", "sho", "den", "tor", "lin", "mar", "gel", "fi", "bra")
@@ -56,12 +56,12 @@ class Vocabulary:
         return " ".join(self.rng.choices(self.words, cum_weights=self.cumulative, k=count))
 
 
-def insert_namespace(raw: sqlite3.Connection, turns: int) -> None:
+def insert_space(raw: sqlite3.Connection, turns: int) -> None:
     now = START.isoformat()
     raw.execute(
         "INSERT INTO namespaces(namespace, current_turn, block_turn_size, block_decay_lambda, "
         "created_at, updated_at) VALUES (?, ?, ?, 0.3, ?, ?)",
-        (NAMESPACE, turns, TURNS_PER_BLOCK, now, now),
+        (SPACE, turns, TURNS_PER_BLOCK, now, now),
     )
 
 
@@ -98,29 +98,29 @@ def insert_thread(
         "INSERT INTO threads(namespace, thread_id, turn_count, message_count, "
         "open_user_messages, sealed_position, block_count, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (NAMESPACE, thread_id, turns, len(rows), open_users, sealed, len(firsts), now),
+        (SPACE, thread_id, turns, len(rows), open_users, sealed, len(firsts), now),
     )
     _insert_blocks(raw, thread_id, firsts, now)
     raw.executemany(
         "INSERT INTO messages(id, namespace, thread_id, block_id, position, turn, namespace_turn, "
         "role, content, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        [(r[0], NAMESPACE, r[1], r[2], r[3], r[4], r[4], r[5], r[6], r[7]) for r in rows],
+        [(r[0], SPACE, r[1], r[2], r[3], r[4], r[4], r[5], r[6], r[7]) for r in rows],
     )
     raw.execute(  # as sealing does: sealed messages only, each with its FTS row id
         "UPDATE messages SET fts_rowid = pk "
         "WHERE namespace = ? AND thread_id = ? AND block_id IS NOT NULL",
-        (NAMESPACE, thread_id),
+        (SPACE, thread_id),
     )
     sealed_rows = raw.execute(
         "SELECT block_id, fts_rowid, content FROM messages "
         "WHERE namespace = ? AND thread_id = ? AND fts_rowid IS NOT NULL ORDER BY fts_rowid",
-        (NAMESPACE, thread_id),
+        (SPACE, thread_id),
     ).fetchall()
     by_block: dict[str, list[tuple[int, str]]] = {}
     for block_id, rowid, content in sealed_rows:
         by_block.setdefault(block_id, []).append((int(rowid), content))
     for block_rows_ in by_block.values():  # one call a block, as sealing makes
-        index_messages(raw, NAMESPACE, block_rows_)
+        index_messages(raw, SPACE, block_rows_)
     return [(block_id, first[0]) for block_id, first in firsts.items()]
 
 
@@ -134,7 +134,7 @@ def _insert_blocks(
         "pointer_anchor_position, created_at, updated_at) "
         "VALUES (?,?,?,?,?,?,?,'','','ready',?,?,?,?)",
         [
-            (bid, NAMESPACE, thread_id, count + i + 1, i + 1, f[1], f[2], i + 1, i + 1, now, now)
+            (bid, SPACE, thread_id, count + i + 1, i + 1, f[1], f[2], i + 1, i + 1, now, now)
             for i, (bid, f) in enumerate(firsts.items())
         ],
     )
@@ -147,7 +147,7 @@ def make_event(vocab: Vocabulary, index: int, source: tuple[str, str]) -> EventC
     roll = rng.random()
     return EventCard(
         id=f"evt_{index:07}",
-        namespace=NAMESPACE,
+        namespace=SPACE,
         pool="agent" if roll < 0.05 else "conversation",
         title=vocab.text(3, 8),
         summary=vocab.text(12, 40),
@@ -181,7 +181,7 @@ def build(path: Path, vocab: Vocabulary, events: int, messages: int) -> dict[str
     per_thread = max(6, (messages // THREADS) // 2 * 2)
     sources: list[tuple[str, str]] = []
     raw.execute("BEGIN")
-    insert_namespace(raw, per_thread // 2 * THREADS)
+    insert_space(raw, per_thread // 2 * THREADS)
     for thread in range(THREADS):
         tail = 4 if thread == THREADS - 1 else 0
         rows = thread_messages(vocab, thread, per_thread, tail)
@@ -192,7 +192,7 @@ def build(path: Path, vocab: Vocabulary, events: int, messages: int) -> dict[str
     raw.execute(
         "UPDATE namespaces SET block_count = (SELECT COUNT(*) FROM blocks WHERE namespace = ?) "
         "WHERE namespace = ?",
-        (NAMESPACE, NAMESPACE),
+        (SPACE, SPACE),
     )
     raw.execute("COMMIT")
     messages_done = time.perf_counter()
@@ -212,7 +212,7 @@ def check_sealing(raw: sqlite3.Connection) -> str:
     then roll back; returns the sealed block's id. A generator that left the counters
     sealing advances behind the rows fails here (SystemExit), not in the benchmark."""
     thread = f"t{THREADS - 1}"
-    defaults = NamespaceDefaults(TURNS_PER_BLOCK, 0.3)
+    defaults = NewSpaceDefaults(TURNS_PER_BLOCK, 0.3)
     moment = datetime.now(UTC)
     raw.execute("BEGIN IMMEDIATE")
     try:
@@ -222,7 +222,7 @@ def check_sealing(raw: sqlite3.Connection) -> str:
                 MessageIn(role="assistant", content="noted"),
             ]
             receipt = record_turn(
-                raw, NAMESPACE, thread, messages, moment, f"seal-check-{turn}", defaults, SEALER
+                raw, SPACE, thread, messages, moment, f"seal-check-{turn}", defaults, SEALER
             )
             if receipt.sealed_block_id is not None:
                 return receipt.sealed_block_id
@@ -255,7 +255,7 @@ def ensure_corpus(path: Path, size: CorpusSize) -> dict[str, float]:
     timings = build(path, vocab, size.events, size.messages)
     words = vocab.words[len(_COMMON) :]
     rng = random.Random(size.seed + 2)
-    timings |= build_structure(path, NAMESPACE, rng, size.nodes, size.chapters, words)
+    timings |= build_structure(path, SPACE, rng, size.nodes, size.chapters, words)
     return timings
 
 

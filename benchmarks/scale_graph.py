@@ -40,7 +40,7 @@ LEARNED_AT = "2026-01-01T00:00:00+00:00"
 
 
 def build_structure(
-    path: Path, namespace: str, rng: random.Random, nodes: int, chapters: int, words: list[str]
+    path: Path, space: str, rng: random.Random, nodes: int, chapters: int, words: list[str]
 ) -> dict[str, float]:
     """Write ``nodes`` graph nodes (facts and edges citing events) and ``chapters`` topics."""
     raw = sqlite3.connect(path, isolation_level=None)
@@ -49,7 +49,7 @@ def build_structure(
     rows = raw.execute(
         "SELECT id, temporal_json, created_at FROM events WHERE namespace = ? "
         "AND status IN ('active', 'superseded') ORDER BY pk",
-        (namespace,),
+        (space,),
     ).fetchall()
     times = {r[0]: EventTimes.of(json.loads(r[1]), r[2]) for r in rows}
     visible = list(times)
@@ -57,11 +57,11 @@ def build_structure(
     raw.execute("BEGIN")
     for start in range(0, nodes, NODES_PER_BATCH):
         count = min(NODES_PER_BATCH, nodes - start)
-        _project_batch(raw, namespace, rng, words, visible, times, start, count)
+        _project_batch(raw, space, rng, words, visible, times, start, count)
     raw.execute("COMMIT")
     graph_done = time.perf_counter()
     raw.execute("BEGIN")
-    _chapters(raw, namespace, rng, words, visible, chapters)
+    _chapters(raw, space, rng, words, visible, chapters)
     raw.execute("COMMIT")
     raw.close()
     done = time.perf_counter()
@@ -70,7 +70,7 @@ def build_structure(
 
 def _project_batch(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     rng: random.Random,
     words: list[str],
     visible: list[str],
@@ -104,12 +104,12 @@ def _project_batch(
         )  # fmt: skip
     edges = [e for e in edges if e.from_ref != e.to_ref]
     checked = validate_projection(GraphProjection(nodes=drafts, edges=edges), batch, batch)
-    apply_projection(SqliteGraphTransaction(raw), namespace, checked, times, LEARNED_AT)
+    apply_projection(SqliteGraphTransaction(raw), space, checked, times, LEARNED_AT)
 
 
 def _chapters(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     rng: random.Random,
     words: list[str],
     visible: list[str],
@@ -123,12 +123,12 @@ def _chapters(
         ids, at = pool[at : at + size], at + size
         if not ids:
             break
-        cards = event_rows.visible_cards(raw, namespace, ids)
+        cards = event_rows.visible_cards(raw, space, ids)
         kinds = {c.id: event_category(c.criticality, c.temporal.get("event_type")) for c in cards}
         stamp, member_ids = cards[0].created_at, [c.id for c in cards]
         topic = Topic(
             id=f"topic_{index:05}",
-            namespace=namespace,
+            namespace=space,
             title=" ".join(rng.sample(words, 3)).title(),
             description=" ".join(rng.sample(words, 12)),
             category=majority_category(kinds.values()),

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.scale_bm25s import baselines
-from benchmarks.scale_corpus import NAMESPACE, THREADS, corpus_texts
+from benchmarks.scale_corpus import SPACE, THREADS, corpus_texts
 from benchmarks.scale_stats import peak_mb, summary
 from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
@@ -39,15 +39,15 @@ async def measure_ours(
     automatic recall searched with for each question (bm25s is asked the same)."""
     sg = StrataGate(await Database(path, events=EVENT_RULES).open())
     thread = f"t{THREADS - 1}"
-    tail = await sg.db.read(lambda raw: block_rows.open_tail(raw, NAMESPACE, thread))
+    tail = await sg.db.read(lambda raw: block_rows.open_tail(raw, SPACE, thread))
     operations: dict[str, Callable[[str], Awaitable[Any]]] = {
-        "search_events": lambda q: sg.events.search(NAMESPACE, q),
-        "search_raw": lambda q: sg.retrieval.search_raw(NAMESPACE, q),
-        "search_raw_ranked": lambda q: sg.retrieval.search_raw_ranked(NAMESPACE, q),
-        "build_auto_context": lambda q: sg.retrieval.auto_context(NAMESPACE, thread, q),
-        "search_graph": lambda q: sg.graph.search(NAMESPACE, q),
-        "list_topics": lambda q: sg.topics.catalog(NAMESPACE, query=q),
-        "memory_directory": lambda q: sg.topics.directory(NAMESPACE),
+        "search_events": lambda q: sg.events.search(SPACE, q),
+        "search_raw": lambda q: sg.retrieval.search_raw(SPACE, q),
+        "search_raw_ranked": lambda q: sg.retrieval.search_raw_ranked(SPACE, q),
+        "build_auto_context": lambda q: sg.retrieval.auto_context(SPACE, thread, q),
+        "search_graph": lambda q: sg.graph.search(SPACE, q),
+        "list_topics": lambda q: sg.topics.catalog(SPACE, query=q),
+        "memory_directory": lambda q: sg.topics.directory(SPACE),
     }
     results = {
         name: await latencies(run, queries)

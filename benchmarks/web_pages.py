@@ -39,7 +39,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.scale_corpus import NAMESPACE, THREADS, CorpusSize, Vocabulary, ensure_corpus
+from benchmarks.scale_corpus import SPACE, THREADS, CorpusSize, Vocabulary, ensure_corpus
 from benchmarks.scale_stats import summary
 from stratagate_plugin.core.store.timeline_rows import CHRONOLOGY, CONFLICTED
 from stratagate_plugin.harness.chat import EchoChatModel
@@ -58,7 +58,7 @@ def pages(raw: sqlite3.Connection) -> dict[str, tuple[str, Plain]]:
     word = word.split()[0]
     block_id = raw.execute("SELECT id FROM blocks ORDER BY sequence DESC LIMIT 1").fetchone()[0]
     thread = f"t{THREADS - 1}"
-    space = f"space={NAMESPACE}"
+    space = f"space={SPACE}"
 
     def select(sql: str, *args: Any) -> Plain:
         return lambda conn: conn.execute(sql, args).fetchall()
@@ -71,7 +71,7 @@ def pages(raw: sqlite3.Connection) -> dict[str, tuple[str, Plain]]:
         for row in raw.execute(
             "SELECT id FROM blocks WHERE namespace = ? AND thread_id = ? "
             "ORDER BY thread_sequence DESC LIMIT 40",
-            (NAMESPACE, thread),
+            (SPACE, thread),
         )
     ]
     marks = ",".join("?" * len(shown))
@@ -80,20 +80,20 @@ def pages(raw: sqlite3.Connection) -> dict[str, tuple[str, Plain]]:
         "status": (
             f"/memory/?{space}",
             select(
-                "SELECT status, COUNT(*) FROM events WHERE namespace = ? GROUP BY status", NAMESPACE
+                "SELECT status, COUNT(*) FROM events WHERE namespace = ? GROUP BY status", SPACE
             ),
         ),
         "status panel": (
             f"/memory/status/panel?{space}",
             select(
-                "SELECT status, COUNT(*) FROM events WHERE namespace = ? GROUP BY status", NAMESPACE
+                "SELECT status, COUNT(*) FROM events WHERE namespace = ? GROUP BY status", SPACE
             ),
         ),
         "events": (
             f"/memory/events?{space}",
             select(
                 f"SELECT * FROM events WHERE namespace = ? ORDER BY {CHRONOLOGY} DESC LIMIT 40",
-                NAMESPACE,
+                SPACE,
             ),
         ),
         "events page 100": (
@@ -101,14 +101,14 @@ def pages(raw: sqlite3.Connection) -> dict[str, tuple[str, Plain]]:
             select(
                 f"SELECT * FROM events WHERE namespace = ? ORDER BY {CHRONOLOGY} DESC "
                 "LIMIT 40 OFFSET 4000",
-                NAMESPACE,
+                SPACE,
             ),
         ),
         "events text filter": (
             f"/memory/events?{space}&q={word}",
             select(
                 "SELECT * FROM events WHERE namespace = ? AND title LIKE ? LIMIT 40",
-                NAMESPACE,
+                SPACE,
                 f"%{word}%",
             ),
         ),
@@ -125,9 +125,7 @@ def pages(raw: sqlite3.Connection) -> dict[str, tuple[str, Plain]]:
         ),
         "conflicts": (
             f"/memory/conflicts?{space}",
-            select(
-                f"SELECT * FROM events WHERE namespace = ? AND {CONFLICTED} LIMIT 20", NAMESPACE
-            ),
+            select(f"SELECT * FROM events WHERE namespace = ? AND {CONFLICTED} LIMIT 20", SPACE),
         ),
         "blocks": (
             f"/memory/blocks?{space}&thread={thread}",
@@ -135,7 +133,7 @@ def pages(raw: sqlite3.Connection) -> dict[str, tuple[str, Plain]]:
                 (
                     "SELECT * FROM blocks WHERE namespace = ? AND thread_id = ? "
                     "ORDER BY thread_sequence DESC LIMIT 40",
-                    NAMESPACE,
+                    SPACE,
                     thread,
                 ),
                 (f"SELECT * FROM messages WHERE block_id IN ({marks})", *shown),
@@ -150,28 +148,28 @@ def pages(raw: sqlite3.Connection) -> dict[str, tuple[str, Plain]]:
             select(
                 "SELECT * FROM usage_receipts WHERE namespace = ? "
                 "ORDER BY created_at DESC LIMIT 100",
-                NAMESPACE,
+                SPACE,
             ),
         ),
         "topics": (
             f"/memory/topics?{space}",
-            select("SELECT * FROM topics WHERE namespace = ? LIMIT 20", NAMESPACE),
+            select("SELECT * FROM topics WHERE namespace = ? LIMIT 20", SPACE),
         ),
         "topics query": (
             f"/memory/topics?{space}&q={word}",
             select(
                 "SELECT * FROM topics WHERE namespace = ? AND title LIKE ? LIMIT 20",
-                NAMESPACE,
+                SPACE,
                 f"%{word}%",
             ),
         ),
         "graph": (
             f"/memory/graph?{space}",
-            select("SELECT * FROM graph_nodes WHERE namespace = ? LIMIT 100", NAMESPACE),
+            select("SELECT * FROM graph_nodes WHERE namespace = ? LIMIT 100", SPACE),
         ),
         "graph JSON": (
             f"/memory/graph.json?{space}",
-            select("SELECT * FROM graph_nodes WHERE namespace = ? LIMIT 100", NAMESPACE),
+            select("SELECT * FROM graph_nodes WHERE namespace = ? LIMIT 100", SPACE),
         ),
         "jobs": (f"/memory/jobs?{space}", select("SELECT * FROM jobs ORDER BY id DESC LIMIT 40")),
         "profile": (f"/memory/profile?{space}", select("SELECT * FROM profile_fields")),
@@ -261,7 +259,7 @@ async def write_turns(runtime: MemoryRuntime, gap: float) -> int:
         while True:
             text = vocab.text(6, 30)
             await runtime.memory.blocks.append_turn(
-                NAMESPACE, "pages-writer", user=text, assistant=f"Noted: {text}"
+                SPACE, "pages-writer", user=text, assistant=f"Noted: {text}"
             )
             runtime.kick()
             written += 1

@@ -12,7 +12,7 @@ from stratagate_plugin.core.events.weights import new_card
 from stratagate_plugin.core.llm.base import ScriptedModel
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows, graph_jobs
-from stratagate_plugin.core.store.turns import NamespaceDefaults, ensure_namespace
+from stratagate_plugin.core.store.turns import NewSpaceDefaults, ensure_space
 
 NS = "ns"
 MODEL_PROJECTOR = MemoryConfig(block_turn_size=3, graph_projector="model")
@@ -42,7 +42,7 @@ async def add_events(memory: StrataGate, *cards: Any, queue: bool = True) -> lis
     """The cards stored in one transaction (and queued as one batch, as an extraction does)."""
 
     def unit(raw: sqlite3.Connection) -> list[str]:
-        ensure_namespace(raw, NS, NamespaceDefaults(3, 0.5), "2024-01-01T00:00:00+00:00")
+        ensure_space(raw, NS, NewSpaceDefaults(3, 0.5), "2024-01-01T00:00:00+00:00")
         for card in cards:
             event_rows.insert_event(raw, card, EVENT_RULES)
         ids = [card.id for card in cards]

@@ -11,7 +11,7 @@ from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.importer.jobs import ImportBatch, ImportJob
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows
-from stratagate_plugin.core.store.turns import NamespaceDefaults, ensure_namespace
+from stratagate_plugin.core.store.turns import NewSpaceDefaults, ensure_space
 
 NS = "ns"
 TEA = "The user prefers green tea in the morning"
@@ -33,7 +33,7 @@ async def seed(memory: StrataGate, event_id: str, text: str, **fields: Any) -> N
     card = event_card(event_id, namespace=NS, title=text, summary=text, **fields)
 
     def unit(raw: sqlite3.Connection) -> None:
-        ensure_namespace(raw, NS, NamespaceDefaults(3, 0.3), T0.isoformat())
+        ensure_space(raw, NS, NewSpaceDefaults(3, 0.3), T0.isoformat())
         event_rows.insert_event(raw, card, EVENT_RULES)
 
     await memory.db.write(unit)

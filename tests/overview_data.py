@@ -29,14 +29,14 @@ async def sealed_block(host: Host, thread: str = "monday", turns: Any = FACTS) -
     """``turns`` recorded in the default space's ``thread`` and sealed: the block's id
     (its summary job pending: no worker pass is asked for)."""
     runtime = await quiet(host)
-    namespace = runtime.default_namespace()
+    space = runtime.default_space()
     for user, assistant in turns:
-        await runtime.memory.blocks.append_turn(namespace, thread, user=user, assistant=assistant)
-    block_id: str = await runtime.memory.blocks.seal_tail(namespace, thread)
+        await runtime.memory.blocks.append_turn(space, thread, user=user, assistant=assistant)
+    block_id: str = await runtime.memory.blocks.seal_tail(space, thread)
     return block_id
 
 
-async def adopt(memory: Any, namespace: str, event_ids: list[str], receipt_id: str) -> None:
+async def adopt(memory: Any, space: str, event_ids: list[str], receipt_id: str) -> None:
     """One batch over ``event_ids`` (with their titles, as the search tool gives them),
     judged sufficient, adopted under ``receipt_id``."""
     refs = [f"event:{event_id}" for event_id in event_ids]
@@ -44,12 +44,12 @@ async def adopt(memory: Any, namespace: str, event_ids: list[str], receipt_id: s
     titles = {
         f"event:{event_id}": (await memory.events.get(event_id)).title for event_id in event_ids
     }
-    batch = await memory.gate.open_batch(namespace, thread, "memory_search_events", refs, titles)
+    batch = await memory.gate.open_batch(space, thread, "memory_search_events", refs, titles)
     if refs:
         await memory.gate.assess(
-            namespace, thread, batch.id, "sufficient", refs, "direct", None, "answer"
+            space, thread, batch.id, "sufficient", refs, "direct", None, "answer"
         )
-    await memory.gate.record_use(namespace, thread, batch.id, refs, receipt_id)
+    await memory.gate.record_use(space, thread, batch.id, refs, receipt_id)
 
 
 class DownModel:
@@ -85,5 +85,5 @@ async def ready_event(host: Host) -> tuple[Any, str, Any]:
     await sealed_block(host)
     memory = runtime_of(host).memory
     await memory.derivation.process_pending()
-    space = (await quiet(host)).default_namespace()
+    space = (await quiet(host)).default_space()
     return memory, space, (await memory.events.cards(space))[0]

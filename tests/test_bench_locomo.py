@@ -137,13 +137,13 @@ def test_ingest_of_a_corrected_locomo_file_records_only_the_fixed_turn(
     data.write_text(json.dumps([{**SAMPLE, "conversation": conversation}]), encoding="utf-8")
     code, out, _ = run_cli(capsys, "ingest", str(data), "--db", db, "--space", "s1")
     assert code == 0 and "recorded 1 LoCoMo turns from 1 conversations into s1" in out
-    texts = asyncio.run(namespace_texts(Path(db), "s1"))
+    texts = asyncio.run(space_texts(Path(db), "s1"))
     assert len(texts) == 12 and len(set(texts)) == 11 and "Ann: line 4, corrected" in texts
 
 
-async def namespace_texts(db: Path, namespace: str) -> list[str]:
+async def space_texts(db: Path, space: str) -> list[str]:
     async with await StrataGate.open(db) as memory:
-        blocks = await memory.blocks.views(namespace)
+        blocks = await memory.blocks.views(space)
         return [m.content for view in blocks for m in await memory.blocks.messages(view.block.id)]
 
 

@@ -16,7 +16,7 @@ from stratagate_plugin.core.llm.base import ScriptedModel
 from stratagate_plugin.core.llm.offline.model import OfflineModel
 from stratagate_plugin.core.llm.tasks import EventCardDraft
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.profile.spaces import namespace_for
+from stratagate_plugin.core.profile.spaces import space_for
 from stratagate_plugin.harness.agent import Agent
 from stratagate_plugin.harness.chat import ScriptedChatModel, tool_reply
 from stratagate_plugin.harness.pm import make_plugin_manager
@@ -43,11 +43,11 @@ PAIRS = {
 }
 
 
-async def said(memory: StrataGate, namespace: str, first: str, second: str) -> None:
+async def said(memory: StrataGate, space: str, first: str, second: str) -> None:
     """The two statements on consecutive days, sealed and derived by the model."""
-    await memory.blocks.append_turn(namespace, "t1", user=first, assistant="OK.", at=FIRST_DAY)
-    await memory.blocks.append_turn(namespace, "t1", user=second, assistant="OK.", at=NEXT_DAY)
-    await memory.blocks.seal_tail(namespace, "t1")
+    await memory.blocks.append_turn(space, "t1", user=first, assistant="OK.", at=FIRST_DAY)
+    await memory.blocks.append_turn(space, "t1", user=second, assistant="OK.", at=NEXT_DAY)
+    await memory.blocks.seal_tail(space, "t1")
     await memory.derivation.process_pending()
 
 
@@ -193,11 +193,11 @@ async def test_the_search_tool_shows_the_newer_card_with_the_older_as_history(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "m.db"
-    namespace = namespace_for("project", cwd=str(tmp_path), session_id="old")
+    space = space_for("project", cwd=str(tmp_path), session_id="old")
     first, second, question = PAIRS["launch"]
     async with await StrataGate.open(db, MemoryConfig(block_turn_size=1)) as memory:
-        await said(memory, namespace, first, second)
-        cards = await memory.events.cards(namespace)
+        await said(memory, space, first, second)
+        cards = await memory.events.cards(space)
     older, newer = by_statement(cards, first), by_statement(cards, second)
     settings = {"database": str(db), "block_turn_size": 2}
     profile = Profile(

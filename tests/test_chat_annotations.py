@@ -42,10 +42,10 @@ async def quiet(host: Host) -> Any:
 
 async def seal_and_derive(host: Host, session_id: str) -> str:
     runtime = await quiet(host)
-    namespace: str = runtime.default_namespace()
-    await runtime.memory.blocks.seal_tail(namespace, session_id)
+    space: str = runtime.default_space()
+    await runtime.memory.blocks.seal_tail(space, session_id)
     await runtime.memory.derivation.process_pending()
-    return namespace
+    return space
 
 
 async def chat_notes_of(app: Any, host: Host, session_id: str) -> list[Any]:
@@ -61,8 +61,8 @@ async def test_hook_chat_annotations_cite_the_adopted_event_below_the_answer(
     async with web_app(tmp_path) as (app, host, client):
         sid = await new_chat(client)
         told = await say(client, sid, FACT)
-        namespace = await seal_and_derive(host, sid)
-        [event] = await memory_of(host).events.cards(namespace)
+        space = await seal_and_derive(host, sid)
+        [event] = await memory_of(host).events.cards(space)
         asked = await say(client, sid, QUESTION)
         page = (await client.get(f"/chat/{sid}")).text
         notes = await chat_notes_of(app, host, sid)
@@ -84,9 +84,9 @@ async def test_a_question_memory_cannot_answer_has_no_citation_tail(tmp_path: Pa
     async with web_app(tmp_path) as (app, host, client):
         sid = await new_chat(client)
         await say(client, sid, FACT)
-        namespace = await seal_and_derive(host, sid)
+        space = await seal_and_derive(host, sid)
         answer = await say(client, sid, "What is the capital of Peru?")
-        trail = await memory_of(host).gate.evidence_trail(namespace, sid)
+        trail = await memory_of(host).gate.evidence_trail(space, sid)
         notes = await chat_notes_of(app, host, sid)
     assert "confirm that from memory" in answer.text
     assert 'class="citations"' not in answer.text
@@ -102,12 +102,12 @@ async def test_block_rows_show_sealing_and_readiness_at_the_blocks_last_turn(
         await say(client, sid, FACT)
         await say(client, sid, "My brother Tom works as a nurse in Porto.")
         runtime = await quiet(host)
-        namespace = runtime.default_namespace()
-        await runtime.memory.blocks.seal_tail(namespace, sid)
+        space = runtime.default_space()
+        await runtime.memory.blocks.seal_tail(space, sid)
         pending = (await client.get(f"/chat/{sid}")).text
         await runtime.memory.derivation.process_pending()
         ready = (await client.get(f"/chat/{sid}")).text
-        [mark] = await runtime.memory.blocks.marks(namespace, sid)
+        [mark] = await runtime.memory.blocks.marks(space, sid)
     assert "block sealed: turns 1–2" in turn_article(pending, 2)
     assert "block ready" not in pending
     assert "block sealed" not in turn_article(ready, 1)
@@ -141,12 +141,12 @@ async def test_an_event_title_with_markup_is_escaped_in_the_tail(tmp_path: Path)
         sid = await new_chat(client)
         await say(client, sid, "hello there")
         memory = memory_of(host)
-        namespace = runtime_of(host).default_namespace()
-        made = await memory.remember.save(namespace, sid, "<script>alert(1)</script> likes tea")
+        space = runtime_of(host).default_space()
+        made = await memory.remember.save(space, sid, "<script>alert(1)</script> likes tea")
         ref = f"event:{made.event_id}"
-        await memory.gate.open_batch(namespace, sid, "memory_search_events", [ref], {ref: "x"})
-        await memory.gate.assess(namespace, sid, None, "sufficient", [ref], "fits", "", "answer")
-        await memory.gate.record_use(namespace, sid, None, [ref], f"host:{sid}:turn:1:tool:t1")
+        await memory.gate.open_batch(space, sid, "memory_search_events", [ref], {ref: "x"})
+        await memory.gate.assess(space, sid, None, "sufficient", [ref], "fits", "", "answer")
+        await memory.gate.record_use(space, sid, None, [ref], f"host:{sid}:turn:1:tool:t1")
         page = (await client.get(f"/chat/{sid}")).text
         event = await memory.events.get(str(made.event_id))
     assert "<script>" in event.title

@@ -28,7 +28,7 @@ from stratagate_plugin.core.gate.evidence import (
 )
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import event_rows
-from stratagate_plugin.core.store.turns import NamespaceDefaults, ensure_namespace
+from stratagate_plugin.core.store.turns import NewSpaceDefaults, ensure_space
 from stratagate_plugin.core.text.search_terms import fts_match_any, query_tokens
 
 NOW = datetime(2024, 5, 1, 12, tzinfo=UTC)
@@ -55,7 +55,7 @@ async def add_event(memory: StrataGate, event_id: str, title: str = "", **fields
     card = EventCard(id=event_id, title=title or f"Event {event_id}", **(defaults | fields))
 
     def unit(raw: sqlite3.Connection) -> None:
-        ensure_namespace(raw, card.namespace, NamespaceDefaults(3, 0.3), NOW.isoformat())
+        ensure_space(raw, card.namespace, NewSpaceDefaults(3, 0.3), NOW.isoformat())
         event_rows.insert_event(raw, card, EVENT_RULES)
 
     await memory.db.write(unit)

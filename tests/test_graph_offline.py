@@ -12,7 +12,7 @@ from stratagate_plugin.cli.main import main
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.graph.shapes import GRAPH_PROVENANCE_LIMIT
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.profile.spaces import namespace_for
+from stratagate_plugin.core.profile.spaces import space_for
 from stratagate_plugin.core.retrieval.recall import RecallConfig
 from stratagate_plugin.core.text.token_budget import estimate_tokens
 from stratagate_plugin.harness.sessions import open_session
@@ -113,7 +113,7 @@ async def test_recall_adds_at_most_four_nodes_within_the_budget(memory: StrataGa
 
 async def test_graph_tools_open_batches_whose_refs_assess_and_record(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
-    space = namespace_for("project", cwd=str(tmp_path), session_id="s1")
+    space = space_for("project", cwd=str(tmp_path), session_id="s1")
     async with await StrataGate.open(db, MemoryConfig(block_turn_size=3)) as memory:
         await converse(memory, space, ENGLISH)
     async with make_host(db, tmp_path) as host:

@@ -14,9 +14,9 @@ import pytest
 from stratagate_plugin.cli.main import main
 from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.profile.spaces import namespace_for
+from stratagate_plugin.core.profile.spaces import space_for
 from stratagate_plugin.core.store import event_rows, graph_jobs
-from stratagate_plugin.core.store.turns import NamespaceDefaults, ensure_namespace
+from stratagate_plugin.core.store.turns import NewSpaceDefaults, ensure_space
 from stratagate_plugin.harness.sessions import open_session
 from stratagate_plugin.harness.types import ToolCallContext
 from tests.graph_world import NS, card_for, fact, node, open_scripted
@@ -37,7 +37,7 @@ async def add_in(memory: StrataGate, space: str, *cards: Any) -> list[str]:
     moved = [card.model_copy(update={"namespace": space}) for card in cards]
 
     def unit(raw: sqlite3.Connection) -> list[str]:
-        ensure_namespace(raw, space, NamespaceDefaults(3, 0.5), "2024-01-01T00:00:00+00:00")
+        ensure_space(raw, space, NewSpaceDefaults(3, 0.5), "2024-01-01T00:00:00+00:00")
         for card in moved:
             event_rows.insert_event(raw, card, EVENT_RULES)
         ids = [card.id for card in moved]
@@ -170,7 +170,7 @@ async def test_the_graph_tools_carry_the_sources_and_their_quoted_messages(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "m.db"
-    space = namespace_for("project", cwd=str(tmp_path), session_id="s1")
+    space = space_for("project", cwd=str(tmp_path), session_id="s1")
     ids = await seed(db, space)
     async with make_host(db, tmp_path) as host:
         call = ToolCallContext(session=open_session("s1", "t", tmp_path), turn=1, call_id="c1")

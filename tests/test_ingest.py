@@ -41,20 +41,20 @@ def ingest(capsys: pytest.CaptureFixture[str], file: Path, entries: Any, *more: 
     return out + err
 
 
-def stored(db: Path, namespace: str = "default") -> list[Message]:
+def stored(db: Path, space: str = "default") -> list[Message]:
     """Every message of the namespace through the façade: sealed blocks, then open tails.
 
     The tests are synchronous because ``main`` runs its own event loop.
     """
-    return asyncio.run(_stored(db, namespace))
+    return asyncio.run(_stored(db, space))
 
 
-async def _stored(db: Path, namespace: str) -> list[Message]:
+async def _stored(db: Path, space: str) -> list[Message]:
     async with await StrataGate.open(db) as memory:
-        blocks = await memory.blocks.views(namespace)
+        blocks = await memory.blocks.views(space)
         found = [m for view in blocks for m in await memory.blocks.messages(view.block.id)]
         for thread in sorted({view.block.thread_id for view in blocks} | {"s1", "s2", "s\ufffd1"}):
-            found += await memory.blocks.open_tail(namespace, thread)
+            found += await memory.blocks.open_tail(space, thread)
     return found
 
 

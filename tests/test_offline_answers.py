@@ -9,7 +9,7 @@ import pytest
 
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.profile.spaces import namespace_for
+from stratagate_plugin.core.profile.spaces import space_for
 from stratagate_plugin.harness.agent import Agent
 from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.harness.sessions import open_session
@@ -189,13 +189,13 @@ async def test_the_answer_states_the_current_value_first_and_the_older_as_histor
     tmp_path: Path, first: str, second: str, question: str, now: str, before: str
 ) -> None:
     db = tmp_path / "m.db"
-    namespace = namespace_for("project", cwd=str(tmp_path), session_id="old")
+    space = space_for("project", cwd=str(tmp_path), session_id="old")
     async with await StrataGate.open(db, MemoryConfig(block_turn_size=1)) as memory:
-        await memory.blocks.append_turn(namespace, "old", user=first, assistant="OK.", at=FIRST_DAY)
-        await memory.blocks.append_turn(namespace, "old", user=second, assistant="OK.", at=NEXT_DAY)
-        await memory.blocks.seal_tail(namespace, "old")
+        await memory.blocks.append_turn(space, "old", user=first, assistant="OK.", at=FIRST_DAY)
+        await memory.blocks.append_turn(space, "old", user=second, assistant="OK.", at=NEXT_DAY)
+        await memory.blocks.seal_tail(space, "old")
         await memory.derivation.process_pending()
-        cards = await memory.events.cards(namespace)
+        cards = await memory.events.cards(space)
         assert any(card.status == "superseded" for card in cards)  # the premise
     async with make_host(db, tmp_path) as host:
         answer = await ask(host, "later", question)

@@ -9,7 +9,7 @@ import pytest
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.llm.base import ScriptedModel
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.profile.spaces import namespace_for
+from stratagate_plugin.core.profile.spaces import space_for
 from stratagate_plugin.harness.agent import Agent, TurnResult
 from stratagate_plugin.harness.chat import ChatMessage, ScriptedChatModel, tool_reply
 from stratagate_plugin.harness.pm import make_plugin_manager
@@ -49,13 +49,13 @@ async def turn(host: Host, model: ScriptedChatModel, text: str, session: str = "
 
 async def seed_event(db: Path, cwd: Path, title: str = "Kiln fires on Friday") -> str:
     """An earlier conversation in another session, derived into one event."""
-    namespace = namespace_for("project", cwd=str(cwd), session_id="old")
+    space = space_for("project", cwd=str(cwd), session_id="old")
     model = ScriptedModel.of([SUMMARY])
     async with await StrataGate.open(db, MemoryConfig(block_turn_size=2), model) as memory:
         ids = []
         for i in range(2):
             receipt = await memory.blocks.append_turn(
-                namespace,
+                space,
                 "old",
                 user=f"the kiln fires friday {i}",
                 assistant="noted",
@@ -76,7 +76,7 @@ async def seed_event(db: Path, cwd: Path, title: str = "Kiln fires on Friday") -
             }
         )
         await memory.derivation.process_pending()
-        [event] = await memory.events.cards(namespace)
+        [event] = await memory.events.cards(space)
     return event.id
 
 
@@ -142,8 +142,8 @@ async def test_open_batches_are_closed_before_a_tool_free_answer(
     async with make_host(db, tmp_path) as host:
         result = await turn(host, model, "When does the kiln fire?")
         memory = runtime_of(host).memory
-        namespace = runtime_of(host).namespace(open_session("s1", "t", tmp_path))
-        assert await memory.gate.unresolved_batches(namespace, "s1") == []
+        space = runtime_of(host).session_space(open_session("s1", "t", tmp_path))
+        assert await memory.gate.unresolved_batches(space, "s1") == []
     assert result.ok and result.answer == "The kiln fires on Friday, as you said."
     assert model.requests[-1].tools == []  # the recovery step runs without tools
     steers = [m for m in model.requests[-1].messages if m.source == "plugin"]
@@ -213,8 +213,8 @@ async def test_a_restart_between_turns_keeps_everything(tmp_path: Path) -> None:
         model = ScriptedChatModel.of("Noted again.")
         await turn(host, model, "It fires on Fridays.")
         memory = runtime_of(host).memory
-        namespace = runtime_of(host).namespace(open_session("s1", "t", tmp_path))
-        blocks = await memory.blocks.views(namespace, "s1")
+        space = runtime_of(host).session_space(open_session("s1", "t", tmp_path))
+        blocks = await memory.blocks.views(space, "s1")
     history = [m.text for m in model.requests[0].messages]
     assert "My kiln is called Bertha." in history and "Noted." in history
     assert len(blocks) == 1 and blocks[0].block.start_turn == 1  # both turns, one block
@@ -313,17 +313,17 @@ async def test_a_block_sealed_by_the_last_turn_is_derived_before_shutdown(tmp_pa
 async def test_raw_search_tool_ranks_the_namespace_like_retrieve(tmp_path: Path) -> None:
     """Namespace scope finds a reply by its context (the spec's plain BM25 cannot)."""
     db = tmp_path / "m.db"
-    namespace = namespace_for("project", cwd=str(tmp_path), session_id="old")
+    space = space_for("project", cwd=str(tmp_path), session_id="old")
     async with await StrataGate.open(db, MemoryConfig(block_turn_size=2)) as memory:
         ids: list[str] = []
         for i, (user, assistant) in enumerate(
             [("Did you book the kiln?", "Yes, for Friday!"), ("Lunch?", "Soup.")]
         ):
             receipt = await memory.blocks.append_turn(
-                namespace, "old", user=user, assistant=assistant, receipt_id=f"old:{i}"
+                space, "old", user=user, assistant=assistant, receipt_id=f"old:{i}"
             )
             ids += receipt.message_ids
-        spec = [hit.message.id for hit in await memory.retrieval.search_raw(namespace, "kiln")]
+        spec = [hit.message.id for hit in await memory.retrieval.search_raw(space, "kiln")]
     question, reply = ids[0], ids[1]
     assert spec == [question]
     model = ScriptedChatModel.of(tool_reply("memory_search_raw", {"query": "kiln"}, "c1"), "ok")

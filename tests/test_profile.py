@@ -7,7 +7,7 @@ import pytest
 from stratagate_plugin.core.errors import InvalidInput
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.profile import fields as rules
-from stratagate_plugin.core.profile.spaces import display_name, namespace_for
+from stratagate_plugin.core.profile.spaces import display_name, space_for
 from stratagate_plugin.core.store.profile_rows import ProfileConflict
 
 
@@ -154,11 +154,11 @@ async def test_proposals_are_per_conversation(memory: StrataGate) -> None:
     ],
 )
 def test_memory_space_namespaces(mode: str, expected: str) -> None:
-    assert namespace_for(mode, cwd="/home/u/shop/", session_id="s9") == expected
+    assert space_for(mode, cwd="/home/u/shop/", session_id="s9") == expected
 
 
 def test_space_display_names_and_bad_mode() -> None:
     assert display_name("sg:project:/home/u/shop") == "shop"
-    assert namespace_for("project", cwd="C:\\work\\app", session_id="s") == "sg:project:C:/work/app"
+    assert space_for("project", cwd="C:\\work\\app", session_id="s") == "sg:project:C:/work/app"
     with pytest.raises(InvalidInput):
-        namespace_for("team", cwd="/", session_id="s")
+        space_for("team", cwd="/", session_id="s")

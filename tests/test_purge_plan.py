@@ -126,8 +126,8 @@ def test_words_too_short_to_purge_safely_are_refused_in_one_line(
 
 
 def _rederivers() -> purge_rows.Rederivers:
-    def sync(raw: sqlite3.Connection, namespace: str, now: datetime) -> None:
-        sync_space(SqliteTopicsTransaction(raw), namespace, now)
+    def sync(raw: sqlite3.Connection, space: str, now: datetime) -> None:
+        sync_space(SqliteTopicsTransaction(raw), space, now)
 
     return purge_rows.Rederivers(PURGE_RULES, EVENT_RULES, sync)
 

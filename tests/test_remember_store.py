@@ -20,7 +20,7 @@ from stratagate_plugin.core.records import MessageIn
 from stratagate_plugin.core.remember.rules import DECIDE_AGENT_MEMORY, MemoryDecision
 from stratagate_plugin.core.remember.service import Remembered, remember
 from stratagate_plugin.core.store import event_rows
-from stratagate_plugin.core.store.turns import NamespaceDefaults, ensure_namespace
+from stratagate_plugin.core.store.turns import NewSpaceDefaults, ensure_space
 from stratagate_plugin.core.text.search_terms import fts_match_any, query_tokens
 
 NOW = datetime(2024, 5, 1, 12, tzinfo=UTC)
@@ -50,7 +50,7 @@ async def add_event(
     )
 
     def unit(raw: sqlite3.Connection) -> None:
-        ensure_namespace(raw, NS, NamespaceDefaults(3, 0.3), NOW.isoformat())
+        ensure_space(raw, NS, NewSpaceDefaults(3, 0.3), NOW.isoformat())
         event_rows.insert_event(raw, card, EVENT_RULES)
 
     await memory.db.write(unit)

@@ -190,7 +190,7 @@ async def record_legacy(runtime: MemoryRuntime, session_id: str, cwd: Path, upto
     session = open_session(session_id, "t", cwd)
     for turn in session.completed[:upto]:
         await runtime.memory.blocks.append_turn(
-            runtime.namespace(session),
+            runtime.session_space(session),
             session_id,
             user=turn.user,
             assistant=turn.assistant,

@@ -32,7 +32,7 @@ class Spaces:
 
     def __init__(self, host: Any, client: httpx.AsyncClient) -> None:
         self.host, self.client, self.memory = host, client, memory_of(host)
-        self.here = host.pm.get_plugin("stratagate-memory").runtime.default_namespace()
+        self.here = host.pm.get_plugin("stratagate-memory").runtime.default_space()
 
     async def fill(self) -> None:
         await self.memory.blocks.append_turn(

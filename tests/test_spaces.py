@@ -131,8 +131,8 @@ def test_commands_open_the_database_the_profile_names(
     assert (tmp_path / "own.db").exists() and not (tmp_path / "home" / "memory.db").exists()
 
 
-def summary(namespace: str) -> SpaceSummary:
-    return SpaceSummary(namespace, 1, 2, 0, 1, 0, AT)
+def summary(space: str) -> SpaceSummary:
+    return SpaceSummary(space, 1, 2, 0, 1, 0, AT)
 
 
 SPACES = [summary("sg:project:/a/shop"), summary("sg:project:/b/shop"), summary("sg:global:all")]

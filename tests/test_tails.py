@@ -106,12 +106,12 @@ async def test_an_ended_interactive_session_is_sealed_and_derived(tmp_path: Path
         await agent.start(session)
         await agent.run_turn(session, "We decided to move the spring sale to 14 March.")
         runtime = runtime_of(host)
-        namespace = runtime.namespace(session)
-        assert await runtime.memory.blocks.views(namespace) == []
+        space = runtime.session_space(session)
+        assert await runtime.memory.blocks.views(space) == []
         assert await agent.end(session) == []
-        [view] = await runtime.memory.blocks.views(namespace)
+        [view] = await runtime.memory.blocks.views(space)
         await runtime.idle.wait()  # the worker derives it in the background
-        events = await runtime.memory.events.cards(namespace)
+        events = await runtime.memory.events.cards(space)
     assert (view.block.start_turn, view.block.end_turn) == (1, 1)
     assert any("spring sale" in event.summary for event in events)
 
@@ -121,14 +121,14 @@ async def test_a_tail_left_open_is_sealed_at_the_next_start_once_idle(tmp_path: 
     async with make_host(db, tmp_path) as host:
         agent, session = Agent(host, OfflineAgent()), open_session("monday", "t", tmp_path)
         await agent.run_turn(session, "The glaze supplier raised prices by 12% last week.")
-        namespace = runtime_of(host).namespace(session)
+        space = runtime_of(host).session_space(session)
     async with make_host(db, tmp_path) as host:  # 30 idle minutes have not passed
         await runtime_of(host).idle.wait()
-        assert await runtime_of(host).memory.blocks.views(namespace) == []
+        assert await runtime_of(host).memory.blocks.views(space) == []
     async with make_host(db, tmp_path, seal_idle_minutes=0) as host:
         runtime = runtime_of(host)
         await runtime.idle.wait()
-        [view] = await runtime.memory.blocks.views(namespace)
+        [view] = await runtime.memory.blocks.views(space)
     assert view.block.processing_status == "ready"
 
 
@@ -155,12 +155,12 @@ async def test_the_worker_looks_for_idle_tails_while_the_process_runs(tmp_path: 
         runtime.kick()  # a pass (nothing is idle yet), then waits of the short interval
         await runtime.idle.wait()
         runtime.clock = lambda: ended + timedelta(hours=1)
-        namespace = runtime.namespace(session)
+        space = runtime.session_space(session)
         for _ in range(1000):  # no turn, no kick: only the periodic check can seal it
-            if await runtime.memory.blocks.views(namespace):
+            if await runtime.memory.blocks.views(space):
                 break
             await asyncio.sleep(0.01)
-        assert len(await runtime.memory.blocks.views(namespace)) == 1
+        assert len(await runtime.memory.blocks.views(space)) == 1
 
 
 def test_ingest_seals_each_threads_tail_at_the_end_of_its_file(

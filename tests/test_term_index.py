@@ -50,10 +50,10 @@ def _snapshot(raw: sqlite3.Connection) -> dict[str, Any]:
     rows = raw.execute(
         "SELECT namespace, term, rowids, counts, lengths FROM term_postings ORDER BY chunk"
     )
-    for namespace, term, rowids, counts, lengths in rows:
+    for space, term, rowids, counts, lengths in rows:
         arrays = [np.frombuffer(rowids, "<i4"), np.frombuffer(counts, "<u2")]
         arrays.append(np.frombuffer(lengths, "<u2"))
-        postings.setdefault((namespace, term), []).extend(
+        postings.setdefault((space, term), []).extend(
             zip(*(a.tolist() for a in arrays), strict=True)
         )
     counts = raw.execute("SELECT namespace, term, messages, blocks FROM term_counts")

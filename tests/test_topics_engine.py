@@ -186,8 +186,8 @@ async def test_historical_batches_wait_for_the_budget_across_reopen(tmp_path: Pa
 
 async def test_one_running_topic_job_per_space_under_a_five_minute_lease(tmp_path: Path) -> None:
     async with await StrataGate.open(tmp_path / "m.db") as memory:
-        for namespace in (NS, "other"):
-            await new_space(memory, namespace)
+        for space in (NS, "other"):
+            await new_space(memory, space)
         await add_events(memory, NS, 20)  # two batches
         await add_events(memory, "other", 1)
         await memory.db.write(lambda raw: topic_jobs_sync(raw))

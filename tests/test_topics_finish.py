@@ -138,7 +138,7 @@ async def test_the_status_and_topics_pages_say_what_the_budget_holds_back(
     tmp_path: Path,
 ) -> None:
     async with web_app(tmp_path) as (_, host, client):
-        memory, space = memory_of(host), runtime_of(host).default_namespace()
+        memory, space = memory_of(host), runtime_of(host).default_space()
         await runtime_of(host).idle.wait()  # the worker's start-up pass is over
         memory.config = memory.config.model_copy(update={"topic_projector": "model"})
         memory.model = TopicScript()  # a paid model: the budget applies

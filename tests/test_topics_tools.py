@@ -29,7 +29,7 @@ class Runtime:
         self.memory = memory
         self.settings = {"agent_memory_enabled": False}
 
-    def namespace(self, session: Session) -> str:
+    def session_space(self, session: Session) -> str:
         return NS
 
 

@@ -38,20 +38,20 @@ RETOUCH = (
 )
 
 
-def check(raw: sqlite3.Connection, namespace: str = NS) -> list[tuple[str, str]]:
+def check(raw: sqlite3.Connection, space: str = NS) -> list[tuple[str, str]]:
     """The index agrees with the recount at both weights; the fallback (id, category) rows
     at weight 1."""
     for weight in (1.0, 0.0):
-        expected = [tuple(row) for row in raw.execute(RECOUNT, (namespace, weight, weight))]
-        rows = topic_unfiled.fallback_rows(raw, namespace, weight, None, -1, 0)
+        expected = [tuple(row) for row in raw.execute(RECOUNT, (space, weight, weight))]
+        rows = topic_unfiled.fallback_rows(raw, space, weight, None, -1, 0)
         assert [(row[0], row[2]) for row in rows] == expected
         counts: dict[str, int] = {}
         for _, category in expected:
             counts[category] = counts.get(category, 0) + 1
-        assert topic_unfiled.fallback_counts(raw, namespace, weight) == counts
-    touched = {row[1] for row in topic_rows.touched_members(raw, namespace)}
-    assert touched == {row[1] for row in raw.execute(RETOUCH, (namespace,))}
-    return [tuple(row) for row in raw.execute(RECOUNT, (namespace, 1.0, 1.0))]
+        assert topic_unfiled.fallback_counts(raw, space, weight) == counts
+    touched = {row[1] for row in topic_rows.touched_members(raw, space)}
+    assert touched == {row[1] for row in raw.execute(RETOUCH, (space,))}
+    return [tuple(row) for row in raw.execute(RECOUNT, (space, 1.0, 1.0))]
 
 
 async def checked(memory: StrataGate) -> list[tuple[str, str]]:

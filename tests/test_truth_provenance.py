@@ -170,12 +170,12 @@ async def test_an_answer_from_memory_never_becomes_the_users_fact(
     async with make_host(db, tmp_path, block_turn_size=2) as host:
         for text in told:
             await ask(host, "s1", text)
-        [namespace] = await runtime_of(host).memory.spaces.names()
-    before = {e.id: e.status for e in await derived(db, namespace)}
+        [space] = await runtime_of(host).memory.spaces.names()
+    before = {e.id: e.status for e in await derived(db, space)}
     async with make_host(db, tmp_path, block_turn_size=2) as host:
         answer = await ask(host, "s2", question)
         await ask(host, "s2", later)
-    after = {e.id: e for e in await derived(db, namespace)}
+    after = {e.id: e for e in await derived(db, space)}
     assert answer.startswith(("From what you told me before:", "根据你之前告诉我的："))
     for event_id, status in before.items():  # the user's own events keep their status
         assert after[event_id].status == status
@@ -188,13 +188,13 @@ async def test_an_answer_from_memory_never_becomes_the_users_fact(
     assert echo["composed_from_memory"] == 1 and json.loads(echo["adopted_refs_json"])
 
 
-async def derived(db: Path, namespace: str) -> list[Any]:
+async def derived(db: Path, space: str) -> list[Any]:
     """Every tail sealed and derived (the host's worker may have stopped mid-way)."""
     async with await StrataGate.open(db) as memory:
         for thread in ("s1", "s2"):
-            await memory.blocks.seal_tail(namespace, thread)
+            await memory.blocks.seal_tail(space, thread)
         await memory.derivation.process_pending()
-        return await memory.events.cards(namespace)
+        return await memory.events.cards(space)
 
 
 async def test_the_statement_ranks_above_the_answer_that_repeats_it(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ async def test_receipts_are_listed_with_links_to_their_events(tmp_path: Path) ->
 async def test_the_audit_pages_by_100(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         runtime = await quiet(host)
-        space = runtime.default_namespace()
+        space = runtime.default_space()
         for number in range(103):
             await adopt(runtime.memory, space, [], f"r-{number:03d}")
         first = await client.get("/memory/audit")

@@ -42,7 +42,7 @@ async def turns(memory: Any, space: str, count: int, thread: str = THREAD, start
 
 async def rail_world(host: Any, count: int) -> tuple[Any, str]:
     """``count`` ready blocks in ``THREAD`` of the default space."""
-    memory, space = memory_of(host), runtime_of(host).default_namespace()
+    memory, space = memory_of(host), runtime_of(host).default_space()
     await memory.spaces.set_block_turn_size(space, 1)
     await turns(memory, space, count)
     await derive(host)
@@ -208,7 +208,7 @@ async def test_blocks_expand_refuses_bad_levels_unknown_and_pending_blocks(tmp_p
 
 async def test_blocks_retry_queues_a_failed_summary_again(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
-        memory, space = memory_of(host), runtime_of(host).default_namespace()
+        memory, space = memory_of(host), runtime_of(host).default_space()
         await memory.spaces.set_block_turn_size(space, 1)
         working, memory.model = memory.model, ScriptedModel.of(["not json at all"])
         memory.config = memory.config.model_copy(update={"offline_fallback": False})
@@ -230,7 +230,7 @@ async def test_blocks_retry_queues_a_failed_summary_again(tmp_path: Path) -> Non
 
 async def test_blocks_escape_script_in_block_text(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
-        memory, space = memory_of(host), runtime_of(host).default_namespace()
+        memory, space = memory_of(host), runtime_of(host).default_space()
         await memory.spaces.set_block_turn_size(space, 1)
         attack = "<script>alert(1)</script><img src=x onerror=alert(2)>"
         await memory.blocks.append_turn(
@@ -267,5 +267,5 @@ async def test_blocks_page_in_chinese(tmp_path: Path) -> None:
 
 async def test_blocks_page_without_conversations(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
-        page = await rail_page(client, runtime_of(host).default_namespace())
+        page = await rail_page(client, runtime_of(host).default_space())
         assert "No conversation in this memory space yet." in page

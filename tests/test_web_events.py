@@ -40,7 +40,7 @@ class World:
     def __init__(self, host: Any, client: httpx.AsyncClient) -> None:
         self.host, self.client = host, client
         self.memory = memory_of(host)
-        self.space = host.pm.get_plugin("stratagate-memory").runtime.default_namespace()
+        self.space = host.pm.get_plugin("stratagate-memory").runtime.default_space()
 
     async def fill(self) -> None:
         for user, assistant in TURNS:

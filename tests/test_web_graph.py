@@ -22,7 +22,7 @@ TOLD = (
 
 async def told(host: Any, client: httpx.AsyncClient) -> tuple[Any, str]:
     """Two web-chat turns (one block each), derived by the plugin's worker."""
-    memory, space = memory_of(host), runtime_of(host).default_namespace()
+    memory, space = memory_of(host), runtime_of(host).default_space()
     await memory.spaces.set_block_turn_size(space, 1)
     sid = await new_chat(client)
     for text in TOLD:
@@ -152,7 +152,7 @@ async def test_names_are_escaped_and_the_chinese_page_has_chinese_labels(tmp_pat
 
 async def test_a_node_links_each_alias_to_the_events_that_gave_it(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
-        memory, space = memory_of(host), runtime_of(host).default_namespace()
+        memory, space = memory_of(host), runtime_of(host).default_space()
         await memory.spaces.set_block_turn_size(space, 1)
         sid = await new_chat(client)
         assert (

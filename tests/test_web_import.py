@@ -152,7 +152,7 @@ async def test_commit_writes_the_batch_and_undo_takes_it_back(tmp_path: Path) ->
 
 async def test_take_every_proposal_commits_the_unsure_items_as_proposed(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
-        space = (await quiet(host)).default_namespace()
+        space = (await quiet(host)).default_space()
         job = await analysed(host, client, "Likes hiking. Has a dog named Rex.\n")
         assert job.recovered and all(i.requires_confirmation for i in job.items)
         page = await client.get(f"/memory/import/{job.id}")
@@ -263,7 +263,7 @@ async def test_unknown_ids_and_bad_parameters_are_refused(tmp_path: Path) -> Non
         refused = await preview(client, too_many)
         assert refused.status_code == 400 and "at most 200" in refused.text
         assert "The import was refused" in refused.text and "Fact 200" in refused.text  # kept
-        space = (await quiet(host)).default_namespace()
+        space = (await quiet(host)).default_space()
         assert await memory.imports.jobs(space) == []
         job = await analysed(host, client, export_text([NEW_FACT, UNSURE]))
         for fields, words in (
@@ -300,7 +300,7 @@ async def test_candidate_text_is_shown_as_text(tmp_path: Path) -> None:
 async def test_a_file_is_uploaded_and_binary_or_mixed_input_refused(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory = memory_of(host)
-        space = (await quiet(host)).default_namespace()
+        space = (await quiet(host)).default_space()
 
         async def upload(data: bytes, text: str = "") -> httpx.Response:
             files = {"file": ("memory.json", data, "application/json")}
@@ -342,7 +342,7 @@ async def test_an_import_up_to_4_mb_is_taken_and_a_larger_one_is_413(tmp_path: P
         assert huge.status_code == 413  # the app's limit for this route, before the view
         other = await post(client, "/memory/settings", data={"x": padding})
         assert other.status_code == 413  # every other route keeps 1 MB
-        space = (await quiet(host)).default_namespace()
+        space = (await quiet(host)).default_space()
         [job] = await memory_of(host).imports.jobs(space)
         assert [item.candidate.title for item in job.items] == [NEW_FACT["title"]]
 
@@ -353,7 +353,7 @@ async def test_a_cross_site_preview_is_refused(tmp_path: Path) -> None:
         data = {"text": export_text([NEW_FACT])}
         answer = await client.post("/memory/import", data=data, headers=headers)
         assert answer.status_code == 403
-        space = (await quiet(host)).default_namespace()
+        space = (await quiet(host)).default_space()
         assert await memory_of(host).imports.jobs(space) == []
 
 

@@ -64,7 +64,7 @@ async def test_retry_failed_requeues_only_this_space(tmp_path: Path) -> None:
         assert answer.status_code == 303 and "retried=1" in answer.headers["location"]
         await quiet(host)
         assert [j.status for j in await memory.derivation.list_jobs("elsewhere")] == ["failed"]
-        space = (await quiet(host)).default_namespace()
+        space = (await quiet(host)).default_space()
         assert {j.status for j in await memory.derivation.list_jobs(space)} == {"succeeded"}
 
 

@@ -31,7 +31,7 @@ async def stored(memory: object) -> list[str]:
 
 async def filled(host: object) -> tuple[object, str]:
     memory = memory_of(host)
-    space = host.pm.get_plugin("stratagate-memory").runtime.default_namespace()  # type: ignore[attr-defined]
+    space = host.pm.get_plugin("stratagate-memory").runtime.default_space()  # type: ignore[attr-defined]
     for user, assistant in TURNS:
         await memory.blocks.append_turn(space, "monday", user=user, assistant=assistant)
     await memory.blocks.seal_tail(space, "monday")

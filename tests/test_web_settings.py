@@ -43,7 +43,7 @@ async def test_saving_persists_to_the_profile_and_applies_at_once(tmp_path: Path
     async with web_app(tmp_path) as (_, host, client):
         runtime = await quiet(host)
         memory = memory_of(host)
-        space = runtime.default_namespace()
+        space = runtime.default_space()
         answer = await post(client, "/memory/settings", data=FORM)
         assert answer.status_code == 303 and "saved=1" in answer.headers["location"]
         assert saved_section() == {

@@ -9,7 +9,7 @@ from webapp import memory_of, web_app
 
 async def test_an_empty_space_shows_zero_counts_and_polls_slowly(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
-        space = (await quiet(host)).default_namespace()
+        space = (await quiet(host)).default_space()
         page = await client.get("/memory/")
         assert page.status_code == 200
         assert "Memory status" in page.text and "0 memory adoptions" in page.text
@@ -35,7 +35,7 @@ async def test_the_panel_counts_blocks_events_messages_and_jobs(tmp_path: Path) 
         await sealed_block(host)
         memory = memory_of(host)
         await memory.derivation.process_pending()
-        space = (await quiet(host)).default_namespace()
+        space = (await quiet(host)).default_space()
         await memory.blocks.append_turn(
             space, "tuesday", user="The kiln is fixed.", assistant="Good."
         )

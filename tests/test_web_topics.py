@@ -27,7 +27,7 @@ HX = {"hx-request": "true"}
 async def told(host: Any) -> tuple[Any, str]:
     """The four English conversation turns, one block each, derived by the plugin's worker
     (events, then topics: a "Caroline" and a "Melanie" chapter)."""
-    memory, space = memory_of(host), runtime_of(host).default_namespace()
+    memory, space = memory_of(host), runtime_of(host).default_space()
     await memory.spaces.set_block_turn_size(space, 1)
     for n, (user, assistant) in enumerate(EN_TURNS):
         await memory.blocks.append_turn(
@@ -102,7 +102,7 @@ async def test_the_directory_is_shown_exactly_as_injected_with_its_estimate(
 
 async def test_an_empty_space_says_it_has_no_topics(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
-        space = runtime_of(host).default_namespace()
+        space = runtime_of(host).default_space()
         page = await book_page(client, space)
         assert "This space has no topics yet" in page
         assert '<details class="chapter' not in page and 'class="directory"' not in page
@@ -154,7 +154,7 @@ async def test_bad_parameters_are_400_and_unknown_topics_404(tmp_path: Path) -> 
 
 async def test_a_failed_topic_batch_is_retried_from_the_page(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
-        memory, space = memory_of(host), runtime_of(host).default_namespace()
+        memory, space = memory_of(host), runtime_of(host).default_space()
         await runtime_of(host).idle.wait()  # the worker's start-up pass must not take the script
         working, config = memory.model, memory.config
         # the failure path itself: no offline grouper standing in (issue 31's fallback)
@@ -189,7 +189,7 @@ async def test_script_in_an_event_title_stays_text_in_chapters_and_entries(
     tmp_path: Path,
 ) -> None:
     async with web_app(tmp_path) as (_, host, client):
-        memory, space = memory_of(host), runtime_of(host).default_namespace()
+        memory, space = memory_of(host), runtime_of(host).default_space()
         attack = "<script>alert(1)</script><img src=x onerror=alert(2)>"
         await new_space(memory, space)
         cards = [
@@ -240,7 +240,7 @@ async def test_the_chinese_page_and_the_status_stage(tmp_path: Path) -> None:
 
 async def test_a_long_section_shows_nine_events_and_links_the_next_page(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
-        memory, space = memory_of(host), runtime_of(host).default_namespace()
+        memory, space = memory_of(host), runtime_of(host).default_space()
         await new_space(memory, space)
         cards = [
             event_card(

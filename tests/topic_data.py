@@ -38,17 +38,17 @@ ZH_TURNS = [
 ]
 
 
-async def conversation(memory: StrataGate, namespace: str, turns: list[tuple[str, str]]) -> None:
+async def conversation(memory: StrataGate, space: str, turns: list[tuple[str, str]]) -> None:
     """The turns in one thread, sealed and derived (topics included) by the offline model."""
     for user, assistant in turns:
-        await memory.blocks.append_turn(namespace, "t1", user=user, assistant=assistant)
-    await memory.blocks.seal_tail(namespace, "t1")
+        await memory.blocks.append_turn(space, "t1", user=user, assistant=assistant)
+    await memory.blocks.seal_tail(space, "t1")
     await memory.derivation.process_pending()
 
 
 async def add_events(
     memory: StrataGate,
-    namespace: str,
+    space: str,
     count: int,
     start: int = 0,
     distinct: bool = False,
@@ -62,8 +62,8 @@ async def add_events(
         word = f"subject{n:04d}" if distinct else WORDS[n % len(WORDS)]
         cards.append(
             event_card(
-                f"evt_{namespace}_{n:04d}",
-                namespace=namespace,
+                f"evt_{space}_{n:04d}",
+                namespace=space,
                 title=f"Event {n} about {word}",
                 summary=f"Something happened with {word} (number {n}).",
                 tags=[word],
@@ -82,9 +82,9 @@ async def add_events(
 WORDS = ["gardening", "pottery", "camping", "guitar", "chess", "cooking", "running"]
 
 
-async def new_space(memory: StrataGate, namespace: str) -> None:
+async def new_space(memory: StrataGate, space: str) -> None:
     """A memory space (its row) holding no event yet."""
-    await memory.blocks.append_turn(namespace, "t0", user="hello", assistant="hi")
+    await memory.blocks.append_turn(space, "t0", user="hello", assistant="hi")
 
 
 @dataclass

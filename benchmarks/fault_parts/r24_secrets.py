@@ -85,7 +85,7 @@ async def _key_after_cjk(folder: Path) -> Row:
 async def _say_secrets(host: Any, client: httpx.AsyncClient, row: Row) -> None:
     """The two messages through the web chat, a key in the profile, derivation waited for."""
     runtime = host.pm.get_plugin("stratagate-memory").runtime
-    await runtime.memory.spaces.set_block_turn_size(runtime.default_namespace(), 1)  # L0–L5 at once
+    await runtime.memory.spaces.set_block_turn_size(runtime.default_space(), 1)  # L0–L5 at once
     created = await client.post("/chat/new", headers=SAME_ORIGIN)
     session = str(created.headers["location"]).rsplit("/", 1)[-1]
     for text in MESSAGES:

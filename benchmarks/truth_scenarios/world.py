@@ -123,7 +123,7 @@ class World:
 
     @property
     def namespace(self) -> str:
-        return self.runtime.namespace(self.session("probe"))
+        return self.runtime.session_space(self.session("probe"))
 
     def session(self, name: str) -> Session:
         if name not in self.sessions:

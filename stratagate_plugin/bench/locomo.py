@@ -131,7 +131,7 @@ def turns_of(lines: Sequence[Line]) -> list[list[Line]]:
     return turns
 
 
-async def ingest(sg: StrataGate, namespace: str, sessions: Sequence[Session]) -> dict[str, str]:
+async def ingest(sg: StrataGate, space: str, sessions: Sequence[Session]) -> dict[str, str]:
     """Record every session as one thread, each sealed at its end; message id → dia_id."""
     dia_of: dict[str, str] = {}
     for session in sessions:
@@ -139,11 +139,9 @@ async def ingest(sg: StrataGate, namespace: str, sessions: Sequence[Session]) ->
             if not any(x.role == "user" for x in turn):
                 continue
             messages = [MessageIn(role=x.role, content=x.content, at=session.at) for x in turn]
-            receipt = await sg.blocks.record_turn(
-                namespace, session.thread_id, messages, at=session.at
-            )
+            receipt = await sg.blocks.record_turn(space, session.thread_id, messages, at=session.at)
             dia_of.update(zip(receipt.message_ids, (x.dia_id for x in turn), strict=True))
-        await sg.blocks.seal_tail(namespace, session.thread_id)
+        await sg.blocks.seal_tail(space, session.thread_id)
     return dia_of
 
 
@@ -185,9 +183,9 @@ async def rank_sample(
 ) -> dict[str, list[list[str]]]:
     """Top-k dia_ids per question for retrieve(), each channel and the baselines;
     ``on_question`` is called after each question is ranked."""
-    namespace = str(sample["sample_id"])
+    space = str(sample["sample_id"])
     sessions = sessions_of(sample["conversation"], captions)
-    dia_of = await ingest(sg, namespace, sessions)
+    dia_of = await ingest(sg, space, sessions)
     await sg.derivation.process_pending()
     baseline = baseline_ranker(sessions, bm25_okapi) if bm25_okapi else None
     ranked: dict[str, list[list[str]]] = {}
@@ -197,12 +195,12 @@ async def rank_sample(
 
     for qa in sample["qa"]:
         question = str(qa["question"])
-        fused = await sg.retrieval.retrieve(namespace, question, k)
+        fused = await sg.retrieval.retrieve(space, question, k)
         add("retrieve (fused)", [hit.message_id for hit in fused])
-        channels = await sg.retrieval.channel_rankings(namespace, question, k)
+        channels = await sg.retrieval.channel_rankings(space, question, k)
         for name, ids in channels.items():
             add(f"channel: {name}", ids)
-        hits = await sg.retrieval.search_raw(namespace, question, k)
+        hits = await sg.retrieval.search_raw(space, question, k)
         add("spec search_raw", [hit.message.id for hit in hits])
         if baseline:
             ranked.setdefault("rank_bm25 baseline", []).append(baseline(question, k))

@@ -7,7 +7,7 @@ from typing import Any
 from ..core.config import MemoryConfig
 from .common import add_db_option, open_memory, print_blocks
 
-DEMO_NAMESPACE = "demo"
+DEMO_SPACE = "demo"
 DEMO_THREAD = "demo-session"
 PLUGIN_BLOCK_TURNS = 6
 _START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -49,7 +49,7 @@ async def run_demo(args: argparse.Namespace) -> int:
     async with memory:
         for index, (user, assistant, tools) in enumerate(_TURNS):
             await memory.blocks.append_turn(
-                DEMO_NAMESPACE,
+                DEMO_SPACE,
                 DEMO_THREAD,
                 user=user,
                 assistant=assistant,
@@ -58,8 +58,8 @@ async def run_demo(args: argparse.Namespace) -> int:
                 receipt_id=f"demo:{DEMO_THREAD}:turn:{index + 1}",
             )
         report = await memory.derivation.process_pending()
-        views = await memory.blocks.views(DEMO_NAMESPACE, DEMO_THREAD)
-        tail = await memory.blocks.open_tail(DEMO_NAMESPACE, DEMO_THREAD)
+        views = await memory.blocks.views(DEMO_SPACE, DEMO_THREAD)
+        tail = await memory.blocks.open_tail(DEMO_SPACE, DEMO_THREAD)
     print(f"database: {memory.db.path}")
     print_blocks(views, as_json=False)
     print(f"open tail: {len(tail)} messages not yet sealed")

@@ -49,10 +49,10 @@ async def run_mcp(args: argparse.Namespace) -> int:
         if args.space is not None:
             spaces = await connection.runtime.memory.spaces.summaries()
             connection.runtime.space = pick_space(args.space, spaces, create=True)
-        namespace = connection.namespace
+        space = connection.namespace
         print(
-            f"StrataGate MCP server on stdio: memory space {display_name(namespace)!r} "
-            f"({namespace}), session {connection.session.id}",
+            f"StrataGate MCP server on stdio: memory space {display_name(space)!r} "
+            f"({space}), session {connection.session.id}",
             file=sys.stderr,
             flush=True,
         )

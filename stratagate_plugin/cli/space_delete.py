@@ -30,27 +30,27 @@ def register(actions: Any) -> None:
 async def delete_space(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        namespace = pick_space(args.name, await memory.spaces.summaries())
-        plan = await memory.purge.space_deletion_plan(namespace)
+        space = pick_space(args.name, await memory.spaces.summaries())
+        plan = await memory.purge.space_deletion_plan(space)
         sessions = session_files_of(plan.threads)
         out = sys.stderr if args.json else sys.stdout
-        print(f"Deleting memory space {namespace} erases, for good:", file=out)
+        print(f"Deleting memory space {space} erases, for good:", file=out)
         print("  " + ", ".join(f"{table} {n}" for table, n in plan.rows.items()), file=out)
         for name, rows in plan.backups.items():
             print(f"  backup to rewrite without it (or delete): {name} ({rows} rows)", file=out)
         for path in sessions:
             print(f"  session file to delete: {path}", file=out)
-        if not args.yes and not confirmed(f"space {namespace}"):
+        if not args.yes and not confirmed(f"space {space}"):
             print("nothing was changed", file=sys.stderr)
             return 1
         deleted_sessions = delete_session_files(sessions)
-        done = await memory.purge.delete_space(namespace, sessions=deleted_sessions)
+        done = await memory.purge.delete_space(space, sessions=deleted_sessions)
     if args.json:
         print(json.dumps(done.model_dump(mode="json"), ensure_ascii=False, indent=2))
         return 0
     rows = sum(done.deleted.values())
     print(
-        f"deleted memory space {namespace}: {count(rows, 'row')}, "
+        f"deleted memory space {space}: {count(rows, 'row')}, "
         f"{count(len(deleted_sessions), 'session file')}; "
         f"{count(len(done.backups), 'backup')} rewritten (receipt {done.receipt.id})"
     )

@@ -37,16 +37,16 @@ def register(commands: Any) -> None:
 async def show_topics(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        namespace = await resolve_space(args, memory)
+        space = await resolve_space(args, memory)
         if args.retry:
-            count = await memory.topics.retry(namespace)
+            count = await memory.topics.retry(space)
             print(
                 f"{count} topic batch(es) queued again; run 'stratagate process' to run them"
                 if count
                 else "(no failed topic batches)"
             )
             return 0
-        book = await memory.topics.book(namespace)
+        book = await memory.topics.book(space)
     if args.json:
         print(json.dumps(book, ensure_ascii=False, indent=2))
         return 0
@@ -107,8 +107,8 @@ def waiting_lines(waiting: dict[str, Any] | None) -> list[str]:
 async def show_directory(args: argparse.Namespace) -> int:
     memory = await open_memory(args)
     async with memory:
-        namespace = await resolve_space(args, memory)
-        text = await memory.topics.directory(namespace)
+        space = await resolve_space(args, memory)
+        text = await memory.topics.directory(space)
     if text:
         print(text)
     print(f"({estimate_tokens(text)} estimated tokens of 400)", file=sys.stderr)

@@ -4,7 +4,7 @@ from .config import MemoryConfig
 from .llm.base import StructuredModel
 from .storage import Storage
 from .store import Database
-from .store.turns import NamespaceDefaults
+from .store.turns import NewSpaceDefaults
 
 
 class EngineParts:
@@ -60,5 +60,5 @@ class ServiceBase(SharedParts):
         self._parts = parts
 
     @property
-    def _defaults(self) -> NamespaceDefaults:
-        return NamespaceDefaults(self.config.block_turn_size, self.config.block_decay_lambda)
+    def _defaults(self) -> NewSpaceDefaults:
+        return NewSpaceDefaults(self.config.block_turn_size, self.config.block_decay_lambda)

@@ -27,8 +27,8 @@ class ServerRuntime(MemoryRuntime):
 
     space: str | None = None
 
-    def namespace(self, session: Session) -> str:
-        return self.space or super().namespace(session)
+    def session_space(self, session: Session) -> str:
+        return self.space or super().session_space(session)
 
 
 @dataclass
@@ -53,7 +53,7 @@ class Connection:
 
     @property
     def namespace(self) -> str:
-        return self.runtime.namespace(self.session)
+        return self.runtime.session_space(self.session)
 
     def call(self) -> ToolCallContext:
         """The context of the next tool call (its id unique within the session)."""

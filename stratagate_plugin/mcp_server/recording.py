@@ -59,10 +59,10 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
         check_size(user=user, assistant=assistant)
         if not user.strip():
             raise InvalidInput("user is empty: a turn is recorded from the user's message")
-        thread, namespace = connection.thread(session), connection.namespace
+        thread, space = connection.thread(session), connection.namespace
         key = f"turn:{thread}:{turn_id}" if turn_id else f"{call.session.id}:{call.call_id}"
         receipt = await runtime.memory.blocks.append_turn(
-            namespace,
+            space,
             thread,
             user=user,
             assistant=assistant,
@@ -75,7 +75,7 @@ def record_turn_tool(connection: Connection) -> Callable[..., Awaitable[dict[str
         runtime.kick()
         result = {
             "recorded": not receipt.replayed,
-            "namespace": namespace,
+            "namespace": space,
             "session": thread,
             "turn": receipt.thread_turn,
             "messageIds": receipt.message_ids,

@@ -34,15 +34,15 @@ async def chat_notes(runtime: Any, session: Session) -> list[ChatNote]:
     """Citation tails, then block status rows (the chat keeps this order within a turn).
 
     ``runtime`` is the plugin's ``MemoryRuntime``."""
-    namespace = runtime.namespace(session)
+    space = runtime.session_space(session)
     settings = runtime.settings
-    links = Links(namespace, session.id)
+    links = Links(space, session.id)
     notes: list[ChatNote] = []
     if settings.get("show_citations", True):
-        trail = await runtime.memory.gate.evidence_trail(namespace, session.id)
+        trail = await runtime.memory.gate.evidence_trail(space, session.id)
         notes += citation_notes(trail, session.id, links)
     if settings.get("show_status_rows", True):
-        marks = await runtime.memory.blocks.marks(namespace, session.id)
+        marks = await runtime.memory.blocks.marks(space, session.id)
         notes += status_notes(marks, links)
     return notes
 
@@ -50,8 +50,8 @@ async def chat_notes(runtime: Any, session: Session) -> list[ChatNote]:
 class Links:
     """Where a note's items point on the memory page."""
 
-    def __init__(self, namespace: str, session_id: str) -> None:
-        query = urlencode({"thread": session_id, "space": namespace})
+    def __init__(self, space: str, session_id: str) -> None:
+        query = urlencode({"thread": session_id, "space": space})
         self.blocks = f"{MEMORY_PATH}/blocks?{query}"
 
     @staticmethod

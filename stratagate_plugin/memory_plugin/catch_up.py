@@ -51,7 +51,7 @@ async def record_missing(
     receipts = [receipt_of(t) for t in waiting] + [legacy_receipt_of(t) for t in waiting]
     try:
         recorded = await runtime.memory.blocks.recorded_receipts(
-            runtime.namespace(session), receipts
+            runtime.session_space(session), receipts
         )
     except Exception as error:
         return _deferred(waiting, error)
@@ -77,7 +77,7 @@ async def _holds(
     if legacy not in recorded:
         return False
     return await runtime.memory.blocks.holds_turn(
-        runtime.namespace(session),
+        runtime.session_space(session),
         session.id,
         legacy,
         user=turn.user,
@@ -89,7 +89,7 @@ async def _holds(
 
 async def _record(runtime: MemoryRuntime, session: Session, turn: HostTurn) -> None:
     await runtime.memory.blocks.append_turn(
-        runtime.namespace(session),
+        runtime.session_space(session),
         session.id,
         user=turn.user,
         assistant=turn.assistant,

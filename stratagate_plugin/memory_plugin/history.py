@@ -57,7 +57,7 @@ def checkpoint_message(view: BlockView, level: int, text: str) -> ChatMessage:
 
 async def replace_with_blocks(
     memory: StrataGate,
-    namespace: str,
+    space: str,
     thread_id: str,
     history: list[ChatMessage],
     limit: int = CHECKPOINT_LIMIT,
@@ -65,7 +65,7 @@ async def replace_with_blocks(
     """The history with every matchable ready block folded into one checkpoint message."""
     views = [
         v
-        for v in await memory.blocks.views(namespace, thread_id)
+        for v in await memory.blocks.views(space, thread_id)
         if v.block.processing_status == "ready"
     ]
     if not views:

@@ -126,10 +126,12 @@ class MemoryPlugin:
                 turn.user_message = user_message
                 await runtime.memory.profile.settle_proposals(session.id, user_message)
                 recall = await runtime.memory.retrieval.auto_context(
-                    runtime.namespace(session), session.id, user_message
+                    runtime.session_space(session), session.id, user_message
                 )
                 turn.recall = recall.text
-                turn.directory = await runtime.memory.topics.directory(runtime.namespace(session))
+                turn.directory = await runtime.memory.topics.directory(
+                    runtime.session_space(session)
+                )
             sections += await _memory_sections(runtime, turn.recall, turn.directory or "")
         except Exception as error:
             log_failure("context build failed; continuing without memory", error)
@@ -148,7 +150,7 @@ class MemoryPlugin:
             return cached[1]
         try:
             replaced = await replace_with_blocks(
-                runtime.memory, runtime.namespace(session), session.id, history
+                runtime.memory, runtime.session_space(session), session.id, history
             )
         except Exception as error:
             log_failure("history replacement failed; using native history", error)
@@ -161,10 +163,8 @@ class MemoryPlugin:
         """Open batches → steer to close them; no progress → fail; all closed → recover."""
         runtime = self.runtime
         gate = runtime.turn(session, state.turn)
-        namespace = runtime.namespace(session)
-        open_ids = [
-            b.id for b in await runtime.memory.gate.unresolved_batches(namespace, session.id)
-        ]
+        space = runtime.session_space(session)
+        open_ids = [b.id for b in await runtime.memory.gate.unresolved_batches(space, session.id)]
         if open_ids:
             if gate.steers and len(open_ids) >= gate.open_at_last_steer:
                 return StopDecision.fail(f"{NO_PROGRESS} (open: {', '.join(open_ids)}).")
@@ -192,9 +192,9 @@ class MemoryPlugin:
         """Which memory space the session uses and how much it holds (memory being silently
         bound to the working directory surprised people)."""
         runtime = self.runtime
-        namespace = runtime.namespace(session)
+        space = runtime.session_space(session)
         spaces = await runtime.memory.spaces.summaries()
-        return space_line(namespace, spaces)
+        return space_line(space, spaces)
 
     @hookimpl
     async def session_spaces(self) -> list[SpaceChoice]:
@@ -211,7 +211,7 @@ class MemoryPlugin:
         if waiting:
             return waiting  # sealing now would leave the waiting turns out of the block
         try:
-            await runtime.memory.blocks.seal_tail(runtime.namespace(session), session.id)
+            await runtime.memory.blocks.seal_tail(runtime.session_space(session), session.id)
         except Exception as error:
             log_failure("could not seal the ended session", error)
             return f"memory could not seal this session yet ({error}); it is sealed once idle"

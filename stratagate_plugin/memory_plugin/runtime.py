@@ -81,7 +81,7 @@ class MemoryRuntime:
         """The state of one running turn (dropped when the turn completes)."""
         return self.gates.setdefault((session.id, turn), TurnGate())
 
-    def namespace(self, session: Session) -> str:
+    def session_space(self, session: Session) -> str:
         """The space the person chose as the session began, else the settings' rule."""
         if session.memory_space:
             return session.memory_space
@@ -91,7 +91,7 @@ class MemoryRuntime:
         """What a new conversation may use: the default (this directory's space, or a
         space of its own in ``session`` mode), then every space that holds memory, most
         recently used first (a name two spaces share is given whole)."""
-        default = self.default_namespace()
+        default = self.default_space()
         own = self.settings["namespace_mode"] == "session"
         others = [name for name in await self.memory.spaces.names() if name != default]
         shown = [display_name(name) for name in others]
@@ -100,7 +100,7 @@ class MemoryRuntime:
             choices.append(SpaceChoice(name, name if shown.count(label) > 1 else label))
         return choices
 
-    def default_namespace(self) -> str:
+    def default_space(self) -> str:
         """The space a new chat in the host's directory uses (what the web app shows first)."""
         return space_of(self.settings, str(self.cwd), "")
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.config import MAX_BLOCK_TURN_SIZE, MAX_DECAY_LAMBDA, MAX_TASK_TIMEOUT_S, MemoryConfig
 from ..core.errors import InvalidInput, validation_problems
-from ..core.profile.spaces import namespace_for
+from ..core.profile.spaces import space_for
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def memory_config(settings: dict[str, Any]) -> MemoryConfig:
 def space_of(settings: dict[str, Any], cwd: str, session_id: str) -> str:
     """The memory space (namespace) a session in ``cwd`` uses under validated ``settings``:
     one rule for the plugin and for the commands that default to chat's space."""
-    return namespace_for(
+    return space_for(
         str(settings["namespace_mode"]),
         cwd=cwd,
         session_id=session_id,

@@ -42,7 +42,7 @@ def memory_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
 
 
 def _where(runtime: MemoryRuntime, call: ToolCallContext) -> tuple[str, str]:
-    return runtime.namespace(call.session), call.session.id
+    return runtime.session_space(call.session), call.session.id
 
 
 async def _batch(
@@ -54,8 +54,8 @@ async def _batch(
     results: Any,
     **extra: Any,
 ) -> dict[str, Any]:
-    namespace, thread = _where(runtime, call)
-    batch = await runtime.memory.gate.open_batch(namespace, thread, tool, refs, titles)
+    space, thread = _where(runtime, call)
+    batch = await runtime.memory.gate.open_batch(space, thread, tool, refs, titles)
     return {
         "batchId": batch.id,
         "evidenceRefs": batch.evidence_refs,
@@ -95,14 +95,14 @@ class RetrievalTools:
         happened, when, how it changed) by words, participants, type or first/latest;
         with topic_id (from memory_list_topics) only that topic's events, and an empty
         query lists them in order."""
-        namespace, _ = _where(self.runtime, call)
+        space, _ = _where(self.runtime, call)
         if topic_id is not None:
             hits = await self.runtime.memory.topics.search_events(
-                namespace, topic_id, query, limit, offset
+                space, topic_id, query, limit, offset
             )
         else:
             hits = await self._search_hits(
-                namespace, query, limit, offset, temporal_intent, event_type, participants
+                space, query, limit, offset, temporal_intent, event_type, participants
             )
         refs = [f"event:{hit.card.id}" for hit in hits]
         titles = {f"event:{hit.card.id}": hit.card.title for hit in hits}
@@ -117,7 +117,7 @@ class RetrievalTools:
 
     async def _search_hits(
         self,
-        namespace: str,
+        space: str,
         query: str,
         limit: int,
         offset: int,
@@ -126,7 +126,7 @@ class RetrievalTools:
         participants: list[str] | None,
     ) -> list[EventHit]:
         return await self.runtime.memory.events.search(
-            namespace,
+            space,
             query,
             limit=limit,
             offset=offset,
@@ -147,13 +147,13 @@ class RetrievalTools:
         comes with its previous and next message. Namespace scope ranks by the fused
         retrieval (the message, its neighbours, its block, events citing it, dates the
         query names); session scope by BM25 in this thread's sealed blocks."""
-        namespace, thread = _where(self.runtime, call)
+        space, thread = _where(self.runtime, call)
         memory = self.runtime.memory
         if scope == "session":
-            hits = await memory.retrieval.search_raw(namespace, query, limit, thread)
+            hits = await memory.retrieval.search_raw(space, query, limit, thread)
         else:
             hits = await memory.retrieval.search_raw_ranked(
-                namespace, query, limit, current_thread=thread
+                space, query, limit, current_thread=thread
             )
         refs = [f"raw:{h.block_id or OPEN_TAIL}:{h.message.id}:{i}" for i, h in enumerate(hits)]
         results = [_raw_card(ref, hit) for ref, hit in zip(refs, hits, strict=True)]
@@ -164,8 +164,8 @@ class RetrievalTools:
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. List conversation blocks at their
         current (decayed) levels, with the status of the open, not yet sealed tail."""
-        namespace, thread = _where(self.runtime, call)
-        report = await self.runtime.memory.events.agent_blocks(namespace, thread, scope)
+        space, thread = _where(self.runtime, call)
+        report = await self.runtime.memory.events.agent_blocks(space, thread, scope)
         refs = [f"block:{v.block.id}:level:{v.current_level}" for v in report.blocks]
         results = [_block_card(v) for v in report.blocks]
         return await _batch(
@@ -222,8 +222,8 @@ class GraphTools:
         is currently true about people, pets, places, projects, organisations and tools, and
         what was true before); each node comes with its current facts, relations and up to six
         source events, and every fact, relation and alias with the events it comes from."""
-        namespace, _ = _where(self.runtime, call)
-        hits = await self.runtime.memory.graph.search(namespace, query, limit)
+        space, _ = _where(self.runtime, call)
+        hits = await self.runtime.memory.graph.search(space, query, limit)
         refs = [f"graph-node:{hit.view.node.id}" for hit in hits]
         titles = {ref: hit.view.node.name for ref, hit in zip(refs, hits, strict=True)}
         results = [hit.compact() | {"ref": ref} for ref, hit in zip(refs, hits, strict=True)]
@@ -234,9 +234,9 @@ class GraphTools:
         full: current and historical facts with their validity, relations in both
         directions, each with its source events, and those events' titles, quoted words
         and message ids (expand an event with memory_expand_event)."""
-        namespace, _ = _where(self.runtime, call)
+        space, _ = _where(self.runtime, call)
         view = await self.runtime.memory.graph.node(id)
-        if view.node.namespace != namespace:
+        if view.node.namespace != space:
             raise NotFound(f"no graph node with id {id!r} in this memory space")
         ref = f"graph-node:{view.node.id}:expanded"
         cited = await self.runtime.memory.graph.source_events(view)
@@ -292,9 +292,9 @@ def _gate_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
         """This tool is provided by the StrataGate plugin. Judge one retrieval batch:
         sufficient (refs directly answer), partial, or wrong, and the next step; missing
         says what is still lacking (not needed for sufficient)."""
-        namespace, thread = _where(runtime, call)
+        space, thread = _where(runtime, call)
         result = await memory.gate.assess(
-            namespace, thread, batch_id, verdict, evidence_refs, fit, missing, next_strategy
+            space, thread, batch_id, verdict, evidence_refs, fit, missing, next_strategy
         )
         return result.model_dump(mode="json")
 
@@ -303,9 +303,9 @@ def _gate_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Close a batch, naming the refs
         the answer uses (adopted by a sufficient assessment) or [] for none."""
-        namespace, thread = _where(runtime, call)
+        space, thread = _where(runtime, call)
         receipt = f"host:{call.session.id}:turn:{call.turn}:tool:{call.call_id}"
-        result = await memory.gate.record_use(namespace, thread, batch_id, evidence_refs, receipt)
+        result = await memory.gate.record_use(space, thread, batch_id, evidence_refs, receipt)
         return result.model_dump(mode="json")
 
     return [memory_assess, memory_record_use]
@@ -317,8 +317,8 @@ def _remember_tool(runtime: MemoryRuntime) -> Callable[..., Any]:
     ) -> dict[str, Any]:
         """This tool is provided by the StrataGate plugin. Keep one self-contained fact,
         decision, preference or correction as long-term memory (duplicates reinforce)."""
-        namespace, thread = _where(runtime, call)
-        result = await runtime.memory.remember.save(namespace, thread, content, category)
+        space, thread = _where(runtime, call)
+        result = await runtime.memory.remember.save(space, thread, content, category)
         return result.model_dump(mode="json")
 
     return memory_remember
@@ -350,8 +350,8 @@ def _topic_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
         """This tool is provided by the StrataGate plugin. Page through the memory
         directory's topics (chapters, then events not yet in one), optionally matching a
         query or within a category. Navigation only: it is not evidence and opens no batch."""
-        namespace, _ = _where(runtime, call)
-        return await memory.topics.catalog(namespace, query, category, offset, limit)
+        space, _ = _where(runtime, call)
+        return await memory.topics.catalog(space, query, category, offset, limit)
 
     async def memory_expand_topic(
         call: ToolCallContext,
@@ -364,7 +364,7 @@ def _topic_tools(runtime: MemoryRuntime) -> list[Callable[..., Any]]:
         ids; with section (a section's number) and offset, the next event ids of that
         section. Navigation only: find the events to cite with
         memory_search_events(topic_id=...)."""
-        namespace, _ = _where(runtime, call)
-        return await memory.topics.expand(namespace, id, section, offset)
+        space, _ = _where(runtime, call)
+        return await memory.topics.expand(space, id, section, offset)
 
     return [memory_list_topics, memory_expand_topic]

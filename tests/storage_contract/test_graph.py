@@ -19,8 +19,8 @@ async def _projected(engine: StrataGate, *texts: str) -> list[str]:
     return ids
 
 
-async def _search(engine: StrataGate, namespace: str, terms: list[str], cap: int) -> list[NodeView]:
-    return assemble(await engine.storage.graph.search_records(namespace, terms, cap, None))
+async def _search(engine: StrataGate, space: str, terms: list[str], cap: int) -> list[NodeView]:
+    return assemble(await engine.storage.graph.search_records(space, terms, cap, None))
 
 
 async def _node(engine: StrataGate, node_id: str, history: int) -> NodeView | None:

@@ -7,11 +7,11 @@ from stratagate_plugin.core.events.cards import EventCard
 from stratagate_plugin.core.events.weights import new_card
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.remember.storage import Applied, LiveEvent, Plan, RememberAsk
-from stratagate_plugin.core.store.turns import NamespaceDefaults
+from stratagate_plugin.core.store.turns import NewSpaceDefaults
 
 NS = "contract"
 CONFIG = MemoryConfig()
-DEFAULTS = NamespaceDefaults(CONFIG.block_turn_size, CONFIG.block_decay_lambda)
+DEFAULTS = NewSpaceDefaults(CONFIG.block_turn_size, CONFIG.block_decay_lambda)
 
 
 class Rules:

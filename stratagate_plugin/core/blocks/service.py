@@ -45,7 +45,7 @@ class BlocksService(ServiceBase):
 
     async def append_turn(
         self,
-        namespace: str,
+        space: str,
         thread_id: str,
         *,
         user: str,
@@ -58,12 +58,12 @@ class BlocksService(ServiceBase):
         """Record one completed turn (user + assistant with its tool traces)."""
         messages = _turn_messages(user, assistant, tool_calls, at)
         return await self.record_turn(
-            namespace, thread_id, messages, at=at, receipt_id=receipt_id, tools_thread=tools_thread
+            space, thread_id, messages, at=at, receipt_id=receipt_id, tools_thread=tools_thread
         )
 
     async def holds_turn(
         self,
-        namespace: str,
+        space: str,
         thread_id: str,
         receipt_id: str,
         *,
@@ -77,11 +77,11 @@ class BlocksService(ServiceBase):
         reused the number."""
         messages = _turn_messages(user, assistant, tool_calls, at)
         thread, receipt = valid_text(thread_id), valid_text(receipt_id)
-        return await self.store.holds_turn(namespace, receipt, thread, messages)
+        return await self.store.holds_turn(space, receipt, thread, messages)
 
     async def record_turn(
         self,
-        namespace: str,
+        space: str,
         thread_id: str,
         messages: Sequence[MessageIn],
         *,
@@ -95,29 +95,29 @@ class BlocksService(ServiceBase):
         memory is marked, in the same transaction; ``tools_thread`` names the thread its tool
         calls ran under when that is not ``thread_id`` (an MCP client's named session).
         Names pass the U+FFFD rule like the texts (``MessageIn``) do."""
-        require_names(namespace=namespace, thread_id=thread_id)
-        namespace, thread_id = valid_text(namespace), valid_text(thread_id)
+        require_names(namespace=space, thread_id=thread_id)
+        space, thread_id = valid_text(space), valid_text(thread_id)
         receipt_id = valid_text(receipt_id) if receipt_id else None
         moment = to_utc(at) if at else utc_now()
         receipt = receipt_id or f"auto:{uuid.uuid4().hex}"
         turn = TurnToRecord(
-            namespace, thread_id, messages, moment, receipt, self._defaults, tools_thread
+            space, thread_id, messages, moment, receipt, self._defaults, tools_thread
         )
         try:
             return await self.store.record_turn(turn, SEALER)
         except ReceiptExists:
             # Rare path: the insert found the receipt, the whole unit rolled back.
-            return await self.store.replayed_receipt(namespace, receipt, thread_id, messages)
+            return await self.store.replayed_receipt(space, receipt, thread_id, messages)
 
-    async def recorded_receipts(self, namespace: str, receipt_ids: Sequence[str]) -> set[str]:
+    async def recorded_receipts(self, space: str, receipt_ids: Sequence[str]) -> set[str]:
         """The receipts among ``receipt_ids`` already recorded: what a host catching up on
         turns it could not record asks before recording the rest."""
         ids = [valid_text(receipt) for receipt in receipt_ids]
-        return await self.store.recorded_receipts(namespace, ids)
+        return await self.store.recorded_receipts(space, ids)
 
-    async def seal_tail(self, namespace: str, thread_id: str) -> str | None:
+    async def seal_tail(self, space: str, thread_id: str) -> str | None:
         """Seal the thread's open tail now (end of a session or an import); None if empty."""
-        return await self.store.seal_tail(namespace, thread_id, iso(utc_now()), SEALER)
+        return await self.store.seal_tail(space, thread_id, iso(utc_now()), SEALER)
 
     async def seal_idle_tails(self, before: datetime) -> list[str]:
         """Seal whole every open tail (of any space) whose newest message is older than
@@ -132,15 +132,15 @@ class BlocksService(ServiceBase):
     # -- reading blocks ------------------------------------------------------------------
 
     async def views(
-        self, namespace: str | None = None, thread_id: str | None = None
+        self, space: str | None = None, thread_id: str | None = None
     ) -> list[BlockView]:
         """Every block with its current decayed level and the token size of each view."""
-        return [block_view(parts) for parts in await self.store.parts(namespace, thread_id)]
+        return [block_view(parts) for parts in await self.store.parts(space, thread_id)]
 
-    async def marks(self, namespace: str, thread_id: str) -> list[BlockMark]:
+    async def marks(self, space: str, thread_id: str) -> list[BlockMark]:
         """The thread's blocks with their turn ranges and when each was sealed and became
         ready, without their texts (the chat's status rows)."""
-        return await self.store.marks(namespace, thread_id)
+        return await self.store.marks(space, thread_id)
 
     async def view(self, block_id: str, level: int | None = None) -> BlockView:
         """One block rendered at ``level`` (default: its current decayed level)."""
@@ -149,8 +149,8 @@ class BlocksService(ServiceBase):
     async def messages(self, block_id: str) -> list[Message]:
         return await self.store.messages(block_id)
 
-    async def open_tail(self, namespace: str, thread_id: str) -> list[Message]:
-        return await self.store.open_tail(namespace, thread_id)
+    async def open_tail(self, space: str, thread_id: str) -> list[Message]:
+        return await self.store.open_tail(space, thread_id)
 
     async def mark_ready(self, block_id: str, derived: dict[str, object] | None = None) -> Block:
         """Mark a block ready (normally done by derivation once L0–L2 and events exist)."""
@@ -175,30 +175,30 @@ class BlocksService(ServiceBase):
 
     # -- the block rail ------------------------------------------------------------------
 
-    async def conversations(self, namespace: str, limit: int = 100) -> list[Conversation]:
+    async def conversations(self, space: str, limit: int = 100) -> list[Conversation]:
         """The space's conversations (threads), most recently active first."""
-        return await self.store.conversations(namespace, limit)
+        return await self.store.conversations(space, limit)
 
-    async def thread_titles(self, namespace: str) -> dict[str, str]:
+    async def thread_titles(self, space: str) -> dict[str, str]:
         """The space's titled conversations: thread id → title."""
-        return await self.store.thread_titles(namespace)
+        return await self.store.thread_titles(space)
 
-    async def set_thread_titles(self, namespace: str, titles: dict[str, str]) -> int:
+    async def set_thread_titles(self, space: str, titles: dict[str, str]) -> int:
         """Title existing conversations (an imported chat history's own titles), one
         transaction; how many titles changed."""
         clean = {thread: " ".join(title.split()) for thread, title in titles.items()}
         named = {thread: title for thread, title in clean.items() if title}
         if not named:
             return 0
-        return await self.store.set_thread_titles(namespace, named)
+        return await self.store.set_thread_titles(space, named)
 
     async def rail(
-        self, namespace: str, thread_id: str, offset: int = 0, size: int = RAIL_PAGE
+        self, space: str, thread_id: str, offset: int = 0, size: int = RAIL_PAGE
     ) -> BlockRail:
         """``size`` blocks of the thread oldest → newest, ``offset`` newest blocks back; the
         newest page (offset 0) ends with the open tail."""
         found = await self.store.rail(
-            namespace, thread_id, lambda total: rail.page_bounds(total, offset, size)
+            space, thread_id, lambda total: rail.page_bounds(total, offset, size)
         )
         tail = found.tail if offset == 0 else None
         return BlockRail(thread_id, found.total, offset, rail_blocks(found), tail)

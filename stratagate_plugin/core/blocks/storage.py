@@ -137,25 +137,23 @@ class BlocksStorage(Protocol):
         ...
 
     async def replayed_receipt(
-        self, namespace: str, receipt_id: str, thread_id: str, messages: Sequence[MessageIn]
+        self, space: str, receipt_id: str, thread_id: str, messages: Sequence[MessageIn]
     ) -> TurnReceipt:
         """What the receipt recorded (``replayed``); ``ReceiptConflict`` when it recorded
         another turn than ``messages`` in ``thread_id``, ``NotFound`` when unknown."""
         ...
 
     async def holds_turn(
-        self, namespace: str, receipt_id: str, thread_id: str, messages: Sequence[MessageIn]
+        self, space: str, receipt_id: str, thread_id: str, messages: Sequence[MessageIn]
     ) -> bool:
         """Whether the receipt is stored with exactly this turn."""
         ...
 
-    async def recorded_receipts(self, namespace: str, receipt_ids: Sequence[str]) -> set[str]:
+    async def recorded_receipts(self, space: str, receipt_ids: Sequence[str]) -> set[str]:
         """The receipts among ``receipt_ids`` that are stored."""
         ...
 
-    async def seal_tail(
-        self, namespace: str, thread_id: str, now: str, sealer: Sealer
-    ) -> str | None:
+    async def seal_tail(self, space: str, thread_id: str, now: str, sealer: Sealer) -> str | None:
         """One transaction: the whole open tail sealed as one block; None if it is empty."""
         ...
 
@@ -169,7 +167,7 @@ class BlocksStorage(Protocol):
         ...
 
     async def parts(
-        self, namespace: str | None = None, thread_id: str | None = None
+        self, space: str | None = None, thread_id: str | None = None
     ) -> list[BlockParts]:
         """Every block (of the space, of the thread) by space, thread and sequence."""
         ...
@@ -178,7 +176,7 @@ class BlocksStorage(Protocol):
         """One block; ``NotFound`` when unknown."""
         ...
 
-    async def marks(self, namespace: str, thread_id: str) -> list[BlockMark]:
+    async def marks(self, space: str, thread_id: str) -> list[BlockMark]:
         """The thread's blocks oldest first, without their texts."""
         ...
 
@@ -186,7 +184,7 @@ class BlocksStorage(Protocol):
         """The block's L5 messages in order; ``NotFound`` when the block is unknown."""
         ...
 
-    async def open_tail(self, namespace: str, thread_id: str) -> list[Message]:
+    async def open_tail(self, space: str, thread_id: str) -> list[Message]:
         """The thread's unsealed messages in order."""
         ...
 
@@ -203,20 +201,20 @@ class BlocksStorage(Protocol):
         block, ``NotFound`` (nothing written) for an unknown one or one without messages."""
         ...
 
-    async def conversations(self, namespace: str, limit: int) -> list[Conversation]:
+    async def conversations(self, space: str, limit: int) -> list[Conversation]:
         """The space's threads, most recently active first."""
         ...
 
-    async def thread_titles(self, namespace: str) -> dict[str, str]:
+    async def thread_titles(self, space: str) -> dict[str, str]:
         """The space's titled threads: thread id → title."""
         ...
 
-    async def set_thread_titles(self, namespace: str, titles: dict[str, str]) -> int:
+    async def set_thread_titles(self, space: str, titles: dict[str, str]) -> int:
         """One transaction: the existing threads of ``titles`` titled; how many changed."""
         ...
 
     async def rail(
-        self, namespace: str, thread_id: str, window: Callable[[int], tuple[int, int]]
+        self, space: str, thread_id: str, window: Callable[[int], tuple[int, int]]
     ) -> RailRows:
         """One read: the thread's blocks with sequence in ``window(total)`` (first, last);
         ``NotFound`` for an unknown thread."""

@@ -272,8 +272,8 @@ class DerivationService(ServiceBase):
         offline projector), for a ``Deriver``."""
         return Projector(self.storage.graph, graph_model, clock, fallback)
 
-    async def list_jobs(self, namespace: str | None = None, status: str | None = None) -> list[Job]:
-        return await self.store.list_jobs(namespace, status)
+    async def list_jobs(self, space: str | None = None, status: str | None = None) -> list[Job]:
+        return await self.store.list_jobs(space, status)
 
     async def take_back_abandoned(self) -> None:
         """Jobs whose lease ran out, or whose owner was a process of this machine that is
@@ -303,25 +303,25 @@ class DerivationService(ServiceBase):
         [job] = await self.store.retry([job_id], utc_now(), REQUEUED_ON_RETRY)
         return job
 
-    async def retry_failed_jobs(self, namespace: str | None = None) -> int:
+    async def retry_failed_jobs(self, space: str | None = None) -> int:
         """Every failed job (of ``namespace``, or of every space) queued again at once
         (attempts from zero; a topic batch as a fresh job, ``REQUEUED_ON_RETRY``); how
         many there were."""
-        return await self.store.retry_failed(utc_now(), namespace, REQUEUED_ON_RETRY)
+        return await self.store.retry_failed(utc_now(), space, REQUEUED_ON_RETRY)
 
-    async def offline_derived(self, namespace: str | None = None) -> OfflineDerived:
+    async def offline_derived(self, space: str | None = None) -> OfflineDerived:
         """The blocks and jobs the offline model answered for a failing model."""
-        found = await self.store.offline_derived(namespace)
+        found = await self.store.offline_derived(space)
         return OfflineDerived(found.blocks, found.jobs)
 
     async def rederive_offline(
-        self, namespace: str | None = None, block_ids: list[str] | None = None
+        self, space: str | None = None, block_ids: list[str] | None = None
     ) -> RederiveReport:
         """Run the blocks derived offline on the model again (``rederive.py``); the model's
         result replaces the offline one, or the offline one stays. Then the graph and topic
         work the new cards queued."""
         rederiver = Rederiver(self.store, self.model, utc_now, self.config.derive_text_limit)
-        report = await rederiver.run(namespace, block_ids)
+        report = await rederiver.run(space, block_ids)
         if report.replaced:
             await self.process_pending()
         return report

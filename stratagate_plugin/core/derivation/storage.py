@@ -153,7 +153,7 @@ class DerivationStorage(Protocol):
         """One job by id (``NotFound`` if unknown)."""
         ...
 
-    async def list_jobs(self, namespace: str | None, status: str | None) -> list[Job]:
+    async def list_jobs(self, space: str | None, status: str | None) -> list[Job]:
         """Jobs of the space (or all) of the status (or any), oldest first."""
         ...
 
@@ -170,13 +170,11 @@ class DerivationStorage(Protocol):
         returned). ``InvalidInput`` (nothing written) if one is not failed."""
         ...
 
-    async def failed_jobs(self, namespace: str | None) -> list[Job]:
+    async def failed_jobs(self, space: str | None) -> list[Job]:
         """Failed jobs of the space (or all), oldest first."""
         ...
 
-    async def retry_failed(
-        self, now: datetime, namespace: str | None, requeued: Sequence[str]
-    ) -> int:
+    async def retry_failed(self, now: datetime, space: str | None, requeued: Sequence[str]) -> int:
         """``retry`` of every failed job of the space (or all) in one transaction; how many."""
         ...
 
@@ -206,11 +204,11 @@ class DerivationStorage(Protocol):
         taken over."""
         ...
 
-    async def offline_blocks(self, namespace: str | None) -> list[Block]:
+    async def offline_blocks(self, space: str | None) -> list[Block]:
         """Blocks derived offline because the model failed, by space and sequence."""
         ...
 
-    async def offline_derived(self, namespace: str | None) -> OfflineRows:
+    async def offline_derived(self, space: str | None) -> OfflineRows:
         """Those blocks and the jobs the offline model answered, in one read."""
         ...
 

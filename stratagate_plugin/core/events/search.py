@@ -46,18 +46,16 @@ def ranked_order(found: SearchCandidates, request: EventSearch) -> list[Hit]:
     return [(hit.card.id, hit.rank_score) for hit in hits]
 
 
-def search_with_history(
-    reader: EventsReader, namespace: str, request: EventSearch
-) -> list[EventHit]:
+def search_with_history(reader: EventsReader, space: str, request: EventSearch) -> list[EventHit]:
     """Every superseded card folded under its newer card (``history``): the whole fused
     order is folded first, then paged, so pages agree."""
-    found = reader.candidates(namespace, candidate_query(request))
+    found = reader.candidates(space, candidate_query(request))
     order = ranked_order(found, request)
     known = {c.id: c.superseded_by for c in found.candidates}
-    links = supersession_links(reader, namespace, [key for key, _ in order], known)
+    links = supersession_links(reader, space, [key for key, _ in order], known)
     page = page_of(history.fold(order, links), request)
-    by_id = {card.id: card for card in _cards_of(reader, namespace, [k for k, _ in page], found)}
-    read = partial(reader.visible_cards, namespace)
+    by_id = {card.id: card for card in _cards_of(reader, space, [k for k, _ in page], found)}
+    read = partial(reader.visible_cards, space)
     return [
         EventHit(card=by_id[key], rank_score=score, history=history.history_of(by_id[key], read))
         for key, score in page
@@ -66,7 +64,7 @@ def search_with_history(
 
 
 def supersession_links(
-    reader: EventsReader, namespace: str, ids: Sequence[str], known: dict[str, str | None]
+    reader: EventsReader, space: str, ids: Sequence[str], known: dict[str, str | None]
 ) -> dict[str, str | None]:
     """``superseded_by`` of the ranked cards (``known``) and of every visible card up their
     chains (a superseder that is no longer visible stays out, so the chain ends before it)."""
@@ -78,38 +76,38 @@ def supersession_links(
         if not missing:
             break
         asked |= missing
-        read = reader.links(namespace, sorted(missing))
+        read = reader.links(space, sorted(missing))
         links.update(read)
         missing = history.unknown_links(list(read), links)
     return links
 
 
-def chain_links(reader: EventsReader, namespace: str, ids: Sequence[str]) -> dict[str, str | None]:
+def chain_links(reader: EventsReader, space: str, ids: Sequence[str]) -> dict[str, str | None]:
     """``supersession_links`` of the visible cards among ``ids``."""
-    return supersession_links(reader, namespace, ids, reader.links(namespace, ids))
+    return supersession_links(reader, space, ids, reader.links(space, ids))
 
 
 def _cards_of(
-    reader: EventsReader, namespace: str, ids: Sequence[str], found: SearchCandidates
+    reader: EventsReader, space: str, ids: Sequence[str], found: SearchCandidates
 ) -> list[EventCard]:
     """The cards of ``ids`` in that order, from the candidates or read (a plain query's
     page, a head outside the candidates)."""
     known = {c.id: c.card for c in found.candidates if c.card is not None}
     missing = [key for key in ids if key not in known]
-    read = reader.visible_cards(namespace, missing) if missing else []
+    read = reader.visible_cards(space, missing) if missing else []
     by_id = known | {card.id: card for card in read}
     return [by_id[key] for key in ids if key in by_id]
 
 
 def relevant_cards(
-    reader: EventsReader, namespace: str, tokens: tuple[str, ...], limit: int
+    reader: EventsReader, space: str, tokens: tuple[str, ...], limit: int
 ) -> list[EventCard]:
     """The ``limit`` best visible cards for ``tokens`` over both pools, unfolded: what an
     extraction's timeline holds before the most recent cards (derivation hands this to
     its storage, which runs it inside the extraction's read)."""
     request = EventSearch(tokens, limit=limit)
-    found = reader.candidates(namespace, candidate_query(request))
-    read = partial(reader.visible_cards, namespace)
+    found = reader.candidates(space, candidate_query(request))
+    read = partial(reader.visible_cards, space)
     return [hit.card for hit in page_hits(found, request, read)]
 
 

@@ -81,13 +81,13 @@ def _intent(value: str | None) -> TemporalIntent | None:
     return "first" if value == "first" else "latest"
 
 
-def empty_reason(shown: int, namespace_blocks: int, open_tail: int) -> EmptyReason | None:
+def empty_reason(shown: int, space_blocks: int, open_tail: int) -> EmptyReason | None:
     """Why nothing is shown: an unsealed tail first, then where blocks do exist."""
     if shown:
         return None
     if open_tail:
         return "open_tail_pending"
-    return "blocks_exist_in_other_threads" if namespace_blocks else "no_blocks_in_namespace"
+    return "blocks_exist_in_other_threads" if space_blocks else "no_blocks_in_namespace"
 
 
 class EventsService(ServiceBase):
@@ -104,7 +104,7 @@ class EventsService(ServiceBase):
 
     async def ranked(
         self,
-        namespace: str,
+        space: str,
         query: Query,
         *,
         limit: int,
@@ -117,14 +117,14 @@ class EventsService(ServiceBase):
 
         A superseded card is folded under the card that replaced it (``history.py``)."""
         request = EventSearch(query.terms, limit, offset, filters, agent_weight)
-        hits = await self.store.read(lambda reader: search_with_history(reader, namespace, request))
+        hits = await self.store.read(lambda reader: search_with_history(reader, space, request))
         if track_retrieval and hits:
             await self.store.stamp_retrieved([hit.card.id for hit in hits], iso(utc_now()))
         return hits
 
     async def search(
         self,
-        namespace: str,
+        space: str,
         query: str,
         *,
         limit: int = 6,
@@ -145,7 +145,7 @@ class EventsService(ServiceBase):
             temporal_intent=_intent(temporal_intent),
         )
         return await self.ranked(
-            namespace,
+            space,
             parse_query(query),
             limit=limit,
             agent_weight=self.config.agent_memory_weight,
@@ -162,18 +162,18 @@ class EventsService(ServiceBase):
         return EventExpansion(card=card, messages=messages)
 
     async def agent_blocks(
-        self, namespace: str, thread_id: str, scope: BlockScope = "session"
+        self, space: str, thread_id: str, scope: BlockScope = "session"
     ) -> BlocksReport:
         """Ready blocks (this thread, or the namespace) at decayed levels, with status counts."""
         if scope not in ("session", "namespace"):
             raise InvalidInput("scope must be 'session' or 'namespace'")
         thread = thread_id if scope == "session" else None
-        listed = await self.blocks.views(namespace, thread)
+        listed = await self.blocks.views(space, thread)
         views = [view for view in listed if view.block.processing_status == "ready"]
-        counts = await self.store.block_counts(namespace, thread)
+        counts = await self.store.block_counts(space, thread)
         return BlocksReport(
             scope=scope,
-            namespace=namespace,
+            namespace=space,
             thread_id=thread_id,
             blocks=views,
             namespace_block_count=counts.namespace_block_count,
@@ -186,7 +186,7 @@ class EventsService(ServiceBase):
 
     async def cards(
         self,
-        namespace: str | None = None,
+        space: str | None = None,
         *,
         block_id: str | None = None,
         include_hidden: bool = False,
@@ -194,7 +194,7 @@ class EventsService(ServiceBase):
         offset: int = 0,
     ) -> list[EventCard]:
         statuses = VISIBLE + (("forgotten", "archived") if include_hidden else ())
-        return await self.store.cards(namespace, statuses, block_id, limit, offset)
+        return await self.store.cards(space, statuses, block_id, limit, offset)
 
     async def get(self, event_id: str) -> EventCard:
         return await self.store.card(event_id)

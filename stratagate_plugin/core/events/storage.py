@@ -110,17 +110,17 @@ class EventsReader(Protocol):
     """Reads inside one consistent read (synchronous: the unit runs on the database's own
     thread), so a search ranks, folds and pages what one snapshot holds."""
 
-    def candidates(self, namespace: str, query: CandidateQuery) -> SearchCandidates:
+    def candidates(self, space: str, query: CandidateQuery) -> SearchCandidates:
         """The candidates of ``query``, with the space's current turn when it asks for
         cards."""
         ...
 
-    def links(self, namespace: str, event_ids: Sequence[str]) -> dict[str, str | None]:
+    def links(self, space: str, event_ids: Sequence[str]) -> dict[str, str | None]:
         """For the visible events among ``event_ids``: the id that superseded each (only
         when its status is ``superseded``), else ``None``; unknown or hidden ids are absent."""
         ...
 
-    def visible_cards(self, namespace: str, event_ids: Sequence[str]) -> list[EventCard]:
+    def visible_cards(self, space: str, event_ids: Sequence[str]) -> list[EventCard]:
         """The active or superseded cards among ``event_ids``, by id ascending."""
         ...
 
@@ -144,7 +144,7 @@ class EventsStorage(Protocol):
 
     async def cards(
         self,
-        namespace: str | None,
+        space: str | None,
         statuses: tuple[str, ...],
         block_id: str | None,
         limit: int,
@@ -153,6 +153,6 @@ class EventsStorage(Protocol):
         """Cards of these statuses (of a space, of a block) in insertion order."""
         ...
 
-    async def block_counts(self, namespace: str, thread_id: str | None) -> BlockCounts:
+    async def block_counts(self, space: str, thread_id: str | None) -> BlockCounts:
         """Blocks and threads of the space; unsealed messages of ``thread_id`` (or all)."""
         ...

@@ -72,24 +72,24 @@ class GateService(ServiceBase):
 
     async def open_batch(
         self,
-        namespace: str,
+        space: str,
         thread_id: str,
         tool: str,
         evidence_refs: Sequence[str],
         titles: Mapping[str, str] | None = None,
     ) -> Batch:
         """Persist the batch an explicit retrieval tool call exposed (``tool`` in BATCH_TOOLS)."""
-        require_names(namespace=namespace, thread_id=thread_id)
+        require_names(namespace=space, thread_id=thread_id)
         if tool not in gate.BATCH_TOOLS:
             raise InvalidInput(f"{tool!r} does not open retrieval batches")
         _check_refs(evidence_refs)
         now = iso(utc_now())
-        opening = BatchOpening(namespace, thread_id, tool, evidence_refs, titles or {})
+        opening = BatchOpening(space, thread_id, tool, evidence_refs, titles or {})
         return await self.store.open_batch(opening, now)
 
     async def assess(
         self,
-        namespace: str,
+        space: str,
         thread_id: str,
         batch_id: str | None,
         verdict: object,
@@ -102,17 +102,17 @@ class GateService(ServiceBase):
         now = iso(utc_now())
 
         def unit(rows: GateUnit) -> Assessed:
-            batch = _select(rows, namespace, thread_id, batch_id)
+            batch = _select(rows, space, thread_id, batch_id)
             judged = gate.assess_batch(batch, verdict, evidence_refs, fit, missing, next_strategy)
             stored = rows.save_assessment(judged, now)
-            latest = rows.latest_batch_id(namespace, thread_id)
+            latest = rows.latest_batch_id(space, thread_id)
             return Assessed(batch=stored, latest_batch_id=latest or batch.id)
 
         return await self.store.transaction(unit)
 
     async def record_use(
         self,
-        namespace: str,
+        space: str,
         thread_id: str,
         batch_id: str | None,
         evidence_refs: Sequence[object],
@@ -129,9 +129,9 @@ class GateService(ServiceBase):
         now = iso(utc_now())
 
         def unit(rows: GateUnit) -> UseRecord:
-            stored = rows.receipt(namespace, receipt_id)
+            stored = rows.receipt(space, receipt_id)
             wanted = batch_id if batch_id is not None or stored is None else stored.batch_id
-            batch = _select(rows, namespace, thread_id, wanted)
+            batch = _select(rows, space, thread_id, wanted)
             plan = gate.plan_record_use(batch, evidence_refs)
             audit = plan.audit(thread_id, rows.batch_turn(batch.id))
             payload = gate.receipt_payload(plan.event_ids, audit)
@@ -139,26 +139,26 @@ class GateService(ServiceBase):
             if gate.receipt_decision(existing, payload) == "replay":
                 return _use_record(rows, batch, plan, (), replayed=True)
             gate.ensure_unresolved(batch)
-            turn = rows.current_turn(namespace)
-            done = rows.reinforce(namespace, plan.event_ids, turn, now)
-            receipt = NewReceipt(namespace, receipt_id, batch.id, payload, plan.event_ids, audit)
+            turn = rows.current_turn(space)
+            done = rows.reinforce(space, plan.event_ids, turn, now)
+            receipt = NewReceipt(space, receipt_id, batch.id, payload, plan.event_ids, audit)
             rows.insert_receipt(receipt, now)
             recorded = rows.mark_recorded(batch.id, now)
             return _use_record(rows, recorded, plan, tuple(done), replayed=False)
 
         return await self.store.transaction(unit)
 
-    async def unresolved_batches(self, namespace: str, thread_id: str) -> list[Batch]:
+    async def unresolved_batches(self, space: str, thread_id: str) -> list[Batch]:
         """The thread's batches still awaiting ``record_use`` (for the host's finish step)."""
-        return await self.store.batches(namespace, thread_id, "unresolved")
+        return await self.store.batches(space, thread_id, "unresolved")
 
-    async def list_batches(self, namespace: str, thread_id: str) -> list[Batch]:
-        return await self.store.batches(namespace, thread_id, None)
+    async def list_batches(self, space: str, thread_id: str) -> list[Batch]:
+        return await self.store.batches(space, thread_id, None)
 
-    async def evidence_trail(self, namespace: str, thread_id: str) -> EvidenceTrail:
+    async def evidence_trail(self, space: str, thread_id: str) -> EvidenceTrail:
         """Every batch of the thread with its receipt, and the events and messages their
         refs name (three queries, whatever the thread's length): the chat's citation tails."""
-        uses = await self.store.thread_uses(namespace, thread_id)
+        uses = await self.store.thread_uses(space, thread_id)
         refs = [parse_ref(ref) for use in uses for ref in use.evidence_refs]
         events = sorted({r.target_id for r in refs if r and r.kind == "event"})
         messages = sorted({r.message_id for r in refs if r and r.message_id})
@@ -200,9 +200,9 @@ def _check_refs(evidence_refs: Sequence[str]) -> None:
             raise InvalidInput(f"malformed evidence ref {ref!r}")
 
 
-def _select(rows: GateUnit, namespace: str, thread_id: str, batch_id: str | None) -> Batch:
+def _select(rows: GateUnit, space: str, thread_id: str, batch_id: str | None) -> Batch:
     """``gate.select_batch`` over the named (or latest) batch, or all for the error."""
-    return gate.select_batch(rows.batch_choices(namespace, thread_id, batch_id), batch_id)
+    return gate.select_batch(rows.batch_choices(space, thread_id, batch_id), batch_id)
 
 
 def _use_record(

@@ -49,16 +49,16 @@ class GateUnit(Protocol):
     """Row operations inside one transaction (synchronous: the unit runs on the database's
     own thread, and its writes commit together or not at all)."""
 
-    def batch_choices(self, namespace: str, thread_id: str, batch_id: str | None) -> list[Batch]:
+    def batch_choices(self, space: str, thread_id: str, batch_id: str | None) -> list[Batch]:
         """The named batch of the thread (the latest by sequence when ``batch_id`` is None);
         when there is none, every batch of the thread (what ``gate.select_batch`` lists)."""
         ...
 
-    def batches(self, namespace: str, thread_id: str, status: str | None = None) -> list[Batch]:
+    def batches(self, space: str, thread_id: str, status: str | None = None) -> list[Batch]:
         """The thread's batches by sequence (optionally only those with ``status``)."""
         ...
 
-    def latest_batch_id(self, namespace: str, thread_id: str) -> str | None: ...
+    def latest_batch_id(self, space: str, thread_id: str) -> str | None: ...
 
     def batch_turn(self, batch_id: str) -> int:
         """The namespace turn the batch was opened at (``NotFound`` if unknown)."""
@@ -68,11 +68,11 @@ class GateUnit(Protocol):
         """Stores (overwrites) the batch's assessment; the batch as now stored."""
         ...
 
-    def receipt(self, namespace: str, receipt_id: str) -> StoredReceipt | None: ...
+    def receipt(self, space: str, receipt_id: str) -> StoredReceipt | None: ...
 
-    def current_turn(self, namespace: str) -> int: ...
+    def current_turn(self, space: str) -> int: ...
 
-    def reinforce(self, namespace: str, event_ids: Iterable[str], turn: int, now: str) -> list[str]:
+    def reinforce(self, space: str, event_ids: Iterable[str], turn: int, now: str) -> list[str]:
         """``mention_count + 1`` and ``last_adopted_turn = turn`` for each visible event of
         the namespace, once each; the ids reinforced, in input order."""
         ...
@@ -95,11 +95,11 @@ class GateStorage(Protocol):
         with the namespace turn; ``titles`` kept for its refs only."""
         ...
 
-    async def batches(self, namespace: str, thread_id: str, status: str | None) -> list[Batch]:
+    async def batches(self, space: str, thread_id: str, status: str | None) -> list[Batch]:
         """The thread's batches by sequence (optionally only those with ``status``)."""
         ...
 
-    async def thread_uses(self, namespace: str, thread_id: str) -> list[BatchUse]:
+    async def thread_uses(self, space: str, thread_id: str) -> list[BatchUse]:
         """Every batch of the thread by sequence, with its receipt if recorded."""
         ...
 

@@ -34,7 +34,7 @@ class Applied:
 
 def apply_projection(
     tx: GraphTransaction,
-    namespace: str,
+    space: str,
     checked: Checked,
     times: Mapping[str, EventTimes],
     now: str,
@@ -45,37 +45,35 @@ def apply_projection(
     applied = Applied()
     refs: dict[str, str] = {}
     for draft in checked.projection.nodes:
-        node_id = _node(tx, namespace, draft, now, applied)
+        node_id = _node(tx, space, draft, now, applied)
         refs[draft.ref] = node_id
-        tx.add_terms(namespace, node_id, [draft.name, *draft.aliases, *draft.tags, draft.type])
+        tx.add_terms(space, node_id, [draft.name, *draft.aliases, *draft.tags, draft.type])
         for fact in draft.facts:
             _fact(tx, node_id, fact, times, now)
             tx.add_sources("node", node_id, fact.source_event_ids)
-            tx.add_terms(namespace, node_id, [f"{fact.key} {value_text(fact.value)}"])
+            tx.add_terms(space, node_id, [f"{fact.key} {value_text(fact.value)}"])
     names = {draft.ref: draft.name for draft in checked.projection.nodes}
     for edge in checked.projection.edges:
-        applied.edge_ids.append(_edge(tx, namespace, refs, edge, times, now))
-        tx.add_terms(namespace, refs[edge.from_ref], [names[edge.to_ref], edge.relation])
-        tx.add_terms(namespace, refs[edge.to_ref], [names[edge.from_ref], edge.relation])
+        applied.edge_ids.append(_edge(tx, space, refs, edge, times, now))
+        tx.add_terms(space, refs[edge.from_ref], [names[edge.to_ref], edge.relation])
+        tx.add_terms(space, refs[edge.to_ref], [names[edge.from_ref], edge.relation])
     touched = list(dict.fromkeys(refs.values()))
     tx.recount(touched)
     applied.node_ids = touched
     return applied
 
 
-def _node(
-    tx: GraphTransaction, namespace: str, draft: NodeDraft, now: str, applied: Applied
-) -> str:
+def _node(tx: GraphTransaction, space: str, draft: NodeDraft, now: str, applied: Applied) -> str:
     keys = keys_of(draft.name, draft.aliases)
-    node_id = resolve(draft.type, keys, tx.known_by_keys(namespace, keys))
+    node_id = resolve(draft.type, keys, tx.known_by_keys(space, keys))
     if node_id is None:
         name = (draft.name, normalise_key(draft.name))
-        node_id = tx.insert_node(namespace, name, draft.type, draft.tags[:MAX_TAGS], now)
-        _list_near(tx, namespace, node_id, draft, keys, now, applied)
+        node_id = tx.insert_node(space, name, draft.type, draft.tags[:MAX_TAGS], now)
+        _list_near(tx, space, node_id, draft, keys, now, applied)
     else:
         tags = list(dict.fromkeys([*tx.node_tags(node_id), *draft.tags]))[:MAX_TAGS]
         tx.set_tags(node_id, tags, now)
-    _add_aliases(tx, namespace, node_id, draft)
+    _add_aliases(tx, space, node_id, draft)
     _tag_sources(tx, node_id, draft)
     tx.add_sources("node", node_id, draft.source_event_ids)
     return node_id
@@ -83,7 +81,7 @@ def _node(
 
 def _list_near(
     tx: GraphTransaction,
-    namespace: str,
+    space: str,
     node_id: str,
     draft: NodeDraft,
     keys: frozenset[str],
@@ -91,10 +89,10 @@ def _list_near(
     applied: Applied,
 ) -> None:
     """Near matches are kept apart and listed (``graph_duplicates`` and the job's reason)."""
-    candidates = tx.near_candidates(namespace, first_letters(keys))
-    candidates += tx.known_by_keys(namespace, keys)
+    candidates = tx.near_candidates(space, first_letters(keys))
+    candidates += tx.known_by_keys(space, keys)
     for other, reason in near_matches(node_id, draft.type, keys, candidates).items():
-        tx.list_duplicate(namespace, node_id, other, reason, now)
+        tx.list_duplicate(space, node_id, other, reason, now)
         applied.duplicates.append(f"{draft.name} ({node_id}) ~ {other}: {reason}")
 
 
@@ -106,7 +104,7 @@ def _tag_sources(tx: GraphTransaction, node_id: str, draft: NodeDraft) -> None:
             tx.add_field_sources(node_id, "tag", tag, draft.field_sources("tag", tag))
 
 
-def _add_aliases(tx: GraphTransaction, namespace: str, node_id: str, draft: NodeDraft) -> None:
+def _add_aliases(tx: GraphTransaction, space: str, node_id: str, draft: NodeDraft) -> None:
     """Other spellings the node was proposed under (its own name key is not an alias), each
     citing the events that gave it: the proposed name its node's sources, an alias its own."""
     own, stored = tx.name_key(node_id), tx.alias_keys(node_id)
@@ -120,7 +118,7 @@ def _add_aliases(tx: GraphTransaction, namespace: str, node_id: str, draft: Node
         if key not in held and room <= 0:
             continue
         if key not in held:
-            tx.add_alias(namespace, node_id, (name.strip(), key))
+            tx.add_alias(space, node_id, (name.strip(), key))
             held.add(key)
             room -= 1
         tx.add_field_sources(node_id, "alias", key, sources)
@@ -150,7 +148,7 @@ def _fact(
 
 def _edge(
     tx: GraphTransaction,
-    namespace: str,
+    space: str,
     refs: Mapping[str, str],
     edge: EdgeDraft,
     times: Mapping[str, EventTimes],
@@ -167,7 +165,7 @@ def _edge(
         tx.add_sources("edge", decision.merge_into, edge.source_event_ids)
         return decision.merge_into
     made = Stated(edge.confidence, valid_from, stated, now)
-    edge_id = tx.insert_edge(namespace, (start, end), relation, made)
+    edge_id = tx.insert_edge(space, (start, end), relation, made)
     tx.add_sources("edge", edge_id, edge.source_event_ids)
     _settle(tx, "edge", edge_id, decision, valid_from, now)
     return edge_id

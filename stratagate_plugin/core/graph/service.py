@@ -62,7 +62,7 @@ class GraphService(ServiceBase):
 
     async def search(
         self,
-        namespace: str,
+        space: str,
         query: str,
         limit: int = DEFAULT_LIMIT,
         as_of: datetime | str | None = None,
@@ -70,7 +70,7 @@ class GraphService(ServiceBase):
         """Nodes matching ``query`` (BM25 over names, facts, relations), now or as of a date."""
         terms = query_tokens(query)
         when = moment(as_of)
-        found = await self.store.search_records(namespace, terms, candidate_cap(limit), when.as_of)
+        found = await self.store.search_records(space, terms, candidate_cap(limit), when.as_of)
         return search_nodes(terms, assemble(found, when), limit)
 
     async def node(
@@ -86,7 +86,7 @@ class GraphService(ServiceBase):
 
     async def nodes(
         self,
-        namespace: str,
+        space: str,
         type: str | None = None,
         offset: int = 0,
         limit: int = LISTING_PAGE,
@@ -98,7 +98,7 @@ class GraphService(ServiceBase):
         if offset < 0 or not 1 <= limit <= 1000:
             raise InvalidInput("offset must be ≥ 0 and limit 1–1000")
         when = moment(as_of)
-        found = await self.store.top_records(namespace, type, (offset, limit), when.as_of)
+        found = await self.store.top_records(space, type, (offset, limit), when.as_of)
         return assemble(found, when)
 
     async def source_events(self, view: NodeView, limit: int = 12) -> list[EventCard]:
@@ -109,9 +109,9 @@ class GraphService(ServiceBase):
         cards = {c.id: c for c in await self.store.visible_cards(view.node.namespace, ids)}
         return [cards[i] for i in ids if i in cards]
 
-    async def duplicates(self, namespace: str) -> list[PossibleDuplicate]:
+    async def duplicates(self, space: str) -> list[PossibleDuplicate]:
         """Nodes kept apart whose names nearly match (listed for a person to judge)."""
-        rows = await self.store.duplicates(namespace)
+        rows = await self.store.duplicates(space)
         return [PossibleDuplicate(node_id=r[0], other_id=r[1], reason=r[2]) for r in rows]
 
     async def backfill(self) -> int:
@@ -154,8 +154,8 @@ class Projector:
             exposable = [i for i, s in status.items() if s in ("active", "superseded")]
             active = [i for i, s in status.items() if s == "active"]
             checked = validate_projection(projection, batch, exposable, active)
-            namespace = tx.batch_namespace(job.target_id)
-            applied = apply_projection(tx, namespace, checked, times, iso(moment_))
+            space = tx.batch_space(job.target_id)
+            applied = apply_projection(tx, space, checked, times, iso(moment_))
             tx.write_back(batch)
             reason = reason_text(checked.warnings, applied.duplicates)
             done = "succeeded" if applied.node_ids else "skipped"

@@ -76,22 +76,22 @@ class GraphTransaction(Protocol):
         """Whether ``job`` is still claimed by its owner (else nothing may be written)."""
         ...
 
-    def batch_namespace(self, batch_id: str) -> str: ...
+    def batch_space(self, batch_id: str) -> str: ...
 
     def event_statuses(self, event_ids: Iterable[str]) -> dict[str, str]:
         """Each known event's status now (unknown ids are left out)."""
         ...
 
-    def known_by_keys(self, namespace: str, keys: Iterable[str]) -> list[Known]:
+    def known_by_keys(self, space: str, keys: Iterable[str]) -> list[Known]:
         """Nodes whose name key or an alias key is one of ``keys`` (any type)."""
         ...
 
-    def near_candidates(self, namespace: str, letters: Iterable[str]) -> list[Known]:
+    def near_candidates(self, space: str, letters: Iterable[str]) -> list[Known]:
         """Nodes whose name key begins with one of ``letters``."""
         ...
 
     def insert_node(
-        self, namespace: str, name: tuple[str, str], type_: str, tags: Sequence[str], now: str
+        self, space: str, name: tuple[str, str], type_: str, tags: Sequence[str], now: str
     ) -> str:
         """A new node named (name, its key); its id."""
         ...
@@ -106,12 +106,12 @@ class GraphTransaction(Protocol):
 
     def alias_keys(self, node_id: str) -> list[str]: ...
 
-    def add_alias(self, namespace: str, node_id: str, alias: tuple[str, str]) -> None:
+    def add_alias(self, space: str, node_id: str, alias: tuple[str, str]) -> None:
         """Another spelling (alias, its key) the node answers to."""
         ...
 
     def list_duplicate(
-        self, namespace: str, node_id: str, other_id: str, reason: str, now: str
+        self, space: str, node_id: str, other_id: str, reason: str, now: str
     ) -> None:
         """A near match kept apart, listed once per pair."""
         ...
@@ -126,7 +126,7 @@ class GraphTransaction(Protocol):
         """Events an alias or tag of a node cites (idempotent)."""
         ...
 
-    def add_terms(self, namespace: str, node_id: str, texts: Sequence[str]) -> None:
+    def add_terms(self, space: str, node_id: str, texts: Sequence[str]) -> None:
         """The texts' search terms, added to the node's (a term once added stays)."""
         ...
 
@@ -142,9 +142,7 @@ class GraphTransaction(Protocol):
         """A new fact; its id."""
         ...
 
-    def insert_edge(
-        self, namespace: str, ends: tuple[str, str], relation: str, made: Stated
-    ) -> str:
+    def insert_edge(self, space: str, ends: tuple[str, str], relation: str, made: Stated) -> str:
         """A new edge (from, to); its id."""
         ...
 
@@ -178,7 +176,7 @@ class GraphTransaction(Protocol):
 
 class GraphStorage(Protocol):
     async def search_records(
-        self, namespace: str, terms: Sequence[str], cap: int, as_of: datetime | None
+        self, space: str, terms: Sequence[str], cap: int, as_of: datetime | None
     ) -> NodeRecords:
         """Up to ``cap`` nodes sharing a term with ``terms`` (most shared terms first, then
         importance) with their records learned by ``as_of`` and their aliases' and tags'
@@ -192,7 +190,7 @@ class GraphStorage(Protocol):
 
     async def top_records(
         self,
-        namespace: str,
+        space: str,
         type_: str | None,
         window: tuple[int, int],
         as_of: datetime | None,
@@ -202,11 +200,11 @@ class GraphStorage(Protocol):
         created by ``as_of`` when given."""
         ...
 
-    async def visible_cards(self, namespace: str, event_ids: Sequence[str]) -> list[EventCard]:
+    async def visible_cards(self, space: str, event_ids: Sequence[str]) -> list[EventCard]:
         """The visible events among ``event_ids`` (any order; hidden and unknown left out)."""
         ...
 
-    async def duplicates(self, namespace: str) -> list[tuple[str, str, str]]:
+    async def duplicates(self, space: str) -> list[tuple[str, str, str]]:
         """(node, other node, reason) of each near match listed, oldest first."""
         ...
 

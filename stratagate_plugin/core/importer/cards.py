@@ -55,7 +55,7 @@ def import_card(
     candidate: ExternalCandidate,
     final: Final,
     *,
-    namespace: str,
+    space: str,
     block_id: str,
     message_id: str,
     turn: int,
@@ -75,7 +75,7 @@ def import_card(
         quotes = list(dict.fromkeys([*quotes, *(q for c in merged_from for q in c.quotes)]))
         sources += [m for c in merged_from for m in c.source_message_ids if m not in sources]
     return new_card(
-        namespace=namespace,
+        namespace=space,
         title=candidate.title,
         summary=summary,
         tags=list(candidate.tags),

@@ -37,9 +37,9 @@ def receipt_ids(kind: str, turns: Iterable[tuple[str, str, Sequence[MessageIn]]]
     """One receipt id per (namespace, thread, messages) turn, in order."""
     seen: Counter[tuple[str, str, str]] = Counter()
     ids = []
-    for namespace, thread, messages in turns:
+    for space, thread, messages in turns:
         fingerprint = content_fingerprint(messages)
-        occurrence = seen[namespace, thread, fingerprint]
-        seen[namespace, thread, fingerprint] += 1
+        occurrence = seen[space, thread, fingerprint]
+        seen[space, thread, fingerprint] += 1
         ids.append(f"{kind}:{thread}:{fingerprint}:{occurrence}")
     return ids

@@ -35,12 +35,12 @@ class ImportService(ImportAnalysis):
     analysis is ``analysis/service.py``'s, and an export reads the profile."""
 
     async def preview(
-        self, namespace: str, text: str, fmt: str = "auto", source: str | None = None
+        self, space: str, text: str, fmt: str = "auto", source: str | None = None
     ) -> ImportJob:
         """Parse ``text`` and persist a job (``processing``; ``extracting`` when the text
         needs recovery; ``ready`` with no candidates). Nothing is analysed yet. ``source``
         names where the text came from when the text cannot (a pasted list is ``unknown``)."""
-        require_names(namespace=namespace)
+        require_names(namespace=space)
         named = source_name(source)
         if isinstance(text, str):
             text = valid_text(text)  # a lone surrogate becomes U+FFFD, as on every entry
@@ -53,15 +53,15 @@ class ImportService(ImportAnalysis):
         candidates = [c.to_v2() for c in document.candidates] if document else []
         source = named or (document.source_system if document else "unknown")
         now = iso(utc_now())
-        job = NewJob(namespace, status, parsed.fmt, source, text, payload, candidates, now)
+        job = NewJob(space, status, parsed.fmt, source, text, payload, candidates, now)
         return await self.job(await self.store.insert_job(job))
 
-    async def resumable(self, namespace: str, text: str, fmt: str = "auto") -> ImportJob | None:
+    async def resumable(self, space: str, text: str, fmt: str = "auto") -> ImportJob | None:
         """The space's job for exactly this text (and format) that a new preview would only
         repeat: analysed and not committed, or abandoned mid-analysis; None if there is none.
         A job another live process is still analysing is left to it."""
         text = valid_text(text)
-        found = await self.store.jobs_with_text(namespace, text, (*COMMITTABLE, *ANALYSING))
+        found = await self.store.jobs_with_text(space, text, (*COMMITTABLE, *ANALYSING))
         for stored in found:
             job = with_liveness(stored)
             if fmt in ("auto", job.format) and (job.status in COMMITTABLE or job.abandoned):
@@ -157,14 +157,14 @@ class ImportService(ImportAnalysis):
         """One batch by its id (its source block's); NotFound for an unknown one."""
         return await self.store.batch(batch_id)
 
-    async def batches(self, namespace: str) -> list[ImportBatch]:
+    async def batches(self, space: str) -> list[ImportBatch]:
         """The space's committed (and undone) batches, newest first."""
-        return await self.store.batches(namespace)
+        return await self.store.batches(space)
 
-    async def export_space(self, namespace: str, include_profile: bool = False) -> dict[str, Any]:
+    async def export_space(self, space: str, include_profile: bool = False) -> dict[str, Any]:
         """The space's active events (both pools) as a v2 document that round-trips."""
-        require_names(namespace=namespace)
-        cards = await self.store.active_cards(namespace, EXPORT_LIMIT)
+        require_names(namespace=space)
+        cards = await self.store.active_cards(space, EXPORT_LIMIT)
         profile = (await self.profile.get()).values if include_profile else None
         # a file handed to another tool: redacted again, for cards stored before a key shape
         # was known (the web's guard does the same for its pages)
@@ -198,7 +198,7 @@ def _card(
         final,
         merged_from=[targets[t] for t in final.target_ids] if final.action == "MERGE" else [],
         proposed=item.merged_summary,
-        namespace=job.namespace,
+        space=job.namespace,
         block_id=source.block_id,
         message_id=source.message_id,
         turn=turn,

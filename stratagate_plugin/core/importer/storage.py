@@ -106,12 +106,12 @@ class ImportsStorage(Protocol):
         """The job with its items in order; ``NotFound`` for an unknown id."""
         ...
 
-    async def jobs(self, namespace: str, limit: int) -> list[ImportJob]:
+    async def jobs(self, space: str, limit: int) -> list[ImportJob]:
         """The space's jobs with their items, newest first, at most ``limit``."""
         ...
 
     async def jobs_with_text(
-        self, namespace: str, text: str, statuses: tuple[str, ...]
+        self, space: str, text: str, statuses: tuple[str, ...]
     ) -> list[ImportJob]:
         """The space's jobs made from exactly ``text`` in one of ``statuses``, newest first."""
         ...
@@ -148,9 +148,7 @@ class ImportsStorage(Protocol):
         """The job moved to ``status`` only if it is ``processing`` with every item decided."""
         ...
 
-    async def events_sharing_words(
-        self, namespace: str, text: str, limit: int
-    ) -> list[MatchedEvent]:
+    async def events_sharing_words(self, space: str, text: str, limit: int) -> list[MatchedEvent]:
         """Visible events of the space holding every search token of ``text`` (any visible
         ones when it has none), at most ``limit``: what a duplicate check compares."""
         ...
@@ -184,11 +182,11 @@ class ImportsStorage(Protocol):
         """One committed or undone batch; ``NotFound`` for an unknown one."""
         ...
 
-    async def batches(self, namespace: str) -> list[ImportBatch]:
+    async def batches(self, space: str) -> list[ImportBatch]:
         """The space's batches, newest commit first."""
         ...
 
-    async def active_cards(self, namespace: str, limit: int) -> list[EventCard]:
+    async def active_cards(self, space: str, limit: int) -> list[EventCard]:
         """The space's active events (both pools), oldest first; ``NotFound`` for a space
         that does not exist."""
         ...

@@ -38,10 +38,10 @@ class OverviewService(ServiceBase):
         storage contract's, since only a file-backed database has one."""
         return self.db.path
 
-    async def space_counts(self, namespace: str) -> SpaceCounts:
+    async def space_counts(self, space: str) -> SpaceCounts:
         """Blocks, events and jobs of the space by state, messages, open-tail turns and
         the receipts that adopted an event: index reads only, cheap to poll."""
-        return SpaceCounts(**(await self.store.tallies(namespace))._asdict())
+        return SpaceCounts(**(await self.store.tallies(space))._asdict())
 
     def derivation_stages(self, counts: SpaceCounts) -> list[Stage]:
         """Short-term summaries (block summary jobs), then long-term extraction, then topic
@@ -50,31 +50,29 @@ class OverviewService(ServiceBase):
         return stages(counts, kinds)
 
     async def job_page(
-        self, namespace: str, state: JobFilter = "all", offset: int = 0, limit: int = 50
+        self, space: str, state: JobFilter = "all", offset: int = 0, limit: int = 50
     ) -> Page[Job]:
         """The space's jobs in one state (or all), last changed first."""
         status = job_status(state)
-        found = await self.store.jobs(namespace, status, offset, limit + 1)
+        found = await self.store.jobs(space, status, offset, limit + 1)
         return Page.of(found, offset, limit)
 
-    async def retry_failed_jobs_in(self, namespace: str) -> int:
+    async def retry_failed_jobs_in(self, space: str) -> int:
         """Every failed job of the space queued again, attempts from zero (a topic batch as
         a fresh job under the historical budget, the topics page's rule); how many."""
-        return await self.store.retry_failed(namespace, utc_now())
+        return await self.store.retry_failed(space, utc_now())
 
-    async def usage_audit(
-        self, namespace: str, offset: int = 0, limit: int = 100
-    ) -> Page[AuditEntry]:
+    async def usage_audit(self, space: str, offset: int = 0, limit: int = 100) -> Page[AuditEntry]:
         """The space's usage receipts with their batch, newest first."""
-        found = await self.store.receipts(namespace, offset, limit + 1)
+        found = await self.store.receipts(space, offset, limit + 1)
         entries = [audit_entry(row._asdict(), row.event_ids, row.audit) for row in found]
         return Page.of(entries, offset, limit)
 
-    async def usage_receipt(self, namespace: str, receipt_id: str) -> dict[str, Any]:
+    async def usage_receipt(self, space: str, receipt_id: str) -> dict[str, Any]:
         """One usage receipt of the space as stored, with its batch; unknown → ``NotFound``."""
-        found = await self.store.receipt(namespace, receipt_id)
+        found = await self.store.receipt(space, receipt_id)
         if found is None:
-            raise NotFound(f"no usage receipt {receipt_id!r} in {namespace!r}")
+            raise NotFound(f"no usage receipt {receipt_id!r} in {space!r}")
         return found
 
     async def apply_settings(self, **values: Any) -> MemoryConfig:

@@ -42,25 +42,25 @@ class ReceiptRow(NamedTuple):
 
 
 class OverviewStorage(Protocol):
-    async def tallies(self, namespace: str) -> SpaceTallies:
+    async def tallies(self, space: str) -> SpaceTallies:
         """One consistent read of the space's counts (zeros for an unknown space)."""
         ...
 
-    async def jobs(self, namespace: str, status: str | None, offset: int, limit: int) -> list[Job]:
+    async def jobs(self, space: str, status: str | None, offset: int, limit: int) -> list[Job]:
         """Up to ``limit`` jobs of the space from ``offset`` (of one status, or all), last
         changed first."""
         ...
 
-    async def retry_failed(self, namespace: str, now: datetime) -> int:
+    async def retry_failed(self, space: str, now: datetime) -> int:
         """One transaction: every failed job of the space retried by its kind's rule (a
         derivation job reset in place, a topic batch queued again as a fresh job); how many."""
         ...
 
-    async def receipts(self, namespace: str, offset: int, limit: int) -> list[ReceiptRow]:
+    async def receipts(self, space: str, offset: int, limit: int) -> list[ReceiptRow]:
         """Up to ``limit`` usage receipts of the space from ``offset``, newest first."""
         ...
 
-    async def receipt(self, namespace: str, receipt_id: str) -> dict[str, Any] | None:
+    async def receipt(self, space: str, receipt_id: str) -> dict[str, Any] | None:
         """One usage receipt as stored, its JSON decoded, with its batch (None: unknown)."""
         ...
 

@@ -15,7 +15,7 @@ SpaceMode = Literal["project", "session", "global"]
 DEFAULT_PREFIX = "sg"
 
 
-def namespace_for(
+def space_for(
     mode: str,
     *,
     cwd: str,
@@ -36,9 +36,9 @@ def normalize_path(path: str) -> str:
     return str(PurePath(path.replace("\\", "/"))).rstrip("/") or "/"
 
 
-def display_name(namespace: str) -> str:
+def display_name(space: str) -> str:
     """The last path segment for project spaces, else the part after the mode."""
-    tail = namespace.split(":", 2)[-1]
+    tail = space.split(":", 2)[-1]
     return tail.rstrip("/").rsplit("/", 1)[-1] or tail
 
 

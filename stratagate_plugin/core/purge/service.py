@@ -132,7 +132,7 @@ class PurgeService(ServiceBase):
 
         def receipt(fresh: TextPurgePlan, erased: dict[str, int]) -> ReceiptDraft:
             detail = _detail(fresh, erased, backups, sessions or {})
-            space = (fresh.namespaces() or plan.namespaces() or [""])[0]
+            space = (fresh.spaces() or plan.spaces() or [""])[0]
             return ReceiptDraft(space, target, actor, detail)
 
         async with self.store.secure_deletion():
@@ -185,34 +185,34 @@ class PurgeService(ServiceBase):
         log.warning("finished purge %s, interrupted before its file was compacted", receipt)
         return receipt
 
-    async def space_deletion_plan(self, namespace: str) -> SpacePlan:
-        found = await self.store.space_contents(namespace)
-        held = await self.store.space_in_backups(namespace)
-        return SpacePlan(namespace=namespace, rows=found.rows, threads=found.threads, backups=held)
+    async def space_deletion_plan(self, space: str) -> SpacePlan:
+        found = await self.store.space_contents(space)
+        held = await self.store.space_in_backups(space)
+        return SpacePlan(namespace=space, rows=found.rows, threads=found.threads, backups=held)
 
     async def delete_space(
-        self, namespace: str, *, actor: Actor = "user", sessions: list[str] | None = None
+        self, space: str, *, actor: Actor = "user", sessions: list[str] | None = None
     ) -> SpaceDeleted:
         """Every row of the space gone, its backups rewritten without it, the file
         vacuumed; the receipt (kind ``purge``, target the space) counts what went."""
-        plan = await self.space_deletion_plan(namespace)
+        plan = await self.space_deletion_plan(space)
         if not plan.rows and not plan.backups:
-            raise InvalidInput(f"there is no memory space {namespace!r}: nothing was changed")
+            raise InvalidInput(f"there is no memory space {space!r}: nothing was changed")
         await self.store.remove_stale_copies()
-        backups = {p: await self.store.delete_space_in_backup(p, namespace) for p in plan.backups}
+        backups = {p: await self.store.delete_space_in_backup(p, space) for p in plan.backups}
 
         def receipt(deleted: dict[str, int]) -> ReceiptDraft:
             detail = {
-                "space_deleted": namespace,
+                "space_deleted": space,
                 "rows": deleted,
                 "backups": backups,
                 "sessions": sorted(sessions or []),
             }
-            return ReceiptDraft(namespace, namespace, actor, detail)
+            return ReceiptDraft(space, space, actor, detail)
 
         now = iso(utc_now())
         async with self.store.secure_deletion():
-            action, deleted = await self.store.delete_space(namespace, receipt, now)
+            action, deleted = await self.store.delete_space(space, receipt, now)
             await self.store.compact()
             await self.store.clear_journal()
             await self.store.checkpoint()

@@ -116,7 +116,7 @@ class TextPurgePlan(BaseModel):
     def forgotten_events(self) -> list[str]:
         return [item.id for item in self.events if item.outcome == "forgotten"]
 
-    def namespaces(self) -> list[str]:
+    def spaces(self) -> list[str]:
         found = [item.namespace for item in (*self.messages, *self.events) if item.namespace]
         return list(dict.fromkeys(found))
 
@@ -225,19 +225,19 @@ class PurgeStorage(Protocol):
         backup deleted when its copy cannot be purged clean (``deleted``)."""
         ...
 
-    async def space_contents(self, namespace: str) -> SpaceContents:
+    async def space_contents(self, space: str) -> SpaceContents:
         """What deleting the space deletes, and its threads (one read)."""
         ...
 
-    async def space_in_backups(self, namespace: str) -> dict[str, int]:
+    async def space_in_backups(self, space: str) -> dict[str, int]:
         """Each backup holding rows of the space (an unreadable one counts), with how many."""
         ...
 
-    async def delete_space_in_backup(self, path: str, namespace: str) -> str:
+    async def delete_space_in_backup(self, path: str, space: str) -> str:
         """The space deleted from a copy that replaces the backup, else the backup deleted."""
         ...
 
-    async def delete_space(self, namespace: str, receipt: SpaceReceipt, now: str) -> Done:
+    async def delete_space(self, space: str, receipt: SpaceReceipt, now: str) -> Done:
         """One transaction: every row of the space deleted (counts by table), the receipt
         ``receipt`` makes of them and the journal entry naming it."""
         ...

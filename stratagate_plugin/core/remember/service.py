@@ -108,13 +108,13 @@ class RememberService(ServiceBase):
         return self.storage.remember
 
     async def save(
-        self, namespace: str, thread_id: str, content: str, category: Category | None = None
+        self, space: str, thread_id: str, content: str, category: Category | None = None
     ) -> Remembered:
         """Duplicate → reinforce, ambiguous → decider, else add (agent pool)."""
         return await remember(
             self.store,
             self.model,
-            namespace,
+            space,
             thread_id,
             content,
             category,
@@ -126,7 +126,7 @@ class RememberService(ServiceBase):
 async def remember(
     store: RememberStorage,
     model: StructuredModel | None,
-    namespace: str,
+    space: str,
     thread_id: str,
     content: str,
     category: Category | None = None,
@@ -137,26 +137,26 @@ async def remember(
     now: datetime | None = None,
 ) -> Remembered:
     """Record one agent memory; ``model`` None means no decider (ambiguity → conflict)."""
-    _check_input(namespace, thread_id, content, category)
+    _check_input(space, thread_id, content, category)
     candidate = build_agent_candidate(content, category, to_utc(now or utc_now()), thread_id)
     text = f"{candidate.title} {candidate.summary}"
-    live = await store.live_events(namespace, text, CANDIDATE_LIMIT)
+    live = await store.live_events(space, text, CANDIDATE_LIMIT)
     first = first_phase(
         candidate, _shortlist(candidate, live, top_k), decider_available=model is not None
     )
     decision: Decided = None
     if first.needs_decider and model is not None:
         decision = await _decide(model, candidate, first, decider_timeout(task_timeout_s))
-    gate = _Gate(namespace, candidate, first, decision, top_k)
+    gate = _Gate(space, candidate, first, decision, top_k)
     ambiguous = [m.event_id for m in first.ambiguous] if decision is not None else []
-    ask = RememberAsk(namespace, thread_id, text, CANDIDATE_LIMIT, ambiguous)
+    ask = RememberAsk(space, thread_id, text, CANDIDATE_LIMIT, ambiguous)
     applied = await store.commit(ask, gate, defaults, iso(candidate.mentioned_at))
     assert gate.outcome is not None  # the commit asked the gate
-    return _remembered(namespace, candidate, gate.outcome, applied)
+    return _remembered(space, candidate, gate.outcome, applied)
 
 
-def _check_input(namespace: str, thread_id: str, content: str, category: object) -> None:
-    require_names(namespace=namespace, thread_id=thread_id)
+def _check_input(space: str, thread_id: str, content: str, category: object) -> None:
+    require_names(namespace=space, thread_id=thread_id)
     if not isinstance(content, str):
         raise InvalidInput("content must be a string")
     if category is not None and category not in get_args(Category):
@@ -201,13 +201,13 @@ class _Gate:
 
     def __init__(
         self,
-        namespace: str,
+        space: str,
         candidate: AgentCandidate,
         first: FirstPhase,
         decision: Decided,
         top_k: int,
     ) -> None:
-        self.namespace, self.candidate, self.first = namespace, candidate, first
+        self.namespace, self.candidate, self.first = space, candidate, first
         self.decision, self.top_k = decision, top_k
         self.outcome: Outcome | None = None
 
@@ -246,14 +246,14 @@ def _final(
 
 
 def _remembered(
-    namespace: str, candidate: AgentCandidate, outcome: Outcome, applied: Applied
+    space: str, candidate: AgentCandidate, outcome: Outcome, applied: Applied
 ) -> Remembered:
     result = Remembered(
         recorded=outcome.action != "IGNORED",
         action=outcome.action,
         gate=outcome.gate,
         reason=outcome.reason,
-        namespace=namespace,
+        namespace=space,
         existing_event_ids=outcome.target_event_ids,
         confidence=outcome.confidence,
         downgraded_from=outcome.downgraded_from,
@@ -280,7 +280,7 @@ def _links(outcome: Outcome) -> dict[str, list[str]]:
 
 def _agent_card(
     candidate: AgentCandidate,
-    namespace: str,
+    space: str,
     turn: int,
     links: dict[str, list[str]],
 ) -> EventCard:
@@ -291,7 +291,7 @@ def _agent_card(
         **links,
     }
     return new_card(
-        namespace=namespace,
+        namespace=space,
         pool="agent",
         title=candidate.title,
         summary=candidate.summary,

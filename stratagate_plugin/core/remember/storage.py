@@ -82,7 +82,7 @@ class RememberRules(Protocol):
 
 
 class RememberStorage(Protocol):
-    async def live_events(self, namespace: str, text: str, limit: int) -> list[LiveEvent]:
+    async def live_events(self, space: str, text: str, limit: int) -> list[LiveEvent]:
         """Up to ``limit`` visible events of the space sharing a search token with
         ``text`` (every visible one up to ``limit`` when it has none)."""
         ...

@@ -41,44 +41,44 @@ def channel_doc(message: ChannelMessage, counted: Mapping[str, int] | None = Non
 
 
 def channel_docs(
-    reader: RetrievalReader, namespace: str, query: ChannelQuery
+    reader: RetrievalReader, space: str, query: ChannelQuery
 ) -> tuple[list[ChannelDoc], CorpusStats]:
     """The loaded messages' documents and the BM25 statistics they are scored with."""
     terms = [*query.terms, *query.weak]
-    postings = None if query.scan else reader.term_postings(namespace, terms)
+    postings = None if query.scan else reader.term_postings(space, terms)
     if postings is not None:
-        return impact_docs(reader, namespace, query, postings)
-    rows = reader.channel_messages(namespace, query)
+        return impact_docs(reader, space, query, postings)
+    rows = reader.channel_messages(space, query)
     terms = [*query.terms, *query.weak]
     docs, tails = loaded_docs(rows)
     if not rows.indexed:
         return docs, scan_stats(docs, terms)
     present = present_terms(docs, terms)
-    sealed = reader.term_statistics(namespace, present, matched_blocks(rows))
+    sealed = reader.term_statistics(space, present, matched_blocks(rows))
     return docs, with_tails(sealed, tails, present)
 
 
 def impact_docs(
     reader: RetrievalReader,
-    namespace: str,
+    space: str,
     query: ChannelQuery,
     postings: Mapping[str, TermPostings],
 ) -> tuple[list[ChannelDoc], CorpusStats]:
     """Candidates from the impact index: up to ``cap`` on the query's terms, up to
     ``weak_cap`` more on its weak ones, their neighbours, and every other open tail."""
     terms = list(dict.fromkeys([*query.terms, *query.weak]))
-    ranking = reader.term_statistics(namespace, [t for t in terms if t in postings], [])
+    ranking = reader.term_statistics(space, [t for t in terms if t in postings], [])
     strong = best_rowids(postings, query.terms, ranking, query.cap)
     weak = best_rowids(postings, query.weak, ranking, query.weak_cap, leave_out=strong)
     around = query.context_cap or len(strong) + len(weak)
-    matched, neighbours = reader.indexed_messages(namespace, [*strong, *weak], query.reach, around)
+    matched, neighbours = reader.indexed_messages(space, [*strong, *weak], query.reach, around)
     loaded = [*matched, *neighbours]
     counts = term_counts(postings, [m.rowid for m in loaded])
-    tails = [channel_doc(m) for m in reader.tail_messages(namespace, query.current_thread)]
+    tails = [channel_doc(m) for m in reader.tail_messages(space, query.current_thread)]
     docs = [channel_doc(m, counts.get(m.rowid, {})) for m in loaded] + tails
     present = present_terms(docs, terms)
     blocks = sorted({message.block_id for message in matched})
-    sealed = reader.term_statistics(namespace, present, blocks)
+    sealed = reader.term_statistics(space, present, blocks)
     return docs, with_tails(sealed, tails, present)
 
 

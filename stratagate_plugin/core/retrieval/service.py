@@ -72,33 +72,31 @@ class RetrievalService(ServiceBase):
         return self.storage.retrieval
 
     async def search_raw(
-        self, namespace: str, query: str, limit: int = 6, thread_id: str | None = None
+        self, space: str, query: str, limit: int = 6, thread_id: str | None = None
     ) -> list[RawHit]:
         """Spec §6.6: sealed L5 messages with their neighbours; ``thread_id`` limits the scope;
         no query token → no hits."""
         tokens = tokenize(query)
         if not tokens or limit < 1:
             return []
-        found = await self.store.sealed_matches(
-            namespace, tokens, candidate_limit(limit), thread_id
-        )
+        found = await self.store.sealed_matches(space, tokens, candidate_limit(limit), thread_id)
         scored = rank_sealed([fts_encode(token) for token in tokens], found, limit)
         return await self.store.raw_hits(scored) if scored else []
 
     async def search_raw_ranked(
-        self, namespace: str, query: str, limit: int = 6, *, current_thread: str | None = None
+        self, space: str, query: str, limit: int = 6, *, current_thread: str | None = None
     ) -> list[RawHit]:
         """Messages in ``retrieve()``'s order with their neighbours: what the agent's raw
         search shows at namespace scope, so it reads what the benchmark measures."""
         if limit < 1:
             return []
-        found = await self.retrieve(namespace, query, limit, current_thread=current_thread)
+        found = await self.retrieve(space, query, limit, current_thread=current_thread)
         scored = [(hit.message_id, hit.score) for hit in found]
         return await self.store.raw_hits(scored)
 
     async def retrieve(
         self,
-        namespace: str,
+        space: str,
         query: str,
         k: int = 20,
         config: FusionConfig | None = None,
@@ -109,13 +107,13 @@ class RetrievalService(ServiceBase):
         channels) as message ids."""
         settings = config or FUSION
         rankings = await self.channel_rankings(
-            namespace, query, k, settings, current_thread=current_thread
+            space, query, k, settings, current_thread=current_thread
         )
         return fuse(rankings, settings, k)
 
     async def channel_rankings(
         self,
-        namespace: str,
+        space: str,
         query: str,
         k: int = 20,
         config: FusionConfig | None = None,
@@ -129,12 +127,12 @@ class RetrievalService(ServiceBase):
         ``current_thread``'s: the asking session has its own in view.
         """
         settings = config or FUSION
-        reference = await self.store.latest_message_time(namespace)
+        reference = await self.store.latest_message_time(space)
         parsed = parse_query(query, reference or utc_now())
         if not parsed.terms:
             return {name: [] for name in CHANNELS}
         hits = await self.events.ranked(
-            namespace,
+            space,
             parsed,
             limit=settings.event_limit,
             agent_weight=settings.agent_weight,
@@ -145,23 +143,23 @@ class RetrievalService(ServiceBase):
         if parsed.windows:
             windows = parsed.windows
             created, happened = await self.store.read(
-                lambda reader: dated_messages(reader, namespace, windows)
+                lambda reader: dated_messages(reader, space, windows)
             )
             boost = window_votes(boost, created, happened, settings)
         ranked = await self.raw_channel(
-            namespace, parsed, 2 * k, settings.raw_channel, boost, current_thread=current_thread
+            space, parsed, 2 * k, settings.raw_channel, boost, current_thread=current_thread
         )
         raw_ids = [message_id for message_id, _ in ranked]
         blocks = await self.block_channel(raw_ids, parsed, settings.block_limit)
         events = list(dict.fromkeys(m for message_ids in cited for m in message_ids))
         graph: list[str] = []
         if settings.graph_weight > 0:
-            graph = await self.graph_channel(namespace, query, settings)
+            graph = await self.graph_channel(space, query, settings)
         return {"raw": raw_ids, "event": events, "block": blocks, "graph": graph}
 
     async def raw_channel(
         self,
-        namespace: str,
+        space: str,
         query: Query,
         k: int,
         config: RawChannelConfig = RAW_CHANNEL,
@@ -178,7 +176,7 @@ class RetrievalService(ServiceBase):
             return []
         terms, weak = query.terms, query.weak
         docs, stats = await self.channel_docs(
-            namespace,
+            space,
             ChannelQuery(
                 tuple(terms),
                 config.candidate_cap,
@@ -192,11 +190,11 @@ class RetrievalService(ServiceBase):
         return context_rank(terms, docs, stats, config, boost or {}, weak)[:k]
 
     async def channel_docs(
-        self, namespace: str, query: ChannelQuery
+        self, space: str, query: ChannelQuery
     ) -> tuple[list[ChannelDoc], CorpusStats]:
         """The raw channel's loaded messages and their BM25 statistics (``raw_docs``), in
         one consistent read."""
-        return await self.store.read(lambda reader: channel_docs(reader, namespace, query))
+        return await self.store.read(lambda reader: channel_docs(reader, space, query))
 
     async def block_channel(self, found: Sequence[str], query: Query, limit: int) -> list[str]:
         """The blocks holding the raw channel's hits, ranked by their L0–L2 text; of each,
@@ -206,16 +204,14 @@ class RetrievalService(ServiceBase):
             return []
         return await self.store.read(lambda reader: _block_channel(reader, found, query, limit))
 
-    async def graph_channel(self, namespace: str, query: str, config: FusionConfig) -> list[str]:
+    async def graph_channel(self, space: str, query: str, config: FusionConfig) -> list[str]:
         """The messages cited by the events of the matching nodes' facts and edges that
         share a query term (``search.statement_events``)."""
-        return await self.store.read(
-            lambda reader: _graph_channel(reader, namespace, query, config)
-        )
+        return await self.store.read(lambda reader: _graph_channel(reader, space, query, config))
 
     async def auto_context(
         self,
-        namespace: str,
+        space: str,
         thread_id: str,
         latest_user_message: str,
         *,
@@ -227,16 +223,16 @@ class RetrievalService(ServiceBase):
         Without ``config``, the spec's budgets with the façade's agent memory weight.
         """
         settings = config or replace(DEFAULT_RECALL, agent_weight=self.config.agent_memory_weight)
-        tail, others = await self.store.tails(namespace, thread_id)
+        tail, others = await self.store.tails(space, thread_id)
         text = activation_query(latest_user_message, tail, settings.tail_turns)
         relevance = await self.events.ranked(
-            namespace,
+            space,
             parse_query(text),
             limit=settings.relevance_limit,
             agent_weight=settings.agent_weight,
         )
         chosen = await self.store.read(
-            lambda reader: _activated(reader, namespace, thread_id, relevance, settings)
+            lambda reader: _activated(reader, space, thread_id, relevance, settings)
         )
         events = [hit.card for hit in chosen]
         older = {hit.card.id: hit.history for hit in chosen if hit.history}
@@ -245,7 +241,7 @@ class RetrievalService(ServiceBase):
         )
         lines = [message_line(message, settings.tail_message_chars) for message in recent]
         nodes = await self.store.read(
-            lambda reader: _graph_recall(reader, namespace, thread_id, text, settings)
+            lambda reader: _graph_recall(reader, space, thread_id, text, settings)
         )
         rendered, shown, noted, spoken = render_recall(
             events, nodes, settings.token_budget, lines, older
@@ -263,14 +259,14 @@ class RetrievalService(ServiceBase):
 
 
 def dated_messages(
-    reader: RetrievalReader, namespace: str, windows: Sequence[Window]
+    reader: RetrievalReader, space: str, windows: Sequence[Window]
 ) -> tuple[set[str], set[str]]:
     """(messages created in a window, open tails' too; messages cited by a visible event
     that happened in one)."""
-    created = reader.created_between(namespace, [(iso(w.start), iso(w.end)) for w in windows])
+    created = reader.created_between(space, [(iso(w.start), iso(w.end)) for w in windows])
     events = [
         event_id
-        for event_id, start, end in reader.happened_ranges(namespace)
+        for event_id, start, end in reader.happened_ranges(space)
         if any(w.overlaps(_moment(start or end), _moment(end or start)) for w in windows)
     ]
     return created, reader.event_messages(events)
@@ -291,30 +287,28 @@ def _block_channel(
     ]
 
 
-def _graph_search(
-    reader: RetrievalReader, namespace: str, query: str, limit: int
-) -> list[GraphHit]:
+def _graph_search(reader: RetrievalReader, space: str, query: str, limit: int) -> list[GraphHit]:
     """§6.5 over the nodes sharing a term with the query, as they stand now."""
     terms = query_tokens(query)
-    found = reader.graph_records(namespace, terms, candidate_cap(limit))
+    found = reader.graph_records(space, terms, candidate_cap(limit))
     return search_nodes(terms, assemble(found, NOW), limit)
 
 
 def _graph_channel(
-    reader: RetrievalReader, namespace: str, query: str, config: FusionConfig
+    reader: RetrievalReader, space: str, query: str, config: FusionConfig
 ) -> list[str]:
-    hits = _graph_search(reader, namespace, query, config.graph_nodes)
+    hits = _graph_search(reader, space, query, config.graph_nodes)
     events = statement_events(hits, query_tokens(query), config.graph_events)
-    return reader.cited_messages(namespace, events)
+    return reader.cited_messages(space, events)
 
 
 def _graph_recall(
-    reader: RetrievalReader, namespace: str, thread_id: str, query: str, config: RecallConfig
+    reader: RetrievalReader, space: str, thread_id: str, query: str, config: RecallConfig
 ) -> list[dict[str, Any]]:
     """The recall lines of up to ``node_limit`` graph nodes matching the query (of 12
     searched), leaving out nodes whose evidence all comes from the current thread (already
     in the native history)."""
-    hits = _graph_search(reader, namespace, query, GRAPH_RELEVANCE)
+    hits = _graph_search(reader, space, query, GRAPH_RELEVANCE)
     cited = [i for hit in hits for i in hit.provenance_event_ids]
     own = reader.from_thread(cited, thread_id)
     kept = [hit for hit in hits if not set(hit.provenance_event_ids) <= own]
@@ -323,39 +317,39 @@ def _graph_recall(
 
 def _activated(
     reader: RetrievalReader,
-    namespace: str,
+    space: str,
     thread_id: str,
     relevance: Sequence[EventHit],
     config: RecallConfig,
 ) -> list[EventHit]:
     """Relevance hits and pinned/safety events fused from weight keys alone; cards are read
     only for the events shown. A superseded event takes its newer card's place."""
-    turn, bypass = reader.bypass(namespace)
+    turn, bypass = reader.bypass(space)
     hits = {hit.card.id: hit for hit in relevance}
     keys = {key: weight_key(hit.card, turn) for key, hit in hits.items()}
     for key, weight in bypass_weights(bypass, turn).items():
         keys.setdefault(key, weight)
     fused = activation_order(list(hits), keys)
-    chosen = _outside_thread(reader, namespace, fused, thread_id, config.event_limit)
-    return [hits.get(key) or _with_history(reader, namespace, key) for key in chosen]
+    chosen = _outside_thread(reader, space, fused, thread_id, config.event_limit)
+    return [hits.get(key) or _with_history(reader, space, key) for key in chosen]
 
 
-def _with_history(reader: RetrievalReader, namespace: str, event_id: str) -> EventHit:
+def _with_history(reader: RetrievalReader, space: str, event_id: str) -> EventHit:
     """A card recall adds beside the relevance hits (pinned, safety, or their newer card)."""
     card = reader.card(event_id)
-    read = partial(reader.visible_cards, namespace)
+    read = partial(reader.visible_cards, space)
     return EventHit(card=card, rank_score=0.0, history=history_of(card, read))
 
 
 def _outside_thread(
-    reader: RetrievalReader, namespace: str, fused: Sequence[str], thread_id: str, limit: int
+    reader: RetrievalReader, space: str, fused: Sequence[str], thread_id: str, limit: int
 ) -> list[str]:
     """The first ``limit`` heads (``history.head_of``) not sourced from ``thread_id``,
     checked a slice at a time."""
     chosen: list[str] = []
     for start in range(0, len(fused), OWN_CHECK_SLICE):
         part = fused[start : start + OWN_CHECK_SLICE]
-        links = chain_links(reader, namespace, part)
+        links = chain_links(reader, space, part)
         heads = [h for h in dict.fromkeys(head_of(k, links) for k in part) if h not in chosen]
         own = reader.from_thread(heads, thread_id)
         chosen += [key for key in heads if key not in own]

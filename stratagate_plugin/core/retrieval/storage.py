@@ -136,29 +136,29 @@ class RetrievalReader(EventsReader, Protocol):
     raw channel's messages with their statistics, a block channel, graph lines, recall's
     bypass, each decided over one snapshot."""
 
-    def channel_messages(self, namespace: str, query: ChannelQuery) -> ChannelRows:
+    def channel_messages(self, space: str, query: ChannelQuery) -> ChannelRows:
         """The raw channel's messages for ``query``."""
         ...
 
-    def term_postings(self, namespace: str, terms: Sequence[str]) -> dict[str, TermPostings] | None:
+    def term_postings(self, space: str, terms: Sequence[str]) -> dict[str, TermPostings] | None:
         """Each term's postings in the space's impact index (a term no searchable message
         holds is absent); ``None`` when there is no impact index to read."""
         ...
 
     def indexed_messages(
-        self, namespace: str, rowids: Sequence[int], reach: int, around: int
+        self, space: str, rowids: Sequence[int], reach: int, around: int
     ) -> tuple[list[ChannelMessage], list[ChannelMessage]]:
         """(the sealed conversation messages with these index rowids, in the order given;
         the others of the threads of the first ``around`` within ``reach`` positions), each
         with its length."""
         ...
 
-    def tail_messages(self, namespace: str, current_thread: str | None) -> list[ChannelMessage]:
+    def tail_messages(self, space: str, current_thread: str | None) -> list[ChannelMessage]:
         """The open-tail messages of every thread but ``current_thread``."""
         ...
 
     def term_statistics(
-        self, namespace: str, terms: Sequence[str], blocks: Sequence[str]
+        self, space: str, terms: Sequence[str], blocks: Sequence[str]
     ) -> CorpusStats:
         """Index-wide counts of the space's sealed text: messages, tokens, blocks, the
         message and block frequency of each term, the token length of ``blocks``."""
@@ -172,12 +172,12 @@ class RetrievalReader(EventsReader, Protocol):
         """(id, content) of the block's messages in position order."""
         ...
 
-    def graph_records(self, namespace: str, terms: Sequence[str], cap: int) -> NodeRecords:
+    def graph_records(self, space: str, terms: Sequence[str], cap: int) -> NodeRecords:
         """Up to ``cap`` nodes sharing a term (most shared terms, then importance) with their
         records as they stand now (``graph.views.assemble`` makes their views)."""
         ...
 
-    def cited_messages(self, namespace: str, event_ids: Sequence[str]) -> list[str]:
+    def cited_messages(self, space: str, event_ids: Sequence[str]) -> list[str]:
         """Messages the visible events cite, event by event in the order given, once each."""
         ...
 
@@ -185,11 +185,11 @@ class RetrievalReader(EventsReader, Protocol):
         """Those events whose source block or a source message is in ``thread_id``."""
         ...
 
-    def created_between(self, namespace: str, spans: Sequence[tuple[str, str]]) -> set[str]:
+    def created_between(self, space: str, spans: Sequence[tuple[str, str]]) -> set[str]:
         """Messages (open tails' too) created within any (start, end) span, inclusive."""
         ...
 
-    def happened_ranges(self, namespace: str) -> list[tuple[str, str | None, str | None]]:
+    def happened_ranges(self, space: str) -> list[tuple[str, str | None, str | None]]:
         """(id, start, end) of when each visible event that gives either happened."""
         ...
 
@@ -197,7 +197,7 @@ class RetrievalReader(EventsReader, Protocol):
         """The messages these events cite."""
         ...
 
-    def bypass(self, namespace: str) -> tuple[int, list[BypassRow]]:
+    def bypass(self, space: str) -> tuple[int, list[BypassRow]]:
         """The space's current turn and its visible pinned or safety events."""
         ...
 
@@ -212,7 +212,7 @@ class RetrievalStorage(Protocol):
         ...
 
     async def sealed_matches(
-        self, namespace: str, tokens: Sequence[str], cap: int, thread_id: str | None
+        self, space: str, tokens: Sequence[str], cap: int, thread_id: str | None
     ) -> list[SealedMatch]:
         """Sealed messages in scope (not an import's source) sharing a token: with an index,
         the best ``cap`` on the rarest terms (newest first when over budget); else all."""
@@ -223,10 +223,10 @@ class RetrievalStorage(Protocol):
         ids are left out."""
         ...
 
-    async def latest_message_time(self, namespace: str) -> datetime | None:
+    async def latest_message_time(self, space: str) -> datetime | None:
         """When the space's newest message was created; ``None`` for an empty space."""
         ...
 
-    async def tails(self, namespace: str, thread_id: str) -> tuple[list[Message], list[Message]]:
+    async def tails(self, space: str, thread_id: str) -> tuple[list[Message], list[Message]]:
         """(``thread_id``'s open tail, every other thread's) by thread and position."""
         ...

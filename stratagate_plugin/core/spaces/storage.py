@@ -20,7 +20,7 @@ class SpaceDefaults(Protocol):
 
 
 class SpacesStorage(Protocol):
-    async def summaries(self, namespace: str | None = None) -> list[SpaceSummary]:
+    async def summaries(self, space: str | None = None) -> list[SpaceSummary]:
         """Every space (or the one named; none when unknown) with its counts, most
         recently used first, from the counters recording keeps (no message scanned)."""
         ...
@@ -31,7 +31,7 @@ class SpacesStorage(Protocol):
 
     async def set_setting(
         self,
-        namespace: str,
+        space: str,
         setting: SpaceSetting,
         value: float,
         defaults: SpaceDefaults,

@@ -27,10 +27,10 @@ _CONVERSATIONS = (
 )
 
 
-def conversations(raw: sqlite3.Connection, namespace: str, limit: int) -> list[Conversation]:
+def conversations(raw: sqlite3.Connection, space: str, limit: int) -> list[Conversation]:
     """The space's threads, most recently active first (two index probes a thread; the
     block count is the newest block's sequence, as ``thread_tail`` reads it)."""
-    rows = raw.execute(_CONVERSATIONS, (namespace, limit)).fetchall()
+    rows = raw.execute(_CONVERSATIONS, (space, limit)).fetchall()
     return [
         Conversation(
             thread_id=row["thread_id"],
@@ -44,26 +44,26 @@ def conversations(raw: sqlite3.Connection, namespace: str, limit: int) -> list[C
     ]
 
 
-def thread_titles(raw: sqlite3.Connection, namespace: str) -> dict[str, str]:
+def thread_titles(raw: sqlite3.Connection, space: str) -> dict[str, str]:
     """Every titled thread of the space: its id → its title."""
     rows = raw.execute(
-        "SELECT thread_id, title FROM threads WHERE namespace = ? AND title != ''", (namespace,)
+        "SELECT thread_id, title FROM threads WHERE namespace = ? AND title != ''", (space,)
     ).fetchall()
     return {row["thread_id"]: row["title"] for row in rows}
 
 
-def set_thread_titles(raw: sqlite3.Connection, namespace: str, titles: dict[str, str]) -> int:
+def set_thread_titles(raw: sqlite3.Connection, space: str, titles: dict[str, str]) -> int:
     """Title the threads of ``titles`` that exist; how many changed."""
     changed = 0
     for thread_id, title in titles.items():
         changed += raw.execute(
             "UPDATE threads SET title = ? WHERE namespace = ? AND thread_id = ? AND title != ?",
-            (title, namespace, thread_id, title),
+            (title, space, thread_id, title),
         ).rowcount
     return changed
 
 
-def thread_tail(raw: sqlite3.Connection, namespace: str, thread_id: str) -> tuple[int, OpenTail]:
+def thread_tail(raw: sqlite3.Connection, space: str, thread_id: str) -> tuple[int, OpenTail]:
     """(the thread's newest block sequence, i.e. how many blocks it has, and its open tail
     against the space's block size). The sequence is read from the blocks (one index probe),
     not from the thread's counter, so a database written by other tools pages right too."""
@@ -73,22 +73,22 @@ def thread_tail(raw: sqlite3.Connection, namespace: str, thread_id: str) -> tupl
         "t.open_user_messages, t.message_count - t.sealed_position AS open, "
         "n.block_turn_size FROM threads t JOIN namespaces n ON n.namespace = t.namespace "
         "WHERE t.namespace = ? AND t.thread_id = ?",
-        (namespace, thread_id),
+        (space, thread_id),
     ).fetchone()
     if row is None:
-        raise NotFound(f"no conversation {thread_id!r} in memory space {namespace!r}")
+        raise NotFound(f"no conversation {thread_id!r} in memory space {space!r}")
     tail = OpenTail(int(row["open_user_messages"]), int(row["open"]), int(row["block_turn_size"]))
     return int(row["block_count"]), tail
 
 
 def blocks_between(
-    raw: sqlite3.Connection, namespace: str, thread_id: str, first: int, last: int
+    raw: sqlite3.Connection, space: str, thread_id: str, first: int, last: int
 ) -> list[Block]:
     """The thread's blocks with sequence in [first, last], oldest first."""
     rows = raw.execute(
         "SELECT * FROM blocks WHERE namespace = ? AND thread_id = ? "
         "AND thread_sequence BETWEEN ? AND ? ORDER BY thread_sequence",
-        (namespace, thread_id, first, last),
+        (space, thread_id, first, last),
     ).fetchall()
     return [block_from_row(row) for row in rows]
 

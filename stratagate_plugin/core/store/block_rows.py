@@ -25,12 +25,12 @@ def block_parts(raw: sqlite3.Connection, block: Block) -> BlockParts:
 
 
 def list_blocks(
-    raw: sqlite3.Connection, namespace: str | None = None, thread_id: str | None = None
+    raw: sqlite3.Connection, space: str | None = None, thread_id: str | None = None
 ) -> list[Block]:
     clauses, params = [], []
-    if namespace is not None:
+    if space is not None:
         clauses.append("namespace = ?")
-        params.append(namespace)
+        params.append(space)
     if thread_id is not None:
         clauses.append("thread_id = ?")
         params.append(thread_id)
@@ -41,14 +41,14 @@ def list_blocks(
     return [block_from_row(row) for row in rows]
 
 
-def thread_block_marks(raw: sqlite3.Connection, namespace: str, thread_id: str) -> list[BlockMark]:
+def thread_block_marks(raw: sqlite3.Connection, space: str, thread_id: str) -> list[BlockMark]:
     """The thread's blocks oldest first, only their turns, status and times (one query
     over the ``(namespace, thread_id, thread_sequence)`` key; no texts read)."""
     rows = raw.execute(
         "SELECT id, thread_sequence, start_turn, end_turn, processing_status, "
         "l0_title AS title, created_at AS sealed_at, ready_at FROM blocks "
         "WHERE namespace = ? AND thread_id = ? ORDER BY thread_sequence",
-        (namespace, thread_id),
+        (space, thread_id),
     ).fetchall()
     return [record_from_row(BlockMark, row) for row in rows]
 
@@ -60,12 +60,12 @@ def block_messages(raw: sqlite3.Connection, block_id: str) -> list[Message]:
     return [message_from_row(row) for row in rows]
 
 
-def open_tail(raw: sqlite3.Connection, namespace: str, thread_id: str) -> list[Message]:
+def open_tail(raw: sqlite3.Connection, space: str, thread_id: str) -> list[Message]:
     rows = raw.execute(
         "SELECT m.* FROM messages m JOIN threads t ON t.namespace = m.namespace "
         "AND t.thread_id = m.thread_id WHERE m.namespace = ? AND m.thread_id = ? "
         "AND m.position > t.sealed_position ORDER BY m.position",
-        (namespace, thread_id),
+        (space, thread_id),
     ).fetchall()
     return [message_from_row(row) for row in rows]
 
@@ -82,30 +82,30 @@ idle and ended sessions have theirs sealed."""
 
 
 def open_tails(
-    raw: sqlite3.Connection, namespace: str, except_thread: str | None = None
+    raw: sqlite3.Connection, space: str, except_thread: str | None = None
 ) -> list[Message]:
     """Every thread's open-tail messages but ``except_thread``'s, by thread and position."""
     rows = raw.execute(
-        f"SELECT m.* {OPEN_TAILS} ORDER BY m.thread_id, m.position", (namespace, except_thread)
+        f"SELECT m.* {OPEN_TAILS} ORDER BY m.thread_id, m.position", (space, except_thread)
     ).fetchall()
     return [message_from_row(row) for row in rows]
 
 
-def latest_ready_position(raw: sqlite3.Connection, namespace: str, thread_id: str) -> int:
+def latest_ready_position(raw: sqlite3.Connection, space: str, thread_id: str) -> int:
     row = raw.execute(
         "SELECT COALESCE(MAX(ready_position), 0) FROM blocks WHERE namespace = ? "
         "AND thread_id = ? AND processing_status = 'ready'",
-        (namespace, thread_id),
+        (space, thread_id),
     ).fetchone()
     return int(row[0])
 
 
-def decay_lambda(raw: sqlite3.Connection, namespace: str) -> float:
+def decay_lambda(raw: sqlite3.Connection, space: str) -> float:
     row = raw.execute(
-        "SELECT block_decay_lambda FROM namespaces WHERE namespace = ?", (namespace,)
+        "SELECT block_decay_lambda FROM namespaces WHERE namespace = ?", (space,)
     ).fetchone()
     if row is None:
-        raise NotFound(f"no memory space named {namespace!r}")
+        raise NotFound(f"no memory space named {space!r}")
     return float(row[0])
 
 
@@ -205,7 +205,7 @@ def neighbour_keypoints(raw: sqlite3.Connection, block: Block) -> dict[str, list
     return out
 
 
-def block_namespace_turn(raw: sqlite3.Connection, block_id: str) -> int:
+def block_space_turn(raw: sqlite3.Connection, block_id: str) -> int:
     """The namespace turn in which the block's last message was recorded."""
     row = raw.execute(
         "SELECT MAX(namespace_turn) FROM messages WHERE block_id = ?", (block_id,)

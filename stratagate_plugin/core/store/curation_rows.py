@@ -45,7 +45,7 @@ EVERY_STATUS = (*VISIBLE, "forgotten", "archived")
 
 def insert_action(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     kind: ReceiptKind,
     target_id: str,
     actor: Actor,
@@ -56,7 +56,7 @@ def insert_action(
     raw.execute(
         "INSERT INTO memory_actions(id, namespace, kind, target_id, actor, detail_json, "
         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (action_id, namespace, kind, target_id, actor, dump_json(detail), now),
+        (action_id, space, kind, target_id, actor, dump_json(detail), now),
     )
     return list_actions(raw, action_id=action_id)[0]
 

@@ -45,20 +45,20 @@ def mark_job(raw: sqlite3.Connection, job_id: str, by: str, error: str | None) -
     raw.execute("UPDATE jobs SET derived_by = ?, last_error = ? WHERE id = ?", (by, error, job_id))
 
 
-def offline_blocks(raw: sqlite3.Connection, namespace: str | None = None) -> list[Block]:
+def offline_blocks(raw: sqlite3.Connection, space: str | None = None) -> list[Block]:
     """Blocks derived offline because the model failed, oldest first."""
     sql, params = "SELECT * FROM blocks WHERE derived_by = ?", [OFFLINE_FALLBACK]
-    if namespace is not None:
-        sql, params = f"{sql} AND namespace = ?", [*params, namespace]
+    if space is not None:
+        sql, params = f"{sql} AND namespace = ?", [*params, space]
     rows = raw.execute(f"{sql} ORDER BY namespace, sequence", params).fetchall()
     return [block_from_row(row) for row in rows]
 
 
-def fallback_jobs(raw: sqlite3.Connection, namespace: str | None = None) -> list[Job]:
+def fallback_jobs(raw: sqlite3.Connection, space: str | None = None) -> list[Job]:
     """Finished jobs whose result came from the offline model (the graph and topic
     batches among them have no block to mark)."""
     sql, params = "SELECT * FROM jobs WHERE derived_by = ?", [OFFLINE_FALLBACK]
-    if namespace is not None:
-        sql, params = f"{sql} AND namespace = ?", [*params, namespace]
+    if space is not None:
+        sql, params = f"{sql} AND namespace = ?", [*params, space]
     rows = raw.execute(f"{sql} ORDER BY created_at, id", params).fetchall()
     return [job_from_row(row) for row in rows]

@@ -124,7 +124,7 @@ def get_event(raw: sqlite3.Connection, event_id: str) -> EventCard:
 
 def list_events(
     raw: sqlite3.Connection,
-    namespace: str | None = None,
+    space: str | None = None,
     statuses: tuple[str, ...] = VISIBLE,
     block_id: str | None = None,
     limit: int = 1000,
@@ -132,7 +132,7 @@ def list_events(
 ) -> list[EventCard]:
     clauses = [f"status IN ({','.join('?' * len(statuses))})"]
     params: list[Any] = list(statuses)
-    for column, value in (("namespace", namespace), ("source_block_id", block_id)):
+    for column, value in (("namespace", space), ("source_block_id", block_id)):
         if value is not None:
             clauses.append(f"{column} = ?")
             params.append(value)
@@ -143,20 +143,20 @@ def list_events(
     return events_from_rows(raw, rows)
 
 
-def recent_events(raw: sqlite3.Connection, namespace: str, limit: int) -> list[EventCard]:
+def recent_events(raw: sqlite3.Connection, space: str, limit: int) -> list[EventCard]:
     """Most recently formed visible events: by source block sequence, formed turn, time, id."""
     rows = raw.execute(
         "SELECT e.* FROM events e LEFT JOIN blocks b ON b.id = e.source_block_id "
         "WHERE e.namespace = ? AND e.status IN ('active', 'superseded') "
         "ORDER BY COALESCE(b.sequence, 0) DESC, e.formed_turn DESC, e.created_at DESC, "
         "e.id DESC LIMIT ?",
-        (namespace, limit),
+        (space, limit),
     ).fetchall()
     return events_from_rows(raw, rows)
 
 
 def fts_event_candidates(
-    raw: sqlite3.Connection, namespace: str, match: str, limit: int
+    raw: sqlite3.Connection, space: str, match: str, limit: int
 ) -> list[sqlite3.Row]:
     """Visible events whose text shares a token with the query (scan without FTS5).
 
@@ -167,19 +167,19 @@ def fts_event_candidates(
             "SELECT e.* FROM events e WHERE e.pk IN "
             "(SELECT rowid FROM event_fts WHERE event_fts MATCH ?) "
             "AND e.namespace = ? AND e.status IN ('active', 'superseded') LIMIT ?",
-            (match, namespace, limit),
+            (match, space, limit),
         ).fetchall()
     except sqlite3.OperationalError as error:
         if "no such table: event_fts" not in str(error):
             raise
     return raw.execute(
         "SELECT * FROM events WHERE namespace = ? AND status IN ('active', 'superseded')",
-        (namespace,),
+        (space,),
     ).fetchall()
 
 
 def sharing_a_token(
-    raw: sqlite3.Connection, namespace: str, text: str, limit: int, *, every: bool = False
+    raw: sqlite3.Connection, space: str, text: str, limit: int, *, every: bool = False
 ) -> list[sqlite3.Row]:
     """Visible event rows sharing a search token with ``text`` — with ``every``, holding
     all of its tokens, as an exact duplicate does — or every visible one, up to ``limit``,
@@ -187,20 +187,20 @@ def sharing_a_token(
     tokens = query_tokens(text)
     if tokens:
         match = fts_match_all(tokens) if every else fts_match_any(tokens)
-        return fts_event_candidates(raw, namespace, match, limit)
-    return visible_events(raw, namespace, limit)
+        return fts_event_candidates(raw, space, match, limit)
+    return visible_events(raw, space, limit)
 
 
-def visible_events(raw: sqlite3.Connection, namespace: str, limit: int) -> list[sqlite3.Row]:
+def visible_events(raw: sqlite3.Connection, space: str, limit: int) -> list[sqlite3.Row]:
     """Up to ``limit`` active or superseded event rows of the namespace, in table order."""
     return raw.execute(
         "SELECT * FROM events WHERE namespace = ? AND status IN (?, ?) LIMIT ?",
-        (namespace, *VISIBLE, limit),
+        (space, *VISIBLE, limit),
     ).fetchall()
 
 
 def visible_rows(
-    raw: sqlite3.Connection, namespace: str, event_ids: Sequence[str]
+    raw: sqlite3.Connection, space: str, event_ids: Sequence[str]
 ) -> list[sqlite3.Row]:
     """The active or superseded rows among ``event_ids`` in the namespace (by id; the unary
     ``+`` keeps the planner on the id index, which hundreds of ids would talk it out of)."""
@@ -211,15 +211,13 @@ def visible_rows(
         found += raw.execute(
             f"SELECT * FROM events WHERE +namespace = ? AND +status IN (?, ?) "
             f"AND id IN ({','.join('?' * len(chunk))})",
-            [namespace, *VISIBLE, *chunk],
+            [space, *VISIBLE, *chunk],
         ).fetchall()
     return found
 
 
-def visible_cards(
-    raw: sqlite3.Connection, namespace: str, event_ids: Sequence[str]
-) -> list[EventCard]:
-    return events_from_rows(raw, visible_rows(raw, namespace, event_ids))
+def visible_cards(raw: sqlite3.Connection, space: str, event_ids: Sequence[str]) -> list[EventCard]:
+    return events_from_rows(raw, visible_rows(raw, space, event_ids))
 
 
 def live_event_ids(raw: sqlite3.Connection, event_ids: Iterable[str]) -> set[str]:

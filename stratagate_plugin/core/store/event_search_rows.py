@@ -36,16 +36,16 @@ def has_event_index(raw: sqlite3.Connection) -> bool:
     return row is not None
 
 
-def current_turn(raw: sqlite3.Connection, namespace: str) -> int:
+def current_turn(raw: sqlite3.Connection, space: str) -> int:
     row = raw.execute(
-        "SELECT current_turn FROM namespaces WHERE namespace = ?", (namespace,)
+        "SELECT current_turn FROM namespaces WHERE namespace = ?", (space,)
     ).fetchone()
     return int(row[0]) if row else 0
 
 
 def lexical_rows(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     pools: Sequence[str],
     tokens: Sequence[str],
     cap: int,
@@ -60,17 +60,17 @@ def lexical_rows(
         return []
     if not has_event_index(raw):
         wanted = set(tokens)
-        rows = [row for pool in pools for row in pool_rows(raw, namespace, pool)]
+        rows = [row for pool in pools for row in pool_rows(raw, space, pool)]
         return [row for row in rows if wanted.intersection(tokenize(event_row_text(row)))]
     found = prefilter(raw, "event_fts", tokens)
     if found is None:
         return []
     if found.ranked:
-        ranked = raw.execute(f"{_LEXICAL} ORDER BY f.rank", (found.match, namespace)).fetchall()
+        ranked = raw.execute(f"{_LEXICAL} ORDER BY f.rank", (found.match, space)).fetchall()
         pks = [pk for pool in pools for pk in [r[0] for r in ranked if r[1] == pool][:cap]]
     else:
         sql = f"{_LEXICAL} AND e.pool = ? ORDER BY f.rowid DESC LIMIT ?"
-        pks = [r[0] for p in pools for r in raw.execute(sql, (found.match, namespace, p, cap))]
+        pks = [r[0] for p in pools for r in raw.execute(sql, (found.match, space, p, cap))]
     return rows_by_pk(raw, pks)
 
 
@@ -117,12 +117,12 @@ def rows_by_pk(raw: sqlite3.Connection, pks: Sequence[int]) -> list[sqlite3.Row]
 
 
 def pool_rows(
-    raw: sqlite3.Connection, namespace: str, pool: str, ids: Iterable[str] | None = None
+    raw: sqlite3.Connection, space: str, pool: str, ids: Iterable[str] | None = None
 ) -> list[sqlite3.Row]:
     """Every visible event of a pool (optionally only the given ids)."""
     sql = f"SELECT e.* FROM events e WHERE e.namespace = ? AND e.pool = ? AND {_VISIBLE}"
     if ids is None:
-        return _rows(raw, sql, [namespace, pool])
+        return _rows(raw, sql, [space, pool])
     # by id: the unary + keeps the planner on the id index (with hundreds of ids it would
     # otherwise walk the whole namespace's status index: 1.4 s vs 3 ms at 100k events)
     sql = "SELECT e.* FROM events e WHERE +e.namespace = ? AND +e.pool = ? AND +" + _VISIBLE
@@ -131,19 +131,19 @@ def pool_rows(
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        found += _rows(raw, f"{sql} AND e.id IN ({marks})", [namespace, pool, *chunk])
+        found += _rows(raw, f"{sql} AND e.id IN ({marks})", [space, pool, *chunk])
     return found
 
 
 def structured_rows(
-    raw: sqlite3.Connection, namespace: str, pool: str, keep: FieldCheck
+    raw: sqlite3.Connection, space: str, pool: str, keep: FieldCheck
 ) -> list[sqlite3.Row]:
     """Visible events for which ``keep(title, summary, tags, temporal)`` holds."""
     light = _rows(
         raw,
         "SELECT e.id, e.title, e.summary, e.tags_json, e.temporal_json FROM events e "
         f"WHERE e.namespace = ? AND e.pool = ? AND {_VISIBLE}",
-        [namespace, pool],
+        [space, pool],
     )
     ids = [
         row["id"]
@@ -155,12 +155,12 @@ def structured_rows(
             json.loads(row["temporal_json"]),
         )
     ]
-    return pool_rows(raw, namespace, pool, ids) if ids else []
+    return pool_rows(raw, space, pool, ids) if ids else []
 
 
-def bypass_rows(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
+def bypass_rows(raw: sqlite3.Connection, space: str) -> list[sqlite3.Row]:
     """Every visible pinned or safety event's row (their weights are computed without cards)."""
-    return _rows(raw, f"SELECT e.* {_BYPASS}", [namespace])
+    return _rows(raw, f"SELECT e.* {_BYPASS}", [space])
 
 
 def events_from_thread(
@@ -199,25 +199,25 @@ def source_messages(raw: sqlite3.Connection, event_id: str) -> list[Message]:
     return [message_from_row(row) for row in rows]
 
 
-def thread_status(raw: sqlite3.Connection, namespace: str) -> tuple[int, list[str]]:
+def thread_status(raw: sqlite3.Connection, space: str) -> tuple[int, list[str]]:
     """(blocks in the namespace, thread ids that have blocks)."""
     rows = raw.execute(
         "SELECT thread_id, COUNT(*) FROM blocks WHERE namespace = ? GROUP BY thread_id "
         "ORDER BY MIN(sequence)",
-        (namespace,),
+        (space,),
     ).fetchall()
     return sum(int(row[1]) for row in rows), [row[0] for row in rows]
 
 
-def open_tail_count(raw: sqlite3.Connection, namespace: str, thread_id: str | None) -> int:
+def open_tail_count(raw: sqlite3.Connection, space: str, thread_id: str | None) -> int:
     """Unsealed messages of one thread (or of every thread when ``thread_id`` is None)."""
     sql = (
         "SELECT COUNT(*) FROM messages m JOIN threads t ON t.namespace = m.namespace "
         "AND t.thread_id = m.thread_id WHERE m.namespace = ? AND m.position > t.sealed_position"
     )
     if thread_id is None:
-        return int(raw.execute(sql, (namespace,)).fetchone()[0])
-    return int(raw.execute(f"{sql} AND m.thread_id = ?", (namespace, thread_id)).fetchone()[0])
+        return int(raw.execute(sql, (space,)).fetchone()[0])
+    return int(raw.execute(f"{sql} AND m.thread_id = ?", (space, thread_id)).fetchone()[0])
 
 
 def _rows(raw: sqlite3.Connection, sql: str, params: list[Any]) -> list[sqlite3.Row]:

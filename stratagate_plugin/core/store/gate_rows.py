@@ -26,10 +26,10 @@ from .rows import dump_json, record_from_row
 from .search_index import reindex_event
 
 
-def current_turn(raw: sqlite3.Connection, namespace: str) -> int:
+def current_turn(raw: sqlite3.Connection, space: str) -> int:
     """The namespace turn counter (0 for a namespace without recorded turns)."""
     row = raw.execute(
-        "SELECT current_turn FROM namespaces WHERE namespace = ?", (namespace,)
+        "SELECT current_turn FROM namespaces WHERE namespace = ?", (space,)
     ).fetchone()
     return int(row[0]) if row else 0
 
@@ -42,19 +42,19 @@ def batch_from_row(row: sqlite3.Row) -> Batch:
 
 
 def list_batches(
-    raw: sqlite3.Connection, namespace: str, thread_id: str, status: str | None = None
+    raw: sqlite3.Connection, space: str, thread_id: str, status: str | None = None
 ) -> list[Batch]:
     """The thread's batches by sequence (optionally only those with ``status``)."""
     rows = raw.execute(
         "SELECT * FROM batches WHERE namespace = ? AND thread_id = ? "
         "AND (? IS NULL OR status = ?) ORDER BY sequence",
-        (namespace, thread_id, status, status),
+        (space, thread_id, status, status),
     ).fetchall()
     return [batch_from_row(row) for row in rows]
 
 
 def batch_choices(
-    raw: sqlite3.Connection, namespace: str, thread_id: str, batch_id: str | None
+    raw: sqlite3.Connection, space: str, thread_id: str, batch_id: str | None
 ) -> list[Batch]:
     """The named batch of the thread (the latest when ``batch_id`` is None), else every
     batch of the thread: what ``gate.select_batch`` chooses from, loading only the batch
@@ -62,17 +62,17 @@ def batch_choices(
     found = raw.execute(
         "SELECT * FROM batches WHERE namespace = ? AND thread_id = ? AND (? IS NULL OR id = ?) "
         "ORDER BY sequence DESC LIMIT 1",
-        (namespace, thread_id, batch_id, batch_id),
+        (space, thread_id, batch_id, batch_id),
     ).fetchall()
     batches = [batch_from_row(row) for row in found]
-    return batches or list_batches(raw, namespace, thread_id)
+    return batches or list_batches(raw, space, thread_id)
 
 
-def latest_batch_id(raw: sqlite3.Connection, namespace: str, thread_id: str) -> str | None:
+def latest_batch_id(raw: sqlite3.Connection, space: str, thread_id: str) -> str | None:
     row = raw.execute(
         "SELECT id FROM batches WHERE namespace = ? AND thread_id = ? ORDER BY sequence DESC "
         "LIMIT 1",
-        (namespace, thread_id),
+        (space, thread_id),
     ).fetchone()
     return None if row is None else str(row[0])
 
@@ -87,7 +87,7 @@ def batch_turn(raw: sqlite3.Connection, batch_id: str) -> int:
 
 def insert_batch(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     thread_id: str,
     tool: str,
     evidence_refs: Sequence[str],
@@ -99,7 +99,7 @@ def insert_batch(
     (number,) = raw.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM batches").fetchone()
     (sequence,) = raw.execute(
         "SELECT COALESCE(MAX(sequence), 0) + 1 FROM batches WHERE namespace = ? AND thread_id = ?",
-        (namespace, thread_id),
+        (space, thread_id),
     ).fetchone()
     batch_id = f"batch_{number}"
     raw.execute(
@@ -107,13 +107,13 @@ def insert_batch(
         "titles_json, turn, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
         (
             batch_id,
-            namespace,
+            space,
             thread_id,
             sequence,
             tool,
             dump_json(refs),
             dump_json({ref: titles[ref] for ref in refs if ref in titles}),
-            current_turn(raw, namespace),
+            current_turn(raw, space),
             now,
             now,
         ),
@@ -147,18 +147,18 @@ def mark_batch_recorded(raw: sqlite3.Connection, batch_id: str, now: str) -> Bat
 # -- receipts ----------------------------------------------------------------------------
 
 
-def receipt_row(raw: sqlite3.Connection, namespace: str, receipt_id: str) -> sqlite3.Row | None:
+def receipt_row(raw: sqlite3.Connection, space: str, receipt_id: str) -> sqlite3.Row | None:
     """The stored receipt (``batch_id``, ``payload``, ``event_ids_json`` …) or None."""
     row: sqlite3.Row | None = raw.execute(
         "SELECT * FROM usage_receipts WHERE namespace = ? AND receipt_id = ?",
-        (namespace, receipt_id),
+        (space, receipt_id),
     ).fetchone()
     return row
 
 
 def insert_receipt(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     receipt_id: str,
     batch_id: str,
     payload: str,
@@ -170,7 +170,7 @@ def insert_receipt(
         "INSERT INTO usage_receipts(namespace, receipt_id, batch_id, payload, event_ids_json, "
         "audit_json, created_at) VALUES (?,?,?,?,?,?,?)",
         (
-            namespace,
+            space,
             receipt_id,
             batch_id,
             payload,
@@ -212,7 +212,7 @@ def adoptions_of(raw: sqlite3.Connection, event_id: str) -> list[Adoption]:
 
 
 def reinforce_events(
-    raw: sqlite3.Connection, namespace: str, event_ids: Iterable[str], turn: int, now: str
+    raw: sqlite3.Connection, space: str, event_ids: Iterable[str], turn: int, now: str
 ) -> list[str]:
     """``mention_count + 1`` and ``last_adopted_turn = turn`` for each live event, once each.
 
@@ -224,7 +224,7 @@ def reinforce_events(
         cursor = raw.execute(
             "UPDATE events SET mention_count = mention_count + 1, last_adopted_turn = ?, "
             "updated_at = ? WHERE id = ? AND namespace = ? AND status IN (?, ?)",
-            (turn, now, event_id, namespace, *VISIBLE),
+            (turn, now, event_id, space, *VISIBLE),
         )
         if cursor.rowcount:
             done.append(event_id)
@@ -287,7 +287,7 @@ def merge_into(
 # -- a thread's evidence trail (the chat's citation tails) ---------------------------------
 
 
-def thread_uses(raw: sqlite3.Connection, namespace: str, thread_id: str) -> list[BatchUse]:
+def thread_uses(raw: sqlite3.Connection, space: str, thread_id: str) -> list[BatchUse]:
     """Every batch of the thread by sequence with its receipt, if recorded: one query over
     the ``(namespace, thread_id, sequence)`` key and the receipts' batch index."""
     rows = raw.execute(
@@ -296,7 +296,7 @@ def thread_uses(raw: sqlite3.Connection, namespace: str, thread_id: str) -> list
         "u.created_at AS recorded_at FROM batches b LEFT JOIN usage_receipts u "
         "ON u.batch_id = b.id AND u.namespace = b.namespace "
         "WHERE b.namespace = ? AND b.thread_id = ? ORDER BY b.sequence",
-        (namespace, thread_id),
+        (space, thread_id),
     ).fetchall()
     uses = []
     for row in rows:

@@ -35,7 +35,7 @@ _BACKLOG = (
 
 def queue_events(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     event_ids: Sequence[str],
     priority: int,
     now: str,
@@ -43,25 +43,25 @@ def queue_events(
     """The events in batches of eight, each batch a queued job; the batch ids."""
     ids = list(dict.fromkeys(event_ids))
     return [
-        _queue_batch(raw, namespace, ids[start : start + BATCH_SIZE], priority, now)
+        _queue_batch(raw, space, ids[start : start + BATCH_SIZE], priority, now)
         for start in range(0, len(ids), BATCH_SIZE)
     ]
 
 
 def _queue_batch(
-    raw: sqlite3.Connection, namespace: str, event_ids: Sequence[str], priority: int, now: str
+    raw: sqlite3.Connection, space: str, event_ids: Sequence[str], priority: int, now: str
 ) -> str:
     batch_id = new_id("gproj")
     raw.execute(
         "INSERT INTO graph_batches(id, namespace, priority, projector_version, created_at) "
         "VALUES (?, ?, ?, ?, ?)",
-        (batch_id, namespace, priority, PROJECTOR_VERSION, now),
+        (batch_id, space, priority, PROJECTOR_VERSION, now),
     )
     raw.executemany(
         "INSERT INTO graph_batch_events(batch_id, event_id) VALUES (?, ?)",
         [(batch_id, event_id) for event_id in event_ids],
     )
-    enqueue_job(raw, namespace, GRAPH_JOB, batch_id)
+    enqueue_job(raw, space, GRAPH_JOB, batch_id)
     return batch_id
 
 
@@ -89,11 +89,11 @@ def backfill(raw: sqlite3.Connection, now: str) -> int:
     spaces: dict[str, list[str]] = {}
     for row in rows:
         spaces.setdefault(row["namespace"], []).append(row["id"])
-    for namespace, ids in spaces.items():
+    for space, ids in spaces.items():
         count = (len(ids) + BATCH_SIZE - 1) // BATCH_SIZE
         for place in range(count):
             chunk = ids[place * BATCH_SIZE : (place + 1) * BATCH_SIZE]
-            _queue_batch(raw, namespace, chunk, count - place, now)
+            _queue_batch(raw, space, chunk, count - place, now)
     newest = raw.execute("SELECT MAX(pk) FROM events").fetchone()[0] or 0
     raw.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_MARK, str(int(newest))))
     return len(rows)
@@ -106,7 +106,7 @@ def batch_events(raw: sqlite3.Connection, batch_id: str) -> list[str]:
     return [row[0] for row in rows]
 
 
-def batch_namespace(raw: sqlite3.Connection, batch_id: str) -> str:
+def batch_space(raw: sqlite3.Connection, batch_id: str) -> str:
     row = raw.execute("SELECT namespace FROM graph_batches WHERE id = ?", (batch_id,)).fetchone()
     return str(row[0])
 

@@ -183,7 +183,7 @@ def names_of(raw: sqlite3.Connection, node_ids: list[str]) -> dict[str, str]:
 
 
 def candidates(
-    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], limit: int = CANDIDATES
+    raw: sqlite3.Connection, space: str, terms: Sequence[str], limit: int = CANDIDATES
 ) -> list[str]:
     """Nodes sharing a term with the query, most shared terms first, then importance."""
     wanted = list(dict.fromkeys(terms))
@@ -193,14 +193,14 @@ def candidates(
         f"SELECT t.node_id, COUNT(*) AS shared FROM graph_terms t JOIN graph_nodes n "
         f"ON n.id = t.node_id WHERE t.namespace = ? AND t.term IN ({_marks(wanted)}) "
         "GROUP BY t.node_id ORDER BY shared DESC, n.source_count DESC, n.pk LIMIT ?",
-        [namespace, *wanted, limit],
+        [space, *wanted, limit],
     )
     return [row[0] for row in rows]
 
 
 def top_node_ids(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     type_: str | None,
     offset: int,
     limit: int,
@@ -211,17 +211,17 @@ def top_node_ids(
         "SELECT id FROM graph_nodes WHERE namespace = ? AND status IN ('active', 'disputed') "
         "AND (? IS NULL OR type = ?) AND (? IS NULL OR created_at <= ?) "
         "ORDER BY source_count DESC, pk LIMIT ? OFFSET ?",
-        (namespace, type_, type_, as_of, as_of, limit, offset),
+        (space, type_, type_, as_of, as_of, limit, offset),
     )
     return [row[0] for row in rows]
 
 
-def node_namespace(raw: sqlite3.Connection, node_id: str) -> str | None:
+def node_space(raw: sqlite3.Connection, node_id: str) -> str | None:
     row = raw.execute("SELECT namespace FROM graph_nodes WHERE id = ?", (node_id,)).fetchone()
     return None if row is None else str(row[0])
 
 
-def known_by_keys(raw: sqlite3.Connection, namespace: str, keys: Iterable[str]) -> list[Known]:
+def known_by_keys(raw: sqlite3.Connection, space: str, keys: Iterable[str]) -> list[Known]:
     """Nodes whose name or an alias normalises to one of ``keys`` (any type)."""
     wanted = list(dict.fromkeys(keys))
     if not wanted:
@@ -230,19 +230,19 @@ def known_by_keys(raw: sqlite3.Connection, namespace: str, keys: Iterable[str]) 
     rows = raw.execute(
         f"SELECT id FROM graph_nodes WHERE namespace = ? AND name_key IN ({marks}) UNION "
         f"SELECT node_id FROM graph_aliases WHERE namespace = ? AND alias_key IN ({marks})",
-        [namespace, *wanted, namespace, *wanted],
+        [space, *wanted, space, *wanted],
     )
     return known(raw, [row[0] for row in rows])
 
 
-def near_candidates(raw: sqlite3.Connection, namespace: str, letters: Iterable[str]) -> list[Known]:
+def near_candidates(raw: sqlite3.Connection, space: str, letters: Iterable[str]) -> list[Known]:
     """Nodes whose name key begins with one of ``letters`` (index range scans)."""
     ids: list[str] = []
     for letter in sorted(set(letters)):
         rows = raw.execute(
             "SELECT id FROM graph_nodes WHERE namespace = ? AND name_key >= ? AND name_key < ? "
             "LIMIT 500",
-            (namespace, letter, letter + "\U0010ffff"),
+            (space, letter, letter + "\U0010ffff"),
         )
         ids += [row[0] for row in rows]
     return known(raw, ids)
@@ -266,23 +266,23 @@ def known(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[Known]:
     return [Known(i, types[i], frozenset(keys[i])) for i in ids if i in types]
 
 
-def duplicates(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
+def duplicates(raw: sqlite3.Connection, space: str) -> list[sqlite3.Row]:
     return raw.execute(
         "SELECT node_id, other_id, reason FROM graph_duplicates WHERE namespace = ? "
         "ORDER BY created_at, node_id",
-        (namespace,),
+        (space,),
     ).fetchall()
 
 
-def recent_node_ids(raw: sqlite3.Connection, namespace: str, limit: int) -> list[str]:
+def recent_node_ids(raw: sqlite3.Connection, space: str, limit: int) -> list[str]:
     rows = raw.execute(
         "SELECT id FROM graph_nodes WHERE namespace = ? ORDER BY updated_at DESC, pk DESC LIMIT ?",
-        (namespace, limit),
+        (space, limit),
     )
     return [row[0] for row in rows]
 
 
-def cited_messages(raw: sqlite3.Connection, namespace: str, event_ids: Sequence[str]) -> list[str]:
+def cited_messages(raw: sqlite3.Connection, space: str, event_ids: Sequence[str]) -> list[str]:
     """The messages the visible events cite, event by event in the order given."""
     ids = list(dict.fromkeys(event_ids))
     if not ids:
@@ -291,7 +291,7 @@ def cited_messages(raw: sqlite3.Connection, namespace: str, event_ids: Sequence[
         f"SELECT s.event_id, s.message_id FROM event_sources s JOIN events e ON e.id = s.event_id "
         f"WHERE s.event_id IN ({_marks(ids)}) AND e.namespace = ? "
         "AND e.status IN ('active', 'superseded') ORDER BY s.position",
-        [*ids, namespace],
+        [*ids, space],
     )
     by_event: dict[str, list[str]] = {}
     for event_id, message_id in rows:

@@ -23,7 +23,7 @@ _LIVE_NODES = ("active", "disputed")
 
 def insert_node(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     name: tuple[str, str],
     type_: str,
     tags: Sequence[str],
@@ -34,7 +34,7 @@ def insert_node(
     raw.execute(
         "INSERT INTO graph_nodes(id, namespace, name, type, name_key, tags_json, "
         "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (node_id, namespace, name[0], type_, name[1], dump_json(list(tags)), now, now),
+        (node_id, space, name[0], type_, name[1], dump_json(list(tags)), now, now),
     )
     return node_id
 
@@ -61,30 +61,28 @@ def alias_keys(raw: sqlite3.Connection, node_id: str) -> list[str]:
     return [row[0] for row in rows]
 
 
-def add_alias(
-    raw: sqlite3.Connection, namespace: str, node_id: str, alias: tuple[str, str]
-) -> None:
+def add_alias(raw: sqlite3.Connection, space: str, node_id: str, alias: tuple[str, str]) -> None:
     raw.execute(
         "INSERT INTO graph_aliases(node_id, namespace, alias, alias_key) VALUES (?, ?, ?, ?)",
-        (node_id, namespace, *alias),
+        (node_id, space, *alias),
     )
 
 
 def list_duplicate(
-    raw: sqlite3.Connection, namespace: str, node_id: str, other_id: str, reason: str, now: str
+    raw: sqlite3.Connection, space: str, node_id: str, other_id: str, reason: str, now: str
 ) -> None:
     raw.execute(
         "INSERT OR IGNORE INTO graph_duplicates(node_id, other_id, namespace, reason, "
         "created_at) VALUES (?, ?, ?, ?, ?)",
-        (node_id, other_id, namespace, reason, now),
+        (node_id, other_id, space, reason, now),
     )
 
 
-def add_terms(raw: sqlite3.Connection, namespace: str, node_id: str, texts: Sequence[str]) -> None:
+def add_terms(raw: sqlite3.Connection, space: str, node_id: str, texts: Sequence[str]) -> None:
     terms = sorted({term for text in texts for term in tokenize(text)})
     raw.executemany(
         "INSERT OR IGNORE INTO graph_terms(namespace, term, node_id) VALUES (?, ?, ?)",
-        [(namespace, term, node_id) for term in terms],
+        [(space, term, node_id) for term in terms],
     )
 
 
@@ -136,13 +134,13 @@ def insert_fact(
 
 
 def insert_edge(
-    raw: sqlite3.Connection, namespace: str, ends: tuple[str, str], relation: str, made: Stated
+    raw: sqlite3.Connection, space: str, ends: tuple[str, str], relation: str, made: Stated
 ) -> str:
     edge_id = new_id("gedge")
     raw.execute(
         "INSERT INTO graph_edges(id, namespace, from_node_id, to_node_id, relation, confidence, "
         "valid_from, stated_at, learned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (edge_id, namespace, *ends, relation, *made),
+        (edge_id, space, *ends, relation, *made),
     )
     return edge_id
 

@@ -31,59 +31,59 @@ from .graph_writes import strip_event_provenance
 from .rows import dump_json
 from .sealing import next_fts_rowid
 from .search_index import index_messages, unindex_messages
-from .turns import NamespaceDefaults, ensure_namespace, ensure_thread
+from .turns import NewSpaceDefaults, ensure_space, ensure_thread
 
 THREAD_PREFIX = IMPORT_THREAD_PREFIX  # raw search leaves these threads out
 
 
-def current_turn(raw: sqlite3.Connection, namespace: str) -> int:
+def current_turn(raw: sqlite3.Connection, space: str) -> int:
     """The space's turn now (0 for a space not made yet)."""
     row = raw.execute(
-        "SELECT current_turn FROM namespaces WHERE namespace = ?", (namespace,)
+        "SELECT current_turn FROM namespaces WHERE namespace = ?", (space,)
     ).fetchone()
     return 0 if row is None else int(row[0])
 
 
 def insert_source_block(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     source: SourceBlock,
-    defaults: NamespaceDefaults,
+    defaults: NewSpaceDefaults,
     now: str,
 ) -> int:
     """The batch's ready source block holding its text as one user message; its turn."""
-    ensure_namespace(raw, namespace, defaults, now)
+    ensure_space(raw, space, defaults, now)
     block_id, message_id, text = source.block_id, source.message_id, source.text
     thread_id = f"{THREAD_PREFIX}{block_id}"
-    ensure_thread(raw, namespace, thread_id, now)
-    turn = current_turn(raw, namespace)
+    ensure_thread(raw, space, thread_id, now)
+    turn = current_turn(raw, space)
     fts_rowid = next_fts_rowid(raw)
     raw.execute(
         "INSERT INTO messages(id, namespace, thread_id, position, turn, namespace_turn, role, "
         "content, created_at) VALUES (?, ?, ?, 1, 1, ?, 'user', ?, ?)",
-        (message_id, namespace, thread_id, turn, text, now),
+        (message_id, space, thread_id, turn, text, now),
     )
     sequence = raw.execute(
         "UPDATE namespaces SET block_count = block_count + 1, updated_at = ? "
         "WHERE namespace = ? RETURNING block_count",
-        (now, namespace),
+        (now, space),
     ).fetchone()[0]
     raw.execute(
         "INSERT INTO blocks(id, namespace, thread_id, sequence, thread_sequence, start_turn, "
         "end_turn, l4_readable, l3_condensed, should_extract, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, 1, 1, 1, ?, ?, 0, ?, ?)",
-        (block_id, namespace, thread_id, sequence, source.readable, source.condensed, now, now),
+        (block_id, space, thread_id, sequence, source.readable, source.condensed, now, now),
     )
     raw.execute(
         "UPDATE threads SET turn_count = 1, message_count = 1, sealed_position = 1, "
         "block_count = 1 WHERE namespace = ? AND thread_id = ?",
-        (namespace, thread_id),
+        (space, thread_id),
     )
     raw.execute(
         "UPDATE messages SET block_id = ?, fts_rowid = ? WHERE id = ?",
         (block_id, fts_rowid, message_id),
     )
-    index_messages(raw, namespace, [(fts_rowid, text)])
+    index_messages(raw, space, [(fts_rowid, text)])
     block_rows.mark_ready(raw, block_id, now, source.derived)
     return turn
 
@@ -242,10 +242,10 @@ def _leave_chapters(raw: sqlite3.Connection, ids: Sequence[str], now: str) -> No
         held.setdefault(topic_id, []).append(event_id)
     for topic_id, event_ids in held.items():
         topic_rows.leave_chapter(raw, topic_id, event_ids, now)
-    for (namespace,) in raw.execute(
+    for (space,) in raw.execute(
         f"SELECT DISTINCT namespace FROM events WHERE id IN ({_marks(ids)})", list(ids)
     ).fetchall():
-        topic_rows.delete_empty_topics(raw, namespace)
+        topic_rows.delete_empty_topics(raw, space)
 
 
 def _delete_events(raw: sqlite3.Connection, ids: Sequence[str]) -> None:

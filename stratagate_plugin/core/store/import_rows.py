@@ -25,7 +25,7 @@ _COLUMNS = (  # without the text (up to 4 MB): a job page polls its row every se
 
 def insert_job(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     status: str,
     fmt: str,
     source_system: str,
@@ -38,7 +38,7 @@ def insert_job(
     raw.execute(
         "INSERT INTO import_jobs(id, namespace, status, format, source_system, text, payload, "
         "total, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        (job_id, namespace, status, fmt, source_system, text, dump_json(payload), 0, now, now),
+        (job_id, space, status, fmt, source_system, text, dump_json(payload), 0, now, now),
     )
     set_candidates(raw, job_id, candidates, now)
     return job_id
@@ -132,13 +132,13 @@ def claim(raw: sqlite3.Connection, job_id: str, owner: str, now: str) -> None:
 
 
 def jobs_with_text(
-    raw: sqlite3.Connection, namespace: str, text: str, statuses: Sequence[str]
+    raw: sqlite3.Connection, space: str, text: str, statuses: Sequence[str]
 ) -> list[sqlite3.Row]:
     """The space's jobs made from exactly ``text`` in one of ``statuses``, newest first."""
     return raw.execute(
         f"SELECT {_COLUMNS} FROM import_jobs WHERE namespace = ? AND text = ? "
         f"AND status IN ({','.join('?' * len(statuses))}) ORDER BY created_at DESC, id DESC",
-        (namespace, text, *statuses),
+        (space, text, *statuses),
     ).fetchall()
 
 
@@ -200,24 +200,24 @@ def jobs_in(raw: sqlite3.Connection, statuses: Sequence[str]) -> list[str]:
     return [row[0] for row in rows]
 
 
-def list_jobs(raw: sqlite3.Connection, namespace: str, limit: int) -> list[sqlite3.Row]:
+def list_jobs(raw: sqlite3.Connection, space: str, limit: int) -> list[sqlite3.Row]:
     return raw.execute(
         f"SELECT {_COLUMNS} FROM import_jobs WHERE namespace = ? "
         "ORDER BY created_at DESC, id DESC LIMIT ?",
-        (namespace, limit),
+        (space, limit),
     ).fetchall()
 
 
-def batch_jobs(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
+def batch_jobs(raw: sqlite3.Connection, space: str) -> list[sqlite3.Row]:
     return raw.execute(
         f"SELECT {_COLUMNS} FROM import_jobs WHERE namespace = ? AND batch_id IS NOT NULL "
         "ORDER BY committed_at DESC, id DESC",
-        (namespace,),
+        (space,),
     ).fetchall()
 
 
-def namespace_exists(raw: sqlite3.Connection, namespace: str) -> bool:
-    found = raw.execute("SELECT 1 FROM namespaces WHERE namespace = ?", (namespace,)).fetchone()
+def space_exists(raw: sqlite3.Connection, space: str) -> bool:
+    found = raw.execute("SELECT 1 FROM namespaces WHERE namespace = ?", (space,)).fetchone()
     return found is not None
 
 

@@ -245,12 +245,12 @@ def due_counts(raw: sqlite3.Connection, now: datetime, kinds: tuple[str, ...]) -
 
 
 def list_jobs(
-    raw: sqlite3.Connection, namespace: str | None = None, status: str | None = None
+    raw: sqlite3.Connection, space: str | None = None, status: str | None = None
 ) -> list[Job]:
     clauses, params = [], []
-    if namespace:
+    if space:
         clauses.append("namespace = ?")
-        params.append(namespace)
+        params.append(space)
     if status:
         clauses.append("status = ?")
         params.append(status)

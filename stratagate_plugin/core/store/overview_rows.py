@@ -23,27 +23,27 @@ _AUDIT = (
 )
 
 
-def space_counts(raw: sqlite3.Connection, namespace: str) -> SpaceTallies:
+def space_counts(raw: sqlite3.Connection, space: str) -> SpaceTallies:
     """The space's blocks, events and jobs by state, its messages and open-tail turns."""
     threads, messages, open_turns = raw.execute(
         "SELECT COUNT(*), COALESCE(SUM(message_count), 0), COALESCE(SUM(open_user_messages), 0) "
         "FROM threads WHERE namespace = ?",
-        (namespace,),
+        (space,),
     ).fetchone()
     jobs: dict[str, dict[str, int]] = {}
     for kind, status, count in raw.execute(
         "SELECT kind, status, COUNT(*) FROM jobs WHERE namespace = ? GROUP BY kind, status",
-        (namespace,),
+        (space,),
     ):
         jobs.setdefault(kind, {})[status] = count
     (adoptions,) = raw.execute(
         "SELECT COUNT(*) FROM usage_receipts WHERE namespace = ? AND event_ids_json != '[]'",
-        (namespace,),
+        (space,),
     ).fetchone()
     return SpaceTallies(
-        namespace=namespace,
-        blocks=_by_status(raw, "SELECT processing_status, COUNT(*) FROM blocks", namespace),
-        events=_by_status(raw, "SELECT status, COUNT(*) FROM events", namespace),
+        namespace=space,
+        blocks=_by_status(raw, "SELECT processing_status, COUNT(*) FROM blocks", space),
+        events=_by_status(raw, "SELECT status, COUNT(*) FROM events", space),
         jobs=jobs,
         threads=threads,
         messages=messages,
@@ -52,18 +52,18 @@ def space_counts(raw: sqlite3.Connection, namespace: str) -> SpaceTallies:
     )
 
 
-def _by_status(raw: sqlite3.Connection, select: str, namespace: str) -> dict[str, int]:
-    rows = raw.execute(f"{select} WHERE namespace = ? GROUP BY 1", (namespace,))
+def _by_status(raw: sqlite3.Connection, select: str, space: str) -> dict[str, int]:
+    rows = raw.execute(f"{select} WHERE namespace = ? GROUP BY 1", (space,))
     return {status: count for status, count in rows}
 
 
 def job_page(
-    raw: sqlite3.Connection, namespace: str, status: str | None, offset: int, limit: int
+    raw: sqlite3.Connection, space: str, status: str | None, offset: int, limit: int
 ) -> list[Job]:
     """Up to ``limit`` jobs of the space (of one status, or all), last changed first."""
-    where, params = "namespace = ?", [namespace]
+    where, params = "namespace = ?", [space]
     if status is not None:  # its own condition, so the (namespace, status, …) index serves
-        where, params = where + " AND status = ?", [namespace, status]
+        where, params = where + " AND status = ?", [space, status]
     rows = raw.execute(
         f"SELECT * FROM jobs WHERE {where} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?",
         (*params, limit, offset),
@@ -71,17 +71,15 @@ def job_page(
     return [job_from_row(row) for row in rows]
 
 
-def retry_failed_in(raw: sqlite3.Connection, namespace: str, now: datetime) -> int:
+def retry_failed_in(raw: sqlite3.Connection, space: str, now: datetime) -> int:
     """Every failed job of the space retried by its kind's rule (a topic batch queued
     again fresh: ``DerivationService.retry_failed_jobs(namespace)`` states it)."""
-    return retry_failed_rows(raw, now, namespace, (TOPIC_JOB,))
+    return retry_failed_rows(raw, now, space, (TOPIC_JOB,))
 
 
-def audit_page(
-    raw: sqlite3.Connection, namespace: str, offset: int, limit: int
-) -> list[ReceiptRow]:
+def audit_page(raw: sqlite3.Connection, space: str, offset: int, limit: int) -> list[ReceiptRow]:
     """Up to ``limit`` usage receipts of the space with their batch, newest first."""
-    rows = raw.execute(_AUDIT, (namespace, limit, offset)).fetchall()
+    rows = raw.execute(_AUDIT, (space, limit, offset)).fetchall()
     return [
         ReceiptRow(
             receipt_id=row["receipt_id"],
@@ -97,11 +95,9 @@ def audit_page(
     ]
 
 
-def receipt_record(
-    raw: sqlite3.Connection, namespace: str, receipt_id: str
-) -> dict[str, Any] | None:
+def receipt_record(raw: sqlite3.Connection, space: str, receipt_id: str) -> dict[str, Any] | None:
     """One usage receipt as stored, its JSON decoded, with its batch (None: no receipt)."""
-    row = receipt_row(raw, namespace, receipt_id)
+    row = receipt_row(raw, space, receipt_id)
     if row is None:
         return None
     batch = raw.execute("SELECT * FROM batches WHERE id = ?", (row["batch_id"],)).fetchone()
@@ -116,7 +112,7 @@ def receipt_record(
     }
 
 
-def set_every_namespace(
+def set_every_space(
     raw: sqlite3.Connection, block_turn_size: int, block_decay_lambda: float
 ) -> int:
     """Write the block size and decay into every space (future sealing and decay); how many.

@@ -20,38 +20,38 @@ from .rows import dump_json
 
 
 def add_pending_citation(
-    raw: sqlite3.Connection, namespace: str, thread_id: str, event_id: str, now: str
+    raw: sqlite3.Connection, space: str, thread_id: str, event_id: str, now: str
 ) -> None:
     """``event_id`` will cite the user message of the next turn recorded in the thread."""
     raw.execute(
         "INSERT OR IGNORE INTO pending_citations(event_id, namespace, thread_id, created_at) "
         "VALUES (?, ?, ?, ?)",
-        (event_id, namespace, thread_id, now),
+        (event_id, space, thread_id, now),
     )
 
 
-def pending_event_ids(raw: sqlite3.Connection, namespace: str, thread_id: str) -> list[str]:
+def pending_event_ids(raw: sqlite3.Connection, space: str, thread_id: str) -> list[str]:
     rows = raw.execute(
         "SELECT event_id FROM pending_citations WHERE namespace = ? AND thread_id = ? "
         "ORDER BY created_at, event_id",
-        (namespace, thread_id),
+        (space, thread_id),
     )
     return [row[0] for row in rows]
 
 
-def previous_turn(raw: sqlite3.Connection, namespace: str, thread_id: str) -> int:
+def previous_turn(raw: sqlite3.Connection, space: str, thread_id: str) -> int:
     """The namespace turn of the thread's newest recorded message (0 before its first)."""
     row = raw.execute(
         "SELECT namespace_turn FROM messages WHERE namespace = ? AND thread_id = ? "
         "ORDER BY position DESC LIMIT 1",
-        (namespace, thread_id),
+        (space, thread_id),
     ).fetchone()
     return int(row[0]) if row else 0
 
 
 def settle_turn(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     threads: Sequence[str],
     since_turn: int,
     spoken: Sequence[tuple[str, str, str]],
@@ -61,13 +61,13 @@ def settle_turn(
     messages; ``threads`` the recorded thread and the one its tool calls ran under."""
     users = [(mid, content) for mid, role, content in spoken if role == "user"]
     for thread in dict.fromkeys(threads):
-        for event_id in pending_event_ids(raw, namespace, thread):
+        for event_id in pending_event_ids(raw, space, thread):
             _cite(raw, event_id, _citing_message(raw, event_id, users))
         raw.execute(
             "DELETE FROM pending_citations WHERE namespace = ? AND thread_id = ?",
-            (namespace, thread),
+            (space, thread),
         )
-    refs = adopted_refs(raw, namespace, threads, since_turn)
+    refs = adopted_refs(raw, space, threads, since_turn)
     answers = [mid for mid, role, content in spoken if role == "assistant" and content.strip()]
     if refs and answers:
         raw.executemany(
@@ -77,7 +77,7 @@ def settle_turn(
 
 
 def adopted_refs(
-    raw: sqlite3.Connection, namespace: str, threads: Sequence[str], since_turn: int
+    raw: sqlite3.Connection, space: str, threads: Sequence[str], since_turn: int
 ) -> list[str]:
     """The evidence refs that usage receipts adopted in batches the threads opened at or
     after namespace turn ``since_turn`` (the previous turn's): what this answer used."""
@@ -86,7 +86,7 @@ def adopted_refs(
         rows = raw.execute(
             "SELECT u.audit_json FROM batches b JOIN usage_receipts u ON u.batch_id = b.id "
             "WHERE b.namespace = ? AND b.thread_id = ? AND b.turn >= ? ORDER BY b.sequence",
-            (namespace, thread, since_turn),
+            (space, thread, since_turn),
         )
         for (audit,) in rows:
             refs += [str(ref) for ref in json.loads(audit).get("evidence_refs") or []]

@@ -103,14 +103,14 @@ def scrub_backup(path: Path, needles: Needles, now: datetime, rederive: Rederive
     return rewrite_backup(path, purge, clean)
 
 
-def space_in_backups(path: Path, namespace: str) -> dict[str, int]:
+def space_in_backups(path: Path, space: str) -> dict[str, int]:
     """Each backup holding rows of the space, with how many."""
     found = {}
     for backup in backups_of(path):
         try:
             raw = sqlite3.connect(f"file:{backup}?immutable=1", uri=True)  # no -wal, -shm
             try:
-                rows = sum(space_rows(raw, namespace).values())
+                rows = sum(space_rows(raw, space).values())
             finally:
                 raw.close()
         except sqlite3.Error:
@@ -120,12 +120,12 @@ def space_in_backups(path: Path, namespace: str) -> dict[str, int]:
     return found
 
 
-def delete_space_in_backup(path: Path, namespace: str) -> str:
+def delete_space_in_backup(path: Path, space: str) -> str:
     """The space deleted from a copy of the backup, which replaces it; else deleted."""
     return rewrite_backup(
         path,
-        lambda raw: delete_space(raw, namespace),
-        lambda raw, _work: not space_rows(raw, namespace),
+        lambda raw: delete_space(raw, space),
+        lambda raw, _work: not space_rows(raw, space),
     )
 
 

@@ -184,9 +184,9 @@ def erase_words(
             blank_event(raw, item.id, TOMBSTONE, stamp, rederive.rules, rederive.events)
         else:
             _edit_event(raw, item.id, stamp, rederive.events)
-    release_running_jobs(raw, plan.namespaces(), stamp)
-    for namespace in plan.namespaces():
-        rederive.topics(raw, namespace, now)
+    release_running_jobs(raw, plan.spaces(), stamp)
+    for space in plan.spaces():
+        rederive.topics(raw, space, now)
     swept = sweep(raw)
     swept += raw.execute("DELETE FROM profile_fields WHERE value = ?", (TOMBSTONE,)).rowcount
     _rebuild_graph_terms(raw)
@@ -201,7 +201,7 @@ def erase_words(
     }
 
 
-def release_running_jobs(raw: sqlite3.Connection, namespaces: list[str], stamp: str) -> int:
+def release_running_jobs(raw: sqlite3.Connection, spaces: list[str], stamp: str) -> int:
     """Every job running in the spaces loses its claim and is queued again: a worker that
     read the words before the purge cannot apply what it made of them (``jobs.holds``
     fails) and runs again on what is left."""
@@ -210,7 +210,7 @@ def release_running_jobs(raw: sqlite3.Connection, namespaces: list[str], stamp: 
         "attempts = max(attempts - 1, 0), next_retry_at = NULL, updated_at = ? "
         "WHERE status = 'running' AND namespace IN "
         "(SELECT value FROM json_each(?))",
-        (stamp, json.dumps(namespaces)),
+        (stamp, json.dumps(spaces)),
     ).rowcount
 
 
@@ -232,7 +232,7 @@ def _erase_messages(raw: sqlite3.Connection, ids: list[str], stamp: str) -> None
                 _reindex_message(raw, row["namespace"], int(row["fts_rowid"]))
 
 
-def _reindex_message(raw: sqlite3.Connection, namespace: str, rowid: int) -> None:
+def _reindex_message(raw: sqlite3.Connection, space: str, rowid: int) -> None:
     """The message's FTS row again from its new text, the space's token count moved by the
     difference (it stays one indexed message of its block)."""
     old = raw.execute(
@@ -247,7 +247,7 @@ def _reindex_message(raw: sqlite3.Connection, namespace: str, rowid: int) -> Non
     new = document.count(" ") + 1 if document else 0
     raw.execute(
         "UPDATE message_index_stats SET tokens = tokens - ? + ? WHERE namespace = ?",
-        (int(old[0]) if old else 0, new, namespace),
+        (int(old[0]) if old else 0, new, space),
     )
 
 

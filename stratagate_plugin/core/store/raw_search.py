@@ -46,7 +46,7 @@ def hits_for(raw: sqlite3.Connection, scored: Sequence[tuple[str, float]]) -> li
 
 def sealed_candidates(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     tokens: Sequence[str],
     cap: int,
     thread_id: str | None = None,
@@ -56,7 +56,7 @@ def sealed_candidates(
     The tokens are ``fts_encode``d: read back from the index (no re-tokenising), or
     computed from the content when there is no index and every sealed message is scanned.
     """
-    scope, params = _scope(namespace, thread_id)
+    scope, params = _scope(space, thread_id)
     if has_index(raw):
         found = prefilter(raw, "message_fts", list(tokens))
         if found is None:
@@ -87,10 +87,10 @@ def _match(row: sqlite3.Row, tokens: list[str]) -> SealedMatch:
     )
 
 
-def _scope(namespace: str, thread_id: str | None) -> tuple[str, list[object]]:
+def _scope(space: str, thread_id: str | None) -> tuple[str, list[object]]:
     if thread_id is None:
-        return f"m.namespace = ? AND {NOT_IMPORT_SOURCE}", [namespace]
-    return f"m.namespace = ? AND m.thread_id = ? AND {NOT_IMPORT_SOURCE}", [namespace, thread_id]
+        return f"m.namespace = ? AND {NOT_IMPORT_SOURCE}", [space]
+    return f"m.namespace = ? AND m.thread_id = ? AND {NOT_IMPORT_SOURCE}", [space, thread_id]
 
 
 def _hit(raw: sqlite3.Connection, row: sqlite3.Row, score: float) -> RawHit:

@@ -34,7 +34,7 @@ _TAILS = (  # an open tail is a block of its own, newer than every sealed one
 )
 
 
-def channel_rows(raw: sqlite3.Connection, namespace: str, query: ChannelQuery) -> ChannelRows:
+def channel_rows(raw: sqlite3.Connection, space: str, query: ChannelQuery) -> ChannelRows:
     """Matching messages plus neighbours within ``reach``, and the open tails.
 
     Up to ``cap`` sealed messages match ``terms`` and up to ``weak_cap`` more match ``weak``
@@ -42,18 +42,18 @@ def channel_rows(raw: sqlite3.Connection, namespace: str, query: ChannelQuery) -
     Every thread's open tail but ``current_thread``'s (the asking session has its own in
     view) is loaded whole.
     """
-    tails = tail_messages(raw, namespace, query.current_thread)
+    tails = tail_messages(raw, space, query.current_thread)
     if query.scan or not has_index(raw):
-        return ChannelRows(scan_messages(raw, namespace), [], tails, False)
-    matched = _matching(raw, namespace, query.terms, query.cap)
+        return ChannelRows(scan_messages(raw, space), [], tails, False)
+    matched = _matching(raw, space, query.terms, query.cap)
     seen = {message.id for message in matched}
-    weak = _matching(raw, namespace, query.weak, query.weak_cap)
+    weak = _matching(raw, space, query.weak, query.weak_cap)
     matched += [message for message in weak if message.id not in seen]
-    return ChannelRows(matched, _neighbours(raw, namespace, matched, query.reach), tails, True)
+    return ChannelRows(matched, _neighbours(raw, space, matched, query.reach), tails, True)
 
 
 def _matching(
-    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], cap: int
+    raw: sqlite3.Connection, space: str, terms: Sequence[str], cap: int
 ) -> list[ChannelMessage]:
     """Sealed messages holding any of ``terms``, best FTS5 rank first, at most ``cap``."""
     if not terms or cap < 1:
@@ -63,13 +63,13 @@ def _matching(
         f"SELECT {_COLUMNS}, m.content FROM message_fts f "
         f"CROSS JOIN messages m ON m.fts_rowid = f.rowid {_SEALED} "
         "AND message_fts MATCH ? ORDER BY f.rank LIMIT ?",
-        [namespace, fts_match_any(list(terms)), cap],
+        [space, fts_match_any(list(terms)), cap],
     )
     return [_message(row) for row in rows]
 
 
 def indexed_messages(
-    raw: sqlite3.Connection, namespace: str, rowids: Sequence[int], reach: int, around: int
+    raw: sqlite3.Connection, space: str, rowids: Sequence[int], reach: int, around: int
 ) -> tuple[list[ChannelMessage], list[ChannelMessage]]:
     """The sealed conversation messages at these index rowids (in that order) and the
     thread neighbours within ``reach`` of the first ``around`` of them: two reads, each
@@ -80,15 +80,15 @@ def indexed_messages(
         "FROM json_each(?) j CROSS JOIN messages m ON m.fts_rowid = j.value "
         "JOIN message_fts f ON f.rowid = m.fts_rowid JOIN blocks b ON b.id = m.block_id "
         f"WHERE m.namespace = ? AND {NOT_IMPORT_SOURCE} ORDER BY j.key",
-        [json.dumps(list(rowids)), namespace],
+        [json.dumps(list(rowids)), space],
     )
     matched = [_message(row) for row in rows]
-    return matched, _neighbours_at(raw, namespace, matched, reach, around)
+    return matched, _neighbours_at(raw, space, matched, reach, around)
 
 
 def _neighbours_at(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     matched: Sequence[ChannelMessage],
     reach: int,
     around: int,
@@ -110,22 +110,22 @@ def _neighbours_at(
         "AND m.thread_id = json_extract(j.value, '$[0]') "
         "AND m.position = json_extract(j.value, '$[1]') JOIN blocks b ON b.id = m.block_id "
         f"JOIN message_fts f ON f.rowid = m.fts_rowid WHERE {NOT_IMPORT_SOURCE} ORDER BY j.key",
-        [json.dumps(wanted), namespace],
+        [json.dumps(wanted), space],
     )
     return [_message(row) for row in rows]
 
 
-def scan_messages(raw: sqlite3.Connection, namespace: str) -> list[ChannelMessage]:
+def scan_messages(raw: sqlite3.Connection, space: str) -> list[ChannelMessage]:
     """Every sealed message of the namespace (no index, or as a reference)."""
-    rows = fetch_rows(raw, f"SELECT {_COLUMNS}, m.content FROM messages m {_SEALED}", [namespace])
+    rows = fetch_rows(raw, f"SELECT {_COLUMNS}, m.content FROM messages m {_SEALED}", [space])
     return [_message(row) for row in rows]
 
 
 def tail_messages(
-    raw: sqlite3.Connection, namespace: str, current_thread: str | None
+    raw: sqlite3.Connection, space: str, current_thread: str | None
 ) -> list[ChannelMessage]:
     """The open-tail messages of every thread but ``current_thread``."""
-    return [_message(row) for row in fetch_rows(raw, _TAILS, [namespace, current_thread])]
+    return [_message(row) for row in fetch_rows(raw, _TAILS, [space, current_thread])]
 
 
 def _message(row: sqlite3.Row) -> ChannelMessage:
@@ -144,7 +144,7 @@ def _message(row: sqlite3.Row) -> ChannelMessage:
 
 
 def _neighbours(
-    raw: sqlite3.Connection, namespace: str, matched: Sequence[ChannelMessage], reach: int
+    raw: sqlite3.Connection, space: str, matched: Sequence[ChannelMessage], reach: int
 ) -> list[ChannelMessage]:
     """Sealed messages within ``reach`` positions of a match in its thread, not matched."""
     seen = {(d.thread_id, d.position) for d in matched}
@@ -164,27 +164,27 @@ def _neighbours(
             raw,
             f"SELECT {_COLUMNS}, m.content FROM messages m {_SEALED} AND m.thread_id = ? "
             "AND m.position IN (SELECT value FROM json_each(?))",
-            [namespace, thread_id, json.dumps(positions)],
+            [space, thread_id, json.dumps(positions)],
         )
     ]
     return [_message(row) for row in rows]
 
 
 def term_statistics(
-    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], blocks: Sequence[str]
+    raw: sqlite3.Connection, space: str, terms: Sequence[str], blocks: Sequence[str]
 ) -> CorpusStats:
     """Index-wide counts of the namespace's sealed text, per term, and ``blocks``' lengths."""
     row = raw.execute(
         "SELECT messages, tokens, blocks FROM message_index_stats WHERE namespace = ?",
-        (namespace,),
+        (space,),
     ).fetchone()
     count, total, block_count = row if row is not None else (0, 0, 0)
     if term_index.has_index(raw):
-        stored = term_index.frequencies(raw, namespace, terms)
+        stored = term_index.frequencies(raw, space, terms)
         frequencies = {term: stored.get(term, (0, 0)) for term in terms}
         lengths = term_index.block_lengths(raw, blocks)
     else:
-        frequencies = {term: _frequencies(raw, namespace, term) for term in terms}
+        frequencies = {term: _frequencies(raw, space, term) for term in terms}
         lengths = _block_lengths(raw, blocks)
     return CorpusStats(
         messages=int(count),
@@ -196,13 +196,13 @@ def term_statistics(
     )
 
 
-def _frequencies(raw: sqlite3.Connection, namespace: str, term: str) -> tuple[int, int]:
+def _frequencies(raw: sqlite3.Connection, space: str, term: str) -> tuple[int, int]:
     """(messages, blocks) of the namespace's sealed text containing ``term``."""
     row = raw.execute(
         "SELECT count(*), count(DISTINCT m.block_id) FROM message_fts f "
         "CROSS JOIN messages m ON m.fts_rowid = f.rowid "
         "WHERE message_fts MATCH ? AND m.namespace = ? AND m.block_id IS NOT NULL",
-        (fts_match_any([term]), namespace),
+        (fts_match_any([term]), space),
     ).fetchone()
     return int(row[0]), int(row[1])
 
@@ -217,7 +217,7 @@ def _block_lengths(raw: sqlite3.Connection, blocks: Sequence[str]) -> dict[str, 
     return {str(block_id): int(total) for block_id, total in rows}
 
 
-def latest_message_time(raw: sqlite3.Connection, namespace: str) -> datetime | None:
+def latest_message_time(raw: sqlite3.Connection, space: str) -> datetime | None:
     """When the namespace's newest message was created (the memory's "now").
 
     Read off each thread's last message (one indexed lookup a thread; CROSS JOIN keeps
@@ -227,13 +227,13 @@ def latest_message_time(raw: sqlite3.Connection, namespace: str) -> datetime | N
         "SELECT max(m.created_at) FROM threads t CROSS JOIN messages m "
         "ON m.namespace = t.namespace AND m.thread_id = t.thread_id "
         "AND m.position = t.message_count WHERE t.namespace = ?",
-        (namespace,),
+        (space,),
     ).fetchone()
     return parse_iso(row[0]) if row and row[0] else None
 
 
 def created_between(
-    raw: sqlite3.Connection, namespace: str, spans: Sequence[tuple[str, str]]
+    raw: sqlite3.Connection, space: str, spans: Sequence[tuple[str, str]]
 ) -> set[str]:
     """Messages (open tails' too) created within any (start, end) span, inclusive."""
     created: set[str] = set()
@@ -242,14 +242,14 @@ def created_between(
             row[0]
             for row in raw.execute(
                 "SELECT id FROM messages WHERE namespace = ? AND created_at BETWEEN ? AND ?",
-                (namespace, start, end),
+                (space, start, end),
             )
         )
     return created
 
 
 def happened_ranges(
-    raw: sqlite3.Connection, namespace: str
+    raw: sqlite3.Connection, space: str
 ) -> list[tuple[str, str | None, str | None]]:
     """(id, happened start, happened end) of the visible events that give either."""
     rows = raw.execute(
@@ -258,7 +258,7 @@ def happened_ranges(
         "WHERE e.namespace = ? AND e.status IN ('active', 'superseded') "
         "AND coalesce(json_extract(e.temporal_json, '$.happened_start'), "
         "json_extract(e.temporal_json, '$.happened_end')) IS NOT NULL",
-        (namespace,),
+        (space,),
     ).fetchall()
     return [(event_id, start, end) for event_id, start, end in rows]
 

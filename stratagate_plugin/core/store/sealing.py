@@ -42,36 +42,36 @@ class _TailMessage:
 
 
 def seal_ready_tails(
-    raw: sqlite3.Connection, namespace: str, thread_id: str, now: str, sealer: Sealer
+    raw: sqlite3.Connection, space: str, thread_id: str, now: str, sealer: Sealer
 ) -> list[str]:
     """Seal as many blocks as ``sealer`` finds full (several after the size was lowered)."""
     size = raw.execute(
-        "SELECT block_turn_size FROM namespaces WHERE namespace = ?", (namespace,)
+        "SELECT block_turn_size FROM namespaces WHERE namespace = ?", (space,)
     ).fetchone()[0]
     sealed: list[str] = []
     while True:
         thread = raw.execute(
             "SELECT open_user_messages, sealed_position FROM threads "
             "WHERE namespace = ? AND thread_id = ?",
-            (namespace, thread_id),
+            (space, thread_id),
         ).fetchone()
         if not sealer.full(thread[0], size):
             return sealed
-        sealed.append(_seal_one(raw, namespace, thread_id, size, thread[1], now, sealer))
+        sealed.append(_seal_one(raw, space, thread_id, size, thread[1], now, sealer))
 
 
 def seal_whole_tail(
-    raw: sqlite3.Connection, namespace: str, thread_id: str, now: str, sealer: Sealer
+    raw: sqlite3.Connection, space: str, thread_id: str, now: str, sealer: Sealer
 ) -> str | None:
     """Seal everything in the open tail as one (possibly short) block, e.g. at session end."""
     thread = raw.execute(
         "SELECT open_user_messages, sealed_position FROM threads "
         "WHERE namespace = ? AND thread_id = ?",
-        (namespace, thread_id),
+        (space, thread_id),
     ).fetchone()
     if thread is None or thread[0] < 1:
         return None
-    return _seal_one(raw, namespace, thread_id, int(thread[0]), int(thread[1]), now, sealer)
+    return _seal_one(raw, space, thread_id, int(thread[0]), int(thread[1]), now, sealer)
 
 
 def idle_tails(raw: sqlite3.Connection, before: datetime) -> list[tuple[str, str]]:
@@ -98,7 +98,7 @@ def seal_idle_tails(
 
 def _seal_one(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     thread_id: str,
     size: int,
     after: int,
@@ -108,20 +108,20 @@ def _seal_one(
     tail = raw.execute(
         "SELECT role, content, tool_calls_json, position, turn FROM messages "
         "WHERE namespace = ? AND thread_id = ? AND position > ? ORDER BY position",
-        (namespace, thread_id, after),
+        (space, thread_id, after),
     ).fetchall()
     messages = [_TailMessage.of(row) for row in tail]
     cut = sealer.cut(messages, size)
     rows, members = tail[: cut.taken], messages[: cut.taken]
     block_id = new_id("blk")
-    sequence, thread_sequence = _count_block(raw, namespace, thread_id, members, now)
+    sequence, thread_sequence = _count_block(raw, space, thread_id, members, now)
     raw.execute(
         "INSERT INTO blocks(id, namespace, thread_id, sequence, thread_sequence, start_turn, "
         "end_turn, l4_readable, l3_condensed, created_at, updated_at) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
         (
             block_id,
-            namespace,
+            space,
             thread_id,
             sequence,
             thread_sequence,
@@ -138,10 +138,10 @@ def _seal_one(
     raw.execute(
         "UPDATE messages SET block_id = ?, fts_rowid = ? + position "
         "WHERE namespace = ? AND thread_id = ? AND position BETWEEN ? AND ?",
-        (block_id, fts_base, namespace, thread_id, first, last),
+        (block_id, fts_base, space, thread_id, first, last),
     )
-    index_messages(raw, namespace, [(fts_base + row["position"], row["content"]) for row in rows])
-    enqueue_job(raw, namespace, SUMMARY_JOB, block_id)
+    index_messages(raw, space, [(fts_base + row["position"], row["content"]) for row in rows])
+    enqueue_job(raw, space, SUMMARY_JOB, block_id)
     return block_id
 
 
@@ -154,7 +154,7 @@ def next_fts_rowid(raw: sqlite3.Connection) -> int:
 
 def _count_block(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     thread_id: str,
     members: list[_TailMessage],
     now: str,
@@ -164,22 +164,22 @@ def _count_block(
     sequence = raw.execute(
         "UPDATE namespaces SET block_count = block_count + 1, updated_at = ? "
         "WHERE namespace = ? RETURNING block_count",
-        (now, namespace),
+        (now, space),
     ).fetchone()[0]
     thread_sequence = raw.execute(
         "UPDATE threads SET block_count = block_count + 1, sealed_position = ?, "
         "open_user_messages = open_user_messages - ? WHERE namespace = ? AND thread_id = ? "
         "RETURNING block_count",
-        (members[-1].position, users, namespace, thread_id),
+        (members[-1].position, users, space, thread_id),
     ).fetchone()[0]
     return int(sequence), int(thread_sequence)
 
 
-def enqueue_job(raw: sqlite3.Connection, namespace: str, kind: str, target_id: str) -> None:
+def enqueue_job(raw: sqlite3.Connection, space: str, kind: str, target_id: str) -> None:
     """Queue a job once per kind and target; ``created_at`` is wall-clock time."""
     now = iso(utc_now())
     raw.execute(
         "INSERT OR IGNORE INTO jobs(id, namespace, kind, target_id, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, ?, ?)",
-        (new_id("job"), namespace, kind, target_id, now, now),
+        (new_id("job"), space, kind, target_id, now, now),
     )

@@ -101,7 +101,7 @@ FTS_TOKEN_COUNT = (  # tokens in an FTS row's text ``f.tokens``: one space-separ
 )
 
 
-def index_messages(raw: sqlite3.Connection, namespace: str, rows: list[tuple[int, str]]) -> None:
+def index_messages(raw: sqlite3.Connection, space: str, rows: list[tuple[int, str]]) -> None:
     """Index one block's (fts_rowid, content) pairs and add them to the namespace's counts;
     a no-op where the build has no FTS5 (no index table)."""
     documents = [(rowid, fts_document(content)) for rowid, content in rows]
@@ -116,7 +116,7 @@ def index_messages(raw: sqlite3.Connection, namespace: str, rows: list[tuple[int
         "INSERT INTO message_index_stats(namespace, messages, tokens, blocks) VALUES (?, ?, ?, 1) "
         "ON CONFLICT(namespace) DO UPDATE SET messages = messages + excluded.messages, "
         "tokens = tokens + excluded.tokens, blocks = blocks + 1",
-        (namespace, len(documents), tokens),
+        (space, len(documents), tokens),
     )
     term_index.add(raw, term_index.messages_at(raw, [rowid for rowid, _ in rows]))
 
@@ -136,7 +136,7 @@ def unindex_messages(raw: sqlite3.Connection, rowids: Sequence[int]) -> None:
     raw.execute(
         "DELETE FROM message_fts WHERE rowid IN (SELECT value FROM json_each(?))", (wanted,)
     )
-    blocks = {(namespace, block_id) for namespace, block_id, _ in found}
+    blocks = {(space, block_id) for space, block_id, _ in found}
     for namespace, block_id in blocks:
         rows = [tokens for space, block, tokens in found if (space, block) == (namespace, block_id)]
         still = raw.execute(

@@ -38,38 +38,38 @@ def space_tables(raw: sqlite3.Connection) -> list[str]:
     ]
 
 
-def space_rows(raw: sqlite3.Connection, namespace: str) -> dict[str, int]:
+def space_rows(raw: sqlite3.Connection, space: str) -> dict[str, int]:
     """What deleting the space deletes: rows by table (none when it does not exist)."""
     counts = {}
     for table, where in _dependent(raw):
-        n = raw.execute(f"SELECT count(*) FROM {table} WHERE {where}", (namespace,)).fetchone()
+        n = raw.execute(f"SELECT count(*) FROM {table} WHERE {where}", (space,)).fetchone()
         if n[0]:
             counts[table] = int(n[0])
     for table in space_tables(raw):
-        n = raw.execute(f"SELECT count(*) FROM {table} WHERE namespace = ?", (namespace,))
+        n = raw.execute(f"SELECT count(*) FROM {table} WHERE namespace = ?", (space,))
         found = int(n.fetchone()[0])
         if found:
             counts[table] = found
     return counts
 
 
-def space_threads(raw: sqlite3.Connection, namespace: str) -> list[str]:
+def space_threads(raw: sqlite3.Connection, space: str) -> list[str]:
     rows = raw.execute(
-        "SELECT thread_id FROM threads WHERE namespace = ? ORDER BY thread_id", (namespace,)
+        "SELECT thread_id FROM threads WHERE namespace = ? ORDER BY thread_id", (space,)
     ).fetchall()
     return [str(row[0]) for row in rows]
 
 
-def delete_space(raw: sqlite3.Connection, namespace: str) -> dict[str, int]:
+def delete_space(raw: sqlite3.Connection, space: str) -> dict[str, int]:
     """Delete every row of the space; rows deleted by table."""
     raw.execute("PRAGMA defer_foreign_keys = ON")
     deleted = {}
     for table, where in [*_fts(raw), *_dependent(raw)]:
-        n = raw.execute(f"DELETE FROM {table} WHERE {where}", (namespace,)).rowcount
+        n = raw.execute(f"DELETE FROM {table} WHERE {where}", (space,)).rowcount
         if n > 0:
             deleted[table] = n
     for table in space_tables(raw):
-        n = raw.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,)).rowcount
+        n = raw.execute(f"DELETE FROM {table} WHERE namespace = ?", (space,)).rowcount
         if n > 0:
             deleted[table] = n
     return deleted

@@ -18,9 +18,9 @@ _SUMMARIES = (
 )
 
 
-def space_summaries(raw: sqlite3.Connection, namespace: str | None = None) -> list[SpaceSummary]:
+def space_summaries(raw: sqlite3.Connection, space: str | None = None) -> list[SpaceSummary]:
     """Every space (or the one named), most recently used first."""
-    where, params = ("WHERE n.namespace = ? ", [namespace]) if namespace is not None else ("", [])
+    where, params = ("WHERE n.namespace = ? ", [space]) if space is not None else ("", [])
     rows = raw.execute(
         f"{_SUMMARIES}{where}GROUP BY n.namespace ORDER BY n.updated_at DESC, n.namespace", params
     ).fetchall()

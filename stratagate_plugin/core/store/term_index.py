@@ -83,7 +83,7 @@ _EVERY = (
 
 def _rebuild_counts(raw: sqlite3.Connection) -> None:
     rows = raw.execute(_EVERY + "m.namespace, m.block_id")
-    for namespace, group in groupby(rows, key=lambda row: row[0]):
+    for space, group in groupby(rows, key=lambda row: row[0]):
         frequency: Counter[str] = Counter()
         spread: Counter[str] = Counter()
         lengths = []
@@ -92,10 +92,10 @@ def _rebuild_counts(raw: sqlite3.Connection) -> None:
             for terms in documents:
                 frequency.update(set(terms))
             spread.update({term for terms in documents for term in terms})
-            lengths.append((block_id, namespace, sum(len(terms) for terms in documents)))
+            lengths.append((block_id, space, sum(len(terms) for terms in documents)))
         raw.executemany(
             "INSERT INTO term_counts(namespace, term, messages, blocks) VALUES (?, ?, ?, ?)",
-            [(namespace, term, n, spread[term]) for term, n in frequency.items()],
+            [(space, term, n, spread[term]) for term, n in frequency.items()],
         )
         raw.executemany(
             "INSERT INTO block_lengths(block_id, namespace, tokens) VALUES (?, ?, ?)", lengths
@@ -104,7 +104,7 @@ def _rebuild_counts(raw: sqlite3.Connection) -> None:
 
 def _rebuild_postings(raw: sqlite3.Connection) -> None:
     rows = raw.execute(_EVERY + "m.namespace, m.fts_rowid")
-    for (namespace, chunk), group in groupby(rows, key=lambda r: (r[0], r[1] >> CHUNK_BITS)):
+    for (space, chunk), group in groupby(rows, key=lambda r: (r[0], r[1] >> CHUNK_BITS)):
         entries: dict[str, list[tuple[int, int, int]]] = {}
         for row in group:
             message = _indexed(*row)
@@ -114,7 +114,7 @@ def _rebuild_postings(raw: sqlite3.Connection) -> None:
         raw.executemany(
             "INSERT INTO term_postings(namespace, term, chunk, rowids, counts, lengths) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            [(namespace, term, chunk, *_blobs(found)) for term, found in entries.items()],
+            [(space, term, chunk, *_blobs(found)) for term, found in entries.items()],
         )
 
 
@@ -130,10 +130,10 @@ def messages_at(raw: sqlite3.Connection, rowids: Sequence[int]) -> list[IndexedM
 
 
 def _indexed(
-    namespace: str, rowid: int, block_id: str, thread_id: str, document: str
+    space: str, rowid: int, block_id: str, thread_id: str, document: str
 ) -> IndexedMessage:
     searchable = not thread_id.startswith(IMPORT_THREAD_PREFIX)
-    return IndexedMessage(namespace, int(rowid), block_id, fts_terms(document), searchable)
+    return IndexedMessage(space, int(rowid), block_id, fts_terms(document), searchable)
 
 
 def fts_terms(document: str) -> list[str]:
@@ -144,16 +144,16 @@ def fts_terms(document: str) -> list[str]:
 def add(raw: sqlite3.Connection, messages: Sequence[IndexedMessage]) -> None:
     """Index new messages (their blocks' other messages, if any, are indexed already)."""
     if messages and _has_tables(raw):
-        for namespace, members in _by_space(messages).items():
-            _add(raw, namespace, members)
+        for space, members in _by_space(messages).items():
+            _add(raw, space, members)
 
 
 def remove(raw: sqlite3.Connection, messages: Sequence[IndexedMessage]) -> None:
     """Take messages out (``messages`` as they were indexed): their postings, their
     counts, their blocks' lengths; a term left with no message is deleted outright."""
     if messages and _has_tables(raw):
-        for namespace, members in _by_space(messages).items():
-            _remove(raw, namespace, members)
+        for space, members in _by_space(messages).items():
+            _remove(raw, space, members)
 
 
 def _by_space(messages: Sequence[IndexedMessage]) -> dict[str, list[IndexedMessage]]:
@@ -163,13 +163,13 @@ def _by_space(messages: Sequence[IndexedMessage]) -> dict[str, list[IndexedMessa
     return grouped
 
 
-def _add(raw: sqlite3.Connection, namespace: str, messages: Sequence[IndexedMessage]) -> None:
-    _count(raw, namespace, messages, +1)
+def _add(raw: sqlite3.Connection, space: str, messages: Sequence[IndexedMessage]) -> None:
+    _count(raw, space, messages, +1)
     for block_id, members in _by_block(messages).items():
         raw.execute(
             "INSERT INTO block_lengths(block_id, namespace, tokens) VALUES (?, ?, ?) "
             "ON CONFLICT(block_id) DO UPDATE SET tokens = tokens + excluded.tokens",
-            (block_id, namespace, sum(len(m.tokens) for m in members)),
+            (block_id, space, sum(len(m.tokens) for m in members)),
         )
     postings: dict[tuple[str, int], list[tuple[int, int, int]]] = {}
     for message in messages:
@@ -178,11 +178,11 @@ def _add(raw: sqlite3.Connection, namespace: str, messages: Sequence[IndexedMess
                 key = (term, message.rowid >> CHUNK_BITS)
                 postings.setdefault(key, []).append((message.rowid, count, len(message.tokens)))
     for (term, chunk), entries in postings.items():
-        _merge_chunk(raw, namespace, term, chunk, entries, ())
+        _merge_chunk(raw, space, term, chunk, entries, ())
 
 
-def _remove(raw: sqlite3.Connection, namespace: str, messages: Sequence[IndexedMessage]) -> None:
-    _count(raw, namespace, messages, -1)
+def _remove(raw: sqlite3.Connection, space: str, messages: Sequence[IndexedMessage]) -> None:
+    _count(raw, space, messages, -1)
     for block_id, members in _by_block(messages).items():
         raw.execute(
             "UPDATE block_lengths SET tokens = tokens - ? WHERE block_id = ?",
@@ -193,13 +193,13 @@ def _remove(raw: sqlite3.Connection, namespace: str, messages: Sequence[IndexedM
         for term in set(message.tokens) if message.searchable else ():
             gone.setdefault((term, message.rowid >> CHUNK_BITS), set()).add(message.rowid)
     for (term, chunk), rowids in gone.items():
-        _merge_chunk(raw, namespace, term, chunk, [], rowids)
-    raw.execute("DELETE FROM term_counts WHERE namespace = ? AND messages <= 0", (namespace,))
-    raw.execute("DELETE FROM block_lengths WHERE namespace = ? AND tokens <= 0", (namespace,))
+        _merge_chunk(raw, space, term, chunk, [], rowids)
+    raw.execute("DELETE FROM term_counts WHERE namespace = ? AND messages <= 0", (space,))
+    raw.execute("DELETE FROM block_lengths WHERE namespace = ? AND tokens <= 0", (space,))
 
 
 def _count(
-    raw: sqlite3.Connection, namespace: str, messages: Sequence[IndexedMessage], sign: int
+    raw: sqlite3.Connection, space: str, messages: Sequence[IndexedMessage], sign: int
 ) -> None:
     """Move each term's message and block frequency by the messages added or removed; a
     block counts for a term while any of its indexed messages holds it."""
@@ -218,7 +218,7 @@ def _count(
         "ON CONFLICT(namespace, term) DO UPDATE SET messages = messages + excluded.messages, "
         "blocks = blocks + excluded.blocks",
         [
-            (namespace, term, sign * moved[(term, "messages")], sign * moved[(term, "blocks")])
+            (space, term, sign * moved[(term, "messages")], sign * moved[(term, "blocks")])
             for term in changed
         ],
     )
@@ -238,7 +238,7 @@ def _terms_still_in(raw: sqlite3.Connection, block_id: str, leaving: set[int]) -
 
 def _merge_chunk(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     term: str,
     chunk: int,
     added: Sequence[tuple[int, int, int]],
@@ -247,7 +247,7 @@ def _merge_chunk(
     row = raw.execute(
         "SELECT rowids, counts, lengths FROM term_postings "
         "WHERE namespace = ? AND term = ? AND chunk = ?",
-        (namespace, term, chunk),
+        (space, term, chunk),
     ).fetchone()
     entries = dict(zip(*_arrays(row), strict=True)) if row else {}
     for rowid in removed:
@@ -257,7 +257,7 @@ def _merge_chunk(
     if not entries:
         raw.execute(
             "DELETE FROM term_postings WHERE namespace = ? AND term = ? AND chunk = ?",
-            (namespace, term, chunk),
+            (space, term, chunk),
         )
         return
     ordered = [(rowid, count, length) for rowid, (count, length) in sorted(entries.items())]
@@ -265,7 +265,7 @@ def _merge_chunk(
         "INSERT INTO term_postings(namespace, term, chunk, rowids, counts, lengths) "
         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(namespace, term, chunk) DO UPDATE SET "
         "rowids = excluded.rowids, counts = excluded.counts, lengths = excluded.lengths",
-        (namespace, term, chunk, *_blobs(ordered)),
+        (space, term, chunk, *_blobs(ordered)),
     )
 
 
@@ -292,15 +292,13 @@ def _by_block(messages: Sequence[IndexedMessage]) -> dict[str, list[IndexedMessa
     return grouped
 
 
-def postings(
-    raw: sqlite3.Connection, namespace: str, terms: Sequence[str]
-) -> dict[str, TermPostings]:
+def postings(raw: sqlite3.Connection, space: str, terms: Sequence[str]) -> dict[str, TermPostings]:
     """Each term's postings in the space (rowid order); a term no message holds is absent."""
     found: dict[str, list[tuple[bytes, bytes, bytes]]] = {}
     for term, rowids, counts, lengths in raw.execute(
         "SELECT term, rowids, counts, lengths FROM term_postings WHERE namespace = ? "
         "AND term IN (SELECT value FROM json_each(?)) ORDER BY term, chunk",
-        (namespace, _json_list(terms)),
+        (space, _json_list(terms)),
     ):
         found.setdefault(term, []).append((rowids, counts, lengths))
     return {term: _joined(chunks) for term, chunks in found.items()}
@@ -315,13 +313,13 @@ def _joined(chunks: list[tuple[bytes, bytes, bytes]]) -> TermPostings:
 
 
 def frequencies(
-    raw: sqlite3.Connection, namespace: str, terms: Sequence[str]
+    raw: sqlite3.Connection, space: str, terms: Sequence[str]
 ) -> dict[str, tuple[int, int]]:
     """(messages, blocks) of the space's indexed text holding each term (absent: none)."""
     rows = raw.execute(
         "SELECT term, messages, blocks FROM term_counts WHERE namespace = ? "
         "AND term IN (SELECT value FROM json_each(?))",
-        (namespace, _json_list(terms)),
+        (space, _json_list(terms)),
     )
     return {term: (int(m), int(b)) for term, m, b in rows}
 

@@ -92,7 +92,7 @@ def _escaped(text: str) -> str:
 
 
 def conflict_pairs(
-    raw: sqlite3.Connection, namespace: str, offset: int, limit: int
+    raw: sqlite3.Connection, space: str, offset: int, limit: int
 ) -> list[tuple[str, str]]:
     """(newer, older) ids of active events linked as conflicting, each pair once, newest
     first; a link to an event that is no longer active is not a conflict to resolve."""
@@ -105,7 +105,7 @@ def conflict_pairs(
         "AND (e.pk > o.pk OR NOT EXISTS (SELECT 1 FROM "
         "json_each(o.temporal_json, '$.conflicts_with_event_ids') b WHERE b.value = e.id)) "
         "ORDER BY e.pk DESC, o.pk DESC LIMIT ? OFFSET ?",
-        (namespace, limit, offset),
+        (space, limit, offset),
     ).fetchall()
     return [(row[0], row[1]) for row in rows]
 

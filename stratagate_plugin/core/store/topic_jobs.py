@@ -26,9 +26,9 @@ _UNPLACED = (  # topic_spare rows no agent chapter holds: visible events in no c
 )
 
 
-def state_version(raw: sqlite3.Connection, namespace: str) -> int | None:
+def state_version(raw: sqlite3.Connection, space: str) -> int | None:
     row = raw.execute(
-        "SELECT projector_version FROM topic_state WHERE namespace = ?", (namespace,)
+        "SELECT projector_version FROM topic_state WHERE namespace = ?", (space,)
     ).fetchone()
     return None if row is None else int(row[0])
 
@@ -44,32 +44,32 @@ def spaces_to_bootstrap(raw: sqlite3.Connection) -> list[str]:
     return [row[0] for row in rows]
 
 
-def record_state(raw: sqlite3.Connection, namespace: str, frozen: int, now: datetime) -> None:
+def record_state(raw: sqlite3.Connection, space: str, frozen: int, now: datetime) -> None:
     raw.execute(
         "INSERT INTO topic_state(namespace, projector_version, frozen_events, created_at) "
         "VALUES (?, ?, ?, ?) ON CONFLICT(namespace) DO UPDATE SET projector_version = "
         "excluded.projector_version, frozen_events = excluded.frozen_events",
-        (namespace, PROJECTOR_VERSION, frozen, iso(now)),
+        (space, PROJECTOR_VERSION, frozen, iso(now)),
     )
 
 
-def retire_old_generation(raw: sqlite3.Connection, namespace: str) -> None:
+def retire_old_generation(raw: sqlite3.Connection, space: str) -> None:
     """Chapters of another projector version are retired with their queue."""
     old = raw.execute(
         "SELECT id FROM topics WHERE namespace = ? AND projector_version != ?",
-        (namespace, PROJECTOR_VERSION),
+        (space, PROJECTOR_VERSION),
     ).fetchall()
     for (topic_id,) in old:
         raw.execute("DELETE FROM topic_members WHERE topic_id = ?", (topic_id,))
         raw.execute("DELETE FROM topics WHERE id = ?", (topic_id,))
 
 
-def unplaced_rows(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
+def unplaced_rows(raw: sqlite3.Connection, space: str) -> list[sqlite3.Row]:
     """Visible events in no chapter and no batch, in the order of the turns they were
     formed at (table order within a turn): workers deriving blocks at once insert in
     whatever order they finish, and batches in that order made chapters differ by run."""
     return raw.execute(
-        f"SELECT e.* {_UNPLACED} ORDER BY e.formed_turn, s.event_pk", (namespace,)
+        f"SELECT e.* {_UNPLACED} ORDER BY e.formed_turn, s.event_pk", (space,)
     ).fetchall()
 
 
@@ -86,7 +86,7 @@ def unqueued_members(raw: sqlite3.Connection, topic_id: str) -> list[tuple[str, 
 
 def queue_batch(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     event_ids: Sequence[str],
     historical: bool,
     now: datetime,
@@ -97,13 +97,13 @@ def queue_batch(
     raw.execute(
         "INSERT INTO topic_batches(id, namespace, historical, topic_id, created_at) "
         "VALUES (?, ?, ?, ?, ?)",
-        (batch_id, namespace, int(historical), topic_id, iso(now)),
+        (batch_id, space, int(historical), topic_id, iso(now)),
     )
     raw.executemany(
         "INSERT INTO topic_queue(event_id, namespace, batch_id, position) VALUES (?, ?, ?, ?)",
-        [(event_id, namespace, batch_id, i) for i, event_id in enumerate(event_ids)],
+        [(event_id, space, batch_id, i) for i, event_id in enumerate(event_ids)],
     )
-    enqueue_job(raw, namespace, TOPIC_JOB, batch_id)
+    enqueue_job(raw, space, TOPIC_JOB, batch_id)
     return batch_id
 
 
@@ -160,24 +160,24 @@ def ledger_of(raw: sqlite3.Connection) -> str | None:
     return None if row is None else str(row[0])
 
 
-def historical_waiting(raw: sqlite3.Connection, namespace: str | None = None) -> int:
+def historical_waiting(raw: sqlite3.Connection, space: str | None = None) -> int:
     """Historical batches not yet run (pending, or failed with a retry to come) of the
     space, or of every space (``None``)."""
     row = raw.execute(
         "SELECT COUNT(*) FROM jobs j JOIN topic_batches b ON b.id = j.target_id WHERE "
         "j.kind = ? AND (? IS NULL OR j.namespace = ?) AND b.historical = 1 AND "
         "(j.status = 'pending' OR (j.status = 'failed' AND j.next_retry_at IS NOT NULL))",
-        (TOPIC_JOB, namespace, namespace),
+        (TOPIC_JOB, space, space),
     ).fetchone()
     return int(row[0])
 
 
-def topic_jobs(raw: sqlite3.Connection, namespace: str) -> list[tuple[Job, list[str]]]:
+def topic_jobs(raw: sqlite3.Connection, space: str) -> list[tuple[Job, list[str]]]:
     """The space's unfinished topic jobs (pending, running, failed) with their events."""
     rows = raw.execute(
         "SELECT * FROM jobs WHERE kind = ? AND namespace = ? AND status IN "
         "('pending', 'running', 'failed') ORDER BY created_at, id",
-        (TOPIC_JOB, namespace),
+        (TOPIC_JOB, space),
     ).fetchall()
     found = []
     for row in rows:
@@ -186,13 +186,13 @@ def topic_jobs(raw: sqlite3.Connection, namespace: str) -> list[tuple[Job, list[
     return found
 
 
-def retry_failed(raw: sqlite3.Connection, namespace: str, now: datetime) -> int:
+def retry_failed(raw: sqlite3.Connection, space: str, now: datetime) -> int:
     """Each exhausted batch of the space queued again as a fresh job (``requeue``); how
     many batches."""
     rows = raw.execute(
         "SELECT j.id FROM jobs j WHERE j.kind = ? AND j.namespace = ? AND "
         "j.status = 'failed' AND (j.attempts >= ? OR j.next_retry_at IS NULL)",
-        (TOPIC_JOB, namespace, MAX_ATTEMPTS),
+        (TOPIC_JOB, space, MAX_ATTEMPTS),
     ).fetchall()
     for (job_id,) in rows:
         requeue(raw, jobs.get_job(raw, job_id), now)

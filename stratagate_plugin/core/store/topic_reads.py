@@ -17,7 +17,7 @@ def term_stats(raw: sqlite3.Connection, tokens: Sequence[str]) -> tuple[dict[str
         return {}, 0
 
 
-def chapter_titles(raw: sqlite3.Connection, namespace: str) -> dict[str, str]:
+def chapter_titles(raw: sqlite3.Connection, space: str) -> dict[str, str]:
     """Every chapter title of the space → its chapter id."""
-    rows = raw.execute("SELECT id, title FROM topics WHERE namespace = ?", (namespace,))
+    rows = raw.execute("SELECT id, title FROM topics WHERE namespace = ?", (space,))
     return {str(row[1]): str(row[0]) for row in rows if row[1]}

@@ -24,10 +24,10 @@ def topic_from_row(row: sqlite3.Row, members: list[str] | None = None) -> Topic:
     return record_from_row(Topic, row, member_ids=members or [], has_agent=bool(row["has_agent"]))
 
 
-def load_topics(raw: sqlite3.Connection, namespace: str) -> list[Topic]:
+def load_topics(raw: sqlite3.Connection, space: str) -> list[Topic]:
     """Every chapter of the space without its member list, in chapter order."""
     rows = raw.execute(
-        "SELECT * FROM topics WHERE namespace = ? ORDER BY created_at, id", (namespace,)
+        "SELECT * FROM topics WHERE namespace = ? ORDER BY created_at, id", (space,)
     ).fetchall()
     return [topic_from_row(row) for row in rows]
 
@@ -164,15 +164,15 @@ def clear_language(raw: sqlite3.Connection, topic_id: str, now: str) -> None:
     )
 
 
-def delete_empty_topics(raw: sqlite3.Connection, namespace: str) -> int:
+def delete_empty_topics(raw: sqlite3.Connection, space: str) -> int:
     return raw.execute(
         "DELETE FROM topics WHERE namespace = ? AND NOT EXISTS "
         "(SELECT 1 FROM topic_members m WHERE m.topic_id = topics.id)",
-        (namespace,),
+        (space,),
     ).rowcount
 
 
-def touched_members(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row]:
+def touched_members(raw: sqlite3.Connection, space: str) -> list[sqlite3.Row]:
     """Members whose event is gone, hidden, touched since projection or awaiting it:
     ``topic_id, event_id, fingerprint, status``. Only members flagged ``touched`` (by the
     triggers above) or awaiting projection are looked at, through their partial index."""
@@ -181,11 +181,11 @@ def touched_members(raw: sqlite3.Connection, namespace: str) -> list[sqlite3.Row
         f"LEFT JOIN events e ON e.id = m.event_id WHERE m.namespace = ? AND {_TOUCHED} AND "
         "(e.id IS NULL OR e.status NOT IN (?, ?) OR e.updated_at != m.seen_at OR "
         "m.fingerprint IS NULL)",
-        (namespace, *VISIBLE),
+        (space, *VISIBLE),
     ).fetchall()
 
 
-def shown_heads(raw: sqlite3.Connection, namespace: str, agent_weight: float) -> list[sqlite3.Row]:
+def shown_heads(raw: sqlite3.Connection, space: str, agent_weight: float) -> list[sqlite3.Row]:
     """The chapters the directory shows (those holding agent events hidden at weight 0), in
     chapter order: ``id, title, description, category, status, members`` only (the reads
     on every turn need no sections, overview or keywords)."""
@@ -193,5 +193,5 @@ def shown_heads(raw: sqlite3.Connection, namespace: str, agent_weight: float) ->
         "SELECT t.id, t.title, t.description, t.category, t.status, (SELECT COUNT(*) FROM "
         "topic_members m WHERE m.topic_id = t.id) AS members FROM topics t "
         f"WHERE t.namespace = ? AND {_SHOWN} ORDER BY t.created_at, t.id",
-        (namespace, agent_weight),
+        (space, agent_weight),
     ).fetchall()

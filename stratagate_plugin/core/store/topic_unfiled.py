@@ -71,26 +71,23 @@ def refile(
     raw.executemany(
         "INSERT INTO topic_spare(event_pk, namespace, category, pool, agent_chapter) "
         "VALUES (?, ?, ?, ?, ?)",
-        [
-            (pk, namespace, category, pool, int(agent))
-            for pk, namespace, category, pool, agent in entries
-        ],
+        [(pk, space, category, pool, int(agent)) for pk, space, category, pool, agent in entries],
     )
 
 
-def fallback_counts(raw: sqlite3.Connection, namespace: str, agent_weight: float) -> dict[str, int]:
+def fallback_counts(raw: sqlite3.Connection, space: str, agent_weight: float) -> dict[str, int]:
     """How many fallback entries (visible events in no shown chapter) each category has
     (categories with none left out; the catalog orders them)."""
     rows = raw.execute(
         f"SELECT s.category, SUM(s.n) FROM topic_spare_counts s WHERE {_SHOWN} GROUP BY s.category",
-        (namespace, agent_weight, agent_weight),
+        (space, agent_weight, agent_weight),
     ).fetchall()
     return {row[0]: int(row[1]) for row in rows if row[1]}
 
 
 def fallback_rows(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     agent_weight: float,
     category: str | None,
     limit: int,
@@ -102,7 +99,7 @@ def fallback_rows(
         "SELECT e.id, e.title, s.category FROM topic_spare s JOIN events e ON "
         f"e.pk = s.event_pk WHERE {_SHOWN}"
     )
-    params: list[Any] = [namespace, agent_weight, agent_weight]
+    params: list[Any] = [space, agent_weight, agent_weight]
     if category is not None:
         sql += " AND s.category = ?"
         params.append(category)
@@ -112,7 +109,7 @@ def fallback_rows(
 
 def matching_fallbacks(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     agent_weight: float,
     category: str | None,
     tokens: Sequence[str],
@@ -125,7 +122,7 @@ def matching_fallbacks(
         return []
     if not has_event_index(raw):
         wanted = set(tokens)
-        rows = fallback_rows(raw, namespace, agent_weight, category, -1, 0)
+        rows = fallback_rows(raw, space, agent_weight, category, -1, 0)
         return [row for row in rows if wanted.intersection(tokenize(row[1]))][:cap]
     found = prefilter(raw, "event_fts", tokens)
     if found is None:
@@ -135,7 +132,7 @@ def matching_fallbacks(
         f"s.event_pk = f.rowid JOIN events e ON e.pk = s.event_pk WHERE event_fts MATCH ? "
         f"AND {_SHOWN}"
     )
-    params: list[Any] = [found.match, namespace, agent_weight, agent_weight]
+    params: list[Any] = [found.match, space, agent_weight, agent_weight]
     if category is not None:
         sql += " AND s.category = ?"
         params.append(category)

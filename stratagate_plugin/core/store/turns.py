@@ -22,48 +22,46 @@ from .sealing import seal_ready_tails
 
 
 @dataclass(frozen=True)
-class NamespaceDefaults:
+class NewSpaceDefaults:
     """The block settings a namespace starts with (``spaces.storage.SpaceDefaults``)."""
 
     block_turn_size: int
     block_decay_lambda: float
 
 
-def ensure_namespace(
-    raw: sqlite3.Connection, namespace: str, defaults: NamespaceDefaults, now: str
-) -> None:
+def ensure_space(raw: sqlite3.Connection, space: str, defaults: NewSpaceDefaults, now: str) -> None:
     raw.execute(
         "INSERT OR IGNORE INTO namespaces(namespace, block_turn_size, block_decay_lambda, "
         "created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-        (namespace, defaults.block_turn_size, defaults.block_decay_lambda, now, now),
+        (space, defaults.block_turn_size, defaults.block_decay_lambda, now, now),
     )
 
 
-NAMESPACE_SETTINGS = frozenset({"block_turn_size", "block_decay_lambda"})
+SPACE_SETTINGS = frozenset({"block_turn_size", "block_decay_lambda"})
 
 
-def update_namespace_setting(
+def update_space_setting(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     column: str,
     value: float,
-    defaults: NamespaceDefaults,
+    defaults: NewSpaceDefaults,
     now: str,
 ) -> None:
-    """Set one of the namespace's ``NAMESPACE_SETTINGS`` (the namespace is made if new)."""
-    if column not in NAMESPACE_SETTINGS:
+    """Set one of the namespace's ``SPACE_SETTINGS`` (the space is made if new)."""
+    if column not in SPACE_SETTINGS:
         raise ValueError(f"not a namespace setting: {column}")
-    ensure_namespace(raw, namespace, defaults, now)
+    ensure_space(raw, space, defaults, now)
     raw.execute(
         f"UPDATE namespaces SET {column} = ?, updated_at = ? WHERE namespace = ?",
-        (value, now, namespace),
+        (value, now, space),
     )
 
 
-def ensure_thread(raw: sqlite3.Connection, namespace: str, thread_id: str, now: str) -> None:
+def ensure_thread(raw: sqlite3.Connection, space: str, thread_id: str, now: str) -> None:
     raw.execute(
         "INSERT OR IGNORE INTO threads(namespace, thread_id, created_at) VALUES (?, ?, ?)",
-        (namespace, thread_id, now),
+        (space, thread_id, now),
     )
 
 
@@ -80,12 +78,12 @@ def turn_fingerprint(thread_id: str, messages: Sequence[MessageIn]) -> str:
 
 def record_turn(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     thread_id: str,
     messages: Sequence[MessageIn],
     at: datetime,
     receipt_id: str,
-    defaults: NamespaceDefaults,
+    defaults: NewSpaceDefaults,
     sealer: Sealer,
     tools_thread: str | None = None,
 ) -> TurnReceipt:
@@ -96,22 +94,22 @@ def record_turn(
         raise InvalidInput("a turn needs at least one user message")
     fingerprint = turn_fingerprint(thread_id, messages)
     now = iso(at)
-    since = previous_turn(raw, namespace, thread_id)
-    namespace_turn, block_size = _bump_namespace(raw, namespace, defaults, now)
-    thread = _bump_thread(raw, namespace, thread_id, messages, now)
-    ids = _insert_messages(raw, namespace, thread_id, thread, namespace_turn, messages, now)
+    since = previous_turn(raw, space, thread_id)
+    space_turn, block_size = _bump_space(raw, space, defaults, now)
+    thread = _bump_thread(raw, space, thread_id, messages, now)
+    ids = _insert_messages(raw, space, thread_id, thread, space_turn, messages, now)
     _insert_receipt(
-        raw, namespace, receipt_id, fingerprint, thread_id, namespace_turn, thread.turn, ids, now
+        raw, space, receipt_id, fingerprint, thread_id, space_turn, thread.turn, ids, now
     )
     spoken = [(mid, m.role, m.content) for mid, m in zip(ids, messages, strict=True)]
-    settle_turn(raw, namespace, [thread_id, tools_thread or thread_id], since, spoken)
+    settle_turn(raw, space, [thread_id, tools_thread or thread_id], since, spoken)
     sealed = []
     if sealer.full(thread.open_user_messages, block_size):
-        sealed = seal_ready_tails(raw, namespace, thread_id, now, sealer)
+        sealed = seal_ready_tails(raw, space, thread_id, now, sealer)
     return TurnReceipt(
         receipt_id=receipt_id,
         replayed=False,
-        namespace_turn=namespace_turn,
+        namespace_turn=space_turn,
         thread_turn=thread.turn,
         message_ids=ids,
         sealed_block_id=sealed[-1] if sealed else None,
@@ -126,15 +124,15 @@ class ThreadCounters:
 
 
 def replayed_receipt(
-    raw: sqlite3.Connection, namespace: str, receipt_id: str, fingerprint: str
+    raw: sqlite3.Connection, space: str, receipt_id: str, fingerprint: str
 ) -> TurnReceipt:
     """What an earlier call with this receipt recorded; a different payload is a conflict."""
     row = raw.execute(
         "SELECT * FROM ingestion_receipts WHERE namespace = ? AND receipt_id = ?",
-        (namespace, receipt_id),
+        (space, receipt_id),
     ).fetchone()
     if row is None:
-        raise NotFound(f"no receipt {receipt_id!r} in {namespace!r}")
+        raise NotFound(f"no receipt {receipt_id!r} in {space!r}")
     if row["fingerprint"] != fingerprint:
         raise ReceiptConflict(f"receipt {receipt_id!r} was already recorded with different content")
     return TurnReceipt(
@@ -146,24 +144,24 @@ def replayed_receipt(
     )
 
 
-def _bump_namespace(
-    raw: sqlite3.Connection, namespace: str, defaults: NamespaceDefaults, now: str
+def _bump_space(
+    raw: sqlite3.Connection, space: str, defaults: NewSpaceDefaults, now: str
 ) -> tuple[int, int]:
     """(new namespace turn, block size); creates the namespace on first use."""
     sql = (
         "UPDATE namespaces SET current_turn = current_turn + 1, updated_at = ? "
         "WHERE namespace = ? RETURNING current_turn, block_turn_size"
     )
-    row = raw.execute(sql, (now, namespace)).fetchone()
+    row = raw.execute(sql, (now, space)).fetchone()
     if row is None:
-        ensure_namespace(raw, namespace, defaults, now)
-        row = raw.execute(sql, (now, namespace)).fetchone()
+        ensure_space(raw, space, defaults, now)
+        row = raw.execute(sql, (now, space)).fetchone()
     return int(row[0]), int(row[1])
 
 
 def _bump_thread(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     thread_id: str,
     messages: Sequence[MessageIn],
     now: str,
@@ -174,20 +172,20 @@ def _bump_thread(
         "open_user_messages = open_user_messages + ? WHERE namespace = ? AND thread_id = ? "
         "RETURNING turn_count, message_count, open_user_messages"
     )
-    params = (len(messages), users, namespace, thread_id)
+    params = (len(messages), users, space, thread_id)
     row = raw.execute(sql, params).fetchone()
     if row is None:
-        ensure_thread(raw, namespace, thread_id, now)
+        ensure_thread(raw, space, thread_id, now)
         row = raw.execute(sql, params).fetchone()
     return ThreadCounters(int(row[0]), int(row[1]) - len(messages) + 1, int(row[2]))
 
 
 def _insert_messages(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     thread_id: str,
     thread: ThreadCounters,
-    namespace_turn: int,
+    space_turn: int,
     messages: Sequence[MessageIn],
     now: str,
 ) -> list[str]:
@@ -199,11 +197,11 @@ def _insert_messages(
             "role, content, tool_calls_json, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (
                 message_id,
-                namespace,
+                space,
                 thread_id,
                 thread.first_position + offset,
                 thread.turn,
-                namespace_turn,
+                space_turn,
                 message.role,
                 message.content,
                 traces_json(message.tool_calls),
@@ -216,11 +214,11 @@ def _insert_messages(
 
 def _insert_receipt(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     receipt_id: str,
     fingerprint: str,
     thread_id: str,
-    namespace_turn: int,
+    space_turn: int,
     thread_turn: int,
     ids: list[str],
     now: str,
@@ -230,11 +228,11 @@ def _insert_receipt(
         "namespace_turn, thread_turn, message_ids_json, created_at) VALUES (?,?,?,?,?,?,?,?) "
         "ON CONFLICT(namespace, receipt_id) DO NOTHING",
         (
-            namespace,
+            space,
             receipt_id,
             fingerprint,
             thread_id,
-            namespace_turn,
+            space_turn,
             thread_turn,
             dump_json(ids),
             now,
@@ -244,16 +242,16 @@ def _insert_receipt(
         raise ReceiptExists(receipt_id)
 
 
-def receipt_fingerprint(raw: sqlite3.Connection, namespace: str, receipt_id: str) -> str | None:
+def receipt_fingerprint(raw: sqlite3.Connection, space: str, receipt_id: str) -> str | None:
     """The fingerprint ``receipt_id`` was recorded with, None when it was not."""
     row = raw.execute(
         "SELECT fingerprint FROM ingestion_receipts WHERE namespace = ? AND receipt_id = ?",
-        (namespace, receipt_id),
+        (space, receipt_id),
     ).fetchone()
     return None if row is None else str(row[0])
 
 
-def existing_receipts(raw: sqlite3.Connection, namespace: str, receipt_ids: list[str]) -> set[str]:
+def existing_receipts(raw: sqlite3.Connection, space: str, receipt_ids: list[str]) -> set[str]:
     """Which of ``receipt_ids`` are already recorded in ``namespace`` (900 per query)."""
     found: set[str] = set()
     for start in range(0, len(receipt_ids), 900):
@@ -262,7 +260,7 @@ def existing_receipts(raw: sqlite3.Connection, namespace: str, receipt_ids: list
         rows = raw.execute(
             f"SELECT receipt_id FROM ingestion_receipts WHERE namespace = ? "
             f"AND receipt_id IN ({marks})",
-            (namespace, *chunk),
+            (space, *chunk),
         )
         found.update(row[0] for row in rows)
     return found

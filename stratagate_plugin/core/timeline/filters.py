@@ -46,7 +46,7 @@ class TimelineFilter(BaseModel):
 
 
 def timeline_filter(
-    namespace: str,
+    space: str,
     *,
     text: str = "",
     since: str = "",
@@ -58,7 +58,7 @@ def timeline_filter(
 ) -> TimelineFilter:
     """A filter from a page's query parameters (blank means "any")."""
     return TimelineFilter(
-        namespace=namespace,
+        namespace=space,
         text=text.strip(),
         low=_bound("since", since, end=False),
         high=_bound("until", until, end=True),

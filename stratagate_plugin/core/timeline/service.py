@@ -103,10 +103,10 @@ class TimelineService(ServiceBase):
         )
 
     async def conflicts(
-        self, namespace: str, *, offset: int = 0, limit: int = CONFLICT_PAGE
+        self, space: str, *, offset: int = 0, limit: int = CONFLICT_PAGE
     ) -> ConflictPage:
         """Pairs of active events still marked in conflict, newest first, with sources."""
-        found = await self.store.conflicts(namespace, offset, limit)
+        found = await self.store.conflicts(space, offset, limit)
 
         def side(event_id: str) -> ConflictSide:
             card = found.cards[event_id]

@@ -45,6 +45,6 @@ class TimelineStorage(Protocol):
         """The event whatever its status (``NotFound`` if unknown), with its versions."""
         ...
 
-    async def conflicts(self, namespace: str, offset: int, limit: int) -> ConflictRows:
+    async def conflicts(self, space: str, offset: int, limit: int) -> ConflictRows:
         """Pairs of active events still in conflict, newest first, with their sources."""
         ...

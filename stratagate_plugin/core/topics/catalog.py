@@ -32,40 +32,40 @@ from .sync import stale_members
 
 def listing(
     tx: TopicsTransaction,
-    namespace: str,
+    space: str,
     weight: float,
     category: str | None,
     offset: int,
     limit: int,
     query: str = "",
 ) -> Listing:
-    stale = stale_members(tx, namespace)
+    stale = stale_members(tx, space)
     entries = [
         _Head(head.id, head.title, head.description, head.category, head.status).shown(
             head.members, head.id in stale
         )
-        for head in tx.shown_heads(namespace, weight)
+        for head in tx.shown_heads(space, weight)
     ]
-    spare = fallback_counts(tx, namespace, weight)
+    spare = fallback_counts(tx, space, weight)
     totals = Counter(e.category for e in entries) + Counter(spare)
     firsts: dict[str, Entry] = {}
     for entry in entries:
         firsts.setdefault(entry.category, entry)
     for name in CATEGORIES:
         if name not in firsts and spare.get(name):
-            rows = tx.fallback_rows(namespace, weight, name, (1, 0))
+            rows = tx.fallback_rows(space, weight, name, (1, 0))
             firsts[name] = _fallbacks(rows)[0]
     mine = [e for e in entries if category is None or e.category == category]
     if query:
         tokens = query_tokens(query)
-        found = tx.matching_fallbacks(namespace, weight, category, tokens)
+        found = tx.matching_fallbacks(space, weight, category, tokens)
         ranked = rank_entries(query, [*mine, *_fallbacks(found)])
         return Listing(len(ranked), ranked[offset : offset + limit], dict(totals), firsts)
     total = len(mine) + (spare.get(category, 0) if category else sum(spare.values()))
     page = mine[offset : offset + limit]
     if len(page) < limit:
         window = (limit - len(page), max(0, offset - len(mine)))
-        rows = tx.fallback_rows(namespace, weight, category, window)
+        rows = tx.fallback_rows(space, weight, category, window)
         page += _fallbacks(rows)
     return Listing(total, page, dict(totals), firsts)
 
@@ -113,30 +113,30 @@ def _fallbacks(rows: Sequence[Sequence[Any]]) -> list[Entry]:
 
 
 def opened(
-    tx: TopicsTransaction, namespace: str, entry_id: str, weight: float
+    tx: TopicsTransaction, space: str, entry_id: str, weight: float
 ) -> tuple[Entry, Topic | None]:
     if is_fallback(entry_id):
         # an id listed earlier still opens once its event has joined a chapter
         event_id = entry_id.removeprefix(FALLBACK_PREFIX)
-        cards = tx.visible_cards(namespace, [event_id])
+        cards = tx.visible_cards(space, [event_id])
         if not cards or (cards[0].pool == "agent" and weight <= 0):
             raise NotFound(f"no fallback entry {entry_id!r} in this memory space")
         card = cards[0]
         category = event_category(card.criticality, card.temporal.get("event_type"))
         return _fallbacks([(card.id, card.title, category)])[0], None
     topic = tx.get_topic(entry_id)
-    if topic is None or topic.namespace != namespace or (topic.has_agent and weight <= 0):
+    if topic is None or topic.namespace != space or (topic.has_agent and weight <= 0):
         raise NotFound(f"no topic {entry_id!r} in this memory space")
-    entry = _entry(topic, len(topic.member_ids), entry_id in stale_members(tx, namespace))
+    entry = _entry(topic, len(topic.member_ids), entry_id in stale_members(tx, space))
     if entry.status == "pending":
         topic = topic.model_copy(update={"status": "pending"})
     return entry, topic
 
 
-def book(tx: TopicsTransaction, namespace: str, weight: float) -> dict[str, Any]:
-    stale = stale_members(tx, namespace)
+def book(tx: TopicsTransaction, space: str, weight: float) -> dict[str, Any]:
+    stale = stale_members(tx, space)
     chapters = []
-    for number, listed in enumerate(order_topics(tx.load_topics(namespace)), 1):
+    for number, listed in enumerate(order_topics(tx.load_topics(space)), 1):
         topic = tx.get_topic(listed.id) or listed
         entry = _entry(topic, len(topic.member_ids), topic.id in stale)
         ready = entry.status == "ready"
@@ -168,18 +168,18 @@ def book(tx: TopicsTransaction, namespace: str, weight: float) -> dict[str, Any]
             "nextRetryAt": iso(job.next_retry_at) if job.next_retry_at else None,
             "eventIds": ids,
         }
-        for job, ids in tx.topic_jobs(namespace)
+        for job, ids in tx.topic_jobs(space)
     ]
-    spare = fallback_counts(tx, namespace, weight)
+    spare = fallback_counts(tx, space, weight)
     return {
-        "namespace": namespace,
+        "namespace": space,
         "chapters": chapters,
         "pending": pending,
         "fallbackEntries": sum(spare.values()),
     }
 
 
-def fallback_counts(tx: TopicsTransaction, namespace: str, weight: float) -> dict[str, int]:
+def fallback_counts(tx: TopicsTransaction, space: str, weight: float) -> dict[str, int]:
     """How many fallback entries each category has, in the categories' order."""
-    counts = tx.fallback_counts(namespace, weight)
+    counts = tx.fallback_counts(space, weight)
     return {c: counts[c] for c in CATEGORIES if c in counts}

@@ -121,12 +121,12 @@ def _overview(listing: Listing, budget: int, words: DirectoryWords) -> str:
 
 
 def topic_page(
-    namespace: str, listing: Listing, offset: int, limit: int, category: str | None
+    space: str, listing: Listing, offset: int, limit: int, category: str | None
 ) -> dict[str, Any]:
     """``memory_list_topics``' answer: one page of entries and every category's count."""
     following = offset + len(listing.entries)
     return {
-        "namespace": namespace,
+        "namespace": space,
         "navigationOnly": True,
         "total": listing.total,
         "offset": offset,
@@ -141,14 +141,14 @@ def topic_page(
 
 
 def bounded_topic(
-    namespace: str, entry: Entry, topic: Topic | None, budget: int = EXPAND_BUDGET
+    space: str, entry: Entry, topic: Topic | None, budget: int = EXPAND_BUDGET
 ) -> dict[str, Any]:
     """One entry opened within ``budget`` tokens: the section index, the paragraphs that
     fit, then each section's first page of member events while they fit, the first 12
     source ids and what was left out."""
     members = topic.member_ids if topic else [entry.id.partition(":")[2]]
     sections = _sections(topic)
-    shown = _envelope(namespace, entry) | {
+    shown = _envelope(space, entry) | {
         "sections": [],
         "overview": [],
         "sourceEventIds": members[:EXPAND_SOURCE_IDS],
@@ -176,7 +176,7 @@ def bounded_topic(
 
 
 def section_page(
-    namespace: str, entry: Entry, topic: Topic | None, number: int, offset: int
+    space: str, entry: Entry, topic: Topic | None, number: int, offset: int
 ) -> dict[str, Any]:
     """One page (≤ 9) of the member events of section ``number`` (1-based, in the order
     ``bounded_topic`` lists them), from ``offset``; ``nextOffset`` None on the last page."""
@@ -188,7 +188,7 @@ def section_page(
     section = sections[number - 1]
     ids = section.event_ids[offset : offset + SECTION_PAGE]
     following = offset + len(ids)
-    return _envelope(namespace, entry) | {
+    return _envelope(space, entry) | {
         "section": {
             "number": number,
             "title": section.title,
@@ -205,9 +205,9 @@ def _sections(topic: Topic | None) -> list[TopicSection]:
     return ordered_sections(topic) if topic and topic.status == "ready" else []
 
 
-def _envelope(namespace: str, entry: Entry) -> dict[str, Any]:
+def _envelope(space: str, entry: Entry) -> dict[str, Any]:
     return {
-        "namespace": namespace,
+        "namespace": space,
         "navigationOnly": True,
         **entry.card(),
         "eventRetrieval": {

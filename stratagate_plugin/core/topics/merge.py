@@ -18,7 +18,7 @@ MAX_KEYWORDS = 24
 def apply_projection(
     projection: TopicProjection,
     candidates: Mapping[str, Topic],
-    namespace: str,
+    space: str,
     keywords: Mapping[str, Sequence[str]],
     now: datetime,
     new_id: Callable[[], str],
@@ -31,7 +31,7 @@ def apply_projection(
     for projected in projection.topics:
         old = candidates.get(projected.topic_id or "")
         if old is None:
-            old = Topic(id=new_id(), namespace=namespace, title="", created_at=now, updated_at=now)
+            old = Topic(id=new_id(), namespace=space, title="", created_at=now, updated_at=now)
         changed.append(_merged(old, projected, keywords, now))
     return changed
 

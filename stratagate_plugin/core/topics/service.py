@@ -102,11 +102,11 @@ class TopicsService(ServiceBase):
         report.waiting = await self.budget_wait(None)
         return report
 
-    async def retry(self, namespace: str) -> int:
+    async def retry(self, space: str) -> int:
         """Every topic batch of the space whose attempts ran out, queued again as a fresh
         job (historical ones still within the budget); how many batches."""
         now = self.clock()
-        return await self.store.retry_failed(namespace, now)
+        return await self.store.retry_failed(space, now)
 
     async def refile_unfiled(self) -> int:
         """The fallback entries of the events a write marked, made again by the topics' rule
@@ -122,14 +122,14 @@ class TopicsService(ServiceBase):
             found = (await self.store.read(unit),)
         return found[0]
 
-    async def directory(self, namespace: str) -> str:
+    async def directory(self, space: str) -> str:
         """The directory injected into each model call: ≤ 400 estimated tokens, "" when the
         space has no topic and no event; in Chinese when the profile's preferred language
         or else the directory's own titles are."""
         weight = self.config.agent_memory_weight
 
         def read(tx: TopicsTransaction) -> tuple[Listing, str]:
-            listing = catalog.listing(tx, namespace, weight, None, 0, DIRECTORY_ENTRIES)
+            listing = catalog.listing(tx, space, weight, None, 0, DIRECTORY_ENTRIES)
             return listing, tx.preferred_language()
 
         listing, preferred = await self._read(read)
@@ -140,7 +140,7 @@ class TopicsService(ServiceBase):
 
     async def catalog(
         self,
-        namespace: str,
+        space: str,
         query: str | None = None,
         category: str | None = None,
         offset: int = 0,
@@ -155,64 +155,64 @@ class TopicsService(ServiceBase):
         words = (query or "").strip()[:MAX_QUERY]
         weight = self.config.agent_memory_weight
         listing = await self._read(
-            lambda tx: catalog.listing(tx, namespace, weight, category, offset, limit, words)
+            lambda tx: catalog.listing(tx, space, weight, category, offset, limit, words)
         )
-        return topic_page(namespace, listing, offset, limit, category)
+        return topic_page(space, listing, offset, limit, category)
 
     async def expand(
-        self, namespace: str, topic_id: str, section: int | None = None, offset: int = 0
+        self, space: str, topic_id: str, section: int | None = None, offset: int = 0
     ) -> dict[str, Any]:
         """``memory_expand_topic``: one chapter or fallback entry within 2,400 tokens, each
         section with its first page of events; with ``section`` (its number), that
         section's events from ``offset``, a page of 9."""
         weight = self.config.agent_memory_weight
-        entry, topic = await self._read(lambda tx: catalog.opened(tx, namespace, topic_id, weight))
+        entry, topic = await self._read(lambda tx: catalog.opened(tx, space, topic_id, weight))
         if section is None:
-            return bounded_topic(namespace, entry, topic)
-        return section_page(namespace, entry, topic, section, offset)
+            return bounded_topic(space, entry, topic)
+        return section_page(space, entry, topic, section, offset)
 
     async def search_events(
-        self, namespace: str, topic_id: str, query: str, limit: int, offset: int = 0
+        self, space: str, topic_id: str, query: str, limit: int, offset: int = 0
     ) -> list[EventHit]:
         """A topic's events: those matching ``query`` best first (the space's event search
         ranks the ``TOPIC_SEARCH_DEPTH`` best, the topic's are kept), else in member order."""
-        cards = await self.events_of(namespace, topic_id)
+        cards = await self.events_of(space, topic_id)
         if not query.strip():
             return [EventHit(card=card, rank_score=0.0) for card in cards[offset : offset + limit]]
         members = {card.id for card in cards}
-        found = await self.events.search(namespace, query, limit=TOPIC_SEARCH_DEPTH)
+        found = await self.events.search(space, query, limit=TOPIC_SEARCH_DEPTH)
         inside = [hit for hit in found if hit.card.id in members]
         return inside[offset : offset + limit]
 
-    async def events_of(self, namespace: str, topic_id: str) -> list[EventCard]:
+    async def events_of(self, space: str, topic_id: str) -> list[EventCard]:
         """The visible events an entry holds, in membership order (a fallback: its event)."""
         weight = self.config.agent_memory_weight
 
         def read(tx: TopicsTransaction) -> list[EventCard]:
-            _, topic = catalog.opened(tx, namespace, topic_id, weight)
+            _, topic = catalog.opened(tx, space, topic_id, weight)
             ids = topic.member_ids if topic else [topic_id.removeprefix(FALLBACK_PREFIX)]
-            cards = {card.id: card for card in tx.visible_cards(namespace, ids)}
+            cards = {card.id: card for card in tx.visible_cards(space, ids)}
             return [cards[i] for i in ids if i in cards]
 
         return await self._read(read)
 
-    async def book(self, namespace: str) -> dict[str, Any]:
+    async def book(self, space: str) -> dict[str, Any]:
         """Chapters → sections → event ids in their shown order, the batches still pending
         or failed, how many events are fallback entries (the CLI's and web view's), and
         ``waiting``: the historical batches the budget holds back, why and until when."""
         weight = self.config.agent_memory_weight
-        book = await self._read(lambda tx: catalog.book(tx, namespace, weight))
-        book["waiting"] = await self.budget_wait(namespace)
+        book = await self._read(lambda tx: catalog.book(tx, space, weight))
+        book["waiting"] = await self.budget_wait(space)
         return book
 
-    async def budget_wait(self, namespace: str | None) -> dict[str, Any] | None:
+    async def budget_wait(self, space: str | None) -> dict[str, Any] | None:
         """The space's (``None``: every space's) historical batches held back by the
         budget (``budget.waiting``); ``None`` when none are, and always with a free
         projector (the budget bounds model cost)."""
         if self._topic_projector_is_free():
             return None
         now = self.clock()
-        count, ledger = await self.store.budget_state(namespace)
+        count, ledger = await self.store.budget_state(space)
         return budget.waiting(count, ledger, now)
 
     def _topic_projector(self) -> StructuredModel:

@@ -101,17 +101,17 @@ class TopicsTransaction(Protocol):
         """Spaces not yet bootstrapped under the current projector version."""
         ...
 
-    def state_known(self, namespace: str) -> bool:
+    def state_known(self, space: str) -> bool:
         """Whether the space has a bootstrap state (any projector version)."""
         ...
 
-    def record_state(self, namespace: str, frozen: int, now: datetime) -> None: ...
+    def record_state(self, space: str, frozen: int, now: datetime) -> None: ...
 
-    def retire_old_generation(self, namespace: str) -> None:
+    def retire_old_generation(self, space: str) -> None:
         """Chapters of another projector version deleted with their members."""
         ...
 
-    def unplaced_cards(self, namespace: str) -> list[EventCard]:
+    def unplaced_cards(self, space: str) -> list[EventCard]:
         """Visible events in no chapter and no batch, by the turn they were formed at."""
         ...
 
@@ -119,15 +119,15 @@ class TopicsTransaction(Protocol):
         """A chapter's members waiting for no batch: (event id, changed?), in order."""
         ...
 
-    def queue_batch(self, namespace: str, batch: QueuedBatch, now: datetime) -> str:
+    def queue_batch(self, space: str, batch: QueuedBatch, now: datetime) -> str:
         """A batch queued with its projection job; the batch id."""
         ...
 
-    def touched_members(self, namespace: str) -> list[Member]:
+    def touched_members(self, space: str) -> list[Member]:
         """Members whose event is gone, hidden, updated since projection or awaiting it."""
         ...
 
-    def visible_cards(self, namespace: str, event_ids: Sequence[str]) -> list[EventCard]:
+    def visible_cards(self, space: str, event_ids: Sequence[str]) -> list[EventCard]:
         """The visible events among ``event_ids`` (any order)."""
         ...
 
@@ -143,9 +143,9 @@ class TopicsTransaction(Protocol):
 
     def drop_members(self, topic_id: str, event_ids: Iterable[str]) -> None: ...
 
-    def delete_empty_topics(self, namespace: str) -> int: ...
+    def delete_empty_topics(self, space: str) -> int: ...
 
-    def load_topics(self, namespace: str) -> list[Topic]:
+    def load_topics(self, space: str) -> list[Topic]:
         """Every chapter of the space without members, in chapter order."""
         ...
 
@@ -187,32 +187,32 @@ class TopicsTransaction(Protocol):
         backend has no word index)."""
         ...
 
-    def chapter_titles(self, namespace: str) -> dict[str, str]:
+    def chapter_titles(self, space: str) -> dict[str, str]:
         """Every chapter title of the space → its id."""
         ...
 
-    def shown_heads(self, namespace: str, agent_weight: float) -> list[ChapterHead]:
+    def shown_heads(self, space: str, agent_weight: float) -> list[ChapterHead]:
         """The chapters shown at ``agent_weight`` (agent chapters hidden at 0), in order."""
         ...
 
-    def fallback_counts(self, namespace: str, agent_weight: float) -> dict[str, int]:
+    def fallback_counts(self, space: str, agent_weight: float) -> dict[str, int]:
         """category → how many visible events no shown chapter holds."""
         ...
 
     def fallback_rows(
-        self, namespace: str, agent_weight: float, category: str | None, window: tuple[int, int]
+        self, space: str, agent_weight: float, category: str | None, window: tuple[int, int]
     ) -> list[Fallback]:
         """Events no shown chapter holds in table order, from ``window``'s (limit, offset)
         (limit -1: all)."""
         ...
 
     def matching_fallbacks(
-        self, namespace: str, agent_weight: float, category: str | None, tokens: Sequence[str]
+        self, space: str, agent_weight: float, category: str | None, tokens: Sequence[str]
     ) -> list[Fallback]:
         """Up to 100 events no shown chapter holds sharing a token with a query."""
         ...
 
-    def topic_jobs(self, namespace: str) -> list[tuple[Job, list[str]]]:
+    def topic_jobs(self, space: str) -> list[tuple[Job, list[str]]]:
         """The space's unfinished topic jobs with their events."""
         ...
 
@@ -270,10 +270,10 @@ class TopicsStorage(Protocol):
         """A failed attempt of a held job recorded (``None``: no longer held)."""
         ...
 
-    async def retry_failed(self, namespace: str, now: datetime) -> int:
+    async def retry_failed(self, space: str, now: datetime) -> int:
         """Each exhausted batch of the space queued again as a fresh job; how many."""
         ...
 
-    async def budget_state(self, namespace: str | None) -> tuple[int, str | None]:
+    async def budget_state(self, space: str | None) -> tuple[int, str | None]:
         """(historical batches not yet run of the space or every space, the ledger)."""
         ...

@@ -22,42 +22,40 @@ from .storage import QueuedBatch, TopicsTransaction
 
 
 def sync_all(tx: TopicsTransaction, now: datetime) -> None:
-    for namespace in tx.all_spaces():
-        sync_space(tx, namespace, now)
+    for space in tx.all_spaces():
+        sync_space(tx, space, now)
 
 
 def bootstrap(tx: TopicsTransaction, now: datetime) -> list[str]:
     """Each space not yet under this projector version: its old chapters retired, its
     visible events frozen as the historical set. The spaces done."""
     spaces = tx.spaces_to_bootstrap()
-    for namespace in spaces:
-        tx.retire_old_generation(namespace)
-        frozen = queue_unplaced(tx, namespace, now, historical=True)
-        tx.record_state(namespace, frozen, now)
+    for space in spaces:
+        tx.retire_old_generation(space)
+        frozen = queue_unplaced(tx, space, now, historical=True)
+        tx.record_state(space, frozen, now)
     return spaces
 
 
-def sync_space(tx: TopicsTransaction, namespace: str, now: datetime) -> None:
+def sync_space(tx: TopicsTransaction, space: str, now: datetime) -> None:
     """Stale chapters cleared and queued for rebuild, then unplaced events queued."""
-    if not tx.state_known(namespace):  # a space new since the open
-        tx.record_state(namespace, 0, now)
-    for topic_id, gone in stale_members(tx, namespace, write=True).items():
+    if not tx.state_known(space):  # a space new since the open
+        tx.record_state(space, 0, now)
+    for topic_id, gone in stale_members(tx, space, write=True).items():
         tx.clear_language(topic_id, iso(now))
         tx.drop_members(topic_id, gone)
-    tx.delete_empty_topics(namespace)
-    queue_rebuilds(tx, namespace, now)
-    queue_unplaced(tx, namespace, now, historical=False)
+    tx.delete_empty_topics(space)
+    queue_rebuilds(tx, space, now)
+    queue_unplaced(tx, space, now, historical=False)
 
 
-def stale_members(
-    tx: TopicsTransaction, namespace: str, write: bool = False
-) -> dict[str, set[str]]:
+def stale_members(tx: TopicsTransaction, space: str, write: bool = False) -> dict[str, set[str]]:
     """Stale chapter id → its members that are hidden now. With ``write``, changed members
     are marked for projection and untouched ones seen (a read only reports)."""
-    found = tx.touched_members(namespace)
+    found = tx.touched_members(space)
     if not found:
         return {}
-    cards = {c.id: c for c in tx.visible_cards(namespace, [m.event_id for m in found])}
+    cards = {c.id: c for c in tx.visible_cards(space, [m.event_id for m in found])}
     stale: dict[str, set[str]] = defaultdict(set)
     changed, seen = [], []
     for member in found:
@@ -78,40 +76,38 @@ def stale_members(
     return dict(stale)
 
 
-def queue_rebuilds(tx: TopicsTransaction, namespace: str, now: datetime) -> None:
+def queue_rebuilds(tx: TopicsTransaction, space: str, now: datetime) -> None:
     """A pending chapter's members not in a batch: changed ones as new work, the others
     as a historical rebuild, both continuing the chapter."""
-    for topic in tx.load_topics(namespace):
+    for topic in tx.load_topics(space):
         if topic.status != "pending":
             continue
         waiting = tx.unqueued_members(topic.id)
         for historical in (False, True):
             ids = [event_id for event_id, changed in waiting if changed != historical]
-            cards = tx.visible_cards(namespace, ids)
-            _queue(tx, namespace, _in_order(cards, ids), historical, now, topic.id)
+            cards = tx.visible_cards(space, ids)
+            _queue(tx, space, _in_order(cards, ids), historical, now, topic.id)
 
 
-def queue_unplaced(
-    tx: TopicsTransaction, namespace: str, now: datetime, *, historical: bool
-) -> int:
+def queue_unplaced(tx: TopicsTransaction, space: str, now: datetime, *, historical: bool) -> int:
     """Visible events in no chapter and no batch, queued in batches; how many. The
     fallback entries they are read from are re-filed first (``unfiled.refile``)."""
     unfiled.refile(tx)
-    cards = tx.unplaced_cards(namespace)
-    _queue(tx, namespace, cards, historical, now)
+    cards = tx.unplaced_cards(space)
+    _queue(tx, space, cards, historical, now)
     return len(cards)
 
 
 def _queue(
     tx: TopicsTransaction,
-    namespace: str,
+    space: str,
     cards: Sequence[EventCard],
     historical: bool,
     now: datetime,
     topic_id: str | None = None,
 ) -> None:
     for batch in make_batches(cards):
-        tx.queue_batch(namespace, QueuedBatch(historical, topic_id, batch), now)
+        tx.queue_batch(space, QueuedBatch(historical, topic_id, batch), now)
 
 
 def _in_order(cards: Sequence[EventCard], ids: Sequence[str]) -> list[EventCard]:

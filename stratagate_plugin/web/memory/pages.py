@@ -52,8 +52,8 @@ class MemoryPages:
         return settings
 
     def default_space(self) -> str:
-        namespace: str = self.runtime.default_namespace()
-        return namespace
+        space: str = self.runtime.default_space()
+        return space
 
     def space(self, request: Request) -> str:
         """The space the request asks for (``?space=``), else the default one."""
@@ -81,7 +81,7 @@ class MemoryPages:
         space selector (every space with memory, by display name)."""
         space = self.space(request)
         names = [(name, display_name(name)) for name in await self.memory.spaces.names()]
-        if space not in {namespace for namespace, _ in names}:
+        if space not in {space for space, _ in names}:
             if space != self.default_space():  # a typo must not look like an empty space
                 raise NotFound(f"no memory space called {space!r} (`stratagate spaces` lists them)")
             names.insert(0, (space, display_name(space)))

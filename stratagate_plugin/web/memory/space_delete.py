@@ -26,11 +26,11 @@ def routes(pages: MemoryPages) -> list[Route]:
 
 async def plan_page(pages: MemoryPages, request: Request) -> Response:
     """``POST /memory/spaces/delete/plan`` (``namespace``): what goes, and a confirm form."""
-    namespace = (await form_fields(request)).get("namespace", "").strip()
-    plan, sessions = await _plan(pages, namespace)
+    space = (await form_fields(request)).get("namespace", "").strip()
+    plan, sessions = await _plan(pages, space)
     if not plan.rows:
-        raise HTTPException(404, f"there is no memory space {namespace!r}")
-    token = remember(Pending(None, namespace, fingerprint(plan, sessions), time.time()))
+        raise HTTPException(404, f"there is no memory space {space!r}")
+    token = remember(Pending(None, space, fingerprint(plan, sessions), time.time()))
     context = {"plan": plan, "sessions": sessions, "token": token, "done": None}
     context["fingerprint"] = fingerprint(plan, sessions)
     return await pages.render(request, "memory/space_delete.html", context, tab="settings")
@@ -52,8 +52,8 @@ async def confirm(pages: MemoryPages, request: Request) -> Response:
     return await pages.render(request, "memory/space_delete.html", context, tab="settings")
 
 
-async def _plan(pages: MemoryPages, namespace: str) -> tuple[SpacePlan, list[str]]:
-    plan = await pages.memory.purge.space_deletion_plan(namespace)
+async def _plan(pages: MemoryPages, space: str) -> tuple[SpacePlan, list[str]]:
+    plan = await pages.memory.purge.space_deletion_plan(space)
     return plan, [str(p) for p in session_files_of(plan.threads)]
 
 

@@ -59,8 +59,8 @@ class Rederiver:
     ) -> None:
         self.store, self.model, self.clock, self.limit = store, model, clock, limit
 
-    async def run(self, namespace: str | None, block_ids: list[str] | None) -> RederiveReport:
-        blocks = await self.store.offline_blocks(namespace)
+    async def run(self, space: str | None, block_ids: list[str] | None) -> RederiveReport:
+        blocks = await self.store.offline_blocks(space)
         if block_ids is not None:
             blocks = [block for block in blocks if block.id in block_ids]
         report = RederiveReport(asked=len(blocks))

@@ -89,9 +89,9 @@ class ImportAnalysis(ServiceBase):
         """The job with its items; ``NotFound`` for an unknown id."""
         return with_liveness(await self.store.job(job_id))
 
-    async def jobs(self, namespace: str, limit: int = 50) -> list[ImportJob]:
+    async def jobs(self, space: str, limit: int = 50) -> list[ImportJob]:
         """The space's newest jobs first."""
-        return [with_liveness(job) for job in await self.store.jobs(namespace, max(1, limit))]
+        return [with_liveness(job) for job in await self.store.jobs(space, max(1, limit))]
 
     async def _claim(self, job_id: str) -> None:
         owner, now = process_owner(), iso(utc_now())
@@ -174,14 +174,12 @@ class ImportAnalysis(ServiceBase):
             answer, overlapping, matches, forced=job.recovered, summary=candidate.summary
         )
 
-    async def _top_matches(
-        self, namespace: str, candidate: ExternalCandidate
-    ) -> list[MatchedEvent]:
+    async def _top_matches(self, space: str, candidate: ExternalCandidate) -> list[MatchedEvent]:
         """Top-K local events by §6.4 search of title, summary and tags, not tracked."""
         query = " ".join([candidate.title, candidate.summary, *candidate.tags])
         try:
             hits = await self.events.ranked(
-                namespace,
+                space,
                 parse_query(query),
                 limit=decider.TOP_K,
                 agent_weight=self.config.agent_memory_weight,
@@ -204,11 +202,11 @@ class ImportAnalysis(ServiceBase):
         return await self.job(job_id)
 
     async def _duplicate_event(
-        self, namespace: str, candidate: ExternalCandidate, key: str
+        self, space: str, candidate: ExternalCandidate, key: str
     ) -> MatchedEvent | None:
         """A live event (either pool) with the candidate's normalised title and summary."""
         text = f"{candidate.title} {candidate.summary}"
-        for event in await self.store.events_sharing_words(namespace, text, DUPLICATE_SCAN):
+        for event in await self.store.events_sharing_words(space, text, DUPLICATE_SCAN):
             if decider.fingerprint(event.title, event.summary) == key:
                 return event
         return None

@@ -28,31 +28,27 @@ class SqliteBlocksStorage:
         return await self.db.write(lambda raw: _record_turn(raw, turn, sealer))
 
     async def replayed_receipt(
-        self, namespace: str, receipt_id: str, thread_id: str, messages: Sequence[MessageIn]
+        self, space: str, receipt_id: str, thread_id: str, messages: Sequence[MessageIn]
     ) -> TurnReceipt:
         fingerprint = turns.turn_fingerprint(thread_id, messages)
         return await self.db.read(
-            lambda raw: turns.replayed_receipt(raw, namespace, receipt_id, fingerprint)
+            lambda raw: turns.replayed_receipt(raw, space, receipt_id, fingerprint)
         )
 
     async def holds_turn(
-        self, namespace: str, receipt_id: str, thread_id: str, messages: Sequence[MessageIn]
+        self, space: str, receipt_id: str, thread_id: str, messages: Sequence[MessageIn]
     ) -> bool:
         fingerprint = turns.turn_fingerprint(thread_id, messages)
-        stored = await self.db.read(
-            lambda raw: turns.receipt_fingerprint(raw, namespace, receipt_id)
-        )
+        stored = await self.db.read(lambda raw: turns.receipt_fingerprint(raw, space, receipt_id))
         return stored == fingerprint
 
-    async def recorded_receipts(self, namespace: str, receipt_ids: Sequence[str]) -> set[str]:
+    async def recorded_receipts(self, space: str, receipt_ids: Sequence[str]) -> set[str]:
         ids = list(receipt_ids)
-        return await self.db.read(lambda raw: turns.existing_receipts(raw, namespace, ids))
+        return await self.db.read(lambda raw: turns.existing_receipts(raw, space, ids))
 
-    async def seal_tail(
-        self, namespace: str, thread_id: str, now: str, sealer: Sealer
-    ) -> str | None:
+    async def seal_tail(self, space: str, thread_id: str, now: str, sealer: Sealer) -> str | None:
         return await self.db.write(
-            lambda raw: sealing.seal_whole_tail(raw, namespace, thread_id, now, sealer)
+            lambda raw: sealing.seal_whole_tail(raw, space, thread_id, now, sealer)
         )
 
     async def has_idle_tails(self, before: datetime) -> bool:
@@ -62,25 +58,23 @@ class SqliteBlocksStorage:
         return await self.db.write(lambda raw: sealing.seal_idle_tails(raw, before, now, sealer))
 
     async def parts(
-        self, namespace: str | None = None, thread_id: str | None = None
+        self, space: str | None = None, thread_id: str | None = None
     ) -> list[BlockParts]:
-        return await self.db.read(lambda raw: _listed_parts(raw, namespace, thread_id))
+        return await self.db.read(lambda raw: _listed_parts(raw, space, thread_id))
 
     async def block(self, block_id: str) -> BlockParts:
         return await self.db.read(
             lambda raw: block_rows.block_parts(raw, block_rows.get_block(raw, block_id))
         )
 
-    async def marks(self, namespace: str, thread_id: str) -> list[BlockMark]:
-        return await self.db.read(
-            lambda raw: block_rows.thread_block_marks(raw, namespace, thread_id)
-        )
+    async def marks(self, space: str, thread_id: str) -> list[BlockMark]:
+        return await self.db.read(lambda raw: block_rows.thread_block_marks(raw, space, thread_id))
 
     async def messages(self, block_id: str) -> list[Message]:
         return await self.db.read(lambda raw: _messages(raw, block_id))
 
-    async def open_tail(self, namespace: str, thread_id: str) -> list[Message]:
-        return await self.db.read(lambda raw: block_rows.open_tail(raw, namespace, thread_id))
+    async def open_tail(self, space: str, thread_id: str) -> list[Message]:
+        return await self.db.read(lambda raw: block_rows.open_tail(raw, space, thread_id))
 
     async def mark_ready(self, block_id: str, now: str, derived: dict[str, object] | None) -> Block:
         return await self.db.write(lambda raw: block_rows.mark_ready(raw, block_id, now, derived))
@@ -90,19 +84,19 @@ class SqliteBlocksStorage:
     ) -> BlockParts:
         return await self.db.write(lambda raw: _reanchor(raw, block_id, level_of, source, now))
 
-    async def conversations(self, namespace: str, limit: int) -> list[Conversation]:
-        return await self.db.read(lambda raw: rail_rows.conversations(raw, namespace, limit))
+    async def conversations(self, space: str, limit: int) -> list[Conversation]:
+        return await self.db.read(lambda raw: rail_rows.conversations(raw, space, limit))
 
-    async def thread_titles(self, namespace: str) -> dict[str, str]:
-        return await self.db.read(lambda raw: rail_rows.thread_titles(raw, namespace))
+    async def thread_titles(self, space: str) -> dict[str, str]:
+        return await self.db.read(lambda raw: rail_rows.thread_titles(raw, space))
 
-    async def set_thread_titles(self, namespace: str, titles: dict[str, str]) -> int:
-        return await self.db.write(lambda raw: rail_rows.set_thread_titles(raw, namespace, titles))
+    async def set_thread_titles(self, space: str, titles: dict[str, str]) -> int:
+        return await self.db.write(lambda raw: rail_rows.set_thread_titles(raw, space, titles))
 
     async def rail(
-        self, namespace: str, thread_id: str, window: Callable[[int], tuple[int, int]]
+        self, space: str, thread_id: str, window: Callable[[int], tuple[int, int]]
     ) -> RailRows:
-        return await self.db.read(lambda raw: _rail(raw, namespace, thread_id, window))
+        return await self.db.read(lambda raw: _rail(raw, space, thread_id, window))
 
     async def rail_entry(self, block_id: str) -> RailRows:
         return await self.db.read(lambda raw: _rail_entry(raw, block_id))
@@ -112,20 +106,20 @@ class SqliteBlocksStorage:
 
 
 def _record_turn(raw: sqlite3.Connection, turn: TurnToRecord, sealer: Sealer) -> TurnReceipt:
-    namespace, thread_id, messages, at, receipt_id, defaults, tools_thread = turn
-    settings = turns.NamespaceDefaults(defaults.block_turn_size, defaults.block_decay_lambda)
+    space, thread_id, messages, at, receipt_id, defaults, tools_thread = turn
+    settings = turns.NewSpaceDefaults(defaults.block_turn_size, defaults.block_decay_lambda)
     return turns.record_turn(
-        raw, namespace, thread_id, messages, at, receipt_id, settings, sealer, tools_thread
+        raw, space, thread_id, messages, at, receipt_id, settings, sealer, tools_thread
     )
 
 
 def _listed_parts(
-    raw: sqlite3.Connection, namespace: str | None, thread_id: str | None
+    raw: sqlite3.Connection, space: str | None, thread_id: str | None
 ) -> list[BlockParts]:
     """Every listed block's parts; the ready position and λ read once a thread."""
     found: list[BlockParts] = []
     standing: dict[tuple[str, str], tuple[int, float]] = {}
-    for block in block_rows.list_blocks(raw, namespace, thread_id):
+    for block in block_rows.list_blocks(raw, space, thread_id):
         key = (block.namespace, block.thread_id)
         if key not in standing:
             standing[key] = (
@@ -160,14 +154,14 @@ def _reanchor(
 
 def _rail(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     thread_id: str,
     window: Callable[[int], tuple[int, int]],
 ) -> RailRows:
-    total, tail = rail_rows.thread_tail(raw, namespace, thread_id)
+    total, tail = rail_rows.thread_tail(raw, space, thread_id)
     first, last = window(total)
-    found = rail_rows.blocks_between(raw, namespace, thread_id, first, last)
-    return _rail_rows(raw, namespace, thread_id, total, tail, found)
+    found = rail_rows.blocks_between(raw, space, thread_id, first, last)
+    return _rail_rows(raw, space, thread_id, total, tail, found)
 
 
 def _rail_entry(raw: sqlite3.Connection, block_id: str) -> RailRows:
@@ -178,15 +172,15 @@ def _rail_entry(raw: sqlite3.Connection, block_id: str) -> RailRows:
 
 def _rail_rows(
     raw: sqlite3.Connection,
-    namespace: str,
+    space: str,
     thread_id: str,
     total: int,
     tail: OpenTail,
     blocks: list[Block],
 ) -> RailRows:
     """One query each for the messages, jobs and events of all the page's blocks."""
-    latest = block_rows.latest_ready_position(raw, namespace, thread_id)
-    decay = block_rows.decay_lambda(raw, namespace)
+    latest = block_rows.latest_ready_position(raw, space, thread_id)
+    decay = block_rows.decay_lambda(raw, space)
     if not blocks:
         return RailRows(total, tail, [], latest, decay)
     ids = [block.id for block in blocks]

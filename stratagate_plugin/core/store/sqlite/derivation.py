@@ -80,8 +80,8 @@ class SqliteDerivationStorage:
     async def job(self, job_id: str) -> Job:
         return await self.db.read(lambda raw: jobs.get_job(raw, job_id))
 
-    async def list_jobs(self, namespace: str | None, status: str | None) -> list[Job]:
-        return await self.db.read(lambda raw: jobs.list_jobs(raw, namespace, status))
+    async def list_jobs(self, space: str | None, status: str | None) -> list[Job]:
+        return await self.db.read(lambda raw: jobs.list_jobs(raw, space, status))
 
     async def due_counts(self, now: datetime, kinds: tuple[str, ...]) -> dict[str, int]:
         return await self.db.read(lambda raw: jobs.due_counts(raw, now, kinds))
@@ -92,13 +92,11 @@ class SqliteDerivationStorage:
         ids = list(job_ids)
         return await self.db.write(lambda raw: [_retry(raw, i, now, requeued) for i in ids])
 
-    async def failed_jobs(self, namespace: str | None) -> list[Job]:
-        return await self.db.read(lambda raw: jobs.list_jobs(raw, namespace, "failed"))
+    async def failed_jobs(self, space: str | None) -> list[Job]:
+        return await self.db.read(lambda raw: jobs.list_jobs(raw, space, "failed"))
 
-    async def retry_failed(
-        self, now: datetime, namespace: str | None, requeued: Sequence[str]
-    ) -> int:
-        return await self.db.write(lambda raw: retry_failed_rows(raw, now, namespace, requeued))
+    async def retry_failed(self, now: datetime, space: str | None, requeued: Sequence[str]) -> int:
+        return await self.db.write(lambda raw: retry_failed_rows(raw, now, space, requeued))
 
     async def summary_input(self, block_id: str) -> tuple[Block, list[Message]]:
         def read(raw: sqlite3.Connection) -> tuple[Block, list[Message]]:
@@ -145,13 +143,13 @@ class SqliteDerivationStorage:
 
         return await self.db.write(commit)
 
-    async def offline_blocks(self, namespace: str | None) -> list[Block]:
-        return await self.db.read(lambda raw: derivation_marks.offline_blocks(raw, namespace))
+    async def offline_blocks(self, space: str | None) -> list[Block]:
+        return await self.db.read(lambda raw: derivation_marks.offline_blocks(raw, space))
 
-    async def offline_derived(self, namespace: str | None) -> OfflineRows:
+    async def offline_derived(self, space: str | None) -> OfflineRows:
         def read(raw: sqlite3.Connection) -> OfflineRows:
-            blocks = derivation_marks.offline_blocks(raw, namespace)
-            return OfflineRows(blocks, derivation_marks.fallback_jobs(raw, namespace))
+            blocks = derivation_marks.offline_blocks(raw, space)
+            return OfflineRows(blocks, derivation_marks.fallback_jobs(raw, space))
 
         return await self.db.read(read)
 
@@ -194,11 +192,11 @@ def _retry(raw: sqlite3.Connection, job_id: str, now: datetime, requeued: Sequen
 
 
 def retry_failed_rows(
-    raw: sqlite3.Connection, now: datetime, namespace: str | None, requeued: Sequence[str]
+    raw: sqlite3.Connection, now: datetime, space: str | None, requeued: Sequence[str]
 ) -> int:
     """Every failed job (of ``namespace``, or of every space), oldest first, retried:
     reset in place, or queued again as a fresh job for a kind in ``requeued``; how many."""
-    failed = jobs.list_jobs(raw, namespace, "failed")
+    failed = jobs.list_jobs(raw, space, "failed")
     for job in failed:
         _retry(raw, job.id, now, requeued)
     return len(failed)
@@ -232,7 +230,7 @@ def _write_cards(
 ) -> list[str]:
     """Commit the drafts in order; the ids of the cards inserted (the rest restated live
     events), marked with their author and queued for graph projection."""
-    formed = block_rows.block_namespace_turn(raw, block.id)
+    formed = block_rows.block_space_turn(raw, block.id)
     rules, moment = cards.rules, cards.moment
     stored: list[str] = []
     inserted: list[str] = []

@@ -36,15 +36,15 @@ class SqliteEventsReader:
         self.raw = raw
         self.rules = rules
 
-    def candidates(self, namespace: str, query: CandidateQuery) -> SearchCandidates:
-        return _candidates(self.raw, namespace, query, self.rules.document_version)
+    def candidates(self, space: str, query: CandidateQuery) -> SearchCandidates:
+        return _candidates(self.raw, space, query, self.rules.document_version)
 
-    def links(self, namespace: str, event_ids: Sequence[str]) -> dict[str, str | None]:
-        found = event_rows.visible_rows(self.raw, namespace, event_ids)
+    def links(self, space: str, event_ids: Sequence[str]) -> dict[str, str | None]:
+        found = event_rows.visible_rows(self.raw, space, event_ids)
         return {row["id"]: _newer(row) for row in found}
 
-    def visible_cards(self, namespace: str, event_ids: Sequence[str]) -> list[EventCard]:
-        return event_rows.visible_cards(self.raw, namespace, event_ids)
+    def visible_cards(self, space: str, event_ids: Sequence[str]) -> list[EventCard]:
+        return event_rows.visible_cards(self.raw, space, event_ids)
 
 
 class SqliteEventsStorage:
@@ -68,26 +68,26 @@ class SqliteEventsStorage:
 
     async def cards(
         self,
-        namespace: str | None,
+        space: str | None,
         statuses: tuple[str, ...],
         block_id: str | None,
         limit: int,
         offset: int,
     ) -> list[EventCard]:
         return await self.db.read(
-            lambda raw: event_rows.list_events(raw, namespace, statuses, block_id, limit, offset)
+            lambda raw: event_rows.list_events(raw, space, statuses, block_id, limit, offset)
         )
 
-    async def block_counts(self, namespace: str, thread_id: str | None) -> BlockCounts:
-        return await self.db.read(lambda raw: _block_counts(raw, namespace, thread_id))
+    async def block_counts(self, space: str, thread_id: str | None) -> BlockCounts:
+        return await self.db.read(lambda raw: _block_counts(raw, space, thread_id))
 
 
 def _candidates(
-    raw: sqlite3.Connection, namespace: str, query: CandidateQuery, version: int
+    raw: sqlite3.Connection, space: str, query: CandidateQuery, version: int
 ) -> SearchCandidates:
     """``EventsReader.candidates``: stored documents of ``version`` only; the current turn
     only where cards are asked for (a plain query's ranking needs none)."""
-    unique = list({row["id"]: row for row in _candidate_rows(raw, namespace, query)}.values())
+    unique = list({row["id"]: row for row in _candidate_rows(raw, space, query)}.values())
     tokens = query.tokens
     documents = rows.stored_documents(raw, unique, tokens, version) if tokens else {}
     cards: Sequence[EventCard | None] = (
@@ -97,22 +97,22 @@ def _candidates(
         _candidate(row, documents.get(row["id"]), card, need_fields=not query.with_cards)
         for row, card in zip(unique, cards, strict=True)
     ]
-    turn = rows.current_turn(raw, namespace) if query.with_cards else 0
+    turn = rows.current_turn(raw, space) if query.with_cards else 0
     return SearchCandidates(found, turn)
 
 
 def _candidate_rows(
-    raw: sqlite3.Connection, namespace: str, query: CandidateQuery
+    raw: sqlite3.Connection, space: str, query: CandidateQuery
 ) -> list[sqlite3.Row]:
     pools = query.pools
     if query.event_ids is not None:
-        return [r for p in pools for r in rows.pool_rows(raw, namespace, p, query.event_ids)]
+        return [r for p in pools for r in rows.pool_rows(raw, space, p, query.event_ids)]
     if not query.tokens and query.keep is None:
-        return [r for p in pools for r in rows.pool_rows(raw, namespace, p)]
-    found = rows.lexical_rows(raw, namespace, pools, query.tokens, query.cap)
+        return [r for p in pools for r in rows.pool_rows(raw, space, p)]
+    found = rows.lexical_rows(raw, space, pools, query.tokens, query.cap)
     if query.keep is not None:
         keep = query.keep
-        found += [r for p in pools for r in rows.structured_rows(raw, namespace, p, keep)]
+        found += [r for p in pools for r in rows.structured_rows(raw, space, p, keep)]
     return found
 
 
@@ -129,6 +129,6 @@ def _newer(row: sqlite3.Row) -> str | None:
     return row["superseded_by"] if row["status"] == "superseded" else None
 
 
-def _block_counts(raw: sqlite3.Connection, namespace: str, thread_id: str | None) -> BlockCounts:
-    total, thread_ids = rows.thread_status(raw, namespace)
-    return BlockCounts(total, thread_ids, rows.open_tail_count(raw, namespace, thread_id))
+def _block_counts(raw: sqlite3.Connection, space: str, thread_id: str | None) -> BlockCounts:
+    total, thread_ids = rows.thread_status(raw, space)
+    return BlockCounts(total, thread_ids, rows.open_tail_count(raw, space, thread_id))

@@ -25,11 +25,11 @@ class SqliteGateStorage:
     async def open_batch(self, opening: BatchOpening, now: str) -> Batch:
         return await self.db.write(lambda raw: rows.insert_batch(raw, *opening, now))
 
-    async def batches(self, namespace: str, thread_id: str, status: str | None) -> list[Batch]:
-        return await self.db.read(lambda raw: rows.list_batches(raw, namespace, thread_id, status))
+    async def batches(self, space: str, thread_id: str, status: str | None) -> list[Batch]:
+        return await self.db.read(lambda raw: rows.list_batches(raw, space, thread_id, status))
 
-    async def thread_uses(self, namespace: str, thread_id: str) -> list[BatchUse]:
-        return await self.db.read(lambda raw: rows.thread_uses(raw, namespace, thread_id))
+    async def thread_uses(self, space: str, thread_id: str) -> list[BatchUse]:
+        return await self.db.read(lambda raw: rows.thread_uses(raw, space, thread_id))
 
     async def marks(
         self, event_ids: Sequence[str], message_ids: Sequence[str], snippet_chars: int
@@ -60,14 +60,14 @@ class SqliteGateUnit:
     def __init__(self, raw: sqlite3.Connection) -> None:
         self.raw = raw
 
-    def batch_choices(self, namespace: str, thread_id: str, batch_id: str | None) -> list[Batch]:
-        return rows.batch_choices(self.raw, namespace, thread_id, batch_id)
+    def batch_choices(self, space: str, thread_id: str, batch_id: str | None) -> list[Batch]:
+        return rows.batch_choices(self.raw, space, thread_id, batch_id)
 
-    def batches(self, namespace: str, thread_id: str, status: str | None = None) -> list[Batch]:
-        return rows.list_batches(self.raw, namespace, thread_id, status)
+    def batches(self, space: str, thread_id: str, status: str | None = None) -> list[Batch]:
+        return rows.list_batches(self.raw, space, thread_id, status)
 
-    def latest_batch_id(self, namespace: str, thread_id: str) -> str | None:
-        return rows.latest_batch_id(self.raw, namespace, thread_id)
+    def latest_batch_id(self, space: str, thread_id: str) -> str | None:
+        return rows.latest_batch_id(self.raw, space, thread_id)
 
     def batch_turn(self, batch_id: str) -> int:
         return rows.batch_turn(self.raw, batch_id)
@@ -75,15 +75,15 @@ class SqliteGateUnit:
     def save_assessment(self, assessment: Assessment, now: str) -> Batch:
         return rows.save_assessment(self.raw, assessment, now)
 
-    def receipt(self, namespace: str, receipt_id: str) -> StoredReceipt | None:
-        row = rows.receipt_row(self.raw, namespace, receipt_id)
+    def receipt(self, space: str, receipt_id: str) -> StoredReceipt | None:
+        row = rows.receipt_row(self.raw, space, receipt_id)
         return None if row is None else StoredReceipt(row["batch_id"], row["payload"])
 
-    def current_turn(self, namespace: str) -> int:
-        return rows.current_turn(self.raw, namespace)
+    def current_turn(self, space: str) -> int:
+        return rows.current_turn(self.raw, space)
 
-    def reinforce(self, namespace: str, event_ids: Iterable[str], turn: int, now: str) -> list[str]:
-        return rows.reinforce_events(self.raw, namespace, event_ids, turn, now)
+    def reinforce(self, space: str, event_ids: Iterable[str], turn: int, now: str) -> list[str]:
+        return rows.reinforce_events(self.raw, space, event_ids, turn, now)
 
     def insert_receipt(self, receipt: NewReceipt, now: str) -> None:
         rows.insert_receipt(self.raw, *receipt, now)

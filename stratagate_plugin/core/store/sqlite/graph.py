@@ -22,10 +22,10 @@ class SqliteGraphStorage:
         self.db = db
 
     async def search_records(
-        self, namespace: str, terms: Sequence[str], cap: int, as_of: datetime | None
+        self, space: str, terms: Sequence[str], cap: int, as_of: datetime | None
     ) -> NodeRecords:
         def read(raw: sqlite3.Connection) -> NodeRecords:
-            ids = graph_reads.candidates(raw, namespace, terms, cap)
+            ids = graph_reads.candidates(raw, space, terms, cap)
             return _records(raw, ids, as_of, fields=True)
 
         return await self.db.read(read)
@@ -34,21 +34,21 @@ class SqliteGraphStorage:
         return await self.db.read(lambda raw: _records(raw, [node_id], as_of, history, True))
 
     async def top_records(
-        self, namespace: str, type_: str | None, window: tuple[int, int], as_of: datetime | None
+        self, space: str, type_: str | None, window: tuple[int, int], as_of: datetime | None
     ) -> NodeRecords:
         bound = iso(as_of) if as_of else None
 
         def read(raw: sqlite3.Connection) -> NodeRecords:
-            ids = graph_reads.top_node_ids(raw, namespace, type_, *window, bound)
+            ids = graph_reads.top_node_ids(raw, space, type_, *window, bound)
             return _records(raw, ids, as_of, fields=True)
 
         return await self.db.read(read)
 
-    async def visible_cards(self, namespace: str, event_ids: Sequence[str]) -> list[EventCard]:
-        return await self.db.read(lambda raw: event_rows.visible_cards(raw, namespace, event_ids))
+    async def visible_cards(self, space: str, event_ids: Sequence[str]) -> list[EventCard]:
+        return await self.db.read(lambda raw: event_rows.visible_cards(raw, space, event_ids))
 
-    async def duplicates(self, namespace: str) -> list[tuple[str, str, str]]:
-        rows = await self.db.read(lambda raw: graph_reads.duplicates(raw, namespace))
+    async def duplicates(self, space: str) -> list[tuple[str, str, str]]:
+        rows = await self.db.read(lambda raw: graph_reads.duplicates(raw, space))
         return [(row[0], row[1], row[2]) for row in rows]
 
     async def backfill_due(self) -> bool:
@@ -68,11 +68,11 @@ class SqliteGraphStorage:
 
 
 def candidate_records(
-    raw: sqlite3.Connection, namespace: str, terms: Sequence[str], cap: int
+    raw: sqlite3.Connection, space: str, terms: Sequence[str], cap: int
 ) -> NodeRecords:
     """Up to ``cap`` nodes sharing ``terms`` with their records as they stand now, inside a
     caller's read (retrieval reads graph views in the same read as its other channels)."""
-    return graph_reads.records(raw, graph_reads.candidates(raw, namespace, terms, cap))
+    return graph_reads.records(raw, graph_reads.candidates(raw, space, terms, cap))
 
 
 def _batch(
@@ -83,17 +83,17 @@ def _batch(
     context: tuple[int, int],
 ) -> ProjectionBatch:
     event_ids = graph_jobs.batch_events(raw, batch_id)
-    namespace = graph_jobs.batch_namespace(raw, batch_id)
-    cards = event_rows.visible_cards(raw, namespace, event_ids)
+    space = graph_jobs.batch_space(raw, batch_id)
+    cards = event_rows.visible_cards(raw, space, event_ids)
     keys = {normalise_key(p) for card in cards for p in card.temporal.get("participants", [])}
     recent, most = context
-    named = [k.node_id for k in graph_reads.known_by_keys(raw, namespace, keys)]
-    newest = graph_reads.recent_node_ids(raw, namespace, recent)
+    named = [k.node_id for k in graph_reads.known_by_keys(raw, space, keys)]
+    newest = graph_reads.recent_node_ids(raw, space, recent)
     nodes = graph_reads.nodes(raw, list(dict.fromkeys([*named, *newest]))[:most])
-    speakers = graph_reads.known_by_keys(raw, namespace, keys | {normalise_key(speaker)})
+    speakers = graph_reads.known_by_keys(raw, space, keys | {normalise_key(speaker)})
     people = [k.node_id for k in speakers if k.type == "person"]
     kin = graph_reads.kin_edges(raw, people, relations)
-    return ProjectionBatch(namespace, event_ids, cards, nodes, kin)
+    return ProjectionBatch(space, event_ids, cards, nodes, kin)
 
 
 class SqliteGraphTransaction:
@@ -105,22 +105,22 @@ class SqliteGraphTransaction:
     def holds(self, job: Job) -> bool:
         return jobs.holds(self.raw, job)
 
-    def batch_namespace(self, batch_id: str) -> str:
-        return graph_jobs.batch_namespace(self.raw, batch_id)
+    def batch_space(self, batch_id: str) -> str:
+        return graph_jobs.batch_space(self.raw, batch_id)
 
     def event_statuses(self, event_ids: Iterable[str]) -> dict[str, str]:
         return graph_reads.event_statuses(self.raw, event_ids)
 
-    def known_by_keys(self, namespace: str, keys: Iterable[str]) -> list[Known]:
-        return graph_reads.known_by_keys(self.raw, namespace, keys)
+    def known_by_keys(self, space: str, keys: Iterable[str]) -> list[Known]:
+        return graph_reads.known_by_keys(self.raw, space, keys)
 
-    def near_candidates(self, namespace: str, letters: Iterable[str]) -> list[Known]:
-        return graph_reads.near_candidates(self.raw, namespace, letters)
+    def near_candidates(self, space: str, letters: Iterable[str]) -> list[Known]:
+        return graph_reads.near_candidates(self.raw, space, letters)
 
     def insert_node(
-        self, namespace: str, name: tuple[str, str], type_: str, tags: Sequence[str], now: str
+        self, space: str, name: tuple[str, str], type_: str, tags: Sequence[str], now: str
     ) -> str:
-        return writes.insert_node(self.raw, namespace, name, type_, tags, now)
+        return writes.insert_node(self.raw, space, name, type_, tags, now)
 
     def node_tags(self, node_id: str) -> list[str]:
         return writes.node_tags(self.raw, node_id)
@@ -134,13 +134,13 @@ class SqliteGraphTransaction:
     def alias_keys(self, node_id: str) -> list[str]:
         return writes.alias_keys(self.raw, node_id)
 
-    def add_alias(self, namespace: str, node_id: str, alias: tuple[str, str]) -> None:
-        writes.add_alias(self.raw, namespace, node_id, alias)
+    def add_alias(self, space: str, node_id: str, alias: tuple[str, str]) -> None:
+        writes.add_alias(self.raw, space, node_id, alias)
 
     def list_duplicate(
-        self, namespace: str, node_id: str, other_id: str, reason: str, now: str
+        self, space: str, node_id: str, other_id: str, reason: str, now: str
     ) -> None:
-        writes.list_duplicate(self.raw, namespace, node_id, other_id, reason, now)
+        writes.list_duplicate(self.raw, space, node_id, other_id, reason, now)
 
     def add_sources(self, kind: str, record_id: str, event_ids: Iterable[str]) -> None:
         writes.add_sources(self.raw, kind, record_id, event_ids)
@@ -150,8 +150,8 @@ class SqliteGraphTransaction:
     ) -> None:
         writes.add_field_sources(self.raw, node_id, field, key, event_ids)
 
-    def add_terms(self, namespace: str, node_id: str, texts: Sequence[str]) -> None:
-        writes.add_terms(self.raw, namespace, node_id, texts)
+    def add_terms(self, space: str, node_id: str, texts: Sequence[str]) -> None:
+        writes.add_terms(self.raw, space, node_id, texts)
 
     def current_facts(self, node_id: str, key: str) -> list[CurrentFact]:
         return writes.current_facts(self.raw, node_id, key)
@@ -162,10 +162,8 @@ class SqliteGraphTransaction:
     def insert_fact(self, node_id: str, key: str, value: FactValue, made: Stated) -> str:
         return writes.insert_fact(self.raw, node_id, key, value, made)
 
-    def insert_edge(
-        self, namespace: str, ends: tuple[str, str], relation: str, made: Stated
-    ) -> str:
-        return writes.insert_edge(self.raw, namespace, ends, relation, made)
+    def insert_edge(self, space: str, ends: tuple[str, str], relation: str, made: Stated) -> str:
+        return writes.insert_edge(self.raw, space, ends, relation, made)
 
     def mark_history(self, kind: str, record_id: str, valid_to: str | None, now: str) -> None:
         writes.mark_history(self.raw, kind, record_id, valid_to, now)

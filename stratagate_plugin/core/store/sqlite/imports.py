@@ -12,7 +12,7 @@ from .. import event_rows, graph_jobs
 from .. import import_batch_rows as batch_rows
 from .. import import_rows as rows
 from ..db import Database
-from ..turns import NamespaceDefaults
+from ..turns import NewSpaceDefaults
 
 
 class SqliteImportsStorage:
@@ -26,14 +26,14 @@ class SqliteImportsStorage:
     async def job(self, job_id: str) -> ImportJob:
         return await self.db.read(lambda raw: _job(raw, job_id))
 
-    async def jobs(self, namespace: str, limit: int) -> list[ImportJob]:
-        return await self.db.read(lambda raw: _jobs(raw, rows.list_jobs(raw, namespace, limit)))
+    async def jobs(self, space: str, limit: int) -> list[ImportJob]:
+        return await self.db.read(lambda raw: _jobs(raw, rows.list_jobs(raw, space, limit)))
 
     async def jobs_with_text(
-        self, namespace: str, text: str, statuses: tuple[str, ...]
+        self, space: str, text: str, statuses: tuple[str, ...]
     ) -> list[ImportJob]:
         return await self.db.read(
-            lambda raw: _jobs(raw, rows.jobs_with_text(raw, namespace, text, statuses))
+            lambda raw: _jobs(raw, rows.jobs_with_text(raw, space, text, statuses))
         )
 
     async def job_ids_in(self, statuses: tuple[str, ...]) -> list[str]:
@@ -64,11 +64,9 @@ class SqliteImportsStorage:
     async def finish_analysis(self, job_id: str, status: str, now: str) -> bool:
         return await self.db.write(lambda raw: rows.finish_analysis(raw, job_id, status, now))
 
-    async def events_sharing_words(
-        self, namespace: str, text: str, limit: int
-    ) -> list[MatchedEvent]:
+    async def events_sharing_words(self, space: str, text: str, limit: int) -> list[MatchedEvent]:
         found = await self.db.read(
-            lambda raw: event_rows.sharing_a_token(raw, namespace, text, limit, every=True)
+            lambda raw: event_rows.sharing_a_token(raw, space, text, limit, every=True)
         )
         return [
             MatchedEvent(id=r["id"], title=r["title"], summary=r["summary"], status=r["status"])
@@ -96,12 +94,12 @@ class SqliteImportsStorage:
     async def batch(self, batch_id: str) -> ImportBatch:
         return rows.batch_from_row(await self.db.read(lambda raw: rows.batch_job(raw, batch_id)))
 
-    async def batches(self, namespace: str) -> list[ImportBatch]:
-        found = await self.db.read(lambda raw: rows.batch_jobs(raw, namespace))
+    async def batches(self, space: str) -> list[ImportBatch]:
+        found = await self.db.read(lambda raw: rows.batch_jobs(raw, space))
         return [rows.batch_from_row(row) for row in found]
 
-    async def active_cards(self, namespace: str, limit: int) -> list[EventCard]:
-        return await self.db.read(lambda raw: _active_cards(raw, namespace, limit))
+    async def active_cards(self, space: str, limit: int) -> list[EventCard]:
+        return await self.db.read(lambda raw: _active_cards(raw, space, limit))
 
 
 def _job(raw: sqlite3.Connection, job_id: str) -> ImportJob:
@@ -151,7 +149,7 @@ def _write_batch(
 ) -> ImportBatch:
     if not _still(raw, batch, view):
         raise StaleCommit(f"import {batch.job_id} changed while its commit was decided")
-    defaults = NamespaceDefaults(*batch.space_defaults)
+    defaults = NewSpaceDefaults(*batch.space_defaults)
     stamp, source = batch.now, batch.source
     batch_rows.insert_source_block(raw, batch.namespace, source, defaults, stamp)
     for card in batch.cards:
@@ -175,7 +173,7 @@ def _remove_batch(raw: sqlite3.Connection, batch_id: str, now: str) -> RemovedBa
     )
 
 
-def _active_cards(raw: sqlite3.Connection, namespace: str, limit: int) -> list[EventCard]:
-    if not rows.namespace_exists(raw, namespace):
-        raise NotFound(f"no memory space named {namespace!r}")
-    return event_rows.list_events(raw, namespace, ("active",), limit=limit)
+def _active_cards(raw: sqlite3.Connection, space: str, limit: int) -> list[EventCard]:
+    if not rows.space_exists(raw, space):
+        raise NotFound(f"no memory space named {space!r}")
+    return event_rows.list_events(raw, space, ("active",), limit=limit)

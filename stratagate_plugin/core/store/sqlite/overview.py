@@ -13,22 +13,22 @@ class SqliteOverviewStorage:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def tallies(self, namespace: str) -> SpaceTallies:
-        return await self.db.read(lambda raw: rows.space_counts(raw, namespace))
+    async def tallies(self, space: str) -> SpaceTallies:
+        return await self.db.read(lambda raw: rows.space_counts(raw, space))
 
-    async def jobs(self, namespace: str, status: str | None, offset: int, limit: int) -> list[Job]:
-        return await self.db.read(lambda raw: rows.job_page(raw, namespace, status, offset, limit))
+    async def jobs(self, space: str, status: str | None, offset: int, limit: int) -> list[Job]:
+        return await self.db.read(lambda raw: rows.job_page(raw, space, status, offset, limit))
 
-    async def retry_failed(self, namespace: str, now: datetime) -> int:
-        return await self.db.write(lambda raw: rows.retry_failed_in(raw, namespace, now))
+    async def retry_failed(self, space: str, now: datetime) -> int:
+        return await self.db.write(lambda raw: rows.retry_failed_in(raw, space, now))
 
-    async def receipts(self, namespace: str, offset: int, limit: int) -> list[ReceiptRow]:
-        return await self.db.read(lambda raw: rows.audit_page(raw, namespace, offset, limit))
+    async def receipts(self, space: str, offset: int, limit: int) -> list[ReceiptRow]:
+        return await self.db.read(lambda raw: rows.audit_page(raw, space, offset, limit))
 
-    async def receipt(self, namespace: str, receipt_id: str) -> dict[str, Any] | None:
-        return await self.db.read(lambda raw: rows.receipt_record(raw, namespace, receipt_id))
+    async def receipt(self, space: str, receipt_id: str) -> dict[str, Any] | None:
+        return await self.db.read(lambda raw: rows.receipt_record(raw, space, receipt_id))
 
     async def set_every_space(self, block_turn_size: int, block_decay_lambda: float) -> int:
         return await self.db.write(
-            lambda raw: rows.set_every_namespace(raw, block_turn_size, block_decay_lambda)
+            lambda raw: rows.set_every_space(raw, block_turn_size, block_decay_lambda)
         )

@@ -113,28 +113,28 @@ class SqlitePurgeStorage:
     def _rederivers(self, rules: PurgeRules, topics: TopicsSync) -> rows.Rederivers:
         """The rules an erase re-derives by, the topics' sync over the erasing connection."""
 
-        def sync(raw: sqlite3.Connection, namespace: str, now: datetime) -> None:
-            topics(SqliteTopicsTransaction(raw), namespace, now)
+        def sync(raw: sqlite3.Connection, space: str, now: datetime) -> None:
+            topics(SqliteTopicsTransaction(raw), space, now)
 
         return rows.Rederivers(rules, self.events, sync)
 
-    async def space_contents(self, namespace: str) -> SpaceContents:
+    async def space_contents(self, space: str) -> SpaceContents:
         def read(raw: sqlite3.Connection) -> SpaceContents:
             return SpaceContents(
-                space_rows.space_rows(raw, namespace), space_rows.space_threads(raw, namespace)
+                space_rows.space_rows(raw, space), space_rows.space_threads(raw, space)
             )
 
         return await self.db.read(read)
 
-    async def space_in_backups(self, namespace: str) -> dict[str, int]:
-        return files.space_in_backups(self.db.path, namespace)
+    async def space_in_backups(self, space: str) -> dict[str, int]:
+        return files.space_in_backups(self.db.path, space)
 
-    async def delete_space_in_backup(self, path: str, namespace: str) -> str:
-        return files.delete_space_in_backup(Path(path), namespace)
+    async def delete_space_in_backup(self, path: str, space: str) -> str:
+        return files.delete_space_in_backup(Path(path), space)
 
-    async def delete_space(self, namespace: str, receipt: SpaceReceipt, now: str) -> Done:
+    async def delete_space(self, space: str, receipt: SpaceReceipt, now: str) -> Done:
         def unit(raw: sqlite3.Connection) -> Done:
-            deleted = space_rows.delete_space(raw, namespace)
+            deleted = space_rows.delete_space(raw, space)
             return _receipted(raw, receipt(deleted), now), deleted
 
         return await self.db.write(unit)

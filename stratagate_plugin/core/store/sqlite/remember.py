@@ -15,7 +15,7 @@ from ...remember.storage import (
 from .. import event_rows, gate_rows, graph_jobs
 from ..db import Database
 from ..provenance_rows import add_pending_citation
-from ..turns import NamespaceDefaults, ensure_namespace
+from ..turns import NewSpaceDefaults, ensure_space
 
 
 class SqliteRememberStorage:
@@ -23,8 +23,8 @@ class SqliteRememberStorage:
         self.db = db
         self.events = events
 
-    async def live_events(self, namespace: str, text: str, limit: int) -> list[LiveEvent]:
-        return await self.db.read(lambda raw: _live(raw, namespace, text, limit))
+    async def live_events(self, space: str, text: str, limit: int) -> list[LiveEvent]:
+        return await self.db.read(lambda raw: _live(raw, space, text, limit))
 
     async def commit(
         self, ask: RememberAsk, rules: RememberRules, defaults: SpaceDefaults, now: str
@@ -33,8 +33,8 @@ class SqliteRememberStorage:
         return await self.db.write(lambda raw: _commit(raw, ask, rules, events, defaults, now))
 
 
-def _live(raw: sqlite3.Connection, namespace: str, text: str, limit: int) -> list[LiveEvent]:
-    found = event_rows.sharing_a_token(raw, namespace, text, limit)
+def _live(raw: sqlite3.Connection, space: str, text: str, limit: int) -> list[LiveEvent]:
+    found = event_rows.sharing_a_token(raw, space, text, limit)
     return [LiveEvent(r["id"], r["title"], r["summary"]) for r in found]
 
 
@@ -48,8 +48,8 @@ def _commit(
 ) -> Applied:
     live = _live(raw, ask.namespace, ask.text, ask.limit)
     still = event_rows.live_event_ids(raw, ask.ambiguous) if ask.ambiguous else set()
-    settings = NamespaceDefaults(defaults.block_turn_size, defaults.block_decay_lambda)
-    ensure_namespace(raw, ask.namespace, settings, now)
+    settings = NewSpaceDefaults(defaults.block_turn_size, defaults.block_decay_lambda)
+    ensure_space(raw, ask.namespace, settings, now)
     turn = gate_rows.current_turn(raw, ask.namespace)
     plan = rules.plan(live, still, turn)
     if plan.action == "IGNORED":

@@ -32,26 +32,26 @@ T = TypeVar("T")
 class SqliteRetrievalReader(SqliteEventsReader):
     """``RetrievalReader`` over the connection of one ``Database.read``."""
 
-    def channel_messages(self, namespace: str, query: ChannelQuery) -> ChannelRows:
-        return retrieval_rows.channel_rows(self.raw, namespace, query)
+    def channel_messages(self, space: str, query: ChannelQuery) -> ChannelRows:
+        return retrieval_rows.channel_rows(self.raw, space, query)
 
-    def term_postings(self, namespace: str, terms: Sequence[str]) -> dict[str, TermPostings] | None:
+    def term_postings(self, space: str, terms: Sequence[str]) -> dict[str, TermPostings] | None:
         if not term_index.has_index(self.raw):
             return None
-        return term_index.postings(self.raw, namespace, terms)
+        return term_index.postings(self.raw, space, terms)
 
     def indexed_messages(
-        self, namespace: str, rowids: Sequence[int], reach: int, around: int
+        self, space: str, rowids: Sequence[int], reach: int, around: int
     ) -> tuple[list[ChannelMessage], list[ChannelMessage]]:
-        return retrieval_rows.indexed_messages(self.raw, namespace, rowids, reach, around)
+        return retrieval_rows.indexed_messages(self.raw, space, rowids, reach, around)
 
-    def tail_messages(self, namespace: str, current_thread: str | None) -> list[ChannelMessage]:
-        return retrieval_rows.tail_messages(self.raw, namespace, current_thread)
+    def tail_messages(self, space: str, current_thread: str | None) -> list[ChannelMessage]:
+        return retrieval_rows.tail_messages(self.raw, space, current_thread)
 
     def term_statistics(
-        self, namespace: str, terms: Sequence[str], blocks: Sequence[str]
+        self, space: str, terms: Sequence[str], blocks: Sequence[str]
     ) -> CorpusStats:
-        return retrieval_rows.term_statistics(self.raw, namespace, terms, blocks)
+        return retrieval_rows.term_statistics(self.raw, space, terms, blocks)
 
     def block_texts(self, message_ids: Sequence[str]) -> dict[str, str]:
         return retrieval_rows.ready_block_texts(self.raw, message_ids)
@@ -59,26 +59,26 @@ class SqliteRetrievalReader(SqliteEventsReader):
     def block_messages(self, block_id: str) -> list[tuple[str, str]]:
         return retrieval_rows.block_message_texts(self.raw, block_id)
 
-    def graph_records(self, namespace: str, terms: Sequence[str], cap: int) -> NodeRecords:
-        return candidate_records(self.raw, namespace, terms, cap)
+    def graph_records(self, space: str, terms: Sequence[str], cap: int) -> NodeRecords:
+        return candidate_records(self.raw, space, terms, cap)
 
-    def cited_messages(self, namespace: str, event_ids: Sequence[str]) -> list[str]:
-        return graph_reads.cited_messages(self.raw, namespace, event_ids)
+    def cited_messages(self, space: str, event_ids: Sequence[str]) -> list[str]:
+        return graph_reads.cited_messages(self.raw, space, event_ids)
 
     def from_thread(self, event_ids: Sequence[str], thread_id: str) -> set[str]:
         return event_reads.events_from_thread(self.raw, event_ids, thread_id)
 
-    def created_between(self, namespace: str, spans: Sequence[tuple[str, str]]) -> set[str]:
-        return retrieval_rows.created_between(self.raw, namespace, spans)
+    def created_between(self, space: str, spans: Sequence[tuple[str, str]]) -> set[str]:
+        return retrieval_rows.created_between(self.raw, space, spans)
 
-    def happened_ranges(self, namespace: str) -> list[tuple[str, str | None, str | None]]:
-        return retrieval_rows.happened_ranges(self.raw, namespace)
+    def happened_ranges(self, space: str) -> list[tuple[str, str | None, str | None]]:
+        return retrieval_rows.happened_ranges(self.raw, space)
 
     def event_messages(self, event_ids: Sequence[str]) -> set[str]:
         return retrieval_rows.event_messages(self.raw, event_ids)
 
-    def bypass(self, namespace: str) -> tuple[int, list[BypassRow]]:
-        return _bypass(self.raw, namespace)
+    def bypass(self, space: str) -> tuple[int, list[BypassRow]]:
+        return _bypass(self.raw, space)
 
     def card(self, event_id: str) -> EventCard:
         return event_rows.get_event(self.raw, event_id)
@@ -93,28 +93,28 @@ class SqliteRetrievalStorage:
         return await self.db.read(lambda raw: work(SqliteRetrievalReader(raw, self.rules)))
 
     async def sealed_matches(
-        self, namespace: str, tokens: Sequence[str], cap: int, thread_id: str | None
+        self, space: str, tokens: Sequence[str], cap: int, thread_id: str | None
     ) -> list[SealedMatch]:
         return await self.db.read(
-            lambda raw: raw_search.sealed_candidates(raw, namespace, tokens, cap, thread_id)
+            lambda raw: raw_search.sealed_candidates(raw, space, tokens, cap, thread_id)
         )
 
     async def raw_hits(self, scored: Sequence[tuple[str, float]]) -> list[RawHit]:
         return await self.db.read(lambda raw: raw_search.hits_for(raw, scored))
 
-    async def latest_message_time(self, namespace: str) -> datetime | None:
-        return await self.db.read(lambda raw: retrieval_rows.latest_message_time(raw, namespace))
+    async def latest_message_time(self, space: str) -> datetime | None:
+        return await self.db.read(lambda raw: retrieval_rows.latest_message_time(raw, space))
 
-    async def tails(self, namespace: str, thread_id: str) -> tuple[list[Message], list[Message]]:
+    async def tails(self, space: str, thread_id: str) -> tuple[list[Message], list[Message]]:
         return await self.db.read(
             lambda raw: (
-                block_rows.open_tail(raw, namespace, thread_id),
-                block_rows.open_tails(raw, namespace, thread_id),
+                block_rows.open_tail(raw, space, thread_id),
+                block_rows.open_tails(raw, space, thread_id),
             )
         )
 
 
-def _bypass(raw: sqlite3.Connection, namespace: str) -> tuple[int, list[BypassRow]]:
+def _bypass(raw: sqlite3.Connection, space: str) -> tuple[int, list[BypassRow]]:
     found = [
         BypassRow(
             row["id"],
@@ -127,6 +127,6 @@ def _bypass(raw: sqlite3.Connection, namespace: str) -> tuple[int, list[BypassRo
             row["floor_weight"],
             row["updated_at"],
         )
-        for row in event_reads.bypass_rows(raw, namespace)
+        for row in event_reads.bypass_rows(raw, space)
     ]
-    return event_reads.current_turn(raw, namespace), found
+    return event_reads.current_turn(raw, space), found

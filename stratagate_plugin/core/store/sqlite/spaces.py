@@ -10,21 +10,21 @@ class SqliteSpacesStorage:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def summaries(self, namespace: str | None = None) -> list[SpaceSummary]:
-        return await self.db.read(lambda raw: space_rows.space_summaries(raw, namespace))
+    async def summaries(self, space: str | None = None) -> list[SpaceSummary]:
+        return await self.db.read(lambda raw: space_rows.space_summaries(raw, space))
 
     async def names(self) -> list[str]:
         return await self.db.read(space_rows.space_names)
 
     async def set_setting(
         self,
-        namespace: str,
+        space: str,
         setting: SpaceSetting,
         value: float,
         defaults: SpaceDefaults,
         now: str,
     ) -> None:
-        made = turns.NamespaceDefaults(defaults.block_turn_size, defaults.block_decay_lambda)
+        made = turns.NewSpaceDefaults(defaults.block_turn_size, defaults.block_decay_lambda)
         await self.db.write(
-            lambda raw: turns.update_namespace_setting(raw, namespace, setting, value, made, now)
+            lambda raw: turns.update_space_setting(raw, space, setting, value, made, now)
         )

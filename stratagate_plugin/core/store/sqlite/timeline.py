@@ -20,8 +20,8 @@ class SqliteTimelineStorage:
     async def story(self, event_id: str) -> EventStory:
         return await self.db.read(lambda raw: _story(raw, event_id))
 
-    async def conflicts(self, namespace: str, offset: int, limit: int) -> ConflictRows:
-        return await self.db.read(lambda raw: _conflicts(raw, namespace, offset, limit))
+    async def conflicts(self, space: str, offset: int, limit: int) -> ConflictRows:
+        return await self.db.read(lambda raw: _conflicts(raw, space, offset, limit))
 
 
 def _page(
@@ -46,8 +46,8 @@ def _story(raw: sqlite3.Connection, event_id: str) -> EventStory:
     return EventStory(details, current_turn(raw, details.card.namespace), versions)
 
 
-def _conflicts(raw: sqlite3.Connection, namespace: str, offset: int, limit: int) -> ConflictRows:
-    found = timeline_rows.conflict_pairs(raw, namespace, offset, limit + 1)
+def _conflicts(raw: sqlite3.Connection, space: str, offset: int, limit: int) -> ConflictRows:
+    found = timeline_rows.conflict_pairs(raw, space, offset, limit + 1)
     shown = found[:limit]
     ids = list(dict.fromkeys(i for pair in shown for i in pair))
     cards = {c.id: c for c in event_rows.events_from_rows(raw, timeline_rows.rows_by_id(raw, ids))}

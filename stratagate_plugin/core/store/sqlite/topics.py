@@ -55,12 +55,12 @@ class SqliteTopicsStorage:
     async def fail(self, job: Job, message: str, now: datetime, backoff_s: float) -> Job | None:
         return await self.db.write(lambda raw: jobs.fail(raw, job, message, now, backoff_s))
 
-    async def retry_failed(self, namespace: str, now: datetime) -> int:
-        return await self.db.write(lambda raw: topic_jobs.retry_failed(raw, namespace, now))
+    async def retry_failed(self, space: str, now: datetime) -> int:
+        return await self.db.write(lambda raw: topic_jobs.retry_failed(raw, space, now))
 
-    async def budget_state(self, namespace: str | None) -> tuple[int, str | None]:
+    async def budget_state(self, space: str | None) -> tuple[int, str | None]:
         def read(raw: sqlite3.Connection) -> tuple[int, str | None]:
-            return topic_jobs.historical_waiting(raw, namespace), topic_jobs.ledger_of(raw)
+            return topic_jobs.historical_waiting(raw, space), topic_jobs.ledger_of(raw)
 
         return await self.db.read(read)
 
@@ -77,30 +77,30 @@ class SqliteTopicsTransaction:
     def spaces_to_bootstrap(self) -> list[str]:
         return topic_jobs.spaces_to_bootstrap(self.raw)
 
-    def state_known(self, namespace: str) -> bool:
-        return topic_jobs.state_version(self.raw, namespace) is not None
+    def state_known(self, space: str) -> bool:
+        return topic_jobs.state_version(self.raw, space) is not None
 
-    def record_state(self, namespace: str, frozen: int, now: datetime) -> None:
-        topic_jobs.record_state(self.raw, namespace, frozen, now)
+    def record_state(self, space: str, frozen: int, now: datetime) -> None:
+        topic_jobs.record_state(self.raw, space, frozen, now)
 
-    def retire_old_generation(self, namespace: str) -> None:
-        topic_jobs.retire_old_generation(self.raw, namespace)
+    def retire_old_generation(self, space: str) -> None:
+        topic_jobs.retire_old_generation(self.raw, space)
 
-    def unplaced_cards(self, namespace: str) -> list[EventCard]:
-        return event_rows.events_from_rows(self.raw, topic_jobs.unplaced_rows(self.raw, namespace))
+    def unplaced_cards(self, space: str) -> list[EventCard]:
+        return event_rows.events_from_rows(self.raw, topic_jobs.unplaced_rows(self.raw, space))
 
     def unqueued_members(self, topic_id: str) -> list[tuple[str, bool]]:
         return topic_jobs.unqueued_members(self.raw, topic_id)
 
-    def queue_batch(self, namespace: str, batch: QueuedBatch, now: datetime) -> str:
+    def queue_batch(self, space: str, batch: QueuedBatch, now: datetime) -> str:
         historical, topic_id, event_ids = batch
-        return topic_jobs.queue_batch(self.raw, namespace, event_ids, historical, now, topic_id)
+        return topic_jobs.queue_batch(self.raw, space, event_ids, historical, now, topic_id)
 
-    def touched_members(self, namespace: str) -> list[Member]:
-        return [Member(*row) for row in rows.touched_members(self.raw, namespace)]
+    def touched_members(self, space: str) -> list[Member]:
+        return [Member(*row) for row in rows.touched_members(self.raw, space)]
 
-    def visible_cards(self, namespace: str, event_ids: Sequence[str]) -> list[EventCard]:
-        return event_rows.visible_cards(self.raw, namespace, event_ids)
+    def visible_cards(self, space: str, event_ids: Sequence[str]) -> list[EventCard]:
+        return event_rows.visible_cards(self.raw, space, event_ids)
 
     def mark_for_projection(self, event_ids: Iterable[str]) -> None:
         rows.mark_for_projection(self.raw, event_ids)
@@ -114,11 +114,11 @@ class SqliteTopicsTransaction:
     def drop_members(self, topic_id: str, event_ids: Iterable[str]) -> None:
         rows.drop_members(self.raw, topic_id, event_ids)
 
-    def delete_empty_topics(self, namespace: str) -> int:
-        return rows.delete_empty_topics(self.raw, namespace)
+    def delete_empty_topics(self, space: str) -> int:
+        return rows.delete_empty_topics(self.raw, space)
 
-    def load_topics(self, namespace: str) -> list[Topic]:
-        return rows.load_topics(self.raw, namespace)
+    def load_topics(self, space: str) -> list[Topic]:
+        return rows.load_topics(self.raw, space)
 
     def get_topic(self, topic_id: str) -> Topic | None:
         return rows.get_topic(self.raw, topic_id)
@@ -153,29 +153,29 @@ class SqliteTopicsTransaction:
     def term_stats(self, tokens: Sequence[str]) -> tuple[dict[str, int], int]:
         return topic_reads.term_stats(self.raw, tokens)
 
-    def chapter_titles(self, namespace: str) -> dict[str, str]:
-        return topic_reads.chapter_titles(self.raw, namespace)
+    def chapter_titles(self, space: str) -> dict[str, str]:
+        return topic_reads.chapter_titles(self.raw, space)
 
-    def shown_heads(self, namespace: str, agent_weight: float) -> list[ChapterHead]:
-        return [ChapterHead(*row) for row in rows.shown_heads(self.raw, namespace, agent_weight)]
+    def shown_heads(self, space: str, agent_weight: float) -> list[ChapterHead]:
+        return [ChapterHead(*row) for row in rows.shown_heads(self.raw, space, agent_weight)]
 
-    def fallback_counts(self, namespace: str, agent_weight: float) -> dict[str, int]:
-        return unfiled.fallback_counts(self.raw, namespace, agent_weight)
+    def fallback_counts(self, space: str, agent_weight: float) -> dict[str, int]:
+        return unfiled.fallback_counts(self.raw, space, agent_weight)
 
     def fallback_rows(
-        self, namespace: str, agent_weight: float, category: str | None, window: tuple[int, int]
+        self, space: str, agent_weight: float, category: str | None, window: tuple[int, int]
     ) -> list[Fallback]:
-        found = unfiled.fallback_rows(self.raw, namespace, agent_weight, category, *window)
+        found = unfiled.fallback_rows(self.raw, space, agent_weight, category, *window)
         return [(row[0], row[1], row[2]) for row in found]
 
     def matching_fallbacks(
-        self, namespace: str, agent_weight: float, category: str | None, tokens: Sequence[str]
+        self, space: str, agent_weight: float, category: str | None, tokens: Sequence[str]
     ) -> list[Fallback]:
-        found = unfiled.matching_fallbacks(self.raw, namespace, agent_weight, category, tokens)
+        found = unfiled.matching_fallbacks(self.raw, space, agent_weight, category, tokens)
         return [(row[0], row[1], row[2]) for row in found]
 
-    def topic_jobs(self, namespace: str) -> list[tuple[Job, list[str]]]:
-        return topic_jobs.topic_jobs(self.raw, namespace)
+    def topic_jobs(self, space: str) -> list[tuple[Job, list[str]]]:
+        return topic_jobs.topic_jobs(self.raw, space)
 
     def spare_marked(self) -> bool:
         return unfiled.spare_marked(self.raw)
@@ -193,7 +193,5 @@ class SqliteTopicsTransaction:
 
 
 def _source(row: tuple[Any, ...]) -> SpareSource:
-    pk, namespace, status, pool, criticality, event_type, plain, agent = row
-    return SpareSource(
-        pk, namespace, status, pool, criticality, event_type, bool(plain), bool(agent)
-    )
+    pk, space, status, pool, criticality, event_type, plain, agent = row
+    return SpareSource(pk, space, status, pool, criticality, event_type, bool(plain), bool(agent))

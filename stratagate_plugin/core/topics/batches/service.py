@@ -141,8 +141,8 @@ def _reworded(tx: TopicsTransaction, topic: Topic) -> Topic:
     return reworded(topic, members, TermStats(counts, total), taken)
 
 
-def _check_unchanged(tx: TopicsTransaction, namespace: str, given: BatchInput) -> None:
-    now_cards = {c.id: c for c in tx.visible_cards(namespace, given.batch_ids)}
+def _check_unchanged(tx: TopicsTransaction, space: str, given: BatchInput) -> None:
+    now_cards = {c.id: c for c in tx.visible_cards(space, given.batch_ids)}
     for event_id, fingerprint in given.fingerprints.items():
         card = now_cards.get(event_id)
         if card is None or event_fingerprint(card) != fingerprint:
