@@ -241,7 +241,9 @@ class RetrievalService(ServiceBase):
         )
         lines = [message_line(message, settings.tail_message_chars) for message in recent]
         nodes = await self.store.read(
-            lambda reader: _graph_recall(reader, space, thread_id, text, settings)
+            lambda reader: _graph_recall(
+                reader, space, thread_id, (latest_user_message, text), settings
+            )
         )
         rendered, shown, noted, spoken = render_recall(
             events, nodes, settings.token_budget, lines, older
@@ -303,15 +305,24 @@ def _graph_channel(
 
 
 def _graph_recall(
-    reader: RetrievalReader, space: str, thread_id: str, query: str, config: RecallConfig
+    reader: RetrievalReader,
+    space: str,
+    thread_id: str,
+    queries: tuple[str, str],
+    config: RecallConfig,
 ) -> list[dict[str, Any]]:
-    """The recall lines of up to ``node_limit`` graph nodes matching the query (of 12
-    searched), leaving out nodes whose evidence all comes from the current thread (already
-    in the native history)."""
-    hits = _graph_search(reader, space, query, GRAPH_RELEVANCE)
-    cited = [i for hit in hits for i in hit.provenance_event_ids]
-    own = reader.from_thread(cited, thread_id)
-    kept = [hit for hit in hits if not set(hit.provenance_event_ids) <= own]
+    """The recall lines of up to ``node_limit`` graph nodes matching the question (of 12
+    searched; the whole recall query, tail turns and all, only when the question alone
+    finds none), leaving out nodes whose evidence all comes from the current thread
+    (already in the native history). The question's few terms read a few nodes; the recall
+    query's dozens read hundreds."""
+    kept: list[GraphHit] = []
+    for query in dict.fromkeys(queries):
+        hits = _graph_search(reader, space, query, GRAPH_RELEVANCE)
+        own = reader.from_thread([i for hit in hits for i in hit.provenance_event_ids], thread_id)
+        kept = [hit for hit in hits if not set(hit.provenance_event_ids) <= own]
+        if kept:
+            break
     return [hit.recall_line() for hit in kept[: config.node_limit]]
 
 

@@ -7,7 +7,6 @@ the same ranking. Structured-filter candidates are found by a light column scan.
 """
 
 import json
-import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -66,12 +65,33 @@ def lexical_rows(
     if found is None:
         return []
     if found.ranked:
-        ranked = raw.execute(f"{_LEXICAL} ORDER BY f.rank", (found.match, space)).fetchall()
-        pks = [pk for pool in pools for pk in [r[0] for r in ranked if r[1] == pool][:cap]]
+        best = _best_per_pool(
+            raw.execute(f"{_LEXICAL} ORDER BY f.rank", (found.match, space)), pools, cap
+        )
+        pks = [pk for pool in pools for pk in best[pool]]
     else:
         sql = f"{_LEXICAL} AND e.pool = ? ORDER BY f.rowid DESC LIMIT ?"
         pks = [r[0] for p in pools for r in raw.execute(sql, (found.match, space, p, cap))]
     return rows_by_pk(raw, pks)
+
+
+def _best_per_pool(
+    ranked: Iterable[tuple[int, str]], pools: Sequence[str], cap: int
+) -> dict[str, list[int]]:
+    """The first ``cap`` rows of each pool, read only as far as needed (the rows come best
+    first; a common query matches far more than any pool keeps)."""
+    best: dict[str, list[int]] = {pool: [] for pool in pools}
+    open_pools = sum(1 for _ in pools) if cap > 0 else 0
+    for pk, pool in ranked:
+        kept = best.get(pool)
+        if kept is None or len(kept) >= cap:
+            continue
+        kept.append(pk)
+        if len(kept) == cap:
+            open_pools -= 1
+            if open_pools == 0:
+                break
+    return best
 
 
 def stored_documents(
@@ -85,7 +105,7 @@ def stored_documents(
     stamps = {
         int(row["pk"]): (row["id"], document_stamp(row["updated_at"], version)) for row in rows
     }
-    counted = _count_pattern(tokens)
+    wanted = set(tokens)
     found: dict[str, Document] = {}
     pks = list(stamps)
     for start in range(0, len(pks), 500):
@@ -97,14 +117,12 @@ def stored_documents(
         ):
             event_id, current = stamps[pk]
             if stamp == current:
-                found[event_id] = ({k: int(n) for k, n in counted.findall(counts)}, int(length))
+                stored = json.loads(counts)
+                found[event_id] = (
+                    {t: int(n) for t, n in stored.items() if t in wanted},
+                    int(length),
+                )
     return found
-
-
-def _count_pattern(tokens: Sequence[str]) -> re.Pattern[str]:
-    """Finds ``"token": count`` pairs of the given tokens in a stored ``counts_json``."""
-    keys = "|".join(re.escape(token) for token in sorted(set(tokens), key=len, reverse=True))
-    return re.compile(f'"({keys})": (\\d+)')
 
 
 def rows_by_pk(raw: sqlite3.Connection, pks: Sequence[int]) -> list[sqlite3.Row]:
