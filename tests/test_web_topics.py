@@ -18,6 +18,7 @@ from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.llm.base import ModelError
 from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.text.token_budget import estimate_tokens
+from stratagate_plugin.web.memory import topics as topics_page
 from tests.test_web_blocks import derive, runtime_of
 from tests.webapp import memory_of, post, web_app
 
@@ -279,3 +280,29 @@ async def test_a_long_section_shows_nine_events_and_links_the_next_page(tmp_path
         assert f"第 1–9 个事件，共 {len(seen)} 个。" in zh.text and "下一页事件" in zh.text
         bad = await client.get(url, params={"space": space, "section": "x"})
         assert bad.status_code == 400
+
+
+async def test_the_page_reads_one_page_of_batches_and_counts_them_all(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(topics_page, "PAGE_SIZE", 5)
+    async with web_app(tmp_path) as (_, host, client):
+        memory, space = memory_of(host), runtime_of(host).default_space()
+        await runtime_of(host).idle.wait()
+        memory.config = memory.config.model_copy(
+            update={"topic_projector": "model", "offline_fallback": False}
+        )
+        memory.model = TopicScript(answers=deque([ModelError("timeout")] * 100))
+        await new_space(memory, space)
+        await add_events(memory, space, 120, distinct=True)
+        memory.topics.clock = lambda: at(0)
+        await memory.topics.process()
+        every = await memory.topics.book(space)
+        assert len(every["pending"]) == sum(every["pendingCounts"].values()) > 5
+        first = await memory.topics.book(space, pending_limit=5)
+        assert [b["jobId"] for b in first["pending"]] == [b["jobId"] for b in every["pending"][:5]]
+        page = await book_page(client, space)
+        assert page.count('<tr class="batch batch-') == 5
+        total = len(every["pending"])
+        assert f"The oldest 5 of {total} batches are shown." in page
+        assert f"Retry failed batches ({total})" in page

@@ -172,18 +172,31 @@ def historical_waiting(raw: sqlite3.Connection, space: str | None = None) -> int
     return int(row[0])
 
 
-def topic_jobs(raw: sqlite3.Connection, space: str) -> list[tuple[Job, list[str]]]:
-    """The space's unfinished topic jobs (pending, running, failed) with their events."""
+def topic_jobs(
+    raw: sqlite3.Connection, space: str, limit: int | None = None
+) -> list[tuple[Job, list[str]]]:
+    """The space's unfinished topic jobs (pending, running, failed) with their events, the
+    oldest first; at most ``limit`` (``None``: all)."""
     rows = raw.execute(
         "SELECT * FROM jobs WHERE kind = ? AND namespace = ? AND status IN "
-        "('pending', 'running', 'failed') ORDER BY created_at, id",
-        (TOPIC_JOB, space),
+        "('pending', 'running', 'failed') ORDER BY created_at, id LIMIT ?",
+        (TOPIC_JOB, space, -1 if limit is None else limit),
     ).fetchall()
     found = []
     for row in rows:
         job = job_from_row(row)
         found.append((job, batch_of(raw, job.target_id)[2]))
     return found
+
+
+def topic_job_counts(raw: sqlite3.Connection, space: str) -> dict[str, int]:
+    """How many of the space's unfinished topic jobs are in each state."""
+    rows = raw.execute(
+        "SELECT status, count(*) FROM jobs WHERE kind = ? AND namespace = ? AND status IN "
+        "('pending', 'running', 'failed') GROUP BY status",
+        (TOPIC_JOB, space),
+    )
+    return {str(status): int(n) for status, n in rows}
 
 
 def retry_failed(raw: sqlite3.Connection, space: str, now: datetime) -> int:

@@ -133,7 +133,9 @@ def opened(
     return entry, topic
 
 
-def book(tx: TopicsTransaction, space: str, weight: float) -> dict[str, Any]:
+def book(
+    tx: TopicsTransaction, space: str, weight: float, pending_limit: int | None = None
+) -> dict[str, Any]:
     stale = stale_members(tx, space)
     chapters = []
     for number, listed in enumerate(order_topics(tx.load_topics(space)), 1):
@@ -168,13 +170,14 @@ def book(tx: TopicsTransaction, space: str, weight: float) -> dict[str, Any]:
             "nextRetryAt": iso(job.next_retry_at) if job.next_retry_at else None,
             "eventIds": ids,
         }
-        for job, ids in tx.topic_jobs(space)
+        for job, ids in tx.topic_jobs(space, pending_limit)
     ]
     spare = fallback_counts(tx, space, weight)
     return {
         "namespace": space,
         "chapters": chapters,
         "pending": pending,
+        "pendingCounts": tx.topic_job_counts(space),
         "fallbackEntries": sum(spare.values()),
     }
 

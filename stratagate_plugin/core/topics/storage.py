@@ -212,8 +212,13 @@ class TopicsTransaction(Protocol):
         """Up to 100 events no shown chapter holds sharing a token with a query."""
         ...
 
-    def topic_jobs(self, space: str) -> list[tuple[Job, list[str]]]:
-        """The space's unfinished topic jobs with their events."""
+    def topic_jobs(self, space: str, limit: int | None = None) -> list[tuple[Job, list[str]]]:
+        """The space's unfinished topic jobs with their events, oldest first; at most
+        ``limit`` (``None``: all)."""
+        ...
+
+    def topic_job_counts(self, space: str) -> dict[str, int]:
+        """How many of the space's unfinished topic jobs are in each state."""
         ...
 
     def spare_marked(self) -> bool:

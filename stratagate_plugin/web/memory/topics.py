@@ -48,7 +48,7 @@ async def book_page(pages: MemoryPages, request: Request) -> Response:
     the entries a query or category finds; the directory and the pending batches."""
     space, query = pages.space(request), request.query_params.get("q", "").strip()[:500]
     category, offset = asked_category(request), int_param(request, "offset", 0)
-    book = await pages.memory.topics.book(space)
+    book = await pages.memory.topics.book(space, pending_limit=PAGE_SIZE)
     chapters: list[dict[str, Any]] = []
     if query or category:
         found = await pages.memory.topics.catalog(space, query, category, offset, PAGE_SIZE)
@@ -71,7 +71,8 @@ async def book_page(pages: MemoryPages, request: Request) -> Response:
         "directory": directory,
         "directory_tokens": estimate_tokens(directory),
         "directory_budget": DIRECTORY_BUDGET,
-        "failed": sum(1 for batch in book["pending"] if batch["status"] == "failed"),
+        "failed": book["pendingCounts"].get("failed", 0),
+        "pending_total": sum(book["pendingCounts"].values()),
         "retried": int_param(request, "retried", -1, low=-1),
         "newer_url": book_url(space, asked, offset - PAGE_SIZE) if offset > 0 else None,
         "older_url": book_url(space, asked, following) if following < total else None,

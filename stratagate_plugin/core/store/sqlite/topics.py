@@ -174,8 +174,11 @@ class SqliteTopicsTransaction:
         found = unfiled.matching_fallbacks(self.raw, space, agent_weight, category, tokens)
         return [(row[0], row[1], row[2]) for row in found]
 
-    def topic_jobs(self, space: str) -> list[tuple[Job, list[str]]]:
-        return topic_jobs.topic_jobs(self.raw, space)
+    def topic_jobs(self, space: str, limit: int | None = None) -> list[tuple[Job, list[str]]]:
+        return topic_jobs.topic_jobs(self.raw, space, limit)
+
+    def topic_job_counts(self, space: str) -> dict[str, int]:
+        return topic_jobs.topic_job_counts(self.raw, space)
 
     def spare_marked(self) -> bool:
         return unfiled.spare_marked(self.raw)
