@@ -105,23 +105,22 @@ def stored_documents(
     stamps = {
         int(row["pk"]): (row["id"], document_stamp(row["updated_at"], version)) for row in rows
     }
-    wanted = set(tokens)
     found: dict[str, Document] = {}
     pks = list(stamps)
     for start in range(0, len(pks), 500):
         chunk = pks[start : start + 500]
-        for pk, stamp, length, counts in raw.execute(
-            "SELECT pk, stamp, length, counts_json FROM event_documents "
-            f"WHERE pk IN ({','.join('?' * len(chunk))})",
-            chunk,
-        ):
+        rows_ = raw.execute(  # SQLite reads each document's counts once, keeping the asked
+            "SELECT d.pk, d.stamp, d.length, c.key, c.value FROM event_documents d "
+            "LEFT JOIN json_each(d.counts_json) c ON c.key IN (SELECT value FROM json_each(?)) "
+            "WHERE d.pk IN (SELECT value FROM json_each(?)) ORDER BY d.pk, c.id",
+            (json.dumps(sorted(set(tokens))), json.dumps(chunk)),
+        )
+        for pk, stamp, length, token, count in rows_:
             event_id, current = stamps[pk]
             if stamp == current:
-                stored = json.loads(counts)
-                found[event_id] = (
-                    {t: int(n) for t, n in stored.items() if t in wanted},
-                    int(length),
-                )
+                counts, _ = found.setdefault(event_id, ({}, int(length)))
+                if token is not None:
+                    counts[token] = int(count)
     return found
 
 
