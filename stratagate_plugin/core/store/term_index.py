@@ -31,6 +31,7 @@ INDEX_VERSION = 1
 CHUNK_BITS = 11  # 2,048 rowids a chunk: a block's append rewrites at most ~12 KB a term
 MAX_COUNT = 65_535
 _ROWIDS, _COUNTS = np.dtype("<i4"), np.dtype("<u2")
+TABLE_NAMES = ("term_postings", "term_counts", "block_lengths")
 _TABLES = (
     "CREATE TABLE IF NOT EXISTS term_postings (namespace TEXT NOT NULL, term TEXT NOT NULL, "
     "chunk INTEGER NOT NULL, rowids BLOB NOT NULL, counts BLOB NOT NULL, lengths BLOB NOT NULL, "
@@ -65,7 +66,7 @@ def rebuild(raw: sqlite3.Connection) -> None:
     by chunk (two ordered scans; memory holds one chunk's postings at a time)."""
     for statement in _TABLES:
         raw.execute(statement)
-    for table in ("term_postings", "term_counts", "block_lengths"):
+    for table in TABLE_NAMES:
         raw.execute(f"DELETE FROM {table}")
     _rebuild_counts(raw)
     _rebuild_postings(raw)
