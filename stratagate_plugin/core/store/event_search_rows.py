@@ -105,7 +105,7 @@ def stored_documents(
     stamps = {
         int(row["pk"]): (row["id"], document_stamp(row["updated_at"], version)) for row in rows
     }
-    found: dict[str, Document] = {}
+    found: dict[str, tuple[dict[str, int], int]] = {}
     pks = list(stamps)
     for start in range(0, len(pks), 500):
         chunk = pks[start : start + 500]
@@ -121,7 +121,7 @@ def stored_documents(
                 counts, _ = found.setdefault(event_id, ({}, int(length)))
                 if token is not None:
                     counts[token] = int(count)
-    return found
+    return {event_id: document for event_id, document in found.items()}
 
 
 def rows_by_pk(raw: sqlite3.Connection, pks: Sequence[int]) -> list[sqlite3.Row]:

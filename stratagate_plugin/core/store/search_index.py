@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 from ..events.cards import event_search_text
 from ..events.storage import DocumentFields, EventRules
-from ..text.search_terms import TOKENIZER_VERSION, fts_document, fts_match_any
+from ..text.search_terms import (
+    TOKENIZER_VERSION,
+    fts_document,
+    fts_encode,
+    fts_match_any,
+    tokenize,
+)
 from . import term_index
 
 POSTING_BUDGET = 2000
@@ -104,7 +110,8 @@ FTS_TOKEN_COUNT = (  # tokens in an FTS row's text ``f.tokens``: one space-separ
 def index_messages(raw: sqlite3.Connection, space: str, rows: list[tuple[int, str]]) -> None:
     """Index one block's (fts_rowid, content) pairs and add them to the namespace's counts;
     a no-op where the build has no FTS5 (no index table)."""
-    documents = [(rowid, fts_document(content)) for rowid, content in rows]
+    tokens_of = {rowid: tokenize(content) for rowid, content in rows}
+    documents = [(rowid, " ".join(map(fts_encode, tokens))) for rowid, tokens in tokens_of.items()]
     try:
         raw.executemany("INSERT INTO message_fts(rowid, tokens) VALUES (?, ?)", documents)
     except sqlite3.OperationalError as error:
@@ -118,7 +125,7 @@ def index_messages(raw: sqlite3.Connection, space: str, rows: list[tuple[int, st
         "tokens = tokens + excluded.tokens, blocks = blocks + 1",
         (space, len(documents), tokens),
     )
-    term_index.add(raw, term_index.messages_at(raw, [rowid for rowid, _ in rows]))
+    term_index.add(raw, term_index.described(raw, tokens_of))
 
 
 def unindex_messages(raw: sqlite3.Connection, rowids: Sequence[int]) -> None:

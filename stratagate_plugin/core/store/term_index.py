@@ -18,7 +18,7 @@ but has no postings: it is provenance, never a raw hit.
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 
@@ -130,6 +130,27 @@ def messages_at(raw: sqlite3.Connection, rowids: Sequence[int]) -> list[IndexedM
     return [_indexed(*row) for row in rows if row[2] is not None]
 
 
+def described(raw: sqlite3.Connection, tokens_of: Mapping[int, list[str]]) -> list[IndexedMessage]:
+    """The messages with these rowids, given the tokens their FTS rows were just made of
+    (a seal or an import: no FTS row read back)."""
+    rows = raw.execute(
+        "SELECT namespace, fts_rowid, block_id, thread_id FROM messages "
+        "WHERE fts_rowid IN (SELECT value FROM json_each(?)) ORDER BY fts_rowid",
+        (_json_list(sorted(tokens_of)),),
+    ).fetchall()
+    return [
+        IndexedMessage(
+            space,
+            int(rowid),
+            block_id,
+            tokens_of[rowid],
+            not thread_id.startswith(IMPORT_THREAD_PREFIX),
+        )
+        for space, rowid, block_id, thread_id in rows
+        if block_id is not None
+    ]
+
+
 def _indexed(
     space: str, rowid: int, block_id: str, thread_id: str, document: str
 ) -> IndexedMessage:
@@ -172,14 +193,14 @@ def _add(raw: sqlite3.Connection, space: str, messages: Sequence[IndexedMessage]
             "ON CONFLICT(block_id) DO UPDATE SET tokens = tokens + excluded.tokens",
             (block_id, space, sum(len(m.tokens) for m in members)),
         )
-    postings: dict[tuple[str, int], list[tuple[int, int, int]]] = {}
+    changes: Changes = {}
     for message in messages:
         if message.searchable:
             for term, count in Counter(message.tokens).items():
                 key = (term, message.rowid >> CHUNK_BITS)
-                postings.setdefault(key, []).append((message.rowid, count, len(message.tokens)))
-    for (term, chunk), entries in postings.items():
-        _merge_chunk(raw, space, term, chunk, entries, ())
+                entry = (message.rowid, count, len(message.tokens))
+                changes.setdefault(key, ([], set()))[0].append(entry)
+    _merge_chunks(raw, space, changes)
 
 
 def _remove(raw: sqlite3.Connection, space: str, messages: Sequence[IndexedMessage]) -> None:
@@ -189,12 +210,12 @@ def _remove(raw: sqlite3.Connection, space: str, messages: Sequence[IndexedMessa
             "UPDATE block_lengths SET tokens = tokens - ? WHERE block_id = ?",
             (sum(len(m.tokens) for m in members), block_id),
         )
-    gone: dict[tuple[str, int], set[int]] = {}
+    changes: Changes = {}
     for message in messages:
         for term in set(message.tokens) if message.searchable else ():
-            gone.setdefault((term, message.rowid >> CHUNK_BITS), set()).add(message.rowid)
-    for (term, chunk), rowids in gone.items():
-        _merge_chunk(raw, space, term, chunk, [], rowids)
+            key = (term, message.rowid >> CHUNK_BITS)
+            changes.setdefault(key, ([], set()))[1].add(message.rowid)
+    _merge_chunks(raw, space, changes)
     raw.execute("DELETE FROM term_counts WHERE namespace = ? AND messages <= 0", (space,))
     raw.execute("DELETE FROM block_lengths WHERE namespace = ? AND tokens <= 0", (space,))
 
@@ -237,37 +258,66 @@ def _terms_still_in(raw: sqlite3.Connection, block_id: str, leaving: set[int]) -
     }
 
 
-def _merge_chunk(
-    raw: sqlite3.Connection,
-    space: str,
-    term: str,
-    chunk: int,
-    added: Sequence[tuple[int, int, int]],
-    removed: Iterable[int],
-) -> None:
-    row = raw.execute(
-        "SELECT rowids, counts, lengths FROM term_postings "
-        "WHERE namespace = ? AND term = ? AND chunk = ?",
-        (space, term, chunk),
-    ).fetchone()
+Changes = dict[tuple[str, int], tuple[list[tuple[int, int, int]], set[int]]]
+"""(term, chunk) → (postings added, rowids removed)."""
+
+
+def _merge_chunks(raw: sqlite3.Connection, space: str, changes: Changes) -> None:
+    """Every changed chunk read in one query and written in one batch; a chunk only
+    appended to (a seal's rowids come after every older one) is extended without decoding."""
+    if not changes:
+        return
+    stored = {
+        (term, chunk): (rowids, counts, lengths)
+        for term, chunk, rowids, counts, lengths in raw.execute(
+            "SELECT term, chunk, rowids, counts, lengths FROM term_postings WHERE namespace = ? "
+            "AND term IN (SELECT value FROM json_each(?)) "
+            "AND chunk IN (SELECT value FROM json_each(?))",
+            (
+                space,
+                _json_list(sorted({t for t, _ in changes})),
+                _json_list(sorted({c for _, c in changes})),
+            ),
+        )
+    }
+    writes, deletes = [], []
+    for (term, chunk), (added, removed) in changes.items():
+        blobs = _merged(stored.get((term, chunk)), sorted(added), removed)
+        if blobs is None:
+            deletes.append((space, term, chunk))
+        else:
+            writes.append((space, term, chunk, *blobs))
+    raw.executemany(
+        "DELETE FROM term_postings WHERE namespace = ? AND term = ? AND chunk = ?", deletes
+    )
+    raw.executemany(
+        "INSERT INTO term_postings(namespace, term, chunk, rowids, counts, lengths) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(namespace, term, chunk) DO UPDATE SET "
+        "rowids = excluded.rowids, counts = excluded.counts, lengths = excluded.lengths",
+        writes,
+    )
+
+
+def _merged(
+    row: tuple[bytes, bytes, bytes] | None,
+    added: list[tuple[int, int, int]],
+    removed: set[int],
+) -> tuple[bytes, ...] | None:
+    """A chunk's new blobs (``None``: no posting left)."""
+    if row is not None and not removed and added and _last_rowid(row[0]) < added[0][0]:
+        return tuple(old + new for old, new in zip(row, _blobs(added), strict=True))
     entries = dict(zip(*_arrays(row), strict=True)) if row else {}
     for rowid in removed:
         entries.pop(rowid, None)
     for rowid, count, length in added:
         entries[rowid] = (count, length)
     if not entries:
-        raw.execute(
-            "DELETE FROM term_postings WHERE namespace = ? AND term = ? AND chunk = ?",
-            (space, term, chunk),
-        )
-        return
-    ordered = [(rowid, count, length) for rowid, (count, length) in sorted(entries.items())]
-    raw.execute(
-        "INSERT INTO term_postings(namespace, term, chunk, rowids, counts, lengths) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(namespace, term, chunk) DO UPDATE SET "
-        "rowids = excluded.rowids, counts = excluded.counts, lengths = excluded.lengths",
-        (space, term, chunk, *_blobs(ordered)),
-    )
+        return None
+    return _blobs([(rowid, count, length) for rowid, (count, length) in sorted(entries.items())])
+
+
+def _last_rowid(rowids: bytes) -> int:
+    return int(np.frombuffer(rowids[-_ROWIDS.itemsize :], _ROWIDS)[0])
 
 
 def _blobs(entries: Sequence[tuple[int, int, int]]) -> tuple[bytes, bytes, bytes]:
