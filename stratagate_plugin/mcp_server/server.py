@@ -21,6 +21,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 
+from ..core.foreground import serving
 from ..core.text.clean import valid_text
 from ..harness.tools import ToolArgumentsError, as_tool, result_text
 from ..harness.types import Tool
@@ -88,7 +89,8 @@ async def run_tool(
         known = ", ".join(sorted(tools))
         raise MCPError(types.INVALID_PARAMS, f"unknown tool {name!r} (available tools: {known})")
     try:
-        result = await tool.implementation(arguments, connection.call())
+        with serving():  # the worker in this process yields to tool calls
+            result = await tool.implementation(arguments, connection.call())
     except MCPError:  # a protocol error the tool raised itself (an over-long message)
         raise
     except ToolArgumentsError as error:

@@ -15,6 +15,7 @@ that instance holds the running engine between ``startup`` and ``shutdown``.
 import logging
 from collections.abc import Callable
 
+from ..core.foreground import serving
 from ..core.profile.spaces import SpaceSummary, display_name
 from ..harness.hookspecs import hookimpl
 from ..harness.profiles import profile_path
@@ -121,20 +122,21 @@ class MemoryPlugin:
         runtime = self.runtime
         turn = runtime.turn(session, state.turn)
         sections = [ContextSection(id="stratagate:memory-protocol", text=PROTOCOL, order=30)]
-        try:
-            if turn.recall is None:  # first model call of the turn
-                turn.user_message = user_message
-                await runtime.memory.profile.settle_proposals(session.id, user_message)
-                recall = await runtime.memory.retrieval.auto_context(
-                    runtime.session_space(session), session.id, user_message
-                )
-                turn.recall = recall.text
-                turn.directory = await runtime.memory.topics.directory(
-                    runtime.session_space(session)
-                )
-            sections += await _memory_sections(runtime, turn.recall, turn.directory or "")
-        except Exception as error:
-            log_failure("context build failed; continuing without memory", error)
+        with serving():  # the worker in this process yields to the turn's recall
+            try:
+                if turn.recall is None:  # first model call of the turn
+                    turn.user_message = user_message
+                    await runtime.memory.profile.settle_proposals(session.id, user_message)
+                    recall = await runtime.memory.retrieval.auto_context(
+                        runtime.session_space(session), session.id, user_message
+                    )
+                    turn.recall = recall.text
+                    turn.directory = await runtime.memory.topics.directory(
+                        runtime.session_space(session)
+                    )
+                sections += await _memory_sections(runtime, turn.recall, turn.directory or "")
+            except Exception as error:
+                log_failure("context build failed; continuing without memory", error)
         return sections
 
     @hookimpl

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from ..core.clock import utc_now
+from ..core.foreground import yield_to_foreground
 from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
 from ..core.profile.spaces import display_name
@@ -137,7 +138,7 @@ class MemoryRuntime:
                 log.debug("StrataGate derivation pass failed", exc_info=True)
 
     async def _derive(self) -> None:
-        report = await self.memory.derivation.process_pending()
+        report = await self.memory.derivation.process_pending(pause=yield_to_foreground)
         for error in report.errors:
             log.warning("StrataGate derivation: %s", error)
 

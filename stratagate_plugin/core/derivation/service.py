@@ -44,6 +44,7 @@ REQUEUED_ON_RETRY = (TOPIC_JOB,)
 """Kinds a manual retry queues again as a fresh job (a topic batch, under the historical
 budget, spec §5.3) instead of resetting in place — wherever the retry is asked for."""
 log = logging.getLogger(__name__)
+Pause = Callable[[], Awaitable[None]]
 
 
 @dataclass
@@ -99,15 +100,24 @@ class Deriver:
         self.blocks = BlockJobs(store, model, clock, text_limit, fallback)
 
     async def process_pending(
-        self, max_jobs: int | None = None, on_job: Callable[[Job], None] | None = None
+        self,
+        max_jobs: int | None = None,
+        on_job: Callable[[Job], None] | None = None,
+        pause: Pause | None = None,
     ) -> DerivationReport:
-        """Run due jobs now until none is due (or ``max_jobs`` ran); ``on_job`` after each."""
+        """Run due jobs now until none is due (or ``max_jobs`` ran); ``on_job`` after each,
+        then ``pause`` before the next claim."""
         report, run = DerivationReport(), Pass(max_jobs)
-        await run_all([self._work(run, report, on_job) for _ in range(self.concurrency)])
+        workers = [self._work(run, report, on_job, pause) for _ in range(self.concurrency)]
+        await run_all(workers)
         return report
 
     async def _work(
-        self, run: Pass, report: DerivationReport, on_job: Callable[[Job], None] | None
+        self,
+        run: Pass,
+        report: DerivationReport,
+        on_job: Callable[[Job], None] | None,
+        pause: Pause | None,
     ) -> None:
         while (job := await run.next_job(self._claim)) is not None:
             try:
@@ -116,6 +126,8 @@ class Deriver:
                 run.job_done()
             if on_job is not None and job.kind != GRAPH_JOB:
                 on_job(job)
+            if pause is not None:
+                await pause()
 
     async def _claim(self) -> Job | None:
         """The next due job (a summary or extraction first, then a graph projection)."""
@@ -215,8 +227,9 @@ class OfflineDerived:
     jobs: list[Job]
 
 
-AfterPass = Callable[[DerivationReport], Awaitable[None]]
-"""Work wired to follow every derivation pass (the topic pass), given the pass's report."""
+AfterPass = Callable[[DerivationReport, Pause | None], Awaitable[None]]
+"""Work wired to follow every derivation pass (the topic pass), given the pass's report and
+its ``pause`` between jobs."""
 
 
 class DerivationService(ServiceBase):
@@ -235,14 +248,16 @@ class DerivationService(ServiceBase):
         max_jobs: int | None = None,
         on_job: Callable[[Job], None] | None = None,
         concurrency: int | None = None,
+        pause: Pause | None = None,
     ) -> DerivationReport:
         """Run every due derivation job now (summaries, then event extraction, then the
         graph projection of the events they formed), up to ``concurrency`` at once
         (default: the config's ``derive_concurrency``); then the topic work the new events
-        queued."""
-        report = await self._deriver(concurrency).process_pending(max_jobs, on_job)
+        queued. ``pause``: awaited by each worker between jobs (a background worker yields
+        to foreground requests there, ``core/foreground.py``)."""
+        report = await self._deriver(concurrency).process_pending(max_jobs, on_job, pause)
         for follow in self.after_pass:
-            await follow(report)
+            await follow(report, pause)
         return report
 
     async def project_pending_graph(self, max_jobs: int | None = None) -> int:

@@ -1,6 +1,10 @@
-"""One aiosqlite connection, one serialised writer, whole transactions in one thread hop.
+"""One aiosqlite writer connection, a pool of read-only connections, whole units in one
+thread hop.
 
-WAL checkpoints run on a separate thread (``checkpoint.py``), not inside a writer's commit.
+Writes, ``exclusive`` work, migrations and opening run on the writer, serialised; reads
+run on ``readers`` read-only connections (``readers.py``), each in its own snapshot, so
+reads do not queue behind each other or behind a write. WAL checkpoints run on a separate
+thread (``checkpoint.py``), not inside a writer's commit.
 
 Every write is a plain function over a ``sqlite3.Connection`` run inside
 ``BEGIN IMMEDIATE … COMMIT`` on aiosqlite's worker thread; an exception rolls the
@@ -30,11 +34,14 @@ from ..events.storage import EventRules
 from . import health
 from .checkpoint import WRITER_SAFETY_NET_PAGES, Checkpointer
 from .migrations import migrate
+from .readers import ReaderPool
 from .search_index import register_functions
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
 BUSY_TIMEOUT_MS = 10_000
+DEFAULT_READERS = 4  # reads at once; STRATAGATE_READERS overrides, 0 reads on the writer
+IN_MEMORY = ("", ":memory:")  # private to one connection: readers would see another file
 
 
 def stratagate_home() -> Path:
@@ -54,16 +61,20 @@ class Database:
         backups: bool = True,
         busy_timeout_ms: int | None = None,
         events: EventRules | None = None,
+        readers: int | None = None,
     ) -> None:
         """``busy_timeout_ms``: how long a write waits for another process's lock (default
         ``BUSY_TIMEOUT_MS``; a batch command can afford to wait longer than a chat turn).
         ``events``: the events capability's rules, for the stored search documents of an
-        index rebuilt at open (without them it stores none, and search tokenises)."""
+        index rebuilt at open (without them it stores none, and search tokenises).
+        ``readers``: read-only connections (default ``reader_count()``)."""
         self.path = Path(path)
         self.events = events
         self.backups = backups
         self.busy_timeout_ms = busy_timeout_ms or BUSY_TIMEOUT_MS
+        self.readers = reader_count() if readers is None else readers
         self._conn: aiosqlite.Connection | None = None
+        self._pool: ReaderPool | None = None
         self._checkpointer: Checkpointer | None = None
         self._write_lock = asyncio.Lock()
 
@@ -81,11 +92,21 @@ class Database:
             await self._call(lambda raw: migrate(raw, events=self.events))
             if self.backups and health.backup_due(self.path, utc_now()):
                 await self._daily_backup()
+            self._pool = await self._open_readers()
         except BaseException:
             await self.close()
             raise
         self._checkpointer = Checkpointer(self.path, busy_timeout_ms=self.busy_timeout_ms)
         return self
+
+    async def _open_readers(self) -> ReaderPool | None:
+        if self.readers <= 0 or str(self.path) in IN_MEMORY:
+            return None
+        prepare = _prepare_reader(self.busy_timeout_ms)
+        try:
+            return await ReaderPool(self.path, self.readers, prepare).open()
+        except sqlite3.Error as error:
+            raise health.describe(self.path, error) from error
 
     async def _daily_backup(self) -> None:
         """Copy the file to ``backups/``; a copy failing ``quick_check`` is the daily sign
@@ -99,12 +120,19 @@ class Database:
             )
 
     async def close(self) -> None:
-        if self._checkpointer is not None:
-            checkpointer, self._checkpointer = self._checkpointer, None
-            await asyncio.to_thread(checkpointer.close)
-        if self._conn is not None:
-            conn, self._conn = self._conn, None
-            await conn.close()
+        """Checkpointer, readers, then the writer: the writer's thread is not a daemon, so
+        it is closed even when closing the others failed or was cancelled."""
+        try:
+            if self._checkpointer is not None:
+                checkpointer, self._checkpointer = self._checkpointer, None
+                await asyncio.to_thread(checkpointer.close)
+            if self._pool is not None:
+                pool, self._pool = self._pool, None
+                await pool.close()
+        finally:
+            if self._conn is not None:
+                conn, self._conn = self._conn, None
+                await conn.close()
 
     async def __aenter__(self) -> "Database":
         return await self.open()
@@ -127,8 +155,14 @@ class Database:
             return await self._call(fn)
 
     async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
-        """Run a read-only function on the connection's thread."""
-        return await self._call(query)
+        """Run a read-only function in one snapshot on a free reader (on the writer's
+        thread when there are no readers). ``query`` must not write, not even temp tables."""
+        if self._pool is None:
+            return await self._call(query)
+        try:
+            return await self._pool.read(query)
+        except sqlite3.Error as error:
+            raise self._translated(error, reader=True) from error
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         if self._conn is None:
@@ -141,20 +175,42 @@ class Database:
         try:
             result: T = await conn._execute(on_worker)  # type: ignore[no-untyped-call]
         except sqlite3.Error as error:
-            if isinstance(error, sqlite3.IntegrityError | sqlite3.ProgrammingError):
-                raise  # a bug in the caller, not a problem with the file
-            raise health.describe(self.path, error) from error
+            raise self._translated(error) from error
         return result
+
+    def _translated(self, error: sqlite3.Error, reader: bool = False) -> Exception:
+        """``error`` itself when it is a bug in the caller (on a reader, a write attempt
+        is one: the writer already proved the file writable), else the file's problem."""
+        if isinstance(error, sqlite3.IntegrityError | sqlite3.ProgrammingError):
+            return error
+        if reader and "readonly" in str(error):
+            return error
+        return health.describe(self.path, error)
+
+
+def reader_count() -> int:
+    """``STRATAGATE_READERS`` when set (a count; 0 reads on the writer), else the default."""
+    configured = os.environ.get("STRATAGATE_READERS", "").strip()
+    return int(configured) if configured.isdigit() else DEFAULT_READERS
 
 
 def _prepare_connection(raw: sqlite3.Connection, busy_timeout_ms: int) -> None:
+    _prepare_common(raw, busy_timeout_ms)
+    raw.execute("PRAGMA journal_mode = WAL")
+
+
+def _prepare_common(raw: sqlite3.Connection, busy_timeout_ms: int) -> None:
+    """What the writer and every reader share: rows by name, the wait, SQL functions."""
     raw.row_factory = sqlite3.Row
     raw.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-    raw.execute("PRAGMA journal_mode = WAL")
     raw.execute("PRAGMA synchronous = NORMAL")
     raw.execute(f"PRAGMA wal_autocheckpoint = {WRITER_SAFETY_NET_PAGES}")  # see checkpoint.py
     raw.execute("PRAGMA foreign_keys = ON")
     register_functions(raw)
+
+
+def _prepare_reader(busy_timeout_ms: int) -> Callable[[sqlite3.Connection], None]:
+    return lambda raw: _prepare_common(raw, busy_timeout_ms)
 
 
 def _in_transaction(raw: sqlite3.Connection, unit: Callable[[sqlite3.Connection], T]) -> T:

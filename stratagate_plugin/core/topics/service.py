@@ -14,7 +14,7 @@ shown as pending at once, before the next pass rebuilds it.
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -77,9 +77,12 @@ class TopicsService(ServiceBase):
     def store(self) -> TopicsStorage:
         return self.storage.topics
 
-    async def follow_derivation(self, report: Any) -> None:
-        """Wired after each derivation pass: the topic work its new events queued."""
-        report.topics = await self.process()
+    async def follow_derivation(
+        self, report: Any, pause: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        """Wired after each derivation pass: the topic work its new events queued (with the
+        pass's ``pause`` between jobs)."""
+        report.topics = await self.process(pause=pause)
 
     async def bootstrap(self) -> list[str]:
         """At a writer's open: each space not yet under this projector version freezes its
@@ -89,8 +92,11 @@ class TopicsService(ServiceBase):
         now = self.clock()
         return await self.store.write(lambda tx: sync.bootstrap(tx, now))
 
-    async def process(self, max_jobs: int | None = None) -> TopicReport:
-        """Sync every space, then run due topic jobs until none is due (or ``max_jobs``)."""
+    async def process(
+        self, max_jobs: int | None = None, pause: Callable[[], Awaitable[None]] | None = None
+    ) -> TopicReport:
+        """Sync every space, then run due topic jobs until none is due (or ``max_jobs``),
+        awaiting ``pause`` after each (a background worker yields to requests there)."""
         now = self.clock()
         await self.store.write(lambda tx: sync.sync_all(tx, now))
         report, owner = TopicReport(), worker_id()
@@ -99,6 +105,8 @@ class TopicsService(ServiceBase):
             if job is None:
                 break
             await self._run_topic_job(job, report)
+            if pause is not None:
+                await pause()
         report.waiting = await self.budget_wait(None)
         return report
 

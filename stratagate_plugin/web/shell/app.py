@@ -26,6 +26,7 @@ from ...core.errors import (
     StaleEdit,
     StrataGateError,
 )
+from ...core.foreground import serving
 from ...harness.agent import Agent
 from ...harness.chat import ChatModel
 from ...harness.pm import call_hook
@@ -65,6 +66,7 @@ async def build_app(host: Host, model: ChatModel, policy: GuardPolicy | None = N
         routes=routes,
         middleware=[
             Middleware(Guard, policy=policy),
+            Middleware(ForegroundRequest),
             Middleware(InternalErrorPage),
         ],
         exception_handlers={
@@ -133,6 +135,21 @@ async def _memory_error(request: Request, error: Exception) -> Response:
     }
     code = next((code for kind, code in status.items() if isinstance(error, kind)), 503)
     return error_page(request, code, str(error))
+
+
+class ForegroundRequest:
+    """Counts each HTTP request in as foreground work while it runs, so the background
+    worker yields to pages (``core/foreground.py``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        with serving():
+            await self.app(scope, receive, send)
 
 
 class InternalErrorPage:

@@ -71,7 +71,9 @@ class SqlitePurgeStorage:
         return await self.db.write(unit)
 
     async def leftovers(self, words: Words) -> dict[str, int]:
-        return await self.db.read(lambda raw: rows.leftovers(raw, words))
+        """On the writer: the check reads the index through temp ``fts5vocab`` tables, which
+        a read-only reader cannot create."""
+        return await self.db.exclusive(lambda raw: rows.leftovers(raw, words))
 
     async def journal(self) -> str | None:
         return await self.db.read(rows.journal)

@@ -1,0 +1,67 @@
+"""How many foreground requests this process is serving, so background work can yield.
+
+The web app (a page request), the MCP server (a tool call) and the plugin's recall before
+a model call count themselves in with ``serving()``; the derivation worker calls
+``yield_to_foreground()`` between jobs, which lets the event loop run and, while any
+request is in flight, waits for the last one to end (at most ``MAX_BACKOFF_S``, so a long
+stream never starves the worker). With nothing in flight it costs one loop turn, so no
+test races against a sleep. Imports nothing of the package (the web shell uses it).
+"""
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+MAX_BACKOFF_S = 0.1
+
+
+class Foreground:
+    """A counter of requests in flight and the background waiters to wake at zero."""
+
+    def __init__(self) -> None:
+        self.busy = 0
+        self._waiters: list[asyncio.Future[None]] = []
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Count one request in for the ``with`` block."""
+        self.busy += 1
+        try:
+            yield
+        finally:
+            self.busy -= 1
+            if self.busy == 0:
+                self._wake_all()
+
+    async def yield_to(self, max_backoff_s: float = MAX_BACKOFF_S) -> None:
+        """One loop turn; then, while requests are in flight, wait for them (bounded)."""
+        await asyncio.sleep(0)
+        if self.busy == 0:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await asyncio.wait_for(waiter, timeout=max_backoff_s)
+        except TimeoutError:
+            pass
+        finally:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+
+    def _wake_all(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done() and not waiter.get_loop().is_closed():
+                waiter.get_loop().call_soon_threadsafe(_resolve, waiter)
+
+
+def _resolve(waiter: "asyncio.Future[None]") -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+FOREGROUND = Foreground()
+"""The process's one counter: requests and the worker of one process share it."""
+
+serving = FOREGROUND.serving
+yield_to_foreground = FOREGROUND.yield_to
