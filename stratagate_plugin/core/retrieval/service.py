@@ -5,6 +5,7 @@ channel; the rules live in ``fused``, ``raw_channel`` and ``recall``, the reads 
 ``store``. Retrieval never reinforces; only automatic recall stamps the events it finds.
 """
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -131,12 +132,16 @@ class RetrievalService(ServiceBase):
         parsed = parse_query(query, reference or utc_now())
         if not parsed.terms:
             return {name: [] for name in CHANNELS}
-        hits = await self.events.ranked(
-            space,
-            parsed,
-            limit=settings.event_limit,
-            agent_weight=settings.agent_weight,
-            track_retrieval=False,
+        raw_query = channel_query(parsed, settings.raw_channel, current_thread)
+        hits, (docs, stats) = await asyncio.gather(  # two readers at once when the pool has them
+            self.events.ranked(
+                space,
+                parsed,
+                limit=settings.event_limit,
+                agent_weight=settings.agent_weight,
+                track_retrieval=False,
+            ),
+            self.channel_docs(space, raw_query),
         )
         cited = [hit.source_message_ids for hit in hits]
         boost = event_boost(cited, settings.event_boost)
@@ -146,9 +151,8 @@ class RetrievalService(ServiceBase):
                 lambda reader: dated_messages(reader, space, windows)
             )
             boost = window_votes(boost, created, happened, settings)
-        ranked = await self.raw_channel(
-            space, parsed, 2 * k, settings.raw_channel, boost, current_thread=current_thread
-        )
+        rank = settings.raw_channel
+        ranked = context_rank(parsed.terms, docs, stats, rank, boost, parsed.weak)[: 2 * k]
         raw_ids = [message_id for message_id, _ in ranked]
         blocks = await self.block_channel(raw_ids, parsed, settings.block_limit)
         events = list(dict.fromkeys(m for message_ids in cited for m in message_ids))
@@ -174,20 +178,8 @@ class RetrievalService(ServiceBase):
         """
         if not query.terms or k < 1:
             return []
-        terms, weak = query.terms, query.weak
-        docs, stats = await self.channel_docs(
-            space,
-            ChannelQuery(
-                tuple(terms),
-                config.candidate_cap,
-                config.context_reach,
-                tuple(weak),
-                config.category_cap,
-                current_thread,
-                context_cap=config.context_cap,
-            ),
-        )
-        return context_rank(terms, docs, stats, config, boost or {}, weak)[:k]
+        docs, stats = await self.channel_docs(space, channel_query(query, config, current_thread))
+        return context_rank(query.terms, docs, stats, config, boost or {}, query.weak)[:k]
 
     async def channel_docs(
         self, space: str, query: ChannelQuery
@@ -258,6 +250,21 @@ class RetrievalService(ServiceBase):
             messages=recent[:spoken],
             history=history,
         )
+
+
+def channel_query(
+    query: Query, config: RawChannelConfig, current_thread: str | None
+) -> ChannelQuery:
+    """What the raw channel reads for ``query``: its candidates by ``config``'s caps."""
+    return ChannelQuery(
+        tuple(query.terms),
+        config.candidate_cap,
+        config.context_reach,
+        tuple(query.weak),
+        config.category_cap,
+        current_thread,
+        context_cap=config.context_cap,
+    )
 
 
 def dated_messages(
