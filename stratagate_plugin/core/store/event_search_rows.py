@@ -81,15 +81,13 @@ def _best_per_pool(
     """The first ``cap`` rows of each pool, read only as far as needed (the rows come best
     first; a common query matches far more than any pool keeps)."""
     best: dict[str, list[int]] = {pool: [] for pool in pools}
-    open_pools = sum(1 for _ in pools) if cap > 0 else 0
+    if cap < 1:
+        return best
     for pk, pool in ranked:
         kept = best.get(pool)
-        if kept is None or len(kept) >= cap:
-            continue
-        kept.append(pk)
-        if len(kept) == cap:
-            open_pools -= 1
-            if open_pools == 0:
+        if kept is not None and len(kept) < cap:
+            kept.append(pk)
+            if all(len(found) == cap for found in best.values()):
                 break
     return best
 
