@@ -1,10 +1,12 @@
 """A fresh tiny world per test: a temp database file and a façade over it."""
 
+import gc
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import aiosqlite
 import pytest
 
 from stratagate_plugin.core.config import MemoryConfig
@@ -41,3 +43,23 @@ def plain(db_path: Path) -> Iterator[sqlite3.Connection]:
     conn.row_factory = sqlite3.Row
     yield conn
     conn.close()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop the writer threads of databases a test left open, so the run can exit.
+
+    aiosqlite's thread is not a daemon: a test that fails before its ``close()`` keeps its
+    engine alive through the kept traceback, and the interpreter would wait for that
+    thread forever after the last test (a CI run once hung there). Each leak is reported.
+    """
+    leaked = [
+        obj for obj in gc.get_objects()
+        if isinstance(obj, aiosqlite.Connection) and obj._running
+    ]  # fmt: skip
+    for conn in leaked:
+        conn.stop()
+    if leaked:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        line = f"{len(leaked)} database connection(s) left open by tests were stopped"
+        if reporter is not None:
+            reporter.write_line(line, yellow=True)

@@ -26,7 +26,7 @@ def model_url() -> Iterator[str]:
     base_url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
     mimic = Mimic(result=CHECKED)
     server = uvicorn.Server(uvicorn.Config(mimic.app(base_url), log_level="warning"))
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])))
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()
     try:
         for _ in range(1000):
