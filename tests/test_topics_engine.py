@@ -211,9 +211,11 @@ async def test_one_running_topic_job_per_space_under_a_five_minute_lease(tmp_pat
 
 def topic_jobs_sync(raw: sqlite3.Connection) -> None:
     from stratagate_plugin.core.store.sqlite.topics import SqliteTopicsTransaction
-    from stratagate_plugin.core.topics.sync import sync_all
+    from stratagate_plugin.core.topics.sync import sync_space
 
-    sync_all(SqliteTopicsTransaction(raw), at(0))
+    tx = SqliteTopicsTransaction(raw)
+    for space in tx.all_spaces():
+        sync_space(tx, space, at(0))
 
 
 async def test_agent_weight_zero_hides_chapters_with_agent_events(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
 from ..events.cards import EventCard
+from ..spaces.storage import SpaceDefaults
 
 __all__ = [
     "Applied",
@@ -18,16 +19,6 @@ __all__ = [
     "RememberStorage",
     "SpaceDefaults",
 ]
-
-
-class SpaceDefaults(Protocol):
-    """The settings a space is created with when a memory is its first write."""
-
-    @property
-    def block_turn_size(self) -> int: ...
-
-    @property
-    def block_decay_lambda(self) -> float: ...
 
 
 class LiveEvent(NamedTuple):

@@ -21,8 +21,10 @@ from .fingerprint import event_fingerprint
 from .storage import QueuedBatch, TopicsTransaction
 
 
-def sync_all(tx: TopicsTransaction, now: datetime) -> None:
-    for space in tx.all_spaces():
+def sync_if_present(tx: TopicsTransaction, space: str, now: datetime) -> None:
+    """``sync_space`` for a space still there (one listed before this transaction may have
+    been deleted since)."""
+    if space in tx.all_spaces():
         sync_space(tx, space, now)
 
 
