@@ -124,7 +124,9 @@ class PostgresDatabase:
     ) -> T:
         """Run ``unit`` as one transaction at ``isolation``: committed whole, or rolled back
         whole when it raises."""
-        return await self._on_thread(self._with_connection, _in_transaction, _BEGIN[isolation], unit)
+        return await self._on_thread(
+            self._with_connection, _in_transaction, _BEGIN[isolation], unit
+        )
 
     async def read(self, query: Callable[[psycopg.Connection[Row]], T]) -> T:
         """Run ``query`` in one READ ONLY snapshot (REPEATABLE READ): every statement sees
@@ -148,7 +150,9 @@ class PostgresDatabase:
                 except psycopg.Error as error:
                     raise self._translated(conn, error) from error
         except PoolTimeout as error:
-            raise StorageError(f"{self.name}: no connection within {POOL_TIMEOUT_S:g} s ({error})") from None
+            raise StorageError(
+                f"{self.name}: no connection within {POOL_TIMEOUT_S:g} s ({error})"
+            ) from None
 
     def _translated(self, conn: psycopg.Connection[Any], error: psycopg.Error) -> Exception:
         """``error`` itself unless the connection is gone: then the unit was not committed
