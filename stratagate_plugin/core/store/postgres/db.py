@@ -95,7 +95,7 @@ class PostgresDatabase:
             name=self.name,
         )
         try:
-            await self._on_thread(self._pool.open, True, POOL_TIMEOUT_S)
+            await self._on_thread(self._fill_pool)
             await self._on_thread(self._with_connection, migrate)
         except BaseException:
             await self.close()
@@ -163,6 +163,13 @@ class PostgresDatabase:
             f"{self.name}: the connection was lost mid-transaction ({first_line(error)}); "
             "the unit was rolled back"
         )
+
+    def _fill_pool(self) -> None:
+        assert self._pool is not None
+        try:
+            self._pool.open(wait=True, timeout=POOL_TIMEOUT_S)
+        except PoolTimeout as error:
+            raise StorageError(f"cannot open {self.name}: {first_line(error)}") from None
 
     def _probe(self) -> None:
         """Connect once before the pool exists: the pool would only say it timed out."""
