@@ -8,8 +8,10 @@ it; a connection lost mid-unit (its backend terminated, the server restarted) is
 import asyncio
 import threading
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+import pg_cluster
 import psycopg
 import pytest
 from pg_cluster import Cluster
@@ -99,6 +101,7 @@ async def test_pg_read_sees_one_snapshot_while_a_write_commits(db: PostgresDatab
         ("write", IsolationLevel.SERIALIZABLE, "off"),
         ("read", None, "on"),
     ],
+    ids=["write", "serializable-write", "read"],
 )
 async def test_pg_unit_runs_at_its_isolation(
     db: PostgresDatabase, call: str, isolation: IsolationLevel | None, read_only: str
@@ -185,3 +188,12 @@ async def test_pg_closed_database_refuses_units(db: PostgresDatabase) -> None:
     await db.close()
     with pytest.raises(Exception, match="database is not open"):
         await db.read(note_ids)
+
+
+def test_pg_missing_binaries_fail_saying_make_test(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not a skip: a machine without PostgreSQL must not pass as if it had the feature."""
+    monkeypatch.setattr(pg_cluster, "BINARIES", tmp_path)
+    with pytest.raises(pytest.fail.Exception, match=r"missing .* run `make test`, which installs"):
+        pg_cluster.server_binaries()
