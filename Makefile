@@ -16,8 +16,8 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/stratagate serve $(if $(PORT),--port $(PORT))
 
-# `make test` first installs the Debian packages pip cannot (chromium, a CJK font); `make check`
-# is the same check without touching the system.
+# `make test` first installs the Debian packages pip cannot (chromium, a CJK font, PostgreSQL);
+# `make check` is the same check without touching the system.
 test: $(STAMP)
 	.ci/system-packages
 	$(MAKE) --no-print-directory check

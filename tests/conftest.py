@@ -12,8 +12,9 @@ import pytest
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
 
-# The browser tests' fixtures (app, browser, page): see tests/browser.py.
-pytest_plugins = ["browser"]
+# The browser tests' fixtures (app, browser, page): see tests/browser.py; the private
+# PostgreSQL server's (pg_cluster, pg_url): see tests/pg_cluster.py.
+pytest_plugins = ["browser", "pg_cluster"]
 
 
 @pytest.fixture(autouse=True)

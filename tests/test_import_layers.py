@@ -4,7 +4,8 @@ break on a small made-up package.
 - core imports nothing of harness, memory_plugin, mcp_server, web or cli, nor a web or plugin
   framework (the MCP SDK included);
 - core's rule modules import no store (only ``service.py``, ``memory.py``, ``service_base.py``);
-- only ``core/store/`` executes SQL; only it imports aiosqlite; only ``core/llm/http.py`` httpx;
+- only ``core/store/`` executes SQL; only it imports aiosqlite and psycopg; only
+  ``core/llm/http.py`` httpx;
 - the harness never imports the memory plugin or the MCP server, nor anything of core (its
   own chat models, home, times and text rules; the memory plugin adapts core to it), and its
   import graph has no cycle; only ``mcp_server/`` imports the MCP SDK (the CLI reaches it
@@ -12,8 +13,9 @@ break on a small made-up package.
 - the web shell (the harness's app) imports no plugin and no memory page, and of core only
   leaf modules (errors, times, text rules: modules importing nothing of the package), never
   the engine; the memory pages call the engine's services, never ``core/store/``;
-- migration steps live in ``core/store/migrations/`` and import nothing of the package but
-  the runner's own helper (``script.py``): history is frozen, whatever the live code becomes.
+- migration steps live in ``core/store/migrations/`` (PostgreSQL's in
+  ``core/store/postgres/migrations/``) and import nothing of the package but the runner's
+  own helper (``script.py``): history is frozen, whatever the live code becomes.
 """
 
 import ast
@@ -31,6 +33,7 @@ SERVICE_MODULES = {"service.py", "memory.py", "service_base.py"}
 SQL_CALLS = {"execute", "executemany", "executescript"}
 STEP_NAME = re.compile(r"^_?m\d{3}_")
 MIGRATIONS = "core/store/migrations"
+MIGRATION_DIRS = (MIGRATIONS, "core/store/postgres/migrations")
 STEP_HELPERS = (f"{NAME}.core.store.migrations.script",)
 SQL_TEXT = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|WITH)\s")
 
@@ -202,7 +205,9 @@ def migration_steps_not_frozen(root: Path) -> list[str]:
         steps = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
         if not any(STEP_NAME.match(step.name) for step in steps):
             continue
-        inside = relative(root, path).startswith(MIGRATIONS + "/") and path.name != "__init__.py"
+        place = relative(root, path)
+        inside = place.startswith(tuple(f"{d}/" for d in MIGRATION_DIRS))
+        inside = inside and path.name != "__init__.py"
         live = {
             n
             for n in imported_modules(root, path)
@@ -260,6 +265,15 @@ def test_only_the_store_runs_sql() -> None:
 
 def test_only_the_store_imports_aiosqlite() -> None:
     users = users_of(PACKAGE, "aiosqlite")
+    assert users and all(path.startswith("core/store/") for path in users)
+
+
+def test_only_the_store_imports_psycopg() -> None:
+    users = {
+        relative(PACKAGE, path)
+        for path in modules(PACKAGE)
+        if names_any(imported_modules(PACKAGE, path), ("psycopg", "psycopg_pool"))
+    }
     assert users and all(path.startswith("core/store/") for path in users)
 
 
@@ -362,3 +376,13 @@ def test_the_checks_catch_each_break(broken: Path) -> None:
     assert shell_reaching_into_core(broken) == ["web/shell/templating.py"]
     cycle = find_cycle(harness_graph(broken))
     assert cycle[0] == cycle[-1] and f"{NAME}.harness.hookspecs" in cycle
+
+
+def test_the_frozen_check_covers_postgres_steps(tmp_path: Path) -> None:
+    steps = tmp_path / NAME / "core/store/postgres/migrations"
+    steps.mkdir(parents=True)
+    (steps / "steps_001.py").write_text("import psycopg\ndef m001_a(conn): pass\n")
+    (steps / "steps_002.py").write_text("from ...rows import R\ndef m002_b(conn): pass\n")
+    assert migration_steps_not_frozen(tmp_path / NAME) == [
+        "core/store/postgres/migrations/steps_002.py"
+    ]
