@@ -13,6 +13,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from ..clock import parse_iso
 from ..retrieval.storage import OPEN_TAIL, ChannelMessage, ChannelQuery, ChannelRows, CorpusStats
@@ -20,7 +21,7 @@ from ..text.search_terms import fts_match_any
 from . import term_index
 from .block_rows import OPEN_TAILS
 from .raw_search import NOT_IMPORT_SOURCE, fetch_rows
-from .search_index import FTS_TOKEN_COUNT, has_index
+from .search_index import FTS_CONTENT, FTS_TOKEN_COUNT, has_index, token_count
 
 _COLUMNS = (
     "m.id, m.thread_id, m.block_id, m.position, b.sequence AS block_sequence, "
@@ -73,17 +74,20 @@ def indexed_messages(
 ) -> tuple[list[ChannelMessage], list[ChannelMessage]]:
     """The sealed conversation messages at these index rowids (in that order) and the
     thread neighbours within ``reach`` of the first ``around`` of them: two reads, each
-    message with its token length."""
-    rows = fetch_rows(
-        raw,
-        f"SELECT {_COLUMNS}, m.content, m.fts_rowid, {FTS_TOKEN_COUNT} AS length "
-        "FROM json_each(?) j CROSS JOIN messages m ON m.fts_rowid = j.value "
-        "JOIN message_fts f ON f.rowid = m.fts_rowid JOIN blocks b ON b.id = m.block_id "
+    message with its token length (counted on FTS5's stored text, read by rowid)."""
+    rows = raw.execute(
+        f"SELECT {_INDEXED} FROM json_each(?) j CROSS JOIN messages m ON m.fts_rowid = j.value "
+        f"JOIN blocks b ON b.id = m.block_id JOIN {FTS_CONTENT} c ON c.id = m.fts_rowid "
         f"WHERE m.namespace = ? AND {NOT_IMPORT_SOURCE} ORDER BY j.key",
-        [json.dumps(list(rowids)), space],
+        (json.dumps(list(rowids)), space),
     )
-    matched = [_message(row) for row in rows]
+    matched = [_indexed_message(row) for row in rows]
     return matched, _neighbours_at(raw, space, matched, reach, around)
+
+
+_INDEXED = (
+    f"{_COLUMNS}, m.content, m.fts_rowid, {token_count('c.c0')}"  # ``ChannelMessage``'s order
+)
 
 
 def _neighbours_at(
@@ -93,26 +97,30 @@ def _neighbours_at(
     reach: int,
     around: int,
 ) -> list[ChannelMessage]:
+    """The messages within ``reach`` of the first ``around`` matches, not matched, in
+    (thread, position) order: one range probe per match (overlaps read twice, kept once)."""
     seen = {(d.thread_id, d.position) for d in matched}
-    wanted = sorted(
-        {
-            (d.thread_id, d.position + step)
-            for d in matched[:around]
-            for step in range(-reach, reach + 1)
-            if (d.thread_id, d.position + step) not in seen
-        }
+    spans = sorted(
+        {(d.thread_id, d.position - reach, d.position + reach) for d in matched[:around]}
     )
-    rows = fetch_rows(
-        raw,
-        "SELECT m.id, m.thread_id, m.block_id, m.position, b.sequence AS block_sequence, "
-        f"m.composed_from_memory, m.content, m.fts_rowid, {FTS_TOKEN_COUNT} AS length "
-        "FROM json_each(?) j CROSS JOIN messages m ON m.namespace = ? "
+    rows = raw.execute(
+        f"SELECT {_INDEXED} FROM json_each(?) j CROSS JOIN messages m ON m.namespace = ? "
         "AND m.thread_id = json_extract(j.value, '$[0]') "
-        "AND m.position = json_extract(j.value, '$[1]') JOIN blocks b ON b.id = m.block_id "
-        f"JOIN message_fts f ON f.rowid = m.fts_rowid WHERE {NOT_IMPORT_SOURCE} ORDER BY j.key",
-        [json.dumps(wanted), space],
+        "AND m.position BETWEEN json_extract(j.value, '$[1]') AND json_extract(j.value, '$[2]') "
+        f"JOIN blocks b ON b.id = m.block_id JOIN {FTS_CONTENT} c ON c.id = m.fts_rowid "
+        f"WHERE {NOT_IMPORT_SOURCE}",
+        (json.dumps(spans), space),
     )
-    return [_message(row) for row in rows]
+    found = {(row[1], row[3]): row for row in rows if (row[1], row[3]) not in seen}
+    return [_indexed_message(found[place]) for place in sorted(found)]
+
+
+def _indexed_message(row: tuple[Any, ...]) -> ChannelMessage:
+    """A row of ``_INDEXED``."""
+    message_id, thread, block, position, sequence, echo, content, rowid, length = row
+    return ChannelMessage(
+        message_id, thread, block, position, sequence, content, bool(echo), rowid, length
+    )
 
 
 def scan_messages(raw: sqlite3.Connection, space: str) -> list[ChannelMessage]:
