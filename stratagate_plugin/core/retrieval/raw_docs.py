@@ -11,11 +11,15 @@ every message was loaded and the statistics are counted from them.
 """
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import lru_cache
 
 from ..text.search_terms import tokenize
 from .impact import best_rowids, term_counts
 from .raw_channel import ChannelDoc, CorpusStats, added_stats, scan_stats, speaker_label
 from .storage import ChannelMessage, ChannelQuery, ChannelRows, RetrievalReader, TermPostings
+
+LABEL_CACHE = 1024
 
 
 def channel_doc(message: ChannelMessage, counted: Mapping[str, int] | None = None) -> ChannelDoc:
@@ -26,7 +30,6 @@ def channel_doc(message: ChannelMessage, counted: Mapping[str, int] | None = Non
     else:
         tokens = [term for term, count in counted.items() for _ in range(count)]
         length = message.length
-    label = speaker_label(message.content)
     return ChannelDoc(
         message.id,
         message.thread_id,
@@ -34,10 +37,16 @@ def channel_doc(message: ChannelMessage, counted: Mapping[str, int] | None = Non
         message.position,
         message.block_sequence,
         tokens,
-        tuple(tokenize(label)) if label else (),
+        label_tokens(speaker_label(message.content)),
         message.composed_from_memory,
         length,
     )
+
+
+@lru_cache(maxsize=LABEL_CACHE)
+def label_tokens(label: str) -> tuple[str, ...]:
+    """A ``Name:`` label's tokens (a space has few speakers: each is tokenised once)."""
+    return tuple(tokenize(label)) if label else ()
 
 
 def channel_docs(
@@ -67,9 +76,9 @@ def impact_docs(
     """Candidates from the impact index: up to ``cap`` on the query's terms, up to
     ``weak_cap`` more on its weak ones, their neighbours, and every other open tail."""
     terms = list(dict.fromkeys([*query.terms, *query.weak]))
-    ranking = reader.term_statistics(space, [t for t in terms if t in postings], [])
-    strong = best_rowids(postings, query.terms, ranking, query.cap)
-    weak = best_rowids(postings, query.weak, ranking, query.weak_cap, leave_out=strong)
+    every = reader.term_statistics(space, terms, [])  # read once: ranks, then scores
+    strong = best_rowids(postings, query.terms, every, query.cap)
+    weak = best_rowids(postings, query.weak, every, query.weak_cap, leave_out=strong)
     around = query.context_cap or len(strong) + len(weak)
     matched, neighbours = reader.indexed_messages(space, [*strong, *weak], query.reach, around)
     loaded = [*matched, *neighbours]
@@ -77,9 +86,18 @@ def impact_docs(
     tails = [channel_doc(m) for m in reader.tail_messages(space, query.current_thread)]
     docs = [channel_doc(m, counts.get(m.rowid, {})) for m in loaded] + tails
     present = present_terms(docs, terms)
-    blocks = sorted({message.block_id for message in matched})
-    sealed = reader.term_statistics(space, present, blocks)
-    return docs, with_tails(sealed, tails, present)
+    lengths = reader.block_lengths(sorted({message.block_id for message in matched}))
+    return docs, with_tails(only_terms(every, present, lengths), tails, present)
+
+
+def only_terms(stats: CorpusStats, terms: Sequence[str], lengths: dict[str, int]) -> CorpusStats:
+    """``stats`` of ``terms`` alone, with these block lengths."""
+    return replace(
+        stats,
+        message_df={term: stats.message_df[term] for term in terms},
+        block_df={term: stats.block_df[term] for term in terms},
+        block_lengths=lengths,
+    )
 
 
 def loaded_docs(rows: ChannelRows) -> tuple[list[ChannelDoc], list[ChannelDoc]]:

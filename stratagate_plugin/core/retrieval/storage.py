@@ -164,6 +164,10 @@ class RetrievalReader(EventsReader, Protocol):
         message and block frequency of each term, the token length of ``blocks``."""
         ...
 
+    def block_lengths(self, blocks: Sequence[str]) -> dict[str, int]:
+        """The token length of each of these sealed blocks (as ``term_statistics`` gives)."""
+        ...
+
     def block_texts(self, message_ids: Sequence[str]) -> dict[str, str]:
         """L0–L2 text of the ready blocks holding these messages, by block id."""
         ...

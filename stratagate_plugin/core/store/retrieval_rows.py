@@ -190,10 +190,9 @@ def term_statistics(
     if term_index.has_index(raw):
         stored = term_index.frequencies(raw, space, terms)
         frequencies = {term: stored.get(term, (0, 0)) for term in terms}
-        lengths = term_index.block_lengths(raw, blocks)
     else:
         frequencies = {term: _frequencies(raw, space, term) for term in terms}
-        lengths = _block_lengths(raw, blocks)
+    lengths = block_lengths(raw, blocks)
     return CorpusStats(
         messages=int(count),
         message_tokens=int(total),
@@ -215,7 +214,10 @@ def _frequencies(raw: sqlite3.Connection, space: str, term: str) -> tuple[int, i
     return int(row[0]), int(row[1])
 
 
-def _block_lengths(raw: sqlite3.Connection, blocks: Sequence[str]) -> dict[str, int]:
+def block_lengths(raw: sqlite3.Connection, blocks: Sequence[str]) -> dict[str, int]:
+    """Each sealed block's token length: the impact index's, else counted on the FTS rows."""
+    if term_index.has_index(raw):
+        return term_index.block_lengths(raw, blocks)
     rows = raw.execute(
         f"SELECT m.block_id, sum({FTS_TOKEN_COUNT}) FROM json_each(?) j "
         "JOIN messages m ON m.block_id = j.value JOIN message_fts f ON f.rowid = m.fts_rowid "

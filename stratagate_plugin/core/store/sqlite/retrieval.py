@@ -53,6 +53,9 @@ class SqliteRetrievalReader(SqliteEventsReader):
     ) -> CorpusStats:
         return retrieval_rows.term_statistics(self.raw, space, terms, blocks)
 
+    def block_lengths(self, blocks: Sequence[str]) -> dict[str, int]:
+        return retrieval_rows.block_lengths(self.raw, blocks)
+
     def block_texts(self, message_ids: Sequence[str]) -> dict[str, str]:
         return retrieval_rows.ready_block_texts(self.raw, message_ids)
 
