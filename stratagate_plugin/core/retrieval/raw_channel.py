@@ -166,12 +166,12 @@ def _message_scores(
     weights = [(t, f * idf(stats.messages, stats.message_df.get(t, 0))) for t, f in factors.items()]
     counted = {(d.thread_id, d.position): (_query_counts(d.tokens, factors), d.size) for d in docs}
     k1, b, saturation = config.k1, config.b, config.k1 + 1
-    scores = {}
+    scores: dict[str, float] = {}
     for doc in docs:
         tf, length = _expanded(counted, (doc.thread_id, doc.position), config.expansion_weight)
         if length and tf:
             norm = k1 * (1 - b + b * length / avgdl)
-            score = 0
+            score: float = 0  # as ``sum`` starts
             for t, w in weights:
                 if t in tf:
                     score += w * tf[t] * saturation / (tf[t] + norm)
