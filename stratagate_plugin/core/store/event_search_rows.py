@@ -42,14 +42,21 @@ def current_turn(raw: sqlite3.Connection, space: str) -> int:
     return int(row[0]) if row else 0
 
 
+SEARCH_COLUMNS = "e.pk, e.id, e.pool, e.status, e.superseded_by, e.updated_at"
+"""What a plain query's candidate needs when its stored document is current (most are):
+not the fields, tags and JSON of a whole row."""
+
+
 def lexical_rows(
     raw: sqlite3.Connection,
     space: str,
     pools: Sequence[str],
     tokens: Sequence[str],
     cap: int,
+    columns: str = "e.*",
 ) -> list[sqlite3.Row]:
-    """Visible events sharing a token with the query: per pool the best ``cap`` by FTS rank.
+    """Visible events sharing a token with the query: per pool the best ``cap`` by FTS rank,
+    each row with ``columns`` (the scan without FTS5 reads whole rows).
 
     FTS5 matches only the query's rarest terms (``search_index.prefilter``): a long query
     (automatic context) or common words cannot make it rank the whole index. The ranking
@@ -72,7 +79,7 @@ def lexical_rows(
     else:
         sql = f"{_LEXICAL} AND e.pool = ? ORDER BY f.rowid DESC LIMIT ?"
         pks = [r[0] for p in pools for r in raw.execute(sql, (found.match, space, p, cap))]
-    return rows_by_pk(raw, pks)
+    return rows_by_pk(raw, pks, columns)
 
 
 def _best_per_pool(
@@ -122,12 +129,14 @@ def stored_documents(
     return {event_id: document for event_id, document in found.items()}
 
 
-def rows_by_pk(raw: sqlite3.Connection, pks: Sequence[int]) -> list[sqlite3.Row]:
+def rows_by_pk(
+    raw: sqlite3.Connection, pks: Sequence[int], columns: str = "e.*"
+) -> list[sqlite3.Row]:
     found: list[sqlite3.Row] = []
     for start in range(0, len(pks), 500):
         chunk = list(pks[start : start + 500])
         marks = ",".join("?" * len(chunk))
-        found += _rows(raw, f"SELECT e.* FROM events e WHERE e.pk IN ({marks})", chunk)
+        found += _rows(raw, f"SELECT {columns} FROM events e WHERE e.pk IN ({marks})", chunk)
     return found
 
 

@@ -192,7 +192,7 @@ def term_statistics(
         frequencies = {term: stored.get(term, (0, 0)) for term in terms}
     else:
         frequencies = {term: _frequencies(raw, space, term) for term in terms}
-    lengths = block_lengths(raw, blocks)
+    lengths = block_lengths(raw, blocks) if blocks else {}
     return CorpusStats(
         messages=int(count),
         message_tokens=int(total),
