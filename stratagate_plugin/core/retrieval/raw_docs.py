@@ -3,11 +3,12 @@
 With an impact index, the candidates are the best BM25 rowids over the query terms'
 postings (``impact.best_rowids``), read with their thread neighbours; a sealed message's
 document is then its query terms as its postings count them and its stored length, so
-no sealed message is tokenised at query time (only its ``Name:`` label is). Without one,
-the FTS5 index or a scan gives the messages, tokenised here. The sealed corpus's counts
-come from ``RetrievalReader.term_statistics`` for the terms that occur in the loaded
-messages (no other term can score) and the open tails' are added; with no index at all
-every message was loaded and the statistics are counted from them.
+no sealed message is tokenised at query time (only its ``Name:`` label is). The sealed
+corpus's counts come from ``RetrievalReader.term_statistics`` (read once, for the query's
+terms; the scoring keeps those that occur in the loaded messages, as no other term can
+score) and the open tails' are added. Without an impact index (no FTS5 in the SQLite
+build: the index is built wherever FTS5 is) every sealed message is read and tokenised,
+and the statistics are counted from them.
 """
 
 from collections.abc import Mapping, Sequence
@@ -17,7 +18,7 @@ from functools import lru_cache
 from ..text.search_terms import tokenize
 from .impact import best_rowids, term_counts
 from .raw_channel import ChannelDoc, CorpusStats, added_stats, scan_stats, speaker_label
-from .storage import ChannelMessage, ChannelQuery, ChannelRows, RetrievalReader, TermPostings
+from .storage import ChannelMessage, ChannelQuery, RetrievalReader, TermPostings
 
 LABEL_CACHE = 1024
 
@@ -57,14 +58,9 @@ def channel_docs(
     postings = None if query.scan else reader.term_postings(space, terms)
     if postings is not None:
         return impact_docs(reader, space, query, postings)
-    rows = reader.channel_messages(space, query)
-    terms = [*query.terms, *query.weak]
-    docs, tails = loaded_docs(rows)
-    if not rows.indexed:
-        return docs, scan_stats(docs, terms)
-    present = present_terms(docs, terms)
-    sealed = reader.term_statistics(space, present, matched_blocks(rows))
-    return docs, with_tails(sealed, tails, present)
+    tails = [channel_doc(m) for m in reader.tail_messages(space, query.current_thread)]
+    docs = [channel_doc(message) for message in reader.sealed_messages(space)] + tails
+    return docs, scan_stats(docs, terms)
 
 
 def impact_docs(
@@ -100,21 +96,10 @@ def only_terms(stats: CorpusStats, terms: Sequence[str], lengths: dict[str, int]
     )
 
 
-def loaded_docs(rows: ChannelRows) -> tuple[list[ChannelDoc], list[ChannelDoc]]:
-    """(every loaded message's document: matched, neighbours, tails; the tails' alone)."""
-    tails = [channel_doc(message) for message in rows.tails]
-    return [channel_doc(m) for m in [*rows.matched, *rows.neighbours]] + tails, tails
-
-
 def present_terms(docs: Sequence[ChannelDoc], terms: Sequence[str]) -> list[str]:
     """The query's terms (once each, in order) that occur in the loaded messages."""
     loaded = {token for doc in docs for token in doc.tokens}
     return [term for term in dict.fromkeys(terms) if term in loaded]
-
-
-def matched_blocks(rows: ChannelRows) -> list[str]:
-    """The sealed blocks of the matched messages, whose lengths the block votes need."""
-    return sorted({message.block_id for message in rows.matched})
 
 
 def with_tails(
