@@ -105,28 +105,29 @@ def stored_documents(
     """Stored BM25 documents of these rows, by id, counting only ``tokens`` (all BM25 reads).
 
     Stale or missing documents (an older ``updated_at``, another document ``version``) are
-    left out; the caller tokenises those.
+    left out; the caller tokenises those. Each asked token is one ``json_extract`` of the
+    stored counts (SQLite parses a document once per row), not a walk of all its keys.
     """
     stamps = {
         int(row["pk"]): (row["id"], document_stamp(row["updated_at"], version)) for row in rows
     }
-    found: dict[str, tuple[dict[str, int], int]] = {}
+    wanted = sorted(set(tokens))  # a token is word characters and a prefix: a safe JSON key
+    columns = ", ".join(["pk", "stamp", "length", *["json_extract(counts_json, ?)"] * len(wanted)])
+    paths = [f'$."{token}"' for token in wanted]
+    found: dict[str, Document] = {}
     pks = list(stamps)
     for start in range(0, len(pks), 500):
         chunk = pks[start : start + 500]
-        rows_ = raw.execute(  # SQLite reads each document's counts once, keeping the asked
-            "SELECT d.pk, d.stamp, d.length, c.key, c.value FROM event_documents d "
-            "LEFT JOIN json_each(d.counts_json) c ON c.key IN (SELECT value FROM json_each(?)) "
-            "WHERE d.pk IN (SELECT value FROM json_each(?)) ORDER BY d.pk, c.id",
-            (json.dumps(sorted(set(tokens))), json.dumps(chunk)),
-        )
-        for pk, stamp, length, token, count in rows_:
+        for pk, stamp, length, *counts in raw.execute(
+            f"SELECT {columns} FROM event_documents "
+            "WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY pk",
+            (*paths, json.dumps(chunk)),
+        ):
             event_id, current = stamps[pk]
             if stamp == current:
-                counts, _ = found.setdefault(event_id, ({}, int(length)))
-                if token is not None:
-                    counts[token] = int(count)
-    return {event_id: document for event_id, document in found.items()}
+                counted = zip(wanted, counts, strict=True)
+                found[event_id] = ({t: int(n) for t, n in counted if n is not None}, int(length))
+    return found
 
 
 def rows_by_pk(
