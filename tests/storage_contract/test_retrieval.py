@@ -3,13 +3,18 @@ blocks, dates, graph views, tails, thread sources and the recall bypass."""
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from stratagate_plugin.core.clock import iso
 from stratagate_plugin.core.graph.views import assemble
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.records import MessageIn
-from stratagate_plugin.core.retrieval.storage import ChannelQuery, RetrievalReader, RetrievalStorage
+from stratagate_plugin.core.retrieval.impact import best_rowids
+from stratagate_plugin.core.retrieval.storage import (
+    ChannelMessage,
+    RetrievalReader,
+    RetrievalStorage,
+)
 from stratagate_plugin.core.text.search_terms import fts_encode, query_tokens, tokenize
 
 NS = "contract"
@@ -67,34 +72,57 @@ async def test_sealed_matches_share_a_token_and_hits_keep_the_order_given(
     assert hits[1].next.id == ids[1]
 
 
-async def test_channel_messages_match_reach_neighbours_and_add_other_tails(
+async def test_indexed_messages_match_reach_neighbours_and_add_other_tails(
     engine: StrataGate,
 ) -> None:
     ids = await _world(engine)
     store = engine.storage.retrieval
     terms = tuple(query_tokens("violin"))
-    rows = await _read(store, lambda r: r.channel_messages(NS, ChannelQuery(terms, 10, 1)))
+    rows = await _read(store, lambda r: _indexed(r, terms, 10, 1))
     assert rows.indexed and [m.id for m in rows.matched] == [ids[4]]
     assert [m.id for m in rows.neighbours] == [ids[5]]
     assert [m.id for m in rows.tails] == ids[8:10]
-    mine = await _read(
-        store, lambda r: r.channel_messages(NS, ChannelQuery(terms, 10, 1, current_thread="t1"))
-    )
+    mine = await _read(store, lambda r: _indexed(r, terms, 10, 1, current_thread="t1"))
     assert mine.tails == []
-    scanned = await _read(
-        store, lambda r: r.channel_messages(NS, ChannelQuery(terms, 10, 1, scan=True))
-    )
+    scanned = await _read(store, lambda r: _scanned(r))
     assert not scanned.indexed and sorted(m.id for m in scanned.matched) == sorted(ids[:8])
-    assert (
-        await _read(store, lambda r: r.channel_messages(NS, ChannelQuery(terms, 0, 1)))
-    ).matched == []
+    assert (await _read(store, lambda r: _indexed(r, terms, 0, 1))).matched == []
+
+
+class _Rows(NamedTuple):
+    """What the raw channel reads (the contract test's view of it)."""
+
+    matched: list[ChannelMessage]
+    neighbours: list[ChannelMessage]
+    tails: list[ChannelMessage]
+    indexed: bool
+
+
+def _indexed(
+    reader: RetrievalReader,
+    terms: tuple[str, ...],
+    cap: int,
+    reach: int,
+    current_thread: str | None = None,
+) -> _Rows:
+    """The best ``cap`` messages of the impact index for ``terms``, their neighbours, tails."""
+    postings = reader.term_postings(NS, terms)
+    assert postings is not None
+    stats = reader.term_statistics(NS, list(terms), [])
+    rowids = best_rowids(postings, terms, stats, cap)
+    matched, neighbours = reader.indexed_messages(NS, rowids, reach, len(rowids))
+    return _Rows(matched, neighbours, reader.tail_messages(NS, current_thread), True)
+
+
+def _scanned(reader: RetrievalReader) -> _Rows:
+    return _Rows(reader.sealed_messages(NS), [], reader.tail_messages(NS, None), False)
 
 
 async def test_term_statistics_count_the_whole_sealed_space(engine: StrataGate) -> None:
     await _world(engine)
     store = engine.storage.retrieval
     [beagle] = query_tokens("beagle")
-    rows = await _read(store, lambda r: r.channel_messages(NS, ChannelQuery((beagle,), 1, 0)))
+    rows = await _read(store, lambda r: _indexed(r, (beagle,), 1, 0))
     blocks = [m.block_id for m in rows.matched]
     stats = await _read(store, lambda r: r.term_statistics(NS, [beagle], blocks))
     assert (stats.messages, stats.blocks) == (8, 2)

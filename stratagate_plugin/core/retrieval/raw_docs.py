@@ -3,19 +3,24 @@
 With an impact index, the candidates are the best BM25 rowids over the query terms'
 postings (``impact.best_rowids``), read with their thread neighbours; a sealed message's
 document is then its query terms as its postings count them and its stored length, so
-no sealed message is tokenised at query time (only its ``Name:`` label is). Without one,
-the FTS5 index or a scan gives the messages, tokenised here. The sealed corpus's counts
-come from ``RetrievalReader.term_statistics`` for the terms that occur in the loaded
-messages (no other term can score) and the open tails' are added; with no index at all
-every message was loaded and the statistics are counted from them.
+no sealed message is tokenised at query time (only its ``Name:`` label is). The sealed
+corpus's counts come from ``RetrievalReader.term_statistics`` (read once, for the query's
+terms; the scoring keeps those that occur in the loaded messages, as no other term can
+score) and the open tails' are added. Without an impact index (no FTS5 in the SQLite
+build: the index is built wherever FTS5 is) every sealed message is read and tokenised,
+and the statistics are counted from them.
 """
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import lru_cache
 
 from ..text.search_terms import tokenize
 from .impact import best_rowids, term_counts
 from .raw_channel import ChannelDoc, CorpusStats, added_stats, scan_stats, speaker_label
-from .storage import ChannelMessage, ChannelQuery, ChannelRows, RetrievalReader, TermPostings
+from .storage import ChannelMessage, ChannelQuery, RetrievalReader, TermPostings
+
+LABEL_CACHE = 1024
 
 
 def channel_doc(message: ChannelMessage, counted: Mapping[str, int] | None = None) -> ChannelDoc:
@@ -26,7 +31,6 @@ def channel_doc(message: ChannelMessage, counted: Mapping[str, int] | None = Non
     else:
         tokens = [term for term, count in counted.items() for _ in range(count)]
         length = message.length
-    label = speaker_label(message.content)
     return ChannelDoc(
         message.id,
         message.thread_id,
@@ -34,10 +38,16 @@ def channel_doc(message: ChannelMessage, counted: Mapping[str, int] | None = Non
         message.position,
         message.block_sequence,
         tokens,
-        tuple(tokenize(label)) if label else (),
+        label_tokens(speaker_label(message.content)),
         message.composed_from_memory,
         length,
     )
+
+
+@lru_cache(maxsize=LABEL_CACHE)
+def label_tokens(label: str) -> tuple[str, ...]:
+    """A ``Name:`` label's tokens (a space has few speakers: each is tokenised once)."""
+    return tuple(tokenize(label)) if label else ()
 
 
 def channel_docs(
@@ -48,14 +58,9 @@ def channel_docs(
     postings = None if query.scan else reader.term_postings(space, terms)
     if postings is not None:
         return impact_docs(reader, space, query, postings)
-    rows = reader.channel_messages(space, query)
-    terms = [*query.terms, *query.weak]
-    docs, tails = loaded_docs(rows)
-    if not rows.indexed:
-        return docs, scan_stats(docs, terms)
-    present = present_terms(docs, terms)
-    sealed = reader.term_statistics(space, present, matched_blocks(rows))
-    return docs, with_tails(sealed, tails, present)
+    tails = [channel_doc(m) for m in reader.tail_messages(space, query.current_thread)]
+    docs = [channel_doc(message) for message in reader.sealed_messages(space)] + tails
+    return docs, scan_stats(docs, terms)
 
 
 def impact_docs(
@@ -67,9 +72,9 @@ def impact_docs(
     """Candidates from the impact index: up to ``cap`` on the query's terms, up to
     ``weak_cap`` more on its weak ones, their neighbours, and every other open tail."""
     terms = list(dict.fromkeys([*query.terms, *query.weak]))
-    ranking = reader.term_statistics(space, [t for t in terms if t in postings], [])
-    strong = best_rowids(postings, query.terms, ranking, query.cap)
-    weak = best_rowids(postings, query.weak, ranking, query.weak_cap, leave_out=strong)
+    every = reader.term_statistics(space, terms, [])  # read once: ranks, then scores
+    strong = best_rowids(postings, query.terms, every, query.cap)
+    weak = best_rowids(postings, query.weak, every, query.weak_cap, leave_out=strong)
     around = query.context_cap or len(strong) + len(weak)
     matched, neighbours = reader.indexed_messages(space, [*strong, *weak], query.reach, around)
     loaded = [*matched, *neighbours]
@@ -77,26 +82,24 @@ def impact_docs(
     tails = [channel_doc(m) for m in reader.tail_messages(space, query.current_thread)]
     docs = [channel_doc(m, counts.get(m.rowid, {})) for m in loaded] + tails
     present = present_terms(docs, terms)
-    blocks = sorted({message.block_id for message in matched})
-    sealed = reader.term_statistics(space, present, blocks)
-    return docs, with_tails(sealed, tails, present)
+    lengths = reader.block_lengths(sorted({message.block_id for message in matched}))
+    return docs, with_tails(only_terms(every, present, lengths), tails, present)
 
 
-def loaded_docs(rows: ChannelRows) -> tuple[list[ChannelDoc], list[ChannelDoc]]:
-    """(every loaded message's document: matched, neighbours, tails; the tails' alone)."""
-    tails = [channel_doc(message) for message in rows.tails]
-    return [channel_doc(m) for m in [*rows.matched, *rows.neighbours]] + tails, tails
+def only_terms(stats: CorpusStats, terms: Sequence[str], lengths: dict[str, int]) -> CorpusStats:
+    """``stats`` of ``terms`` alone, with these block lengths."""
+    return replace(
+        stats,
+        message_df={term: stats.message_df[term] for term in terms},
+        block_df={term: stats.block_df[term] for term in terms},
+        block_lengths=lengths,
+    )
 
 
 def present_terms(docs: Sequence[ChannelDoc], terms: Sequence[str]) -> list[str]:
     """The query's terms (once each, in order) that occur in the loaded messages."""
     loaded = {token for doc in docs for token in doc.tokens}
     return [term for term in dict.fromkeys(terms) if term in loaded]
-
-
-def matched_blocks(rows: ChannelRows) -> list[str]:
-    """The sealed blocks of the matched messages, whose lengths the block votes need."""
-    return sorted({message.block_id for message in rows.matched})
 
 
 def with_tails(

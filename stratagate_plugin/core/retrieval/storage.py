@@ -29,7 +29,6 @@ __all__ = [
     "BypassRow",
     "ChannelMessage",
     "ChannelQuery",
-    "ChannelRows",
     "CorpusStats",
     "RetrievalReader",
     "RetrievalStorage",
@@ -94,7 +93,7 @@ class TermPostings(NamedTuple):
 class ChannelQuery:
     """Up to ``cap`` sealed messages holding a term and up to ``weak_cap`` more holding a
     weak term, fetched apart; their neighbours within ``reach``; every open tail but
-    ``current_thread``'s. ``scan`` (or no index) reads every sealed message instead."""
+    ``current_thread``'s. ``scan`` (or no impact index) reads every sealed message instead."""
 
     terms: tuple[str, ...]
     cap: int
@@ -106,15 +105,6 @@ class ChannelQuery:
     context_cap: int = 0
     """With an impact index: only the best ``context_cap`` matches get their neighbours
     read (0: every match's)."""
-
-
-class ChannelRows(NamedTuple):
-    matched: list[ChannelMessage]
-    """Best index rank first (strong terms, then weak ones not already matched); when
-    ``indexed`` is false, every sealed message of the space in table order."""
-    neighbours: list[ChannelMessage]
-    tails: list[ChannelMessage]
-    indexed: bool
 
 
 class BypassRow(NamedTuple):
@@ -136,8 +126,9 @@ class RetrievalReader(EventsReader, Protocol):
     raw channel's messages with their statistics, a block channel, graph lines, recall's
     bypass, each decided over one snapshot."""
 
-    def channel_messages(self, space: str, query: ChannelQuery) -> ChannelRows:
-        """The raw channel's messages for ``query``."""
+    def sealed_messages(self, space: str) -> list[ChannelMessage]:
+        """Every sealed conversation message of the space (the raw channel without an
+        impact index, or as a reference for it)."""
         ...
 
     def term_postings(self, space: str, terms: Sequence[str]) -> dict[str, TermPostings] | None:
@@ -162,6 +153,10 @@ class RetrievalReader(EventsReader, Protocol):
     ) -> CorpusStats:
         """Index-wide counts of the space's sealed text: messages, tokens, blocks, the
         message and block frequency of each term, the token length of ``blocks``."""
+        ...
+
+    def block_lengths(self, blocks: Sequence[str]) -> dict[str, int]:
+        """The token length of each of these sealed blocks (as ``term_statistics`` gives)."""
         ...
 
     def block_texts(self, message_ids: Sequence[str]) -> dict[str, str]:

@@ -8,7 +8,8 @@ the same ranking. Structured-filter candidates are found by a light column scan.
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import groupby
 from typing import Any
 
 from ..events.storage import Document, FieldCheck
@@ -42,14 +43,21 @@ def current_turn(raw: sqlite3.Connection, space: str) -> int:
     return int(row[0]) if row else 0
 
 
+SEARCH_COLUMNS = "e.pk, e.id, e.pool, e.status, e.superseded_by, e.updated_at"
+"""What a plain query's candidate needs when its stored document is current (most are):
+not the fields, tags and JSON of a whole row."""
+
+
 def lexical_rows(
     raw: sqlite3.Connection,
     space: str,
     pools: Sequence[str],
     tokens: Sequence[str],
     cap: int,
+    columns: str = "e.*",
 ) -> list[sqlite3.Row]:
-    """Visible events sharing a token with the query: per pool the best ``cap`` by FTS rank.
+    """Visible events sharing a token with the query: per pool the best ``cap`` by FTS rank,
+    each row with ``columns`` (the scan without FTS5 reads whole rows).
 
     FTS5 matches only the query's rarest terms (``search_index.prefilter``): a long query
     (automatic context) or common words cannot make it rank the whole index. The ranking
@@ -72,7 +80,7 @@ def lexical_rows(
     else:
         sql = f"{_LEXICAL} AND e.pool = ? ORDER BY f.rowid DESC LIMIT ?"
         pks = [r[0] for p in pools for r in raw.execute(sql, (found.match, space, p, cap))]
-    return rows_by_pk(raw, pks)
+    return rows_by_pk(raw, pks, columns)
 
 
 def _best_per_pool(
@@ -92,6 +100,12 @@ def _best_per_pool(
     return best
 
 
+EXTRACT_TOKENS = 16
+"""Up to this many asked tokens, each is one ``json_extract`` of a stored document (~0.5 µs
+a token); above it (a recall query's dozens), one ``json_each`` walk of all its keys
+(~14 µs a document) is cheaper. Both read the same counts."""
+
+
 def stored_documents(
     raw: sqlite3.Connection, rows: Sequence[sqlite3.Row], tokens: Sequence[str], version: int
 ) -> dict[str, Document]:
@@ -103,31 +117,58 @@ def stored_documents(
     stamps = {
         int(row["pk"]): (row["id"], document_stamp(row["updated_at"], version)) for row in rows
     }
-    found: dict[str, tuple[dict[str, int], int]] = {}
+    wanted = sorted(set(tokens))
+    read = _extracted_counts if len(wanted) <= EXTRACT_TOKENS else _walked_counts
+    found: dict[str, Document] = {}
     pks = list(stamps)
     for start in range(0, len(pks), 500):
-        chunk = pks[start : start + 500]
-        rows_ = raw.execute(  # SQLite reads each document's counts once, keeping the asked
-            "SELECT d.pk, d.stamp, d.length, c.key, c.value FROM event_documents d "
-            "LEFT JOIN json_each(d.counts_json) c ON c.key IN (SELECT value FROM json_each(?)) "
-            "WHERE d.pk IN (SELECT value FROM json_each(?)) ORDER BY d.pk, c.id",
-            (json.dumps(sorted(set(tokens))), json.dumps(chunk)),
-        )
-        for pk, stamp, length, token, count in rows_:
+        for pk, stamp, length, counts in read(raw, pks[start : start + 500], wanted):
             event_id, current = stamps[pk]
             if stamp == current:
-                counts, _ = found.setdefault(event_id, ({}, int(length)))
-                if token is not None:
-                    counts[token] = int(count)
-    return {event_id: document for event_id, document in found.items()}
+                found[event_id] = (counts, int(length))
+    return found
 
 
-def rows_by_pk(raw: sqlite3.Connection, pks: Sequence[int]) -> list[sqlite3.Row]:
+StoredCounts = Iterator[tuple[int, str, int, dict[str, int]]]
+"""(pk, stamp, length, the asked tokens' counts) of each stored document, by pk."""
+
+
+def _extracted_counts(
+    raw: sqlite3.Connection, pks: Sequence[int], wanted: list[str]
+) -> StoredCounts:
+    """One ``json_extract`` per token (a token is word characters and a prefix: a safe key)."""
+    columns = ", ".join(["pk", "stamp", "length", *["json_extract(counts_json, ?)"] * len(wanted)])
+    rows = raw.execute(
+        f"SELECT {columns} FROM event_documents "
+        "WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY pk",
+        (*[f'$."{token}"' for token in wanted], json.dumps(list(pks))),
+    )
+    for pk, stamp, length, *counts in rows:
+        counted = zip(wanted, counts, strict=True)
+        yield pk, stamp, length, {token: int(n) for token, n in counted if n is not None}
+
+
+def _walked_counts(raw: sqlite3.Connection, pks: Sequence[int], wanted: list[str]) -> StoredCounts:
+    """Each document's keys walked once, the asked ones kept."""
+    rows = raw.execute(
+        "SELECT d.pk, d.stamp, d.length, c.key, c.value FROM event_documents d "
+        "LEFT JOIN json_each(d.counts_json) c ON c.key IN (SELECT value FROM json_each(?)) "
+        "WHERE d.pk IN (SELECT value FROM json_each(?)) ORDER BY d.pk, c.id",
+        (json.dumps(wanted), json.dumps(list(pks))),
+    )
+    for (pk, stamp, length), keys in groupby(rows, key=lambda row: (row[0], row[1], row[2])):
+        counts = {token: int(n) for _, _, _, token, n in keys if token is not None}
+        yield pk, stamp, length, counts
+
+
+def rows_by_pk(
+    raw: sqlite3.Connection, pks: Sequence[int], columns: str = "e.*"
+) -> list[sqlite3.Row]:
     found: list[sqlite3.Row] = []
     for start in range(0, len(pks), 500):
         chunk = list(pks[start : start + 500])
         marks = ",".join("?" * len(chunk))
-        found += _rows(raw, f"SELECT e.* FROM events e WHERE e.pk IN ({marks})", chunk)
+        found += _rows(raw, f"SELECT {columns} FROM events e WHERE e.pk IN ({marks})", chunk)
     return found
 
 

@@ -1,26 +1,25 @@
 """Rows for retrieval: raw-channel candidates and their context, BM25 counts, blocks, dates.
 
-The raw channel never loads a whole namespace when the FTS5 index exists: it takes the
-sealed messages that match a query term (best FTS rank first, capped), the thread
-neighbours their context votes need, and namespace-wide counts aggregated inside SQLite
-(``term_statistics``; token counts come from the index text, one encoded term a token);
-without FTS5 the same rows come from a scan. The other sessions' open tails, which the
-index does not hold, are read whole (they are short and few). Tokenising and scoring are
-``retrieval.raw_channel``'s.
+The raw channel never loads a whole namespace when the impact index exists
+(``term_index``; it does wherever FTS5 does): it reads the messages at the rowids the
+index ranked best, the thread neighbours their context votes need, and the namespace-wide
+counts the index keeps (``term_statistics``); without FTS5 every sealed message is read
+(``scan_messages``). The other sessions' open tails, which the index does not hold, are
+read whole (they are short and few). Tokenising and scoring are ``retrieval``'s.
 """
 
 import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from ..clock import parse_iso
-from ..retrieval.storage import OPEN_TAIL, ChannelMessage, ChannelQuery, ChannelRows, CorpusStats
-from ..text.search_terms import fts_match_any
+from ..retrieval.storage import OPEN_TAIL, ChannelMessage, CorpusStats
 from . import term_index
 from .block_rows import OPEN_TAILS
 from .raw_search import NOT_IMPORT_SOURCE, fetch_rows
-from .search_index import FTS_TOKEN_COUNT, has_index
+from .search_index import FTS_CONTENT, token_count
 
 _COLUMNS = (
     "m.id, m.thread_id, m.block_id, m.position, b.sequence AS block_sequence, "
@@ -34,56 +33,25 @@ _TAILS = (  # an open tail is a block of its own, newer than every sealed one
 )
 
 
-def channel_rows(raw: sqlite3.Connection, space: str, query: ChannelQuery) -> ChannelRows:
-    """Matching messages plus neighbours within ``reach``, and the open tails.
-
-    Up to ``cap`` sealed messages match ``terms`` and up to ``weak_cap`` more match ``weak``
-    (a category's members), fetched apart so that weak terms never crowd the others out.
-    Every thread's open tail but ``current_thread``'s (the asking session has its own in
-    view) is loaded whole.
-    """
-    tails = tail_messages(raw, space, query.current_thread)
-    if query.scan or not has_index(raw):
-        return ChannelRows(scan_messages(raw, space), [], tails, False)
-    matched = _matching(raw, space, query.terms, query.cap)
-    seen = {message.id for message in matched}
-    weak = _matching(raw, space, query.weak, query.weak_cap)
-    matched += [message for message in weak if message.id not in seen]
-    return ChannelRows(matched, _neighbours(raw, space, matched, query.reach), tails, True)
-
-
-def _matching(
-    raw: sqlite3.Connection, space: str, terms: Sequence[str], cap: int
-) -> list[ChannelMessage]:
-    """Sealed messages holding any of ``terms``, best FTS5 rank first, at most ``cap``."""
-    if not terms or cap < 1:
-        return []
-    rows = fetch_rows(
-        raw,
-        f"SELECT {_COLUMNS}, m.content FROM message_fts f "
-        f"CROSS JOIN messages m ON m.fts_rowid = f.rowid {_SEALED} "
-        "AND message_fts MATCH ? ORDER BY f.rank LIMIT ?",
-        [space, fts_match_any(list(terms)), cap],
-    )
-    return [_message(row) for row in rows]
-
-
 def indexed_messages(
     raw: sqlite3.Connection, space: str, rowids: Sequence[int], reach: int, around: int
 ) -> tuple[list[ChannelMessage], list[ChannelMessage]]:
     """The sealed conversation messages at these index rowids (in that order) and the
     thread neighbours within ``reach`` of the first ``around`` of them: two reads, each
-    message with its token length."""
-    rows = fetch_rows(
-        raw,
-        f"SELECT {_COLUMNS}, m.content, m.fts_rowid, {FTS_TOKEN_COUNT} AS length "
-        "FROM json_each(?) j CROSS JOIN messages m ON m.fts_rowid = j.value "
-        "JOIN message_fts f ON f.rowid = m.fts_rowid JOIN blocks b ON b.id = m.block_id "
+    message with its token length (counted on FTS5's stored text, read by rowid)."""
+    rows = raw.execute(
+        f"SELECT {_INDEXED} FROM json_each(?) j CROSS JOIN messages m ON m.fts_rowid = j.value "
+        f"JOIN blocks b ON b.id = m.block_id JOIN {FTS_CONTENT} c ON c.id = m.fts_rowid "
         f"WHERE m.namespace = ? AND {NOT_IMPORT_SOURCE} ORDER BY j.key",
-        [json.dumps(list(rowids)), space],
+        (json.dumps(list(rowids)), space),
     )
-    matched = [_message(row) for row in rows]
+    matched = [_indexed_message(row) for row in rows]
     return matched, _neighbours_at(raw, space, matched, reach, around)
+
+
+_INDEXED = (
+    f"{_COLUMNS}, m.content, m.fts_rowid, {token_count('c.c0')}"  # ``ChannelMessage``'s order
+)
 
 
 def _neighbours_at(
@@ -93,26 +61,30 @@ def _neighbours_at(
     reach: int,
     around: int,
 ) -> list[ChannelMessage]:
+    """The messages within ``reach`` of the first ``around`` matches, not matched, in
+    (thread, position) order: one range probe per match (overlaps read twice, kept once)."""
     seen = {(d.thread_id, d.position) for d in matched}
-    wanted = sorted(
-        {
-            (d.thread_id, d.position + step)
-            for d in matched[:around]
-            for step in range(-reach, reach + 1)
-            if (d.thread_id, d.position + step) not in seen
-        }
+    spans = sorted(
+        {(d.thread_id, d.position - reach, d.position + reach) for d in matched[:around]}
     )
-    rows = fetch_rows(
-        raw,
-        "SELECT m.id, m.thread_id, m.block_id, m.position, b.sequence AS block_sequence, "
-        f"m.composed_from_memory, m.content, m.fts_rowid, {FTS_TOKEN_COUNT} AS length "
-        "FROM json_each(?) j CROSS JOIN messages m ON m.namespace = ? "
+    rows = raw.execute(
+        f"SELECT {_INDEXED} FROM json_each(?) j CROSS JOIN messages m ON m.namespace = ? "
         "AND m.thread_id = json_extract(j.value, '$[0]') "
-        "AND m.position = json_extract(j.value, '$[1]') JOIN blocks b ON b.id = m.block_id "
-        f"JOIN message_fts f ON f.rowid = m.fts_rowid WHERE {NOT_IMPORT_SOURCE} ORDER BY j.key",
-        [json.dumps(wanted), space],
+        "AND m.position BETWEEN json_extract(j.value, '$[1]') AND json_extract(j.value, '$[2]') "
+        f"JOIN blocks b ON b.id = m.block_id JOIN {FTS_CONTENT} c ON c.id = m.fts_rowid "
+        f"WHERE {NOT_IMPORT_SOURCE}",
+        (json.dumps(spans), space),
     )
-    return [_message(row) for row in rows]
+    found = {(row[1], row[3]): row for row in rows if (row[1], row[3]) not in seen}
+    return [_indexed_message(found[place]) for place in sorted(found)]
+
+
+def _indexed_message(row: tuple[Any, ...]) -> ChannelMessage:
+    """A row of ``_INDEXED``."""
+    message_id, thread, block, position, sequence, echo, content, rowid, length = row
+    return ChannelMessage(
+        message_id, thread, block, position, sequence, content, bool(echo), rowid, length
+    )
 
 
 def scan_messages(raw: sqlite3.Connection, space: str) -> list[ChannelMessage]:
@@ -129,7 +101,7 @@ def tail_messages(
 
 
 def _message(row: sqlite3.Row) -> ChannelMessage:
-    indexed = "length" in row.keys()  # noqa: SIM118 (``in`` on a Row tests its values)
+    """A scanned or open-tail message (no index rowid, no stored length)."""
     return ChannelMessage(
         row["id"],
         row["thread_id"],
@@ -138,36 +110,7 @@ def _message(row: sqlite3.Row) -> ChannelMessage:
         int(row["block_sequence"]),
         row["content"],
         bool(row["composed_from_memory"]),
-        int(row["fts_rowid"]) if indexed else 0,
-        int(row["length"]) if indexed else -1,
     )
-
-
-def _neighbours(
-    raw: sqlite3.Connection, space: str, matched: Sequence[ChannelMessage], reach: int
-) -> list[ChannelMessage]:
-    """Sealed messages within ``reach`` positions of a match in its thread, not matched."""
-    seen = {(d.thread_id, d.position) for d in matched}
-    wanted = {
-        (d.thread_id, d.position + step)
-        for d in matched
-        for step in range(-reach, reach + 1)
-        if (d.thread_id, d.position + step) not in seen
-    }
-    by_thread: dict[str, list[int]] = {}
-    for thread_id, position in sorted(wanted):
-        by_thread.setdefault(thread_id, []).append(position)
-    rows = [
-        row
-        for thread_id, positions in by_thread.items()
-        for row in fetch_rows(
-            raw,
-            f"SELECT {_COLUMNS}, m.content FROM messages m {_SEALED} AND m.thread_id = ? "
-            "AND m.position IN (SELECT value FROM json_each(?))",
-            [space, thread_id, json.dumps(positions)],
-        )
-    ]
-    return [_message(row) for row in rows]
 
 
 def term_statistics(
@@ -179,13 +122,9 @@ def term_statistics(
         (space,),
     ).fetchone()
     count, total, block_count = row if row is not None else (0, 0, 0)
-    if term_index.has_index(raw):
-        stored = term_index.frequencies(raw, space, terms)
-        frequencies = {term: stored.get(term, (0, 0)) for term in terms}
-        lengths = term_index.block_lengths(raw, blocks)
-    else:
-        frequencies = {term: _frequencies(raw, space, term) for term in terms}
-        lengths = _block_lengths(raw, blocks)
+    stored = term_index.frequencies(raw, space, terms)
+    frequencies = {term: stored.get(term, (0, 0)) for term in terms}
+    lengths = block_lengths(raw, blocks) if blocks else {}
     return CorpusStats(
         messages=int(count),
         message_tokens=int(total),
@@ -196,25 +135,9 @@ def term_statistics(
     )
 
 
-def _frequencies(raw: sqlite3.Connection, space: str, term: str) -> tuple[int, int]:
-    """(messages, blocks) of the namespace's sealed text containing ``term``."""
-    row = raw.execute(
-        "SELECT count(*), count(DISTINCT m.block_id) FROM message_fts f "
-        "CROSS JOIN messages m ON m.fts_rowid = f.rowid "
-        "WHERE message_fts MATCH ? AND m.namespace = ? AND m.block_id IS NOT NULL",
-        (fts_match_any([term]), space),
-    ).fetchone()
-    return int(row[0]), int(row[1])
-
-
-def _block_lengths(raw: sqlite3.Connection, blocks: Sequence[str]) -> dict[str, int]:
-    rows = raw.execute(
-        f"SELECT m.block_id, sum({FTS_TOKEN_COUNT}) FROM json_each(?) j "
-        "JOIN messages m ON m.block_id = j.value JOIN message_fts f ON f.rowid = m.fts_rowid "
-        "GROUP BY m.block_id",
-        (json.dumps(sorted(blocks)),),
-    ).fetchall()
-    return {str(block_id): int(total) for block_id, total in rows}
+def block_lengths(raw: sqlite3.Connection, blocks: Sequence[str]) -> dict[str, int]:
+    """Each sealed block's token length, as the impact index keeps it."""
+    return term_index.block_lengths(raw, blocks)
 
 
 def latest_message_time(raw: sqlite3.Connection, space: str) -> datetime | None:

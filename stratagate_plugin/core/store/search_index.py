@@ -101,10 +101,19 @@ def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> No
     term_index.rebuild(raw)
 
 
-FTS_TOKEN_COUNT = (  # tokens in an FTS row's text ``f.tokens``: one space-separated term each
-    "CASE WHEN f.tokens = '' THEN 0 ELSE length(f.tokens) - length(replace(f.tokens, ' ', '')) + 1 "
-    "END"
-)
+def token_count(text: str) -> str:
+    """SQL for the tokens in an FTS row's ``text``: one space-separated term each."""
+    return (
+        f"CASE WHEN {text} = '' THEN 0 ELSE length({text}) - length(replace({text}, ' ', '')) "
+        "+ 1 END"
+    )
+
+
+FTS_TOKEN_COUNT = token_count("f.tokens")
+FTS_CONTENT = "message_fts_content"
+"""FTS5's own table of the rows' text (column ``c0``): read by rowid it costs a plain
+lookup, where ``message_fts`` answers each ``rowid =`` probe through its virtual cursor
+(~3× the cost; it is most of a raw search's neighbour read)."""
 
 
 def index_messages(raw: sqlite3.Connection, space: str, rows: list[tuple[int, str]]) -> None:

@@ -6,7 +6,7 @@ Stored search documents are trusted under the events rules' document version onl
 """
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from ...events.cards import EventCard
@@ -93,6 +93,8 @@ def _candidates(
     cards: Sequence[EventCard | None] = (
         event_rows.events_from_rows(raw, unique) if query.with_cards else [None] * len(unique)
     )
+    if not query.with_cards:  # narrow rows: whole ones only where fields must be tokenised
+        unique = _whole_where_undocumented(raw, unique, documents)
     found = [
         _candidate(row, documents.get(row["id"]), card, need_fields=not query.with_cards)
         for row, card in zip(unique, cards, strict=True)
@@ -109,11 +111,24 @@ def _candidate_rows(
         return [r for p in pools for r in rows.pool_rows(raw, space, p, query.event_ids)]
     if not query.tokens and query.keep is None:
         return [r for p in pools for r in rows.pool_rows(raw, space, p)]
-    found = rows.lexical_rows(raw, space, pools, query.tokens, query.cap)
+    columns = "e.*" if query.with_cards else rows.SEARCH_COLUMNS
+    found = rows.lexical_rows(raw, space, pools, query.tokens, query.cap, columns)
     if query.keep is not None:
         keep = query.keep
         found += [r for p in pools for r in rows.structured_rows(raw, space, p, keep)]
     return found
+
+
+def _whole_where_undocumented(
+    raw: sqlite3.Connection, found: list[sqlite3.Row], documents: Mapping[str, Document]
+) -> list[sqlite3.Row]:
+    """``found`` with each row that has no current stored document read whole (its fields
+    are tokenised instead), in the same order."""
+    missing = [int(row["pk"]) for row in found if row["id"] not in documents]
+    if not missing:
+        return found
+    whole = {row["id"]: row for row in rows.rows_by_pk(raw, missing)}
+    return [whole.get(row["id"], row) for row in found]
 
 
 def _candidate(

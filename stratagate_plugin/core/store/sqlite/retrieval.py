@@ -13,8 +13,6 @@ from ...retrieval.hits import RawHit
 from ...retrieval.storage import (
     BypassRow,
     ChannelMessage,
-    ChannelQuery,
-    ChannelRows,
     CorpusStats,
     RetrievalReader,
     SealedMatch,
@@ -32,8 +30,8 @@ T = TypeVar("T")
 class SqliteRetrievalReader(SqliteEventsReader):
     """``RetrievalReader`` over the connection of one ``Database.read``."""
 
-    def channel_messages(self, space: str, query: ChannelQuery) -> ChannelRows:
-        return retrieval_rows.channel_rows(self.raw, space, query)
+    def sealed_messages(self, space: str) -> list[ChannelMessage]:
+        return retrieval_rows.scan_messages(self.raw, space)
 
     def term_postings(self, space: str, terms: Sequence[str]) -> dict[str, TermPostings] | None:
         if not term_index.has_index(self.raw):
@@ -52,6 +50,9 @@ class SqliteRetrievalReader(SqliteEventsReader):
         self, space: str, terms: Sequence[str], blocks: Sequence[str]
     ) -> CorpusStats:
         return retrieval_rows.term_statistics(self.raw, space, terms, blocks)
+
+    def block_lengths(self, blocks: Sequence[str]) -> dict[str, int]:
+        return retrieval_rows.block_lengths(self.raw, blocks)
 
     def block_texts(self, message_ids: Sequence[str]) -> dict[str, str]:
         return retrieval_rows.ready_block_texts(self.raw, message_ids)

@@ -1,0 +1,72 @@
+"""CPU time per call of the agent's searches on a kept ``search_scale.py`` corpus.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/scale_cpu.py /tmp/s500k.db --json /tmp/cpu.json
+
+On a shared machine a call's wall time measures the load as much as the code; its CPU time
+(the process's, every thread's: the reader pool runs the reads) is what decides the tail
+when eight server processes share two cores (issue #29). Each operation of
+``scale_measure.py`` that ranks text runs over the benchmark's queries (``--queries``,
+``--seed`` as there) after a warm-up of five; p50/p95 of CPU and wall milliseconds are
+printed. To compare two commits, run it at each, back to back, on the same file.
+"""
+
+import argparse
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.scale_corpus import SPACE, THREADS, corpus_queries
+from benchmarks.scale_stats import summary
+from stratagate_plugin.core.events.documents import EVENT_RULES
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.store import Database
+
+WARM_UP = 5
+
+
+async def measure(path: Path, queries: list[str]) -> dict[str, dict[str, Any]]:
+    """Per operation: CPU and wall p50/p95 in ms."""
+    sg = StrataGate(await Database(path, events=EVENT_RULES).open())
+    thread = f"t{THREADS - 1}"
+    operations: dict[str, Callable[[str], Awaitable[Any]]] = {
+        "search_events": lambda q: sg.events.search(SPACE, q),
+        "search_raw_ranked": lambda q: sg.retrieval.search_raw_ranked(SPACE, q),
+        "build_auto_context": lambda q: sg.retrieval.auto_context(SPACE, thread, q),
+    }
+    rows = {}
+    for name, run in operations.items():
+        for query in queries[:WARM_UP]:
+            await run(query)
+        cpu, wall = [], []
+        for query in queries:
+            started, clock = time.process_time(), time.perf_counter()
+            await run(query)
+            cpu.append((time.process_time() - started) * 1000)
+            wall.append((time.perf_counter() - clock) * 1000)
+        rows[name] = {"cpu": summary(cpu), "wall": summary(wall)}
+    await sg.close()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("db", type=Path, help="a corpus kept by search_scale.py --keep")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    rows = asyncio.run(measure(args.db, corpus_queries(args.seed, args.queries)))
+    heads = ("cpu p50", "cpu p95", "wall p50", "wall p95")
+    print(f"{'operation':<20}" + "".join(f"{head:>10}" for head in heads))
+    for name, row in rows.items():
+        cells = [row[kind][f"{p}_ms"] for kind in ("cpu", "wall") for p in ("p50", "p95")]
+        print(f"{name:<20}" + "".join(f"{cell:>10}" for cell in cells))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
