@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from stratagate_plugin.core.llm.base import ScriptedModel
-from tests.webapp import memory_of, post, web_app
+from tests.webapp import memory_of, post, web_app, worker_on_request
 
 THREAD = "sess-rail"
 HX = {"hx-request": "true"}
@@ -41,7 +41,9 @@ async def turns(memory: Any, space: str, count: int, thread: str = THREAD, start
 
 
 async def rail_world(host: Any, count: int) -> tuple[Any, str]:
-    """``count`` ready blocks in ``THREAD`` of the default space."""
+    """``count`` ready blocks in ``THREAD`` of the default space (the worker then derives
+    only when asked)."""
+    await worker_on_request(host)
     memory, space = memory_of(host), runtime_of(host).default_space()
     await memory.spaces.set_block_turn_size(space, 1)
     await turns(memory, space, count)
