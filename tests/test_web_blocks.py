@@ -211,7 +211,7 @@ async def test_blocks_expand_refuses_bad_levels_unknown_and_pending_blocks(tmp_p
 async def test_blocks_retry_queues_a_failed_summary_again(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_space()
-        await runtime_of(host).idle.wait()  # the worker's start-up pass must not take the script
+        await worker_on_request(host)  # no pass of the worker's may take the script
         await memory.spaces.set_block_turn_size(space, 1)
         working, memory.model = memory.model, ScriptedModel.of(["not json at all"])
         memory.config = memory.config.model_copy(update={"offline_fallback": False})
