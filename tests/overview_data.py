@@ -6,6 +6,7 @@ from typing import Any
 
 from stratagate_plugin.core.llm.base import ModelError
 from stratagate_plugin.harness.runtime import Host
+from tests.webapp import worker_on_request
 
 FACTS = [
     ("We moved the spring sale to 14 March.", "Noted."),
@@ -27,8 +28,8 @@ async def quiet(host: Host) -> Any:
 
 async def sealed_block(host: Host, thread: str = "monday", turns: Any = FACTS) -> str:
     """``turns`` recorded in the default space's ``thread`` and sealed: the block's id
-    (its summary job pending: no worker pass is asked for)."""
-    runtime = await quiet(host)
+    (its summary job pending: no worker pass is asked for, and the worker polls no more)."""
+    runtime = await worker_on_request(host)
     space = runtime.default_space()
     for user, assistant in turns:
         await runtime.memory.blocks.append_turn(space, thread, user=user, assistant=assistant)

@@ -9,7 +9,7 @@ from test_offline_fallback import STATEMENTS, AlwaysFailing, Echoing
 from test_web_blocks import derive, runtime_of
 
 from stratagate_plugin.core.llm.base import ModelAuthError, ModelOutputError
-from tests.webapp import memory_of, post, web_app
+from tests.webapp import memory_of, post, web_app, worker_on_request
 
 GARBAGE = "the reply contained no tool call and no JSON object"
 
@@ -19,7 +19,7 @@ async def test_the_jobs_page_lists_offline_blocks_and_reruns_them_on_the_model(
 ) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_space()
-        await runtime_of(host).idle.wait()  # the worker's start-up pass must not take the script
+        await worker_on_request(host)  # no pass of the worker's but those asked for
         await memory.spaces.set_block_turn_size(space, 1)
         memory.model = AlwaysFailing(ModelOutputError(GARBAGE))
         for i, text in enumerate(STATEMENTS[:2]):
@@ -53,7 +53,7 @@ async def test_the_jobs_page_lists_offline_blocks_and_reruns_them_on_the_model(
 async def test_a_misconfigured_endpoint_is_said_plainly_on_the_jobs_page(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_space()
-        await runtime_of(host).idle.wait()  # the worker's start-up pass must not take the script
+        await worker_on_request(host)  # no pass of the worker's but those asked for
         await memory.spaces.set_block_turn_size(space, 1)
         memory.model = AlwaysFailing(ModelAuthError("401: the API key was rejected"))
         await memory.blocks.append_turn(

@@ -17,7 +17,7 @@ import pytest
 from import_data import KNOWN, export_text
 
 from stratagate_plugin.core.importer.jobs import ANALYSING
-from tests.webapp import memory_of, post, web_app
+from tests.webapp import memory_of, post, web_app, worker_on_request
 
 OTHER = "sg:other-space"
 TURNS = [
@@ -35,6 +35,7 @@ class Spaces:
         self.here = host.pm.get_plugin("stratagate-memory").runtime.default_space()
 
     async def fill(self) -> None:
+        await worker_on_request(self.host)  # nothing changes behind the test's back
         await self.memory.blocks.append_turn(
             self.here, "t", user="Our office is in Porto.", assistant="ok"
         )

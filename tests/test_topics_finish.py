@@ -23,7 +23,7 @@ from stratagate_plugin.core.llm.http import HttpModel
 from stratagate_plugin.core.llm.select import model_from_settings
 from stratagate_plugin.core.memory import StrataGate
 from tests.test_web_blocks import runtime_of
-from tests.webapp import memory_of, web_app
+from tests.webapp import memory_of, web_app, worker_on_request
 
 NS = "ns"
 SUBJECTS = ["pottery", "marathon", "garden", "violin", "chess", "sourdough", "kayak", "Lisbon"]
@@ -139,7 +139,7 @@ async def test_the_status_and_topics_pages_say_what_the_budget_holds_back(
 ) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_space()
-        await runtime_of(host).idle.wait()  # the worker's start-up pass is over
+        await worker_on_request(host)  # no pass of the worker's may run the batches
         memory.config = memory.config.model_copy(update={"topic_projector": "model"})
         memory.model = TopicScript()  # a paid model: the budget applies
         await new_space(memory, space)

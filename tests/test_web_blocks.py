@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from stratagate_plugin.core.llm.base import ScriptedModel
-from tests.webapp import memory_of, post, web_app
+from tests.webapp import memory_of, post, web_app, worker_on_request
 
 THREAD = "sess-rail"
 HX = {"hx-request": "true"}
@@ -41,7 +41,9 @@ async def turns(memory: Any, space: str, count: int, thread: str = THREAD, start
 
 
 async def rail_world(host: Any, count: int) -> tuple[Any, str]:
-    """``count`` ready blocks in ``THREAD`` of the default space."""
+    """``count`` ready blocks in ``THREAD`` of the default space (the worker then derives
+    only when asked)."""
+    await worker_on_request(host)
     memory, space = memory_of(host), runtime_of(host).default_space()
     await memory.spaces.set_block_turn_size(space, 1)
     await turns(memory, space, count)
@@ -209,7 +211,7 @@ async def test_blocks_expand_refuses_bad_levels_unknown_and_pending_blocks(tmp_p
 async def test_blocks_retry_queues_a_failed_summary_again(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_space()
-        await runtime_of(host).idle.wait()  # the worker's start-up pass must not take the script
+        await worker_on_request(host)  # no pass of the worker's may take the script
         await memory.spaces.set_block_turn_size(space, 1)
         working, memory.model = memory.model, ScriptedModel.of(["not json at all"])
         memory.config = memory.config.model_copy(update={"offline_fallback": False})

@@ -20,7 +20,7 @@ from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.text.token_budget import estimate_tokens
 from stratagate_plugin.web.memory import topics as topics_page
 from tests.test_web_blocks import derive, runtime_of
-from tests.webapp import memory_of, post, web_app
+from tests.webapp import memory_of, post, web_app, worker_on_request
 
 HX = {"hx-request": "true"}
 
@@ -156,7 +156,7 @@ async def test_bad_parameters_are_400_and_unknown_topics_404(tmp_path: Path) -> 
 async def test_a_failed_topic_batch_is_retried_from_the_page(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_space()
-        await runtime_of(host).idle.wait()  # the worker's start-up pass must not take the script
+        await worker_on_request(host)  # no pass of the worker's may take the script
         working, config = memory.model, memory.config
         # the failure path itself: no offline grouper standing in (issue 31's fallback)
         memory.config = config.model_copy(
@@ -191,6 +191,7 @@ async def test_script_in_an_event_title_stays_text_in_chapters_and_entries(
 ) -> None:
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_space()
+        await worker_on_request(host)  # the test's own topic pass runs the batch
         attack = "<script>alert(1)</script><img src=x onerror=alert(2)>"
         await new_space(memory, space)
         cards = [
@@ -288,7 +289,7 @@ async def test_the_page_reads_one_page_of_batches_and_counts_them_all(
     monkeypatch.setattr(topics_page, "PAGE_SIZE", 5)
     async with web_app(tmp_path) as (_, host, client):
         memory, space = memory_of(host), runtime_of(host).default_space()
-        await runtime_of(host).idle.wait()
+        await worker_on_request(host)  # no pass of the worker's may run the batches
         memory.config = memory.config.model_copy(
             update={"topic_projector": "model", "offline_fallback": False}
         )

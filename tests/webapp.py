@@ -3,6 +3,7 @@
 ``web_app(home)`` yields ``(app, host, client)``; the client talks to the app in process
 through ``httpx.ASGITransport`` with a loopback Host header, as a browser on 127.0.0.1."""
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -41,6 +42,19 @@ async def post(client: httpx.AsyncClient, url: str, **kwargs: Any) -> httpx.Resp
     """A same-origin form post, as the browser sends it from one of the app's pages."""
     headers = {**SAME_ORIGIN, **kwargs.pop("headers", {})}
     return await client.post(url, headers=headers, **kwargs)
+
+
+async def worker_on_request(host: Host) -> Any:
+    """The plugin's runtime once its worker runs only when asked (``kick``: a turn, a
+    retry), its pass under way over: its polls for idle tails and for other processes'
+    jobs are off, so work a test leaves pending stays so however slow the machine (a poll
+    every 3 s can derive a block a test sealed to show it pending, or run beside a pass of
+    the test's own, which then returns while the worker still holds a job)."""
+    runtime = host.pm.get_plugin("stratagate-memory").runtime
+    runtime.job_poll_s = runtime.idle_check_s = 3600.0
+    runtime.kick()  # ends the wait under way: the next one takes the new intervals
+    await asyncio.wait_for(runtime.idle.wait(), timeout=60)
+    return runtime
 
 
 def memory_of(host: Host) -> Any:
