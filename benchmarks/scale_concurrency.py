@@ -50,6 +50,7 @@ MCP_KINDS = {
     "search_graph": "memory_search_graph",
     "list_topics": "memory_list_topics",
 }
+THROUGH = ("both", "mcp", "http")  # ``--through``: which of the two runs
 HTTP_KINDS = ("events_filter", "topics_query", "graph_page", "blocks_page")
 SERVING = re.compile(r"serving on (http://\S+?)/")
 
@@ -279,10 +280,18 @@ Measure = Callable[
 
 
 def concurrency(
-    db: Path, folder: Path, queries: Sequence[str], clients: int, calls: int, gap: float
+    db: Path,
+    folder: Path,
+    queries: Sequence[str],
+    clients: int,
+    calls: int,
+    gap: float,
+    through: str = "both",
 ) -> list[dict[str, Any]]:
-    """Both runs, MCP first, then HTTP, each with its writer."""
+    """Both runs (``through``: or one), MCP first, then HTTP, each with its writer."""
     runs: list[Measure] = [through_mcp, through_http]
+    if through != "both":
+        runs = [through_mcp] if through == "mcp" else [through_http]
     return [asyncio.run(measure(db, folder, queries, clients, calls, gap)) for measure in runs]
 
 

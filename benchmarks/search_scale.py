@@ -16,7 +16,8 @@ from their own seed, so a reused database gets the same queries). Three runs, on
 - ``--growth``: the main table at each of ``--growth-sizes`` messages, events 1:5
   (``scale_growth.py``), then one table of p50/p95 per operation and size;
 - ``--concurrency``: ``--clients`` clients at once through MCP and through HTTP, each
-  run with a writer recording turns (``scale_concurrency.py``): calls/s, p50/p95 per call.
+  run with a writer recording turns (``scale_concurrency.py``): calls/s, p50/p95 per call;
+  ``--through http`` (or ``mcp``) runs one path only (the MCP run takes minutes at 100k).
 
 The corpus (``scale_corpus.py``) is written straight through the store's own insert
 code, then a graph and topic catalog (``scale_graph.py``); the build checks that the next
@@ -31,7 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.scale_concurrency import concurrency
+from benchmarks.scale_concurrency import THROUGH, concurrency
 from benchmarks.scale_concurrency import print_table as print_concurrency
 from benchmarks.scale_corpus import CorpusSize, corpus_queries, ensure_corpus
 from benchmarks.scale_growth import GROWTH_SIZES, growth, print_growth
@@ -66,6 +67,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--calls", type=int, default=60, help="timed calls per client")
     parser.add_argument(
         "--writer-interval", type=float, default=0.2, help="seconds between the writer's turns"
+    )
+    parser.add_argument(
+        "--through",
+        choices=THROUGH,
+        default="both",
+        help="the concurrency run's paths: MCP, HTTP or both (default)",
     )
     return parser.parse_args()
 
@@ -106,7 +113,9 @@ def main_table(args: argparse.Namespace, path: Path, queries: list[str]) -> dict
 def concurrent_run(
     args: argparse.Namespace, path: Path, folder: Path, queries: list[str]
 ) -> dict[str, Any]:
-    rows = concurrency(path, folder, queries, args.clients, args.calls, args.writer_interval)
+    rows = concurrency(
+        path, folder, queries, args.clients, args.calls, args.writer_interval, args.through
+    )
     print_concurrency(rows)
     return {"run": "concurrency", "clients_at_once": rows}
 

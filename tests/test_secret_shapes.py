@@ -189,3 +189,24 @@ def test_the_key_after_cjk_row_finds_no_page_showing_a_secret(tmp_path: Path) ->
     [row] = rows(tmp_path)
     assert row.acknowledged == 2 and (row.fuzz_cases or 0) > 50
     assert row.crashes == 0 and row.tracebacks == 0, row.details
+
+
+LABEL_PIECES = [
+    *("password", "PassWord", "passwd", "pwd", "token", "Token", "api_key", "API-KEY", "apikey"),
+    *("access_key", "secret", "secret_access_key", "private-key", "bearer ", "Bearer", "xbearer"),
+    *("密码", "密钥", "口令", "令牌", "：", ":", "=", '"', "'", " ", "\n", "<p>", "，谢谢"),
+    *("abcdefgh12345678", "hunter2hunter2", REDACTED, "tokens", "accessecret", "é"),
+    *("\u0130", "\u0131", "\u017f", "\u212a"),  # letters (?i) matches to ASCII ones
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(LABEL_PIECES), min_size=1, max_size=14))
+def test_label_scan_redacts_as_the_pattern_does(pieces: list[str]) -> None:
+    """The labelled values are tried only where a label word starts (pages are long): the
+    result is exactly the pattern's own substitution over the whole text."""
+    from stratagate_plugin.core.text import secrets
+
+    text = "".join(pieces)
+    whole = secrets._LABELLED.sub(lambda found: found.group(1) + REDACTED, text)
+    assert secrets._redact_labelled(text) == whole

@@ -109,6 +109,25 @@ async def test_every_write_keeps_the_fallback_index_and_counts_exact(tmp_path: P
         assert [i for i, _ in await checked(memory)] == [held[2]]  # in no chapter now
 
 
+async def test_only_a_change_of_what_an_entry_reads_marks_an_event(tmp_path: Path) -> None:
+    """The graph writes ``participant_node_ids`` into every projected event's temporal JSON:
+    that marks nothing (a catalog read then needs no write first); its event type does."""
+    async with await StrataGate.open(tmp_path / "m.db") as memory:
+        await new_space(memory, NS)
+        [event_id] = await add_events(memory, NS, 1, temporal={"event_type": "decision"})
+        await checked(memory)  # no mark left
+
+        async def marked_after(temporal: str) -> bool:
+            sql = "UPDATE events SET temporal_json = ? WHERE id = ?"
+            await write(memory, sql, temporal, event_id)
+            return bool(await memory.db.read(topic_unfiled.spare_marked))
+
+        nodes = '{"event_type": "decision", "participant_node_ids": ["node_1"]}'
+        assert not await marked_after(nodes)
+        assert await marked_after('{"event_type": "meeting"}')
+        assert (event_id, "relationships") in await checked(memory)
+
+
 async def test_a_chapter_gaining_an_agent_event_turns_its_members_at_weight_zero(
     tmp_path: Path,
 ) -> None:

@@ -170,3 +170,22 @@ async def test_a_node_links_each_alias_to_the_events_that_gave_it(tmp_path: Path
             rf'href="/memory/events/{event_id}\?space=',
             fragment,
         )
+
+
+async def test_the_list_and_the_canvas_read_only_what_they_show(tmp_path: Path) -> None:
+    """The page's list reads nodes alone and the canvas nodes and edges: the same nodes,
+    importance and edges as the whole views, no facts read."""
+    async with web_app(tmp_path) as (_, host, client):
+        memory, space = await told(host, client)
+        whole = await memory.graph.nodes(space)
+        assert any(view.current_facts for view in whole)
+        assert any(view.current_edges for view in whole)
+        for parts in ("nodes", "edges"):
+            views = await memory.graph.nodes(space, parts=parts)
+            assert [(v.node, v.importance) for v in views] == [
+                (v.node, v.importance) for v in whole
+            ]
+            assert not any(v.current_facts or v.historical_facts for v in views)
+            edges = [(v.current_edges, v.historical_edges) for v in views]
+            kept = [(v.current_edges, v.historical_edges) for v in whole]
+            assert edges == (kept if parts == "edges" else [((), ())] * len(whole))

@@ -3,6 +3,7 @@ fallback entries last and paged, the directory exactly as injected, a failed top
 retried, filters, 404/400, escaping and the Chinese page; through the real app."""
 
 import html
+import json
 import re
 import sqlite3
 from collections import deque
@@ -87,6 +88,28 @@ async def test_the_book_lists_chapters_with_their_overview_and_linked_events(
         assert "<html" in whole and "Back to the book" in whole and "1.</span> Caroline" in whole
         event = await client.get(f"/memory/events/{cards[0].id}", params={"space": space})
         assert event.status_code == 200 and html.escape(cards[0].title) in event.text
+
+
+async def test_an_overview_paragraph_without_a_title_opens(tmp_path: Path) -> None:
+    """A model's paragraph may have no title (the schema allows it): the chapter still
+    opens, showing its text (the page used to fail with a 500)."""
+    async with web_app(tmp_path) as (_, host, client):
+        memory, space = await told(host)
+        caroline = (await memory.topics.book(space))["chapters"][0]
+
+        def untitled(raw: sqlite3.Connection) -> None:
+            row = raw.execute("SELECT overview_json FROM topics WHERE id = ?", (caroline["id"],))
+            paragraphs = [{**p, "title": None} for p in json.loads(row.fetchone()[0])]
+            raw.execute(
+                "UPDATE topics SET overview_json = ? WHERE id = ?",
+                (json.dumps(paragraphs), caroline["id"]),
+            )
+
+        await memory.db.write(untitled)
+        url = f"/memory/topics/{caroline['id']}"
+        page = await client.get(url, params={"space": space})
+        assert page.status_code == 200
+        assert html.escape(caroline["overview"][0]["text"]) in page.text
 
 
 async def test_the_directory_is_shown_exactly_as_injected_with_its_estimate(

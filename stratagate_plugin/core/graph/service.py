@@ -29,7 +29,7 @@ from ..text.search_terms import query_tokens
 from .apply import apply_projection
 from .projection import EventTimes, reason_text, validate_projection
 from .search import DEFAULT_LIMIT, GraphHit, candidate_cap, search_nodes
-from .shapes import NODE_TYPES, GraphProjection, PossibleDuplicate
+from .shapes import NODE_TYPES, GraphProjection, PossibleDuplicate, RecordParts
 from .storage import GraphStorage, GraphTransaction, ProjectionBatch, Written
 from .views import Moment, NodeView, assemble, cited_event_ids
 
@@ -91,14 +91,18 @@ class GraphService(ServiceBase):
         offset: int = 0,
         limit: int = LISTING_PAGE,
         as_of: datetime | str | None = None,
+        parts: RecordParts = "all",
     ) -> list[NodeView]:
-        """Nodes by importance (how many events they cite): the first 100, then more."""
+        """Nodes by importance (how many events they cite): the first 100, then more.
+        ``parts`` says what their views hold: ``all``; ``edges`` (no facts, no fields'
+        sources: the canvas draws nodes and edges); ``nodes`` (only the node and its
+        importance: the graph page lists names). What is not read is empty, not absent."""
         if type is not None and type not in NODE_TYPES:
             raise InvalidInput(f"unknown node type {type!r}: use {', '.join(NODE_TYPES)}")
         if offset < 0 or not 1 <= limit <= 1000:
             raise InvalidInput("offset must be ≥ 0 and limit 1–1000")
         when = moment(as_of)
-        found = await self.store.top_records(space, type, (offset, limit), when.as_of)
+        found = await self.store.top_records(space, type, (offset, limit), when.as_of, parts)
         return assemble(found, when)
 
     async def source_events(self, view: NodeView, limit: int = 12) -> list[EventCard]:

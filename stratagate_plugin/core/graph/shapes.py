@@ -188,6 +188,11 @@ class PossibleDuplicate(_Record):
     reason: str
 
 
+RecordParts = Literal["nodes", "edges", "all"]
+"""What a listing reads beside its nodes: nothing more (the graph page's list: names and
+importance), their edges (the canvas), or facts, edges and fields' sources (a whole view)."""
+
+
 class NodeRecords(NamedTuple):
     """Nodes as stored with what their views are made of (``views.assemble``)."""
 

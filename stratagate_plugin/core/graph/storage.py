@@ -15,7 +15,7 @@ from typing import NamedTuple, Protocol, TypeVar
 
 from ..events.cards import EventCard
 from ..records import Job
-from .shapes import Believed, FactValue, GraphNode, Known, NodeRecords
+from .shapes import Believed, FactValue, GraphNode, Known, NodeRecords, RecordParts
 
 __all__ = [
     "CurrentFact",
@@ -194,10 +194,12 @@ class GraphStorage(Protocol):
         type_: str | None,
         window: tuple[int, int],
         as_of: datetime | None,
+        parts: RecordParts = "all",
     ) -> NodeRecords:
         """Nodes by importance (how many events they cite), most first, from ``window``'s
-        (offset, limit), with their records and fields' sources; only nodes not archived,
-        created by ``as_of`` when given."""
+        (offset, limit), with their records and fields' sources (``parts``: or only their
+        edges, or only themselves); only nodes not archived, created by ``as_of`` when
+        given."""
         ...
 
     async def visible_cards(self, space: str, event_ids: Sequence[str]) -> list[EventCard]:

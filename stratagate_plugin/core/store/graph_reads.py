@@ -5,7 +5,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..graph.shapes import GraphEdge, GraphFact, GraphNode, Known, NodeRecords
+from ..graph.shapes import GraphEdge, GraphFact, GraphNode, Known, NodeRecords, RecordParts
 from .rows import record_from_row
 
 CANDIDATES = 60  # the most a search reads (``graph.service.candidate_cap``)
@@ -155,21 +155,25 @@ def records(
     learned_by: str | None = None,
     history: int | None = HISTORY,
     fields: bool = False,
+    parts: RecordParts = "all",
 ) -> NodeRecords:
     """The nodes (in the order given) with their facts and edges (every current one and the
     ``history`` newest others, learned by ``learned_by``), the names of their edges' ends
     and the status of every event they cite: what ``graph.views`` makes views of; with
-    ``fields``, the sources of their aliases and tags too."""
+    ``fields``, the sources of their aliases and tags too. ``parts`` below ``all`` reads
+    no facts and no fields' sources (``edges``), or no edges either (``nodes``)."""
     found = nodes(raw, node_ids)
+    whole = parts == "all"
     if not found:
-        return NodeRecords([], [], [], {}, {}, {} if fields else None)
+        return NodeRecords([], [], [], {}, {}, {} if fields and whole else None)
     ids = [node.id for node in found]
-    facts, edges = facts_of(raw, ids, history, learned_by), edges_of(raw, ids, history, learned_by)
+    facts = facts_of(raw, ids, history, learned_by) if whole else []
+    edges = edges_of(raw, ids, history, learned_by) if parts != "nodes" else []
     names = names_of(raw, list({e.from_node_id for e in edges} | {e.to_node_id for e in edges}))
     cited = [i for n in found for i in n.source_event_ids]
     cited += [i for f in facts for i in f.source_event_ids]
     cited += [i for e in edges for i in e.source_event_ids]
-    sources = field_sources(raw, found) if fields else None
+    sources = field_sources(raw, found) if fields and whole else None
     return NodeRecords(found, facts, edges, names, event_statuses(raw, cited), sources)
 
 

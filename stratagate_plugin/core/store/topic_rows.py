@@ -24,12 +24,27 @@ def topic_from_row(row: sqlite3.Row, members: list[str] | None = None) -> Topic:
     return record_from_row(Topic, row, member_ids=members or [], has_agent=bool(row["has_agent"]))
 
 
-def load_topics(raw: sqlite3.Connection, space: str) -> list[Topic]:
-    """Every chapter of the space without its member list, in chapter order."""
+def load_topics(raw: sqlite3.Connection, space: str, members: bool = False) -> list[Topic]:
+    """Every chapter of the space in chapter order, without its member list (``members``:
+    with it, every chapter's read in one query rather than one chapter at a time)."""
     rows = raw.execute(
         "SELECT * FROM topics WHERE namespace = ? ORDER BY created_at, id", (space,)
     ).fetchall()
-    return [topic_from_row(row) for row in rows]
+    held = space_members(raw, space) if members else {}
+    return [topic_from_row(row, held.get(row["id"])) for row in rows]
+
+
+def space_members(raw: sqlite3.Connection, space: str) -> dict[str, list[str]]:
+    """Chapter id → its members in order, for every chapter of the space."""
+    held: dict[str, list[str]] = {}
+    rows = raw.execute(
+        "SELECT m.topic_id, m.event_id FROM topics t JOIN topic_members m ON m.topic_id = t.id "
+        "WHERE t.namespace = ? ORDER BY m.topic_id, m.position",
+        (space,),
+    )
+    for topic_id, event_id in rows:
+        held.setdefault(topic_id, []).append(event_id)
+    return held
 
 
 def get_topic(raw: sqlite3.Connection, topic_id: str) -> Topic | None:

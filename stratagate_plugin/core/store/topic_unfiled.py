@@ -10,8 +10,10 @@ whether an agent chapter holds it — and ``topic_spare_counts`` the rows per ca
 Which events are entries, and their category, is the topics' rule (``topics/unfiled.py``),
 not SQL's: since migration 26 a write only marks the events whose entry it may have changed
 (``topic_spare_marks``, by triggers that hold no rule: any insert, status, pool, space,
-criticality or temporal change, deletion, chapter placement, a chapter added, deleted or
-turning ``has_agent``, whichever code wrote it), and the rule re-files them
+criticality or event-type change (``_EVENT_TYPE``, the one field of the temporal JSON an
+entry's source holds: since migration 27, so the graph writing ``participant_node_ids``
+marks nothing), deletion, chapter placement, a chapter added, deleted or turning
+``has_agent``, whichever code wrote it), and the rule re-files them
 (``marked_sources``, then ``refile``) before the entries are read. ``topic_spare_counts``
 is kept equal to the rows it counts by the two counting triggers of migration 19.
 

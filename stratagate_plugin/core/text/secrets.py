@@ -80,6 +80,26 @@ _LABELLED = re.compile(  # the label stays, the value after it goes
     r"|(?:密码|密钥|口令|令牌)\s*[:：=]\s*[\"']?"
     rf")(?!\[redacted)({_VALUE}{{8,}})"
 )
+# Every match of ``_LABELLED`` starts with one of these (lower-cased). A page is mostly
+# markup whose a, b, p, s and t each start a try of ``_LABELLED`` (~30 ms per 80 KB), so
+# the scan looks for these words first and tries the pattern only where one starts.
+_LABEL_STARTS = (
+    "bearer",
+    "api",
+    "access",
+    "secret",
+    "private",
+    "passw",
+    "pwd",
+    "token",
+    "密码",
+    "密钥",
+    "口令",
+    "令牌",
+)
+# The letters ``(?i)`` matches to ASCII ones that ``str.lower`` does not lower to them (or
+# lowers to two characters): a text holding one is scanned by the pattern alone.
+_CASE_ODDITIES = ("\u0130", "\u0131", "\u017f", "\u212a")
 # scheme://user:password@host: the password goes, the user and the host stay.
 _URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:)([^\s/?#]+)(?=@)")
 
@@ -90,7 +110,37 @@ def redact_secrets(text: str) -> str:
         text = _TOKENS.sub(REDACTED, text)
     if "://" in text:
         text = _URL_PASSWORD.sub(_url_password, text)
-    return _LABELLED.sub(lambda found: found.group(1) + REDACTED, text)
+    return _redact_labelled(text)
+
+
+def _redact_labelled(text: str) -> str:
+    """``_LABELLED.sub`` keeping each label, tried only where a label word starts: the
+    same leftmost, non-overlapping matches, so the same text."""
+    if any(odd in text for odd in _CASE_ODDITIES):
+        return _LABELLED.sub(_keep_label, text)
+    kept: list[str] = []
+    done = 0
+    for start in _label_starts(text.lower()):
+        found = None if start < done else _LABELLED.match(text, start)
+        if found is not None:
+            kept += (text[done:start], _keep_label(found))
+            done = found.end()
+    return "".join(kept) + text[done:] if kept else text
+
+
+def _label_starts(lowered: str) -> list[int]:
+    """Every place one of ``_LABEL_STARTS`` begins, in order."""
+    starts: set[int] = set()
+    for word in _LABEL_STARTS:
+        at = lowered.find(word)
+        while at >= 0:
+            starts.add(at)
+            at = lowered.find(word, at + 1)
+    return sorted(starts)
+
+
+def _keep_label(found: re.Match[str]) -> str:
+    return found.group(1) + REDACTED
 
 
 def _url_password(found: re.Match[str]) -> str:

@@ -138,8 +138,7 @@ def book(
 ) -> dict[str, Any]:
     stale = stale_members(tx, space)
     chapters = []
-    for number, listed in enumerate(order_topics(tx.load_topics(space)), 1):
-        topic = tx.get_topic(listed.id) or listed
+    for number, topic in enumerate(order_topics(tx.load_topics(space, members=True)), 1):
         entry = _entry(topic, len(topic.member_ids), topic.id in stale)
         ready = entry.status == "ready"
         sections = ordered_sections(topic) if ready else []

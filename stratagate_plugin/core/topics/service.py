@@ -73,6 +73,7 @@ class TopicsService(ServiceBase):
     def __init__(self, parts: EngineParts, events: EventsService) -> None:
         super().__init__(parts)
         self.events = events
+        self._refiling: asyncio.Future[int] | None = None
 
     @property
     def store(self) -> TopicsStorage:
@@ -127,8 +128,13 @@ class TopicsService(ServiceBase):
 
     async def refile_unfiled(self) -> int:
         """The fallback entries of the events a write marked, made again by the topics' rule
-        (``unfiled.refile``); how many were marked. The catalog's reads run it first."""
-        return await self.store.write(unfiled.refile)
+        (``unfiled.refile``); how many were marked. The catalog's reads run it first.
+        Callers at once share the one in flight: it re-files every mark committed before
+        it took the write lock, so each caller's marks too (pages need not queue a write
+        each behind the worker's)."""
+        if self._refiling is None or self._refiling.done():
+            self._refiling = asyncio.ensure_future(self.store.write(unfiled.refile))
+        return await asyncio.shield(self._refiling)
 
     async def _read(self, unit: Callable[[TopicsTransaction], T]) -> T:
         """``unit`` in one read of exact fallback entries: any a write marked are re-filed

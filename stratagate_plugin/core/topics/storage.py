@@ -145,8 +145,9 @@ class TopicsTransaction(Protocol):
 
     def delete_empty_topics(self, space: str) -> int: ...
 
-    def load_topics(self, space: str) -> list[Topic]:
-        """Every chapter of the space without members, in chapter order."""
+    def load_topics(self, space: str, members: bool = False) -> list[Topic]:
+        """Every chapter of the space in chapter order, without members (``members``: with
+        them in order, read for the whole space at once)."""
         ...
 
     def get_topic(self, topic_id: str) -> Topic | None:

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ...core.graph.shapes import NODE_TYPES, value_text
+from ...core.graph.shapes import NODE_TYPES, RecordParts, value_text
 from ...core.graph.views import NodeView
 from ..shell.templating import json_response
 from .pages import SECTION_PATH, MemoryPages, int_param
@@ -50,11 +50,13 @@ def filters(request: Request) -> dict[str, Any]:
 
 
 async def shown_nodes(
-    pages: MemoryPages, request: Request
+    pages: MemoryPages, request: Request, parts: RecordParts
 ) -> tuple[str, dict[str, Any], list[NodeView]]:
+    """The asked filters and the nodes shown, their views holding ``parts`` (the page lists
+    names and importance; the canvas needs edges; neither reads facts)."""
     space, asked = pages.space(request), filters(request)
     views = await pages.memory.graph.nodes(
-        space, asked["type"] or None, 0, asked["offset"] + PAGE, asked["as_of"] or None
+        space, asked["type"] or None, 0, asked["offset"] + PAGE, asked["as_of"] or None, parts
     )
     return space, asked, views
 
@@ -66,7 +68,7 @@ def graph_url(space: str, asked: dict[str, Any], path: str = "/graph", **more: o
 
 async def graph_page(pages: MemoryPages, request: Request) -> Response:
     """``/memory/graph``: filters, the canvas, the shown nodes as links, and "100 more"."""
-    space, asked, views = await shown_nodes(pages, request)
+    space, asked, views = await shown_nodes(pages, request, "nodes")
     more = len(views) == asked["offset"] + PAGE < MAX_SHOWN
     context = {
         "asked": asked,
@@ -83,7 +85,7 @@ async def graph_page(pages: MemoryPages, request: Request) -> Response:
 
 async def graph_json(pages: MemoryPages, request: Request) -> Response:
     """The shown nodes and the edges among them (history too when asked), for the canvas."""
-    _, asked, views = await shown_nodes(pages, request)
+    _, asked, views = await shown_nodes(pages, request, "edges")
     shown = {view.node.id for view in views}
     nodes = [
         {"id": v.node.id, "label": v.node.name, "type": v.node.type, "sources": v.importance}

@@ -115,7 +115,7 @@ async def chapter_page(pages: MemoryPages, request: Request) -> Response:
     if is_fallback(topic_id):
         entry = with_event_id(await pages.memory.topics.expand(space, topic_id))  # NotFound
     else:
-        book = await pages.memory.topics.book(space)
+        book = await pages.memory.topics.book(space, pending_limit=0)  # its chapters only
         chapter = next((c for c in book["chapters"] if c["id"] == topic_id), None)
         if chapter is None:
             raise NotFound(f"no topic {topic_id!r} in this memory space")

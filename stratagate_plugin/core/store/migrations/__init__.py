@@ -46,6 +46,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     steps_019.m024_animal_nodes,
     steps_019.m025_derived_by,
     steps_019.m026_unfiled_kept_by_the_topics,
+    steps_019.m027_marks_follow_the_event_type,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -342,3 +342,25 @@ _MARK_TRIGGERS = (
     "CREATE TRIGGER topic_marks_chapter_deleted AFTER DELETE ON topics BEGIN "
     f"{_MARK_MEMBERS.format('OLD')}; END",
 )
+
+
+_EVENT_TYPE_OF = (
+    "CASE WHEN json_valid({0}.temporal_json) THEN json_extract({0}.temporal_json, "
+    "'$.event_type') END"
+)
+
+
+def m027_marks_follow_the_event_type(raw: sqlite3.Connection) -> None:
+    """An event's fallback entry reads one field of its temporal JSON, ``event_type`` (as
+    the store hands it to the rule: NULL when the JSON is not valid); step 26 marked every
+    temporal change, and the graph writes ``participant_node_ids`` into it for every event
+    it projects, so each projection marked its events and the next catalog read had to
+    write (re-file) before it could read. Now only a change of what the entry reads marks."""
+    raw.execute("DROP TRIGGER IF EXISTS topic_marks_event_changed")
+    raw.execute(
+        "CREATE TRIGGER topic_marks_event_changed AFTER UPDATE ON events WHEN OLD.status IS NOT "
+        "NEW.status OR OLD.pool IS NOT NEW.pool OR OLD.namespace IS NOT NEW.namespace OR "
+        "OLD.criticality IS NOT NEW.criticality OR "
+        f"({_EVENT_TYPE_OF.format('OLD')}) IS NOT ({_EVENT_TYPE_OF.format('NEW')}) "
+        f"BEGIN {_MARK} VALUES (NEW.pk); END"
+    )

@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from ...clock import iso
 from ...events.cards import EventCard
-from ...graph.shapes import Believed, FactValue, Known, NodeRecords, normalise_key
+from ...graph.shapes import Believed, FactValue, Known, NodeRecords, RecordParts, normalise_key
 from ...graph.storage import CurrentFact, GraphTransaction, ProjectionBatch, Stated, Written
 from ...records import Job
 from .. import derivation_marks, event_rows, graph_jobs, graph_reads, jobs
@@ -34,13 +34,18 @@ class SqliteGraphStorage:
         return await self.db.read(lambda raw: _records(raw, [node_id], as_of, history, True))
 
     async def top_records(
-        self, space: str, type_: str | None, window: tuple[int, int], as_of: datetime | None
+        self,
+        space: str,
+        type_: str | None,
+        window: tuple[int, int],
+        as_of: datetime | None,
+        parts: RecordParts = "all",
     ) -> NodeRecords:
         bound = iso(as_of) if as_of else None
 
         def read(raw: sqlite3.Connection) -> NodeRecords:
             ids = graph_reads.top_node_ids(raw, space, type_, *window, bound)
-            return _records(raw, ids, as_of, fields=True)
+            return _records(raw, ids, as_of, fields=True, parts=parts)
 
         return await self.db.read(read)
 
@@ -193,7 +198,8 @@ def _records(
     as_of: datetime | None,
     history: int | None = graph_reads.HISTORY,
     fields: bool = False,
+    parts: RecordParts = "all",
 ) -> NodeRecords:
     """The nodes' records as learned by ``as_of`` (``graph.views.assemble`` makes views)."""
     bound = iso(as_of) if as_of else None
-    return graph_reads.records(raw, node_ids, bound, history, fields)
+    return graph_reads.records(raw, node_ids, bound, history, fields, parts)

@@ -117,8 +117,8 @@ class SqliteTopicsTransaction:
     def delete_empty_topics(self, space: str) -> int:
         return rows.delete_empty_topics(self.raw, space)
 
-    def load_topics(self, space: str) -> list[Topic]:
-        return rows.load_topics(self.raw, space)
+    def load_topics(self, space: str, members: bool = False) -> list[Topic]:
+        return rows.load_topics(self.raw, space, members)
 
     def get_topic(self, topic_id: str) -> Topic | None:
         return rows.get_topic(self.raw, topic_id)
