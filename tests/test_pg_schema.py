@@ -257,6 +257,14 @@ TRIGGER_SCRIPT = [
     "INSERT INTO topic_members VALUES ('c1', 'e1', 's', 0, 'f', 't', 'cat', 'conversation', 0), "
     "('c1', 'e2', 's', 1, 'f', 't', 'cat', 'conversation', 0)",
     "UPDATE events SET updated_at = 't2' WHERE id = 'e1'",
+    "DELETE FROM topic_spare_marks",
+    # only a change of the temporal JSON's event_type marks (steps 27 / 2)
+    """UPDATE events SET temporal_json = '{"participant_node_ids": ["n1"]}' WHERE id = 'e1'""",
+    """UPDATE events SET temporal_json = '{"event_type": "plan"}' WHERE id = 'e2'""",
+    "DELETE FROM topic_spare_marks",
+    """UPDATE events SET temporal_json = '{"x": 2}' WHERE id = 'e2'""",
+    "DELETE FROM topic_spare_marks",
+    """UPDATE events SET temporal_json = '{"event_type": "plan", "x": 1}' WHERE id = 'e1'""",
     "INSERT INTO topic_spare VALUES (3, 's', 'cat', 'conversation', 0), "
     "(4, 's', 'cat', 'conversation', 0)",
     "DELETE FROM topic_spare WHERE event_pk = 3",

@@ -19,10 +19,11 @@ import psycopg
 
 from ....clock import iso, utc_now
 from ....errors import SchemaTooNew
-from . import steps_001
+from . import steps_001, steps_002
 
 MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [
     steps_001.m001_schema,
+    steps_002.m002_marks_follow_the_event_type,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 MIGRATION_LOCK = 0x5354_5241_5441_4741  # "STRATAGA": pg_advisory_xact_lock's key

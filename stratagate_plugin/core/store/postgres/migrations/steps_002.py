@@ -1,0 +1,31 @@
+"""PostgreSQL steps after the first (the whole schema at SQLite's step 26), each beside the
+SQLite step that makes the same change. Frozen: DDL written out, nothing live imported."""
+
+from typing import Any
+
+import psycopg
+
+
+def m002_marks_follow_the_event_type(conn: psycopg.Connection[Any]) -> None:
+    """SQLite's step 27: an event's fallback entry reads one field of its temporal JSON,
+    ``event_type`` (NULL when the JSON is not valid), so only a change of it marks the
+    event, not the graph writing ``participant_node_ids`` into it at every projection."""
+    conn.execute(
+        """
+CREATE FUNCTION stratagate_event_type(temporal text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    RETURN temporal::jsonb ->> 'event_type';
+EXCEPTION WHEN others THEN
+    RETURN NULL;
+END $$;
+DROP TRIGGER topic_marks_event_changed ON events;
+CREATE TRIGGER topic_marks_event_changed AFTER UPDATE ON events FOR EACH ROW
+    WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.pool IS DISTINCT FROM NEW.pool
+        OR OLD.namespace IS DISTINCT FROM NEW.namespace
+        OR OLD.criticality IS DISTINCT FROM NEW.criticality
+        OR stratagate_event_type(OLD.temporal_json)
+            IS DISTINCT FROM stratagate_event_type(NEW.temporal_json))
+    EXECUTE FUNCTION topic_mark_event();
+"""
+    )
