@@ -95,7 +95,10 @@ def test_a_fact_told_in_chat_is_managed_on_the_memory_page(page: Page, app: App)
         "data-source", "user"
     )
     page.locator(".block-card").first.get_by_role("button", name="L1").click()
-    expect(page.locator(".block-card").first).to_contain_text("Porto")
+    # the preview itself, not the card (whose summary already names Porto): a screenshot
+    # taken before the swap came out without it
+    preview = page.locator(".block-card").first.locator(".block-preview [data-level=L1]")
+    expect(preview).to_contain_text("Porto")
     screenshot(page, "memory-blocks")
 
     wait_for(page, "/memory/", lambda: page.evaluate(SETTLED))

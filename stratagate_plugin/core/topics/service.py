@@ -115,10 +115,10 @@ class TopicsService(ServiceBase):
         """Each space's queue brought in step with its events, one short write per space
         (so requests waiting on the writer are not held behind every space at once)."""
         now = self.clock()
-        for space in await self.store.read(lambda tx: tx.all_spaces()):
-            await self.store.write(partial(sync.sync_if_present, space=space, now=now))
-            if pause is not None:
+        for index, space in enumerate(await self.store.read(lambda tx: tx.all_spaces())):
+            if index and pause is not None:  # between spaces: a pause follows jobs, not syncs
                 await pause()
+            await self.store.write(partial(sync.sync_if_present, space=space, now=now))
 
     async def retry(self, space: str) -> int:
         """Every topic batch of the space whose attempts ran out, queued again as a fresh
