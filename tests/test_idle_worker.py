@@ -34,6 +34,13 @@ def due_jobs(db: Path) -> int:
         return int(plain.execute(query).fetchone()[0])
 
 
+def unfinished_jobs(db: Path) -> list[tuple[object, ...]]:
+    """The jobs still pending or running, every column: what a failure message needs."""
+    with sqlite3.connect(db) as plain:
+        query = "SELECT * FROM jobs WHERE status IN ('pending', 'running')"
+        return [tuple(row) for row in plain.execute(query)]
+
+
 async def test_an_idle_runtime_derives_a_block_another_connection_sealed(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
     settings = {**DEFAULT_SETTINGS, "database": str(db), "job_poll_s": 0.2}
@@ -77,4 +84,4 @@ def test_an_idle_serve_derives_what_ingest_recorded(tmp_path: Path) -> None:
         assert ready_blocks(db) == 1, app.stderr()
         while due_jobs(db) and time.monotonic() < deadline:  # the graph job follows
             time.sleep(0.1)
-        assert due_jobs(db) == 0
+        assert due_jobs(db) == 0, (unfinished_jobs(db), app.stderr())
