@@ -139,9 +139,16 @@ class TopicsService(ServiceBase):
     async def _read(self, unit: Callable[[TopicsTransaction], T]) -> T:
         """``unit`` in one read of exact fallback entries: any a write marked are re-filed
         first (one read when none are, the common case)."""
-        found = await self.store.read(lambda tx: None if tx.spare_marked() else (unit(tx),))
+
+        def exact(tx: TopicsTransaction) -> tuple[T] | None:
+            return None if tx.spare_marked() else (unit(tx),)
+
+        found = await self.store.read(exact)
         if found is None:
             await self.refile_unfiled()
+            found = await self.store.read(exact)
+        if found is None:  # marked after the shared re-filing took the write lock
+            await self.store.write(unfiled.refile)
             found = (await self.store.read(unit),)
         return found[0]
 
