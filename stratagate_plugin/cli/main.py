@@ -20,6 +20,7 @@ from . import (
     chat_command,
     correct_commands,
     curate_commands,
+    db_command,
     demo_command,
     derive_commands,
     doctor_command,
@@ -59,6 +60,7 @@ examples:
   stratagate graph Caroline --as-of 2024-05-01  what memory believed about someone then
   stratagate forget evt_…                     hide an event ('restore' brings it back)
   stratagate doctor                           check the database file
+  stratagate db copy memory.db postgresql://host/team   move a memory to PostgreSQL
   stratagate mcp                              the memory tools for an MCP client (stdio)
 
 'stratagate COMMAND --help' explains one command."""
@@ -100,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         plugin_command,
         purge_command,
         doctor_command,
+        db_command,
         spaces_command,
         topics_command,
     ):
