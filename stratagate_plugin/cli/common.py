@@ -19,6 +19,7 @@ from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
 from ..core.profile.spaces import SpaceSummary
 from ..core.records import OFFLINE_FALLBACK, BlockView
+from ..core.store.copy import is_database_url
 from ..harness.profiles import DEFAULT_PROFILE, Profile, load_profile, profile_path
 from ..memory_plugin.runtime import database_path
 from ..memory_plugin.settings import (
@@ -32,13 +33,20 @@ from ..memory_plugin.settings import (
 BATCH_BUSY_TIMEOUT_S = 120  # a command run by hand waits for a long write elsewhere
 
 
-def add_db_option(parser: argparse.ArgumentParser) -> None:
+def add_db_option(parser: argparse.ArgumentParser, servers: bool = False) -> None:
+    """``--db``: a file; with ``servers``, a ``postgresql://`` URL too (kept as text)."""
     parser.add_argument(
         "--db",
-        type=Path,
+        type=database_location if servers else Path,
         default=None,
-        help="database file (default: the profile's, else $STRATAGATE_HOME/memory.db)",
+        help="database file (default: the profile's, else $STRATAGATE_HOME/memory.db)"
+        + (", or a postgresql:// URL" if servers else ""),
     )
+
+
+def database_location(text: str) -> Path | str:
+    """A path, or a ``postgresql://`` URL as it was typed (``Path`` would fold its ``//``)."""
+    return text if is_database_url(text) else Path(text)
 
 
 def add_space_option(parser: argparse.ArgumentParser) -> None:

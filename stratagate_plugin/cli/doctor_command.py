@@ -9,6 +9,7 @@ from typing import Any
 from ..core.doctor import service as doctor
 from ..core.store import default_database_path
 from ..core.store.health import HealthReport
+from ..core.store.postgres.health import ServerReport
 from ..harness.errors import HostError
 from ..harness.profiles import (
     DEFAULT_PROFILE,
@@ -26,7 +27,7 @@ def register(commands: Any) -> None:
     parser = commands.add_parser(
         "doctor", help="check the database file (integrity, backups) and repair it"
     )
-    add_db_option(parser)
+    add_db_option(parser, servers=True)
     parser.add_argument("--quick", action="store_true", help="quick_check instead of a full check")
     repair = parser.add_mutually_exclusive_group()
     repair.add_argument(
@@ -56,6 +57,8 @@ def register(commands: Any) -> None:
 async def run_doctor(args: argparse.Namespace) -> int:
     if args.fix_profile:
         return fix_profile(args.profile)
+    if isinstance(args.db, str):
+        return _server_report(await doctor.diagnose_server(args.db), args.db)
     path: Path = args.db or default_database_path()
     if args.restore:
         chosen = None if args.restore == "newest" else Path(args.restore)
@@ -105,6 +108,27 @@ def _report(report: HealthReport) -> int:
             print(f"  {problem}")
         print(_advice(report.path))
     _print_backups(report.path)
+    return 0 if report.ok else 1
+
+
+def _server_report(report: ServerReport, url: str) -> int:
+    """A server database: its checks, and backups as the server's business."""
+    if report.ok:
+        held = ", ".join(f"{n:,} {what}" for what, n in report.counts.items())
+        checked = "indexes valid, search rows in step"
+        print(f"{report.name}: ok (schema {report.version}, {checked}; {held})")
+    else:
+        print(f"{report.name}: {len(report.problems)} problem(s):")
+        for problem in report.problems:
+            print(f"  {problem}")
+        print(
+            "To recover: `stratagate db copy URL memory.db` keeps every row in a file; "
+            "REINDEX rebuilds an invalid index (see README, Running on PostgreSQL)"
+        )
+    print(
+        "backups: the server's own — pg_dump --format=custom --file=memory.dump 'URL'; "
+        "restore with pg_restore --dbname='URL' memory.dump"
+    )
     return 0 if report.ok else 1
 
 

@@ -15,6 +15,7 @@ from ..errors import StorageError
 from ..events.documents import EVENT_RULES
 from ..store import health
 from ..store.health import HealthReport
+from ..store.postgres.health import ServerReport, check_server
 
 
 async def diagnose(path: Path, full: bool = True) -> HealthReport:
@@ -22,6 +23,12 @@ async def diagnose(path: Path, full: bool = True) -> HealthReport:
     return await asyncio.to_thread(
         health.on_file, path, lambda raw: health.check_readable(raw, path, full)
     )
+
+
+async def diagnose_server(url: str) -> ServerReport:
+    """The schema's version, invalid indexes, and search rows out of step with what they
+    index, for a memory on a PostgreSQL server."""
+    return await asyncio.to_thread(check_server, url)
 
 
 async def rebuild_indexes(path: Path) -> tuple[HealthReport, Path | None]:
