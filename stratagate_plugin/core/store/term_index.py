@@ -28,11 +28,11 @@ from itertools import groupby
 import numpy as np
 
 from ..records import IMPORT_THREAD_PREFIX
-from ..retrieval.storage import TermPostings
+from ..retrieval.storage import LENGTH_CAP, TermPostings
 
 INDEX_VERSION = 2
 CHUNK_BITS = 11  # 2,048 rowids a chunk: a block's append rewrites at most ~12 KB a term
-MAX_COUNT = 65_535
+MAX_COUNT = LENGTH_CAP
 _ROWIDS, _COUNTS = np.dtype("<i4"), np.dtype("<u2")
 TABLE_NAMES = ("term_postings", "term_counts", "block_lengths")
 _TABLES = (
