@@ -13,9 +13,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .bm25 import BM25_B, BM25_K1, idf
-from .storage import CorpusStats, TermPostings
+from .storage import LENGTH_CAP, CorpusStats, TermPostings
 
-__all__ = ["best_rowids", "term_counts"]
+__all__ = ["best_rowids", "posted_lengths", "term_counts"]
 
 _DENSE_SPAN = 4  # score into a dense array when rowids span under 4× the postings
 
@@ -82,15 +82,35 @@ def term_counts(
     """Each rowid's count of each term it holds (only terms with postings)."""
     wanted = np.asarray(sorted(set(rowids)), dtype=np.int64)
     found: dict[int, dict[str, int]] = {}
-    if not len(wanted):
-        return found
     for term, entry in postings.items():
-        if not len(entry.rowids):
-            continue
-        at = np.searchsorted(entry.rowids, wanted)
-        inside = at < len(entry.rowids)
-        hit = np.zeros(len(wanted), dtype=bool)
-        hit[inside] = entry.rowids[at[inside]] == wanted[inside]
+        hit, at = _held(entry, wanted)
         for rowid, count in zip(wanted[hit].tolist(), entry.counts[at[hit]].tolist(), strict=True):
             found.setdefault(rowid, {})[term] = int(count)
     return found
+
+
+def posted_lengths(postings: Mapping[str, TermPostings], rowids: Sequence[int]) -> dict[int, int]:
+    """The token length of each of these rowids that some term's postings hold, so the
+    store need not count it again; a length at ``LENGTH_CAP`` may be cut and is left out."""
+    wanted = np.asarray(sorted(set(rowids)), dtype=np.int64)
+    found: dict[int, int] = {}
+    for entry in postings.values():
+        hit, at = _held(entry, wanted)
+        for rowid, length in zip(
+            wanted[hit].tolist(), entry.lengths[at[hit]].tolist(), strict=True
+        ):
+            if length < LENGTH_CAP:
+                found[rowid] = int(length)
+    return found
+
+
+def _held(
+    entry: TermPostings, wanted: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]]:
+    """(which of ``wanted`` the postings hold, where each would sit in them)."""
+    at = np.searchsorted(entry.rowids, wanted)
+    hit = np.zeros(len(wanted), dtype=bool)
+    if len(entry.rowids):
+        inside = at < len(entry.rowids)
+        hit[inside] = entry.rowids[at[inside]] == wanted[inside]
+    return hit, at

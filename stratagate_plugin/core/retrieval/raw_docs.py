@@ -16,7 +16,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from ..text.search_terms import tokenize
-from .impact import best_rowids, term_counts
+from .impact import best_rowids, posted_lengths, term_counts
 from .raw_channel import ChannelDoc, CorpusStats, added_stats, scan_stats, speaker_label
 from .storage import ChannelMessage, ChannelQuery, RetrievalReader, TermPostings
 
@@ -75,8 +75,10 @@ def impact_docs(
     every = reader.term_statistics(space, terms, [])  # read once: ranks, then scores
     strong = best_rowids(postings, query.terms, every, query.cap)
     weak = best_rowids(postings, query.weak, every, query.weak_cap, leave_out=strong)
-    around = query.context_cap or len(strong) + len(weak)
-    matched, neighbours = reader.indexed_messages(space, [*strong, *weak], query.reach, around)
+    chosen = [*strong, *weak]
+    around = query.context_cap or len(chosen)
+    known = posted_lengths(postings, chosen)  # every match's, bar a cut one: not read again
+    matched, neighbours = reader.indexed_messages(space, chosen, query.reach, around, known)
     loaded = [*matched, *neighbours]
     counts = term_counts(postings, [m.rowid for m in loaded])
     tails = [channel_doc(m) for m in reader.tail_messages(space, query.current_thread)]

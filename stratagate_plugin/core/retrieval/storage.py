@@ -7,7 +7,7 @@ a message's speaker, scoring and ranking stay in ``raw_channel``, ``fused`` and
 ``raw_rank`` so an impact index (issue #29) can implement the same operations.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple, Protocol, TypeVar
@@ -25,6 +25,7 @@ from .hits import RawHit
 T = TypeVar("T")
 
 __all__ = [
+    "LENGTH_CAP",
     "OPEN_TAIL",
     "BypassRow",
     "ChannelMessage",
@@ -80,9 +81,13 @@ class ChannelMessage(NamedTuple):
     length: int = -1
 
 
+LENGTH_CAP = 65_535
+"""The most an impact index's count or length holds (a longer message's is cut there)."""
+
+
 class TermPostings(NamedTuple):
     """One term's postings in a space's impact index, in rowid order: each message's index
-    rowid, the term's count in it and the message's token length."""
+    rowid, the term's count in it and the message's token length (at most ``LENGTH_CAP``)."""
 
     rowids: npt.NDArray[np.int64]
     counts: npt.NDArray[np.float64]
@@ -137,11 +142,16 @@ class RetrievalReader(EventsReader, Protocol):
         ...
 
     def indexed_messages(
-        self, space: str, rowids: Sequence[int], reach: int, around: int
+        self,
+        space: str,
+        rowids: Sequence[int],
+        reach: int,
+        around: int,
+        lengths: Mapping[int, int] | None = None,
     ) -> tuple[list[ChannelMessage], list[ChannelMessage]]:
         """(the sealed conversation messages with these index rowids, in the order given;
         the others of the threads of the first ``around`` within ``reach`` positions), each
-        with its length."""
+        with its length; ``lengths`` (by rowid) are known already and not read again."""
         ...
 
     def tail_messages(self, space: str, current_thread: str | None) -> list[ChannelMessage]:

@@ -10,7 +10,7 @@ read whole (they are short and few). Tokenising and scoring are ``retrieval``'s.
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -34,19 +34,39 @@ _TAILS = (  # an open tail is a block of its own, newer than every sealed one
 
 
 def indexed_messages(
-    raw: sqlite3.Connection, space: str, rowids: Sequence[int], reach: int, around: int
+    raw: sqlite3.Connection,
+    space: str,
+    rowids: Sequence[int],
+    reach: int,
+    around: int,
+    lengths: Mapping[int, int] | None = None,
 ) -> tuple[list[ChannelMessage], list[ChannelMessage]]:
     """The sealed conversation messages at these index rowids (in that order) and the
     thread neighbours within ``reach`` of the first ``around`` of them: two reads, each
-    message with its token length (counted on FTS5's stored text, read by rowid)."""
+    message with its token length (counted on FTS5's stored text, read by rowid). A
+    match's length in ``lengths`` (the impact index's) is not read again: its FTS text
+    is read only when it is not known (a third, small read)."""
+    known = lengths or {}
     rows = raw.execute(
-        f"SELECT {_INDEXED} FROM json_each(?) j CROSS JOIN messages m ON m.fts_rowid = j.value "
-        f"JOIN blocks b ON b.id = m.block_id JOIN {FTS_CONTENT} c ON c.id = m.fts_rowid "
+        f"SELECT {_COLUMNS}, m.content, m.fts_rowid FROM json_each(?) j "
+        "CROSS JOIN messages m ON m.fts_rowid = j.value JOIN blocks b ON b.id = m.block_id "
         f"WHERE m.namespace = ? AND {NOT_IMPORT_SOURCE} ORDER BY j.key",
         (json.dumps(list(rowids)), space),
-    )
-    matched = [_indexed_message(row) for row in rows]
+    ).fetchall()
+    unknown = [row[7] for row in rows if row[7] not in known]
+    counted = {**known, **_token_lengths(raw, unknown)} if unknown else known
+    matched = [_indexed_message((*row, counted[row[7]])) for row in rows if row[7] in counted]
     return matched, _neighbours_at(raw, space, matched, reach, around)
+
+
+def _token_lengths(raw: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, int]:
+    """Each FTS row's token length (a row FTS5 does not hold is absent, as a join drops it)."""
+    rows = raw.execute(
+        f"SELECT id, {token_count('c0')} FROM {FTS_CONTENT} "
+        "WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(rowids)),),
+    )
+    return {int(rowid): int(length) for rowid, length in rows}
 
 
 _INDEXED = (

@@ -1,7 +1,7 @@
 """The retrieval capability's storage contract (``core/retrieval/storage.py``) on SQLite."""
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TypeVar
 
@@ -39,9 +39,14 @@ class SqliteRetrievalReader(SqliteEventsReader):
         return term_index.postings(self.raw, space, terms)
 
     def indexed_messages(
-        self, space: str, rowids: Sequence[int], reach: int, around: int
+        self,
+        space: str,
+        rowids: Sequence[int],
+        reach: int,
+        around: int,
+        lengths: Mapping[int, int] | None = None,
     ) -> tuple[list[ChannelMessage], list[ChannelMessage]]:
-        return retrieval_rows.indexed_messages(self.raw, space, rowids, reach, around)
+        return retrieval_rows.indexed_messages(self.raw, space, rowids, reach, around, lengths)
 
     def tail_messages(self, space: str, current_thread: str | None) -> list[ChannelMessage]:
         return retrieval_rows.tail_messages(self.raw, space, current_thread)
