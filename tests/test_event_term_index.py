@@ -143,3 +143,17 @@ async def test_candidates_come_from_the_index_where_it_is_current(
     newest = await memory.db.read(candidates)
     monkeypatch.setattr(event_term_index, "has_index", lambda raw: False)
     assert await memory.db.read(candidates) == newest
+
+
+async def test_a_new_tokenizer_rebuilds_the_index_with_the_fts_rows(db_path: Path) -> None:
+    memory = await StrataGate.open(db_path)
+    await memory.blocks.append_turn("ns", "t", user="hello")
+    await _store(memory, "ns", "kiln glaze", "oven")
+    await memory.db.write(
+        lambda raw: raw.execute("UPDATE meta SET value = '0' WHERE key = 'fts_tokenizer_version'")
+    )
+    await memory.close()
+    memory = await StrataGate.open(db_path)
+    stored = await _assert_true(memory)
+    assert {"w:kiln", "w:oven"} <= _terms(stored)
+    await memory.close()

@@ -94,6 +94,12 @@ class Indexed(NamedTuple):
     pool: str | None
 
 
+def drop(raw: sqlite3.Connection) -> None:
+    """No index at all (writes skip it, readers use FTS5) until ``rebuild``."""
+    for table in TABLE_NAMES:
+        raw.execute(f"DROP TABLE IF EXISTS {table}")
+
+
 def add(raw: sqlite3.Connection, pk: int, tokens: Sequence[str]) -> None:
     """Index one event's new FTS row (``tokens`` as the row holds them)."""
     if _has_tables(raw):

@@ -96,6 +96,7 @@ def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> No
     )
     recount_index_stats(raw)
     raw.execute("DELETE FROM event_fts")
+    event_term_index.drop(raw)  # rebuilt below, once the FTS rows are
     for row in raw.execute("SELECT * FROM events").fetchall():
         index_event(raw, row["pk"], event_row_text(row), rules)
     raw.execute(
