@@ -1,7 +1,7 @@
 """Reads for event search and recall: candidate rows per pool, retrieval stamps, sources.
 
 Lexical candidates come from the FTS5 ``event_fts`` index (best FTS rank on the query's
-rarest terms first, capped);
+rarest terms first, capped; the rank computed from the impact index, ``event_term_index``);
 without FTS5 a scan keeps every visible event sharing a query token, so both paths feed
 the same ranking. Structured-filter candidates are found by a light column scan.
 """
@@ -9,14 +9,15 @@ the same ranking. Structured-filter candidates are found by a light column scan.
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import groupby
+from itertools import groupby, islice
 from typing import Any
 
 from ..events.storage import Document, FieldCheck
 from ..records import Message
 from ..text.search_terms import tokenize
+from . import event_term_index
 from .rows import message_from_row
-from .search_index import document_stamp, event_row_text, prefilter
+from .search_index import Prefilter, document_stamp, event_row_text, prefilter
 
 _VISIBLE = "e.status IN ('active', 'superseded')"
 _BYPASS = (
@@ -73,14 +74,55 @@ def lexical_rows(
     if found is None:
         return []
     if found.ranked:
-        best = _best_per_pool(
-            raw.execute(f"{_LEXICAL} ORDER BY f.rank", (found.match, space)), pools, cap
-        )
+        best = _ranked_best(raw, space, found, pools, cap)
         pks = [pk for pool in pools for pk in best[pool]]
     else:
-        sql = f"{_LEXICAL} AND e.pool = ? ORDER BY f.rowid DESC LIMIT ?"
-        pks = [r[0] for p in pools for r in raw.execute(sql, (found.match, space, p, cap))]
+        pks = [pk for pool in pools for pk in _newest(raw, space, found, pool, cap)]
     return rows_by_pk(raw, pks, columns)
+
+
+def _newest(
+    raw: sqlite3.Connection, space: str, found: Prefilter, pool: str, cap: int
+) -> list[int]:
+    """The newest ``cap`` visible events of the pool holding the (one, common) term of
+    ``found``: from the impact index's postings, else from FTS5's."""
+    if event_term_index.has_index(raw):
+        [term] = found.terms
+        return _first_visible(raw, event_term_index.newest_pks(raw, term, space, pool), cap)
+    sql = f"{_LEXICAL} AND e.pool = ? ORDER BY f.rowid DESC LIMIT ?"
+    return [row[0] for row in raw.execute(sql, (found.match, space, pool, cap))]
+
+
+def _ranked_best(
+    raw: sqlite3.Connection, space: str, found: Prefilter, pools: Sequence[str], cap: int
+) -> dict[str, list[int]]:
+    """The first ``cap`` visible events of each pool in FTS5's rank order for ``found``:
+    ranked by the impact index (the same order, computed in bulk), else by FTS5."""
+    if not event_term_index.has_index(raw):
+        ranked = raw.execute(f"{_LEXICAL} ORDER BY f.rank", (found.match, space))
+        return _best_per_pool(ranked, pools, cap)
+    by_pool = event_term_index.ranked_pks(raw, found.terms, space, pools)
+    return {pool: _first_visible(raw, iter(by_pool[pool]), cap) for pool in pools}
+
+
+def _first_visible(raw: sqlite3.Connection, pks: Iterator[int], cap: int) -> list[int]:
+    """The first ``cap`` of ``pks`` whose event is visible, checked a batch at a time (most
+    are: a batch a little over what is missing usually ends it)."""
+    kept: list[int] = []
+    while len(kept) < cap:
+        chunk = list(islice(pks, (cap - len(kept)) * 5 // 4 + 8))
+        if not chunk:
+            break
+        visible = {  # the unary + keeps the planner on the pk (as in ``pool_rows``)
+            row[0]
+            for row in raw.execute(
+                "SELECT e.pk FROM events e WHERE e.pk IN (SELECT value FROM json_each(?)) "
+                f"AND +{_VISIBLE}",
+                (json.dumps(chunk),),
+            )
+        }
+        kept += [pk for pk in chunk if pk in visible][: cap - len(kept)]
+    return kept
 
 
 def _best_per_pool(

@@ -30,7 +30,7 @@ from . import block_rows, topic_rows
 from .graph_writes import strip_event_provenance
 from .rows import dump_json
 from .sealing import next_fts_rowid
-from .search_index import index_messages, unindex_messages
+from .search_index import index_messages, unindex_events, unindex_messages
 from .turns import NewSpaceDefaults, ensure_space, ensure_thread
 
 THREAD_PREFIX = IMPORT_THREAD_PREFIX  # raw search leaves these threads out
@@ -258,7 +258,7 @@ def _delete_events(raw: sqlite3.Connection, ids: Sequence[str]) -> None:
     for pk in pks:
         raw.execute("DELETE FROM event_documents WHERE pk = ?", (pk,))
         try:
-            raw.execute("DELETE FROM event_fts WHERE rowid = ?", (pk,))
+            unindex_events(raw, [pk])
         except sqlite3.OperationalError as error:
             if "no such table: event_fts" not in str(error):
                 raise

@@ -10,7 +10,7 @@ bounded by ``POSTING_BUDGET`` postings however common the other query words are.
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..events.cards import event_search_text
 from ..events.storage import DocumentFields, EventRules
@@ -21,7 +21,7 @@ from ..text.search_terms import (
     fts_match_any,
     tokenize,
 )
-from . import term_index
+from . import event_term_index, term_index
 
 POSTING_BUDGET = 2000
 MAX_PREFILTER_TERMS = 16
@@ -30,10 +30,12 @@ COUNT_CACHE_TERMS = 50_000
 
 @dataclass(frozen=True)
 class Prefilter:
-    """An FTS5 MATCH over the rarest query terms; ``ranked``: ``ORDER BY rank`` is affordable."""
+    """An FTS5 MATCH over the rarest query ``terms`` (in the MATCH's order, which the
+    MATCH says already: not compared); ``ranked``: ranking every match is affordable."""
 
     match: str
     ranked: bool
+    terms: tuple[str, ...] = field(default=(), compare=False)
 
 
 def register_functions(raw: sqlite3.Connection) -> None:
@@ -69,13 +71,13 @@ def index_is_current(raw: sqlite3.Connection) -> bool:
     }
     row = raw.execute("SELECT value FROM meta WHERE key = 'fts_tokenizer_version'").fetchone()
     current = len(tables) == 2 and row is not None and int(row[0]) == TOKENIZER_VERSION
-    return current and term_index.index_is_current(raw)
+    return current and term_index.index_is_current(raw) and event_term_index.index_is_current(raw)
 
 
 def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> None:
     """Create the index when FTS5 exists; rebuild it when the tokenizer changed, with the
     events' stored documents when ``rules`` are given (without, readers tokenise), and the
-    impact index whenever the FTS rows were rebuilt or its own version changed."""
+    impact indexes whenever the FTS rows were rebuilt or their own version changed."""
     if not fts5_available(raw):
         return
     raw.execute("CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(tokens)")
@@ -84,6 +86,8 @@ def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> No
     if row is not None and int(row[0]) == TOKENIZER_VERSION:
         if not term_index.index_is_current(raw):
             term_index.rebuild(raw)
+        if not event_term_index.index_is_current(raw):
+            event_term_index.rebuild(raw)
         return
     raw.execute("DELETE FROM message_fts")
     raw.execute(
@@ -92,6 +96,7 @@ def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> No
     )
     recount_index_stats(raw)
     raw.execute("DELETE FROM event_fts")
+    event_term_index.drop(raw)  # rebuilt below, once the FTS rows are
     for row in raw.execute("SELECT * FROM events").fetchall():
         index_event(raw, row["pk"], event_row_text(row), rules)
     raw.execute(
@@ -99,6 +104,7 @@ def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> No
         (str(TOKENIZER_VERSION),),
     )
     term_index.rebuild(raw)
+    event_term_index.rebuild(raw)
 
 
 def token_count(text: str) -> str:
@@ -195,15 +201,27 @@ def event_row_text(row: sqlite3.Row) -> str:
 
 def index_event(raw: sqlite3.Connection, pk: int, text: str, rules: EventRules | None) -> None:
     """(Re)index one event: its stored BM25 document by ``rules`` (``None``: none stored,
-    readers tokenise its fields), and its text in FTS5 where present."""
+    readers tokenise its fields), and its text in FTS5 and the impact index where present."""
     if rules is not None:
         store_document(raw, pk, rules)
+    tokens = tokenize(text)
     try:
-        raw.execute("DELETE FROM event_fts WHERE rowid = ?", (pk,))
-        raw.execute("INSERT INTO event_fts(rowid, tokens) VALUES (?, ?)", (pk, fts_document(text)))
+        unindex_events(raw, [pk])
+        raw.execute(
+            "INSERT INTO event_fts(rowid, tokens) VALUES (?, ?)",
+            (pk, " ".join(map(fts_encode, tokens))),
+        )
     except sqlite3.OperationalError as error:
         if "no such table: event_fts" not in str(error):
             raise
+        return
+    event_term_index.add(raw, pk, tokens)
+
+
+def unindex_events(raw: sqlite3.Connection, pks: Sequence[int]) -> None:
+    """Take events' rows out of FTS5 and the impact index (raises where FTS5 is absent)."""
+    event_term_index.remove(raw, pks)
+    raw.executemany("DELETE FROM event_fts WHERE rowid = ?", [(pk,) for pk in pks])
 
 
 def reindex_event(raw: sqlite3.Connection, event_id: str, rules: EventRules) -> None:
@@ -259,7 +277,9 @@ def prefilter(raw: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Pre
             break
         chosen.append(token)
         total += count
-    return Prefilter(fts_match_any(chosen), total <= POSTING_BUDGET) if chosen else None
+    if not chosen:
+        return None
+    return Prefilter(fts_match_any(chosen), total <= POSTING_BUDGET, tuple(chosen))
 
 
 def term_counts(raw: sqlite3.Connection, table: str, tokens: Sequence[str]) -> dict[str, int]:

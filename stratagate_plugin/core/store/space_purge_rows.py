@@ -9,6 +9,8 @@ with ``secure_delete`` on and vacuums after (``purge_files``).
 
 import sqlite3
 
+from . import event_term_index
+
 _IN_SPACE = "(SELECT {key} FROM {table} WHERE namespace = ?)"
 DEPENDENT = (  # (table, where) for rows without a namespace of their own
     ("event_sources", f"event_id IN {_IN_SPACE.format(key='id', table='events')}"),
@@ -63,6 +65,7 @@ def space_threads(raw: sqlite3.Connection, space: str) -> list[str]:
 def delete_space(raw: sqlite3.Connection, space: str) -> dict[str, int]:
     """Delete every row of the space; rows deleted by table."""
     raw.execute("PRAGMA defer_foreign_keys = ON")
+    event_term_index.remove_space(raw, space)  # read from the FTS rows deleted below
     deleted = {}
     for table, where in [*_fts(raw), *_dependent(raw)]:
         n = raw.execute(f"DELETE FROM {table} WHERE {where}", (space,)).rowcount

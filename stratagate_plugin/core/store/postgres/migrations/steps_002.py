@@ -29,3 +29,20 @@ CREATE TRIGGER topic_marks_event_changed AFTER UPDATE ON events FOR EACH ROW
     EXECUTE FUNCTION topic_mark_event();
 """
     )
+
+
+def m003_event_impact_index_tables(conn: psycopg.Connection[Any]) -> None:
+    """SQLite's event impact index (``event_term_index``, live code's derived tables, no
+    SQLite step): the same tables here, as the raw index's are, so the schemas stay alike;
+    PostgreSQL ranks events through its own ``event_search`` and leaves them empty."""
+    conn.execute(
+        """
+CREATE TABLE event_terms (
+    term text NOT NULL, pk bigint NOT NULL, count bigint NOT NULL, length bigint NOT NULL,
+    namespace text, pool text, PRIMARY KEY (term, pk)
+);
+CREATE TABLE event_term_totals (
+    id bigint PRIMARY KEY CHECK (id = 1), rows bigint NOT NULL, tokens bigint NOT NULL
+)
+"""
+    )

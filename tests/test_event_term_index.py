@@ -1,0 +1,159 @@
+"""The event channel's impact index stays what a rebuild from ``event_fts`` would make through
+every write path (extraction, re-derivation, a person's forget, a purge of words, an import
+and its undo, a space's deletion), and ranks exactly as FTS5's ``ORDER BY rank`` does."""
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cards import event_card
+from imports import candidate, document, imported
+from test_offline_fallback import Echoing, derived_offline
+
+from stratagate_plugin.core.events.documents import EVENT_RULES
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.purge.words import Needles
+from stratagate_plugin.core.store import (
+    event_rows,
+    event_search_rows,
+    event_term_index,
+    search_index,
+)
+from stratagate_plugin.core.store.search_index import register_functions
+from stratagate_plugin.core.text.search_terms import fts_match_any, query_tokens
+
+POOLS = ("conversation", "agent")
+
+
+def _snapshot(raw: sqlite3.Connection) -> dict[str, Any]:
+    postings = raw.execute("SELECT term, pk, count, length, namespace, pool FROM event_terms")
+    totals = [tuple(row) for row in raw.execute("SELECT rows, tokens FROM event_term_totals")]
+    return {"postings": sorted(tuple(row) for row in postings), "totals": totals}
+
+
+async def _stored_and_rebuilt(memory: StrataGate) -> tuple[dict[str, Any], dict[str, Any]]:
+    def both(raw: sqlite3.Connection) -> tuple[dict[str, Any], dict[str, Any]]:
+        copy = sqlite3.connect(":memory:")
+        raw.backup(copy)
+        register_functions(copy)
+        event_term_index.rebuild(copy)
+        return _snapshot(raw), _snapshot(copy)
+
+    return await memory.db.read(both)
+
+
+async def _assert_true(memory: StrataGate) -> dict[str, Any]:
+    stored, rebuilt = await _stored_and_rebuilt(memory)
+    assert stored == rebuilt
+    fts_rows = await memory.db.read(
+        lambda raw: raw.execute("SELECT count(*) FROM event_fts").fetchone()[0]
+    )
+    assert stored["totals"][0][0] == fts_rows
+    return stored
+
+
+async def _store(memory: StrataGate, space: str, *titles: str, pool: str = "conversation") -> None:
+    def unit(raw: sqlite3.Connection) -> None:
+        for n, title in enumerate(titles):
+            event = event_card(
+                f"{space}-{pool}-{n}", title=title, summary=title, namespace=space, pool=pool
+            )
+            event_rows.insert_event(raw, event, EVENT_RULES)
+
+    await memory.db.write(unit)
+
+
+def _terms(stored: dict[str, Any]) -> set[str]:
+    return {row[0] for row in stored["postings"]}
+
+
+async def test_every_write_path_keeps_the_index_as_a_rebuild_would(db_path: Path) -> None:
+    memory = await derived_offline(db_path)  # sealing and extraction (offline model)
+    stored = await _assert_true(memory)
+    assert "w:lisbon" in _terms(stored)
+    await memory.blocks.append_turn("other", "t", user="hello")
+    await _store(memory, "other", "Lisbon kiln notes", "kiln kiln glaze")
+    await _assert_true(memory)
+    memory.model = Echoing()
+    await memory.derivation.rederive_offline()  # old cards removed, the model's written
+    await _assert_true(memory)
+    some = (await memory.events.cards("ns"))[0]
+    await memory.gate.forget_event(some.id)
+    await _assert_true(memory)
+    await memory.purge.words(Needles(["Lisbon"]))
+    stored = await _assert_true(memory)
+    assert "w:lisbon" not in _terms(stored)
+    batch = await imported(memory, document(candidate("Loves sourdough baking on Sundays")))
+    assert "w:sourdough" in _terms(await _assert_true(memory))
+    await memory.imports.undo(batch.id)
+    assert "w:sourdough" not in _terms(await _assert_true(memory))
+    await memory.purge.delete_space("other")
+    stored = await _assert_true(memory)
+    assert not any(row[4] == "other" for row in stored["postings"])
+    await memory.close()
+
+
+def _fts_order(raw: sqlite3.Connection, terms: list[str], space: str, pool: str) -> list[int]:
+    rows = raw.execute(
+        "SELECT e.pk FROM event_fts f CROSS JOIN events e ON e.pk = f.rowid "
+        "WHERE event_fts MATCH ? AND e.namespace = ? AND e.pool = ? ORDER BY f.rank",
+        (fts_match_any(terms), space, pool),
+    )
+    return [row[0] for row in rows]
+
+
+@pytest.mark.parametrize("query", ["kiln", "kiln glaze", "glaze kiln oven", "oven", "ash"])
+async def test_the_index_ranks_as_fts5_does_ties_and_other_spaces_included(
+    memory: StrataGate, query: str
+) -> None:
+    await memory.blocks.append_turn("ns", "t", user="hello")
+    await memory.blocks.append_turn("other", "t", user="hello")
+    same = ["kiln glaze"] * 4  # equal scores: FTS5 leaves them lowest rowid first
+    await _store(memory, "ns", *same, "kiln kiln oven", "glaze", "oven ash kiln", "kiln")
+    await _store(memory, "other", "kiln", "kiln glaze oven", "oven oven")
+    await _store(memory, "ns", "kiln ash", "glaze oven", pool="agent")
+    terms = query_tokens(query)
+
+    def both(raw: sqlite3.Connection) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+        fts = {pool: _fts_order(raw, terms, "ns", pool) for pool in POOLS}
+        return fts, event_term_index.ranked_pks(raw, terms, "ns", POOLS)
+
+    fts, ranked = await memory.db.read(both)
+    assert ranked == fts and any(fts.values())
+
+
+async def test_candidates_come_from_the_index_where_it_is_current(
+    memory: StrataGate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await memory.blocks.append_turn("ns", "t", user="hello")
+    await _store(memory, "ns", *[f"kiln glaze {n}" for n in range(12)], "oven", "kiln oven")
+    await _store(memory, "ns", "kiln agent", pool="agent")
+    tokens = query_tokens("kiln glaze oven")
+
+    def candidates(raw: sqlite3.Connection) -> list[int]:
+        found = event_search_rows.lexical_rows(raw, "ns", POOLS, tokens, 5, "e.pk")
+        return [row[0] for row in found]
+
+    indexed = await memory.db.read(candidates)
+    with monkeypatch.context() as patched:
+        patched.setattr(event_term_index, "has_index", lambda raw: False)
+        assert await memory.db.read(candidates) == indexed
+    monkeypatch.setattr(search_index, "POSTING_BUDGET", 3)  # newest first
+    newest = await memory.db.read(candidates)
+    monkeypatch.setattr(event_term_index, "has_index", lambda raw: False)
+    assert await memory.db.read(candidates) == newest
+
+
+async def test_a_new_tokenizer_rebuilds_the_index_with_the_fts_rows(db_path: Path) -> None:
+    memory = await StrataGate.open(db_path)
+    await memory.blocks.append_turn("ns", "t", user="hello")
+    await _store(memory, "ns", "kiln glaze", "oven")
+    await memory.db.write(
+        lambda raw: raw.execute("UPDATE meta SET value = '0' WHERE key = 'fts_tokenizer_version'")
+    )
+    await memory.close()
+    memory = await StrataGate.open(db_path)
+    stored = await _assert_true(memory)
+    assert {"w:kiln", "w:oven"} <= _terms(stored)
+    await memory.close()
