@@ -210,3 +210,38 @@ def test_label_scan_redacts_as_the_pattern_does(pieces: list[str]) -> None:
     text = "".join(pieces)
     whole = secrets._LABELLED.sub(lambda found: found.group(1) + REDACTED, text)
     assert secrets._redact_labelled(text) == whole
+
+
+VALUE_PIECES = [
+    *LABEL_PIECES,
+    *("sk-", "sk-proj-abcdefghijklmnop1234", "ghp_", "AKIA", "AKIAABCDEFGHIJKLMNOP", "xox"),
+    *("https://user:hunter2hunter2@host", "://", "node-1", "Alice", "Σ", "ΣΣ"),
+]
+JSON_LIKE = st.recursive(
+    st.lists(st.sampled_from(VALUE_PIECES), max_size=4).map("".join) | st.integers() | st.none(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(st.sampled_from(["id", "label", "token", "sk-key"]), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def each_string_redacted(value: object) -> object:
+    """What ``redact_value`` did before it checked a value's strings together."""
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, list | tuple):
+        return [each_string_redacted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: each_string_redacted(item) for key, item in value.items()}
+    return value
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON_LIKE)
+def test_value_redaction_checked_together_equals_each_string_redacted(value: object) -> None:
+    """A JSON answer's strings are checked for a secret's start together, and scanned one
+    by one only when one may hold it: the result is the same as redacting every string."""
+    assert redact_value(value) == each_string_redacted(value)

@@ -11,6 +11,7 @@ and the key's body is matched in ASCII only, so it stops where the next sentence
 """
 
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 REDACTED = "[redacted secret]"
@@ -150,11 +151,47 @@ def _url_password(found: re.Match[str]) -> str:
 
 
 def redact_value(value: Any) -> Any:
-    """``redact_secrets`` over every string of a JSON-like value."""
+    """``redact_secrets`` over every string of a JSON-like value. A value's strings are
+    checked together first: a JSON answer holds hundreds of short ids and names, and each
+    on its own paid every start's scan; when none of them holds a start, none changes."""
+    if not may_hold_secret("\n".join(_strings(value))):
+        return _redacted(value, _unchanged)
+    return _redacted(value, redact_secrets)
+
+
+def may_hold_secret(text: str) -> bool:
+    """False when ``redact_secrets`` cannot change ``text`` (no token start, no URL, no
+    label start, no letter the labels' ``(?i)`` treats apart): what the function itself
+    checks before each of its scans. Joined texts answer for each part: a start absent
+    from the whole is absent from every part (no start holds a line break)."""
+    if any(start in text for start in _TOKEN_STARTS) or "://" in text:
+        return True
+    if any(odd in text for odd in _CASE_ODDITIES):
+        return True
+    lowered = text.lower()
+    return any(word in lowered for word in _LABEL_STARTS)
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
-        return redact_secrets(value)
+        yield value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+
+
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return redact(value)
     if isinstance(value, list | tuple):
-        return [redact_value(item) for item in value]
+        return [_redacted(item, redact) for item in value]
     if isinstance(value, dict):
-        return {key: redact_value(item) for key, item in value.items()}
+        return {key: _redacted(item, redact) for key, item in value.items()}
     return value

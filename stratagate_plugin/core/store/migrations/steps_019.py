@@ -380,4 +380,4 @@ def m028_page_indexes(raw: sqlite3.Connection) -> None:
         "json_extract(temporal_json, '$.happened_end'), "
         "json_extract(temporal_json, '$.mentioned_at'), created_at), pk, status)"
     )
-    raw.execute("CREATE INDEX events_id_status ON events(id, status)")
+    raw.execute("CREATE INDEX IF NOT EXISTS events_id_status ON events(id, status)")
