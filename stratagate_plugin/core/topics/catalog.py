@@ -144,16 +144,15 @@ def book(
     20: the others' sections and overviews were built to be dropped), and how many
     chapters there are (``chapterCount``) and are shown to the agent (``listedChapters``)."""
     stale = stale_members(tx, space)
-    ordered = order_topics(tx.load_topics(space, members=True))
-    start, count = window or (0, len(ordered))
+    counts: dict[str, int] = {}
+    if window is None:
+        start, shown = 0, order_topics(tx.load_topics(space, members=True))
+    else:
+        start, shown, counts = _window(tx, space, weight, window)
     chapters = [
         _chapter(number, topic, topic.id in stale, weight)
-        for number, topic in enumerate(ordered[start : start + count], start + 1)
+        for number, topic in enumerate(shown, start + 1)
     ]
-    counts = {}
-    if window is not None:
-        listed = sum(1 for topic in ordered if not _hidden(topic, weight))
-        counts = {"chapterCount": len(ordered), "listedChapters": listed}
     pending = [
         {
             "jobId": job.id,
@@ -174,6 +173,19 @@ def book(
         "pendingCounts": tx.topic_job_counts(space),
         "fallbackEntries": sum(spare.values()),
     }
+
+
+def _window(
+    tx: TopicsTransaction, space: str, weight: float, window: tuple[int, int]
+) -> tuple[int, list[Topic], dict[str, int]]:
+    """The window's chapters (placed by the order of all: ``order_topics``' key, read
+    without the chapters themselves) and the counts of all."""
+    keys = sorted(tx.chapter_keys(space), key=lambda key: (key[1], key[0]))
+    start, count = window
+    ids = [key[0] for key in keys[start : start + count]]
+    shown = order_topics(tx.load_topics(space, members=True, only=ids)) if ids else []
+    listed = sum(1 for _, _, has_agent in keys if not (has_agent and weight <= 0))
+    return start, shown, {"chapterCount": len(keys), "listedChapters": listed}
 
 
 def _hidden(topic: Topic, weight: float) -> bool:
