@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
@@ -139,9 +139,10 @@ def when(context: Any, moment: datetime | str | None) -> Markup | str:
     moment = _as_time(moment)
     if not isinstance(moment, datetime):
         return moment  # nothing, or not a time (a relative phrase): shown as written
-    stamp = iso(moment)
-    shown = reader_time(moment, str(context.get("lang", "en")))
-    return Markup('<time datetime="{0}" title="{0}">{1}</time>').format(stamp, shown)
+    stamp = escape(iso(moment))
+    shown = escape(reader_time(moment, str(context.get("lang", "en"))))
+    # what Markup.format would build, at a third of its cost (a page shows one a row)
+    return Markup(f'<time datetime="{stamp}" title="{stamp}">{shown}</time>')
 
 
 @jinja2.pass_context
