@@ -24,6 +24,7 @@ from . import steps_001, steps_002
 MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [
     steps_001.m001_schema,
     steps_002.m002_marks_follow_the_event_type,
+    steps_002.m003_page_indexes,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 MIGRATION_LOCK = 0x5354_5241_5441_4741  # "STRATAGA": pg_advisory_xact_lock's key
