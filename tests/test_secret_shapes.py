@@ -210,3 +210,68 @@ def test_label_scan_redacts_as_the_pattern_does(pieces: list[str]) -> None:
     text = "".join(pieces)
     whole = secrets._LABELLED.sub(lambda found: found.group(1) + REDACTED, text)
     assert secrets._redact_labelled(text) == whole
+
+
+VALUE_PIECES = [
+    *LABEL_PIECES,
+    *("sk-", "sk-proj-abcdefghijklmnop1234", "ghp_", "AKIA", "AKIAABCDEFGHIJKLMNOP", "xox"),
+    *("https://user:hunter2hunter2@host", "://", "node-1", "Alice", "Σ", "ΣΣ"),
+]
+JSON_LIKE = st.recursive(
+    st.lists(st.sampled_from(VALUE_PIECES), max_size=4).map("".join) | st.integers() | st.none(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(st.sampled_from(["id", "label", "token", "sk-key"]), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def each_string_redacted(value: object) -> object:
+    """What ``redact_value`` did before it checked a value's strings together."""
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, list | tuple):
+        return [each_string_redacted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: each_string_redacted(item) for key, item in value.items()}
+    return value
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON_LIKE)
+def test_value_redaction_checked_together_equals_each_string_redacted(value: object) -> None:
+    """A JSON answer's strings are checked for a secret's start together, and scanned one
+    by one only when one may hold it: the result is the same as redacting every string."""
+    assert redact_value(value) == each_string_redacted(value)
+
+
+TOKEN_PIECES = [
+    *("sk-", "sk_", "task_completed", "ask-", "_", "-", " ", "a", "9", "密钥是", "\n"),
+    *("sk_live_" + "a1" * 8, "sk-proj-" + "b2" * 8, "xoxb-1234567890ab", "ghp_" + "c3" * 10),
+    *("-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "eyJ", "AKIA"),
+    *("AKIAABCDEFGHIJKLMNOP", "https://hooks.slack.com/services/", "T0/B0/" + "X" * 24),
+    *("https://user:hunter2hunter2@host", "password=", "hunter2hunter2", REDACTED),
+]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(TOKEN_PIECES), min_size=1, max_size=12))
+def test_token_scan_skipped_only_where_no_key_can_begin(pieces: list[str]) -> None:
+    """The key scan runs only where a key's first letters stand where a key may begin
+    (``task_completed`` holds ``sk_`` inside a word): the result is the three patterns'
+    own substitutions over the whole text."""
+    from stratagate_plugin.core.text import secrets
+
+    text = "".join(pieces)
+    whole = secrets._TOKENS.sub(REDACTED, text)
+    whole = secrets._URL_PASSWORD.sub(secrets._url_password, whole)
+    whole = secrets._LABELLED.sub(lambda found: found.group(1) + REDACTED, whole)
+    assert redact_secrets(text) == whole
+
+
+def test_a_slack_webhook_alone_is_redacted() -> None:
+    """Its first letters were missing from the starts the scan looks for first."""
+    hook = "https://hooks.slack.com/services/T00000000/B00000000/" + "X" * 24
+    assert redact_secrets(f"the hook is {hook} ok") == f"the hook is {REDACTED} ok"

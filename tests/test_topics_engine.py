@@ -237,3 +237,24 @@ async def test_agent_weight_zero_hides_chapters_with_agent_events(tmp_path: Path
         with pytest.raises(NotFound, match="no topic"):
             await memory.topics.expand(NS, str(book["gardening"]["id"]))
         assert (await memory.topics.book(NS))["chapters"][0]["hidden"] is True
+
+
+@pytest.mark.parametrize("weight", [1.0, 0.0])
+async def test_a_book_window_holds_those_chapters_of_the_whole_book(
+    tmp_path: Path, weight: float
+) -> None:
+    """The topics page reads its 20 chapters, not every chapter's sections and overview:
+    a window's chapters are the whole book's at those places, with the counts of all."""
+    config = MemoryConfig(agent_memory_weight=weight)
+    async with await StrataGate.open(tmp_path / "m.db", config=config) as memory:
+        await new_space(memory, NS)
+        await add_events(memory, NS, 2)
+        await add_events(memory, NS, 1, start=7, pool="agent")
+        await memory.topics.process()
+        whole = chapters(await memory.topics.book(NS))
+        assert len(whole) == 2 and "chapterCount" not in await memory.topics.book(NS)
+        for offset, count in [(0, 20), (0, 1), (1, 1), (2, 5), (0, 0)]:
+            window = await memory.topics.book(NS, window=(offset, count))
+            assert chapters(window) == whole[offset : offset + count]
+            assert window["chapterCount"] == 2
+            assert window["listedChapters"] == sum(1 for c in whole if not c["hidden"])

@@ -272,3 +272,23 @@ async def test_blocks_page_without_conversations(tmp_path: Path) -> None:
     async with web_app(tmp_path) as (_, host, client):
         page = await rail_page(client, runtime_of(host).default_space())
         assert "No conversation in this memory space yet." in page
+
+
+async def test_blocks_cards_render_again_when_the_block_or_the_language_changes(
+    tmp_path: Path,
+) -> None:
+    """Cards are kept rendered between requests (``templating.fragment``): a card whose
+    block changed, a newer block's distance, or another language is rendered anew."""
+    async with web_app(tmp_path) as (_, host, client):
+        memory, space = await rail_world(host, 3)
+        oldest = (await memory.blocks.views(space, THREAD))[0].block
+        before = card_of(await rail_page(client, space), oldest.id)
+        assert 'data-source="none"' in before and 'data-distance="2"' in before
+        await memory.blocks.expand(oldest.id, "L4", source="user", strict=True)
+        after = card_of(await rail_page(client, space), oldest.id)
+        assert 'data-source="user"' in after and 'data-level="4"' in after
+        await turns(memory, space, 1, start=3)
+        await derive(host)
+        assert 'data-distance="3"' in card_of(await rail_page(client, space), oldest.id)
+        assert "当前层级" in card_of(await rail_page(client, space, lang="zh"), oldest.id)
+        assert "Current level" in card_of(await rail_page(client, space, lang="en"), oldest.id)

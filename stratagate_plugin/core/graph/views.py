@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .shapes import (
     GRAPH_PROVENANCE_LIMIT,
@@ -62,8 +62,10 @@ class NodeView(BaseModel):
     current_edges: tuple[EdgeView, ...] = ()
     historical_edges: tuple[EdgeView, ...] = ()
     source_event_ids: tuple[str, ...] = ()
-    alias_sources: dict[str, tuple[str, ...]] = {}  # alias → the visible events that gave it
-    tag_sources: dict[str, tuple[str, ...]] = {}
+    # alias → the visible events that gave it (factories: a ``{}`` default is deep-copied
+    # for every view, and a page assembles hundreds)
+    alias_sources: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    tag_sources: dict[str, tuple[str, ...]] = Field(default_factory=dict)
 
     @property
     def importance(self) -> int:
@@ -178,7 +180,6 @@ def node_view(
     """Split the node's records at ``when``; ``names``: node id → name of edge ends;
     ``status``: event id → status (only exposable events count as sources)."""
     ordered = sorted(facts, key=lambda f: (f.valid_from or "", f.learned_at), reverse=True)
-    edge_views = [_edge_view(node.id, edge, names) for edge in edges]
     visible = [i for i in node.source_event_ids if status.get(i) in EXPOSABLE]
     return NodeView(
         node=node,
@@ -187,14 +188,14 @@ def node_view(
         ),
         historical_facts=tuple(_shown(f, status) for f in ordered if is_history(f, status, when)),
         current_edges=tuple(
-            e.model_copy(update={"edge": _shown(as_known(e.edge, when), status)})
-            for e in edge_views
-            if is_current(e.edge, status, when)
+            _edge_view(node.id, _shown(as_known(e, when), status), names)
+            for e in edges
+            if is_current(e, status, when)
         ),
         historical_edges=tuple(
-            e.model_copy(update={"edge": _shown(e.edge, status)})
-            for e in edge_views
-            if is_history(e.edge, status, when)
+            _edge_view(node.id, _shown(e, status), names)
+            for e in edges
+            if is_history(e, status, when)
         ),
         source_event_ids=tuple(visible),
     )

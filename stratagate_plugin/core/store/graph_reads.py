@@ -140,11 +140,17 @@ def kin_edges(
 
 
 def event_statuses(raw: sqlite3.Connection, event_ids: Iterable[str]) -> dict[str, str]:
+    """Each cited event's status, from the index alone (migration 28: a row lookup per
+    event through the unique id index cost ~3x as much; the planner prefers that one)."""
     ids = list(dict.fromkeys(event_ids))
     found: dict[str, str] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        rows = raw.execute(f"SELECT id, status FROM events WHERE id IN ({_marks(chunk)})", chunk)
+        rows = raw.execute(
+            f"SELECT id, status FROM events INDEXED BY events_id_status "
+            f"WHERE id IN ({_marks(chunk)})",
+            chunk,
+        )
         found.update({row[0]: row[1] for row in rows})
     return found
 

@@ -1,6 +1,6 @@
 """Timeline reads: the filtered, paged event listing, the conflict queue, version chains.
 
-The listing walks the ``events_timeline`` index (migration 16) on each event's chronology
+The listing walks the ``events_timeline`` index (migrations 16 and 28) on each event's chronology
 (happened ?? mentioned ?? created, the ``CHRONOLOGY`` expression, exactly as indexed), newest
 first, and stops after a page: LIMIT/OFFSET, never every row of a space. Statuses few
 events have (forgotten, archived, superseded) are read by status instead and sorted: walking

@@ -9,8 +9,9 @@ Fallback entries (visible events no shown chapter holds) have their own index: `
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
-from ..clock import iso
+from ..clock import iso, parse_iso
 from ..events.cards import EventCard
 from ..topics.model import PROJECTOR_VERSION, Topic
 from .event_rows import VISIBLE
@@ -24,14 +25,50 @@ def topic_from_row(row: sqlite3.Row, members: list[str] | None = None) -> Topic:
     return record_from_row(Topic, row, member_ids=members or [], has_agent=bool(row["has_agent"]))
 
 
-def load_topics(raw: sqlite3.Connection, space: str, members: bool = False) -> list[Topic]:
+def load_topics(
+    raw: sqlite3.Connection, space: str, members: bool = False, only: Sequence[str] | None = None
+) -> list[Topic]:
     """Every chapter of the space in chapter order, without its member list (``members``:
-    with it, every chapter's read in one query rather than one chapter at a time)."""
-    rows = raw.execute(
-        "SELECT * FROM topics WHERE namespace = ? ORDER BY created_at, id", (space,)
-    ).fetchall()
-    held = space_members(raw, space) if members else {}
+    with it, every chapter's read in one query rather than one chapter at a time);
+    ``only``: just those chapters (a page of the book)."""
+    if only is None:
+        rows = raw.execute(
+            "SELECT * FROM topics WHERE namespace = ? ORDER BY created_at, id", (space,)
+        ).fetchall()
+        held = space_members(raw, space) if members else {}
+    else:
+        ids = list(only)
+        rows = raw.execute(
+            f"SELECT * FROM topics WHERE namespace = ? AND id IN ({_marks(ids)}) "
+            "ORDER BY created_at, id",
+            [space, *ids],
+        ).fetchall()
+        held = members_of(raw, ids) if members else {}
     return [topic_from_row(row, held.get(row["id"])) for row in rows]
+
+
+def chapter_keys(raw: sqlite3.Connection, space: str) -> list[tuple[str, datetime, bool]]:
+    """Every chapter's id, creation time and whether it holds agent events: enough to
+    place and count the chapters without reading them."""
+    rows = raw.execute("SELECT id, created_at, has_agent FROM topics WHERE namespace = ?", (space,))
+    return [(row[0], parse_iso(row[1]), bool(row[2])) for row in rows]
+
+
+def members_of(raw: sqlite3.Connection, topic_ids: Sequence[str]) -> dict[str, list[str]]:
+    """Chapter id → its members in order, for those chapters."""
+    held: dict[str, list[str]] = {}
+    rows = raw.execute(
+        f"SELECT topic_id, event_id FROM topic_members WHERE topic_id IN ({_marks(topic_ids)}) "
+        "ORDER BY topic_id, position",
+        list(topic_ids),
+    )
+    for topic_id, event_id in rows:
+        held.setdefault(topic_id, []).append(event_id)
+    return held
+
+
+def _marks(values: Sequence[str]) -> str:
+    return ",".join("?" * len(values))
 
 
 def space_members(raw: sqlite3.Connection, space: str) -> dict[str, list[str]]:

@@ -134,32 +134,25 @@ def opened(
 
 
 def book(
-    tx: TopicsTransaction, space: str, weight: float, pending_limit: int | None = None
+    tx: TopicsTransaction,
+    space: str,
+    weight: float,
+    pending_limit: int | None = None,
+    window: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
+    """The book; with ``window`` (offset, count), only those chapters whole (a page shows
+    20: the others' sections and overviews were built to be dropped), and how many
+    chapters there are (``chapterCount``) and are shown to the agent (``listedChapters``)."""
     stale = stale_members(tx, space)
-    chapters = []
-    for number, topic in enumerate(order_topics(tx.load_topics(space, members=True)), 1):
-        entry = _entry(topic, len(topic.member_ids), topic.id in stale)
-        ready = entry.status == "ready"
-        sections = ordered_sections(topic) if ready else []
-        chapters.append(
-            {
-                "number": number,
-                **entry.card(),
-                "hidden": topic.has_agent and weight <= 0,
-                "overview": [
-                    p.model_dump(exclude_none=True)
-                    for p in ordered_paragraphs(topic, topic.overview)
-                ]
-                if ready
-                else [],
-                "sections": [
-                    {"number": f"{number}.{k}", "title": s.title, "eventIds": s.event_ids}
-                    for k, s in enumerate(sections, 1)
-                ],
-                "eventIds": topic.member_ids,
-            }
-        )
+    counts: dict[str, int] = {}
+    if window is None:
+        start, shown = 0, order_topics(tx.load_topics(space, members=True))
+    else:
+        start, shown, counts = _window(tx, space, weight, window)
+    chapters = [
+        _chapter(number, topic, topic.id in stale, weight)
+        for number, topic in enumerate(shown, start + 1)
+    ]
     pending = [
         {
             "jobId": job.id,
@@ -175,9 +168,49 @@ def book(
     return {
         "namespace": space,
         "chapters": chapters,
+        **counts,
         "pending": pending,
         "pendingCounts": tx.topic_job_counts(space),
         "fallbackEntries": sum(spare.values()),
+    }
+
+
+def _window(
+    tx: TopicsTransaction, space: str, weight: float, window: tuple[int, int]
+) -> tuple[int, list[Topic], dict[str, int]]:
+    """The window's chapters (placed by the order of all: ``order_topics``' key, read
+    without the chapters themselves) and the counts of all."""
+    keys = sorted(tx.chapter_keys(space), key=lambda key: (key[1], key[0]))
+    start, count = window
+    ids = [key[0] for key in keys[start : start + count]]
+    shown = order_topics(tx.load_topics(space, members=True, only=ids)) if ids else []
+    listed = sum(1 for _, _, has_agent in keys if not (has_agent and weight <= 0))
+    return start, shown, {"chapterCount": len(keys), "listedChapters": listed}
+
+
+def _hidden(topic: Topic, weight: float) -> bool:
+    return topic.has_agent and weight <= 0
+
+
+def _chapter(number: int, topic: Topic, stale: bool, weight: float) -> dict[str, Any]:
+    """One chapter of the book: its card, overview paragraphs and sections once ready."""
+    entry = _entry(topic, len(topic.member_ids), stale)
+    ready = entry.status == "ready"
+    sections = ordered_sections(topic) if ready else []
+    return {
+        "number": number,
+        **entry.card(),
+        "hidden": _hidden(topic, weight),
+        "overview": [
+            p.model_dump(exclude_none=True) for p in ordered_paragraphs(topic, topic.overview)
+        ]
+        if ready
+        else [],
+        "sections": [
+            {"number": f"{number}.{k}", "title": s.title, "eventIds": s.event_ids}
+            for k, s in enumerate(sections, 1)
+        ],
+        "eventIds": topic.member_ids,
     }
 
 

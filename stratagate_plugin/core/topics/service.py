@@ -226,13 +226,17 @@ class TopicsService(ServiceBase):
 
         return await self._read(read)
 
-    async def book(self, space: str, pending_limit: int | None = None) -> dict[str, Any]:
+    async def book(
+        self, space: str, pending_limit: int | None = None, window: tuple[int, int] | None = None
+    ) -> dict[str, Any]:
         """Chapters → sections → event ids in their shown order, the batches still pending
         or failed (the oldest ``pending_limit``, ``None``: all; ``pendingCounts`` counts
         them all by state), how many events are fallback entries (the CLI's and web view's),
-        and ``waiting``: the historical batches the budget holds back, why and until when."""
+        and ``waiting``: the historical batches the budget holds back, why and until when.
+        ``window`` (offset, count): only those chapters, with the counts of all of them
+        (``catalog.book``)."""
         weight = self.config.agent_memory_weight
-        book = await self._read(lambda tx: catalog.book(tx, space, weight, pending_limit))
+        book = await self._read(lambda tx: catalog.book(tx, space, weight, pending_limit, window))
         book["waiting"] = await self.budget_wait(space)
         return book
 

@@ -145,9 +145,15 @@ class TopicsTransaction(Protocol):
 
     def delete_empty_topics(self, space: str) -> int: ...
 
-    def load_topics(self, space: str, members: bool = False) -> list[Topic]:
+    def load_topics(
+        self, space: str, members: bool = False, only: Sequence[str] | None = None
+    ) -> list[Topic]:
         """Every chapter of the space in chapter order, without members (``members``: with
-        them in order, read for the whole space at once)."""
+        them in order, read for the whole space at once); ``only``: just those chapters."""
+        ...
+
+    def chapter_keys(self, space: str) -> list[tuple[str, datetime, bool]]:
+        """Every chapter's (id, created_at, has_agent), in no particular order."""
         ...
 
     def get_topic(self, topic_id: str) -> Topic | None:

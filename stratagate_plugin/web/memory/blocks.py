@@ -1,18 +1,21 @@
 """The short-term page: a conversation's block rail oldest → newest with its open tail,
 L0–L5 previews, expanding a block as the user, and retrying a failed summary."""
 
+import hashlib
 from urllib.parse import urlencode
 
+from markupsafe import Markup
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ...core.blocks.rail import RAIL_PAGE, RailBlock
-from ..shell.templating import render
+from ..shell.templating import fragment, render
 from .pages import SECTION_PATH, MemoryPages, form_fields, int_param
 
 LEVELS = tuple(range(6))
+CARD = "memory/_block_card.html"
 
 
 async def blocks_page(pages: MemoryPages, request: Request) -> Response:
@@ -31,9 +34,19 @@ async def blocks_page(pages: MemoryPages, request: Request) -> Response:
         "thread": thread,
         "thread_title": title,
         "rail": rail,
+        "cards": [block_card(request, entry, space) for entry in rail.blocks] if rail else [],
         "levels": LEVELS,
     }
     return await pages.render(request, "memory/blocks.html", context, tab="blocks")
+
+
+def block_card(request: Request, entry: RailBlock, space: str) -> Markup:
+    """A block's card, rendered again only when the block or its place changed (its
+    ``repr`` holds every field the card shows: the block's, its status, level, distance,
+    sizes, events and error)."""
+    context = {"entry": entry, "levels": LEVELS, "base": SECTION_PATH, "space": space}
+    key = hashlib.blake2b(repr((space, entry)).encode(), digest_size=16).hexdigest()
+    return fragment(request, CARD, context, key)
 
 
 def parse_level(raw: str | None) -> int:
@@ -88,7 +101,7 @@ async def updated_card(pages: MemoryPages, request: Request, block_id: str) -> R
     if request.headers.get("hx-request") == "true":
         space = entry.block.namespace
         context = {"entry": entry, "levels": LEVELS, "base": SECTION_PATH, "space": space}
-        return render(request, "memory/_block_card.html", context)
+        return render(request, CARD, context)
     return RedirectResponse(rail_url(entry), status_code=303)
 
 

@@ -48,7 +48,8 @@ async def book_page(pages: MemoryPages, request: Request) -> Response:
     the entries a query or category finds; the directory and the pending batches."""
     space, query = pages.space(request), request.query_params.get("q", "").strip()[:500]
     category, offset = asked_category(request), int_param(request, "offset", 0)
-    book = await pages.memory.topics.book(space, pending_limit=PAGE_SIZE)
+    window = (0, 0) if query or category else (offset, PAGE_SIZE)  # the chapters shown
+    book = await pages.memory.topics.book(space, pending_limit=PAGE_SIZE, window=window)
     chapters: list[dict[str, Any]] = []
     if query or category:
         found = await pages.memory.topics.catalog(space, query, category, offset, PAGE_SIZE)
@@ -57,7 +58,7 @@ async def book_page(pages: MemoryPages, request: Request) -> Response:
         chapters, found = await _book_window(pages, space, book, offset)
         entries = [entry for entry in found["topics"] if entry["isFallback"]]
         entries = entries[: PAGE_SIZE - len(chapters)]
-        total = len(book["chapters"]) + book["fallbackEntries"]
+        total = book["chapterCount"] + book["fallbackEntries"]
     directory = await pages.memory.topics.directory(space)
     asked = {"q": query, "category": category or ""}
     following = offset + PAGE_SIZE
@@ -77,7 +78,7 @@ async def book_page(pages: MemoryPages, request: Request) -> Response:
         "newer_url": book_url(space, asked, offset - PAGE_SIZE) if offset > 0 else None,
         "older_url": book_url(space, asked, following) if following < total else None,
         "page_number": offset // PAGE_SIZE + 1,
-        "empty": not book["chapters"] and not book["fallbackEntries"] and not book["pending"],
+        "empty": not book["chapterCount"] and not book["fallbackEntries"] and not book["pending"],
     }
     return await pages.render(request, "memory/topics.html", context, tab="topics")
 
@@ -85,12 +86,12 @@ async def book_page(pages: MemoryPages, request: Request) -> Response:
 async def _book_window(
     pages: MemoryPages, space: str, book: dict[str, Any], offset: int
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The chapters of this page, and the listing page holding the fallback entries after
-    them (the listing counts only the chapters the agent is shown before its fallbacks)."""
-    chapters = book["chapters"]
-    shown = chapters[offset : offset + PAGE_SIZE]
-    listed = sum(1 for chapter in chapters if not chapter["hidden"])
-    start = listed + max(0, offset - len(chapters))
+    """The chapters of this page (the book's window), and the listing page holding the
+    fallback entries after them (the listing counts only the chapters the agent is shown
+    before its fallbacks)."""
+    shown = book["chapters"]
+    listed = book["listedChapters"]
+    start = listed + max(0, offset - book["chapterCount"])
     room = max(1, PAGE_SIZE - len(shown))
     return shown, await pages.memory.topics.catalog(space, offset=start, limit=room)
 

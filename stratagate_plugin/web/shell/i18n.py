@@ -75,9 +75,12 @@ class Translator:
 
     def __call__(self, key: str, **values: object) -> str:
         text = self.table.get(key) or self.fallback.get(key) or key
-        if any(isinstance(value, Markup) for value in values.values()):
-            return Markup(escape(text)).format(**values)  # a <time> inside a sentence
-        return text.format(**values) if values else text
+        if not values:  # most calls: a label, once per row of a page
+            return text
+        for value in values.values():
+            if isinstance(value, Markup):
+                return Markup(escape(text)).format(**values)  # a <time> inside a sentence
+        return text.format(**values)
 
 
 def request_language(request: Request) -> str:

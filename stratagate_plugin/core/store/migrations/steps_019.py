@@ -364,3 +364,20 @@ def m027_marks_follow_the_event_type(raw: sqlite3.Connection) -> None:
         f"({_EVENT_TYPE_OF.format('OLD')}) IS NOT ({_EVENT_TYPE_OF.format('NEW')}) "
         f"BEGIN {_MARK} VALUES (NEW.pk); END"
     )
+
+
+def m028_page_indexes(raw: sqlite3.Connection) -> None:
+    """Indexes the web pages walk without visiting event rows. ``events_timeline`` gains
+    ``pk`` and ``status``: a deep page (``offset=4000``) checked each skipped event's
+    status in its row (~18 ms at 20k events); now the index answers the filter and the
+    order (chronology, then pk) and only the shown rows are read. ``events_id_status``:
+    the graph's listing reads the status of every event its nodes and edges cite (~900
+    for a page of 100 nodes), each a row lookup through the unique id index before."""
+    raw.execute("DROP INDEX IF EXISTS events_timeline")
+    raw.execute(
+        "CREATE INDEX events_timeline ON events(namespace, "
+        "COALESCE(json_extract(temporal_json, '$.happened_start'), "
+        "json_extract(temporal_json, '$.happened_end'), "
+        "json_extract(temporal_json, '$.mentioned_at'), created_at), pk, status)"
+    )
+    raw.execute("CREATE INDEX IF NOT EXISTS events_id_status ON events(id, status)")

@@ -117,8 +117,13 @@ class SqliteTopicsTransaction:
     def delete_empty_topics(self, space: str) -> int:
         return rows.delete_empty_topics(self.raw, space)
 
-    def load_topics(self, space: str, members: bool = False) -> list[Topic]:
-        return rows.load_topics(self.raw, space, members)
+    def load_topics(
+        self, space: str, members: bool = False, only: Sequence[str] | None = None
+    ) -> list[Topic]:
+        return rows.load_topics(self.raw, space, members, only)
+
+    def chapter_keys(self, space: str) -> list[tuple[str, datetime, bool]]:
+        return rows.chapter_keys(self.raw, space)
 
     def get_topic(self, topic_id: str) -> Topic | None:
         return rows.get_topic(self.raw, topic_id)

@@ -46,3 +46,18 @@ CREATE TABLE event_term_totals (
 )
 """
     )
+
+
+def m004_page_indexes(conn: psycopg.Connection[Any]) -> None:
+    """SQLite's step 28: ``events_timeline`` holds ``pk`` and ``status`` (a deep events
+    page filters and orders in the index) and ``events_id_status`` answers the statuses of
+    the events a graph page cites from the index alone."""
+    conn.execute(
+        """
+DROP INDEX events_timeline;
+CREATE INDEX events_timeline ON events(namespace, (COALESCE(
+    (temporal_json::jsonb)->>'happened_start', (temporal_json::jsonb)->>'happened_end',
+    (temporal_json::jsonb)->>'mentioned_at', created_at)), pk, status);
+CREATE INDEX events_id_status ON events(id, status);
+"""
+    )
