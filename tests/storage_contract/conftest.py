@@ -8,9 +8,11 @@ PostgreSQL runs on the private server of ``tests/pg_cluster.py``, a fresh databa
 test (``pg_url``). A capability's file runs there once it passes there:
 ``NOT_YET_ON_POSTGRESQL`` names the files that do not yet, each with what is missing. The
 set only shrinks: a file leaves it when its last failure on PostgreSQL is fixed, and a
-file in it is not run on PostgreSQL at all (no skip to hide a failure among the passes).
+file in it is not run on PostgreSQL at all (no skip to hide a failure among the passes);
+``STRATAGATE_CONTRACT_ALL=1`` runs every file there, to see what is left.
 """
 
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -21,17 +23,18 @@ from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
 
 NOT_YET_ON_POSTGRESQL: dict[str, str] = {
-    "test_curation.py": "json_set, FTS5 reads of purged text, PRAGMA-backed purge checks",
-    "test_derivation.py": "claims by FOR UPDATE SKIP LOCKED; IS NOT ? comparisons",
-    "test_events.py": "json_extract with a bound path over stored documents",
-    "test_gate.py": "json_each over a column (receipts' event ids)",
-    "test_graph.py": "SQLite's bare columns in GROUP BY",
-    "test_imports.py": "json_set over import payloads, PRAGMA table_info",
-    "test_purge.py": "secure_delete, VACUUM, fts5vocab, byte scans: a PostgreSQL module",
-    "test_remember.py": "one statement left untranslated",
-    "test_retrieval.py": "json_each over arrays of arrays, negative LIMIT",
-    "test_timeline.py": "json_each over a JSON path",
-    "test_topics.py": "claims, json_each over columns",
+    "test_graph.py": (
+        "a node's current and replaced facts come back swapped, and nodes of equal "
+        "importance in another order: ties SQLite breaks by rowid are not yet ordered"
+    ),
+    "test_purge.py": (
+        "secure_delete, wal_checkpoint, VACUUM, fts5vocab leftovers, byte scans of the file "
+        "and its backups, sg_scrub SQL functions: a PostgreSQL purge module is to write"
+    ),
+    "test_retrieval.py": (
+        "the impact index (term_postings' chunk blobs, its version stamp) is built at "
+        "SQLite's open by the FTS5 rebuild; PostgreSQL's open does not build it yet"
+    ),
 }
 
 
@@ -55,7 +58,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "engine" not in metafunc.fixturenames:
         return
     backends = sorted(BACKENDS)
-    if metafunc.definition.path.name in NOT_YET_ON_POSTGRESQL:
+    trying = os.environ.get("STRATAGATE_CONTRACT_ALL") == "1"  # to shrink the set
+    if metafunc.definition.path.name in NOT_YET_ON_POSTGRESQL and not trying:
         backends.remove("postgresql")
     metafunc.parametrize("engine", backends, indirect=True)
 

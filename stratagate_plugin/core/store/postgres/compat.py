@@ -10,6 +10,7 @@ integers) as the int or float SQLite would have returned.
 """
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from functools import lru_cache
@@ -141,8 +142,16 @@ def fts_to_tsquery(expression: str) -> str:
     return expression.replace(" OR ", " | ").replace(" AND ", " & ")
 
 
+def json_path(path: str) -> list[str]:
+    """SQLite's ``$.a."b"[0]`` as the keys of PostgreSQL's ``#>``."""
+    return [part.strip('"') for part in _PATH_PARTS.findall(path.removeprefix("$"))]
+
+
+_PATH_PARTS = re.compile(r'"[^"]*"|\w+')
 _BINDERS: dict[str | None, Callable[[Any], Any]] = {
     None: lambda value: value,
     "json": json.loads,
     "fts": fts_to_tsquery,
+    "path": json_path,
+    "limit": lambda value: None if value is not None and int(value) < 0 else value,
 }

@@ -36,6 +36,21 @@ _EVENT_TYPE = re.compile(
     re.IGNORECASE,
 )
 _JSON_ROWS = re.compile(r"\bjson_each\(\s*\?\s*\)\s+(?:AS\s+)?(\w+)", re.IGNORECASE)
+_JSON_COLUMN_ROWS = re.compile(
+    r"\bjson_each\(\s*([A-Za-z_][\w.]*)\s*(?:,\s*'\$\.(\w+)')?\s*\)\s+(?:AS\s+)?(\w+)",
+    re.IGNORECASE,
+)
+_JOIN_WITHOUT_ON = re.compile(
+    r"\bJOIN(\s+json_each\([^()]*\)\s+(?:AS\s+)?\w+)(?!\s+ON\b)", re.IGNORECASE
+)
+_ARRAY_LENGTH = re.compile(
+    r"\bjson_array_length\(\s*([\w.]+)\s*(?:,\s*'\$\.(\w+)')?\s*\)", re.IGNORECASE
+)
+_JSON_SET = re.compile(r"\bjson_set\(\s*(.+?)\s*,\s*('\$\.\w+'|\?)\s*,\s*\?\s*\)", re.IGNORECASE)
+_NULL_TEST = re.compile(r"\?(?=\s+IS\s+(?:NOT\s+)?NULL\b)", re.IGNORECASE)
+_JSON_BOUND_PATH = re.compile(r"\bjson_extract\(\s*([\w.]+)\s*,\s*\?\s*\)", re.IGNORECASE)
+_IS_PARAM = re.compile(r"\bIS\s+(NOT\s+)?\?")
+_LIMIT_PARAM = re.compile(r"\bLIMIT\s+\?", re.IGNORECASE)
 _INDEXED_BY = re.compile(r"\s+INDEXED\s+BY\s+\w+", re.IGNORECASE)
 _NOT_INDEXED = re.compile(r"\s+NOT\s+INDEXED\b", re.IGNORECASE)
 _UNARY_PLUS = re.compile(r"(?<=[\s(=,])\+(?=[A-Za-z_][\w]*(?:\.\w+)?)")
@@ -73,6 +88,8 @@ _CONTENT = re.compile(r"\bmessage_fts_content\s+(?:AS\s+)?(\w+)", re.IGNORECASE)
 # Parameter marks while rewriting: a plain one, a JSON array bound as a list, an FTS5
 # expression bound as a tsquery, and the last FTS5 expression bound again (its rank).
 PLAIN, JSON_ARRAY, FTS_QUERY, FTS_AGAIN = "?", "\x00", "\x01", "\x02"
+JSON_PATH, LIMIT = "\x04", "\x05"  # a bound JSON path as a text[]; a LIMIT (-1: none)
+_KINDS = {PLAIN: None, JSON_ARRAY: "json", FTS_QUERY: "fts", JSON_PATH: "path", LIMIT: "limit"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,6 +132,7 @@ def translate(sql: str, schema: Schema) -> Translated:
     masked = _JSON_IN.sub(f"= ANY({JSON_ARRAY})", masked)
     masked = _JSON_ROWS.sub(lambda m: f"unnest({JSON_ARRAY}) AS {m.group(1)}(value)", masked)
     masked = _planner_hints(masked)
+    masked = _bound_forms(masked)
     masked = _aliased_subqueries(masked)
     masked, params = _parameters(masked)
     text = _MASK.sub(lambda m: literals[int(m.group(1))].replace("%", "%%"), masked)
@@ -137,7 +155,7 @@ def _parameters(text: str) -> tuple[str, tuple[tuple[int, str | None], ...]]:
     last_fts = -1
     out = []
     for char in text:
-        if char not in (PLAIN, JSON_ARRAY, FTS_QUERY, FTS_AGAIN):
+        if char not in _KINDS and char != FTS_AGAIN:
             out.append(char)
             continue
         out.append("%s")
@@ -145,7 +163,7 @@ def _parameters(text: str) -> tuple[str, tuple[tuple[int, str | None], ...]]:
             plan.append((last_fts, "fts"))
             continue
         given += 1
-        kind = {PLAIN: None, JSON_ARRAY: "json", FTS_QUERY: "fts"}[char]
+        kind = _KINDS[char]
         last_fts = given if kind == "fts" else last_fts
         plan.append((given, kind))
     return "".join(out), tuple(plan)
@@ -180,6 +198,18 @@ def _full_text(text: str) -> str:
     return _FTS_TABLE.sub(
         lambda m: _FTS_KEYS[m.group(1).lower()][0] + (f" {m.group(2)}" if m.group(2) else ""), text
     )
+
+
+def _bound_forms(text: str) -> str:
+    """Parameters whose SQLite meaning needs a value of another shape: a JSON path bound
+    for ``json_extract`` (read typed, as jsonb), ``IS ?`` (a NULL-safe comparison), and a
+    ``LIMIT`` of -1 (none)."""
+    text = _NULL_TEST.sub(f"CAST({PLAIN} AS text)", text)
+    text = _JSON_BOUND_PATH.sub(lambda m: f"(({m.group(1)})::jsonb #> {JSON_PATH})", text)
+    text = _IS_PARAM.sub(
+        lambda m: ("IS DISTINCT FROM " if m.group(1) else "IS NOT DISTINCT FROM ") + PLAIN, text
+    )
+    return _LIMIT_PARAM.sub(f"LIMIT {LIMIT}", text)
 
 
 def _planner_hints(text: str) -> str:
@@ -228,7 +258,45 @@ def _json_paths(text: str) -> str:
     """``json_extract(col, '$.name')`` before literals are masked (the path is one); the
     fallback entries' guarded ``event_type`` is the schema's ``stratagate_event_type``."""
     text = _EVENT_TYPE.sub(lambda m: f"stratagate_event_type({m.group(1)})", text)
+    text = _JSON_SET.sub(_json_set, text)
+    text = _JOIN_WITHOUT_ON.sub(lambda m: "CROSS JOIN" + m.group(1), text)
+    text = _ARRAY_LENGTH.sub(lambda m: f"json_array_length({_array(m.group(1), m.group(2))})", text)
+    objects = [m.group(3) for m in _JSON_COLUMN_ROWS.finditer(text) if _reads_members(text, m)]
+    text = _JSON_COLUMN_ROWS.sub(lambda m: _json_rows(text, m), text)
+    for alias in objects:
+        text = re.sub(rf"\b{alias}\.type\b", f"json_typeof({alias}.value)", text)
     return _JSON_PATH.sub(lambda m: f"({m.group(1)}::jsonb ->> '{m.group(2)}')", text)
+
+
+def _json_set(match: re.Match[str]) -> str:
+    """``json_set(X, path, ?)`` of a text value: ``jsonb_set`` (the stored text is
+    PostgreSQL's spelling of the same JSON)."""
+    target, path = match.groups()
+    keys = JSON_PATH if path == "?" else "ARRAY['" + path[3:-1] + "']"
+    return f"(jsonb_set(({target})::jsonb, {keys}, to_jsonb(CAST(? AS text))))::text"
+
+
+def _reads_members(text: str, match: re.Match[str]) -> bool:
+    return re.search(rf"\b{match.group(3)}\.(key|type|id)\b", text) is not None
+
+
+def _json_rows(text: str, match: re.Match[str]) -> str:
+    """``json_each`` over a column (or a path in it): an array's elements as text, nothing
+    for anything else (SQLite's rows of a non-array are only ever filtered out here); an
+    object's members when the statement reads their ``key`` or ``type``."""
+    column, path, alias = match.groups()
+    source = f"({column})::json" + (f" -> '{path}'" if path else "")
+    if _reads_members(text, match):
+        members = f"CASE WHEN json_typeof({source}) = 'object' THEN {source} ELSE '{{}}' END"
+        return f"json_each({members}) WITH ORDINALITY AS {alias}(key, value, id)"
+    return f"json_array_elements_text({_array(column, path)}) AS {alias}(value)"
+
+
+def _array(column: str, path: str | None) -> str:
+    """The JSON array at ``path`` of ``column``; an empty one for anything else (SQLite's
+    functions give no element, or length 0, there)."""
+    source = f"({column})::json" + (f" -> '{path}'" if path else "")
+    return f"CASE WHEN json_typeof({source}) = 'array' THEN {source} ELSE '[]' END"
 
 
 def _two_argument_extremes(piece: str) -> str:
