@@ -66,6 +66,11 @@ def rebuild(raw: sqlite3.Connection) -> None:
     by chunk (two ordered scans; memory holds one chunk's postings at a time)."""
     for statement in _TABLES:
         raw.execute(statement)
+    refill(raw)
+
+
+def refill(raw: sqlite3.Connection) -> None:
+    """``rebuild`` into tables that exist (PostgreSQL's schema makes them)."""
     for table in TABLE_NAMES:
         raw.execute(f"DELETE FROM {table}")
     _rebuild_counts(raw)

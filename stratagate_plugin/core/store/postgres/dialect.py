@@ -46,6 +46,9 @@ _JOIN_WITHOUT_ON = re.compile(
 _ARRAY_LENGTH = re.compile(
     r"\bjson_array_length\(\s*([\w.]+)\s*(?:,\s*'\$\.(\w+)')?\s*\)", re.IGNORECASE
 )
+_AT = r"json_extract\(\s*(\w+\.value)\s*,\s*'\$\[(\d+)\]'\s*\)"
+_INDEX_BETWEEN = re.compile(rf"\bBETWEEN\s+{_AT}\s+AND\s+{_AT}", re.IGNORECASE)
+_AT_INDEX = re.compile(rf"\b{_AT}", re.IGNORECASE)
 _JSON_SET = re.compile(r"\bjson_set\(\s*(.+?)\s*,\s*('\$\.\w+'|\?)\s*,\s*\?\s*\)", re.IGNORECASE)
 _NULL_TEST = re.compile(r"\?(?=\s+IS\s+(?:NOT\s+)?NULL\b)", re.IGNORECASE)
 _JSON_BOUND_PATH = re.compile(r"\bjson_extract\(\s*([\w.]+)\s*,\s*\?\s*\)", re.IGNORECASE)
@@ -130,7 +133,7 @@ def translate(sql: str, schema: Schema) -> Translated:
     masked = _full_text(_functions(masked.replace("%", "%%")))
     masked = _SQLITE_MASTER.sub(_TABLES.replace("%", "%%"), masked)
     masked = _JSON_IN.sub(f"= ANY({JSON_ARRAY})", masked)
-    masked = _JSON_ROWS.sub(lambda m: f"unnest({JSON_ARRAY}) AS {m.group(1)}(value)", masked)
+    masked = _JSON_ROWS.sub(lambda m: _bound_rows(masked, m.group(1)), masked)
     masked = _planner_hints(masked)
     masked = _bound_forms(masked)
     masked = _aliased_subqueries(masked)
@@ -200,6 +203,14 @@ def _full_text(text: str) -> str:
     )
 
 
+def _bound_rows(text: str, alias: str) -> str:
+    """``json_each(?)`` in FROM: the bound array's elements in its order (``key``); as an
+    array of their own type, or as JSON when the statement reads into them."""
+    if re.search(rf"\b{alias}\.value\s*->>", text):
+        return f"json_array_elements(CAST({PLAIN} AS json)) WITH ORDINALITY AS {alias}(value, key)"
+    return f"unnest({JSON_ARRAY}) WITH ORDINALITY AS {alias}(value, key)"
+
+
 def _bound_forms(text: str) -> str:
     """Parameters whose SQLite meaning needs a value of another shape: a JSON path bound
     for ``json_extract`` (read typed, as jsonb), ``IS ?`` (a NULL-safe comparison), and a
@@ -259,6 +270,14 @@ def _json_paths(text: str) -> str:
     fallback entries' guarded ``event_type`` is the schema's ``stratagate_event_type``."""
     text = _EVENT_TYPE.sub(lambda m: f"stratagate_event_type({m.group(1)})", text)
     text = _JSON_SET.sub(_json_set, text)
+    text = _INDEX_BETWEEN.sub(
+        lambda m: (
+            f"BETWEEN CAST({m.group(1)} ->> {m.group(2)} AS bigint) AND "
+            f"CAST({m.group(3)} ->> {m.group(4)} AS bigint)"
+        ),
+        text,
+    )
+    text = _AT_INDEX.sub(lambda m: f"({m.group(1)} ->> {m.group(2)})", text)
     text = _JOIN_WITHOUT_ON.sub(lambda m: "CROSS JOIN" + m.group(1), text)
     text = _ARRAY_LENGTH.sub(lambda m: f"json_array_length({_array(m.group(1), m.group(2))})", text)
     objects = [m.group(3) for m in _JSON_COLUMN_ROWS.finditer(text) if _reads_members(text, m)]

@@ -19,6 +19,7 @@ from ...events.storage import EventRules
 from .compat import CompatConnection, read_schema
 from .db import DEFAULT_CONNECTIONS, PostgresDatabase, Row
 from .dialect import Schema
+from .full_text import ensure_current
 
 T = TypeVar("T")
 
@@ -38,6 +39,11 @@ class EngineDatabase:
     async def open(self) -> "EngineDatabase":
         await self.server.open()
         self._schema = await self.server.read(read_schema)
+        try:
+            await self.write(lambda raw: ensure_current(raw, self.events))
+        except BaseException:
+            await self.server.close()
+            raise
         return self
 
     async def close(self) -> None:
