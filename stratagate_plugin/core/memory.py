@@ -29,6 +29,7 @@ from .service_base import EngineParts, SharedParts
 from .spaces.service import SpacesService
 from .store import Database, default_database_path
 from .store.sqlite import SqliteStorage
+from .store.units import UnitDatabase, is_database_url
 from .timeline.service import TimelineService
 from .topics.service import TopicsService
 
@@ -51,7 +52,7 @@ class StrataGate(SharedParts):
 
     def __init__(
         self,
-        db: Database,
+        db: UnitDatabase,
         config: MemoryConfig | None = None,
         model: StructuredModel | None = None,
     ) -> None:
@@ -83,13 +84,12 @@ class StrataGate(SharedParts):
         model: StructuredModel | None = None,
         busy_timeout_s: float | None = None,
     ) -> "StrataGate":
-        """Open (creating or migrating) the file; running jobs whose lease ran out (their
+        """Open (creating or migrating) the file, or the PostgreSQL database a
+        ``postgresql://…`` URL names; running jobs whose lease ran out (their
         worker died) are failed, retryable now; a live worker's jobs are left alone; events
         no graph projection batch holds yet are queued for one; spaces not yet under this
         topic projector freeze their events for the topic bootstrap."""
-        busy_ms = int(busy_timeout_s * 1000) if busy_timeout_s else None
-        where = path or default_database_path()
-        db = await Database(where, busy_timeout_ms=busy_ms, events=EVENT_RULES).open()
+        db = await _open_database(path or default_database_path(), busy_timeout_s)
         memory = cls(db, config, model)
         try:
             await memory.derivation.take_back_abandoned()
@@ -113,6 +113,17 @@ class StrataGate(SharedParts):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+async def _open_database(where: Path | str, busy_timeout_s: float | None) -> UnitDatabase:
+    """A URL selects PostgreSQL (its storage is the same row modules, translated); a
+    path keeps SQLite's file."""
+    if is_database_url(where):
+        from .store.postgres.engine_db import EngineDatabase  # psycopg only when asked for
+
+        return await EngineDatabase(str(where), events=EVENT_RULES).open()
+    busy_ms = int(busy_timeout_s * 1000) if busy_timeout_s else None
+    return await Database(where, busy_timeout_ms=busy_ms, events=EVENT_RULES).open()
 
 
 async def _bootstrap_topics(memory: "StrataGate") -> None:

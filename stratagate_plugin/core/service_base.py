@@ -3,8 +3,8 @@
 from .config import MemoryConfig
 from .llm.base import StructuredModel
 from .storage import Storage
-from .store import Database
 from .store.turns import NewSpaceDefaults
+from .store.units import UnitDatabase
 
 
 class EngineParts:
@@ -13,7 +13,7 @@ class EngineParts:
     each capability uses next."""
 
     def __init__(
-        self, db: Database, storage: Storage, config: MemoryConfig, model: StructuredModel
+        self, db: UnitDatabase, storage: Storage, config: MemoryConfig, model: StructuredModel
     ) -> None:
         self.db = db
         self.storage = storage
@@ -27,7 +27,7 @@ class SharedParts:
     _parts: EngineParts
 
     @property
-    def db(self) -> Database:
+    def db(self) -> UnitDatabase:
         return self._parts.db
 
     @property

@@ -3,26 +3,108 @@
 A test receives ``engine``: a ``StrataGate`` over that backend, empty. It sets up data
 through the engine's public capabilities (so any backend can run it) and asserts on
 ``engine.storage.<capability>``: the contract of ``core/storage.py``.
+
+PostgreSQL runs on the private server of ``tests/pg_cluster.py``, a fresh database per
+test copied from one migrated once per session (``pg_contract_url``; ~0.3 s a test where
+migrating each took ~4 s). A capability's file runs there once it passes there:
+``NOT_YET_ON_POSTGRESQL`` names the files that do not yet, each with what is missing. The
+set only shrinks: a file leaves it when its last failure on PostgreSQL is fixed, and a
+file in it is not run on PostgreSQL at all (no skip to hide a failure among the passes);
+``STRATAGATE_CONTRACT_ALL=1`` runs every file there, to see what is left.
 """
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import asyncio
+import itertools
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pg_cluster import Cluster
 
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.store.postgres.engine_db import EngineDatabase
+
+_NUMBERS = itertools.count(1)
+NOT_YET_ON_POSTGRESQL: dict[str, str] = {
+    "test_graph.py": (
+        "a node's current and replaced facts come back swapped, and nodes of equal "
+        "importance in another order: ties SQLite breaks by rowid are not yet ordered"
+    ),
+    "test_purge.py": (
+        "secure_delete, wal_checkpoint, VACUUM, fts5vocab leftovers, byte scans of the file "
+        "and its backups, sg_scrub SQL functions: a PostgreSQL purge module is to write"
+    ),
+    "test_retrieval.py": (
+        "6 of 7 pass; an empty id list read through json_each(?) in FROM binds an array "
+        "PostgreSQL cannot type (unnest of an empty list)"
+    ),
+}
 
 
 async def _sqlite(tmp_path: Path) -> StrataGate:
     return await StrataGate.open(tmp_path / "contract.db", MemoryConfig(block_turn_size=2))
 
 
-BACKENDS: dict[str, Callable[[Path], Awaitable[StrataGate]]] = {"sqlite": _sqlite}
+async def _postgresql(url: str) -> StrataGate:
+    return await StrataGate.open(url, MemoryConfig(block_turn_size=2))
 
 
-@pytest.fixture(params=sorted(BACKENDS))
+BACKENDS: dict[str, Callable[[Any], Awaitable[StrataGate]]] = {
+    "sqlite": _sqlite,
+    "postgresql": _postgresql,
+}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every backend for each test asking for ``engine``, but PostgreSQL only for the
+    capabilities that run there."""
+    if "engine" not in metafunc.fixturenames:
+        return
+    backends = sorted(BACKENDS)
+    trying = os.environ.get("STRATAGATE_CONTRACT_ALL") == "1"  # to shrink the set
+    if metafunc.definition.path.name in NOT_YET_ON_POSTGRESQL and not trying:
+        backends.remove("postgresql")
+    metafunc.parametrize("engine", backends, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def pg_migrated(pg_cluster: Cluster) -> Iterator[str]:
+    """A database migrated once per session, the template of each test's (copying it is
+    ~10× faster than migrating a fresh one: the CI time of the PostgreSQL half)."""
+    name = f"contract_template_{os.getpid()}"
+    with pg_cluster.admin() as admin:
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE template0")
+    with ThreadPoolExecutor(1) as thread:  # the session's loop may already run
+        thread.submit(asyncio.run, _migrated(pg_cluster.url(name))).result()
+    yield name
+    with pg_cluster.admin() as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+async def _migrated(url: str) -> None:
+    await (await EngineDatabase(url).open()).close()
+
+
+@pytest.fixture
+def pg_contract_url(pg_cluster: Cluster, pg_migrated: str) -> Iterator[str]:
+    """A fresh database for one test, copied from the migrated template."""
+    name = f"contract_{os.getpid()}_{next(_NUMBERS)}"
+    with pg_cluster.admin() as admin:
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE {pg_migrated}")
+    yield pg_cluster.url(name)
+    with pg_cluster.admin() as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
 async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StrataGate]:
-    memory = await BACKENDS[request.param](tmp_path)
+    where: Any = tmp_path
+    if request.param == "postgresql":
+        where = request.getfixturevalue("pg_contract_url")
+    memory = await BACKENDS[request.param](where)
     yield memory
     await memory.close()

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .term_index import fts_terms
+from .units import on_postgres
 
 INDEX_VERSION = 1
 TABLE_NAMES = ("event_terms", "event_term_totals")
@@ -54,6 +55,10 @@ def has_index(raw: sqlite3.Connection) -> bool:
 
 
 def _has_tables(raw: sqlite3.Connection) -> bool:
+    """False on PostgreSQL: it ranks events through its own ``event_search`` and keeps
+    these tables (made for the schemas' parity) empty."""
+    if on_postgres(raw):
+        return False
     row = raw.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_terms'"
     ).fetchone()

@@ -202,7 +202,8 @@ def candidates(
     rows = raw.execute(
         f"SELECT t.node_id, COUNT(*) AS shared FROM graph_terms t JOIN graph_nodes n "
         f"ON n.id = t.node_id WHERE t.namespace = ? AND t.term IN ({_marks(wanted)}) "
-        "GROUP BY t.node_id ORDER BY shared DESC, n.source_count DESC, n.pk LIMIT ?",
+        "GROUP BY t.node_id, n.pk, n.source_count ORDER BY shared DESC, n.source_count DESC, n.pk "
+        "LIMIT ?",
         [space, *wanted, limit],
     )
     return [row[0] for row in rows]

@@ -19,7 +19,9 @@ from datetime import datetime, timedelta
 from ..clock import iso
 from ..errors import InvalidInput, NotFound
 from ..records import MAX_ATTEMPTS, SUMMARY_JOB, Job
+from .postgres.job_claims import SKIP_LOCKED
 from .rows import job_from_row
+from .units import on_postgres
 
 INTERRUPTED = "interrupted before completion"
 _HELD = "id = ? AND status = 'running' AND owner = ? AND claims = ?"
@@ -84,7 +86,8 @@ def claim_next(
     if in_space_order is not None:
         sql += f" AND (kind != ? OR NOT {_WAITING.format(marks=marks)})"
         params += [in_space_order, *kinds, SUMMARY_JOB, MAX_ATTEMPTS, INTERRUPTED]
-    row = raw.execute(f"{sql} ORDER BY {order} LIMIT 1", params).fetchone()
+    lock = SKIP_LOCKED if on_postgres(raw) else ""  # a claimant per job across processes
+    row = raw.execute(f"{sql} ORDER BY {order} LIMIT 1{lock}", params).fetchone()
     if row is None:
         return None
     return lease_job(raw, row["id"], owner, lease, now)

@@ -22,6 +22,7 @@ from ..text.search_terms import (
     tokenize,
 )
 from . import event_term_index, term_index
+from .units import on_postgres
 
 POSTING_BUDGET = 2000
 MAX_PREFILTER_TERMS = 16
@@ -289,6 +290,10 @@ def term_counts(raw: sqlite3.Connection, table: str, tokens: Sequence[str]) -> d
     choose which terms pre-filter, and a term that vanished simply matches nothing. A zero
     is always counted afresh, so a word an update added is never left out.
     """
+    if on_postgres(raw):  # PostgreSQL counts by its own module (loaded only there)
+        from .postgres.full_text import term_counts as counted_on_postgres
+
+        return counted_on_postgres(raw, table, tokens, POSTING_BUDGET)
     sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)"
     known = _count_cache(raw, table)
     for token in tokens:

@@ -72,6 +72,13 @@ def rebuild(raw: sqlite3.Connection) -> None:
         raw.execute(f"DROP TABLE IF EXISTS {table}")
     for statement in _TABLES:
         raw.execute(statement)
+    refill(raw)
+
+
+def refill(raw: sqlite3.Connection) -> None:
+    """``rebuild`` into tables that exist (PostgreSQL's schema makes them)."""
+    for table in TABLE_NAMES:
+        raw.execute(f"DELETE FROM {table}")
     _rebuild_counts(raw)
     _rebuild_postings(raw)
     raw.execute(

@@ -17,7 +17,7 @@ from ...retrieval.storage import RetrievalStorage
 from ...spaces.storage import SpacesStorage
 from ...timeline.storage import TimelineStorage
 from ...topics.storage import TopicsStorage
-from ..db import Database
+from ..units import UnitDatabase
 from .blocks import SqliteBlocksStorage
 from .curation import SqliteCurationStorage
 from .derivation import SqliteDerivationStorage
@@ -41,7 +41,7 @@ class SqliteStorage:
     """Every capability's storage over one open SQLite ``Database``; the storages that write
     or read events' stored search documents get the events capability's ``EventRules``."""
 
-    def __init__(self, db: Database, events: EventRules) -> None:
+    def __init__(self, db: UnitDatabase, events: EventRules) -> None:
         self.db = db
         self.timeline: TimelineStorage = SqliteTimelineStorage(db)
         self.spaces: SpacesStorage = SqliteSpacesStorage(db)

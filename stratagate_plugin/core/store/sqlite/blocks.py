@@ -17,11 +17,11 @@ from ...errors import NotFound
 from ...records import Block, BlockMark, Job, LiftSource, Message, MessageIn, TurnReceipt
 from .. import block_rail_rows as rail_rows
 from .. import block_rows, sealing, turns
-from ..db import Database
+from ..units import UnitDatabase
 
 
 class SqliteBlocksStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: UnitDatabase) -> None:
         self.db = db
 
     async def record_turn(self, turn: TurnToRecord, sealer: Sealer) -> TurnReceipt:

@@ -25,11 +25,11 @@ from ...events.storage import EventRules
 from .. import block_rows, event_rows
 from .. import curation_rows as rows
 from .. import gate_rows as flags
-from ..db import Database
+from ..units import UnitDatabase
 
 
 class SqliteCurationStorage:
-    def __init__(self, db: Database, events: EventRules) -> None:
+    def __init__(self, db: UnitDatabase, events: EventRules) -> None:
         self.db = db
         self.events = events
 

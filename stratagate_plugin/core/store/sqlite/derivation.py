@@ -37,9 +37,9 @@ from .. import (
     rederive_rows,
     topic_jobs,
 )
-from ..db import Database
 from ..import_batch_rows import remove_events
 from ..sealing import enqueue_job
+from ..units import UnitDatabase
 from .events import SqliteEventsReader
 
 DERIVATION_JOBS = (SUMMARY_JOB, EXTRACTION_JOB)
@@ -48,7 +48,7 @@ POOLS: tuple[str, ...] = get_args(Pool)  # both: a card may restate one of eithe
 
 
 class SqliteDerivationStorage:
-    def __init__(self, db: Database, events: EventRules) -> None:
+    def __init__(self, db: UnitDatabase, events: EventRules) -> None:
         self.db = db
         self.events = events
 

@@ -22,8 +22,8 @@ from ...events.storage import (
 from ...records import Message
 from .. import event_rows
 from .. import event_search_rows as rows
-from ..db import Database
 from ..search_index import document_fields
+from ..units import UnitDatabase
 
 T = TypeVar("T")
 
@@ -48,7 +48,7 @@ class SqliteEventsReader:
 
 
 class SqliteEventsStorage:
-    def __init__(self, db: Database, rules: EventRules) -> None:
+    def __init__(self, db: UnitDatabase, rules: EventRules) -> None:
         self.db = db
         self.rules = rules
 

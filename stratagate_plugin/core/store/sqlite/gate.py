@@ -10,13 +10,13 @@ from ...gate.storage import BatchOpening, GateUnit, NewReceipt, StoredReceipt
 from ...gate.trail import BatchUse, EventMark, MessageMark
 from .. import event_rows
 from .. import gate_rows as rows
-from ..db import Database
+from ..units import UnitDatabase
 
 T = TypeVar("T")
 
 
 class SqliteGateStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: UnitDatabase) -> None:
         self.db = db
 
     async def transaction(self, work: Callable[[GateUnit], T]) -> T:

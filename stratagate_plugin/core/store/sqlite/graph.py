@@ -12,13 +12,13 @@ from ...graph.storage import CurrentFact, GraphTransaction, ProjectionBatch, Sta
 from ...records import Job
 from .. import derivation_marks, event_rows, graph_jobs, graph_reads, jobs
 from .. import graph_writes as writes
-from ..db import Database
+from ..units import UnitDatabase
 
 T = TypeVar("T")
 
 
 class SqliteGraphStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: UnitDatabase) -> None:
         self.db = db
 
     async def search_records(

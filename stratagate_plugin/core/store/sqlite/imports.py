@@ -11,12 +11,12 @@ from ...importer.storage import BatchWrite, CommitView, NewJob, Recovery, Remove
 from .. import event_rows, graph_jobs
 from .. import import_batch_rows as batch_rows
 from .. import import_rows as rows
-from ..db import Database
 from ..turns import NewSpaceDefaults
+from ..units import UnitDatabase
 
 
 class SqliteImportsStorage:
-    def __init__(self, db: Database, events: EventRules) -> None:
+    def __init__(self, db: UnitDatabase, events: EventRules) -> None:
         self.db = db
         self.events = events
 

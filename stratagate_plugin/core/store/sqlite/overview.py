@@ -6,11 +6,11 @@ from typing import Any
 from ...overview.storage import ReceiptRow, SpaceTallies
 from ...records import Job
 from .. import overview_rows as rows
-from ..db import Database
+from ..units import UnitDatabase
 
 
 class SqliteOverviewStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: UnitDatabase) -> None:
         self.db = db
 
     async def tallies(self, space: str) -> SpaceTallies:

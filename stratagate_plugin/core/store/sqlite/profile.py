@@ -5,12 +5,12 @@ from collections.abc import Callable
 
 from ...profile.storage import FieldChange, ProfileChange, Proposal, StoredField
 from .. import profile_rows as rows
-from ..db import Database
 from ..rows import record_from_row
+from ..units import UnitDatabase
 
 
 class SqliteProfileStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: UnitDatabase) -> None:
         self.db = db
 
     async def fields(self) -> dict[str, StoredField]:

@@ -27,12 +27,12 @@ from .. import curation_rows, event_rows
 from .. import purge_files as files
 from .. import purge_rows as rows
 from .. import space_purge_rows as space_rows
-from ..db import Database
+from ..units import UnitDatabase
 from .topics import SqliteTopicsTransaction
 
 
 class SqlitePurgeStorage:
-    def __init__(self, db: Database, events: EventRules) -> None:
+    def __init__(self, db: UnitDatabase, events: EventRules) -> None:
         self.db = db
         self.events = events
 

@@ -13,13 +13,13 @@ from ...remember.storage import (
     SpaceDefaults,
 )
 from .. import event_rows, gate_rows, graph_jobs
-from ..db import Database
 from ..provenance_rows import add_pending_citation
 from ..turns import NewSpaceDefaults, ensure_space
+from ..units import UnitDatabase
 
 
 class SqliteRememberStorage:
-    def __init__(self, db: Database, events: EventRules) -> None:
+    def __init__(self, db: UnitDatabase, events: EventRules) -> None:
         self.db = db
         self.events = events
 

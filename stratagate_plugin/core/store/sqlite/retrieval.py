@@ -20,7 +20,7 @@ from ...retrieval.storage import (
 )
 from .. import block_rows, event_rows, graph_reads, raw_search, retrieval_rows, term_index
 from .. import event_search_rows as event_reads
-from ..db import Database
+from ..units import UnitDatabase
 from .events import SqliteEventsReader
 from .graph import candidate_records
 
@@ -91,7 +91,7 @@ class SqliteRetrievalReader(SqliteEventsReader):
 
 
 class SqliteRetrievalStorage:
-    def __init__(self, db: Database, rules: EventRules) -> None:
+    def __init__(self, db: UnitDatabase, rules: EventRules) -> None:
         self.db = db
         self.rules = rules
 

@@ -3,11 +3,11 @@
 from ...profile.spaces import SpaceSummary
 from ...spaces.storage import SpaceDefaults, SpaceSetting
 from .. import space_rows, turns
-from ..db import Database
+from ..units import UnitDatabase
 
 
 class SqliteSpacesStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: UnitDatabase) -> None:
         self.db = db
 
     async def summaries(self, space: str | None = None) -> list[SpaceSummary]:

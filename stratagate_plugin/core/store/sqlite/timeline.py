@@ -5,13 +5,13 @@ import sqlite3
 from ...timeline.filters import TimelineFilter
 from ...timeline.storage import ConflictRows, EventStory, TimelinePageRows
 from .. import curation_rows, event_rows, timeline_rows
-from ..db import Database
 from ..event_search_rows import current_turn
+from ..units import UnitDatabase
 from .curation import event_details_in
 
 
 class SqliteTimelineStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: UnitDatabase) -> None:
         self.db = db
 
     async def page(self, query: TimelineFilter, offset: int, limit: int) -> TimelinePageRows:

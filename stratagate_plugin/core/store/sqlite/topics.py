@@ -22,14 +22,14 @@ from ...topics.storage import (
 from .. import derivation_marks, event_rows, jobs, profile_rows, topic_jobs, topic_reads
 from .. import topic_rows as rows
 from .. import topic_unfiled as unfiled
-from ..db import Database
+from ..units import UnitDatabase
 
 T = TypeVar("T")
 PREFERRED_LANGUAGE = "preferred_language"  # the profile field the directory follows
 
 
 class SqliteTopicsStorage:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: UnitDatabase) -> None:
         self.db = db
 
     async def read(self, unit: Callable[[TopicsTransaction], T]) -> T:

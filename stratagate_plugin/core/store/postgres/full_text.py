@@ -1,0 +1,60 @@
+"""Full text on PostgreSQL where its meaning differs from FTS5's, not only its spelling.
+
+The search tables (``message_search``, ``event_search``) hold the engine's own encoded
+tokens with a generated ``simple`` tsvector under GIN, written by the same row modules as
+FTS5's (the dialect maps the tables, ``MATCH`` and ``rank``), so Chinese and English are
+split as on SQLite. What is PostgreSQL's own: counting a term's documents up to a budget
+is one GIN probe per term, with no per-file cache (several processes write one database,
+so a count remembered here could be stale; SQLite's cache is keyed by the file), and making
+the search rows and the impact index current at open without FTS5's DDL.
+"""
+
+import sqlite3
+from collections.abc import Sequence
+
+from ...events.storage import EventRules
+from ...text.search_terms import TOKENIZER_VERSION, fts_document, fts_encode
+from .. import search_index, term_index
+
+_TABLES = {"message_fts": "message_search", "event_fts": "event_search"}
+
+
+def term_counts(
+    raw: sqlite3.Connection, table: str, tokens: Sequence[str], budget: int
+) -> dict[str, int]:
+    """Documents of ``table`` (FTS5's name) per token, counted up to ``budget + 1``."""
+    sql = (
+        f"SELECT count(*) FROM (SELECT 1 FROM {_TABLES[table]} "
+        "WHERE terms @@ to_tsquery('simple', ?) LIMIT ?) AS found"
+    )
+    return {
+        token: int(raw.execute(sql, (fts_encode(token), budget + 1)).fetchone()[0])
+        for token in tokens
+    }
+
+
+def ensure_current(raw: sqlite3.Connection, rules: EventRules | None) -> None:
+    """At open, as SQLite's ``search_index.ensure_index``: the search rows made again when
+    the tokenizer changed (the engine's tokens, computed here: PostgreSQL has no
+    ``sg_fts_document``), then the impact index refilled when its version is not current."""
+    row = raw.execute("SELECT value FROM meta WHERE key = 'fts_tokenizer_version'").fetchone()
+    if row is None or int(row[0]) != TOKENIZER_VERSION:
+        raw.execute("DELETE FROM message_fts")
+        messages = raw.execute(
+            "SELECT fts_rowid, content FROM messages WHERE fts_rowid IS NOT NULL"
+        ).fetchall()
+        raw.executemany(
+            "INSERT INTO message_fts(rowid, tokens) VALUES (?, ?)",
+            [(rowid, fts_document(content)) for rowid, content in messages],
+        )
+        search_index.recount_index_stats(raw)
+        raw.execute("DELETE FROM event_fts")
+        for event in raw.execute("SELECT * FROM events").fetchall():
+            search_index.index_event(raw, event["pk"], search_index.event_row_text(event), rules)
+        raw.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_tokenizer_version', ?)",
+            (str(TOKENIZER_VERSION),),
+        )
+        term_index.refill(raw)
+    elif not term_index.index_is_current(raw):
+        term_index.refill(raw)
