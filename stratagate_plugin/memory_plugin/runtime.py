@@ -6,6 +6,10 @@ every ``idle_check_s`` while the process runs, so no tail stays unsealed for eve
 looks for due jobs every ``job_poll_s`` (the profile's setting, 3 s by default): other
 processes on the same file (``ingest``, ``import --commit``, an MCP server) queue jobs it
 hears nothing about, and an idle ``serve`` once left them pending for minutes.
+
+``serve`` runs this worker in a process of its own (``cli/serve_processes.py``): its web
+processes set ``MemoryRuntime.kick_pipe`` before the plugin starts, and their runtimes then
+run no worker; a kick is one byte written to that pipe, which the worker process reads.
 """
 
 import asyncio
@@ -16,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from ..core.clock import utc_now
 from ..core.foreground import yield_to_foreground
@@ -59,6 +63,9 @@ class MemoryRuntime:
     clock: Callable[[], datetime] = utc_now
     idle_check_s: float = IDLE_CHECK_S
     job_poll_s: float = JOB_POLL_S
+    kick_pipe: ClassVar[int | None] = None
+    """Set (before the plugin starts): runtimes of this process derive nothing themselves,
+    a kick is a byte on this pipe to the process that does (``serve``'s web processes)."""
 
     @classmethod
     async def start(cls, settings: dict[str, Any], cwd: Path) -> Self:
@@ -69,12 +76,18 @@ class MemoryRuntime:
             model_from_settings(settings.get("model"), os.environ),
         )
         runtime = cls(memory, settings, cwd, job_poll_s=float(settings["job_poll_s"]))
-        runtime.worker = asyncio.create_task(runtime._derive_forever())
+        if cls.kick_pipe is None:
+            runtime.worker = asyncio.create_task(runtime._derive_forever())
+        else:
+            runtime.idle.set()  # nothing runs here: the other process derives
         runtime.kick()
         return runtime
 
     def kick(self) -> None:
         """Ask the worker for a derivation pass (the worker counts as busy from now on)."""
+        if self.kick_pipe is not None:
+            kick_through(self.kick_pipe)
+            return
         self.idle.clear()
         self.wake.set()
 
@@ -152,6 +165,13 @@ class MemoryRuntime:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(self.worker, timeout=5)
         await self.memory.close()
+
+
+def kick_through(pipe: int) -> None:
+    """One byte to the worker process; a full pipe already holds kicks it has yet to read,
+    and a closed one means it is being restarted (it derives what is due as it starts)."""
+    with contextlib.suppress(BlockingIOError, BrokenPipeError):
+        os.write(pipe, b"k")
 
 
 def database_path(settings: dict[str, Any]) -> Path:
