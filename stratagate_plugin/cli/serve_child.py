@@ -107,7 +107,7 @@ async def run_web(args: argparse.Namespace, policy: GuardPolicy, listen: int, ki
     async with host:
         model = await chat_model(host)
         try:
-            app = await build_app(host, model, policy)
+            app = await build_app(host, model, policy, args.handoff)
             await serve_app(app, socket.socket(fileno=listen), child=True)
         finally:
             await await_me_maybe(getattr(model, "aclose", lambda: None)())

@@ -14,6 +14,7 @@ import asyncio
 import os
 import socket
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..harness.errors import HostError
@@ -22,6 +23,7 @@ from ..harness.profiles import DEFAULT_PROFILE, load_profile
 from ..harness.runtime import Host
 from ..memory_plugin.runtime import MemoryRuntime
 from ..web.shell.app import build_app
+from ..web.shell.handoff import private_folder, remove_folder
 from ..web.shell.security import WILDCARD_BINDS, GuardPolicy, policy_for
 from .chat_command import chat_model
 from .serve_child import run_child, serve_app
@@ -69,6 +71,7 @@ def register(commands: Any) -> None:
         "(default), or inline in the one web process (needs --processes 1)",
     )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--handoff", type=Path, default=None, help=argparse.SUPPRESS)
     parser.set_defaults(handler=run_serve)
 
 
@@ -99,12 +102,27 @@ async def run_serve(args: argparse.Namespace) -> int:
 
 async def run_parent(args: argparse.Namespace, policy: GuardPolicy) -> int:
     """The first web process, and the parent of the others and of the worker."""
-    token = args.token
     listener = bind(args.host, args.port)
     kick_read, kick_write = os.pipe()
     if args.worker == "process":
         MemoryRuntime.kick_pipe = kick_write
         os.set_blocking(kick_write, False)
+    args.handoff = private_folder() if args.processes > 1 else None
+    try:
+        return await serve_parent(args, policy, listener, kick_read, kick_write)
+    finally:
+        MemoryRuntime.kick_pipe = None
+        if args.handoff is not None:
+            remove_folder(args.handoff)
+
+
+async def serve_parent(
+    args: argparse.Namespace,
+    policy: GuardPolicy,
+    listener: socket.socket,
+    kick_read: int,
+    kick_write: int,
+) -> int:
     profile = load_profile(args.profile)
     say(f"loading the plugins of profile {profile.name!r}")
     host = Host.from_profile(profile)
@@ -113,21 +131,24 @@ async def run_parent(args: argparse.Namespace, policy: GuardPolicy) -> int:
         model = await chat_model(host)
         try:
             say("building the web app")
-            app = await build_app(host, model, policy)
-            port = listener.getsockname()[1]
-            shown = f"[{args.host}]" if ":" in args.host else args.host
-            suffix = f"?token={token}" if token else ""
-            print(f"StrataGate is serving on http://{shown}:{port}/{suffix}", flush=True)
-            if args.host in WILDCARD_BINDS:
-                names = ", ".join(sorted(policy.hosts))
-                print(f"Answering to the Host names {names}", file=sys.stderr, flush=True)
-            print("Press Ctrl-C to stop.", file=sys.stderr, flush=True)
+            app = await build_app(host, model, policy, args.handoff)
+            announce(args, policy, listener.getsockname()[1])
             worker_end = kick_read if args.worker == "process" else None
             await serve_with(spawn_children(args, listener, worker_end, kick_write), app, listener)
         finally:
             await await_me_maybe(getattr(model, "aclose", lambda: None)())
-            MemoryRuntime.kick_pipe = None
     return 0
+
+
+def announce(args: argparse.Namespace, policy: GuardPolicy, port: int) -> None:
+    """The URL on stdout (with the token, once), the rest on stderr."""
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    suffix = f"?token={args.token}" if args.token else ""
+    print(f"StrataGate is serving on http://{shown}:{port}/{suffix}", flush=True)
+    if args.host in WILDCARD_BINDS:
+        names = ", ".join(sorted(policy.hosts))
+        print(f"Answering to the Host names {names}", file=sys.stderr, flush=True)
+    print("Press Ctrl-C to stop.", file=sys.stderr, flush=True)
 
 
 async def serve_with(children: Children, app: Any, listener: socket.socket) -> None:

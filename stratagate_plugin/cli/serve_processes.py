@@ -158,6 +158,8 @@ def child_command(args: argparse.Namespace, role: str) -> list[str]:
     command = [*launcher, "serve", "--profile", args.profile, "--host", args.host]
     for name in args.allowed_hosts:
         command += ["--allowed-host", name]
+    if args.handoff is not None:
+        command += ["--handoff", str(args.handoff)]
     return [*command, "--child", role]
 
 
