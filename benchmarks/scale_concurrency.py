@@ -8,9 +8,10 @@
   ``memory_record_use`` after each search that opened a batch (as an agent must; timed
   as its own kind, not counted in ``--calls``);
 - **HTTP**: one real ``stratagate serve`` on a free loopback port (a profile naming the
-  database; the memory plugin's worker runs in it) and ``--clients`` ``httpx`` clients,
-  each on its own connection, making ``--calls`` requests: the events page with a text
-  filter, the topics page with a query, the graph page and the blocks page in turn.
+  database; ``--serve-processes`` web processes, the memory plugin's worker in its own)
+  and ``--clients`` ``httpx`` clients, each on its own connection, making ``--calls``
+  requests: the events page with a text filter, the topics page with a query, the graph
+  page and the blocks page in turn.
 
 In both, one more ``stratagate mcp`` process records turns (``memory_record_turn``, one
 every ``--writer-interval`` s, in a session of its own: a block seals every 12 turns and
@@ -23,6 +24,7 @@ HTTP run follows the MCP run on the same file, so it also sees the MCP writer's 
 """
 
 import asyncio
+import functools
 import json
 import re
 import sqlite3
@@ -226,11 +228,12 @@ async def http_reader(base: str, queries: Sequence[str], run: Run) -> None:
 
 
 @contextmanager
-def served(db: Path, home: Path) -> Iterator[str]:
+def served(db: Path, home: Path, processes: int | None = None) -> Iterator[str]:
     """``stratagate serve`` on a free loopback port, on ``db`` (a profile naming it), until
-    the block ends; yields its base URL."""
+    the block ends (``processes``: its ``--processes``, else its default); its base URL."""
     write_profile(db, home)
     command = [*CLI, "serve", "--profile", "bench", "--port", "0"]
+    command += [] if processes is None else ["--processes", str(processes)]
     log = (home / "serve.log").open("wb")
     server = subprocess.Popen(command, env=child_env(home), stdout=subprocess.PIPE, stderr=log)
     try:
@@ -260,12 +263,18 @@ def write_profile(db: Path, home: Path) -> None:
 
 
 async def through_http(
-    db: Path, folder: Path, queries: Sequence[str], clients: int, calls: int, gap: float
+    db: Path,
+    folder: Path,
+    queries: Sequence[str],
+    clients: int,
+    calls: int,
+    gap: float,
+    processes: int | None = None,
 ) -> dict[str, Any]:
     home, writer_home = folder / "serve", folder / "http-writer"
     for path in (home, writer_home):
         path.mkdir(parents=True, exist_ok=True)
-    with served(db, home) as base:
+    with served(db, home, processes) as base:
         run, before = Run(), pending_jobs(db)
         shares = client_queries(queries, clients, calls)
         readers = [http_reader(base, share, run) for share in shares]
@@ -287,11 +296,13 @@ def concurrency(
     calls: int,
     gap: float,
     through: str = "both",
+    processes: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Both runs (``through``: or one), MCP first, then HTTP, each with its writer."""
-    runs: list[Measure] = [through_mcp, through_http]
+    """Both runs (``through``: or one), MCP first, then HTTP, each with its writer
+    (``processes``: serve's ``--processes``)."""
+    runs: list[Measure] = [through_mcp, functools.partial(through_http, processes=processes)]
     if through != "both":
-        runs = [through_mcp] if through == "mcp" else [through_http]
+        runs = [runs[0]] if through == "mcp" else [runs[1]]
     return [asyncio.run(measure(db, folder, queries, clients, calls, gap)) for measure in runs]
 
 

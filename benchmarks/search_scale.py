@@ -74,6 +74,12 @@ def parse_args() -> argparse.Namespace:
         default="both",
         help="the concurrency run's paths: MCP, HTTP or both (default)",
     )
+    parser.add_argument(
+        "--serve-processes",
+        type=int,
+        default=None,
+        help="the HTTP run's `serve --processes` (default: serve's own default)",
+    )
     return parser.parse_args()
 
 
@@ -114,7 +120,14 @@ def concurrent_run(
     args: argparse.Namespace, path: Path, folder: Path, queries: list[str]
 ) -> dict[str, Any]:
     rows = concurrency(
-        path, folder, queries, args.clients, args.calls, args.writer_interval, args.through
+        path,
+        folder,
+        queries,
+        args.clients,
+        args.calls,
+        args.writer_interval,
+        args.through,
+        args.serve_processes,
     )
     print_concurrency(rows)
     return {"run": "concurrency", "clients_at_once": rows}
