@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.scale_concurrency import THROUGH, concurrency
+from benchmarks.scale_concurrency import THROUGH, Serve, concurrency
 from benchmarks.scale_concurrency import print_table as print_concurrency
 from benchmarks.scale_corpus import CorpusSize, corpus_queries, ensure_corpus
 from benchmarks.scale_growth import GROWTH_SIZES, growth, print_growth
@@ -79,6 +79,12 @@ def parse_args() -> argparse.Namespace:
         type=int,
         default=None,
         help="the HTTP run's `serve --processes` (default: serve's own default)",
+    )
+    parser.add_argument(
+        "--serve-code",
+        type=Path,
+        default=None,
+        help="the checkout whose `serve` the HTTP run starts (default: this one)",
     )
     return parser.parse_args()
 
@@ -127,7 +133,7 @@ def concurrent_run(
         args.calls,
         args.writer_interval,
         args.through,
-        args.serve_processes,
+        Serve(args.serve_processes, args.serve_code),
     )
     print_concurrency(rows)
     return {"run": "concurrency", "clients_at_once": rows}
