@@ -50,6 +50,21 @@ def test_two_web_processes_serve_one_memory_and_one_chat(tmp_path: Path) -> None
         assert stop(app) == 0
 
 
+def test_settings_saved_through_one_process_are_shown_by_the_other(tmp_path: Path) -> None:
+    app = serving(tmp_path, "--processes", "2")
+    try:
+        [child] = children(app, "web")
+        with paused(child), client(app) as http:
+            saved = http.post(
+                "/memory/settings", data={"block_turn_size": "4"}, headers=SAME_ORIGIN
+            )
+            assert saved.status_code == 303, saved.text
+        with paused(app.process.pid):
+            assert 'name="block_turn_size" value="4"' in get(app, "/memory/settings").text
+    finally:
+        stop(app)
+
+
 def test_the_worker_process_derives_what_a_web_process_recorded(tmp_path: Path) -> None:
     app = serving(tmp_path, "--processes", "2")
     try:

@@ -31,6 +31,13 @@ from ..core.store.db import default_database_path
 from ..harness.types import ChatMessage, Session, SpaceChoice
 from .settings import memory_config, space_of, validated
 
+LIVE_SETTINGS = (  # what the settings page applies to the running plugin
+    "block_turn_size",
+    "block_decay_lambda",
+    "agent_memory_weight",
+    "show_status_rows",
+    "show_citations",
+)
 IDLE_CHECK_S = 60.0
 JOB_POLL_S = 3.0  # the settings' default ``job_poll_s``: one small read when nothing is due
 
@@ -50,6 +57,37 @@ class TurnGate:
 
 
 @dataclass
+class SavedSettings:
+    """The profile file the settings page saves into, and how to read its memory section:
+    ``serve``'s other web processes apply a save they did not answer when the file changes."""
+
+    path: Path
+    read: Callable[[], dict[str, Any]]
+    stamp: int = 0
+
+    def __post_init__(self) -> None:
+        self.stamp = self._stamp()
+
+    def changes(self) -> dict[str, Any] | None:
+        """The saved section when the file changed since last asked, else None."""
+        stamp = self._stamp()
+        if stamp == self.stamp:
+            return None
+        self.stamp = stamp
+        try:
+            return self.read()
+        except Exception as error:  # a profile being hand-edited: keep what runs
+            log.warning("StrataGate kept its settings: the profile did not read: %s", error)
+            return None
+
+    def _stamp(self) -> int:
+        try:
+            return self.path.stat().st_mtime_ns
+        except OSError:
+            return 0
+
+
+@dataclass
 class MemoryRuntime:
     memory: StrataGate
     settings: dict[str, Any]
@@ -63,6 +101,7 @@ class MemoryRuntime:
     clock: Callable[[], datetime] = utc_now
     idle_check_s: float = IDLE_CHECK_S
     job_poll_s: float = JOB_POLL_S
+    saved: SavedSettings | None = None
     kick_pipe: ClassVar[int | None] = None
     """Set (before the plugin starts): runtimes of this process derive nothing themselves,
     a kick is a byte on this pipe to the process that does (``serve``'s web processes)."""
@@ -90,6 +129,13 @@ class MemoryRuntime:
             return
         self.idle.clear()
         self.wake.set()
+
+    def follow_saved_settings(self) -> None:
+        """Apply the settings page's values another process saved (cheap: one ``stat``)."""
+        saved = self.saved.changes() if self.saved is not None else None
+        if saved is not None:
+            fresh = validated({**self.settings, **saved})
+            self.settings.update({name: fresh[name] for name in LIVE_SETTINGS})
 
     def turn(self, session: Session, turn: int) -> TurnGate:
         """The state of one running turn (dropped when the turn completes)."""
