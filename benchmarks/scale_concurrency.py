@@ -253,7 +253,9 @@ def served(db: Path, home: Path, how: Serve) -> Iterator[tuple[str, int]]:
     command += [] if how.processes is None else ["--processes", str(how.processes)]
     env = child_env(home, {"PYTHONPATH": str(how.code)} if how.code else None)
     log = (home / "serve.log").open("wb")
-    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=log)
+    server = subprocess.Popen(  # in ``code`` (``-m`` puts the cwd first on the path)
+        command, env=env, stdout=subprocess.PIPE, stderr=log, cwd=how.code
+    )
     try:
         assert server.stdout is not None
         line = server.stdout.readline().decode()

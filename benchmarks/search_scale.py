@@ -92,7 +92,7 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     queries = corpus_queries(args.seed, args.queries)
-    unsaid = ("json", "keep", "growth_dir", "growth", "concurrency")  # ``run`` says which
+    unsaid = ("json", "keep", "growth_dir", "growth", "concurrency", "serve_code")
     settings = {k: v for k, v in vars(args).items() if k not in unsaid}
     if args.growth:
         rows = growth(
