@@ -16,10 +16,12 @@ import signal
 import socket
 from collections.abc import Callable
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 
+from ..core.foreground import FOREGROUND
 from ..harness.pm import await_me_maybe
 from ..harness.profiles import load_profile
 from ..harness.runtime import Host
@@ -27,9 +29,20 @@ from ..memory_plugin.runtime import MemoryRuntime
 from ..web.shell.app import build_app
 from ..web.shell.security import GuardPolicy
 from .chat_command import chat_model
-from .serve_processes import lower_priority, parse_role
+from .serve_processes import BusyBoard, lower_priority, parse_role
 
 MEMORY_PLUGIN = "stratagate-memory"
+BOARD = "busy"  # the busy board's file in the shared folder
+HANDOFF = "handoff"  # the one-time tokens' folder in it
+
+
+def handoff_folder(args: argparse.Namespace) -> Path | None:
+    """Where the web processes' one-time tokens wait: shared by several, else in process."""
+    if args.shared is None or args.processes < 2:
+        return None
+    folder: Path = args.shared / HANDOFF
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
 
 
 class Server(uvicorn.Server):
@@ -96,8 +109,11 @@ async def serve_app(app: Any, listener: socket.socket, child: bool = False) -> N
 
 async def run_child(args: argparse.Namespace, policy: GuardPolicy) -> int:
     role, fds = parse_role(args.child)
+    board = BusyBoard(args.shared / BOARD) if args.shared is not None else None
     if role == "worker":
+        FOREGROUND.others = board.total if board is not None else None
         return await run_worker(args, fds[0])
+    FOREGROUND.publish = board.writer(fds[2]) if board is not None else None
     return await run_web(args, policy, fds[0], fds[1])
 
 
@@ -107,7 +123,7 @@ async def run_web(args: argparse.Namespace, policy: GuardPolicy, listen: int, ki
     async with host:
         model = await chat_model(host)
         try:
-            app = await build_app(host, model, policy, args.handoff)
+            app = await build_app(host, model, policy, handoff_folder(args))
             await serve_app(app, socket.socket(fileno=listen), child=True)
         finally:
             await await_me_maybe(getattr(model, "aclose", lambda: None)())

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..core.foreground import FOREGROUND
 from ..harness.errors import HostError
 from ..harness.pm import await_me_maybe
 from ..harness.profiles import DEFAULT_PROFILE, load_profile
@@ -26,8 +27,8 @@ from ..web.shell.app import build_app
 from ..web.shell.handoff import private_folder, remove_folder
 from ..web.shell.security import WILDCARD_BINDS, GuardPolicy, policy_for
 from .chat_command import chat_model
-from .serve_child import run_child, serve_app
-from .serve_processes import Children, spawn_children
+from .serve_child import BOARD, handoff_folder, run_child, serve_app
+from .serve_processes import MAX_PROCESSES, BusyBoard, Children, spawn_children
 
 DEFAULT_PORT = 8377
 MAX_DEFAULT_PROCESSES = 4
@@ -71,7 +72,7 @@ def register(commands: Any) -> None:
         "(default), or inline in the one web process (needs --processes 1)",
     )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--handoff", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--shared", type=Path, default=None, help=argparse.SUPPRESS)
     parser.set_defaults(handler=run_serve)
 
 
@@ -82,8 +83,8 @@ def default_processes() -> int:
 
 def positive(text: str) -> int:
     number = int(text)
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
+    if not 1 <= number <= MAX_PROCESSES:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_PROCESSES}")
     return number
 
 
@@ -107,13 +108,15 @@ async def run_parent(args: argparse.Namespace, policy: GuardPolicy) -> int:
     if args.worker == "process":
         MemoryRuntime.kick_pipe = kick_write
         os.set_blocking(kick_write, False)
-    args.handoff = private_folder() if args.processes > 1 else None
+    args.shared = private_folder() if args.worker == "process" or args.processes > 1 else None
+    if args.worker == "process":
+        FOREGROUND.publish = BusyBoard(args.shared / BOARD).writer(0)
     try:
         return await serve_parent(args, policy, listener, kick_read, kick_write)
     finally:
-        MemoryRuntime.kick_pipe = None
-        if args.handoff is not None:
-            remove_folder(args.handoff)
+        MemoryRuntime.kick_pipe = FOREGROUND.publish = None
+        if args.shared is not None:
+            remove_folder(args.shared)
 
 
 async def serve_parent(
@@ -131,7 +134,7 @@ async def serve_parent(
         model = await chat_model(host)
         try:
             say("building the web app")
-            app = await build_app(host, model, policy, args.handoff)
+            app = await build_app(host, model, policy, handoff_folder(args))
             announce(args, policy, listener.getsockname()[1])
             worker_end = kick_read if args.worker == "process" else None
             await serve_with(spawn_children(args, listener, worker_end, kick_write), app, listener)

@@ -9,10 +9,10 @@ one, a dict in this process (one process, the tests' in-process app). Either way
 taken once, within ``ttl_s``, and at most ``limit`` wait at a time (the oldest go first).
 """
 
-import contextlib
 import os
 import pickle
 import secrets
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -106,8 +106,5 @@ def private_folder() -> Path:
 
 
 def remove_folder(folder: Path) -> None:
-    """What is left in it (plans never confirmed), then the directory."""
-    for path in folder.iterdir():
-        path.unlink(missing_ok=True)
-    with contextlib.suppress(OSError):
-        folder.rmdir()
+    """What is left in it (plans never confirmed, folders of them), then the directory."""
+    shutil.rmtree(folder, ignore_errors=True)
