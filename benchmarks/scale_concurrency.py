@@ -8,9 +8,10 @@
   ``memory_record_use`` after each search that opened a batch (as an agent must; timed
   as its own kind, not counted in ``--calls``);
 - **HTTP**: one real ``stratagate serve`` on a free loopback port (a profile naming the
-  database; the memory plugin's worker runs in it) and ``--clients`` ``httpx`` clients,
-  each on its own connection, making ``--calls`` requests: the events page with a text
-  filter, the topics page with a query, the graph page and the blocks page in turn.
+  database; ``--serve-processes`` web processes, the memory plugin's worker in its own)
+  and ``--clients`` ``httpx`` clients, each on its own connection, making ``--calls``
+  requests: the events page with a text filter, the topics page with a query, the graph
+  page and the blocks page in turn.
 
 In both, one more ``stratagate mcp`` process records turns (``memory_record_turn``, one
 every ``--writer-interval`` s, in a session of its own: a block seals every 12 turns and
@@ -23,7 +24,9 @@ HTTP run follows the MCP run on the same file, so it also sees the MCP writer's 
 """
 
 import asyncio
+import functools
 import json
+import os
 import re
 import sqlite3
 import subprocess
@@ -137,10 +140,15 @@ async def _ready(run: Run) -> None:
 
 
 async def clients_at_once(
-    readers: Sequence[Awaitable[None]], writer: Awaitable[int], run: Run, count: int
+    readers: Sequence[Awaitable[None]],
+    writer: Awaitable[int],
+    run: Run,
+    count: int,
+    at_start: Callable[[], Any] = lambda: None,
 ) -> tuple[float, int]:
-    """Start every reader and the writer; once all readers are warm, the clock starts.
-    Returns the wall time from the start to the last reader's end, and the writer's turns."""
+    """Start every reader and the writer; once all readers are warm, the clock starts
+    (``at_start`` called then). Returns the wall time from the start to the last reader's
+    end, and the writer's turns."""
     tasks = [asyncio.ensure_future(reader) for reader in readers]
     writing = asyncio.ensure_future(writer)
     while run.ready < count:
@@ -148,6 +156,7 @@ async def clients_at_once(
         if failed:
             raise failed[0].exception()  # type: ignore[misc]
         await asyncio.sleep(0.05)
+    at_start()
     started = time.perf_counter()
     run.go.set()
     await asyncio.gather(*tasks)
@@ -225,21 +234,35 @@ async def http_reader(base: str, queries: Sequence[str], run: Run) -> None:
             run.add(kind, started)
 
 
+@dataclass(frozen=True)
+class Serve:
+    """How the HTTP run starts ``serve``: its ``--processes`` (None: its default) and the
+    checkout whose code it runs (None: this one), to compare another version's ``serve``
+    under the same clients."""
+
+    processes: int | None = None
+    code: Path | None = None
+
+
 @contextmanager
-def served(db: Path, home: Path) -> Iterator[str]:
+def served(db: Path, home: Path, how: Serve) -> Iterator[tuple[str, int]]:
     """``stratagate serve`` on a free loopback port, on ``db`` (a profile naming it), until
-    the block ends; yields its base URL."""
+    the block ends; its base URL and process id."""
     write_profile(db, home)
     command = [*CLI, "serve", "--profile", "bench", "--port", "0"]
+    command += [] if how.processes is None else ["--processes", str(how.processes)]
+    env = child_env(home, {"PYTHONPATH": str(how.code)} if how.code else None)
     log = (home / "serve.log").open("wb")
-    server = subprocess.Popen(command, env=child_env(home), stdout=subprocess.PIPE, stderr=log)
+    server = subprocess.Popen(  # in ``code`` (``-m`` puts the cwd first on the path)
+        command, env=env, stdout=subprocess.PIPE, stderr=log, cwd=how.code
+    )
     try:
         assert server.stdout is not None
         line = server.stdout.readline().decode()
         found = SERVING.search(line)
         if found is None:
             raise SystemExit(f"scale_concurrency: serve did not start ({home / 'serve.log'})")
-        yield found.group(1)
+        yield found.group(1), server.pid
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -260,18 +283,54 @@ def write_profile(db: Path, home: Path) -> None:
 
 
 async def through_http(
-    db: Path, folder: Path, queries: Sequence[str], clients: int, calls: int, gap: float
+    db: Path,
+    folder: Path,
+    queries: Sequence[str],
+    clients: int,
+    calls: int,
+    gap: float,
+    how: Serve = Serve(),
 ) -> dict[str, Any]:
     home, writer_home = folder / "serve", folder / "http-writer"
     for path in (home, writer_home):
         path.mkdir(parents=True, exist_ok=True)
-    with served(db, home) as base:
-        run, before = Run(), pending_jobs(db)
+    with served(db, home, how) as (base, pid):
+        run, before, cpu = Run(), pending_jobs(db), []
         shares = client_queries(queries, clients, calls)
         readers = [http_reader(base, share, run) for share in shares]
         writer = mcp_writer(mcp_params(db, writer_home), queries, run, gap)
-        wall, turns = await clients_at_once(readers, writer, run, clients)
-        return report("http", run, wall, turns, before, db)
+
+        def mark() -> None:
+            cpu.append(tree_cpu(pid))
+
+        wall, turns = await clients_at_once(readers, writer, run, clients, mark)
+        mark()
+        row = report("http", run, wall, turns, before, db)
+        row["cpu_ms_per_call"] = {
+            role: round((cpu[1][role] - cpu[0].get(role, 0.0)) * 1000 / row["calls"], 1)
+            for role in cpu[1]
+        }
+        return row
+
+
+def tree_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds so far of ``serve`` (``pid``) and its children, by role: ``web`` (the
+    web processes) and ``worker`` (Linux ``/proc``; a child restarted meanwhile counts from
+    its restart)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    found = {"web": 0.0, "worker": 0.0}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            role = "worker" if b"worker:" in command else "web"
+            found[role] += (int(fields[11]) + int(fields[12])) / tick
+    return found
 
 
 Measure = Callable[
@@ -287,11 +346,13 @@ def concurrency(
     calls: int,
     gap: float,
     through: str = "both",
+    how: Serve = Serve(),
 ) -> list[dict[str, Any]]:
-    """Both runs (``through``: or one), MCP first, then HTTP, each with its writer."""
-    runs: list[Measure] = [through_mcp, through_http]
+    """Both runs (``through``: or one), MCP first, then HTTP, each with its writer
+    (``how``: how HTTP's ``serve`` starts)."""
+    runs: list[Measure] = [through_mcp, functools.partial(through_http, how=how)]
     if through != "both":
-        runs = [through_mcp] if through == "mcp" else [through_http]
+        runs = [runs[0]] if through == "mcp" else [runs[1]]
     return [asyncio.run(measure(db, folder, queries, clients, calls, gap)) for measure in runs]
 
 
@@ -306,4 +367,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         writer = row["writer"]
         cells = (writer["turns"], writer.get("p50_ms", "-"), writer.get("p95_ms", "-"))
         print(f"{'  writer (turns)':<28}" + "".join(f"{cell:>10}" for cell in cells))
+        if "cpu_ms_per_call" in row:
+            shares = ", ".join(f"{role} {ms}" for role, ms in row["cpu_ms_per_call"].items())
+            print(f"  cpu ms per call: {shares}")
     sys.stdout.flush()

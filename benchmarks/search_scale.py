@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.scale_concurrency import THROUGH, concurrency
+from benchmarks.scale_concurrency import THROUGH, Serve, concurrency
 from benchmarks.scale_concurrency import print_table as print_concurrency
 from benchmarks.scale_corpus import CorpusSize, corpus_queries, ensure_corpus
 from benchmarks.scale_growth import GROWTH_SIZES, growth, print_growth
@@ -74,13 +74,25 @@ def parse_args() -> argparse.Namespace:
         default="both",
         help="the concurrency run's paths: MCP, HTTP or both (default)",
     )
+    parser.add_argument(
+        "--serve-processes",
+        type=int,
+        default=None,
+        help="the HTTP run's `serve --processes` (default: serve's own default)",
+    )
+    parser.add_argument(
+        "--serve-code",
+        type=Path,
+        default=None,
+        help="the checkout whose `serve` the HTTP run starts (default: this one)",
+    )
     return parser.parse_args()
 
 
 def main() -> None:
     args = parse_args()
     queries = corpus_queries(args.seed, args.queries)
-    unsaid = ("json", "keep", "growth_dir", "growth", "concurrency")  # ``run`` says which
+    unsaid = ("json", "keep", "growth_dir", "growth", "concurrency", "serve_code")
     settings = {k: v for k, v in vars(args).items() if k not in unsaid}
     if args.growth:
         rows = growth(
@@ -114,7 +126,14 @@ def concurrent_run(
     args: argparse.Namespace, path: Path, folder: Path, queries: list[str]
 ) -> dict[str, Any]:
     rows = concurrency(
-        path, folder, queries, args.clients, args.calls, args.writer_interval, args.through
+        path,
+        folder,
+        queries,
+        args.clients,
+        args.calls,
+        args.writer_interval,
+        args.through,
+        Serve(args.serve_processes, args.serve_code),
     )
     print_concurrency(rows)
     return {"run": "concurrency", "clients_at_once": rows}

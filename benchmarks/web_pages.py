@@ -20,7 +20,10 @@ pending stays pending: opening a benchmark database queues graph and topic back-
 jobs); ``running`` leaves it on and records a turn through the engine every
 ``--writer-interval`` s in a thread of its own (a block seals every 12 turns and the
 worker derives it, as ``serve`` does while someone chats), and reports the jobs the
-worker finished during the pages; ``both`` (the default) runs the two.
+worker finished during the pages; ``apart`` does the same with the worker in a process of
+its own at lower priority, as ``serve`` runs it (the writer's kicks go down its pipe; the
+``cpu ms`` then leave the worker's share out); ``both`` (the default) runs stopped and
+running.
 Aim: every page p95 ≤ 100 ms and ≤ 3× its plain query, with the worker running.
 ``cpu ms`` is the process's CPU time per request (every thread: the readers, and with
 ``running`` the worker and the writer too): on shared cores wall times swing with the
@@ -34,6 +37,7 @@ import json
 import os
 import random
 import sqlite3
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -44,6 +48,9 @@ import httpx
 
 from benchmarks.scale_corpus import SPACE, THREADS, CorpusSize, Vocabulary, ensure_corpus
 from benchmarks.scale_stats import summary
+from stratagate_plugin.cli.serve_child import BOARD
+from stratagate_plugin.cli.serve_processes import BusyBoard, Child, Children
+from stratagate_plugin.core.foreground import FOREGROUND
 from stratagate_plugin.core.store.timeline_rows import CHRONOLOGY, CONFLICTED
 from stratagate_plugin.harness.chat import EchoChatModel
 from stratagate_plugin.harness.profiles import Profile, save_profile
@@ -51,6 +58,7 @@ from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.memory_plugin.hooks import MemoryPlugin
 from stratagate_plugin.memory_plugin.runtime import MemoryRuntime
 from stratagate_plugin.web.shell.app import build_app
+from stratagate_plugin.web.shell.handoff import private_folder, remove_folder
 
 Plain = Callable[[sqlite3.Connection], Any]
 
@@ -207,12 +215,17 @@ async def measure(path: Path, home: Path, rounds: int, worker: str, gap: float) 
     plain = sqlite3.connect(path)
     table = pages(plain)
     results: dict[str, Any] = {}
-    async with Host.from_profile(profile, home) as host:
+    kick_read, kick_write = os.pipe()
+    if worker == "apart":
+        os.set_blocking(kick_write, False)
+        MemoryRuntime.kick_pipe = kick_write
+    async with Host.from_profile(profile, home) as host, worker_apart(worker, kick_read):
         runtime = memory_runtime(host)
         if worker == "stopped":
             await stop_worker(runtime)
         before = finished_jobs(plain)
-        writing = asyncio.create_task(write_turns(runtime, gap)) if worker == "running" else None
+        writes = worker in ("running", "apart")
+        writing = asyncio.create_task(write_turns(runtime, gap)) if writes else None
         app = await build_app(host, EchoChatModel())
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
@@ -223,7 +236,31 @@ async def measure(path: Path, home: Path, rounds: int, worker: str, gap: float) 
         results["_worker"] |= {"jobs_finished": finished_jobs(plain) - before}
         results["_worker"] |= {"jobs_pending": pending_jobs(plain)}
     plain.close()
+    MemoryRuntime.kick_pipe = None
     return results
+
+
+@contextlib.asynccontextmanager
+async def worker_apart(worker: str, kick_read: int) -> Any:
+    """With ``apart``: ``serve``'s worker process on the bench profile, until the block ends."""
+    if worker != "apart":
+        yield
+        return
+    shared = private_folder()  # the busy board: the worker yields to these pages
+    FOREGROUND.publish = BusyBoard(shared / BOARD).writer(0)
+    command = [sys.executable, "-m", "stratagate_plugin.cli.main", "serve", "--profile", "bench"]
+    command += ["--shared", str(shared)]
+    role = f"worker:{kick_read}"
+    children = Children(
+        [Child("worker", [*command, "--child", role], (kick_read,), dict(os.environ))]
+    )
+    children.start()
+    try:
+        yield
+    finally:
+        children.stop(grace_s=30)
+        FOREGROUND.publish = None
+        remove_folder(shared)
 
 
 async def measure_page(
@@ -319,7 +356,7 @@ def main() -> None:
     parser.add_argument("--chapters", type=int, default=300, help="topic chapters to write")
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--worker", choices=("stopped", "running", "both"), default="both")
+    parser.add_argument("--worker", choices=("stopped", "running", "apart", "both"), default="both")
     parser.add_argument("--writer-interval", type=float, default=0.5)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--keep", type=Path, help="keep the database here (reused if present)")

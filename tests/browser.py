@@ -125,7 +125,7 @@ def start(root: Path, *args: str, fixed: bool = False) -> App:
     home, cwd, logs = root / "home", root / "cwd", root / "logs"
     for folder in (cwd, logs):
         folder.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, *_launcher(fixed), "serve", *args]
+    command = [sys.executable, *_launcher(fixed), "serve", *args, *_one_process(fixed)]
     with (logs / "stdout.txt").open("wb") as out, (logs / "stderr.txt").open("wb") as err:
         process = subprocess.Popen(command, cwd=cwd, env=server_env(home), stdout=out, stderr=err)
     app = App(process, "", home, cwd, logs=logs)
@@ -139,6 +139,12 @@ def start(root: Path, *args: str, fixed: bool = False) -> App:
         raise
     _APPS[app.url] = app
     return app
+
+
+def _one_process(fixed: bool) -> list[str]:
+    """A fixed world is one process: its ids come from one seed per command, so a second
+    process of ``serve`` (a web process, the worker's) would repeat the first one's."""
+    return ["--processes", "1", "--worker", "inline"] if fixed else []
 
 
 def _launcher(fixed: bool) -> list[str]:

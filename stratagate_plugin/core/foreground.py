@@ -6,13 +6,19 @@ a model call count themselves in with ``serving()``; the derivation worker calls
 request is in flight, waits for the last one to end (at most ``MAX_BACKOFF_S``, so a long
 stream never starves the worker). With nothing in flight it costs one loop turn, so no
 test races against a sleep. Imports nothing of the package (the web shell uses it).
+
+``serve`` runs its worker in a process of its own: each web process then ``publish``es its
+count (to a board the processes share) and the worker's ``others`` reads their sum, so it
+yields to their requests as it yielded to its own process's (the same bounded wait).
 """
 
 import asyncio
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 MAX_BACKOFF_S = 0.1
+OTHERS_POLL_S = 0.005
 
 
 class Foreground:
@@ -21,21 +27,29 @@ class Foreground:
     def __init__(self) -> None:
         self.busy = 0
         self._waiters: list[asyncio.Future[None]] = []
+        self.publish: Callable[[int], None] | None = None  # this process's count, shared
+        self.others: Callable[[], int] | None = None  # the other processes' requests
 
     @contextmanager
     def serving(self) -> Iterator[None]:
         """Count one request in for the ``with`` block."""
         self.busy += 1
+        if self.publish is not None:
+            self.publish(self.busy)
         try:
             yield
         finally:
             self.busy -= 1
+            if self.publish is not None:
+                self.publish(self.busy)
             if self.busy == 0:
                 self._wake_all()
 
     async def yield_to(self, max_backoff_s: float = MAX_BACKOFF_S) -> None:
         """One loop turn; then, while requests are in flight, wait for them (bounded)."""
         await asyncio.sleep(0)
+        if self.others is not None and self.others() > 0:
+            await self._wait_for_others(max_backoff_s)
         if self.busy == 0:
             return
         waiter = asyncio.get_running_loop().create_future()
@@ -47,6 +61,13 @@ class Foreground:
         finally:
             if waiter in self._waiters:
                 self._waiters.remove(waiter)
+
+    async def _wait_for_others(self, max_backoff_s: float) -> None:
+        """Poll the other processes' count (a read of shared memory) until it is zero."""
+        assert self.others is not None
+        deadline = time.monotonic() + max_backoff_s
+        while self.others() > 0 and time.monotonic() < deadline:
+            await asyncio.sleep(OTHERS_POLL_S)
 
     def _wake_all(self) -> None:
         waiters, self._waiters = self._waiters, []

@@ -9,6 +9,11 @@ process). Every write holds an exclusive lock on the sidecar ``<id>.lock``, whic
 the last turn number handed out: a turn's number is reserved under that lock when the turn
 starts (``begin_turn``), so two writers never number a turn alike, and the in-memory
 session is refreshed from the file first, so its history includes the others' turns.
+
+A session begun and not yet written (the web chat's "new conversation", before its first
+message) is announced in a sidecar ``<id>.begun`` holding its header: every process serving
+the same home (``serve --processes``) then opens it as the one that began it, with its
+memory space; the first turn's write removes it.
 """
 
 import fcntl
@@ -116,15 +121,40 @@ def record_turn(session: Session, messages: Sequence[ChatMessage], record: TurnR
     path = session_path(session.id)
     with _locked(session.id):
         refresh_session(session)
-        lines = [] if _has_content(path) else [_header(session)]
+        begun = not _has_content(path)
+        lines = [_header(session)] if begun else []
         lines += [{"kind": "message", "turn": record.turn, "message": _dump(m)} for m in messages]
         lines.append({"kind": "turn", **record.model_dump(mode="json")})
         text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
         _append_durably(path, valid_text(text))  # the U+FFFD rule: a stray surrogate can't lose it
+        if begun:
+            _begun_path(session.id).unlink(missing_ok=True)
     session.history.extend(messages)
     session.turns = max(session.turns, record.turn)
     if record.folded is not None:
         session.completed.append(record.folded)
+
+
+def announce_session(session: Session) -> None:
+    """Announce a session begun and not yet written (see the module's docstring)."""
+    path = _begun_path(session.id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".begun-partial")
+    partial.write_text(json.dumps(_header(session), ensure_ascii=False), encoding="utf-8")
+    partial.replace(path)  # whole or absent, for a process reading it meanwhile
+
+
+def begun_session(session_id: str) -> Session | None:
+    """The session announced as ``session_id`` and not yet written, else None."""
+    try:
+        entry = json.loads(_begun_path(session_id).read_text(encoding="utf-8"))
+        return _header_session(entry) if isinstance(entry, dict) else None
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _begun_path(session_id: str) -> Path:
+    return session_path(session_id).with_suffix(".begun")
 
 
 @contextmanager

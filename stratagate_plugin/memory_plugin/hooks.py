@@ -12,13 +12,15 @@ The entry point names ``MemoryPlugin``; the host registers one instance per ``Ho
 that instance holds the running engine between ``startup`` and ``shutdown``.
 """
 
+import functools
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from ..core.foreground import serving
 from ..core.profile.spaces import SpaceSummary, display_name
 from ..harness.hookspecs import hookimpl
-from ..harness.profiles import profile_path
+from ..harness.profiles import load_profile, profile_path
 from ..harness.types import (
     ChatMessage,
     ChatNote,
@@ -44,7 +46,7 @@ from .protocol import (
     cleanup_steer,
     leaks_bookkeeping,
 )
-from .runtime import MemoryRuntime
+from .runtime import MemoryRuntime, SavedSettings
 from .settings import DEFAULT_SETTINGS, SETTINGS_ID, derivation_model, validated
 from .tools import memory_tools
 
@@ -109,6 +111,9 @@ class MemoryPlugin:
         chat_model = host.profile.model.model_dump() if host.profile.model is not None else None
         settings["model"] = derivation_model(settings, chat_model)
         self._runtime = await MemoryRuntime.start(settings, host.cwd)
+        name = host.profile.name
+        read = functools.partial(saved_section, name)
+        self._runtime.saved = SavedSettings(profile_path(name), read)
 
     @hookimpl
     def register_tools(self, register: Callable[..., None]) -> None:
@@ -236,6 +241,7 @@ class MemoryPlugin:
     async def chat_annotations(self, session: Session) -> list[ChatNote]:
         """Below each web-chat turn: the evidence its answer adopted (with what was checked
         and left), and rows for the session's blocks as they seal and become ready."""
+        self.runtime.follow_saved_settings()  # another web process may have saved them
         return await chat_notes(self.runtime, session)
 
     @hookimpl
@@ -243,6 +249,12 @@ class MemoryPlugin:
         runtime, self._runtime = self._runtime, None
         if runtime is not None:
             await runtime.stop()
+
+
+def saved_section(profile: str) -> dict[str, Any]:
+    """The plugin's section as the profile file holds it now."""
+    section: dict[str, Any] = load_profile(profile).settings.get(SETTINGS_ID, {})
+    return section
 
 
 def log_failure(what: str, error: Exception) -> None:

@@ -6,6 +6,10 @@ every ``idle_check_s`` while the process runs, so no tail stays unsealed for eve
 looks for due jobs every ``job_poll_s`` (the profile's setting, 3 s by default): other
 processes on the same file (``ingest``, ``import --commit``, an MCP server) queue jobs it
 hears nothing about, and an idle ``serve`` once left them pending for minutes.
+
+``serve`` runs this worker in a process of its own (``cli/serve_processes.py``): its web
+processes set ``MemoryRuntime.kick_pipe`` before the plugin starts, and their runtimes then
+run no worker; a kick is one byte written to that pipe, which the worker process reads.
 """
 
 import asyncio
@@ -16,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from ..core.clock import utc_now
 from ..core.foreground import yield_to_foreground
@@ -27,6 +31,13 @@ from ..core.store.db import default_database_path
 from ..harness.types import ChatMessage, Session, SpaceChoice
 from .settings import memory_config, space_of, validated
 
+LIVE_SETTINGS = (  # what the settings page applies to the running plugin
+    "block_turn_size",
+    "block_decay_lambda",
+    "agent_memory_weight",
+    "show_status_rows",
+    "show_citations",
+)
 IDLE_CHECK_S = 60.0
 JOB_POLL_S = 3.0  # the settings' default ``job_poll_s``: one small read when nothing is due
 
@@ -46,6 +57,37 @@ class TurnGate:
 
 
 @dataclass
+class SavedSettings:
+    """The profile file the settings page saves into, and how to read its memory section:
+    ``serve``'s other web processes apply a save they did not answer when the file changes."""
+
+    path: Path
+    read: Callable[[], dict[str, Any]]
+    stamp: int = 0
+
+    def __post_init__(self) -> None:
+        self.stamp = self._stamp()
+
+    def changes(self) -> dict[str, Any] | None:
+        """The saved section when the file changed since last asked, else None."""
+        stamp = self._stamp()
+        if stamp == self.stamp:
+            return None
+        self.stamp = stamp
+        try:
+            return self.read()
+        except Exception as error:  # a profile being hand-edited: keep what runs
+            log.warning("StrataGate kept its settings: the profile did not read: %s", error)
+            return None
+
+    def _stamp(self) -> int:
+        try:
+            return self.path.stat().st_mtime_ns
+        except OSError:
+            return 0
+
+
+@dataclass
 class MemoryRuntime:
     memory: StrataGate
     settings: dict[str, Any]
@@ -59,6 +101,10 @@ class MemoryRuntime:
     clock: Callable[[], datetime] = utc_now
     idle_check_s: float = IDLE_CHECK_S
     job_poll_s: float = JOB_POLL_S
+    saved: SavedSettings | None = None
+    kick_pipe: ClassVar[int | None] = None
+    """Set (before the plugin starts): runtimes of this process derive nothing themselves,
+    a kick is a byte on this pipe to the process that does (``serve``'s web processes)."""
 
     @classmethod
     async def start(cls, settings: dict[str, Any], cwd: Path) -> Self:
@@ -69,14 +115,27 @@ class MemoryRuntime:
             model_from_settings(settings.get("model"), os.environ),
         )
         runtime = cls(memory, settings, cwd, job_poll_s=float(settings["job_poll_s"]))
-        runtime.worker = asyncio.create_task(runtime._derive_forever())
+        if cls.kick_pipe is None:
+            runtime.worker = asyncio.create_task(runtime._derive_forever())
+        else:
+            runtime.idle.set()  # nothing runs here: the other process derives
         runtime.kick()
         return runtime
 
     def kick(self) -> None:
         """Ask the worker for a derivation pass (the worker counts as busy from now on)."""
+        if self.kick_pipe is not None:
+            kick_through(self.kick_pipe)
+            return
         self.idle.clear()
         self.wake.set()
+
+    def follow_saved_settings(self) -> None:
+        """Apply the settings page's values another process saved (cheap: one ``stat``)."""
+        saved = self.saved.changes() if self.saved is not None else None
+        if saved is not None:
+            fresh = validated({**self.settings, **saved})
+            self.settings.update({name: fresh[name] for name in LIVE_SETTINGS})
 
     def turn(self, session: Session, turn: int) -> TurnGate:
         """The state of one running turn (dropped when the turn completes)."""
@@ -152,6 +211,13 @@ class MemoryRuntime:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(self.worker, timeout=5)
         await self.memory.close()
+
+
+def kick_through(pipe: int) -> None:
+    """One byte to the worker process; a full pipe already holds kicks it has yet to read,
+    and a closed one means it is being restarted (it derives what is due as it starts)."""
+    with contextlib.suppress(BlockingIOError, BrokenPipeError):
+        os.write(pipe, b"k")
 
 
 def database_path(settings: dict[str, Any]) -> Path:

@@ -48,6 +48,7 @@ class MemoryPages:
 
     @property
     def settings(self) -> dict[str, Any]:
+        self.runtime.follow_saved_settings()  # another web process of serve may have saved
         settings: dict[str, Any] = self.runtime.settings
         return settings
 

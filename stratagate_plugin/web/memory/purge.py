@@ -2,16 +2,15 @@
 
 An event's page posts its id, the raw-data page posts a text; the answer is the plan (what
 is erased, by id and time, every occurrence shown as ``[…]``) and a confirm button. The
-words are kept on the server under a one-time token, so no page, URL or hidden field
-repeats them. The confirm post carries the token and the plan's fingerprint: a token used
-or older than ``PENDING_SECONDS``, or a plan that changed since it was shown, is refused
-(409) and nothing changes; cross-site posts are refused by the shell's guard, as for every
-write. Session files belong to the harness: they are rewritten first
-(``harness.session_purge``), then the engine purges.
+words are kept on the server under a one-time token (``web/shell/handoff.py``: shared by
+``serve``'s web processes), so no page, URL or hidden field repeats them. The confirm post
+carries the token and the plan's fingerprint: a token used or older than ten minutes, or
+a plan that changed since it was shown, is refused (409) and nothing changes; cross-site
+posts are refused by the shell's guard, as for every write. Session files belong to the
+harness: they are rewritten first (``harness.session_purge``), then the engine purges.
 """
 
 import hashlib
-import secrets
 import time
 from dataclasses import dataclass
 
@@ -23,10 +22,11 @@ from starlette.routing import Route
 from ...core.curation.receipts import words_purged_line
 from ...core.purge.words import Needles, TextPurgePlan
 from ...harness.session_purge import rewrite_sessions, sessions_holding
+from ..shell.handoff import TTL_S
+from ..shell.templating import web_state
 from .pages import MemoryPages, form_fields
 
-PENDING_SECONDS = 600
-MAX_PENDING = 32
+PENDING_SECONDS = TTL_S  # how long a plan shown waits for its confirm
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,6 @@ class Pending:
     target: str
     fingerprint: str
     created: float
-
-
-_PENDING: dict[str, Pending] = {}
 
 
 def routes(pages: MemoryPages) -> list[Route]:
@@ -60,7 +57,8 @@ async def plan_page(pages: MemoryPages, request: Request) -> Response:
     needles, plan = await _plan(pages, needles)
     token = ""
     if not plan.empty:
-        token = remember(Pending(needles, event_id or "text", fingerprint(plan), time.time()))
+        pending = Pending(needles, event_id or "text", fingerprint(plan), time.time())
+        token = web_state(request).handoff.put(pending)
     context = {"plan": plan, "token": token, "fingerprint": fingerprint(plan), "done": None}
     return await pages.render(request, "memory/purge.html", context, tab="raw")
 
@@ -69,7 +67,7 @@ async def confirm(pages: MemoryPages, request: Request) -> Response:
     """``POST /memory/purge/confirm``: the purge, when the token is fresh and the plan is
     the one shown."""
     fields = await form_fields(request)
-    pending = take(fields.get("token", ""))
+    pending = web_state(request).handoff.take(fields.get("token", ""))
     if pending is None or pending.needles is None:
         raise HTTPException(409, "this purge plan has expired or was used: review it again")
     needles, plan = await _plan(pages, pending.needles)
@@ -99,22 +97,3 @@ def fingerprint(plan: TextPurgePlan) -> str:
     ids = [item.id for item in (*plan.messages, *plan.events, *plan.blocks)]
     body = repr((plan.hashes, ids, sorted(plan.cells.items()), sorted(plan.files)))
     return hashlib.sha256(body.encode()).hexdigest()[:16]
-
-
-def take(token: str) -> Pending | None:
-    """The pending plan of ``token``, once, while fresh."""
-    pending = _PENDING.pop(token, None)
-    if pending is None or time.time() - pending.created > PENDING_SECONDS:
-        return None
-    return pending
-
-
-def remember(pending: Pending) -> str:
-    now = time.time()
-    for key in [k for k, p in _PENDING.items() if now - p.created > PENDING_SECONDS]:
-        del _PENDING[key]
-    while len(_PENDING) >= MAX_PENDING:
-        del _PENDING[next(iter(_PENDING))]
-    token = secrets.token_urlsafe(16)
-    _PENDING[token] = pending
-    return token

@@ -13,8 +13,9 @@ from starlette.routing import Route
 
 from ...core.purge.service import SpacePlan
 from ...harness.session_purge import delete_session_files, session_files_of
+from ..shell.templating import web_state
 from .pages import MemoryPages, form_fields
-from .purge import PENDING_SECONDS, Pending, remember, take
+from .purge import PENDING_SECONDS, Pending
 
 
 def routes(pages: MemoryPages) -> list[Route]:
@@ -30,7 +31,8 @@ async def plan_page(pages: MemoryPages, request: Request) -> Response:
     plan, sessions = await _plan(pages, space)
     if not plan.rows:
         raise HTTPException(404, f"there is no memory space {space!r}")
-    token = remember(Pending(None, space, fingerprint(plan, sessions), time.time()))
+    pending = Pending(None, space, fingerprint(plan, sessions), time.time())
+    token = web_state(request).handoff.put(pending)
     context = {"plan": plan, "sessions": sessions, "token": token, "done": None}
     context["fingerprint"] = fingerprint(plan, sessions)
     return await pages.render(request, "memory/space_delete.html", context, tab="settings")
@@ -38,7 +40,7 @@ async def plan_page(pages: MemoryPages, request: Request) -> Response:
 
 async def confirm(pages: MemoryPages, request: Request) -> Response:
     fields = await form_fields(request)
-    pending = take(fields.get("token", ""))
+    pending = web_state(request).handoff.take(fields.get("token", ""))
     if pending is None or pending.needles is not None:
         raise HTTPException(409, f"this plan has expired (after {PENDING_SECONDS} s) or was used")
     plan, sessions = await _plan(pages, pending.target)

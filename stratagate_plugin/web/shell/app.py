@@ -7,6 +7,7 @@ Errors are pages (or one JSON line for ``/api`` paths), never a traceback.
 
 import logging
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -35,6 +36,7 @@ from ...harness.types import NavLink, WebSection
 from .assets import static_dir
 from .chat import ROUTES as CHAT_ROUTES
 from .chat import ChatRooms
+from .handoff import Handoff
 from .i18n import read_catalogs
 from .security import BodyTooLarge, Guard, GuardPolicy, policy_for
 from .templating import WebState, json_response, render
@@ -47,9 +49,13 @@ logging.getLogger("python_multipart").setLevel(logging.ERROR)
 CHAT_LINK = NavLink("/chat", {"en": "Chat", "zh": "对话"})
 
 
-async def build_app(host: Host, model: ChatModel, policy: GuardPolicy | None = None) -> Starlette:
-    """The app over a started ``host``; ``policy`` defaults to loopback without a token."""
-    state = WebState(host=host, nav=[CHAT_LINK])
+async def build_app(
+    host: Host, model: ChatModel, policy: GuardPolicy | None = None, shared: Path | None = None
+) -> Starlette:
+    """The app over a started ``host``; ``policy`` defaults to loopback without a token.
+    ``shared``: the private folder of the web processes of one ``serve`` (one-time tokens
+    any of them may be asked to take, ``handoff.py``); None keeps them in this process."""
+    state = WebState(host=host, nav=[CHAT_LINK], handoff=Handoff(shared))
     sections = await _sections(host)
     routes: list[BaseRoute] = [Route("/", _home), Route("/favicon.ico", _favicon), *CHAT_ROUTES]
     for section in sections:

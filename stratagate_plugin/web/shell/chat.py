@@ -26,6 +26,8 @@ from ...harness.agent import Agent
 from ...harness.errors import HostError
 from ...harness.pm import call_hook
 from ...harness.sessions import (
+    announce_session,
+    begun_session,
     list_sessions,
     new_session_id,
     open_session,
@@ -61,12 +63,14 @@ class ChatRooms:
             exists = session_path(session_id).exists()
         except HostError as error:
             raise HTTPException(404, str(error)) from error
-        if not exists and not create:
+        begun = None if exists or create else begun_session(session_id)
+        if not exists and not create and begun is None:
             raise HTTPException(404, f"no conversation {session_id!r}")
         host = self.agent.host
-        session = open_session(session_id, host.profile.name, host.cwd)
-        if not exists:
+        session = begun or open_session(session_id, host.profile.name, host.cwd)
+        if create and not exists:
             session.memory_space = space
+            announce_session(session)  # another web process may answer its next request
         self.sessions[session_id] = session
         self.warnings[session_id] = await self.agent.start(session)
         return session

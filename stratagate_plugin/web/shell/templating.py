@@ -18,6 +18,7 @@ from ...core.clock import iso, parse_iso, to_utc
 from ...core.text.secrets import redact_value
 from ...harness.types import HostAPI, NavLink
 from .assets import templates_dir
+from .handoff import Handoff
 from .i18n import LANG_COOKIE, Catalog, request_language, translate_note
 
 
@@ -30,6 +31,7 @@ class WebState:
     nav: list[NavLink] = field(default_factory=list)
     template_dirs: list[Path] = field(default_factory=lambda: [templates_dir()])
     fragments: "OrderedDict[tuple[str, str, str], Markup]" = field(default_factory=OrderedDict)
+    handoff: Handoff = field(default_factory=Handoff)  # one-time tokens (a purge's plan)
     _env: jinja2.Environment | None = None
 
     @property
