@@ -36,7 +36,8 @@ CHUNK_ROWS = 2000
 SKIPPED = {"schema_migrations"}  # each side's own history
 FTS_TABLES = {"message_fts": "message_search", "event_fts": "event_search"}
 FTS_KEYS = {"message_search": "fts_rowid", "event_search": "event_pk"}
-REPLACED = {"meta"}  # a fresh database writes its own rows: the source's replace them
+MEMORY_TABLES = ("namespaces", "messages", "events", "import_jobs")  # what a memory holds
+# A fresh database writes rows of its own (meta, an index's totals): the source's replace them.
 
 
 @dataclass
@@ -119,7 +120,7 @@ def _begin_snapshot(conn: Any) -> None:
 def copy_memory(source: Side, destination: "Writable") -> CopyReport:
     """Every table of ``source`` into the empty ``destination``, in one transaction."""
     tables = [t for t in destination.tables() if t in set(source.tables())]
-    held = [t for t in tables if t not in REPLACED and destination.count(t)]
+    held = [t for t in MEMORY_TABLES if t in tables and destination.count(t)]
     if held:
         raise InvalidInput(
             f"the destination already holds a memory (table {held[0]} has rows): copy into "
@@ -129,7 +130,7 @@ def copy_memory(source: Side, destination: "Writable") -> CopyReport:
     with destination.copying(tables):
         for table in tables:
             columns = [c for c in destination.columns(table) if c in set(source.columns(table))]
-            destination.clear(table) if table in REPLACED else None
+            destination.clear(table)
             report.rows[table] = destination.insert(table, columns, source.rows(table, columns))
     for table in tables:
         columns = [c for c in destination.columns(table) if c in set(source.columns(table))]
@@ -210,7 +211,7 @@ class SqliteSide:
         return _SqliteCopy(self)
 
     def clear(self, table: str) -> None:
-        self.raw.execute(f'DELETE FROM "{table}"')
+        self.raw.execute(f'DELETE FROM "{self._real(table, [])[0]}"')
 
     def insert(self, table: str, columns: list[str], rows: Iterator[Sequence[Any]]) -> int:
         real, chosen = self._real(table, columns)

@@ -61,3 +61,14 @@ CREATE INDEX events_timeline ON events(namespace, (COALESCE(
 CREATE INDEX events_id_status ON events(id, status);
 """
     )
+
+
+def m005_term_postings_keyed(conn: psycopg.Connection[Any]) -> None:
+    """The raw impact index's version 2 on SQLite keys ``term_postings`` by (space, term,
+    chunk) (``WITHOUT ROWID``, clustered): here the same columns become the primary key."""
+    conn.execute(
+        """
+ALTER TABLE term_postings DROP CONSTRAINT term_postings_namespace_term_chunk_key;
+ALTER TABLE term_postings ADD PRIMARY KEY (namespace, term, chunk)
+"""
+    )
