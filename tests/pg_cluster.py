@@ -26,7 +26,7 @@ import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -65,6 +65,18 @@ class Cluster:
     def admin(self) -> psycopg.Connection:
         """An autocommit connection to the maintenance database (CREATE/DROP DATABASE)."""
         return psycopg.connect(self.url(), autocommit=True)
+
+    @contextmanager
+    def database(self, prefix: str, template: str = "template0") -> Iterator[str]:
+        """A new database made from ``template`` for the block (its name), dropped after."""
+        name = f"{prefix}_{os.getpid()}_{next(_DATABASE_NUMBERS)}"
+        with self.admin() as admin:
+            admin.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
+        try:
+            yield name
+        finally:
+            with self.admin() as admin:
+                admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
     def run(self, tool: str, *args: str) -> None:
         """Run one of the server's binaries as the user that owns the data dir."""
@@ -147,9 +159,5 @@ def shut_down(cluster: Cluster) -> None:
 @pytest.fixture
 def pg_url(pg_cluster: Cluster) -> Iterator[str]:
     """A fresh empty database for one test, as a URL."""
-    name = f"test_{os.getpid()}_{next(_DATABASE_NUMBERS)}"
-    with pg_cluster.admin() as admin:
-        admin.execute(f"CREATE DATABASE {name} TEMPLATE template0")
-    yield pg_cluster.url(name)
-    with pg_cluster.admin() as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with pg_cluster.database("test") as name:
+        yield pg_cluster.url(name)

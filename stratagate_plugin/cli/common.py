@@ -19,7 +19,7 @@ from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
 from ..core.profile.spaces import SpaceSummary
 from ..core.records import OFFLINE_FALLBACK, BlockView
-from ..core.store.copy import is_database_url
+from ..core.store.units import is_database_url
 from ..harness.profiles import DEFAULT_PROFILE, Profile, load_profile, profile_path
 from ..memory_plugin.runtime import database_path
 from ..memory_plugin.settings import (

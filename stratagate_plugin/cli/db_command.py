@@ -12,8 +12,9 @@ from typing import Any
 
 from ..core.events.documents import EVENT_RULES
 from ..core.store import default_database_path
-from ..core.store.copy import copy_between, is_database_url, migrate
+from ..core.store.copy import copy_between, migrate
 from ..core.store.postgres.db import database_label
+from ..core.store.units import is_database_url
 
 
 def register(commands: Any) -> None:

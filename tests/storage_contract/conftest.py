@@ -14,7 +14,6 @@ file in it is not run on PostgreSQL at all (no skip to hide a failure among the 
 """
 
 import asyncio
-import itertools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +27,6 @@ from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store.postgres.engine_db import EngineDatabase
 
-_NUMBERS = itertools.count(1)
 NOT_YET_ON_POSTGRESQL: dict[str, str] = {
     "test_graph.py": (
         "a node's current and replaced facts come back swapped, and nodes of equal "
@@ -75,14 +73,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pg_migrated(pg_cluster: Cluster) -> Iterator[str]:
     """A database migrated once per session, the template of each test's (copying it is
     ~10× faster than migrating a fresh one: the CI time of the PostgreSQL half)."""
-    name = f"contract_template_{os.getpid()}"
-    with pg_cluster.admin() as admin:
-        admin.execute(f"CREATE DATABASE {name} TEMPLATE template0")
-    with ThreadPoolExecutor(1) as thread:  # the session's loop may already run
-        thread.submit(asyncio.run, _migrated(pg_cluster.url(name))).result()
-    yield name
-    with pg_cluster.admin() as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with pg_cluster.database("contract_template") as name:
+        with ThreadPoolExecutor(1) as thread:  # the session's loop may already run
+            thread.submit(asyncio.run, _migrated(pg_cluster.url(name))).result()
+        yield name
 
 
 async def _migrated(url: str) -> None:
@@ -92,12 +86,8 @@ async def _migrated(url: str) -> None:
 @pytest.fixture
 def pg_contract_url(pg_cluster: Cluster, pg_migrated: str) -> Iterator[str]:
     """A fresh database for one test, copied from the migrated template."""
-    name = f"contract_{os.getpid()}_{next(_NUMBERS)}"
-    with pg_cluster.admin() as admin:
-        admin.execute(f"CREATE DATABASE {name} TEMPLATE {pg_migrated}")
-    yield pg_cluster.url(name)
-    with pg_cluster.admin() as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with pg_cluster.database("contract", template=pg_migrated) as name:
+        yield pg_cluster.url(name)
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ from ..errors import InvalidInput, NotFound
 from ..events.storage import EventRules
 from .db import Database
 from .postgres import PostgresDatabase
+from .units import is_database_url
 
 CHUNK_ROWS = 2000
 SKIPPED = {"schema_migrations"}  # each side's own history
@@ -57,10 +58,6 @@ class Side(Protocol):
     def columns(self, table: str) -> list[str]: ...
     def rows(self, table: str, columns: list[str]) -> Iterator[Sequence[Any]]: ...
     def count(self, table: str) -> int: ...
-
-
-def is_database_url(location: str) -> bool:
-    return location.startswith(("postgresql://", "postgres://"))
 
 
 async def copy_between(
