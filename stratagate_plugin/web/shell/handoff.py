@@ -99,10 +99,46 @@ def _modified(path: Path) -> float:
         return 0.0
 
 
-def private_folder() -> Path:
-    """A directory only this user reads, on tmpfs when the machine has one."""
-    base = TMPFS if TMPFS.is_dir() and os.access(TMPFS, os.W_OK) else None
-    return Path(tempfile.mkdtemp(prefix="stratagate-serve-", dir=base))
+PREFIX = "stratagate-serve-"
+
+
+def private_folder(base: Path | None = None) -> Path:
+    """A directory only this user reads, on tmpfs when the machine has one, named for this
+    process; the folders of ``serve`` processes that died without removing theirs (SIGKILL)
+    are removed first, so unconfirmed plans do not outlive their server until reboot."""
+    if base is None:
+        base = TMPFS if TMPFS.is_dir() and os.access(TMPFS, os.W_OK) else None
+    parent = base or Path(tempfile.gettempdir())
+    remove_orphans(parent)
+    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
+
+
+def remove_orphans(parent: Path) -> list[Path]:
+    """This user's hand-off folders in ``parent`` whose serving process is gone, removed."""
+    removed = []
+    for folder in parent.glob(f"{PREFIX}*"):
+        owner = _owner_pid(folder)
+        if owner is None or _alive(owner) or folder.stat().st_uid != os.getuid():
+            continue
+        remove_folder(folder)
+        removed.append(folder)
+    return removed
+
+
+def _owner_pid(folder: Path) -> int | None:
+    """The pid in ``stratagate-serve-<pid>-<random>``; None for another name (left alone)."""
+    parts = folder.name[len(PREFIX) :].split("-", 1)
+    return int(parts[0]) if len(parts) == 2 and parts[0].isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive, and not ours to judge
+    return True
 
 
 def remove_folder(folder: Path) -> None:
