@@ -260,8 +260,17 @@ class CliWorld(World):
         finally:
             os.chdir(saved)
         if code != 0:
-            raise RuntimeError(f"stratagate {argv[0]} exited {code}: {err.getvalue().strip()}")
+            why = self._failed_jobs() if argv[0] == "process" else ""
+            raise RuntimeError(f"stratagate {argv[0]} exited {code}: {err.getvalue().strip()}{why}")
         return out.getvalue().strip()
+
+    def _failed_jobs(self) -> str:
+        """Why ``process`` left jobs failed (``jobs --failed``): a rare failure under load
+        must say its cause the first time it is seen."""
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            cli_main(["jobs", "--failed"])
+        return f"\n`stratagate jobs --failed`:\n{out.getvalue().strip()}"
 
 
 @contextlib.contextmanager
