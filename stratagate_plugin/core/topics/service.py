@@ -34,7 +34,7 @@ from ..llm.tasks import PROJECT_MEMORY_TOPICS, TopicProjection
 from ..records import Job
 from ..service_base import EngineParts, ServiceBase
 from . import budget, catalog, sync, unfiled
-from .batches.service import LOST, commit, read_input
+from .batches.service import LOST, SourceChanged, commit, read_input
 from .batching import OUTPUT_TOKENS
 from .categories import CATEGORIES
 from .chapter_limit import held_to_limit
@@ -51,6 +51,7 @@ DIRECTORY_ENTRIES = 30  # more never fit 400 tokens: the directory then shows ca
 DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY = 12, 20, 500
 _GROUPER = OfflineModel()  # the embedded grouper: the default projector (§5)
 log = logging.getLogger(__name__)
+SOURCE_RETRIES = 3
 T = TypeVar("T")
 
 
@@ -321,13 +322,28 @@ class TopicsService(ServiceBase):
         the job marked ``offline-fallback`` with the model's error (``derivation/fallback``)."""
         projector = self._topic_projector()
         try:
-            return await self._project_with(job, projector)
+            return await self._project_fresh(job, projector)
         except (ModelError, InvalidProjection) as error:
             if projector is _GROUPER or not self.config.offline_fallback:
                 raise
             line = error_line(error)
             log.warning("topic batch %s grouped offline: %s", job.target_id, line)
-            return await self._project_with(job, _GROUPER, line)
+            return await self._project_fresh(job, _GROUPER, line)
+
+    async def _project_fresh(
+        self, job: Job, projector: StructuredModel, fell_back: str | None = None
+    ) -> str:
+        """Projected again from a fresh read when an event or chapter it read changed before
+        the commit (another job revised it meanwhile): a stale answer is never applied, and
+        a batch that merely raced is not a failure. After ``SOURCE_RETRIES`` it fails."""
+        for attempt in range(SOURCE_RETRIES + 1):
+            try:
+                return await self._project_with(job, projector, fell_back)
+            except SourceChanged as changed:
+                if attempt == SOURCE_RETRIES:
+                    raise
+                log.info("topic batch %s read again: %s", job.target_id, changed)
+        raise AssertionError("unreachable")
 
     async def _project_with(
         self, job: Job, projector: StructuredModel, fell_back: str | None = None
