@@ -36,10 +36,6 @@ NOT_YET_ON_POSTGRESQL: dict[str, str] = {
         "secure_delete, wal_checkpoint, VACUUM, fts5vocab leftovers, byte scans of the file "
         "and its backups, sg_scrub SQL functions: a PostgreSQL purge module is to write"
     ),
-    "test_retrieval.py": (
-        "6 of 7 pass; an empty id list read through json_each(?) in FROM binds an array "
-        "PostgreSQL cannot type (unnest of an empty list)"
-    ),
 }
 
 
