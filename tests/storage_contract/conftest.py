@@ -28,10 +28,6 @@ from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store.postgres.engine_db import EngineDatabase
 
 NOT_YET_ON_POSTGRESQL: dict[str, str] = {
-    "test_graph.py": (
-        "a node's current and replaced facts come back swapped, and nodes of equal "
-        "importance in another order: ties SQLite breaks by rowid are not yet ordered"
-    ),
     "test_purge.py": (
         "secure_delete, wal_checkpoint, VACUUM, fts5vocab leftovers, byte scans of the file "
         "and its backups, sg_scrub SQL functions: a PostgreSQL purge module is to write"

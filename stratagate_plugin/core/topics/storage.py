@@ -101,6 +101,12 @@ class TopicsTransaction(Protocol):
         """Spaces not yet bootstrapped under the current projector version."""
         ...
 
+    def queue_alone(self, space: str) -> None:
+        """The space's topic queue held by this transaction alone to its end (SQLite's one
+        writer; an advisory lock on PostgreSQL): a sync or bootstrap reads what no batch
+        holds yet, then queues it; two at once would queue those events twice."""
+        ...
+
     def state_known(self, space: str) -> bool:
         """Whether the space has a bootstrap state (any projector version)."""
         ...
