@@ -27,12 +27,7 @@ from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store.postgres.engine_db import EngineDatabase
 
-NOT_YET_ON_POSTGRESQL: dict[str, str] = {
-    "test_purge.py": (
-        "secure_delete, wal_checkpoint, VACUUM, fts5vocab leftovers, byte scans of the file "
-        "and its backups, sg_scrub SQL functions: a PostgreSQL purge module is to write"
-    ),
-}
+NOT_YET_ON_POSTGRESQL: dict[str, str] = {}  # every capability's file runs on both
 
 
 async def _sqlite(tmp_path: Path) -> StrataGate:
