@@ -22,7 +22,7 @@ from .sealing import enqueue_job
 from .units import alone
 
 CLAIMING = "topic claim"
-QUEUEING = "topic queue"  # a space's: syncs, bootstraps and retries queue its events once
+QUEUEING = "topic queue"  # syncs, bootstraps, retries (then REFILING, never before)
 _UNPLACED = (  # topic_spare rows no agent chapter holds: visible events in no chapter
     "FROM topic_spare s JOIN events e ON e.pk = s.event_pk WHERE s.namespace = ? AND "
     "s.agent_chapter = 0 AND NOT EXISTS (SELECT 1 FROM topic_queue q WHERE q.event_id = e.id)"
@@ -207,9 +207,9 @@ def topic_job_counts(raw: sqlite3.Connection, space: str) -> dict[str, int]:
 
 def retry_failed(raw: sqlite3.Connection, space: str, now: datetime) -> int:
     """Each exhausted batch of the space queued again as a fresh job (``requeue``); how
-    many batches. Alone in the space's queue (``QUEUEING``): two retries would queue each
+    many batches. Alone in the topic queue (``QUEUEING``): two retries would queue each
     batch twice."""
-    alone(raw, QUEUEING, space)
+    alone(raw, QUEUEING)
     rows = raw.execute(
         "SELECT j.id FROM jobs j WHERE j.kind = ? AND j.namespace = ? AND "
         "j.status = 'failed' AND (j.attempts >= ? OR j.next_retry_at IS NULL)",

@@ -77,8 +77,8 @@ class SqliteTopicsTransaction:
     def spaces_to_bootstrap(self) -> list[str]:
         return topic_jobs.spaces_to_bootstrap(self.raw)
 
-    def queue_alone(self, space: str) -> None:
-        alone(self.raw, topic_jobs.QUEUEING, space)
+    def queue_alone(self) -> None:
+        alone(self.raw, topic_jobs.QUEUEING)
 
     def state_known(self, space: str) -> bool:
         return topic_jobs.state_version(self.raw, space) is not None
