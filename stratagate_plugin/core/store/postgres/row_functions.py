@@ -10,7 +10,9 @@ own transaction), each call evaluated on each row, and each call then bound as i
 a predicate (a function answering ``bool``) as the rows it holds for
 (``T.ctid = ANY(…)``), a value as the rows it changes with their new values
 (``COALESCE((… WHERE sg.at = T.ctid), column)``). The statement goes on to the dialect as
-any other, so its other idioms are translated as usual.
+any other, so its other idioms are translated as usual. The cost is SQLite's: there the
+function is called on every row too; here each row's cells also cross the connection once
+per statement (a purge, the one user, reads a large table's text a few times).
 """
 
 import re
