@@ -15,6 +15,7 @@ import pytest
 
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.purge.words import Needles
 from stratagate_plugin.core.topics.storage import QueuedBatch
 
 SPACES = ("north", "south", "east")
@@ -129,3 +130,29 @@ async def test_two_engines_remembering_the_same_words_at_once_make_one_event(
     stored = await _rows(first, "SELECT id FROM events WHERE status = 'active'")
     assert len(stored) == 1  # the others reinforced it or were ignored as its duplicate
     assert {d.event_id for d in done} - {None} == {stored[0][0]}
+
+
+async def test_a_purge_across_spaces_beside_another_engines_topic_work_never_deadlocks(
+    engines: tuple[StrataGate, StrataGate],
+) -> None:
+    """The purge syncs each touched space and re-files between them in one transaction,
+    while the other engine syncs and re-files: one queue lock before the re-filing's, in
+    every unit, so neither waits for the other in a circle (PostgreSQL would abort one).
+    Row versions a snapshot open beside the purge could still see outlive its compaction
+    (as a reader keeps SQLite's log from being cut): the next one takes them."""
+    first, second = engines
+    await _said(first, *SPACES)
+    for space in SPACES:
+        await first.blocks.append_turn(space, "t", user="Bruno repairs bicycles in Braga.")
+
+    async def topic_work() -> None:  # words of their own, none of them purged
+        for round_ in range(3):
+            for space in SPACES:
+                await second.remember.save(space, "t", f"The kiln fires {round_} times a week.")
+            await second.topics.process()
+
+    purged, _ = await asyncio.gather(first.purge.words(Needles(["Braga"])), topic_work())
+    assert purged.erased["messages"] == len(SPACES)
+    await first.storage.purge.compact()  # old versions a snapshot beside it still saw
+    await first.storage.purge.checkpoint()
+    assert not any((await first.purge.check(Needles(["Braga"]))).values())

@@ -176,6 +176,10 @@ def erase_words(
     (blocks' layers, forgotten cards, swept receipts' payloads, the touched spaces' topics,
     by the rules in ``rederive``); what was changed, counted by kind."""
     register(raw, needles)
+    if on_postgres(raw):
+        from .postgres.job_claims import hold_spaces_jobs
+
+        hold_spaces_jobs(raw, plan.spaces())
     stamp = iso(now)
     _erase_messages(raw, [item.id for item in plan.messages], stamp)
     for block in plan.blocks:
