@@ -48,6 +48,12 @@ async def _said(engine: StrataGate, *spaces: str) -> None:
             await engine.remember.save(space, "t", text)
 
 
+async def _repeated(engine: StrataGate, table: str, key: str) -> list[tuple[object, ...]]:
+    """The values of ``key`` that more than one row of ``table`` holds."""
+    sql = f"SELECT {key} FROM {table} GROUP BY {key} HAVING count(*) > 1"
+    return await _rows(engine, sql)
+
+
 async def _rows(engine: StrataGate, sql: str) -> list[tuple[object, ...]]:
     return await engine.db.read(lambda raw: [tuple(row) for row in raw.execute(sql)])
 
@@ -86,12 +92,7 @@ async def test_two_engines_filing_topics_at_once_queue_and_place_each_event_once
     await _said(first, *SPACES)
     await asyncio.gather(first.topics.process(), second.topics.process())
     await asyncio.gather(first.topics.process(), second.topics.process())
-    twice = await _rows(
-        first,
-        "SELECT m.event_id FROM topic_members m JOIN topics t ON t.id = m.topic_id "
-        "GROUP BY m.event_id HAVING count(*) > 1",
-    )
-    assert twice == []
+    assert await _repeated(first, "topic_members", "event_id") == []  # in one chapter each
     left = await _rows(first, "SELECT count(*) FROM topic_queue")
     assert left == [(0,)]
     runs = await _rows(first, "SELECT max(claims) FROM jobs WHERE kind = 'topic_projection'")
@@ -110,12 +111,7 @@ async def test_two_engines_projecting_one_space_at_once_make_each_node_once(
     first, second = engines
     await _said(first, "north")
     await asyncio.gather(first.derivation.process_pending(), second.derivation.process_pending())
-    doubled = await _rows(
-        first,
-        "SELECT namespace, name_key FROM graph_nodes GROUP BY namespace, name_key "
-        "HAVING count(*) > 1",
-    )
-    assert doubled == []
+    assert await _repeated(first, "graph_nodes", "namespace, name_key") == []
     names = await _rows(first, "SELECT name FROM graph_nodes WHERE name_key = 'ana'")
     assert names == [("Ana",)]
 
