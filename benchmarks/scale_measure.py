@@ -33,11 +33,15 @@ async def latencies(run: Callable[[str], Awaitable[Any]], queries: Sequence[str]
 
 
 async def measure_ours(
-    path: Path, queries: list[str], only: Sequence[str] = ()
+    path: Path | str, queries: list[str], only: Sequence[str] = ()
 ) -> tuple[dict[str, list[float]], list[str]]:
     """Each operation's latencies (``only``: just those named), and the activation query
-    automatic recall searched with for each question (bm25s is asked the same)."""
-    sg = StrataGate(await Database(path, events=EVENT_RULES).open())
+    automatic recall searched with for each question (bm25s is asked the same). ``path``:
+    the corpus file, or a ``postgresql://`` URL of a copy of it (the engine on the server)."""
+    if isinstance(path, str):
+        sg = await StrataGate.open(path)
+    else:
+        sg = StrataGate(await Database(path, events=EVENT_RULES).open())
     thread = f"t{THREADS - 1}"
     tail = await sg.db.read(lambda raw: block_rows.open_tail(raw, SPACE, thread))
     operations: dict[str, Callable[[str], Awaitable[Any]]] = {

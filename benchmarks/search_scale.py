@@ -3,6 +3,8 @@
     PYTHONPATH=. .venv/bin/python benchmarks/search_scale.py --json /tmp/search_scale.json
     PYTHONPATH=. .venv/bin/python benchmarks/search_scale.py --growth --json /tmp/growth.json
     PYTHONPATH=. .venv/bin/python benchmarks/search_scale.py --concurrency --keep /tmp/s.db
+    PYTHONPATH=. .venv/bin/python benchmarks/search_scale.py --keep /tmp/s.db \
+        --db postgresql://localhost/scale
 
 Options: ``--events 100000 --messages 500000 --queries 200 --seed 7 --nodes 3000
 --chapters 300``; ``--keep DB`` builds the database there once and reuses it (queries come
@@ -19,6 +21,11 @@ from their own seed, so a reused database gets the same queries). Three runs, on
   run with a writer recording turns (``scale_concurrency.py``): calls/s, p50/p95 per call;
   ``--through http`` (or ``mcp``) runs one path only (the MCP run takes minutes at 100k).
 
+``--db postgresql://…`` (the main table): the corpus is copied onto that server (an empty
+database: ``stratagate db copy``'s copy; a database already holding it is reused), and the
+same operations are measured there after SQLite's, in the same run: a second table (bm25s
+is measured once: the texts are the same).
+
 The corpus (``scale_corpus.py``) is written straight through the store's own insert
 code, then a graph and topic catalog (``scale_graph.py``); the build checks that the next
 turn seals. Each run prints its table and the JSON (``--json`` writes it). Needs
@@ -29,6 +36,7 @@ import argparse
 import asyncio
 import json
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +44,11 @@ from benchmarks.scale_concurrency import THROUGH, Serve, concurrency
 from benchmarks.scale_concurrency import print_table as print_concurrency
 from benchmarks.scale_corpus import CorpusSize, corpus_queries, ensure_corpus
 from benchmarks.scale_growth import GROWTH_SIZES, growth, print_growth
-from benchmarks.scale_measure import measure_corpus, print_table
-from benchmarks.scale_stats import peak_mb
+from benchmarks.scale_measure import measure_corpus, measure_ours, print_table
+from benchmarks.scale_stats import peak_mb, summary
+from stratagate_plugin.core.events.documents import EVENT_RULES
+from stratagate_plugin.core.store.copy import copy_between, migrate
+from stratagate_plugin.core.store.postgres import PostgresDatabase
 
 
 def parse_args() -> argparse.Namespace:
@@ -50,6 +61,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--chapters", type=int, default=300, help="topic chapters to write")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--keep", type=Path, help="keep the database here (reused if present)")
+    parser.add_argument("--db", help="a postgresql:// URL: the main table there too")
     parser.add_argument(
         "--only", action="append", default=[], help="measure only this operation (repeat)"
     )
@@ -92,7 +104,7 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     queries = corpus_queries(args.seed, args.queries)
-    unsaid = ("json", "keep", "growth_dir", "growth", "concurrency", "serve_code")
+    unsaid = ("json", "keep", "growth_dir", "growth", "concurrency", "serve_code", "db")
     settings = {k: v for k, v in vars(args).items() if k not in unsaid}
     if args.growth:
         rows = growth(
@@ -110,6 +122,8 @@ def main() -> None:
                 result |= concurrent_run(args, path, Path(tmp), queries)
             else:
                 result = {**settings, "build": build, **main_table(args, path, queries)}
+                if args.db:
+                    result["postgresql"] = server_table(args, path, queries)
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
@@ -120,6 +134,35 @@ def main_table(args: argparse.Namespace, path: Path, queries: list[str]) -> dict
     latency, figures = asyncio.run(measure_corpus(path, queries, args.only))
     print_table(latency)
     return {"run": "main", "peak_rss_mb_after_build": before, **figures, "latency": latency}
+
+
+def server_table(args: argparse.Namespace, path: Path, queries: list[str]) -> dict[str, Any]:
+    """The same operations on a copy of the corpus on the server at ``args.db``."""
+    copied = asyncio.run(server_copy(path, args.db))
+    samples, _ = asyncio.run(measure_ours(args.db, queries, args.only))
+    rows = {name: summary(values) for name, values in samples.items()}
+    print_table(rows, "postgresql")
+    return {"copy_s": copied, "latency": rows}
+
+
+async def server_copy(path: Path, url: str) -> float | None:
+    """The corpus copied to ``url`` unless it holds it already, then its tables analysed (a
+    fresh copy has no statistics: the planner would guess); the copy's seconds."""
+    await migrate(url, EVENT_RULES)
+    database = await PostgresDatabase(url, connections=1).open()
+    try:
+        row = await database.read(
+            lambda conn: conn.execute("SELECT count(*) FROM messages").fetchone()
+        )
+        copied = None
+        if row is None or not row[0]:
+            started = time.perf_counter()
+            await copy_between(str(path), url, EVENT_RULES)
+            copied = round(time.perf_counter() - started, 1)
+        await database.outside_transaction(lambda conn: conn.execute("ANALYZE"))
+    finally:
+        await database.close()
+    return copied
 
 
 def concurrent_run(

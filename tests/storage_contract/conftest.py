@@ -27,20 +27,7 @@ from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store.postgres.engine_db import EngineDatabase
 
-NOT_YET_ON_POSTGRESQL: dict[str, str] = {
-    "test_graph.py": (
-        "a node's current and replaced facts come back swapped, and nodes of equal "
-        "importance in another order: ties SQLite breaks by rowid are not yet ordered"
-    ),
-    "test_purge.py": (
-        "secure_delete, wal_checkpoint, VACUUM, fts5vocab leftovers, byte scans of the file "
-        "and its backups, sg_scrub SQL functions: a PostgreSQL purge module is to write"
-    ),
-    "test_retrieval.py": (
-        "6 of 7 pass; an empty id list read through json_each(?) in FROM binds an array "
-        "PostgreSQL cannot type (unnest of an empty list)"
-    ),
-}
+NOT_YET_ON_POSTGRESQL: dict[str, str] = {}  # every capability's file runs on both
 
 
 async def _sqlite(tmp_path: Path) -> StrataGate:

@@ -8,12 +8,12 @@ import pytest
 
 from stratagate_plugin.core.clock import utc_now
 from stratagate_plugin.core.curation.actions import PURGE_RULES
-from stratagate_plugin.core.errors import NotFound
+from stratagate_plugin.core.errors import NotFound, StrataGateError
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.purge.storage import ReceiptDraft, TextPurgePlan
 from stratagate_plugin.core.purge.words import Needles
 from stratagate_plugin.core.store import health
-from stratagate_plugin.core.store.sqlite import SqliteStorage
+from stratagate_plugin.core.store.postgres.purge import PostgresPurgeStorage
 from stratagate_plugin.core.topics.sync import sync_space
 
 NS = "contract"
@@ -119,10 +119,11 @@ async def test_a_space_is_deleted_whole_with_its_receipt(engine: StrataGate) -> 
 
 
 async def test_backups_are_purged_on_a_copy_that_replaces_them(engine: StrataGate) -> None:
-    if not isinstance(engine.storage, SqliteStorage):
-        pytest.skip("backups are the SQLite file's own copies")
     store = engine.storage.purge
     await _said(engine, f"Remember: {SECRET}.")
+    if isinstance(store, PostgresPurgeStorage):
+        await _servers_backups_are_its_own(store)
+        return
     path = engine.storage.db.path
     with sqlite3.connect(path) as conn:
         later = utc_now().replace(year=utc_now().year + 1)
@@ -138,3 +139,17 @@ async def test_backups_are_purged_on_a_copy_that_replaces_them(engine: StrataGat
     assert await store.backups_holding(words) == {}
     assert await store.delete_space_in_backup(str(copy), NS) == "rewritten"
     assert str(copy) not in await store.space_in_backups(NS)
+
+
+async def _servers_backups_are_its_own(store: PostgresPurgeStorage) -> None:
+    """On PostgreSQL the engine keeps no copy: the words said are in no backup of its own,
+    and one named to it is refused in one line (dumps and archives are the operator's)."""
+    words = Needles(["80417263"])
+    assert await store.backups_holding(words) == {} and await store.space_in_backups(NS) == {}
+    for attempt in (
+        store.purge_backup("nightly.dump", words, utc_now(), PURGE_RULES, sync_space),
+        store.delete_space_in_backup("nightly.dump", NS),
+    ):
+        with pytest.raises(StrataGateError, match=r"^nightly\.dump: .*pg_dump") as refused:
+            await attempt
+        assert "\n" not in str(refused.value)

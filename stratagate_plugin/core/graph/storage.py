@@ -76,7 +76,11 @@ class GraphTransaction(Protocol):
         """Whether ``job`` is still claimed by its owner (else nothing may be written)."""
         ...
 
-    def batch_space(self, batch_id: str) -> str: ...
+    def batch_space(self, batch_id: str) -> str:
+        """The batch's space, which the projection then holds alone to its commit: no other
+        projection of the space resolves names to nodes beside it (both would make the
+        node a name has not yet)."""
+        ...
 
     def event_statuses(self, event_ids: Iterable[str]) -> dict[str, str]:
         """Each known event's status now (unknown ids are left out)."""

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from ..clock import iso
 from ..errors import InvalidInput, NotFound
 from ..records import MAX_ATTEMPTS, SUMMARY_JOB, Job
-from .postgres.job_claims import SKIP_LOCKED
+from .postgres.job_claims import HOLDS_TO_COMMIT, SKIP_LOCKED
 from .rows import job_from_row
 from .units import on_postgres
 
@@ -115,8 +115,12 @@ def due_clause(alias: str) -> str:
 
 
 def holds(raw: sqlite3.Connection, job: Job) -> bool:
-    """Is ``job`` still running under the claim it was handed out with (same owner, same claim)?"""
-    row = raw.execute(f"SELECT 1 FROM jobs WHERE {_HELD}", _claim(job)).fetchone()
+    """Is ``job`` still running under the claim it was handed out with (same owner, same
+    claim)? Asked first in a job's commit; on PostgreSQL the job's row stays locked to that
+    commit (``HOLDS_TO_COMMIT``), so a purge taking the claim back waits for it or makes it
+    fail, never lets it write what it read before the purge (SQLite: one writer)."""
+    lock = HOLDS_TO_COMMIT if on_postgres(raw) else ""
+    row = raw.execute(f"SELECT 1 FROM jobs WHERE {_HELD}{lock}", _claim(job)).fetchone()
     return row is not None
 
 

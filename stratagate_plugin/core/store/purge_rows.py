@@ -28,6 +28,7 @@ from . import term_index
 from .curation_rows import blank_event, rederive_block
 from .graph_writes import rebuild_terms
 from .search_index import FTS_TOKEN_COUNT, has_index, reindex_event
+from .units import on_postgres
 
 _EVENT_TEXT = ("title", "summary", "tags_json", "quotes_json", "temporal_json")
 _EVENT_JSON = ("tags_json", "quotes_json", "temporal_json", "catalog_hints_json")
@@ -175,6 +176,10 @@ def erase_words(
     (blocks' layers, forgotten cards, swept receipts' payloads, the touched spaces' topics,
     by the rules in ``rederive``); what was changed, counted by kind."""
     register(raw, needles)
+    if on_postgres(raw):
+        from .postgres.job_claims import hold_spaces_jobs
+
+        hold_spaces_jobs(raw, plan.spaces())
     stamp = iso(now)
     _erase_messages(raw, [item.id for item in plan.messages], stamp)
     for block in plan.blocks:
@@ -294,7 +299,10 @@ def _recompute_receipt_payloads(raw: sqlite3.Connection, rules: PurgeRules) -> N
 
 
 def optimize_index(raw: sqlite3.Connection) -> None:
-    """Merge each FTS index into one segment, so no older segment keeps a deleted term."""
+    """Merge each FTS index into one segment, so no older segment keeps a deleted term
+    (PostgreSQL's GIN indexes have none: its purge rebuilds them, ``postgres/purge.py``)."""
+    if on_postgres(raw):
+        return
     for table in ("message_fts", "event_fts"):
         try:
             raw.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
@@ -363,9 +371,9 @@ def clear_journal(raw: sqlite3.Connection) -> None:
 def profile_values(raw: sqlite3.Connection, field: str) -> list[str]:
     """Every value the profile field has held: now, in its history, in proposals."""
     rows = raw.execute(
-        "SELECT value FROM profile_fields WHERE field = ?1 UNION SELECT old_value FROM "
-        "profile_changes WHERE field = ?1 UNION SELECT new_value FROM profile_changes "
-        "WHERE field = ?1 UNION SELECT value FROM profile_proposals WHERE field = ?1",
-        (field,),
+        "SELECT value FROM profile_fields WHERE field = ? UNION SELECT old_value FROM "
+        "profile_changes WHERE field = ? UNION SELECT new_value FROM profile_changes "
+        "WHERE field = ? UNION SELECT value FROM profile_proposals WHERE field = ?",
+        (field,) * 4,
     ).fetchall()
     return [str(row[0]) for row in rows if row[0]]

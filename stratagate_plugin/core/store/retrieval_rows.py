@@ -46,6 +46,8 @@ def indexed_messages(
     message with its token length (counted on FTS5's stored text, read by rowid). A
     match's length in ``lengths`` (the impact index's) is not read again: its FTS text
     is read only when it is not known (a third, small read)."""
+    if not rowids:  # nothing to read (PostgreSQL cannot type the unnest of an empty array)
+        return [], []
     known = lengths or {}
     rows = raw.execute(
         f"SELECT {_COLUMNS}, m.content, m.fts_rowid FROM json_each(?) j "
@@ -62,8 +64,8 @@ def indexed_messages(
 def _token_lengths(raw: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, int]:
     """Each FTS row's token length (a row FTS5 does not hold is absent, as a join drops it)."""
     rows = raw.execute(
-        f"SELECT id, {token_count('c0')} FROM {FTS_CONTENT} "
-        "WHERE id IN (SELECT value FROM json_each(?))",
+        f"SELECT c.id, {token_count('c.c0')} FROM {FTS_CONTENT} c "
+        "WHERE c.id IN (SELECT value FROM json_each(?))",
         (json.dumps(list(rowids)),),
     )
     return {int(rowid): int(length) for rowid, length in rows}
@@ -87,6 +89,8 @@ def _neighbours_at(
     spans = sorted(
         {(d.thread_id, d.position - reach, d.position + reach) for d in matched[:around]}
     )
+    if not spans:
+        return []
     rows = raw.execute(
         f"SELECT {_INDEXED} FROM json_each(?) j CROSS JOIN messages m ON m.namespace = ? "
         "AND m.thread_id = json_extract(j.value, '$[0]') "

@@ -10,6 +10,7 @@ with ``secure_delete`` on and vacuums after (``purge_files``).
 import sqlite3
 
 from . import event_term_index
+from .units import on_postgres
 
 _IN_SPACE = "(SELECT {key} FROM {table} WHERE namespace = ?)"
 DEPENDENT = (  # (table, where) for rows without a namespace of their own
@@ -29,6 +30,10 @@ _FTS = (
 
 def space_tables(raw: sqlite3.Connection) -> list[str]:
     """Every ordinary table with a ``namespace`` column."""
+    if on_postgres(raw):
+        from .postgres.purge import namespace_tables
+
+        return namespace_tables(raw)
     names = raw.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
         "AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name"
@@ -64,7 +69,12 @@ def space_threads(raw: sqlite3.Connection, space: str) -> list[str]:
 
 def delete_space(raw: sqlite3.Connection, space: str) -> dict[str, int]:
     """Delete every row of the space; rows deleted by table."""
-    raw.execute("PRAGMA defer_foreign_keys = ON")
+    if on_postgres(raw):
+        from .postgres.purge import defer_foreign_keys
+
+        defer_foreign_keys(raw)
+    else:
+        raw.execute("PRAGMA defer_foreign_keys = ON")
     event_term_index.remove_space(raw, space)  # read from the FTS rows deleted below
     deleted = {}
     for table, where in [*_fts(raw), *_dependent(raw)]:

@@ -19,7 +19,10 @@ from ..topics.model import PROJECTOR_VERSION
 from . import jobs
 from .rows import job_from_row
 from .sealing import enqueue_job
+from .units import alone
 
+CLAIMING = "topic claim"
+QUEUEING = "topic queue"  # syncs, bootstraps, retries (then REFILING, never before)
 _UNPLACED = (  # topic_spare rows no agent chapter holds: visible events in no chapter
     "FROM topic_spare s JOIN events e ON e.pk = s.event_pk WHERE s.namespace = ? AND "
     "s.agent_chapter = 0 AND NOT EXISTS (SELECT 1 FROM topic_queue q WHERE q.event_id = e.id)"
@@ -131,7 +134,10 @@ def claim(
 ) -> Job | None:
     """The next due topic job of a space with none running: incremental first; a
     historical one only when ``reserve(ledger)`` grants it (the ledger stored either way).
-    ``reserve`` is ``None`` for a free projector: no budget, no ledger written."""
+    ``reserve`` is ``None`` for a free projector: no budget, no ledger written. Alone
+    (``CLAIMING``, the database's: it reads every space's running job and the one ledger),
+    so two claims never start two jobs of a space."""
+    alone(raw, CLAIMING)
     jobs.recover_expired(raw, now)
     rows = raw.execute(
         f"SELECT j.id, b.historical FROM jobs j JOIN topic_batches b ON b.id = j.target_id "
@@ -201,7 +207,9 @@ def topic_job_counts(raw: sqlite3.Connection, space: str) -> dict[str, int]:
 
 def retry_failed(raw: sqlite3.Connection, space: str, now: datetime) -> int:
     """Each exhausted batch of the space queued again as a fresh job (``requeue``); how
-    many batches."""
+    many batches. Alone in the topic queue (``QUEUEING``): two retries would queue each
+    batch twice."""
+    alone(raw, QUEUEING)
     rows = raw.execute(
         "SELECT j.id FROM jobs j WHERE j.kind = ? AND j.namespace = ? AND "
         "j.status = 'failed' AND (j.attempts >= ? OR j.next_retry_at IS NULL)",

@@ -28,10 +28,12 @@ from typing import Any
 from ..text.search_terms import tokenize
 from .event_search_rows import has_event_index
 from .search_index import prefilter
+from .units import alone
 
 _SHOWN = (
     "s.namespace = ? AND (? <= 0 OR s.agent_chapter = 0) AND (? > 0 OR s.pool = 'conversation')"
 )
+REFILING = "topic refiling"  # the marks are the database's, not a space's
 FALLBACK_CANDIDATES = 100  # fallback matches of a query ranked further; a page shows ≤ 20
 _HELD = (
     "EXISTS (SELECT 1 FROM topic_members m JOIN topics t ON t.id = m.topic_id "
@@ -48,7 +50,10 @@ def spare_marked(raw: sqlite3.Connection) -> bool:
 
 def marked_sources(raw: sqlite3.Connection) -> tuple[list[int], list[tuple[Any, ...]]]:
     """The marked events' keys, and (pk, namespace, status, pool, criticality, event type,
-    held by a plain chapter, held by an agent chapter) of those still stored."""
+    held by a plain chapter, held by an agent chapter) of those still stored. Read alone
+    (``REFILING``) to the commit: two re-filings of the same marks at once would both file
+    their entries."""
+    alone(raw, REFILING)
     marked = [row[0] for row in raw.execute("SELECT event_pk FROM topic_spare_marks")]
     if not marked:
         return [], []

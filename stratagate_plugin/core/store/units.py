@@ -38,3 +38,16 @@ def on_postgres(raw: sqlite3.Connection) -> bool:
     """Whether a row module's connection is PostgreSQL's adapter: asked only where the
     meaning differs and a PostgreSQL module holds the operation (``postgres/``)."""
     return getattr(raw, "backend", "sqlite") == "postgresql"
+
+
+def alone(raw: sqlite3.Connection, unit: str, space: str = "") -> None:
+    """Run the rest of this transaction alone among the transactions naming the same
+    ``unit`` and ``space`` (``""``: the whole database): what SQLite's single writer gives
+    every write (``BEGIN IMMEDIATE``), PostgreSQL gives by an advisory lock held to the
+    commit (``postgres/unit_locks.py``). Called first in a unit whose decision rests on a
+    read another such unit could change meanwhile (claiming a space's one topic job,
+    resolving names to nodes, queueing what no batch holds yet)."""
+    if on_postgres(raw):
+        from .postgres.unit_locks import hold
+
+        hold(raw, unit, space)

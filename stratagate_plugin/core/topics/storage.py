@@ -101,6 +101,14 @@ class TopicsTransaction(Protocol):
         """Spaces not yet bootstrapped under the current projector version."""
         ...
 
+    def queue_alone(self) -> None:
+        """The topic queue held by this transaction alone to its end (SQLite's one writer;
+        an advisory lock on PostgreSQL): a sync or bootstrap reads what no batch holds yet,
+        then queues it; two at once would queue those events twice. The database's, not a
+        space's: a purge syncs several spaces in one transaction, re-filing between them,
+        and locks taken space by space around the re-filing's would deadlock."""
+        ...
+
     def state_known(self, space: str) -> bool:
         """Whether the space has a bootstrap state (any projector version)."""
         ...

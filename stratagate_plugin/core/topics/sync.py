@@ -30,7 +30,10 @@ def sync_if_present(tx: TopicsTransaction, space: str, now: datetime) -> None:
 
 def bootstrap(tx: TopicsTransaction, now: datetime) -> list[str]:
     """Each space not yet under this projector version: its old chapters retired, its
-    visible events frozen as the historical set. The spaces done."""
+    visible events frozen as the historical set. The spaces done. Alone in the topic
+    queue, so the spaces are read once it is held (another process may have bootstrapped
+    them meanwhile)."""
+    tx.queue_alone()
     spaces = tx.spaces_to_bootstrap()
     for space in spaces:
         tx.retire_old_generation(space)
@@ -40,7 +43,9 @@ def bootstrap(tx: TopicsTransaction, now: datetime) -> list[str]:
 
 
 def sync_space(tx: TopicsTransaction, space: str, now: datetime) -> None:
-    """Stale chapters cleared and queued for rebuild, then unplaced events queued."""
+    """Stale chapters cleared and queued for rebuild, then unplaced events queued: alone in
+    the topic queue."""
+    tx.queue_alone()
     if not tx.state_known(space):  # a space new since the open
         tx.record_state(space, 0, now)
     for topic_id, gone in stale_members(tx, space, write=True).items():

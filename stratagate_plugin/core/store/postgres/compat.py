@@ -22,6 +22,7 @@ from psycopg.types.string import StrDumper
 
 from .db import Row
 from .dialect import Schema, Translated, translate
+from .row_functions import Functions, calls, evaluated
 
 _SCHEMA_SQL = """
 SELECT c.relname, a.attname, a.attidentity, i.indisprimary, i.indexrelid,
@@ -99,8 +100,16 @@ class CompatConnection:
     def __init__(self, conn: psycopg.Connection[Row], schema: Schema) -> None:
         self.raw = conn
         self.schema = schema
+        self.functions: Functions = {}
+
+    def create_function(self, name: str, narg: int, function: Callable[[Any], Any]) -> None:
+        """sqlite3's application-defined function of one column, for this unit's statements
+        (evaluated in Python: ``row_functions.py``)."""
+        self.functions[name] = function
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> CompatCursor:
+        if (pattern := calls(sql, self.functions)) is not None:
+            sql, params = evaluated(self.raw, sql, params, self.functions, pattern)
         statement = _translated(sql, self.schema)
         cursor = self.raw.cursor()
         cursor.adapters.register_loader("numeric", NumericLoader)

@@ -133,6 +133,11 @@ class PostgresDatabase:
         the database as it was at the first, whatever commits beside it."""
         return await self._on_thread(self._with_connection, _in_transaction, _BEGIN_READ, query)
 
+    async def outside_transaction(self, fn: Callable[[psycopg.Connection[Row]], T]) -> T:
+        """``fn`` on a pooled (autocommit) connection in no transaction: what PostgreSQL
+        refuses inside one (``VACUUM``, ``CHECKPOINT``)."""
+        return await self._on_thread(self._with_connection, fn)
+
     async def _on_thread(self, fn: Callable[..., T], *args: Any) -> T:
         if self._threads is None:
             raise StrataGateError("database is not open")

@@ -14,7 +14,8 @@ The rules, outside string literals (which pass through untouched, ``%`` doubled)
   parameter decoded from JSON into a list, so it binds as an array of the ids' own type;
 - ``INSERT OR IGNORE`` is ``INSERT … ON CONFLICT DO NOTHING``; ``INSERT OR REPLACE`` is an
   upsert on the table's key (``Schema.conflict_key``); ``UPDATE OR IGNORE`` is ``UPDATE``;
-- ``IFNULL`` is ``COALESCE``; two-argument ``MAX``/``MIN`` are ``GREATEST``/``LEAST``;
+- ``IFNULL`` is ``COALESCE``; ``instr`` is ``strpos`` (the same 1-based position, 0 if
+  none); two-argument ``MAX``/``MIN`` are ``GREATEST``/``LEAST``;
 - ``json_extract(X, '$.name')`` is ``(X::jsonb ->> 'name')``; ``LIKE`` is ``ILIKE``;
 - an ``INSERT`` into a table with an identity column returns it (``lastrowid``).
 """
@@ -260,6 +261,7 @@ def _upsert_targets(text: str) -> str:
 
 def _functions(piece: str) -> str:
     piece = re.sub(r"\bIFNULL\(", "COALESCE(", piece, flags=re.IGNORECASE)
+    piece = re.sub(r"\binstr\(", "strpos(", piece, flags=re.IGNORECASE)
     piece = re.sub(r"\bNOT\s+LIKE\b", "NOT ILIKE", piece, flags=re.IGNORECASE)
     piece = re.sub(r"(?<!NOT )\bLIKE\b", "ILIKE", piece, flags=re.IGNORECASE)
     return _two_argument_extremes(piece)

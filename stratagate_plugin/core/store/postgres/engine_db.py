@@ -27,6 +27,8 @@ T = TypeVar("T")
 class EngineDatabase:
     """An open StrataGate database on a PostgreSQL server, as the engine's storage uses it."""
 
+    backend = "postgresql"  # what ``SqliteStorage`` asks to give purge its server module
+
     def __init__(
         self, url: str, events: EventRules | None = None, connections: int = DEFAULT_CONNECTIONS
     ) -> None:

@@ -57,4 +57,8 @@ class SqliteStorage:
         self.imports: ImportsStorage = SqliteImportsStorage(db, events)
         self.curation: CurationStorage = SqliteCurationStorage(db, events)
         self.purge: PurgeStorage = SqlitePurgeStorage(db, events)
+        if getattr(db, "backend", "sqlite") == "postgresql":  # its files are the server's
+            from ..postgres.purge import PostgresPurgeStorage  # psycopg only when asked for
+
+            self.purge = PostgresPurgeStorage(db, events)
         self.overview: OverviewStorage = SqliteOverviewStorage(db)

@@ -12,9 +12,10 @@ from ...graph.storage import CurrentFact, GraphTransaction, ProjectionBatch, Sta
 from ...records import Job
 from .. import derivation_marks, event_rows, graph_jobs, graph_reads, jobs
 from .. import graph_writes as writes
-from ..units import UnitDatabase
+from ..units import UnitDatabase, alone
 
 T = TypeVar("T")
+PROJECTION = "graph projection"  # a space's projections resolve names one at a time
 
 
 class SqliteGraphStorage:
@@ -111,7 +112,9 @@ class SqliteGraphTransaction:
         return jobs.holds(self.raw, job)
 
     def batch_space(self, batch_id: str) -> str:
-        return graph_jobs.batch_space(self.raw, batch_id)
+        space = graph_jobs.batch_space(self.raw, batch_id)
+        alone(self.raw, PROJECTION, space)
+        return space
 
     def event_statuses(self, event_ids: Iterable[str]) -> dict[str, str]:
         return graph_reads.event_statuses(self.raw, event_ids)

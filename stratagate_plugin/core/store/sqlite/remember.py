@@ -15,7 +15,9 @@ from ...remember.storage import (
 from .. import event_rows, gate_rows, graph_jobs
 from ..provenance_rows import add_pending_citation
 from ..turns import NewSpaceDefaults, ensure_space
-from ..units import UnitDatabase
+from ..units import UnitDatabase, alone
+
+REMEMBERING = "remember"  # a space's: phase 3 re-reads the events it may merge into
 
 
 class SqliteRememberStorage:
@@ -46,6 +48,7 @@ def _commit(
     defaults: SpaceDefaults,
     now: str,
 ) -> Applied:
+    alone(raw, REMEMBERING, ask.namespace)  # the same memory saved twice at once: one event
     live = _live(raw, ask.namespace, ask.text, ask.limit)
     still = event_rows.live_event_ids(raw, ask.ambiguous) if ask.ambiguous else set()
     settings = NewSpaceDefaults(defaults.block_turn_size, defaults.block_decay_lambda)

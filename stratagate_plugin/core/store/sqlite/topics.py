@@ -22,7 +22,7 @@ from ...topics.storage import (
 from .. import derivation_marks, event_rows, jobs, profile_rows, topic_jobs, topic_reads
 from .. import topic_rows as rows
 from .. import topic_unfiled as unfiled
-from ..units import UnitDatabase
+from ..units import UnitDatabase, alone
 
 T = TypeVar("T")
 PREFERRED_LANGUAGE = "preferred_language"  # the profile field the directory follows
@@ -76,6 +76,9 @@ class SqliteTopicsTransaction:
 
     def spaces_to_bootstrap(self) -> list[str]:
         return topic_jobs.spaces_to_bootstrap(self.raw)
+
+    def queue_alone(self) -> None:
+        alone(self.raw, topic_jobs.QUEUEING)
 
     def state_known(self, space: str) -> bool:
         return topic_jobs.state_version(self.raw, space) is not None

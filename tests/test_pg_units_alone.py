@@ -1,0 +1,154 @@
+"""Units that must run alone, on PostgreSQL: two engines on one database at once.
+
+SQLite's single writer runs every write alone; PostgreSQL's READ COMMITTED writes run side
+by side, so a unit that decides on what it read (a topic claim, a sync queueing what no
+batch holds, a projection resolving names, a memory merged into the events it re-reads)
+holds an advisory lock keyed by the unit and its space (``store/units.alone``). Each test
+races two engines over one database and counts the work: none done twice.
+"""
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.purge.words import Needles
+from stratagate_plugin.core.topics.storage import QueuedBatch
+
+SPACES = ("north", "south", "east")
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+LEASE = timedelta(minutes=5)
+SAID = (
+    "My sister Ana lives in Porto.",
+    "Ana adopted a dog named Biscuit.",
+    "Ana moved to Lisbon.",
+    "The kiln fires on Fridays.",
+    "Bruno repairs bicycles in Braga.",
+    "Bruno's shop opens at nine.",
+)
+
+
+@pytest.fixture
+async def engines(pg_url: str) -> AsyncIterator[tuple[StrataGate, StrataGate]]:
+    """Two engines (as two app processes would open) on one fresh database."""
+    config = MemoryConfig(block_turn_size=2)
+    first = await StrataGate.open(pg_url, config)
+    second = await StrataGate.open(pg_url, config)
+    yield first, second
+    await first.close()
+    await second.close()
+
+
+async def _said(engine: StrataGate, *spaces: str) -> None:
+    for space in spaces:
+        for text in SAID:
+            await engine.remember.save(space, "t", text)
+
+
+async def _repeated(engine: StrataGate, table: str, key: str) -> list[tuple[object, ...]]:
+    """The values of ``key`` that more than one row of ``table`` holds."""
+    sql = f"SELECT {key} FROM {table} GROUP BY {key} HAVING count(*) > 1"
+    return await _rows(engine, sql)
+
+
+async def _rows(engine: StrataGate, sql: str) -> list[tuple[object, ...]]:
+    return await engine.db.read(lambda raw: [tuple(row) for row in raw.execute(sql)])
+
+
+async def test_two_engines_claiming_at_once_start_one_topic_job_per_space(
+    engines: tuple[StrataGate, StrataGate],
+) -> None:
+    first = engines[0]
+    saved = {
+        space: [(await first.remember.save(space, "t", text)).event_id for text in SAID[:2]]
+        for space in SPACES
+    }
+    await first.topics.process()  # what the saves queued, done
+    for space, event_ids in saved.items():  # then two batches waiting in each space
+        for event_id in event_ids:
+            batch = QueuedBatch(False, None, [event_id])
+            await first.storage.topics.write(lambda tx, b=batch, s=space: tx.queue_batch(s, b, T0))
+    claims = [
+        engine.storage.topics.claim(T0, f"owner{n}", LEASE, None)
+        for n in range(8)
+        for engine in engines
+    ]
+    claimed = [job for job in await asyncio.gather(*claims) if job is not None]
+    assert sorted(job.namespace for job in claimed) == sorted(SPACES)  # one each, no more
+    running = await _rows(
+        first,
+        "SELECT namespace, claims FROM jobs WHERE kind = 'topic_projection' AND status = 'running'",
+    )
+    assert sorted(running) == sorted((space, 1) for space in SPACES)  # each claimed once
+
+
+async def test_two_engines_filing_topics_at_once_queue_and_place_each_event_once(
+    engines: tuple[StrataGate, StrataGate],
+) -> None:
+    first, second = engines
+    await _said(first, *SPACES)
+    await asyncio.gather(first.topics.process(), second.topics.process())
+    await asyncio.gather(first.topics.process(), second.topics.process())
+    assert await _repeated(first, "topic_members", "event_id") == []  # in one chapter each
+    left = await _rows(first, "SELECT count(*) FROM topic_queue")
+    assert left == [(0,)]
+    runs = await _rows(first, "SELECT max(claims) FROM jobs WHERE kind = 'topic_projection'")
+    assert runs == [(1,)]  # no batch ran twice
+    placed = await _rows(first, "SELECT count(DISTINCT event_id) FROM topic_members")
+    spare = await _rows(first, "SELECT count(*) FROM topic_spare")
+    events = await _rows(first, "SELECT count(*) FROM events")
+    assert placed[0][0] > 0 and spare[0][0] + placed[0][0] >= events[0][0]
+    counted = await _rows(first, "SELECT coalesce(sum(n), 0) FROM topic_spare_counts")
+    assert counted == spare
+
+
+async def test_two_engines_projecting_one_space_at_once_make_each_node_once(
+    engines: tuple[StrataGate, StrataGate],
+) -> None:
+    first, second = engines
+    await _said(first, "north")
+    await asyncio.gather(first.derivation.process_pending(), second.derivation.process_pending())
+    assert await _repeated(first, "graph_nodes", "namespace, name_key") == []
+    names = await _rows(first, "SELECT name FROM graph_nodes WHERE name_key = 'ana'")
+    assert names == [("Ana",)]
+
+
+async def test_two_engines_remembering_the_same_words_at_once_make_one_event(
+    engines: tuple[StrataGate, StrataGate],
+) -> None:
+    first = engines[0]
+    text = "The studio's kiln fires every Friday at noon."
+    saves = [engine.remember.save("north", "t", text) for engine in engines for _ in range(3)]
+    done = await asyncio.gather(*saves)
+    stored = await _rows(first, "SELECT id FROM events WHERE status = 'active'")
+    assert len(stored) == 1  # the others reinforced it or were ignored as its duplicate
+    assert {d.event_id for d in done} - {None} == {stored[0][0]}
+
+
+async def test_a_purge_across_spaces_beside_another_engines_topic_work_never_deadlocks(
+    engines: tuple[StrataGate, StrataGate],
+) -> None:
+    """The purge syncs each touched space and re-files between them in one transaction,
+    while the other engine syncs and re-files: one queue lock before the re-filing's, in
+    every unit, so neither waits for the other in a circle (PostgreSQL would abort one).
+    Row versions a snapshot open beside the purge could still see outlive its compaction
+    (as a reader keeps SQLite's log from being cut): the next one takes them."""
+    first, second = engines
+    await _said(first, *SPACES)
+    for space in SPACES:
+        await first.blocks.append_turn(space, "t", user="Bruno repairs bicycles in Braga.")
+
+    async def topic_work() -> None:  # words of their own, none of them purged
+        for round_ in range(3):
+            for space in SPACES:
+                await second.remember.save(space, "t", f"The kiln fires {round_} times a week.")
+            await second.topics.process()
+
+    purged, _ = await asyncio.gather(first.purge.words(Needles(["Braga"])), topic_work())
+    assert purged.erased["messages"] == len(SPACES)
+    await first.storage.purge.compact()  # old versions a snapshot beside it still saw
+    await first.storage.purge.checkpoint()
+    assert not any((await first.purge.check(Needles(["Braga"]))).values())
