@@ -14,6 +14,8 @@ The rules, outside string literals (which pass through untouched, ``%`` doubled)
   parameter decoded from JSON into a list, so it binds as an array of the ids' own type;
 - ``INSERT OR IGNORE`` is ``INSERT … ON CONFLICT DO NOTHING``; ``INSERT OR REPLACE`` is an
   upsert on the table's key (``Schema.conflict_key``); ``UPDATE OR IGNORE`` is ``UPDATE``;
+- an empty list, ``X IN ()`` (``NOT IN ()``), is ``X = ANY('{}')`` (``<> ALL('{}')``):
+  false (true) as on SQLite, where PostgreSQL refuses the empty parentheses;
 - ``IFNULL`` is ``COALESCE``; two-argument ``MAX``/``MIN`` are ``GREATEST``/``LEAST``;
 - ``json_extract(X, '$.name')`` is ``(X::jsonb ->> 'name')``; ``LIKE`` is ``ILIKE``;
 - an ``INSERT`` into a table with an identity column returns it (``lastrowid``).
@@ -27,6 +29,7 @@ _MASK = re.compile("\x03(\\d+)\x03")
 _JSON_IN = re.compile(
     r"\bIN\s*\(\s*SELECT\s+value\s+FROM\s+json_each\(\s*\?\s*\)\s*\)", re.IGNORECASE
 )
+_EMPTY_IN = re.compile(r"\b(NOT\s+)?IN\s*\(\s*\)", re.IGNORECASE)
 _INSERT_OR = re.compile(r"^\s*INSERT\s+OR\s+(IGNORE|REPLACE)\s+INTO\s+", re.IGNORECASE)
 _UPDATE_OR = re.compile(r"^\s*UPDATE\s+OR\s+IGNORE\s+", re.IGNORECASE)
 _INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)\s*\(([^)]*)\)", re.IGNORECASE)
@@ -133,6 +136,7 @@ def translate(sql: str, schema: Schema) -> Translated:
     masked = _full_text(_functions(masked.replace("%", "%%")))
     masked = _SQLITE_MASTER.sub(_TABLES.replace("%", "%%"), masked)
     masked = _JSON_IN.sub(f"= ANY({JSON_ARRAY})", masked)
+    masked = _EMPTY_IN.sub(lambda m: "<> ALL('{}')" if m.group(1) else "= ANY('{}')", masked)
     masked = _JSON_ROWS.sub(lambda m: _bound_rows(masked, m.group(1)), masked)
     masked = _planner_hints(masked)
     masked = _bound_forms(masked)
