@@ -6,7 +6,7 @@ import sqlite3
 import psycopg
 
 from stratagate_plugin.core.store.postgres.compat import CompatConnection
-from stratagate_plugin.core.store.postgres.db import row_factory
+from stratagate_plugin.core.store.postgres.db import Row, row_factory
 from stratagate_plugin.core.store.postgres.dialect import Schema
 
 EMPTY_LISTS = [
@@ -25,3 +25,11 @@ def test_an_empty_in_list_is_false_and_an_empty_not_in_list_true(pg_url: str) ->
             assert [tuple(row) for row in server.execute(sql).fetchall()] == expected, sql
     sqlite.close()
 
+
+def test_rows_compare_as_sqlite3_rows_do() -> None:
+    names = {"a": 0, "b": 1}
+    assert Row(names, (1, "x")) == Row(dict(names), [1, "x"])
+    assert Row(names, (1, "x")) != Row(names, (1, "y"))
+    assert Row(names, (1, "x")) != Row({"a": 0, "c": 1}, (1, "x"))
+    assert Row(names, (1, "x")) != (1, "x")  # as sqlite3.Row, never equal to a tuple
+    assert len({Row(names, (1, "x")), Row(names, (1, "x"))}) == 1
