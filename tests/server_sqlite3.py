@@ -7,8 +7,9 @@ same SQLite SQL, translated as the engine's own statements are (``postgres/compa
 rows as tuples or, with ``row_factory = sqlite3.Row``, by name too; transactions as
 sqlite3 opens them by default (a read alone commits at once; a change opens a transaction
 that ``commit``/``rollback`` or the ``with`` block ends), or none with
-``isolation_level=None``. Only the tests' own calls are redirected: the engine's SQLite
-files (aiosqlite) and paths the test never opened as a memory stay files.
+``isolation_level=None``. Only the calls of test code (``tests/``, and ``benchmarks/`` that
+tests run) are redirected: the engine's own SQLite connections and paths the test never
+opened as a memory stay files.
 """
 
 import re
@@ -26,6 +27,8 @@ from stratagate_plugin.core.store.postgres.compat import CompatConnection, read_
 from stratagate_plugin.core.store.postgres.db import row_factory
 
 TESTS = Path(__file__).resolve().parent
+# The test code whose sqlite3 reads are redirected: the tests and the benchmarks they run.
+TEST_CODE = (TESTS, TESTS.parent / "benchmarks")
 _CHANGE = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
 REAL_CONNECT = sqlite3.connect
 
@@ -109,7 +112,7 @@ def redirecting_connect(plan: ServerPlan, opened: list[PlainConnection]) -> Call
 
     def connect(database: Any, *args: Any, **kwargs: Any) -> Any:
         caller = Path(sys._getframe(1).f_code.co_filename)
-        ours = _is_path(database) and caller.is_relative_to(TESTS)
+        ours = _is_path(database) and any(caller.is_relative_to(code) for code in TEST_CODE)
         url = plan.existing(database) if ours else None
         if url is None:
             return REAL_CONNECT(database, *args, **kwargs)
