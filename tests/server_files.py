@@ -73,6 +73,13 @@ class ServerPlan:
         return cls(*json.loads(given)) if given else None
 
 
+def stand_in(path: Path) -> None:
+    """An empty file where the memory's file would be (its dir made as SQLite's open makes
+    it): code that asks whether a memory is there (``Path.exists``) finds it, as on SQLite."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(exist_ok=True)
+
+
 def _exists(admin: psycopg.Connection[Any], name: str) -> bool:
     found = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
     return found.fetchone() is not None
@@ -87,7 +94,10 @@ def redirect_engines(plan: ServerPlan) -> Any:
     original = memory._open_database
 
     async def open_on_server(where: Path | str, busy_timeout_s: float | None) -> Any:
-        url = where if is_database_url(where) else plan.database(where)
+        if is_database_url(where):
+            return await original(where, busy_timeout_s)
+        url = plan.database(where)
+        stand_in(Path(where))
         return await original(url, busy_timeout_s)
 
     memory._open_database = open_on_server  # type: ignore[assignment]
