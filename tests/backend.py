@@ -81,6 +81,7 @@ NOT_YET_ON_POSTGRESQL: dict[str, str] = {
     "test_search_raw_no_match_is_empty": UNNEST,
     "test_a_purge_erases_the_words_from_a_conversation_title": PURGE,
     "test_web_purge.py": PURGE,
+    "test_readme_transcript_runs_literally_in_a_fresh_home": UNNEST,
     "test_a_hit_on_an_imported_memory_shows_its_own_words": UNNEST,
     "test_a_long_imported_memory_is_cut_at_240_characters": UNNEST,
     "test_a_one_turn_tail_is_found_by_another_sessions_raw_search": UNNEST,
