@@ -14,11 +14,11 @@ The rules, outside string literals (which pass through untouched, ``%`` doubled)
   parameter decoded from JSON into a list, so it binds as an array of the ids' own type;
 - ``INSERT OR IGNORE`` is ``INSERT … ON CONFLICT DO NOTHING``; ``INSERT OR REPLACE`` is an
   upsert on the table's key (``Schema.conflict_key``); ``UPDATE OR IGNORE`` is ``UPDATE``;
-- an empty list, ``X IN ()`` (``NOT IN ()``), is ``X = ANY('{}')`` (``<> ALL('{}')``):
-  false (true) as on SQLite, where PostgreSQL refuses the empty parentheses;
 - ``IFNULL`` is ``COALESCE``; two-argument ``MAX``/``MIN`` are ``GREATEST``/``LEAST``;
 - ``json_extract(X, '$.name')`` is ``(X::jsonb ->> 'name')``; ``LIKE`` is ``ILIKE``;
-- an ``INSERT`` into a table with an identity column returns it (``lastrowid``).
+- an ``INSERT`` into a table with an identity column returns it (``lastrowid``);
+- an empty list, ``X IN ()`` (``NOT IN ()``), is ``X = ANY('{}')`` (``<> ALL('{}')``):
+  false (true) as on SQLite, where PostgreSQL refuses the empty parentheses.
 """
 
 import re
