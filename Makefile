@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-.PHONY: install run test check bench shots-check
+.PHONY: install run test check check-postgresql bench shots-check
 install: $(STAMP)
 
 run: $(STAMP)
@@ -27,6 +27,12 @@ check: $(STAMP)
 	$(BIN)/ruff check stratagate_plugin tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/pytest
+
+# The suite again with every memory on the private PostgreSQL server (tests/backend.py); the
+# browser tests stay on SQLite (their app server starts before a test's redirection, and the
+# web tests already run the same app on PostgreSQL). Not yet in `check`: it is not green.
+check-postgresql: $(STAMP)
+	$(BIN)/pytest --backend postgresql --ignore-glob='tests/test_browser_*'
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ingest.py

@@ -5,6 +5,7 @@ import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 import pytest
@@ -13,8 +14,9 @@ from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
 
 # The browser tests' fixtures (app, browser, page): see tests/browser.py; the private
-# PostgreSQL server's (pg_cluster, pg_url): see tests/pg_cluster.py.
-pytest_plugins = ["browser", "pg_cluster"]
+# PostgreSQL server's (pg_cluster, pg_url): see tests/pg_cluster.py; the option
+# ``--backend postgresql`` (the suite on that server): see tests/backend.py.
+pytest_plugins = ["browser", "pg_cluster", "backend"]
 
 
 @pytest.fixture(autouse=True)
@@ -38,8 +40,12 @@ async def memory(db_path: Path) -> AsyncIterator[StrataGate]:
 
 
 @pytest.fixture
-def plain(db_path: Path) -> Iterator[sqlite3.Connection]:
-    """A second, plain sqlite3 connection for asserting on what is really stored."""
+def plain(db_path: Path, server_files: Any) -> Iterator[sqlite3.Connection]:
+    """A second, plain sqlite3 connection for asserting on what is really stored (with
+    ``--backend postgresql``, one to the database standing for the file)."""
+    if server_files is not None:
+        yield from server_files.plain(db_path)
+        return
     conn = sqlite3.connect(db_path)
     conn.row_factory = sqlite3.Row
     yield conn

@@ -68,10 +68,14 @@ class Cluster:
 
     @contextmanager
     def database(self, prefix: str, template: str = "template0") -> Iterator[str]:
-        """A new database made from ``template`` for the block (its name), dropped after."""
+        """A new database made from ``template`` for the block (its name), dropped after.
+
+        ``FILE_COPY`` copies the template's files whole: ~0.06 s where the default
+        (``WAL_LOG``, block by block through the WAL) took ~0.2 s, the checkpoint it costs
+        being cheap with ``fsync`` off; the suite's PostgreSQL pass makes one per test."""
         name = f"{prefix}_{os.getpid()}_{next(_DATABASE_NUMBERS)}"
         with self.admin() as admin:
-            admin.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
+            admin.execute(f"CREATE DATABASE {name} TEMPLATE {template} STRATEGY FILE_COPY")
         try:
             yield name
         finally:

@@ -5,11 +5,17 @@ import sqlite3
 import threading
 from pathlib import Path
 
+import pytest
+
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store.checkpoint import (
     CHECKPOINT_EVERY_WRITES,
     WRITER_SAFETY_NET_PAGES,
     Checkpointer,
+)
+
+pytestmark = pytest.mark.sqlite_only(
+    reason="WAL checkpoints of SQLite's writer, on their own thread"
 )
 
 

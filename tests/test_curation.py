@@ -78,7 +78,8 @@ async def test_forget_leaves_every_search_recall_and_listing_and_restore_brings_
     restored = await memory.curation.act("restore", card.id)
     assert restored.card.status == "active" and await found_by(memory, card.id) == EVERYWHERE
     rows = plain.execute(
-        "SELECT kind, target_id, actor, namespace, detail_json FROM memory_actions ORDER BY rowid"
+        "SELECT kind, target_id, actor, namespace, detail_json FROM memory_actions "
+        "ORDER BY created_at, id"
     ).fetchall()
     assert [tuple(row)[:4] for row in rows] == [
         ("forget", card.id, "user", NS),
@@ -270,6 +271,9 @@ async def test_describe_finds_an_event_a_block_or_a_message_by_id(memory: Strata
         await memory.curation.describe("nope")
 
 
+@pytest.mark.sqlite_only(
+    reason="a SQLite file made at schema 12 by hand, migrated by SQLite's steps"
+)
 async def test_a_file_of_schema_12_gains_receipts_and_keeps_its_messages(db_path: Path) -> None:
     conn = sqlite3.connect(db_path, isolation_level=None)
     register_functions(conn)

@@ -45,6 +45,10 @@ def short_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store_db, "BUSY_TIMEOUT_MS", 100)
 
 
+@pytest.mark.sqlite_only(
+    reason="a turn fails through SQLite's write lock, held by a raw connection "
+    "(BEGIN IMMEDIATE) past the busy timeout"
+)
 async def test_a_turn_that_could_not_be_written_is_recorded_at_the_next_turn(
     tmp_path: Path, short_busy_timeout: None
 ) -> None:
@@ -66,6 +70,10 @@ async def test_a_turn_that_could_not_be_written_is_recorded_at_the_next_turn(
     assert user_turns(db, "s1") == [(1, "first fact"), (2, "second fact"), (3, "third fact")]
 
 
+@pytest.mark.sqlite_only(
+    reason="a turn fails through SQLite's write lock, held by a raw connection "
+    "(BEGIN IMMEDIATE) past the busy timeout"
+)
 async def test_newer_turns_wait_behind_an_older_one_and_the_next_start_records_them(
     tmp_path: Path, short_busy_timeout: None
 ) -> None:

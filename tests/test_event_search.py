@@ -360,6 +360,9 @@ def test_rank_plain_equals_rank_events_for_plain_queries(query: str, offset: int
     assert rank_plain(pools, request) == expected
 
 
+@pytest.mark.sqlite_only(
+    reason="drops the FTS5 table and the stored documents from the file to force SQLite's full scan"
+)
 async def test_search_with_index_and_stored_documents_equals_a_full_scan(
     memory: StrataGate,
 ) -> None:

@@ -23,6 +23,11 @@ from stratagate_plugin.core.store import (
 from stratagate_plugin.core.store.search_index import register_functions
 from stratagate_plugin.core.text.search_terms import fts_match_any, query_tokens
 
+pytestmark = pytest.mark.sqlite_only(
+    reason="the event impact index's SQLite tables (off on PostgreSQL, which ranks "
+    "events through event_search) and their ranking against FTS5's"
+)
+
 POOLS = ("conversation", "agent")
 
 

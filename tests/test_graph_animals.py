@@ -115,6 +115,7 @@ def base_database(path: Path) -> None:
     conn.close()
 
 
+@pytest.mark.sqlite_only(reason="a SQLite file made by hand at an old schema, migrated")
 async def test_a_base_database_has_its_pets_retyped_animal_and_keeps_every_record(
     tmp_path: Path,
 ) -> None:

@@ -11,6 +11,11 @@ from stratagate_plugin.core.store.migrations import MIGRATIONS, SCHEMA_VERSION, 
 from stratagate_plugin.core.store.search_index import recount_index_stats, register_functions
 from stratagate_plugin.core.text.search_terms import TOKENIZER_VERSION, fts_document
 
+pytestmark = pytest.mark.sqlite_only(
+    reason="SQLite files at older schemas migrated by SQLite's steps, its pragmas (WAL, "
+    "foreign keys) and the default file's path"
+)
+
 
 def build_version_one(path: Path) -> None:
     """A database as the first release left it, holding one recorded message."""

@@ -19,6 +19,10 @@ from stratagate_plugin.core.clock import utc_now
 from stratagate_plugin.core.purge.words import Needles
 from stratagate_plugin.core.store import health
 
+pytestmark = pytest.mark.sqlite_only(
+    reason="the raw bytes of the SQLite file, its WAL and its backups after a purge"
+)
+
 SCENARIOS = [
     pytest.param(
         "SUA12345",

@@ -45,6 +45,9 @@ def hits(home: Path, words: str) -> dict[str, int]:
     return {f.name: f.read_bytes().count(words.encode()) for f in files}
 
 
+@pytest.mark.sqlite_only(
+    reason="every copy is the SQLite file's bytes and its backups' (health.backup of the file)"
+)
 def test_deleting_a_space_erases_every_copy_of_it_and_keeps_the_other(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

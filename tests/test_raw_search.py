@@ -104,6 +104,7 @@ async def test_search_raw_ties_prefer_newer_messages(tmp_path: Path) -> None:
     assert [hit.message.id for hit in hits] == [new[0], old[0]]
 
 
+@pytest.mark.sqlite_only(reason="drops the FTS5 table from the file to force SQLite's full scan")
 async def test_search_raw_without_fts_table_gives_the_same_order(
     world: tuple[StrataGate, dict[str, str]],
 ) -> None:

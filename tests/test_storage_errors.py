@@ -18,6 +18,11 @@ from stratagate_plugin.cli.main import main
 from stratagate_plugin.core.errors import StorageError
 from stratagate_plugin.core.store import Database, db
 
+pytestmark = pytest.mark.sqlite_only(
+    reason="SQLite database files that cannot be used (unreadable, read-only, damaged), "
+    "their backups, and SQLite's busy wait"
+)
+
 # What lets root write a file whose mode says read-only, and change that mode.
 ROOT_OVERRIDES = "-dac_override,-dac_read_search,-fowner"
 

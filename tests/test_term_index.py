@@ -20,6 +20,11 @@ from stratagate_plugin.core.retrieval.storage import CorpusStats, TermPostings
 from stratagate_plugin.core.store import term_index
 from stratagate_plugin.core.store.search_index import register_functions
 
+pytestmark = pytest.mark.sqlite_only(
+    reason="the raw impact index checked against a rebuild from FTS5's rows in a SQLite "
+    "copy (backup API, SQLite functions)"
+)
+
 START = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 NS = "space"
 TURNS = [

@@ -201,6 +201,7 @@ async def test_timeline_pages_by_offset(memory: StrataGate) -> None:
     assert [e.card.id for e in second.entries] == [f"e{i:02d}" for i in range(5, -1, -1)]
 
 
+@pytest.mark.sqlite_only(reason="SQLite's query plan (EXPLAIN QUERY PLAN) walks the timeline index")
 def test_the_listing_walks_the_timeline_index(db_path: Path, plain: sqlite3.Connection) -> None:
     raw = sqlite3.connect(db_path, isolation_level=None)
     register_functions(raw)

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from topic_data import add_events, new_space
 
 from stratagate_plugin.core.config import MemoryConfig
@@ -152,6 +153,7 @@ async def test_a_chapter_gaining_an_agent_event_turns_its_members_at_weight_zero
         assert agent not in str(page)
 
 
+@pytest.mark.sqlite_only(reason="a SQLite file at schema 18 migrated by SQLite's step 19")
 async def test_migration_19_fills_the_index_from_a_version_18_database(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     async with await StrataGate.open(path) as memory:

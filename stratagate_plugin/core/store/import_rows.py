@@ -184,11 +184,15 @@ def mark_committed(
     )
 
 
-def mark_undone(raw: sqlite3.Connection, job_id: str, now: str) -> None:
-    raw.execute(
-        "UPDATE import_jobs SET status = 'undone', undone_at = ?, updated_at = ? WHERE id = ?",
+def mark_undone(raw: sqlite3.Connection, job_id: str, now: str) -> bool:
+    """Whether this unit took the committed job to undone: two undos at once on
+    PostgreSQL (READ COMMITTED) both read it committed, and only one update finds it so."""
+    changed = raw.execute(
+        "UPDATE import_jobs SET status = 'undone', undone_at = ?, updated_at = ? "
+        "WHERE id = ? AND status = 'committed'",
         (now, now, job_id),
     )
+    return changed.rowcount == 1
 
 
 def jobs_in(raw: sqlite3.Connection, statuses: Sequence[str]) -> list[str]:

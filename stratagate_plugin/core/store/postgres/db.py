@@ -63,6 +63,15 @@ class Row(Sequence[Any]):
     def keys(self) -> list[str]:
         return list(self._names)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to a row of the same columns and values, as ``sqlite3.Row`` is."""
+        if not isinstance(other, Row):
+            return NotImplemented
+        return self.keys() == other.keys() and tuple(self._values) == tuple(other._values)
+
+    def __hash__(self) -> int:
+        return hash((tuple(self._names), tuple(self._values)))
+
 
 def row_factory(cursor: psycopg.Cursor[Any]) -> RowMaker[Row]:
     names = {column.name: index for index, column in enumerate(cursor.description or [])}

@@ -17,7 +17,9 @@ The rules, outside string literals (which pass through untouched, ``%`` doubled)
 - ``IFNULL`` is ``COALESCE``; ``instr`` is ``strpos`` (the same 1-based position, 0 if
   none); two-argument ``MAX``/``MIN`` are ``GREATEST``/``LEAST``;
 - ``json_extract(X, '$.name')`` is ``(X::jsonb ->> 'name')``; ``LIKE`` is ``ILIKE``;
-- an ``INSERT`` into a table with an identity column returns it (``lastrowid``).
+- an ``INSERT`` into a table with an identity column returns it (``lastrowid``);
+- an empty list, ``X IN ()`` (``NOT IN ()``), is ``X = ANY('{}')`` (``<> ALL('{}')``):
+  false (true) as on SQLite, where PostgreSQL refuses the empty parentheses.
 """
 
 import re
@@ -28,6 +30,7 @@ _MASK = re.compile("\x03(\\d+)\x03")
 _JSON_IN = re.compile(
     r"\bIN\s*\(\s*SELECT\s+value\s+FROM\s+json_each\(\s*\?\s*\)\s*\)", re.IGNORECASE
 )
+_EMPTY_IN = re.compile(r"\b(NOT\s+)?IN\s*\(\s*\)", re.IGNORECASE)
 _INSERT_OR = re.compile(r"^\s*INSERT\s+OR\s+(IGNORE|REPLACE)\s+INTO\s+", re.IGNORECASE)
 _UPDATE_OR = re.compile(r"^\s*UPDATE\s+OR\s+IGNORE\s+", re.IGNORECASE)
 _INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)\s*\(([^)]*)\)", re.IGNORECASE)
@@ -134,6 +137,7 @@ def translate(sql: str, schema: Schema) -> Translated:
     masked = _full_text(_functions(masked.replace("%", "%%")))
     masked = _SQLITE_MASTER.sub(_TABLES.replace("%", "%%"), masked)
     masked = _JSON_IN.sub(f"= ANY({JSON_ARRAY})", masked)
+    masked = _EMPTY_IN.sub(lambda m: "<> ALL('{}')" if m.group(1) else "= ANY('{}')", masked)
     masked = _JSON_ROWS.sub(lambda m: _bound_rows(masked, m.group(1)), masked)
     masked = _planner_hints(masked)
     masked = _bound_forms(masked)

@@ -164,10 +164,9 @@ def _write_batch(
 
 def _remove_batch(raw: sqlite3.Connection, batch_id: str, now: str) -> RemovedBatch | None:
     row = rows.batch_job(raw, batch_id)
-    if row["status"] != "committed":
+    if row["status"] != "committed" or not rows.mark_undone(raw, row["id"], now):
         return None
     removed = batch_rows.remove_batch(raw, batch_id, now)
-    rows.mark_undone(raw, row["id"], now)
     return RemovedBatch(
         row["id"], row["namespace"], removed.event_ids, removed.restored_ids, removed.graph_node_ids
     )

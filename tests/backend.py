@@ -1,0 +1,227 @@
+"""``pytest --backend postgresql``: the whole suite over the private PostgreSQL server.
+
+tests/conftest.py loads this module as a plugin. The default (``--backend sqlite``) changes
+nothing. With ``--backend postgresql`` every memory a test opens on a file path
+(``StrataGate.open(path)``: the ``memory`` fixture, the CLI's ``--db FILE``, the web app's
+and MCP server's profile) opens instead on a database of the private server of
+``tests/pg_cluster.py``: one per distinct path per test, so a test that closes and reopens
+its file reopens the same database, each a copy of one migrated once per session (a
+template copy, ~0.06 s), all dropped after the test. The seam is one function, the
+engine's ``memory._open_database`` (``server_files.py``); the processes a test starts (the
+CLI, ``stratagate serve``, an MCP server) get the same redirection through
+``pg_child/sitecustomize.py``. A test's own ``sqlite3.connect`` of a memory it opened, and
+the ``plain`` fixture, read the database through the engine's SQL translation
+(``server_sqlite3.py``). No test is edited for it.
+
+Not run on PostgreSQL, each with its reason (``pytest --backend postgresql -rs`` lists them):
+
+- tests marked ``sqlite_only(reason)``, about the SQLite file itself (WAL checkpoints,
+  SQLite's write lock, migrations of SQLite files made by hand, the event impact index's
+  SQLite tables, FTS5); ``grep -rn sqlite_only tests`` is the list;
+- files that run on both backends by themselves in either pass (``BOTH_BY_DESIGN``);
+- ``NOT_YET_ON_POSTGRESQL``: tests failing there for a reason still to fix, each with it.
+
+Still on SQLite in that pass: memories opened by a module-scoped fixture (set up before
+any test's redirection), the ``Database`` class used directly (the SQLite store's own
+tests), and child processes started with a ``PYTHONPATH`` of their own.
+"""
+
+import asyncio
+import itertools
+import os
+import sqlite3
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import cast
+
+import pytest
+from pg_cluster import Cluster
+from server_files import ENV, ServerPlan, redirect_engines
+from server_sqlite3 import PlainConnection, redirecting_connect
+
+from stratagate_plugin.core import memory as memory_module
+from stratagate_plugin.core.store.postgres.engine_db import EngineDatabase
+
+BACKENDS = ("sqlite", "postgresql")
+CHILD_SITE = Path(__file__).resolve().parent / "pg_child"
+_TESTS = itertools.count(1)
+# Files that already run on both backends themselves, in either pass: not run again.
+BOTH_BY_DESIGN: dict[str, str] = {
+    "storage_contract": "the storage contract's suite runs each file on both backends",
+    "test_db_copy.py": "copies between a SQLite file and a PostgreSQL database, both ways",
+    "test_pg_db.py": "PostgreSQL's unit of work on the private server, in either pass",
+    "test_pg_doctor.py": "doctor on SQLite and on the private server, in either pass",
+    "test_pg_schema.py": "the two schemas side by side, in either pass",
+}
+
+UNNEST = (
+    "an empty id list read through json_each(?) in FROM: PostgreSQL cannot type the unnest "
+    "of an empty array (retrieval_rows; passes once wt-pgcontract is merged: 79446bd)"
+)
+PURGE = (
+    "purge runs SQLite's functions (create_function: sg_scrub…), secure_delete and VACUUM: "
+    "a PostgreSQL purge module is to write (passes once wt-pgcontract's purge is merged)"
+)
+COPIED = (
+    "copies a memory with sqlite3's backup API (test_concurrent_process.copy_database); on "
+    "the server the copy is CREATE DATABASE … TEMPLATE, still to write in that helper"
+)
+# Tests failing on PostgreSQL for a reason still to fix (a file, or a test by its name): not
+# run there. The set only shrinks.
+NOT_YET_ON_POSTGRESQL: dict[str, str] = {
+    "test_bench_ends_with_a_progress_line_counting_questions": UNNEST,
+    "test_search_prints_each_hit_with_its_source_time_and_events": UNNEST,
+    "test_purge_tombstones_the_sources_and_every_view_built_on_them": UNNEST,
+    "test_fused_retrieval.py": UNNEST,
+    "test_import_source_search.py": UNNEST,
+    "test_spaces_keep_their_memory_apart": UNNEST,
+    "test_cleanup_without_progress_fails_the_turn": UNNEST,
+    "test_incomplete_recovered_answers_fail_after_three_attempts": UNNEST,
+    "test_search_raw_no_match_is_empty": UNNEST,
+    "test_a_purge_erases_the_words_from_a_conversation_title": PURGE,
+    "test_web_purge.py": PURGE,
+    "test_readme_transcript_runs_literally_in_a_fresh_home": UNNEST,
+    "test_a_hit_on_an_imported_memory_shows_its_own_words": UNNEST,
+    "test_a_long_imported_memory_is_cut_at_240_characters": UNNEST,
+    "test_a_one_turn_tail_is_found_by_another_sessions_raw_search": UNNEST,
+    "test_auto_context_excludes_the_current_thread_and_never_reinforces": (
+        "auto context lists events of equal rank in another order (a tie SQLite's rowid "
+        "breaks), also with wt-pgcontract merged"
+    ),
+    "test_the_statement_ranks_above_the_answer_that_repeats_it": (
+        "inserts into usage_receipts by position: PostgreSQL's table has its columns in "
+        "another order"
+    ),
+    "test_purge_shows_its_plan_asks_first_and_refuses_without_a_terminal": PURGE,
+    "test_purge_with_yes_prints_the_receipt_as_json": PURGE,
+    "test_words_purged_meanwhile_are_not_written_back": PURGE,
+    "test_purge_plan.py": (
+        "purge's SQLite functions; with wt-pgcontract's purge merged 3 of its tests still "
+        "fail (words a check still finds; a SELECT … FOR UPDATE in a read-only snapshot)"
+    ),
+    "test_concurrent_process.py": COPIED,
+    "test_four_workers_derive_the_same_events_and_links_as_one": COPIED,
+    "test_ingest_of_any_json_ends_in_success_or_one_error_line": (
+        "a NUL character in a message: PostgreSQL text cannot hold it (psycopg's DataError, "
+        "not one line); to replace, refuse or escape it is a behaviour question"
+    ),
+    "test_offline_fallback.py": (
+        "reads derivation marks ORDER BY rowid: blocks and events have no rowid column on "
+        "PostgreSQL (the test needs another order)"
+    ),
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend",
+        choices=BACKENDS,
+        default="sqlite",
+        help="the database every engine a test opens on a file path runs on (default sqlite)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "sqlite_only(reason): about the SQLite file itself; not run with --backend postgresql",
+    )
+
+
+def on_postgresql(config: pytest.Config) -> bool:
+    return bool(config.getoption("--backend") == "postgresql")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--backend postgresql``, what is not run there is skipped, with its reason."""
+    if not on_postgresql(config):
+        return
+    for item in items:
+        reason = not_on_postgresql(item)
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def not_on_postgresql(item: pytest.Item) -> str | None:
+    """Why ``item`` is not run on PostgreSQL, or None."""
+    both = BOTH_BY_DESIGN.get(item.path.name) or BOTH_BY_DESIGN.get(item.path.parent.name)
+    if both is not None:
+        return f"both backends already: {both}"
+    test = getattr(item, "originalname", item.name)
+    pending = NOT_YET_ON_POSTGRESQL.get(item.path.name) or NOT_YET_ON_POSTGRESQL.get(test)
+    if pending is not None:
+        return f"not yet on PostgreSQL: {pending}"
+    marker = item.get_closest_marker("sqlite_only")
+    if marker is None:
+        return None
+    return f"sqlite_only: {marker.kwargs.get('reason') or ''.join(marker.args)}"
+
+
+@pytest.fixture(scope="session")
+def pg_template(pg_cluster: Cluster) -> Iterator[str]:
+    """A database migrated once per session, the template of each test's (copying it is
+    ~10× faster than migrating a fresh one)."""
+    with pg_cluster.database("template") as name:
+        with ThreadPoolExecutor(1) as thread:  # the session's loop may already run
+            thread.submit(asyncio.run, _migrated(pg_cluster.url(name))).result()
+        yield name
+
+
+async def _migrated(url: str) -> None:
+    await (await EngineDatabase(url).open()).close()
+
+
+class ServerFiles:
+    """One test's memory files, each standing for a database of the private server
+    (``server_files.ServerPlan``), and the test's own connections to them."""
+
+    def __init__(self, plan: ServerPlan) -> None:
+        self.plan = plan
+        self.connections: list[PlainConnection] = []
+
+    def url(self, path: Path | str) -> str:
+        """The database standing for ``path`` (made on first use)."""
+        return self.plan.database(path)
+
+    def plain(self, path: Path | str) -> Iterator[sqlite3.Connection]:
+        """The ``plain`` fixture: a connection to ``path``'s database, closed after."""
+        conn = PlainConnection(self.url(path))
+        conn.row_factory = sqlite3.Row
+        try:
+            yield cast(sqlite3.Connection, conn)
+        finally:
+            conn.close()
+
+
+@pytest.fixture
+def server_files(request: pytest.FixtureRequest) -> Iterator[ServerFiles | None]:
+    """This test's memories on the server with ``--backend postgresql``, else None."""
+    if not on_postgresql(request.config):
+        yield None
+        return
+    cluster: Cluster = request.getfixturevalue("pg_cluster")
+    template: str = request.getfixturevalue("pg_template")
+    plan = ServerPlan(cluster.url("{}"), template, f"suite_{os.getpid()}_{next(_TESTS)}")
+    files = ServerFiles(plan)
+    try:
+        yield files
+    finally:
+        for conn in files.connections:
+            conn.close()
+        plan.drop_all()
+
+
+@pytest.fixture(autouse=True)
+def _backend(server_files: ServerFiles | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Engines opened on a path open on the server instead (``--backend postgresql``), in
+    this process and in the processes it starts (``pg_child/sitecustomize.py``)."""
+    if server_files is None:
+        return
+    plan = server_files.plan
+    monkeypatch.setattr(memory_module, "_open_database", memory_module._open_database)
+    redirect_engines(plan)
+    monkeypatch.setattr(sqlite3, "connect", redirecting_connect(plan, server_files.connections))
+    monkeypatch.setenv(ENV, plan.to_environment())
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(CHILD_SITE), path])))
