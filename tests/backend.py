@@ -55,14 +55,6 @@ BOTH_BY_DESIGN: dict[str, str] = {
     "test_pg_schema.py": "the two schemas side by side, in either pass",
 }
 
-UNNEST = (
-    "an empty id list read through json_each(?) in FROM: PostgreSQL cannot type the unnest "
-    "of an empty array (retrieval_rows; passes once wt-pgcontract is merged: 79446bd)"
-)
-PURGE = (
-    "purge runs SQLite's functions (create_function: sg_scrub…), secure_delete and VACUUM: "
-    "a PostgreSQL purge module is to write (passes once wt-pgcontract's purge is merged)"
-)
 COPIED = (
     "copies a memory with sqlite3's backup API (test_concurrent_process.copy_database); on "
     "the server the copy is CREATE DATABASE … TEMPLATE, still to write in that helper"
@@ -70,21 +62,6 @@ COPIED = (
 # Tests failing on PostgreSQL for a reason still to fix (a file, or a test by its name): not
 # run there. The set only shrinks.
 NOT_YET_ON_POSTGRESQL: dict[str, str] = {
-    "test_bench_ends_with_a_progress_line_counting_questions": UNNEST,
-    "test_search_prints_each_hit_with_its_source_time_and_events": UNNEST,
-    "test_purge_tombstones_the_sources_and_every_view_built_on_them": UNNEST,
-    "test_fused_retrieval.py": UNNEST,
-    "test_import_source_search.py": UNNEST,
-    "test_spaces_keep_their_memory_apart": UNNEST,
-    "test_cleanup_without_progress_fails_the_turn": UNNEST,
-    "test_incomplete_recovered_answers_fail_after_three_attempts": UNNEST,
-    "test_search_raw_no_match_is_empty": UNNEST,
-    "test_a_purge_erases_the_words_from_a_conversation_title": PURGE,
-    "test_web_purge.py": PURGE,
-    "test_readme_transcript_runs_literally_in_a_fresh_home": UNNEST,
-    "test_a_hit_on_an_imported_memory_shows_its_own_words": UNNEST,
-    "test_a_long_imported_memory_is_cut_at_240_characters": UNNEST,
-    "test_a_one_turn_tail_is_found_by_another_sessions_raw_search": UNNEST,
     "test_auto_context_excludes_the_current_thread_and_never_reinforces": (
         "auto context lists events of equal rank in another order (a tie SQLite's rowid "
         "breaks), also with wt-pgcontract merged"
@@ -93,9 +70,6 @@ NOT_YET_ON_POSTGRESQL: dict[str, str] = {
         "inserts into usage_receipts by position: PostgreSQL's table has its columns in "
         "another order"
     ),
-    "test_purge_shows_its_plan_asks_first_and_refuses_without_a_terminal": PURGE,
-    "test_purge_with_yes_prints_the_receipt_as_json": PURGE,
-    "test_words_purged_meanwhile_are_not_written_back": PURGE,
     "test_purge_plan.py": (
         "purge's SQLite functions; with wt-pgcontract's purge merged 3 of its tests still "
         "fail (words a check still finds; a SELECT … FOR UPDATE in a read-only snapshot)"

@@ -19,7 +19,7 @@ again from the new text. What differs is where old text survives outside the liv
   cluster); a server elsewhere keeps its files to itself and its operator.
 - Backups are the server's (``pg_dump``, base backups, WAL archives): the engine keeps none
   and cannot rewrite them. What remains in them is the operator's to expire
-  (docs/privacy.md).
+  (docs/reliability.md).
 """
 
 import sqlite3
