@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from ..core.doctor import service as doctor
-from ..core.store import default_database_path
 from ..core.store.health import HealthReport
 from ..core.store.postgres.health import ServerReport
 from ..harness.errors import HostError
@@ -20,14 +19,14 @@ from ..harness.profiles import (
     save_profile,
 )
 from ..memory_plugin.settings import SETTINGS_ID, without_bad_settings
-from .common import add_db_option
+from .common import add_db_option, database_of
 
 
 def register(commands: Any) -> None:
     parser = commands.add_parser(
         "doctor", help="check the database file (integrity, backups) and repair it"
     )
-    add_db_option(parser, servers=True)
+    add_db_option(parser)
     parser.add_argument("--quick", action="store_true", help="quick_check instead of a full check")
     repair = parser.add_mutually_exclusive_group()
     repair.add_argument(
@@ -57,9 +56,10 @@ def register(commands: Any) -> None:
 async def run_doctor(args: argparse.Namespace) -> int:
     if args.fix_profile:
         return fix_profile(args.profile)
-    if isinstance(args.db, str):
-        return _server_report(await doctor.diagnose_server(args.db), args.db)
-    path: Path = args.db or default_database_path()
+    where = database_of(args)
+    if isinstance(where, str):
+        return _server_report(await doctor.diagnose_server(where))
+    path: Path = where
     if args.restore:
         chosen = None if args.restore == "newest" else Path(args.restore)
         used, aside = await doctor.restore_backup(path, chosen)
@@ -111,7 +111,7 @@ def _report(report: HealthReport) -> int:
     return 0 if report.ok else 1
 
 
-def _server_report(report: ServerReport, url: str) -> int:
+def _server_report(report: ServerReport) -> int:
     """A server database: its checks, and backups as the server's business."""
     if report.ok:
         held = ", ".join(f"{n:,} {what}" for what, n in report.counts.items())
