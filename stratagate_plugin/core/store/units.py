@@ -12,9 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from ..text.secrets import HIDDEN_PASSWORD as HIDDEN
+
 T = TypeVar("T")
 URL_SCHEMES = ("postgresql://", "postgres://")
-HIDDEN = "***"
 # libpq's rule: a URL's user info runs to the first "@" before any "/"; its password
 # follows the first ":" in it. Written out or in a message, the password goes.
 _URL_PASSWORD = re.compile(r"(postgres(?:ql)?://[^@/:\s]*):[^@/\n]*@")
