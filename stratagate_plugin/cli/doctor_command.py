@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.doctor import service as doctor
+from ..core.errors import InvalidInput
 from ..core.store.health import HealthReport
 from ..core.store.postgres.health import ServerReport
 from ..harness.errors import HostError
@@ -20,6 +21,11 @@ from ..harness.profiles import (
 )
 from ..memory_plugin.settings import SETTINGS_ID, without_bad_settings
 from .common import add_db_option, database_of
+
+SERVER_REPAIRS = (
+    "--restore and --rebuild-indexes repair a SQLite file; on PostgreSQL, restore a pg_dump "
+    "with pg_restore and rebuild an index with REINDEX (README: Running on PostgreSQL)"
+)
 
 
 def register(commands: Any) -> None:
@@ -58,6 +64,8 @@ async def run_doctor(args: argparse.Namespace) -> int:
         return fix_profile(args.profile)
     where = database_of(args)
     if isinstance(where, str):
+        if args.restore or args.rebuild_indexes:
+            raise InvalidInput(SERVER_REPAIRS)
         return _server_report(await doctor.diagnose_server(where))
     path: Path = where
     if args.restore:
