@@ -135,6 +135,15 @@ def test_a_url_typed_wrong_or_out_of_place_shows_no_password(
     assert "postgresql://me:***@host/db" in err and PASSWORD not in out + err
 
 
+def test_the_doctor_says_its_file_repairs_are_for_sqlite(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for repair in ("--restore", "--rebuild-indexes"):
+        assert main(["doctor", "--db", with_password(pg_url), repair]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "repair a SQLite file" in err and "pg_restore" in err
+
+
 @pytest.mark.parametrize(
     ("given", "database", "environment", "chosen"),
     [

@@ -46,7 +46,8 @@ DESCRIPTION = """\
 StrataGate gives an agent a long-term memory that keeps the original words as evidence.
 'stratagate chat' talks to the agent, which remembers across sessions; the other commands
 look into what it remembers and manage it. Everything stays in one local SQLite file
-($STRATAGATE_HOME/memory.db, or --db)."""
+($STRATAGATE_HOME/memory.db, or --db), or in a PostgreSQL database (--db postgresql://...,
+the profile's database:, or $STRATAGATE_DATABASE_URL)."""
 EXAMPLES = """\
 examples:
   stratagate serve                            the web app: chat and memory pages
