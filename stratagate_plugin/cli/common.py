@@ -9,7 +9,7 @@ import argparse
 import json
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from ..core.memory import StrataGate
 from ..core.profile.spaces import SpaceSummary
 from ..core.records import OFFLINE_FALLBACK, BlockView
 from ..core.store.units import is_database_url
+from ..harness.errors import HostError
 from ..harness.profiles import DEFAULT_PROFILE, Profile, load_profile, profile_path
 from ..memory_plugin.runtime import DATABASE_VARIABLE, MemoryRuntime, chosen_database
 from ..memory_plugin.settings import (
@@ -54,14 +55,17 @@ def database_location(text: str) -> Path | str:
 
 
 def database_of(args: argparse.Namespace) -> Path | str:
-    """The database a command means: ``--db``, else what chat uses (``chosen_database``
-    over the profile's settings); a profile too broken to read names none (the doctor and
-    ``db migrate`` still work on the environment's or the default one)."""
-    try:
-        settings = plugin_settings(args)
-    except InvalidInput:
-        settings = {}
-    return chosen_database(settings, getattr(args, "db", None))
+    """The database a command means without opening it (the doctor, ``db migrate``):
+    ``--db``, else what chat uses (``chosen_database`` over the profile's settings). The
+    profile is only read, never made, and one too broken to read names none: the doctor
+    still works, on the environment's database or the default file."""
+    given = getattr(args, "db", None)
+    name = getattr(args, "profile", None) or DEFAULT_PROFILE
+    settings: dict[str, Any] = {}
+    if given is None and profile_path(name).exists():
+        with suppress(InvalidInput, HostError):
+            settings = plugin_settings(args)
+    return chosen_database(settings, given)
 
 
 @contextmanager

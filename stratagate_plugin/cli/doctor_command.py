@@ -54,7 +54,9 @@ def register(commands: Any) -> None:
         "the original is kept as NAME.yml.bak",
     )
     parser.add_argument(
-        "--profile", default=DEFAULT_PROFILE, help="the profile --fix-profile repairs"
+        "--profile",
+        default=DEFAULT_PROFILE,
+        help="the profile --fix-profile repairs, and whose database: the check reads",
     )
     parser.set_defaults(handler=run_doctor)
 
