@@ -15,7 +15,9 @@ from pathlib import Path
 import psycopg
 import pytest
 import yaml
+from webapp import web_app
 
+from stratagate_plugin.cli.common import plugin_database
 from stratagate_plugin.cli.main import main
 from stratagate_plugin.core.store.units import shown_location, without_passwords
 from stratagate_plugin.memory_plugin.runtime import DATABASE_VARIABLE, chosen_database
@@ -100,6 +102,17 @@ def test_every_command_runs_on_the_server_named_each_way(
     assert any("Gazelle" in content for (content,) in held) and len(held) >= 6
     assert not (home / "memory.db").exists()  # nothing went to the default file
     assert PASSWORD not in "".join(cli.said)
+
+
+@pytest.mark.parametrize("way", WAYS)
+async def test_the_settings_page_shows_the_url_without_its_password(
+    way: str, named: tuple[str, Path], tmp_path: Path
+) -> None:
+    url, _ = named
+    with plugin_database(url if way == "flag" else None):  # what serve --db does
+        async with web_app(tmp_path) as (_, _host, client):
+            page = (await client.get("/memory/settings")).text
+    assert shown_location(url) in page and "stratagate:***@" in page and PASSWORD not in page
 
 
 def cli_db_migrate(capsys: pytest.CaptureFixture[str], url: str, cli: Cli) -> str:
