@@ -30,6 +30,7 @@ from ..core.llm.offline.model import OfflineModel
 from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
 from ..core.records import MessageIn, Role
+from ..core.store.units import is_database_url
 from .locomo_shape import SESSION_KEY, check_samples
 
 BLOCK_TURN_SIZE = 6
@@ -280,6 +281,11 @@ def load_samples(path: Path) -> list[dict[str, Any]]:
         raise InvalidInput(f"{path}: {error}") from None
 
 
+def where_to_keep(db_path: Path | str) -> Path | str:
+    """``--db``: a file, or a ``postgresql://`` URL kept as text (``Path`` folds its ``//``)."""
+    return db_path if is_database_url(db_path) else Path(db_path)
+
+
 async def run_locomo(
     data_path: Path | str,
     out_path: Path | str,
@@ -304,7 +310,7 @@ async def run_locomo(
     model = OfflineModel() if model_kind == "offline" else model_from_settings(environ=os.environ)
     bm25_okapi = load_okapi()
     with tempfile.TemporaryDirectory() as scratch:
-        path = Path(db_path) if db_path else Path(scratch) / "locomo.db"
+        path = where_to_keep(db_path) if db_path else Path(scratch) / "locomo.db"
         config = MemoryConfig(block_turn_size=BLOCK_TURN_SIZE)
         async with await StrataGate.open(path, config, model) as sg:
             per_sample = [

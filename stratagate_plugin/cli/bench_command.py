@@ -4,6 +4,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from .common import database_location
 from .progress import Progress
 
 
@@ -15,7 +16,13 @@ def register(commands: Any) -> None:
     locomo.add_argument("--out", type=Path, required=True, help="ranked dia_ids, JSON lines")
     locomo.add_argument("--k", type=int, default=20)
     locomo.add_argument("--model", choices=("offline", "http"), default="offline")
-    locomo.add_argument("--db", type=Path, default=None, help="keep the database here")
+    locomo.add_argument(
+        "--db",
+        type=database_location,
+        default=None,
+        metavar="FILE_OR_URL",
+        help="keep the database here: a file, or an empty postgresql:// database",
+    )
     locomo.add_argument(
         "--captions",
         action=argparse.BooleanOptionalAction,

@@ -34,6 +34,7 @@ from ..harness.runtime import Host
 from ..harness.sessions import open_session
 from ..harness.types import Session
 from ..memory_plugin.chat_model import HttpChatModel
+from .common import add_db_option, plugin_database
 
 OFFLINE_AGENT = "stratagate_plugin.memory_plugin.offline_agent"
 EXIT_COMMANDS = ("/exit", "/quit")
@@ -44,12 +45,18 @@ def register(commands: Any) -> None:
     parser.add_argument("--profile", default=DEFAULT_PROFILE, help="profile (default: %(default)s)")
     parser.add_argument("--session", default=None, help="session id to continue (default: new)")
     parser.add_argument("--message", default=None, help="run one turn with this text, then exit")
+    add_db_option(parser)
     parser.set_defaults(handler=run_chat)
 
 
 async def run_chat(args: argparse.Namespace) -> int:
     if args.message is not None and not args.message.strip():
         raise HostError("--message is empty")
+    with plugin_database(args.db):
+        return await chat(args)
+
+
+async def chat(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile)
     session = open_session(args.session, profile.name, Path.cwd())
     async with Host.from_profile(profile) as host:

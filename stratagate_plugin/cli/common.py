@@ -8,6 +8,8 @@ uses (``chat_space``); ``--space`` names another (``resolve_space``).
 import argparse
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -20,8 +22,9 @@ from ..core.memory import StrataGate
 from ..core.profile.spaces import SpaceSummary
 from ..core.records import OFFLINE_FALLBACK, BlockView
 from ..core.store.units import is_database_url
+from ..harness.errors import HostError
 from ..harness.profiles import DEFAULT_PROFILE, Profile, load_profile, profile_path
-from ..memory_plugin.runtime import database_path
+from ..memory_plugin.runtime import DATABASE_VARIABLE, MemoryRuntime, chosen_database
 from ..memory_plugin.settings import (
     SETTINGS_ID,
     derivation_model,
@@ -33,20 +36,48 @@ from ..memory_plugin.settings import (
 BATCH_BUSY_TIMEOUT_S = 120  # a command run by hand waits for a long write elsewhere
 
 
-def add_db_option(parser: argparse.ArgumentParser, servers: bool = False) -> None:
-    """``--db``: a file; with ``servers``, a ``postgresql://`` URL too (kept as text)."""
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    """``--db``: a file or a ``postgresql://`` URL (kept as text); ``chosen_database``
+    says what applies without it."""
     parser.add_argument(
         "--db",
-        type=database_location if servers else Path,
+        type=database_location,
         default=None,
-        help="database file (default: the profile's, else $STRATAGATE_HOME/memory.db)"
-        + (", or a postgresql:// URL" if servers else ""),
+        metavar="FILE_OR_URL",
+        help="a database file or a postgresql:// URL (default: the profile's database:, "
+        f"else ${DATABASE_VARIABLE}, else $STRATAGATE_HOME/memory.db)",
     )
 
 
 def database_location(text: str) -> Path | str:
     """A path, or a ``postgresql://`` URL as it was typed (``Path`` would fold its ``//``)."""
     return text if is_database_url(text) else Path(text)
+
+
+def database_of(args: argparse.Namespace) -> Path | str:
+    """The database a command means without opening it (the doctor, ``db migrate``):
+    ``--db``, else what chat uses (``chosen_database`` over the profile's settings). The
+    profile is only read, never made, and one too broken to read names none: the doctor
+    still works, on the environment's database or the default file."""
+    given = getattr(args, "db", None)
+    name = getattr(args, "profile", None) or DEFAULT_PROFILE
+    settings: dict[str, Any] = {}
+    if given is None and profile_path(name).exists():
+        with suppress(InvalidInput, HostError):
+            settings = plugin_settings(args)
+    return chosen_database(settings, given)
+
+
+@contextmanager
+def plugin_database(given: Path | str | None) -> Iterator[None]:
+    """While the block runs, the memory plugin of this process opens ``given`` (``chat``'s
+    and ``serve``'s ``--db``) over the profile's ``database:``; the profile is left as it
+    is, so a settings page saving it never writes a URL (and its password) into it."""
+    MemoryRuntime.database_given = given
+    try:
+        yield
+    finally:
+        MemoryRuntime.database_given = None
 
 
 def add_space_option(parser: argparse.ArgumentParser) -> None:
@@ -68,9 +99,9 @@ async def open_memory(args: argparse.Namespace, config: MemoryConfig | None = No
     as the plugin's derivation does it."""
     settings = plugin_settings(args)
     model = model_from_settings(derivation_model(settings, profile_model(args)), os.environ)
-    path = args.db or database_path(settings)
+    where = chosen_database(settings, args.db)
     config = config or memory_config(settings)
-    return await StrataGate.open(path, config, model, busy_timeout_s=BATCH_BUSY_TIMEOUT_S)
+    return await StrataGate.open(where, config, model, busy_timeout_s=BATCH_BUSY_TIMEOUT_S)
 
 
 def profile_of(args: argparse.Namespace) -> Profile:

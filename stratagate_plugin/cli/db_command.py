@@ -11,10 +11,11 @@ import time
 from typing import Any
 
 from ..core.events.documents import EVENT_RULES
-from ..core.store import default_database_path
 from ..core.store.copy import copy_between, migrate
 from ..core.store.postgres.db import database_label
 from ..core.store.units import is_database_url
+from ..memory_plugin.runtime import DATABASE_VARIABLE
+from .common import database_of
 
 
 def register(commands: Any) -> None:
@@ -27,7 +28,8 @@ def register(commands: Any) -> None:
         "location",
         nargs="?",
         default=None,
-        help="a file or a postgresql:// URL (default: $STRATAGATE_HOME/memory.db)",
+        help="a file or a postgresql:// URL (default: the profile's database:, else "
+        f"${DATABASE_VARIABLE}, else $STRATAGATE_HOME/memory.db)",
     )
     made.set_defaults(handler=run_migrate)
     copied = actions.add_parser(
@@ -39,7 +41,7 @@ def register(commands: Any) -> None:
 
 
 async def run_migrate(args: argparse.Namespace) -> int:
-    location = args.location or str(default_database_path())
+    location = args.location or str(database_of(args))
     await migrate(location, EVENT_RULES)
     print(f"{shown(location)} is at this version's schema")
     return 0

@@ -60,7 +60,7 @@ async def run_demo(args: argparse.Namespace) -> int:
         report = await memory.derivation.process_pending()
         views = await memory.blocks.views(DEMO_SPACE, DEMO_THREAD)
         tail = await memory.blocks.open_tail(DEMO_SPACE, DEMO_THREAD)
-    print(f"database: {memory.db.path}")
+    print(f"database: {memory.overview.database_shown}")
     print_blocks(views, as_json=False)
     print(f"open tail: {len(tail)} messages not yet sealed")
     print(f"derivation ({memory.model.name} model): {report.ran} jobs run, {report.failed} failed")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.doctor import service as doctor
-from ..core.store import default_database_path
+from ..core.errors import InvalidInput
 from ..core.store.health import HealthReport
 from ..core.store.postgres.health import ServerReport
 from ..harness.errors import HostError
@@ -20,14 +20,19 @@ from ..harness.profiles import (
     save_profile,
 )
 from ..memory_plugin.settings import SETTINGS_ID, without_bad_settings
-from .common import add_db_option
+from .common import add_db_option, database_of
+
+SERVER_REPAIRS = (
+    "--restore and --rebuild-indexes repair a SQLite file; on PostgreSQL, restore a pg_dump "
+    "with pg_restore and rebuild an index with REINDEX (README: Running on PostgreSQL)"
+)
 
 
 def register(commands: Any) -> None:
     parser = commands.add_parser(
         "doctor", help="check the database file (integrity, backups) and repair it"
     )
-    add_db_option(parser, servers=True)
+    add_db_option(parser)
     parser.add_argument("--quick", action="store_true", help="quick_check instead of a full check")
     repair = parser.add_mutually_exclusive_group()
     repair.add_argument(
@@ -49,7 +54,9 @@ def register(commands: Any) -> None:
         "the original is kept as NAME.yml.bak",
     )
     parser.add_argument(
-        "--profile", default=DEFAULT_PROFILE, help="the profile --fix-profile repairs"
+        "--profile",
+        default=DEFAULT_PROFILE,
+        help="the profile --fix-profile repairs, and whose database: the check reads",
     )
     parser.set_defaults(handler=run_doctor)
 
@@ -57,9 +64,12 @@ def register(commands: Any) -> None:
 async def run_doctor(args: argparse.Namespace) -> int:
     if args.fix_profile:
         return fix_profile(args.profile)
-    if isinstance(args.db, str):
-        return _server_report(await doctor.diagnose_server(args.db), args.db)
-    path: Path = args.db or default_database_path()
+    where = database_of(args)
+    if isinstance(where, str):
+        if args.restore or args.rebuild_indexes:
+            raise InvalidInput(SERVER_REPAIRS)
+        return _server_report(await doctor.diagnose_server(where))
+    path: Path = where
     if args.restore:
         chosen = None if args.restore == "newest" else Path(args.restore)
         used, aside = await doctor.restore_backup(path, chosen)
@@ -111,7 +121,7 @@ def _report(report: HealthReport) -> int:
     return 0 if report.ok else 1
 
 
-def _server_report(report: ServerReport, url: str) -> int:
+def _server_report(report: ServerReport) -> int:
     """A server database: its checks, and backups as the server's business."""
     if report.ok:
         held = ", ".join(f"{n:,} {what}" for what, n in report.counts.items())

@@ -10,9 +10,10 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ..core.errors import StrataGateError
+from ..core.store.units import without_passwords
 from ..core.text.clean import valid_text
 from . import (
     bench_command,
@@ -45,7 +46,8 @@ DESCRIPTION = """\
 StrataGate gives an agent a long-term memory that keeps the original words as evidence.
 'stratagate chat' talks to the agent, which remembers across sessions; the other commands
 look into what it remembers and manage it. Everything stays in one local SQLite file
-($STRATAGATE_HOME/memory.db, or --db)."""
+($STRATAGATE_HOME/memory.db, or --db), or in a PostgreSQL database (--db postgresql://...,
+the profile's database:, or $STRATAGATE_DATABASE_URL)."""
 EXAMPLES = """\
 examples:
   stratagate serve                            the web app: chat and memory pages
@@ -69,10 +71,18 @@ examples:
 HELP_WIDTH = 100
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors quote no database password (an unknown
+    argument may be a ``postgresql://user:password@…`` URL typed in the wrong place)."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(without_passwords(message))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Every command registered, and ``--help`` listing each of them (sub-commands too)
     from the parser itself, so a new command is never missing from it."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="stratagate",
         usage="%(prog)s [-h] [--version] COMMAND ...",
         description=DESCRIPTION,
@@ -153,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (StrataGateError, OSError, ValueError) as error:
-        print(f"stratagate: error: {error}", file=sys.stderr)
+        print(f"stratagate: error: {without_passwords(str(error))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

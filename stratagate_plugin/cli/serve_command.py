@@ -27,8 +27,9 @@ from ..web.shell.app import build_app
 from ..web.shell.handoff import private_folder, remove_folder
 from ..web.shell.security import WILDCARD_BINDS, GuardPolicy, policy_for
 from .chat_command import chat_model
+from .common import add_db_option, database_location, plugin_database
 from .serve_child import BOARD, handoff_folder, run_child, serve_app
-from .serve_processes import MAX_PROCESSES, BusyBoard, Children, spawn_children
+from .serve_processes import CHILD_DATABASE, MAX_PROCESSES, BusyBoard, Children, spawn_children
 
 DEFAULT_PORT = 8377
 MAX_DEFAULT_PROCESSES = 4
@@ -71,6 +72,7 @@ def register(commands: Any) -> None:
         help="where the memory worker derives: a process of its own at lower priority "
         "(default), or inline in the one web process (needs --processes 1)",
     )
+    add_db_option(parser)
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--shared", type=Path, default=None, help=argparse.SUPPRESS)
     parser.set_defaults(handler=run_serve)
@@ -95,10 +97,12 @@ async def run_serve(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise HostError(str(error)) from error
     if args.child:
-        return await run_child(args, policy)
+        with plugin_database(child_database()):
+            return await run_child(args, policy)
     if args.worker == "inline" and args.processes > 1:
         raise HostError("--worker inline derives in the one web process: use --processes 1")
-    return await run_parent(args, policy)
+    with plugin_database(args.db):
+        return await run_parent(args, policy)
 
 
 async def run_parent(args: argparse.Namespace, policy: GuardPolicy) -> int:
@@ -184,3 +188,10 @@ def bind(host: str, port: int) -> socket.socket:
     listener.listen(128)
     listener.setblocking(False)
     return listener
+
+
+def child_database() -> Path | str | None:
+    """The parent's ``--db``, handed down in the environment (a URL's password is never
+    on a command line others can read)."""
+    given = os.environ.get(CHILD_DATABASE)
+    return database_location(given) if given else None

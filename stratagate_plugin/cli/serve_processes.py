@@ -41,6 +41,7 @@ STOP_GRACE_S = 8.0
 MAX_RESTART_DELAY_S = 30.0
 STEADY_S = 60.0  # a child up this long has stopped dying: its next restart is immediate
 MAX_PROCESSES = 64  # the busy board's slots: one per web process
+CHILD_DATABASE = "STRATAGATE_SERVE_DATABASE"  # serve's --db, as its children receive it
 
 
 @dataclass
@@ -166,6 +167,8 @@ def spawn_children(
     env = dict(os.environ)
     if args.token:
         env["STRATAGATE_WEB_TOKEN"] = args.token  # never on a command line others can read
+    if args.db is not None:
+        env[CHILD_DATABASE] = str(args.db)  # nor a database's password
     children = []
     if kick_read is not None:
         children.append(

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -28,6 +28,7 @@ from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
 from ..core.profile.spaces import display_name
 from ..core.store.db import default_database_path
+from ..core.store.units import is_database_url
 from ..harness.types import ChatMessage, Session, SpaceChoice
 from .settings import memory_config, space_of, validated
 
@@ -39,6 +40,7 @@ LIVE_SETTINGS = (  # what the settings page applies to the running plugin
     "show_citations",
 )
 IDLE_CHECK_S = 60.0
+DATABASE_VARIABLE = "STRATAGATE_DATABASE_URL"  # below --db and the profile's database:
 JOB_POLL_S = 3.0  # the settings' default ``job_poll_s``: one small read when nothing is due
 
 log = logging.getLogger(__name__)
@@ -105,12 +107,15 @@ class MemoryRuntime:
     kick_pipe: ClassVar[int | None] = None
     """Set (before the plugin starts): runtimes of this process derive nothing themselves,
     a kick is a byte on this pipe to the process that does (``serve``'s web processes)."""
+    database_given: ClassVar[Path | str | None] = None
+    """Set (before the plugin starts) by ``chat --db`` and ``serve --db``: the database
+    every runtime of this process opens, over the profile's (which it never changes)."""
 
     @classmethod
     async def start(cls, settings: dict[str, Any], cwd: Path) -> Self:
         settings = validated(settings)
         memory = await StrataGate.open(
-            database_path(settings),
+            chosen_database(settings, cls.database_given),
             memory_config(settings),
             model_from_settings(settings.get("model"), os.environ),
         )
@@ -220,6 +225,19 @@ def kick_through(pipe: int) -> None:
         os.write(pipe, b"k")
 
 
-def database_path(settings: dict[str, Any]) -> Path:
-    """The profile's ``database`` setting, else ``$STRATAGATE_HOME/memory.db``."""
-    return Path(settings["database"]) if settings.get("database") else default_database_path()
+def chosen_database(
+    settings: dict[str, Any],
+    given: Path | str | None = None,
+    environ: Mapping[str, str] = os.environ,
+) -> Path | str:
+    """Where memory lives, decided once for every command, the plugin and ``serve``:
+    ``given`` (``--db``), else the profile's ``database:``, else ``$STRATAGATE_DATABASE_URL``,
+    else ``$STRATAGATE_HOME/memory.db``. Each may name a file or a ``postgresql://`` URL;
+    a URL stays text (``Path`` would fold its ``//``), a file is a ``Path``."""
+    named = (
+        given
+        or settings.get("database")
+        or environ.get(DATABASE_VARIABLE)
+        or default_database_path()
+    )
+    return named if is_database_url(named) else Path(named)

@@ -38,6 +38,12 @@ class OverviewService(ServiceBase):
         storage contract's, since only a file-backed database has one."""
         return self.db.path
 
+    @property
+    def database_shown(self) -> str:
+        """What the settings page shows of the open database: its file, or its server's
+        URL with the password as ``***``."""
+        return self.db.shown
+
     async def space_counts(self, space: str) -> SpaceCounts:
         """Blocks, events and jobs of the space by state, messages, open-tail turns and
         the receipts that adopted an event: index reads only, cheap to poll."""

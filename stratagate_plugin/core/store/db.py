@@ -78,6 +78,11 @@ class Database:
         self._checkpointer: Checkpointer | None = None
         self._write_lock = asyncio.Lock()
 
+    @property
+    def shown(self) -> str:
+        """What output shows of it: the file's path."""
+        return str(self.path)
+
     async def open(self) -> "Database":
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -6,13 +6,21 @@ PostgreSQL server) both run a plain function over a connection as one transactio
 ``sqlite3.Connection`` or the PostgreSQL adapter offering the same calls.
 """
 
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from ..text.secrets import HIDDEN_PASSWORD as HIDDEN
+
 T = TypeVar("T")
 URL_SCHEMES = ("postgresql://", "postgres://")
+# libpq's rule: a URL's user info runs to the first "@" before any "/"; its password
+# follows the first ":" in it. Written out or in a message, the password goes.
+_URL_PASSWORD = re.compile(r"(postgres(?:ql)?://[^@/:\s]*):[^@/\n]*@")
+# A ``password=`` parameter of a URL's query, or of a keyword/value conninfo string.
+_PASSWORD_PARAMETER = re.compile(r"(?i)(\bpassword=)[^&\s]*")
 
 
 def is_database_url(where: Path | str) -> bool:
@@ -20,10 +28,33 @@ def is_database_url(where: Path | str) -> bool:
     return isinstance(where, str) and where.startswith(URL_SCHEMES)
 
 
+def shown_location(where: Path | str) -> str:
+    """What any output may show of a database: a file's path, or a URL with its
+    password as ``***`` (``postgresql://user:***@host/db``)."""
+    return without_passwords(str(where)) if is_database_url(where) else str(where)
+
+
+def without_passwords(text: str) -> str:
+    """``text`` (a URL, an error message, a log line) with every PostgreSQL URL's
+    password, and every ``password=`` parameter's value, replaced by ``***``."""
+    text = _URL_PASSWORD.sub(rf"\1:{HIDDEN}@", text)
+    return _PASSWORD_PARAMETER.sub(rf"\1{HIDDEN}", text)
+
+
+def has_password(url: str) -> bool:
+    """Whether showing ``url`` as it is would show a password."""
+    return without_passwords(url) != url
+
+
 class UnitDatabase(Protocol):
     """An open database the engine's storage runs its units on."""
 
     path: Path
+
+    @property
+    def shown(self) -> str:
+        """What output may show of it: the file, or the URL with its password as ``***``."""
+        ...
 
     async def write(self, unit: Callable[[sqlite3.Connection], T]) -> T: ...
 

@@ -105,6 +105,7 @@ _LABEL_STARTS = (
 # lowers to two characters): a text holding one is scanned by the pattern alone.
 _CASE_ODDITIES = ("\u0130", "\u0131", "\u017f", "\u212a")
 # scheme://user:password@host: the password goes, the user and the host stay.
+HIDDEN_PASSWORD = "***"  # how a database URL is shown (``store/units.shown_location``)
 _URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:)([^\s/?#]+)(?=@)")
 
 
@@ -163,7 +164,7 @@ def _keep_label(found: re.Match[str]) -> str:
 
 
 def _url_password(found: re.Match[str]) -> str:
-    if found.group(2) == REDACTED:
+    if found.group(2) in (REDACTED, HIDDEN_PASSWORD):  # hidden already (``***``: a database's)
         return found.group(0)
     return found.group(1) + REDACTED
 

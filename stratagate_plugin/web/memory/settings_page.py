@@ -110,7 +110,7 @@ async def show(
         "check": check,
         "mode_key": mode_key,
         "chat": endpoint(chat_model(pages)),
-        "database": str(pages.memory.overview.database_path),
+        "database": pages.memory.overview.database_shown,
         "space_mode": settings["namespace_mode"],
     }
     return await pages.render(

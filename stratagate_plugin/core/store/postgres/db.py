@@ -31,6 +31,7 @@ from psycopg.rows import RowMaker
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import StorageError, StrataGateError
+from ..units import has_password, shown_location
 from .migrations import migrate
 
 T = TypeVar("T")
@@ -219,8 +220,9 @@ def database_label(url: str) -> str:
     """``PostgreSQL database NAME on HOST``: what an error names (no user, no password)."""
     try:
         parts = conninfo_to_dict(url)
-    except psycopg.ProgrammingError as error:
-        raise StorageError(f"not a PostgreSQL URL: {first_line(error)}") from None
+    except psycopg.ProgrammingError as error:  # libpq quotes the part it could not read
+        detail = "check its form" if has_password(url) else first_line(error)
+        raise StorageError(f"not a PostgreSQL URL ({detail}): {shown_location(url)}") from None
     host = parts.get("host") or "the default socket"
     return f"PostgreSQL database {parts.get('dbname') or '(default)'} on {host}"
 

@@ -16,6 +16,7 @@ from typing import TypeVar, cast
 import psycopg
 
 from ...events.storage import EventRules
+from ..units import shown_location
 from .compat import CompatConnection, read_schema
 from .db import DEFAULT_CONNECTIONS, PostgresDatabase, Row
 from .dialect import Schema
@@ -35,7 +36,8 @@ class EngineDatabase:
         self.url = url
         self.events = events
         self.server = PostgresDatabase(url, connections)
-        self.path = Path(self.server.name)  # what the settings page names; not a file
+        self.path = Path(self.server.name)  # not a file
+        self.shown = shown_location(url)  # the URL, its password as ***
         self._schema = Schema()
 
     async def open(self) -> "EngineDatabase":
