@@ -15,6 +15,7 @@ from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.purge.words import Needles
 from stratagate_plugin.core.records import MessageIn
+from stratagate_plugin.core.retrieval import impact
 from stratagate_plugin.core.retrieval.impact import best_rowids, term_counts
 from stratagate_plugin.core.retrieval.storage import CorpusStats, TermPostings
 from stratagate_plugin.core.store import term_index
@@ -135,3 +136,45 @@ def test_a_wide_rowid_span_scores_the_same_as_a_narrow_one() -> None:
     stats = CorpusStats(messages=4, message_tokens=20, blocks=1, message_df={"w:a": 2, "w:b": 1})
     assert best_rowids(narrow, ["w:a", "w:b"], stats, 5) == [2, 1]
     assert best_rowids(wide, ["w:a", "w:b"], stats, 5) == [10**7, 1]
+
+
+def _common_words(seed: int) -> tuple[dict[str, TermPostings], CorpusStats]:
+    """Postings of a rare word and three common ones over 100k messages, few distinct
+    (count, length) pairs, so scores tie by the thousand."""
+    rng = np.random.default_rng(seed)
+    sizes = {"w:rare": 900, "w:with": 14_000, "w:a": 48_000, "w:the": 70_000}
+    found = {}
+    for term, size in sizes.items():
+        rowids = np.sort(rng.choice(100_000, size, replace=False)).astype(np.int64)
+        counts = rng.choice([1, 1, 1, 2, 3], size).astype(np.float64)
+        lengths = rng.integers(4, 30, size).astype(np.float64)
+        found[term] = TermPostings(rowids, counts, lengths)
+    df = {term: len(postings.rowids) for term, postings in found.items()}
+    return found, CorpusStats(
+        messages=100_000, message_tokens=1_700_000, blocks=5_000, message_df=df
+    )
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_best_rowids_leaving_out_common_words_ranks_as_scoring_every_posting(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found, stats = _common_words(seed)
+    asked = [
+        (t, cap) for t in (["w:a", "w:with", "w:the"], ["w:the", "w:rare"]) for cap in (1, 37, 200)
+    ]
+    asked += [(["w:the", "w:a", "w:rare"], 200)]
+    pruned = [best_rowids(found, terms, stats, cap) for terms, cap in asked]
+    left = [ranked[::3] for ranked in pruned]
+    pruned_left = [
+        best_rowids(found, t, stats, c, o) for (t, c), o in zip(asked, left, strict=True)
+    ]
+    narrowed: list[object] = []
+    none = np.array([], np.int64)
+    monkeypatch.setattr(impact, "_narrowed", lambda *a: narrowed.append(a) or none)
+    best_rowids(found, ["w:a", "w:with", "w:the"], stats, 200)
+    assert narrowed  # the common words were left out
+    monkeypatch.setattr(impact, "PRUNE_FROM", 10**9)  # every posting scored
+    assert pruned == [best_rowids(found, terms, stats, cap) for terms, cap in asked]
+    every_left = [best_rowids(found, t, stats, c, o) for (t, c), o in zip(asked, left, strict=True)]
+    assert pruned_left == every_left
