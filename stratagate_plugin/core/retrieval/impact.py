@@ -14,7 +14,7 @@ order. Measured on the 500k-message benchmark: "what did we say about the" ~22 â
 """
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,7 @@ from .storage import LENGTH_CAP, CorpusStats, TermPostings
 
 __all__ = ["best_rowids", "posted_lengths", "term_counts"]
 
+Rowids = npt.NDArray[np.signedinteger[Any]]
 _DENSE_SPAN = 4  # score into a dense array when rowids span under 4Ã— the postings
 PRUNE_FROM = 20_000  # postings in all below which every one is scored
 PRUNE_MARGIN = 1e-9  # relative slack on bounds and floors against rounding
@@ -69,7 +70,7 @@ class _Scoring(NamedTuple):
         return float(_scores(top, self.weights[term], self.avgdl)[0])
 
     def at(
-        self, term: str, rowids: npt.NDArray[np.int64]
+        self, term: str, rowids: Rowids
     ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
         """(which of ``rowids`` hold ``term``, the term's score in each that does)."""
         found = self.postings[term]
@@ -79,10 +80,10 @@ class _Scoring(NamedTuple):
         return hit, _scores(held, self.weights[term], self.avgdl)
 
 
-Scored = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
+Scored = tuple[Rowids, npt.NDArray[np.float64]]
 
 
-def _every(scoring: _Scoring, present: Sequence[str], excluded: npt.NDArray[np.int64]) -> Scored:
+def _every(scoring: _Scoring, present: Sequence[str], excluded: Rowids) -> Scored:
     """Every rowid holding a term, with its score."""
     rowids, scores = _summed([(scoring.postings[t].rowids, scoring.scores(t)) for t in present])
     if len(excluded):
@@ -91,7 +92,7 @@ def _every(scoring: _Scoring, present: Sequence[str], excluded: npt.NDArray[np.i
     return rowids, scores
 
 
-def _best(rowids: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], cap: int) -> list[int]:
+def _best(rowids: Rowids, scores: npt.NDArray[np.float64], cap: int) -> list[int]:
     """The ``cap`` best, score then rowid descending."""
     if len(rowids) > cap:  # every score tied with the cap-th kept, so ties break by rowid
         floor = -np.partition(-scores, cap - 1)[cap - 1]
@@ -101,9 +102,7 @@ def _best(rowids: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], cap: i
     return [int(r) for r in rowids[order]]
 
 
-def _pruned(
-    scoring: _Scoring, present: Sequence[str], cap: int, excluded: npt.NDArray[np.int64]
-) -> Scored | None:
+def _pruned(scoring: _Scoring, present: Sequence[str], cap: int, excluded: Rowids) -> Scored | None:
     """The rowids that can rank in the best ``cap``, exactly scored, when the common terms
     can be left out (``None``: they cannot, or the postings are too few to try).
 
@@ -131,7 +130,7 @@ def _pruned(
 
 def _narrowed(
     scoring: _Scoring, bounds: Mapping[str, float], rest: Sequence[str], cap: int, found: Scored
-) -> npt.NDArray[np.int64]:
+) -> Rowids:
     """The candidates whose partial score plus the remaining terms' bounds can still reach
     the ``cap``-th best partial score, a term added at a time."""
     rowids, partial = found
@@ -145,9 +144,7 @@ def _narrowed(
     return rowids[partial >= theta]
 
 
-def _rescored(
-    scoring: _Scoring, present: Sequence[str], rowids: npt.NDArray[np.int64]
-) -> npt.NDArray[np.float64]:
+def _rescored(scoring: _Scoring, present: Sequence[str], rowids: Rowids) -> npt.NDArray[np.float64]:
     """The rowids' scores summed in query order, as ``_summed`` sums them (the same floats)."""
     scores = np.zeros(len(rowids))
     for term in present:
@@ -172,14 +169,16 @@ def _weight(stats: CorpusStats, term: str) -> float:
 
 
 def _scores(found: TermPostings, weight: float, avgdl: float) -> npt.NDArray[np.float64]:
+    """BM25 of each posting; stored uint16 counts and lengths widen to float64 in the first
+    operation on them, so the floats are those of float64 arrays."""
     tf, length = found.counts, found.lengths
     norm = BM25_K1 * (1 - BM25_B + BM25_B * length / avgdl)
-    return weight * tf * (BM25_K1 + 1) / (tf + norm)
+    return cast(npt.NDArray[np.float64], weight * tf * (BM25_K1 + 1) / (tf + norm))
 
 
 def _summed(
-    parts: Sequence[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    parts: Sequence[tuple[Rowids, npt.NDArray[np.float64]]],
+) -> tuple[Rowids, npt.NDArray[np.float64]]:
     """(distinct rowids, their summed scores); each term holds a rowid at most once."""
     if len(parts) == 1:
         return parts[0]
@@ -227,10 +226,10 @@ def posted_lengths(postings: Mapping[str, TermPostings], rowids: Sequence[int]) 
 
 
 def _held(
-    entry: TermPostings, wanted: npt.NDArray[np.int64]
+    entry: TermPostings, wanted: Rowids
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]]:
     """(which of ``wanted`` the postings hold, where each would sit in them)."""
-    at = np.searchsorted(entry.rowids, wanted)
+    at = np.searchsorted(entry.rowids, wanted.astype(entry.rowids.dtype, copy=False))
     hit = np.zeros(len(wanted), dtype=bool)
     if len(entry.rowids):
         inside = at < len(entry.rowids)

@@ -367,10 +367,11 @@ def postings(raw: sqlite3.Connection, space: str, terms: Sequence[str]) -> dict[
 
 
 def _joined(chunks: list[tuple[bytes, bytes, bytes]]) -> TermPostings:
+    """A term's chunks as one set of arrays, in their stored types (never widened here)."""
     return TermPostings(
-        np.frombuffer(b"".join(c[0] for c in chunks), _ROWIDS).astype(np.int64),
-        np.frombuffer(b"".join(c[1] for c in chunks), _COUNTS).astype(np.float64),
-        np.frombuffer(b"".join(c[2] for c in chunks), _COUNTS).astype(np.float64),
+        np.frombuffer(b"".join(c[0] for c in chunks), _ROWIDS),
+        np.frombuffer(b"".join(c[1] for c in chunks), _COUNTS),
+        np.frombuffer(b"".join(c[2] for c in chunks), _COUNTS),
     )
 
 
