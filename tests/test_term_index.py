@@ -17,8 +17,10 @@ from stratagate_plugin.core.purge.words import Needles
 from stratagate_plugin.core.records import MessageIn
 from stratagate_plugin.core.retrieval import impact
 from stratagate_plugin.core.retrieval.impact import best_rowids, term_counts
-from stratagate_plugin.core.retrieval.storage import CorpusStats, TermPostings
-from stratagate_plugin.core.store import term_index
+from stratagate_plugin.core.retrieval.raw_channel import speaker_label
+from stratagate_plugin.core.retrieval.storage import ChannelMessage, CorpusStats, TermPostings
+from stratagate_plugin.core.store import message_facts, term_index
+from stratagate_plugin.core.store.retrieval_rows import indexed_messages
 from stratagate_plugin.core.store.search_index import register_functions
 
 START = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -59,10 +61,12 @@ def _snapshot(raw: sqlite3.Connection) -> dict[str, Any]:
         )
     counts = raw.execute("SELECT namespace, term, messages, blocks FROM term_counts")
     lengths = raw.execute("SELECT block_id, namespace, tokens FROM block_lengths")
+    facts = raw.execute("SELECT * FROM message_facts")
     return {
         "postings": postings,
         "counts": {tuple(row) for row in counts},
         "lengths": {tuple(row) for row in lengths},
+        "facts": {tuple(row) for row in facts},
     }
 
 
@@ -73,6 +77,7 @@ async def _as_stored_and_rebuilt(memory: StrataGate) -> tuple[dict[str, Any], di
         raw.backup(copy)
         register_functions(copy)
         term_index.rebuild(copy)
+        message_facts.rebuild(copy)
         return stored, _snapshot(copy)
 
     return await memory.db.read(both)
@@ -106,6 +111,67 @@ async def test_a_purge_of_words_leaves_no_term_of_them(memory: StrataGate) -> No
     terms = {term for _, term in stored["postings"]} | {row[1] for row in stored["counts"]}
     assert "w:violin" not in terms
     assert "w:beagl" in terms
+
+
+async def test_message_facts_hold_each_indexed_message_as_its_rows_do(memory: StrataGate) -> None:
+    stored, _ = await _as_stored_and_rebuilt(memory)
+    rows = await memory.db.read(
+        lambda raw: raw.execute(
+            "SELECT m.namespace, m.thread_id, m.position, m.fts_rowid, m.id, m.block_id, "
+            "b.sequence, m.composed_from_memory, m.content FROM messages m "
+            "JOIN blocks b ON b.id = m.block_id WHERE m.fts_rowid IS NOT NULL"
+        ).fetchall()
+    )
+    assert len(stored["facts"]) == len(rows) == 16  # 4 sealed turns of 2 messages, 2 spaces
+    by_rowid = {fact[3]: fact for fact in stored["facts"]}
+    for row in rows:
+        assert by_rowid[row[3]][:8] == tuple(row[:8])
+        assert by_rowid[row[3]][9] == message_facts.label_room(row[8])
+
+
+async def test_facts_read_the_same_matches_and_neighbours_as_the_message_rows(
+    memory: StrataGate,
+) -> None:
+    def both(raw: sqlite3.Connection) -> tuple[list[Any], list[Any]]:
+        copy = sqlite3.connect(":memory:")
+        raw.backup(copy)
+        register_functions(copy)
+        rowids = [row[0] for row in copy.execute("SELECT fts_rowid FROM message_facts")]
+        read = [indexed_messages(copy, NS, rowids[::-3], reach, 2) for reach in (1, 3)]
+        copy.execute("DELETE FROM meta WHERE key = 'message_facts_version'")
+        rows = [indexed_messages(copy, NS, rowids[::-3], reach, 2) for reach in (1, 3)]
+        return [_seen(found) for found in read], [_seen(found) for found in rows]
+
+    from_facts, from_rows = await memory.db.read(both)
+    assert from_facts == from_rows
+    assert all(matched and neighbours for matched, neighbours in from_facts)
+
+
+def _seen(found: tuple[list[ChannelMessage], list[ChannelMessage]]) -> list[list[Any]]:
+    """What the raw channel takes of each message (its content only through its label)."""
+    return [[(*m[:5], speaker_label(m.content), *m[6:]) for m in part] for part in found]
+
+
+async def test_a_space_deletion_leaves_no_facts_of_it(memory: StrataGate) -> None:
+    await memory.purge.delete_space("other")
+    stored, rebuilt = await _as_stored_and_rebuilt(memory)
+    assert stored == rebuilt
+    assert {fact[0] for fact in stored["facts"]} == {NS}
+
+
+@pytest.mark.parametrize(
+    ("content", "room"),
+    [
+        ("Caroline: I went to the support group", "Caroline:"),
+        ("no label here", ""),
+        ("x" * 40 + ": a colon at 41", "x" * 40 + ":"),
+        ("x" * 41 + ": a colon at 42", ""),
+        ("Note: a: b", "Note:"),
+    ],
+)
+def test_label_room_holds_what_a_speaker_label_can_take(content: str, room: str) -> None:
+    assert message_facts.label_room(content) == room
+    assert speaker_label(message_facts.label_room(content)) == speaker_label(content)
 
 
 def _postings(*entries: tuple[int, int, int]) -> TermPostings:
