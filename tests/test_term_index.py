@@ -159,6 +159,24 @@ async def test_a_space_deletion_leaves_no_facts_of_it(memory: StrataGate) -> Non
     assert {fact[0] for fact in stored["facts"]} == {NS}
 
 
+async def test_forgetting_and_purging_an_event_keep_the_facts_true(tmp_path: Path) -> None:
+    sg = await StrataGate.open(tmp_path / "curated.db", MemoryConfig(block_turn_size=3))
+    try:
+        for user in ("We moved the spring sale to 14 March.", "Prices rose.", "Open at 10."):
+            await sg.blocks.append_turn(NS, "monday", user=user, assistant="Noted.")
+        await sg.derivation.process_pending()
+        [card] = [e for e in await sg.events.cards(NS) if "spring sale" in e.title.lower()]
+        await sg.curation.act("forget", card.id)
+        stored, rebuilt = await _as_stored_and_rebuilt(sg)
+        assert stored == rebuilt and len(stored["facts"]) == 6
+        await sg.curation.act("purge", card.id)
+        stored, rebuilt = await _as_stored_and_rebuilt(sg)
+        assert stored == rebuilt
+        assert card.source_message_ids[0] not in {fact[4] for fact in stored["facts"]}
+    finally:
+        await sg.close()
+
+
 @pytest.mark.parametrize(
     ("content", "room"),
     [
