@@ -26,6 +26,7 @@ from typing import Any
 from ..records import IMPORT_THREAD_PREFIX
 
 FACTS_VERSION = 1
+TABLE_NAMES = ("message_facts",)
 LABEL_ROOM = 41
 _VERSION_KEY = "message_facts_version"
 _COLUMNS = (
