@@ -8,6 +8,8 @@ when eight server processes share two cores (issue #29). Each operation of
 ``scale_measure.py`` that ranks text runs over the benchmark's queries (``--queries``,
 ``--seed`` as there) after a warm-up of five; p50/p95 of CPU and wall milliseconds are
 printed. To compare two commits, run it at each, back to back, on the same file.
+``--settle-heap`` freezes the objects alive after opening, as ``serve`` and ``mcp`` do before
+serving (``cli.common.settle_heap``): the tail without the collector's full passes.
 """
 
 import argparse
@@ -20,6 +22,7 @@ from typing import Any
 
 from benchmarks.scale_corpus import SPACE, THREADS, corpus_queries
 from benchmarks.scale_stats import summary
+from stratagate_plugin.cli.common import settle_heap
 from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import Database
@@ -27,9 +30,13 @@ from stratagate_plugin.core.store import Database
 WARM_UP = 5
 
 
-async def measure(path: Path, queries: list[str]) -> dict[str, dict[str, Any]]:
+async def measure(
+    path: Path, queries: list[str], settle: bool = False
+) -> dict[str, dict[str, Any]]:
     """Per operation: CPU and wall p50/p95 in ms."""
     sg = StrataGate(await Database(path, events=EVENT_RULES).open())
+    if settle:
+        settle_heap()
     thread = f"t{THREADS - 1}"
     operations: dict[str, Callable[[str], Awaitable[Any]]] = {
         "search_events": lambda q: sg.events.search(SPACE, q),
@@ -57,8 +64,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--settle-heap", action="store_true", help="freeze as the servers do")
     args = parser.parse_args()
-    rows = asyncio.run(measure(args.db, corpus_queries(args.seed, args.queries)))
+    queries = corpus_queries(args.seed, args.queries)
+    rows = asyncio.run(measure(args.db, queries, args.settle_heap))
     heads = ("cpu p50", "cpu p95", "wall p50", "wall p95")
     print(f"{'operation':<20}" + "".join(f"{head:>10}" for head in heads))
     for name, row in rows.items():

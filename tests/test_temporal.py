@@ -8,6 +8,7 @@ from stratagate_plugin.core.events.cards import happened_label
 from stratagate_plugin.core.text.temporal.resolve import (
     UNKNOWN,
     find_time_expressions,
+    names_a_time,
     resolve_time,
 )
 
@@ -262,3 +263,22 @@ OCTOBER = datetime(2026, 10, 6, 9, 0, tzinfo=UTC)
 def test_a_day_named_without_year_or_tense_is_the_coming_one_when_near(text: str, day: str) -> None:
     found = resolve_time(text, OCTOBER)
     assert found.start is not None and found.start.date().isoformat() == day
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("what did we say about the violin", False),
+        ("a with the", False),
+        ("what did we say about bradenqu tikaze", False),
+        ("what happened in March", True),
+        ("what did we do last week", True),
+        ("on Friday at 3pm", True),
+        ("上周我们说了什么", True),
+    ],
+)
+def test_names_a_time_only_where_a_time_expression_can_be_found(text: str, names: bool) -> None:
+    references = [datetime(2024, 5, 1, 12, tzinfo=UTC), datetime(1999, 12, 31, 23, tzinfo=UTC)]
+    found = [find_time_expressions(text, reference) for reference in references]
+    assert names_a_time(text) == names
+    assert all(found) if names else found == [[], []]

@@ -17,7 +17,14 @@ from typing import Any
 
 from ..core.profile.spaces import display_name
 from ..memory_plugin.settings import derivation_model
-from .common import add_db_option, add_space_option, pick_space, plugin_settings, profile_model
+from .common import (
+    add_db_option,
+    add_space_option,
+    pick_space,
+    plugin_settings,
+    profile_model,
+    settle_heap,
+)
 
 
 def register(commands: Any) -> None:
@@ -56,6 +63,7 @@ async def run_mcp(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+        settle_heap()
         await serve_stdio(connection)
     finally:
         await connection.close()

@@ -29,6 +29,7 @@ from ..memory_plugin.runtime import MemoryRuntime
 from ..web.shell.app import build_app
 from ..web.shell.security import GuardPolicy
 from .chat_command import chat_model
+from .common import settle_heap
 from .serve_processes import BusyBoard, lower_priority, parse_role
 
 MEMORY_PLUGIN = "stratagate-memory"
@@ -104,6 +105,7 @@ async def serve_app(app: Any, listener: socket.socket, child: bool = False) -> N
     with stopped_by_signals(stop):
         if child:
             watch(0, nothing, stop)
+        settle_heap()
         await server.serve(sockets=[listener])
 
 

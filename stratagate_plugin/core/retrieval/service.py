@@ -21,6 +21,7 @@ from ..graph.search import GraphHit, candidate_cap, search_nodes, statement_even
 from ..graph.views import NOW, assemble
 from ..service_base import EngineParts, ServiceBase
 from ..text.search_terms import fts_encode, query_tokens, tokenize
+from ..text.temporal.resolve import names_a_time
 from .fused import (
     CHANNELS,
     FUSION,
@@ -33,7 +34,7 @@ from .fused import (
     window_votes,
 )
 from .hits import RawHit
-from .query import Query, Window, parse_query
+from .query import Query, Window, parse_query, question_windows
 from .raw_channel import (
     RAW_CHANNEL,
     ChannelDoc,
@@ -128,10 +129,12 @@ class RetrievalService(ServiceBase):
         ``current_thread``'s: the asking session has its own in view.
         """
         settings = config or FUSION
-        reference = await self.store.latest_message_time(space)
-        parsed = parse_query(query, reference or utc_now())
+        parsed = parse_query(query)
         if not parsed.terms:
             return {name: [] for name in CHANNELS}
+        if names_a_time(query):  # a window is resolved against the memory's "now"
+            reference = await self.store.latest_message_time(space)
+            parsed = replace(parsed, windows=question_windows(query, reference or utc_now()))
         raw_query = channel_query(parsed, settings.raw_channel, current_thread)
         hits, (docs, stats) = await asyncio.gather(  # two readers at once when the pool has them
             self.events.ranked(

@@ -10,7 +10,7 @@ a message's speaker, scoring and ranking stay in ``raw_channel``, ``fused`` and
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -87,11 +87,14 @@ LENGTH_CAP = 65_535
 
 class TermPostings(NamedTuple):
     """One term's postings in a space's impact index, in rowid order: each message's index
-    rowid, the term's count in it and the message's token length (at most ``LENGTH_CAP``)."""
+    rowid, the term's count in it and the message's token length (at most ``LENGTH_CAP``).
+    Arrays as the index stores them (int32 rowids, uint16 counts and lengths: a common
+    word's few hundred thousand are not widened; BM25 widens each as it computes, to the
+    same floats), or any wider integer or float type."""
 
-    rowids: npt.NDArray[np.int64]
-    counts: npt.NDArray[np.float64]
-    lengths: npt.NDArray[np.float64]
+    rowids: npt.NDArray[np.signedinteger[Any]]
+    counts: npt.NDArray[np.number[Any]]
+    lengths: npt.NDArray[np.number[Any]]
 
 
 @dataclass(frozen=True)

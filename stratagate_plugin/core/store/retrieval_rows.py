@@ -10,13 +10,13 @@ read whole (they are short and few). Tokenising and scoring are ``retrieval``'s.
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from ..clock import parse_iso
 from ..retrieval.storage import OPEN_TAIL, ChannelMessage, CorpusStats
-from . import term_index
+from . import message_facts, term_index
 from .block_rows import OPEN_TAILS
 from .raw_search import NOT_IMPORT_SOURCE, fetch_rows
 from .search_index import FTS_CONTENT, token_count
@@ -48,6 +48,8 @@ def indexed_messages(
     is read only when it is not known (a third, small read)."""
     if not rowids:  # nothing to read (PostgreSQL cannot type the unnest of an empty array)
         return [], []
+    if message_facts.is_current(raw):
+        return _from_facts(raw, space, rowids, reach, around)
     known = lengths or {}
     rows = raw.execute(
         f"SELECT {_COLUMNS}, m.content, m.fts_rowid FROM json_each(?) j "
@@ -76,6 +78,16 @@ _INDEXED = (
 )
 
 
+def _from_facts(
+    raw: sqlite3.Connection, space: str, rowids: Sequence[int], reach: int, around: int
+) -> tuple[list[ChannelMessage], list[ChannelMessage]]:
+    """``indexed_messages`` from ``message_facts``: a probe a match, a range a neighbourhood,
+    no message, block or FTS row read (each message's label stands for its content)."""
+    matched = [_indexed_message(row) for row in message_facts.at_rowids(raw, space, rowids)]
+    rows = message_facts.around(raw, space, _spans(matched, reach, around))
+    return matched, _unmatched(rows, matched)
+
+
 def _neighbours_at(
     raw: sqlite3.Connection,
     space: str,
@@ -85,10 +97,7 @@ def _neighbours_at(
 ) -> list[ChannelMessage]:
     """The messages within ``reach`` of the first ``around`` matches, not matched, in
     (thread, position) order: one range probe per match (overlaps read twice, kept once)."""
-    seen = {(d.thread_id, d.position) for d in matched}
-    spans = sorted(
-        {(d.thread_id, d.position - reach, d.position + reach) for d in matched[:around]}
-    )
+    spans = _spans(matched, reach, around)
     if not spans:
         return []
     rows = raw.execute(
@@ -99,6 +108,19 @@ def _neighbours_at(
         f"WHERE {NOT_IMPORT_SOURCE}",
         (json.dumps(spans), space),
     )
+    return _unmatched(rows, matched)
+
+
+def _spans(
+    matched: Sequence[ChannelMessage], reach: int, around: int
+) -> list[tuple[str, int, int]]:
+    """(thread, first, last position) within ``reach`` of each of the first ``around``."""
+    return sorted({(d.thread_id, d.position - reach, d.position + reach) for d in matched[:around]})
+
+
+def _unmatched(rows: Iterable[Any], matched: Sequence[ChannelMessage]) -> list[ChannelMessage]:
+    """The rows of ``_INDEXED`` that are not matches, once each, by (thread, position)."""
+    seen = {(d.thread_id, d.position) for d in matched}
     found = {(row[1], row[3]): row for row in rows if (row[1], row[3]) not in seen}
     return [_indexed_message(found[place]) for place in sorted(found)]
 

@@ -21,7 +21,7 @@ from ..text.search_terms import (
     fts_match_any,
     tokenize,
 )
-from . import event_term_index, term_index
+from . import event_term_index, message_facts, term_index
 from .units import on_postgres
 
 POSTING_BUDGET = 2000
@@ -72,7 +72,8 @@ def index_is_current(raw: sqlite3.Connection) -> bool:
     }
     row = raw.execute("SELECT value FROM meta WHERE key = 'fts_tokenizer_version'").fetchone()
     current = len(tables) == 2 and row is not None and int(row[0]) == TOKENIZER_VERSION
-    return current and term_index.index_is_current(raw) and event_term_index.index_is_current(raw)
+    impact = term_index.index_is_current(raw) and message_facts.is_current(raw)
+    return current and impact and event_term_index.index_is_current(raw)
 
 
 def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> None:
@@ -87,6 +88,8 @@ def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> No
     if row is not None and int(row[0]) == TOKENIZER_VERSION:
         if not term_index.index_is_current(raw):
             term_index.rebuild(raw)
+        if not message_facts.is_current(raw):
+            message_facts.rebuild(raw)
         if not event_term_index.index_is_current(raw):
             event_term_index.rebuild(raw)
         return
@@ -105,6 +108,7 @@ def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> No
         (str(TOKENIZER_VERSION),),
     )
     term_index.rebuild(raw)
+    message_facts.rebuild(raw)
     event_term_index.rebuild(raw)
 
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..records import IMPORT_THREAD_PREFIX
 from ..retrieval.storage import LENGTH_CAP, TermPostings
+from . import message_facts
 
 INDEX_VERSION = 2
 CHUNK_BITS = 11  # 2,048 rowids a chunk: a block's append rewrites at most ~12 KB a term
@@ -175,10 +176,12 @@ def fts_terms(document: str) -> list[str]:
 
 
 def add(raw: sqlite3.Connection, messages: Sequence[IndexedMessage]) -> None:
-    """Index new messages (their blocks' other messages, if any, are indexed already)."""
+    """Index new messages (their blocks' other messages, if any, are indexed already), and
+    keep their ``message_facts``."""
     if messages and _has_tables(raw):
         for space, members in _by_space(messages).items():
             _add(raw, space, members)
+        message_facts.add(raw, {m.rowid: len(m.tokens) for m in messages if m.searchable})
 
 
 def remove(raw: sqlite3.Connection, messages: Sequence[IndexedMessage]) -> None:
@@ -187,6 +190,7 @@ def remove(raw: sqlite3.Connection, messages: Sequence[IndexedMessage]) -> None:
     if messages and _has_tables(raw):
         for space, members in _by_space(messages).items():
             _remove(raw, space, members)
+        message_facts.remove(raw, [m.rowid for m in messages])
 
 
 def _by_space(messages: Sequence[IndexedMessage]) -> dict[str, list[IndexedMessage]]:
@@ -367,10 +371,11 @@ def postings(raw: sqlite3.Connection, space: str, terms: Sequence[str]) -> dict[
 
 
 def _joined(chunks: list[tuple[bytes, bytes, bytes]]) -> TermPostings:
+    """A term's chunks as one set of arrays, in their stored types (never widened here)."""
     return TermPostings(
-        np.frombuffer(b"".join(c[0] for c in chunks), _ROWIDS).astype(np.int64),
-        np.frombuffer(b"".join(c[1] for c in chunks), _COUNTS).astype(np.float64),
-        np.frombuffer(b"".join(c[2] for c in chunks), _COUNTS).astype(np.float64),
+        np.frombuffer(b"".join(c[0] for c in chunks), _ROWIDS),
+        np.frombuffer(b"".join(c[1] for c in chunks), _COUNTS),
+        np.frombuffer(b"".join(c[2] for c in chunks), _COUNTS),
     )
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ...events.storage import EventRules
 from ...text.search_terms import TOKENIZER_VERSION, fts_document, fts_encode
-from .. import search_index, term_index
+from .. import message_facts, search_index, term_index
 
 _TABLES = {"message_fts": "message_search", "event_fts": "event_search"}
 
@@ -56,5 +56,8 @@ def ensure_current(raw: sqlite3.Connection, rules: EventRules | None) -> None:
             (str(TOKENIZER_VERSION),),
         )
         term_index.refill(raw)
+        message_facts.refill(raw)
     elif not term_index.index_is_current(raw):
         term_index.refill(raw)
+    if not message_facts.is_current(raw):
+        message_facts.refill(raw)

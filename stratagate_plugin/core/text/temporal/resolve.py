@@ -66,7 +66,14 @@ from .patterns import (
 from .times_of_day import CLOCK_HANDLERS, CLOCK_RULES, joins
 from .zh_rules import ZH_HANDLERS
 
-__all__ = ["UNKNOWN", "Basis", "Precision", "TimeExpression", "find_time_expressions"]
+__all__ = [
+    "UNKNOWN",
+    "Basis",
+    "Precision",
+    "TimeExpression",
+    "find_time_expressions",
+    "names_a_time",
+]
 __all__ += ["is_future", "resolve_time"]
 
 
@@ -134,6 +141,12 @@ def find_time_expressions(
             found.append((rule, expression))
             taken_until = match.end()
     return _joined(text, found)
+
+
+def names_a_time(text: str) -> bool:
+    """Whether any rule matches ``text``: without a match ``find_time_expressions`` finds
+    nothing whatever the reference, so a caller need not read one (a search's "now")."""
+    return any(pattern.search(text) for _, pattern in _TABLE)
 
 
 def _joined(text: str, found: list[tuple[str, TimeExpression]]) -> list[TimeExpression]:

@@ -72,3 +72,19 @@ ALTER TABLE term_postings DROP CONSTRAINT term_postings_namespace_term_chunk_key
 ALTER TABLE term_postings ADD PRIMARY KEY (namespace, term, chunk)
 """
     )
+
+
+def m006_message_facts(conn: psycopg.Connection[Any]) -> None:
+    """SQLite's ``message_facts`` (live code's derived table, no SQLite step): each indexed
+    conversation message's thread, position, rowid, block sequence, length and label."""
+    conn.execute(
+        """
+CREATE TABLE message_facts (
+    namespace text NOT NULL, thread_id text NOT NULL, position bigint NOT NULL,
+    fts_rowid bigint NOT NULL, id text NOT NULL, block_id text NOT NULL,
+    block_sequence bigint NOT NULL, echo bigint NOT NULL, length bigint NOT NULL,
+    label text NOT NULL, PRIMARY KEY (namespace, thread_id, position)
+);
+CREATE UNIQUE INDEX message_facts_rowid ON message_facts(fts_rowid)
+"""
+    )
