@@ -27,6 +27,7 @@ MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [
     steps_002.m003_event_impact_index_tables,
     steps_002.m004_page_indexes,
     steps_002.m005_term_postings_keyed,
+    steps_002.m006_event_states,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 MIGRATION_LOCK = 0x5354_5241_5441_4741  # "STRATAGA": pg_advisory_xact_lock's key
