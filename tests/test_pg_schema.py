@@ -282,6 +282,8 @@ DERIVED = [
     "SELECT event_pk FROM topic_spare_marks ORDER BY event_pk",
     "SELECT namespace, category, pool, agent_chapter, n FROM topic_spare_counts",
     "SELECT event_id, touched FROM topic_members ORDER BY event_id",
+    "SELECT pk, namespace, pool, id, status, superseded_by, updated_at FROM event_states "
+    "ORDER BY pk",
 ]
 
 

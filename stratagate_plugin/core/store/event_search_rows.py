@@ -73,55 +73,58 @@ def lexical_rows(
     found = prefilter(raw, "event_fts", tokens)
     if found is None:
         return []
-    if found.ranked:
-        best = _ranked_best(raw, space, found, pools, cap)
-        pks = [pk for pool in pools for pk in best[pool]]
-    else:
-        pks = [pk for pool in pools for pk in _newest(raw, space, found, pool, cap)]
-    return rows_by_pk(raw, pks, columns)
-
-
-def _newest(
-    raw: sqlite3.Connection, space: str, found: Prefilter, pool: str, cap: int
-) -> list[int]:
-    """The newest ``cap`` visible events of the pool holding the (one, common) term of
-    ``found``: from the impact index's postings, else from FTS5's."""
-    if event_term_index.has_index(raw):
-        [term] = found.terms
-        return _first_visible(raw, event_term_index.newest_pks(raw, term, space, pool), cap)
-    sql = f"{_LEXICAL} AND e.pool = ? ORDER BY f.rowid DESC LIMIT ?"
-    return [row[0] for row in raw.execute(sql, (found.match, space, pool, cap))]
-
-
-def _ranked_best(
-    raw: sqlite3.Connection, space: str, found: Prefilter, pools: Sequence[str], cap: int
-) -> dict[str, list[int]]:
-    """The first ``cap`` visible events of each pool in FTS5's rank order for ``found``:
-    ranked by the impact index (the same order, computed in bulk), else by FTS5."""
     if not event_term_index.has_index(raw):
+        return rows_by_pk(raw, _fts_pks(raw, space, found, pools, cap), columns)
+    states = _indexed_states(raw, space, found, pools, cap)
+    if columns == SEARCH_COLUMNS:  # ``event_states`` holds them
+        return states
+    return rows_by_pk(raw, [row["pk"] for row in states], columns)
+
+
+def _fts_pks(
+    raw: sqlite3.Connection, space: str, found: Prefilter, pools: Sequence[str], cap: int
+) -> list[int]:
+    """Without the impact index: per pool the first ``cap`` visible events of FTS5's
+    ``ORDER BY rank`` for ``found``, or (a common term) its newest ``cap``."""
+    if found.ranked:
         ranked = raw.execute(f"{_LEXICAL} ORDER BY f.rank", (found.match, space))
-        return _best_per_pool(ranked, pools, cap)
-    by_pool = event_term_index.ranked_pks(raw, found.terms, space, pools)
-    return {pool: _first_visible(raw, iter(by_pool[pool]), cap) for pool in pools}
+        best = _best_per_pool(ranked, pools, cap)
+        return [pk for pool in pools for pk in best[pool]]
+    sql = f"{_LEXICAL} AND e.pool = ? ORDER BY f.rowid DESC LIMIT ?"
+    return [row[0] for pool in pools for row in raw.execute(sql, (found.match, space, pool, cap))]
 
 
-def _first_visible(raw: sqlite3.Connection, pks: Iterator[int], cap: int) -> list[int]:
-    """The first ``cap`` of ``pks`` whose event is visible, checked a batch at a time (most
-    are: a batch a little over what is missing usually ends it)."""
-    kept: list[int] = []
+def _indexed_states(
+    raw: sqlite3.Connection, space: str, found: Prefilter, pools: Sequence[str], cap: int
+) -> list[sqlite3.Row]:
+    """Per pool, the ``event_states`` rows of the first ``cap`` visible events in FTS5's
+    rank order for ``found`` (the same order, computed in bulk by the impact index), or
+    of the newest ``cap`` holding its one, common term."""
+    if found.ranked:
+        by_pool = event_term_index.ranked_pks(raw, found.terms, space, pools)
+        return [row for pool in pools for row in _first_visible(raw, iter(by_pool[pool]), cap)]
+    [term] = found.terms
+    newest = (event_term_index.newest_pks(raw, term, space, pool) for pool in pools)
+    return [row for pks in newest for row in _first_visible(raw, pks, cap)]
+
+
+_STATES = (
+    f"SELECT {SEARCH_COLUMNS.replace('e.', '')} FROM event_states "
+    "WHERE pk IN (SELECT value FROM json_each(?)) AND status IN ('active', 'superseded')"
+)
+
+
+def _first_visible(raw: sqlite3.Connection, pks: Iterator[int], cap: int) -> list[sqlite3.Row]:
+    """The ``event_states`` rows of the first ``cap`` of ``pks`` whose event is visible,
+    checked a batch at a time (most are: a batch a little over what is missing usually
+    ends it)."""
+    kept: list[sqlite3.Row] = []
     while len(kept) < cap:
         chunk = list(islice(pks, (cap - len(kept)) * 5 // 4 + 8))
         if not chunk:
             break
-        visible = {  # the unary + keeps the planner on the pk (as in ``pool_rows``)
-            row[0]
-            for row in raw.execute(
-                "SELECT e.pk FROM events e WHERE e.pk IN (SELECT value FROM json_each(?)) "
-                f"AND +{_VISIBLE}",
-                (json.dumps(chunk),),
-            )
-        }
-        kept += [pk for pk in chunk if pk in visible][: cap - len(kept)]
+        visible = {row[0]: row for row in _rows(raw, _STATES, [json.dumps(chunk)])}
+        kept += [visible[pk] for pk in chunk if pk in visible][: cap - len(kept)]
     return kept
 
 

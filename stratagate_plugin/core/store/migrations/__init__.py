@@ -48,6 +48,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     steps_019.m026_unfiled_kept_by_the_topics,
     steps_019.m027_marks_follow_the_event_type,
     steps_019.m028_page_indexes,
+    steps_019.m029_event_states,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

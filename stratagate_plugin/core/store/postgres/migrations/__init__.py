@@ -28,6 +28,7 @@ MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [
     steps_002.m004_page_indexes,
     steps_002.m005_term_postings_keyed,
     steps_002.m006_message_facts,
+    steps_002.m007_event_states,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 MIGRATION_LOCK = 0x5354_5241_5441_4741  # "STRATAGA": pg_advisory_xact_lock's key

@@ -88,3 +88,38 @@ CREATE TABLE message_facts (
 CREATE UNIQUE INDEX message_facts_rowid ON message_facts(fts_rowid)
 """
     )
+
+
+def m007_event_states(conn: psycopg.Connection[Any]) -> None:
+    """SQLite's step 29: ``event_states``, the columns event search reads of each
+    candidate, filled from ``events`` and kept by triggers (PostgreSQL's search reads
+    ``events`` itself; the table keeps the schemas, and a copy either way, alike)."""
+    conn.execute(
+        """
+CREATE TABLE event_states (
+    pk bigint PRIMARY KEY, namespace text NOT NULL, pool text NOT NULL, id text NOT NULL,
+    status text NOT NULL, superseded_by text, updated_at text NOT NULL
+);
+INSERT INTO event_states(pk, namespace, pool, id, status, superseded_by, updated_at)
+    SELECT pk, namespace, pool, id, status, superseded_by, updated_at FROM events;
+CREATE FUNCTION event_state_keep() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        DELETE FROM event_states WHERE pk = OLD.pk;
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        INSERT INTO event_states(pk, namespace, pool, id, status, superseded_by, updated_at)
+        VALUES (NEW.pk, NEW.namespace, NEW.pool, NEW.id, NEW.status, NEW.superseded_by,
+            NEW.updated_at);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER event_states_added AFTER INSERT ON events
+    FOR EACH ROW EXECUTE FUNCTION event_state_keep();
+CREATE TRIGGER event_states_changed AFTER UPDATE OF
+    pk, namespace, pool, id, status, superseded_by, updated_at ON events
+    FOR EACH ROW EXECUTE FUNCTION event_state_keep();
+CREATE TRIGGER event_states_deleted AFTER DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION event_state_keep();
+"""
+    )
