@@ -13,6 +13,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from ..core.errors import StrataGateError
+from ..core.rebuilds import report_with
 from ..core.text.clean import valid_text
 from . import (
     bench_command,
@@ -39,6 +40,7 @@ from . import (
     topics_command,
 )
 from .entry import package_version
+from .progress import print_rebuild
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 DESCRIPTION = """\
@@ -145,6 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     raw = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args([valid_text(arg) for arg in raw])
     handler: Handler = args.handler
+    report_with(print_rebuild)  # an open that rebuilds an index says so (serve, chat, all)
     try:
         code = asyncio.run(handler(args))
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit

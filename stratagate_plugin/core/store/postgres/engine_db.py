@@ -16,6 +16,7 @@ from typing import TypeVar, cast
 import psycopg
 
 from ...events.storage import EventRules
+from ...rebuilds import RebuildReport, quiet
 from .compat import CompatConnection, read_schema
 from .db import DEFAULT_CONNECTIONS, PostgresDatabase, Row
 from .dialect import Schema
@@ -28,10 +29,15 @@ class EngineDatabase:
     """An open StrataGate database on a PostgreSQL server, as the engine's storage uses it."""
 
     def __init__(
-        self, url: str, events: EventRules | None = None, connections: int = DEFAULT_CONNECTIONS
+        self,
+        url: str,
+        events: EventRules | None = None,
+        connections: int = DEFAULT_CONNECTIONS,
+        on_rebuild: RebuildReport = quiet,
     ) -> None:
         self.url = url
         self.events = events
+        self.on_rebuild = on_rebuild
         self.server = PostgresDatabase(url, connections)
         self.path = Path(self.server.name)  # what the settings page names; not a file
         self._schema = Schema()
@@ -40,7 +46,7 @@ class EngineDatabase:
         await self.server.open()
         self._schema = await self.server.read(read_schema)
         try:
-            await self.write(lambda raw: ensure_current(raw, self.events))
+            await self.write(lambda raw: ensure_current(raw, self.events, self.on_rebuild))
         except BaseException:
             await self.server.close()
             raise
