@@ -10,7 +10,9 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
+from test_db_copy import cli, made_memory
 from test_progress import messages_file
 
 from stratagate_plugin.cli.main import main
@@ -125,3 +127,19 @@ def test_the_command_line_prints_a_rebuild_on_stderr(
     assert lines[0] == "stratagate: building the search index for 14 messages (once)…"
     assert lines[1].startswith("stratagate: built the search index for 14 messages in 0:0")
     assert "search index" not in out
+
+
+async def test_an_open_on_postgresql_that_refills_the_index_reports_it(
+    tmp_path: Path, pg_url: str
+) -> None:
+    await made_memory(tmp_path / "m.db")
+    assert cli("db", "copy", str(tmp_path / "m.db"), pg_url).returncode == 0
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("UPDATE meta SET value = '0' WHERE key = 'term_index_version'")
+    said: list[Rebuild] = []
+    async with await StrataGate.open(pg_url, on_rebuild=said.append):
+        pass
+    assert [(r.index, r.items, r.unit, r.seconds is None) for r in said] == [
+        ("the search index", 10, "messages", True),
+        ("the search index", 10, "messages", False),
+    ]
