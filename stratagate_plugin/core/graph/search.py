@@ -20,7 +20,7 @@ from .views import NodeView, compact_card, fact_line, relation_line
 
 DEFAULT_LIMIT, MAX_LIMIT = 8, 20
 CANDIDATES_PER_RESULT, CANDIDATE_FLOOR = 3, 16
-TOKEN_CACHE = 1 << 16  # field texts whose tokens a process remembers (a few MB at most)
+TOKEN_CACHE = 1 << 14  # field texts whose tokens a process remembers (~1 KB each: ≤ ~16 MB)
 MatchType = Literal["current", "historical", "both"]
 _METADATA = ("name", "aliases", "tags", "type")
 _CURRENT = ("currentFacts", "currentEdgeEndpoints")
