@@ -7,7 +7,6 @@ import asyncio
 import io
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -21,12 +20,6 @@ from stratagate_plugin.core import rebuilds
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.rebuilds import Rebuild, rebuilding
 from stratagate_plugin.core.store import event_term_index
-
-
-@pytest.fixture(autouse=True)
-def quiet_afterwards() -> Iterator[None]:
-    yield
-    rebuilds.report_with(rebuilds.quiet)  # ``main`` sets the process's default
 
 
 def test_rebuilding_reports_its_start_and_its_time() -> None:
@@ -98,7 +91,6 @@ def test_an_open_that_rebuilds_reports_to_its_callback(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     assert main(["ingest", str(facts_file(tmp_path / "m.json")), "--db", str(db)]) == 0
     assert main(["process", "--db", str(db)]) == 0
-    rebuilds.report_with(rebuilds.quiet)
     made_stale(db)
     said: list[Rebuild] = []
     asyncio.run(opened(db, said))
@@ -127,6 +119,7 @@ def test_the_command_line_prints_a_rebuild_on_stderr(
     assert lines[0] == "stratagate: building the search index for 14 messages (once)…"
     assert lines[1].startswith("stratagate: built the search index for 14 messages in 0:0")
     assert "search index" not in out
+    assert rebuilds.default_report() is rebuilds.quiet  # as found: the library stays silent
 
 
 async def test_an_open_on_postgresql_that_refills_the_index_reports_it(

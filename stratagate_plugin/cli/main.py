@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from ..core.errors import StrataGateError
-from ..core.rebuilds import report_with
+from ..core.rebuilds import default_report, report_with
 from ..core.text.clean import valid_text
 from . import (
     bench_command,
@@ -147,6 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     raw = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args([valid_text(arg) for arg in raw])
     handler: Handler = args.handler
+    previous = default_report()
     report_with(print_rebuild)  # an open that rebuilds an index says so (serve, chat, all)
     try:
         code = asyncio.run(handler(args))
@@ -160,6 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    finally:
+        report_with(previous)  # a command run in process (tests) leaves the default as found
 
 
 if __name__ == "__main__":
