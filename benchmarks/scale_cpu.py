@@ -31,9 +31,9 @@ WARM_UP = 5
 
 
 async def measure(
-    path: Path, queries: list[str], settle: bool = False
+    path: Path, queries: list[str], settle: bool = False, only: list[str] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Per operation: CPU and wall p50/p95 in ms."""
+    """Per operation (``only`` those named): CPU and wall p50/p95 in ms."""
     sg = StrataGate(await Database(path, events=EVENT_RULES).open())
     if settle:
         settle_heap()
@@ -42,9 +42,12 @@ async def measure(
         "search_events": lambda q: sg.events.search(SPACE, q),
         "search_raw_ranked": lambda q: sg.retrieval.search_raw_ranked(SPACE, q),
         "build_auto_context": lambda q: sg.retrieval.auto_context(SPACE, thread, q),
+        "search_graph": lambda q: sg.graph.search(SPACE, q),
     }
     rows = {}
     for name, run in operations.items():
+        if only and name not in only:
+            continue
         for query in queries[:WARM_UP]:
             await run(query)
         cpu, wall = [], []
@@ -65,9 +68,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--settle-heap", action="store_true", help="freeze as the servers do")
+    parser.add_argument("--only", action="append", help="an operation to run (repeatable)")
     args = parser.parse_args()
     queries = corpus_queries(args.seed, args.queries)
-    rows = asyncio.run(measure(args.db, queries, args.settle_heap))
+    rows = asyncio.run(measure(args.db, queries, args.settle_heap, args.only))
     heads = ("cpu p50", "cpu p95", "wall p50", "wall p95")
     print(f"{'operation':<20}" + "".join(f"{head:>10}" for head in heads))
     for name, row in rows.items():

@@ -13,6 +13,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, NoReturn
 
 from ..core.errors import StrataGateError
+from ..core.rebuilds import default_report, report_with
 from ..core.store.units import without_passwords
 from ..core.text.clean import valid_text
 from . import (
@@ -40,6 +41,7 @@ from . import (
     topics_command,
 )
 from .entry import package_version
+from .progress import print_rebuild
 
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 DESCRIPTION = """\
@@ -155,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     raw = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args([valid_text(arg) for arg in raw])
     handler: Handler = args.handler
+    previous = default_report()
+    report_with(print_rebuild)  # an open that rebuilds an index says so (serve, chat, all)
     try:
         code = asyncio.run(handler(args))
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
@@ -167,6 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    finally:
+        report_with(previous)  # a command run in process (tests) leaves the default as found
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""A one-line progress report on stderr for long commands (ingest, process, bench).
+"""A one-line progress report on stderr for long commands (ingest, process, bench), and
+the line an index rebuild at open prints as it starts and ends (``core/rebuilds.py``).
 
 Never on stdout, so ``--json`` output and pipes stay clean. On a terminal the line is
 redrawn in place (at most ten times a second, and at the end); elsewhere (a log, a pipe,
@@ -12,6 +13,8 @@ import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
+
+from ..core.rebuilds import Rebuild
 
 REDRAW_S = 0.1
 EVERY = 500
@@ -130,3 +133,17 @@ class Progress:
             self.close()
         else:
             self.abandon()
+
+
+def rebuild_line(rebuild: Rebuild) -> str:
+    """``building the search index for 500,000 messages (once)…`` as a rebuild starts,
+    ``built the search index for 500,000 messages in 2:31`` as it ends."""
+    what = f"{rebuild.index} for {rebuild.items:,} {rebuild.unit}"
+    if rebuild.seconds is None:
+        return f"stratagate: building {what} (once)…"
+    return f"stratagate: built {what} in {duration(rebuild.seconds)}"
+
+
+def print_rebuild(rebuild: Rebuild, stream: TextIO | None = None) -> None:
+    """The CLI's ``RebuildReport``: one line on stderr (stdout stays the command's)."""
+    print(rebuild_line(rebuild), file=stream or sys.stderr, flush=True)

@@ -7,6 +7,12 @@ its own, and keeps them running (``cli/serve_processes.py``). Any other address 
 access token, and the URL printed carries it once (it is then kept in a cookie). The app
 answers to the names the server is reached by (for ``0.0.0.0``, the machine's own name and
 addresses and loopback) and to each ``--allowed-host``; any other Host is refused.
+
+An open that builds the search indexes (a file of older code: minutes at 500k messages)
+says so on stderr (``core/rebuilds.py``, printed by ``progress.print_rebuild``). The socket
+is bound before it and served only after: a browser that connects meanwhile waits in the
+listen queue and gets its page when the engine can read it, where a "preparing" page would
+need an app without the engine every page reads. The URL is printed once it answers.
 """
 
 import argparse

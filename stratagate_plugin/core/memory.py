@@ -23,6 +23,7 @@ from .llm.offline.model import OfflineModel
 from .overview.service import OverviewService
 from .profile.service import ProfileService
 from .purge.service import PurgeService
+from .rebuilds import RebuildReport, default_report
 from .remember.service import RememberService
 from .retrieval.service import RetrievalService
 from .service_base import EngineParts, SharedParts
@@ -83,13 +84,17 @@ class StrataGate(SharedParts):
         config: MemoryConfig | None = None,
         model: StructuredModel | None = None,
         busy_timeout_s: float | None = None,
+        on_rebuild: RebuildReport | None = None,
     ) -> "StrataGate":
         """Open (creating or migrating) the file, or the PostgreSQL database a
         ``postgresql://…`` URL names; running jobs whose lease ran out (their
         worker died) are failed, retryable now; a live worker's jobs are left alone; events
         no graph projection batch holds yet are queued for one; spaces not yet under this
-        topic projector freeze their events for the topic bootstrap."""
-        db = await _open_database(path or default_database_path(), busy_timeout_s)
+        topic projector freeze their events for the topic bootstrap. ``on_rebuild`` is told
+        when an index is rebuilt on the way (minutes at 500k messages; default: the
+        process's, ``rebuilds.default_report``)."""
+        where = path or default_database_path()
+        db = await _open_database(where, busy_timeout_s, on_rebuild or default_report())
         memory = cls(db, config, model)
         try:
             await memory.derivation.take_back_abandoned()
@@ -115,15 +120,18 @@ class StrataGate(SharedParts):
         await self.close()
 
 
-async def _open_database(where: Path | str, busy_timeout_s: float | None) -> UnitDatabase:
+async def _open_database(
+    where: Path | str, busy_timeout_s: float | None, report: RebuildReport
+) -> UnitDatabase:
     """A URL selects PostgreSQL (its storage is the same row modules, translated); a
     path keeps SQLite's file."""
     if is_database_url(where):
         from .store.postgres.engine_db import EngineDatabase  # psycopg only when asked for
 
-        return await EngineDatabase(str(where), events=EVENT_RULES).open()
+        return await EngineDatabase(str(where), events=EVENT_RULES, on_rebuild=report).open()
     busy_ms = int(busy_timeout_s * 1000) if busy_timeout_s else None
-    return await Database(where, busy_timeout_ms=busy_ms, events=EVENT_RULES).open()
+    opening = Database(where, busy_timeout_ms=busy_ms, events=EVENT_RULES, on_rebuild=report)
+    return await opening.open()
 
 
 async def _bootstrap_topics(memory: "StrataGate") -> None:

@@ -8,6 +8,7 @@ whether it matched current or historical statements (or both). Nodes the query n
 """
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -19,6 +20,7 @@ from .views import NodeView, compact_card, fact_line, relation_line
 
 DEFAULT_LIMIT, MAX_LIMIT = 8, 20
 CANDIDATES_PER_RESULT, CANDIDATE_FLOOR = 3, 16
+TOKEN_CACHE = 1 << 14  # field texts whose tokens a process remembers (~1 KB each: ≤ ~16 MB)
 MatchType = Literal["current", "historical", "both"]
 _METADATA = ("name", "aliases", "tags", "type")
 _CURRENT = ("currentFacts", "currentEdgeEndpoints")
@@ -145,24 +147,26 @@ def search_nodes(
 
 
 class _Tokens:
-    """``tokenize`` once per distinct text of one search (a fact's text is read for the
-    ranking, the matched fields and the provenance)."""
+    """``tokenize`` once per distinct text: a fact's text is read for the ranking, the
+    matched fields and the provenance, and the same nodes' names and facts come back
+    search after search (``field_tokens`` remembers them for the process)."""
 
-    def __init__(self) -> None:
-        self.lists: dict[str, list[str]] = {}
-        self.sets: dict[str, frozenset[str]] = {}
-
-    def __call__(self, text: str) -> list[str]:
-        found = self.lists.get(text)
-        if found is None:
-            found = self.lists[text] = tokenize(text)
-        return found
+    def __call__(self, text: str) -> tuple[str, ...]:
+        return field_tokens(text)
 
     def set(self, text: str) -> frozenset[str]:
-        found = self.sets.get(text)
-        if found is None:
-            found = self.sets[text] = frozenset(self(text))
-        return found
+        return field_token_set(text)
+
+
+@lru_cache(maxsize=TOKEN_CACHE)
+def field_tokens(text: str) -> tuple[str, ...]:
+    """A node field's tokens (``tokenize`` is pure: remembered, never stale)."""
+    return tuple(tokenize(text))
+
+
+@lru_cache(maxsize=TOKEN_CACHE)
+def field_token_set(text: str) -> frozenset[str]:
+    return frozenset(field_tokens(text))
 
 
 def _hit(

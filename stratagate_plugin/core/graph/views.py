@@ -11,7 +11,7 @@ validity ``[valid_from, valid_to)`` — its end as known then — holds T is cur
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +39,7 @@ class Moment:
 
 
 NOW = Moment()
+R = TypeVar("R", GraphFact, GraphEdge)
 
 
 class EdgeView(BaseModel):
@@ -181,24 +182,37 @@ def node_view(
     ``status``: event id → status (only exposable events count as sources)."""
     ordered = sorted(facts, key=lambda f: (f.valid_from or "", f.learned_at), reverse=True)
     visible = [i for i in node.source_event_ids if status.get(i) in EXPOSABLE]
+    current_facts, historical_facts = _split(ordered, status, when)
+    current_edges, historical_edges = _split(edges, status, when)
     return NodeView(
         node=node,
-        current_facts=tuple(
-            _shown(as_known(f, when), status) for f in ordered if is_current(f, status, when)
-        ),
-        historical_facts=tuple(_shown(f, status) for f in ordered if is_history(f, status, when)),
+        current_facts=tuple(_shown(as_known(f, when), status) for f in current_facts),
+        historical_facts=tuple(_shown(f, status) for f in historical_facts),
         current_edges=tuple(
-            _edge_view(node.id, _shown(as_known(e, when), status), names)
-            for e in edges
-            if is_current(e, status, when)
+            _edge_view(node.id, _shown(as_known(e, when), status), names) for e in current_edges
         ),
         historical_edges=tuple(
-            _edge_view(node.id, _shown(e, status), names)
-            for e in edges
-            if is_history(e, status, when)
+            _edge_view(node.id, _shown(e, status), names) for e in historical_edges
         ),
         source_event_ids=tuple(visible),
     )
+
+
+def _split(
+    records: Sequence[R], status: Mapping[str, str], when: Moment
+) -> tuple[list[R], list[R]]:
+    """(current, history) in the order given: ``is_current`` and ``is_history`` with the
+    current test made once per record."""
+    current: list[R] = []
+    history: list[R] = []
+    for record in records:
+        if is_current(record, status, when):
+            current.append(record)
+        elif record.status != "archived" and (
+            when.as_of is None or record.learned_at <= when.as_of
+        ):
+            history.append(record)
+    return current, history
 
 
 def _shown(record: Any, status: Mapping[str, str]) -> Any:

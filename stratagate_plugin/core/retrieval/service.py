@@ -329,11 +329,27 @@ def _graph_recall(
     kept: list[GraphHit] = []
     for query in dict.fromkeys(queries):
         hits = _graph_search(reader, space, query, GRAPH_RELEVANCE)
-        own = reader.from_thread([i for hit in hits for i in hit.provenance_event_ids], thread_id)
-        kept = [hit for hit in hits if not set(hit.provenance_event_ids) <= own]
+        kept = _hits_outside_thread(reader, hits, thread_id, config.node_limit)
         if kept:
             break
-    return [hit.recall_line() for hit in kept[: config.node_limit]]
+    return [hit.recall_line() for hit in kept]
+
+
+def _hits_outside_thread(
+    reader: RetrievalReader, hits: Sequence[GraphHit], thread_id: str, limit: int
+) -> list[GraphHit]:
+    """The first ``limit`` hits not all of whose evidence comes from ``thread_id``, checked
+    ``limit`` hits at a time: whether an event is the thread's is read per event (its source
+    messages' rows, ~0.1 ms an event at 500k messages), and the first few hits nearly always
+    do."""
+    kept: list[GraphHit] = []
+    for start in range(0, len(hits), limit):
+        part = hits[start : start + limit]
+        own = reader.from_thread([i for hit in part for i in hit.provenance_event_ids], thread_id)
+        kept += [hit for hit in part if not set(hit.provenance_event_ids) <= own]
+        if len(kept) >= limit:
+            break
+    return kept[:limit]
 
 
 def _activated(

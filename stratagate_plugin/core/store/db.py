@@ -31,6 +31,7 @@ import aiosqlite
 from ..clock import utc_now
 from ..errors import StorageError, StrataGateError
 from ..events.storage import EventRules
+from ..rebuilds import RebuildReport, default_report
 from . import health
 from .checkpoint import WRITER_SAFETY_NET_PAGES, Checkpointer
 from .migrations import migrate
@@ -62,17 +63,20 @@ class Database:
         busy_timeout_ms: int | None = None,
         events: EventRules | None = None,
         readers: int | None = None,
+        on_rebuild: RebuildReport | None = None,
     ) -> None:
         """``busy_timeout_ms``: how long a write waits for another process's lock (default
         ``BUSY_TIMEOUT_MS``; a batch command can afford to wait longer than a chat turn).
         ``events``: the events capability's rules, for the stored search documents of an
         index rebuilt at open (without them it stores none, and search tokenises).
-        ``readers``: read-only connections (default ``reader_count()``)."""
+        ``readers``: read-only connections (default ``reader_count()``). ``on_rebuild``:
+        told when an index is rebuilt at open (default: the process's, ``rebuilds``)."""
         self.path = Path(path)
         self.events = events
         self.backups = backups
         self.busy_timeout_ms = busy_timeout_ms or BUSY_TIMEOUT_MS
         self.readers = reader_count() if readers is None else readers
+        self.on_rebuild = on_rebuild
         self._conn: aiosqlite.Connection | None = None
         self._pool: ReaderPool | None = None
         self._checkpointer: Checkpointer | None = None
@@ -94,7 +98,8 @@ class Database:
         )
         try:
             await self._call(_prepare_connection, self.busy_timeout_ms)
-            await self._call(lambda raw: migrate(raw, events=self.events))
+            report = self.on_rebuild or default_report()
+            await self._call(lambda raw: migrate(raw, events=self.events, report=report))
             if self.backups and health.backup_due(self.path, utc_now()):
                 await self._daily_backup()
             self._pool = await self._open_readers()

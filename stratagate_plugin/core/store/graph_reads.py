@@ -2,6 +2,7 @@
 search candidates by term, the importance listing and resolution candidates."""
 
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -17,22 +18,40 @@ def _marks(values: Sequence[Any]) -> str:
     return ",".join("?" * len(values))
 
 
-def sources_of(raw: sqlite3.Connection, kind: str, ids: Sequence[str]) -> dict[str, list[str]]:
+def sources_of(
+    raw: sqlite3.Connection,
+    kind: str,
+    ids: Sequence[str],
+    statuses: dict[str, str] | None = None,
+) -> dict[str, list[str]]:
+    """Each record's source events (by id); with ``statuses``, each source's status is
+    noted there too, read beside it through ``events_id_status`` (a view needs both: one
+    probe per source where a second read of ~900 cited ids cost as much again)."""
     found: dict[str, list[str]] = {i: [] for i in ids}
+    status = "e.status" if statuses is not None else "NULL"
+    joined = _STATUS_JOIN if statuses is not None else ""
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
         rows = raw.execute(
-            f"SELECT record_id, event_id FROM graph_sources WHERE record_kind = ? "
-            f"AND record_id IN ({_marks(chunk)}) ORDER BY event_id",
+            f"SELECT s.record_id, s.event_id, {status} FROM graph_sources s{joined} "
+            f"WHERE s.record_kind = ? AND s.record_id IN ({_marks(chunk)}) ORDER BY s.event_id",
             [kind, *chunk],
         )
-        for record_id, event_id in rows:
+        for record_id, event_id, event_status in rows:
             found[record_id].append(event_id)
+            if event_status is not None and statuses is not None:
+                statuses[event_id] = event_status
     return found
 
 
-def nodes(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[GraphNode]:
-    """The nodes by id, in the order given (missing ids skipped)."""
+_STATUS_JOIN = " LEFT JOIN events e INDEXED BY events_id_status ON e.id = s.event_id"
+
+
+def nodes(
+    raw: sqlite3.Connection, node_ids: Sequence[str], statuses: dict[str, str] | None = None
+) -> list[GraphNode]:
+    """The nodes by id, in the order given (missing ids skipped); ``statuses`` as
+    ``sources_of``."""
     ids = list(dict.fromkeys(node_ids))
     if not ids:
         return []
@@ -43,7 +62,7 @@ def nodes(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[GraphNode]:
         ids,
     ):
         aliases[node_id].append(alias)
-    sources = sources_of(raw, "node", ids)
+    sources = sources_of(raw, "node", ids, statuses)
     by_id = {
         row["id"]: record_from_row(
             GraphNode,
@@ -75,6 +94,56 @@ def _bounded(
             f"SELECT * FROM {table} WHERE ({clause}) ORDER BY learned_at, id",
             [*node_ids] * len(ends),
         ).fetchall()
+    rows = _learned_rows(raw, table, ends, node_ids, learned_by)
+    if _over_history(rows.values(), ends, set(node_ids), history):
+        rows = _newest_rows(raw, table, ends, node_ids, history, learned_by)
+    return sorted(rows.values(), key=lambda row: (row["learned_at"], row["id"]))
+
+
+def _learned_rows(
+    raw: sqlite3.Connection,
+    table: str,
+    ends: tuple[str, ...],
+    node_ids: Sequence[str],
+    learned_by: str | None,
+) -> dict[str, sqlite3.Row]:
+    """Every row of the nodes learned by ``learned_by``, by id: plain index reads."""
+    rows: dict[str, sqlite3.Row] = {}
+    for start in range(0, len(node_ids), 500):
+        chunk = list(node_ids[start : start + 500])
+        for end in ends:
+            found = raw.execute(
+                f"SELECT * FROM {table} WHERE {end} IN ({_marks(chunk)}) "
+                "AND (? IS NULL OR learned_at <= ?)",
+                [*chunk, learned_by, learned_by],
+            )
+            rows.update((row["id"], row) for row in found)
+    return rows
+
+
+def _over_history(
+    rows: Iterable[sqlite3.Row], ends: tuple[str, ...], node_ids: set[str], history: int
+) -> bool:
+    """Whether some node holds more than ``history`` replaced rows at one of its ends: only
+    then does the window of ``_newest_rows`` drop any (nearly never: a node's replaced
+    statements are few), so the rows read plainly are its answer otherwise."""
+    replaced: Counter[tuple[str, str]] = Counter()
+    for row in rows:
+        if row["status"] in ("active", "disputed") and row["superseded_at"] is None:
+            continue
+        replaced.update((end, row[end]) for end in ends if row[end] in node_ids)
+    return any(count > history for count in replaced.values())
+
+
+def _newest_rows(
+    raw: sqlite3.Connection,
+    table: str,
+    ends: tuple[str, ...],
+    node_ids: Sequence[str],
+    history: int,
+    learned_by: str | None,
+) -> dict[str, sqlite3.Row]:
+    """Every current row and the ``history`` newest others of each node, by id."""
     rows: dict[str, sqlite3.Row] = {}
     for start in range(0, len(node_ids), 500):
         chunk = list(node_ids[start : start + 500])
@@ -87,7 +156,7 @@ def _bounded(
                 [*chunk, learned_by, learned_by, history],
             )
             rows.update((row["id"], row) for row in found)
-    return sorted(rows.values(), key=lambda row: (row["learned_at"], row["id"]))
+    return rows
 
 
 def facts_of(
@@ -95,10 +164,11 @@ def facts_of(
     node_ids: Sequence[str],
     history: int | None = None,
     learned_by: str | None = None,
+    statuses: dict[str, str] | None = None,
 ) -> list[GraphFact]:
     """The nodes' facts: all of them, or every current one and the ``history`` newest others."""
     rows = _bounded(raw, "graph_facts", ("node_id",), list(node_ids), history, learned_by)
-    sources = sources_of(raw, "fact", [row["id"] for row in rows])
+    sources = sources_of(raw, "fact", [row["id"] for row in rows], statuses)
     return [
         record_from_row(GraphFact, row, source_event_ids=tuple(sources[row["id"]])) for row in rows
     ]
@@ -109,11 +179,12 @@ def edges_of(
     node_ids: Sequence[str],
     history: int | None = None,
     learned_by: str | None = None,
+    statuses: dict[str, str] | None = None,
 ) -> list[GraphEdge]:
     """Edges in both directions of the nodes (bounded as ``facts_of``)."""
     ends = ("from_node_id", "to_node_id")
     rows = _bounded(raw, "graph_edges", ends, list(node_ids), history, learned_by)
-    sources = sources_of(raw, "edge", [row["id"] for row in rows])
+    sources = sources_of(raw, "edge", [row["id"] for row in rows], statuses)
     return [
         record_from_row(GraphEdge, row, source_event_ids=tuple(sources[row["id"]])) for row in rows
     ]
@@ -168,19 +239,17 @@ def records(
     and the status of every event they cite: what ``graph.views`` makes views of; with
     ``fields``, the sources of their aliases and tags too. ``parts`` below ``all`` reads
     no facts and no fields' sources (``edges``), or no edges either (``nodes``)."""
-    found = nodes(raw, node_ids)
+    statuses: dict[str, str] = {}  # of every event cited, filled as the sources are read
+    found = nodes(raw, node_ids, statuses)
     whole = parts == "all"
     if not found:
         return NodeRecords([], [], [], {}, {}, {} if fields and whole else None)
     ids = [node.id for node in found]
-    facts = facts_of(raw, ids, history, learned_by) if whole else []
-    edges = edges_of(raw, ids, history, learned_by) if parts != "nodes" else []
+    facts = facts_of(raw, ids, history, learned_by, statuses) if whole else []
+    edges = edges_of(raw, ids, history, learned_by, statuses) if parts != "nodes" else []
     names = names_of(raw, list({e.from_node_id for e in edges} | {e.to_node_id for e in edges}))
-    cited = [i for n in found for i in n.source_event_ids]
-    cited += [i for f in facts for i in f.source_event_ids]
-    cited += [i for e in edges for i in e.source_event_ids]
     sources = field_sources(raw, found) if fields and whole else None
-    return NodeRecords(found, facts, edges, names, event_statuses(raw, cited), sources)
+    return NodeRecords(found, facts, edges, names, statuses, sources)
 
 
 def names_of(raw: sqlite3.Connection, node_ids: list[str]) -> dict[str, str]:

@@ -39,14 +39,31 @@ def traces_from_json(text: str) -> tuple[ToolTrace, ...]:
 def record_from_row(model: type[M], row: sqlite3.Row, **values: Any) -> M:
     """The record validated from its row: a ``name_json`` column decodes into field ``name``;
     columns the model lacks are ignored, ``values`` fill or override fields."""
-    fields = model.model_fields
-    data: dict[str, Any] = {}
-    for key in row.keys():  # noqa: SIM118 (sqlite3.Row iterates values, not keys)
-        name = key.removesuffix("_json")
-        if name in fields:
-            data[name] = maybe_json(row[key]) if name != key else row[key]
+    shape = (model, tuple(row.keys()), len(row))
+    plan = _PLANS.get(shape)
+    if plan is None:
+        plan = _PLANS[shape] = _plan(*shape)
+    data = {name: maybe_json(row[at]) if decode else row[at] for at, name, decode in plan}
     data.update(values)
     return model.model_validate(data)
+
+
+Plan = tuple[tuple[int | str, str, bool], ...]
+_PLANS: dict[tuple[type[BaseModel], tuple[str, ...], int], Plan] = {}
+"""Per model and row shape (a query's columns: a few dozen shapes in all), which column
+fills which field and whether it is JSON: worked out once, not per row (a graph page
+builds hundreds of records)."""
+
+
+def _plan(model: type[BaseModel], keys: tuple[str, ...], width: int) -> Plan:
+    """Columns by position where names are unique and name every value (read by name
+    otherwise: a repeated name reads its first column, as ``row[name]`` always did)."""
+    fields = model.model_fields
+    by_position = len(set(keys)) == len(keys) == width
+    named = (
+        (at if by_position else key, key, key.removesuffix("_json")) for at, key in enumerate(keys)
+    )
+    return tuple((at, name, name != key) for at, key, name in named if name in fields)
 
 
 def message_from_row(row: sqlite3.Row) -> Message:

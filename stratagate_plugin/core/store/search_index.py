@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..events.cards import event_search_text
 from ..events.storage import DocumentFields, EventRules
+from ..rebuilds import RebuildReport, quiet, rebuilding
 from ..text.search_terms import (
     TOKENIZER_VERSION,
     fts_document,
@@ -76,10 +77,13 @@ def index_is_current(raw: sqlite3.Connection) -> bool:
     return current and impact and event_term_index.index_is_current(raw)
 
 
-def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> None:
+def ensure_index(
+    raw: sqlite3.Connection, rules: EventRules | None = None, report: RebuildReport = quiet
+) -> None:
     """Create the index when FTS5 exists; rebuild it when the tokenizer changed, with the
     events' stored documents when ``rules`` are given (without, readers tokenise), and the
-    impact indexes whenever the FTS rows were rebuilt or their own version changed."""
+    impact indexes whenever the FTS rows were rebuilt or their own version changed. Each
+    rebuild is said to ``report`` as it starts and ends (minutes on a large file)."""
     if not fts5_available(raw):
         return
     raw.execute("CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(tokens)")
@@ -87,12 +91,33 @@ def ensure_index(raw: sqlite3.Connection, rules: EventRules | None = None) -> No
     row = raw.execute("SELECT value FROM meta WHERE key = 'fts_tokenizer_version'").fetchone()
     if row is not None and int(row[0]) == TOKENIZER_VERSION:
         if not term_index.index_is_current(raw):
-            term_index.rebuild(raw)
+            with rebuilding(report, SEARCH_INDEX, count_rows(raw, INDEXED_MESSAGES), "messages"):
+                term_index.rebuild(raw)
         if not message_facts.is_current(raw):
             message_facts.rebuild(raw)
         if not event_term_index.index_is_current(raw):
-            event_term_index.rebuild(raw)
+            with rebuilding(report, EVENT_INDEX, count_rows(raw, EVENT_ROWS), "events"):
+                event_term_index.rebuild(raw)
         return
+    items = count_rows(raw, MESSAGE_ROWS) + count_rows(raw, EVENT_ROWS)
+    with rebuilding(report, FULL_TEXT_INDEX, items, "messages and events"):
+        _refill(raw, rules)
+
+
+SEARCH_INDEX, EVENT_INDEX = "the search index", "the event search index"
+FULL_TEXT_INDEX = "the full-text and search indexes"
+INDEXED_MESSAGES = "SELECT coalesce(sum(messages), 0) FROM message_index_stats"
+MESSAGE_ROWS = "SELECT count(*) FROM messages WHERE fts_rowid IS NOT NULL"
+EVENT_ROWS = "SELECT count(*) FROM events"
+
+
+def count_rows(raw: sqlite3.Connection, sql: str) -> int:
+    """What a count query (``INDEXED_MESSAGES``, ``EVENT_ROWS``, …) finds."""
+    return int(raw.execute(sql).fetchone()[0])
+
+
+def _refill(raw: sqlite3.Connection, rules: EventRules | None) -> None:
+    """Every FTS row made again under the current tokenizer, then both impact indexes."""
     raw.execute("DELETE FROM message_fts")
     raw.execute(
         "INSERT INTO message_fts(rowid, tokens) SELECT fts_rowid, sg_fts_document(content) "

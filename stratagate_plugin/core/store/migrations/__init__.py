@@ -16,6 +16,7 @@ from collections.abc import Callable
 from ...clock import iso, utc_now
 from ...errors import SchemaTooNew
 from ...events.storage import EventRules
+from ...rebuilds import RebuildReport, quiet
 from ..search_index import ensure_index, index_is_current
 from . import steps_001, steps_013, steps_019
 
@@ -63,10 +64,14 @@ def current_version(raw: sqlite3.Connection) -> int:
 
 
 def migrate(
-    raw: sqlite3.Connection, target: int = SCHEMA_VERSION, events: EventRules | None = None
+    raw: sqlite3.Connection,
+    target: int = SCHEMA_VERSION,
+    events: EventRules | None = None,
+    report: RebuildReport = quiet,
 ) -> int:
     """Bring the file up to ``target``; refuse a file newer than this code. A stale search
-    index is rebuilt with the events' stored documents made by ``events`` (if given)."""
+    index is rebuilt with the events' stored documents made by ``events`` (if given), each
+    rebuild said to ``report``."""
     found = current_version(raw)
     if found > SCHEMA_VERSION:
         raise SchemaTooNew(
@@ -89,7 +94,7 @@ def migrate(
             raise
         raw.execute("COMMIT")
     if target == SCHEMA_VERSION:
-        _maintain_index(raw, events)
+        _maintain_index(raw, events, report)
     return target
 
 
@@ -101,7 +106,9 @@ def _applied_meanwhile(raw: sqlite3.Connection, version: int) -> bool:
     return row is not None
 
 
-def _maintain_index(raw: sqlite3.Connection, events: EventRules | None) -> None:
+def _maintain_index(
+    raw: sqlite3.Connection, events: EventRules | None, report: RebuildReport
+) -> None:
     """Rebuild the search index only when it is stale (a new tokenizer, or a step that
     marked it so): it is live code's, which frozen steps never run. An open takes no write
     lock otherwise, so parallel opens never wait on each other's long writes."""
@@ -109,7 +116,7 @@ def _maintain_index(raw: sqlite3.Connection, events: EventRules | None) -> None:
         return
     raw.execute("BEGIN IMMEDIATE")
     try:
-        ensure_index(raw, events)
+        ensure_index(raw, events, report)
     except BaseException:
         raw.execute("ROLLBACK")
         raise

@@ -16,6 +16,7 @@ from typing import TypeVar, cast
 import psycopg
 
 from ...events.storage import EventRules
+from ...rebuilds import RebuildReport, quiet
 from ..units import shown_location
 from .compat import CompatConnection, read_schema
 from .db import DEFAULT_CONNECTIONS, PostgresDatabase, Row
@@ -31,10 +32,15 @@ class EngineDatabase:
     backend = "postgresql"  # what ``SqliteStorage`` asks to give purge its server module
 
     def __init__(
-        self, url: str, events: EventRules | None = None, connections: int = DEFAULT_CONNECTIONS
+        self,
+        url: str,
+        events: EventRules | None = None,
+        connections: int = DEFAULT_CONNECTIONS,
+        on_rebuild: RebuildReport = quiet,
     ) -> None:
         self.url = url
         self.events = events
+        self.on_rebuild = on_rebuild
         self.server = PostgresDatabase(url, connections)
         self.path = Path(self.server.name)  # not a file
         self.shown = shown_location(url)  # the URL, its password as ***
@@ -44,7 +50,7 @@ class EngineDatabase:
         await self.server.open()
         self._schema = await self.server.read(read_schema)
         try:
-            await self.write(lambda raw: ensure_current(raw, self.events))
+            await self.write(lambda raw: ensure_current(raw, self.events, self.on_rebuild))
         except BaseException:
             await self.server.close()
             raise

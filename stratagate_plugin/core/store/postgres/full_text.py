@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from ...events.storage import EventRules
+from ...rebuilds import RebuildReport, quiet, rebuilding
 from ...text.search_terms import TOKENIZER_VERSION, fts_document, fts_encode
 from .. import message_facts, search_index, term_index
 
@@ -33,31 +34,44 @@ def term_counts(
     }
 
 
-def ensure_current(raw: sqlite3.Connection, rules: EventRules | None) -> None:
+def ensure_current(
+    raw: sqlite3.Connection, rules: EventRules | None, report: RebuildReport = quiet
+) -> None:
     """At open, as SQLite's ``search_index.ensure_index``: the search rows made again when
     the tokenizer changed (the engine's tokens, computed here: PostgreSQL has no
-    ``sg_fts_document``), then the impact index refilled when its version is not current."""
+    ``sg_fts_document``), then the impact index refilled when its version is not current;
+    each said to ``report``."""
     row = raw.execute("SELECT value FROM meta WHERE key = 'fts_tokenizer_version'").fetchone()
     if row is None or int(row[0]) != TOKENIZER_VERSION:
-        raw.execute("DELETE FROM message_fts")
-        messages = raw.execute(
-            "SELECT fts_rowid, content FROM messages WHERE fts_rowid IS NOT NULL"
-        ).fetchall()
-        raw.executemany(
-            "INSERT INTO message_fts(rowid, tokens) VALUES (?, ?)",
-            [(rowid, fts_document(content)) for rowid, content in messages],
+        items = search_index.count_rows(raw, search_index.MESSAGE_ROWS) + search_index.count_rows(
+            raw, search_index.EVENT_ROWS
         )
-        search_index.recount_index_stats(raw)
-        raw.execute("DELETE FROM event_fts")
-        for event in raw.execute("SELECT * FROM events").fetchall():
-            search_index.index_event(raw, event["pk"], search_index.event_row_text(event), rules)
-        raw.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_tokenizer_version', ?)",
-            (str(TOKENIZER_VERSION),),
-        )
-        term_index.refill(raw)
-        message_facts.refill(raw)
+        with rebuilding(report, search_index.FULL_TEXT_INDEX, items, "messages and events"):
+            _refill(raw, rules)
     elif not term_index.index_is_current(raw):
-        term_index.refill(raw)
+        messages = search_index.count_rows(raw, search_index.INDEXED_MESSAGES)
+        with rebuilding(report, search_index.SEARCH_INDEX, messages, "messages"):
+            term_index.refill(raw)
     if not message_facts.is_current(raw):
         message_facts.refill(raw)
+
+
+def _refill(raw: sqlite3.Connection, rules: EventRules | None) -> None:
+    raw.execute("DELETE FROM message_fts")
+    messages = raw.execute(
+        "SELECT fts_rowid, content FROM messages WHERE fts_rowid IS NOT NULL"
+    ).fetchall()
+    raw.executemany(
+        "INSERT INTO message_fts(rowid, tokens) VALUES (?, ?)",
+        [(rowid, fts_document(content)) for rowid, content in messages],
+    )
+    search_index.recount_index_stats(raw)
+    raw.execute("DELETE FROM event_fts")
+    for event in raw.execute("SELECT * FROM events").fetchall():
+        search_index.index_event(raw, event["pk"], search_index.event_row_text(event), rules)
+    raw.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('fts_tokenizer_version', ?)",
+        (str(TOKENIZER_VERSION),),
+    )
+    term_index.refill(raw)
+    message_facts.refill(raw)
