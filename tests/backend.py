@@ -62,14 +62,6 @@ COPIED = (
 # Tests failing on PostgreSQL for a reason still to fix (a file, or a test by its name): not
 # run there. The set only shrinks.
 NOT_YET_ON_POSTGRESQL: dict[str, str] = {
-    "test_auto_context_excludes_the_current_thread_and_never_reinforces": (
-        "auto context lists events of equal rank in another order (a tie SQLite's rowid "
-        "breaks), also with wt-pgcontract merged"
-    ),
-    "test_the_statement_ranks_above_the_answer_that_repeats_it": (
-        "inserts into usage_receipts by position: PostgreSQL's table has its columns in "
-        "another order"
-    ),
     "test_purge_plan.py": (
         "purge's SQLite functions; with wt-pgcontract's purge merged 3 of its tests still "
         "fail (words a check still finds; a SELECT … FOR UPDATE in a read-only snapshot)"
@@ -79,10 +71,6 @@ NOT_YET_ON_POSTGRESQL: dict[str, str] = {
     "test_ingest_of_any_json_ends_in_success_or_one_error_line": (
         "a NUL character in a message: PostgreSQL text cannot hold it (psycopg's DataError, "
         "not one line); to replace, refuse or escape it is a behaviour question"
-    ),
-    "test_offline_fallback.py": (
-        "reads derivation marks ORDER BY rowid: blocks and events have no rowid column on "
-        "PostgreSQL (the test needs another order)"
     ),
 }
 

@@ -93,12 +93,12 @@ def redirect_engines(plan: ServerPlan) -> Any:
 
     original = memory._open_database
 
-    async def open_on_server(where: Path | str, busy_timeout_s: float | None) -> Any:
+    async def open_on_server(where: Path | str, busy_timeout_s: float | None, *rest: Any) -> Any:
         if is_database_url(where):
-            return await original(where, busy_timeout_s)
+            return await original(where, busy_timeout_s, *rest)
         url = plan.database(where)
         stand_in(Path(where))
-        return await original(url, busy_timeout_s)
+        return await original(url, busy_timeout_s, *rest)
 
     memory._open_database = open_on_server  # type: ignore[assignment]
     return original

@@ -86,7 +86,9 @@ async def derived_offline(db_path: Path) -> StrataGate:
 
 
 def marks(plain: sqlite3.Connection, table: str) -> list[tuple[Any, ...]]:
-    rows = plain.execute(f"SELECT derived_by, derive_error FROM {table} ORDER BY rowid")
+    """Each row's derivation mark, in the order the rows were made (on both backends)."""
+    order = {"blocks": "sequence", "events": "pk"}[table]
+    rows = plain.execute(f"SELECT derived_by, derive_error FROM {table} ORDER BY {order}")
     return [tuple(row) for row in rows]
 
 

@@ -142,12 +142,16 @@ async def test_auto_context_excludes_the_current_thread_and_never_reinforces(
         from_block("evt_pin", "user name is Ana", there, pinned=True),
         from_block("evt_noise", "lunch menu", there),
     )
-    before = plain.execute("SELECT id, mention_count, last_adopted_turn FROM events").fetchall()
+    before = plain.execute(
+        "SELECT id, mention_count, last_adopted_turn FROM events ORDER BY id"
+    ).fetchall()
     context = await memory.retrieval.auto_context("ns", "current", "what about the kiln?")
     shown = [event.id for event in context.events]
     assert set(shown) == {"evt_there", "evt_safe", "evt_pin"}
     assert all(f'"id":"{i}"' in context.text for i in shown) and "evt_here" not in context.text
-    after = plain.execute("SELECT id, mention_count, last_adopted_turn FROM events").fetchall()
+    after = plain.execute(
+        "SELECT id, mention_count, last_adopted_turn FROM events ORDER BY id"
+    ).fetchall()
     assert [tuple(r) for r in after] == [tuple(r) for r in before]
     stamped = plain.execute("SELECT id FROM events WHERE last_retrieved_at IS NOT NULL")
     assert {row[0] for row in stamped} == {"evt_here", "evt_there", "evt_safe"}

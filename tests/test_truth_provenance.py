@@ -211,7 +211,9 @@ async def test_the_statement_ranks_above_the_answer_that_repeats_it(tmp_path: Pa
                 "('batch_x', 'ns', 'b', 1, 'memory_search_raw', '[]', 'recorded', 2, 'n', 'n')"
             )
             raw.execute(
-                "INSERT INTO usage_receipts VALUES ('ns', 'r1', 'batch_x', '', '[]', ?, 'n')",
+                "INSERT INTO usage_receipts(namespace, receipt_id, batch_id, payload, "
+                "event_ids_json, audit_json, created_at) "
+                "VALUES ('ns', 'r1', 'batch_x', '', '[]', ?, 'n')",
                 (json.dumps({"evidence_refs": [f"raw:x:{said.message_ids[0]}:0"]}),),
             )
 
