@@ -68,10 +68,6 @@ NOT_YET_ON_POSTGRESQL: dict[str, str] = {
     ),
     "test_concurrent_process.py": COPIED,
     "test_four_workers_derive_the_same_events_and_links_as_one": COPIED,
-    "test_ingest_of_any_json_ends_in_success_or_one_error_line": (
-        "a NUL character in a message: PostgreSQL text cannot hold it (psycopg's DataError, "
-        "not one line); to replace, refuse or escape it is a behaviour question"
-    ),
 }
 
 

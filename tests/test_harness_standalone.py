@@ -25,6 +25,7 @@ TEXTS = [
     "plain",
     "caf\u00e9 \u5496\u5561",
     "lone \ud800 surrogate",
+    "a nul \x00 here",
     "  many\n\tspaces  ",
     "x" * 400,
 ]

@@ -2,6 +2,7 @@
 and ``stratagate ingest`` ends in success or one ``stratagate: error:`` line (exit 2)."""
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +54,23 @@ def test_ingest_of_any_json_ends_in_success_or_one_error_line(
         assert lines[-1].startswith(f"stratagate: error: {file}") or lines[-1].startswith(
             f"stratagate: error: cannot read {file}"
         )
+
+
+def test_a_nul_in_an_ingested_message_is_stored_as_a_replacement_character(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], db_path: Path, plain: sqlite3.Connection
+) -> None:
+    """PostgreSQL's text cannot hold U+0000: the one text rule replaces it on both backends."""
+    file = tmp_path / "nul.json"
+    turn = [
+        {
+            "thread": "t",
+            "at": "2026-01-01T09:00:00Z",
+            "role": "user",
+            "content": "gate\u0000code 4471",
+        },
+        {"thread": "t", "at": "2026-01-01T09:00:00Z", "role": "assistant", "content": "ok"},
+    ]
+    file.write_text(json.dumps(turn))
+    assert main(["ingest", str(file), "--db", str(db_path)]) == 0, capsys.readouterr().err
+    rows = plain.execute("SELECT content FROM messages ORDER BY position")
+    assert [row[0] for row in rows] == ["gate\ufffdcode 4471", "ok"]

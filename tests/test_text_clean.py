@@ -11,6 +11,12 @@ def test_lone_surrogates_become_replacement_characters() -> None:
     assert valid_text("caf\udce9") == "caf\ufffd"  # a surrogateescape'd CLI byte
 
 
+def test_nul_becomes_a_replacement_character_as_postgresql_cannot_store_it() -> None:
+    assert valid_text("gate\x00code 4471") == "gate\ufffdcode 4471"
+    assert valid_text("\x00\u5496\ud800") == "\ufffd\u5496\ufffd"
+    assert valid_json_value({"k\x00": ["\x00"]}) == {"k\ufffd": ["\ufffd"]}
+
+
 def test_valid_text_is_unchanged() -> None:
     assert valid_text("café 咖啡 😀") == "café 咖啡 😀"
 

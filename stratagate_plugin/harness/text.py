@@ -12,7 +12,10 @@ _WHITESPACE = re.compile(r"\s+")
 
 
 def valid_text(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD (valid text returned as is)."""
+    """``text`` with every lone surrogate and NUL (which PostgreSQL cannot store) replaced by
+    U+FFFD (valid text returned as is)."""
+    if "\x00" in text:
+        text = text.replace("\x00", REPLACEMENT)
     return text if text.isascii() else _SURROGATE.sub(REPLACEMENT, text)
 
 

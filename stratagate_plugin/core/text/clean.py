@@ -1,10 +1,12 @@
-"""The one rule for text that is not valid Unicode: replace it with U+FFFD on entry.
+"""The one rule for text that cannot be stored: replace it with U+FFFD on entry.
 
 Python strings can hold lone surrogates (``"\\ud800"`` from JSON escapes, or the
 ``surrogateescape`` bytes of a non-UTF-8 command-line argument); SQLite and UTF-8 files
-cannot. Every entrance (CLI arguments, ingest files, model replies, tool results, web
-forms) passes text through ``valid_text`` so a turn is stored with a visible mark instead
-of failing to store at all.
+cannot. They can hold U+0000 too (a JSON ``"\\u0000"``), which PostgreSQL's text cannot,
+and which would make a SQLite memory one that ``db copy`` cannot take to a server: it is
+replaced on both backends, so the same turn stores the same words on either. Every
+entrance (CLI arguments, ingest files, model replies, tool results, web forms) passes text
+through ``valid_text`` so a turn is stored with a visible mark instead of failing to store.
 """
 
 import re
@@ -15,7 +17,10 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def valid_text(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD (valid text is returned as is)."""
+    """``text`` with every lone surrogate and NUL replaced by U+FFFD (valid text is returned
+    as is)."""
+    if "\x00" in text:
+        text = text.replace("\x00", REPLACEMENT)
     if text.isascii():
         return text
     return _SURROGATE.sub(REPLACEMENT, text)
