@@ -55,10 +55,6 @@ BOTH_BY_DESIGN: dict[str, str] = {
     "test_pg_schema.py": "the two schemas side by side, in either pass",
 }
 
-COPIED = (
-    "copies a memory with sqlite3's backup API (test_concurrent_process.copy_database); on "
-    "the server the copy is CREATE DATABASE … TEMPLATE, still to write in that helper"
-)
 # Tests failing on PostgreSQL for a reason still to fix (a file, or a test by its name): not
 # run there. The set only shrinks.
 NOT_YET_ON_POSTGRESQL: dict[str, str] = {
@@ -66,8 +62,6 @@ NOT_YET_ON_POSTGRESQL: dict[str, str] = {
         "purge's SQLite functions; with wt-pgcontract's purge merged 3 of its tests still "
         "fail (words a check still finds; a SELECT … FOR UPDATE in a read-only snapshot)"
     ),
-    "test_concurrent_process.py": COPIED,
-    "test_four_workers_derive_the_same_events_and_links_as_one": COPIED,
 }
 
 

@@ -55,6 +55,15 @@ class ServerPlan:
                     )
         return self.url(name)
 
+    def copy(self, source: Path | str, target: Path | str) -> None:
+        """``target``'s database made a copy of ``source``'s (``CREATE DATABASE … TEMPLATE``,
+        as sqlite3's backup API copies a file); no connection to ``source`` may be open."""
+        made, copied = self.name(target), self.name(source)
+        with psycopg.connect(self.url("postgres"), autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {made} WITH (FORCE)")
+            admin.execute(f"CREATE DATABASE {made} TEMPLATE {copied} STRATEGY FILE_COPY")
+        stand_in(Path(target))
+
     def drop_all(self) -> None:
         """Drop every database of this test (its processes' connections closed by force)."""
         with psycopg.connect(self.url("postgres"), autocommit=True) as admin:

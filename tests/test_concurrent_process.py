@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from server_files import ServerPlan
+
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
 
@@ -44,6 +46,11 @@ async def pending_blocks(path: Path) -> None:
 
 
 def copy_database(source: Path, target: Path) -> None:
+    """A copy of the memory at ``source`` at ``target``, on the backend the test runs on."""
+    plan = ServerPlan.from_environment()
+    if plan is not None:
+        plan.copy(source, target)
+        return
     src, dst = sqlite3.connect(source), sqlite3.connect(target)
     src.backup(dst)
     src.close()
