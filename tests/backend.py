@@ -58,10 +58,6 @@ BOTH_BY_DESIGN: dict[str, str] = {
 # Tests failing on PostgreSQL for a reason still to fix (a file, or a test by its name): not
 # run there. The set only shrinks.
 NOT_YET_ON_POSTGRESQL: dict[str, str] = {
-    "test_purge_plan.py": (
-        "purge's SQLite functions; with wt-pgcontract's purge merged 3 of its tests still "
-        "fail (words a check still finds; a SELECT … FOR UPDATE in a read-only snapshot)"
-    ),
 }
 
 
