@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import psycopg
 from psycopg.pq import TransactionStatus
@@ -112,8 +113,9 @@ def redirecting_connect(plan: ServerPlan, opened: list[PlainConnection]) -> Call
 
     def connect(database: Any, *args: Any, **kwargs: Any) -> Any:
         caller = Path(sys._getframe(1).f_code.co_filename)
-        ours = _is_path(database) and any(caller.is_relative_to(code) for code in TEST_CODE)
-        url = plan.existing(database) if ours else None
+        file = _file_of(database, bool(kwargs.get("uri")))
+        ours = file is not None and any(caller.is_relative_to(code) for code in TEST_CODE)
+        url = plan.existing(file) if ours and file is not None else None
         if url is None:
             return REAL_CONNECT(database, *args, **kwargs)
         opened.append(PlainConnection(url, autocommit=kwargs.get("isolation_level", "") is None))
@@ -122,7 +124,13 @@ def redirecting_connect(plan: ServerPlan, opened: list[PlainConnection]) -> Call
     return connect
 
 
-def _is_path(database: Any) -> bool:
-    return isinstance(database, Path) or (
-        isinstance(database, str) and database != ":memory:" and not database.startswith("file:")
-    )
+def _file_of(database: Any, uri: bool) -> Path | str | None:
+    """The file ``sqlite3.connect`` is asked to open (a ``file:PATH?mode=ro`` URI's path
+    too), or None for an in-memory database."""
+    if isinstance(database, Path):
+        return database
+    if not isinstance(database, str) or database == ":memory:":
+        return None
+    if database.startswith("file:"):
+        return unquote(database[5:].split("?", 1)[0]) if uri else None
+    return database

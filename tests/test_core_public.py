@@ -4,6 +4,7 @@ module, and importing ``core`` alone still loads none of the engine (``stratagat
 
 import ast
 import importlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -69,9 +70,12 @@ def test_importing_core_loads_no_engine_module() -> None:
         "import sys, stratagate_plugin.core\n"
         "print(sorted(m for m in sys.modules if m.startswith('stratagate_plugin.core.')))"
     )
+    # a plain process: without the PostgreSQL pass's redirection (it imports the engine)
+    plain = {key: value for key, value in os.environ.items() if key != "SG_TEST_SERVER_FILES"}
     out = subprocess.run(
         [sys.executable, "-c", script],
         cwd=PACKAGE.parent,
+        env=plain,
         capture_output=True,
         text=True,
         check=True,

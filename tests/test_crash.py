@@ -48,7 +48,8 @@ def run_and_kill(db_path: Path, after_lines: int) -> list[str]:
 async def test_sigkill_mid_burst_keeps_every_returned_turn(db_path: Path) -> None:
     returned = run_and_kill(db_path, after_lines=300)
     conn = sqlite3.connect(db_path)
-    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    if isinstance(conn, sqlite3.Connection):  # SQLite's file check; a server keeps its pages
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     stored = {row[0] for row in conn.execute("SELECT receipt_id FROM ingestion_receipts")}
     assert set(returned) <= stored
     orphans = conn.execute(

@@ -30,6 +30,11 @@ COMMITTER = textwrap.dedent(
     asyncio.run(main(sys.argv[1], sys.argv[2]))
     """
 )
+pytestmark = pytest.mark.sqlite_only(
+    reason="one SQLite file prepared per module, copied with sqlite3's backup API for each kill "
+    "(a module fixture is set up before the PostgreSQL pass redirects); kills mid-write on "
+    "PostgreSQL: test_pg_faults.py"
+)
 KILL_AFTER_S = (0.0, 0.02, 0.1, 0.4, 1.0, 1.8, 5.0)  # the commit takes about 2 s here
 
 
@@ -82,7 +87,8 @@ def test_sigkill_during_a_commit_leaves_all_or_nothing(
     copy_of(source, path)
     said_committed = commit_and_kill(path, job_id, after_s)
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    if isinstance(conn, sqlite3.Connection):  # SQLite's file check; a server keeps its pages
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     status, batch_id = conn.execute(
         "SELECT status, batch_id FROM import_jobs WHERE id = ?", (job_id,)
     ).fetchone()

@@ -87,6 +87,7 @@ def facts_file(path: Path) -> Path:
     return path
 
 
+@pytest.mark.sqlite_only(reason="the event search index is SQLite's tables (PostgreSQL's: below)")
 def test_an_open_that_rebuilds_reports_to_its_callback(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     assert main(["ingest", str(facts_file(tmp_path / "m.json")), "--db", str(db)]) == 0

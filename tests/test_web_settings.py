@@ -1,5 +1,6 @@
 """The settings page: saved to the profile, applied to the running plugin, keys never shown."""
 
+import html
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ async def test_the_page_shows_the_running_values(tmp_path: Path) -> None:
         assert 'name="block_decay_lambda" value="0.3"' in page.text
         assert 'name="show_citations" value="true" checked' in page.text
         assert "the embedded offline model" in page.text
-        assert str(memory_of(host).overview.database_path) in page.text
+        assert html.escape(memory_of(host).overview.database_shown) in page.text  # file or URL
         assert "one space per project directory" in page.text
 
 
