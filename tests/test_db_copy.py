@@ -85,6 +85,11 @@ async def test_a_memory_goes_to_postgresql_and_back_unchanged(tmp_path: Path, pg
             (fts_document("kiln"),),
         ).fetchall()
     assert found, "PostgreSQL's own full text finds the copied tokens"
+    with psycopg.connect(pg_url) as conn:  # analysed: the planner knows the copied rows
+        planned = conn.execute(
+            "SELECT reltuples FROM pg_class WHERE relname = 'messages' AND relkind = 'r'"
+        ).fetchone()
+    assert planned is not None and planned[0] == len(before["messages"])
 
 
 async def test_the_copy_answers_as_the_original_and_goes_on_writing(

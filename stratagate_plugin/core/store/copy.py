@@ -327,6 +327,10 @@ class _PostgresCopy:
             )
         self._move_identities()
         conn.execute("COMMIT")
+        # The planner's statistics of the filled tables now, not when autovacuum comes round:
+        # until then it plans every search for empty tables (a copy is all inserts at once).
+        names = sql.SQL(", ").join(map(sql.Identifier, self.tables))
+        conn.execute(sql.SQL("ANALYZE {}").format(names))
 
     def _move_identities(self) -> None:
         conn = self.side.conn
