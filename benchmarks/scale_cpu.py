@@ -10,6 +10,8 @@ when eight server processes share two cores (issue #29). Each operation of
 printed. To compare two commits, run it at each, back to back, on the same file.
 ``--settle-heap`` freezes the objects alive after opening, as ``serve`` and ``mcp`` do before
 serving (``cli.common.settle_heap``): the tail without the collector's full passes.
+``--timed`` ends each query with a time it names ("… last week", "… in March"): the
+questions whose windows vote on when a message was said or its event happened.
 """
 
 import argparse
@@ -28,6 +30,12 @@ from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import Database
 
 WARM_UP = 5
+TIMES = ("last week", "in March", "yesterday", "on Friday", "in 2024")
+
+
+def timed(queries: list[str]) -> list[str]:
+    """Each query naming a time, the times in turn."""
+    return [f"{query} {TIMES[i % len(TIMES)]}" for i, query in enumerate(queries)]
 
 
 async def measure(
@@ -69,8 +77,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--settle-heap", action="store_true", help="freeze as the servers do")
     parser.add_argument("--only", action="append", help="an operation to run (repeatable)")
+    parser.add_argument("--timed", action="store_true", help="each query names a time")
     args = parser.parse_args()
     queries = corpus_queries(args.seed, args.queries)
+    queries = timed(queries) if args.timed else queries
     rows = asyncio.run(measure(args.db, queries, args.settle_heap, args.only))
     heads = ("cpu p50", "cpu p95", "wall p50", "wall p95")
     print(f"{'operation':<20}" + "".join(f"{head:>10}" for head in heads))

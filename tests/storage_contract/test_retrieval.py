@@ -138,15 +138,23 @@ async def test_latest_time_dates_and_tails(engine: StrataGate) -> None:
     assert await store.latest_message_time(NS) is None
     ids = await _world(engine)
     assert await store.latest_message_time(NS) == T0 + timedelta(hours=9)
-    spans = [(iso(T0 + timedelta(hours=5)), iso(T0 + timedelta(hours=6)))]
-    assert await store.read(lambda r: r.created_between(NS, spans)) == set(ids[4:8])
-    ranges = await store.read(lambda r: r.happened_ranges(NS))
-    assert all(start or end for _, start, end in ranges)
-    dated = [event_id for event_id, _, _ in ranges]
-    cited = {
-        m for c in await engine.events.cards(NS) if c.id in dated for m in c.source_message_ids
-    }
-    assert await store.read(lambda r: r.event_messages(dated)) == cited
+    start, end = iso(T0 + timedelta(hours=5)), iso(T0 + timedelta(hours=6))
+    created = await store.read(lambda r: r.created_at([*ids, "msg_unknown"]))
+    assert set(created) == set(ids)
+    assert {m for m, at in created.items() if start <= at <= end} == set(ids[4:8])
+    assert await store.read(lambda r: r.created_at([])) == {}
+    cards = await engine.events.cards(NS)
+    dated = [c for c in cards if c.temporal.get("happened_start") or c.temporal.get("happened_end")]
+    assert dated, "the offline model dates what a turn says happened (On Friday)"
+    expected = sorted(
+        (m, c.temporal.get("happened_start"), c.temporal.get("happened_end"))
+        for c in dated
+        if c.status in ("active", "superseded")
+        for m in c.source_message_ids
+    )
+    found = await store.read(lambda r: r.happened_of(NS, ids))
+    assert sorted(found) == expected
+    assert await store.read(lambda r: r.happened_of("elsewhere", ids)) == []
     own, others = await store.tails(NS, "t1")
     assert [m.id for m in own] == ids[8:10] and others == []
     own, others = await store.tails(NS, "t2")

@@ -149,9 +149,9 @@ class RetrievalService(ServiceBase):
         cited = [hit.source_message_ids for hit in hits]
         boost = event_boost(cited, settings.event_boost)
         if parsed.windows:
-            windows = parsed.windows
+            windows, among = parsed.windows, [doc.id for doc in docs]
             created, happened = await self.store.read(
-                lambda reader: dated_messages(reader, space, windows)
+                lambda reader: dated_messages(reader, space, windows, among)
             )
             boost = window_votes(boost, created, happened, settings)
         rank = settings.raw_channel
@@ -271,17 +271,24 @@ def channel_query(
 
 
 def dated_messages(
-    reader: RetrievalReader, space: str, windows: Sequence[Window]
+    reader: RetrievalReader, space: str, windows: Sequence[Window], among: Sequence[str]
 ) -> tuple[set[str], set[str]]:
-    """(messages created in a window, open tails' too; messages cited by a visible event
-    that happened in one)."""
-    created = reader.created_between(space, [(iso(w.start), iso(w.end)) for w in windows])
-    events = [
-        event_id
-        for event_id, start, end in reader.happened_ranges(space)
+    """Of the messages ``among`` (the raw channel's loaded ones, sealed or in open tails:
+    only they are ranked, so only they can take a vote), (those created in a window, those
+    cited by a visible event that happened in one). Read per message, so a question naming
+    a time costs the same in a space of any size (it read every message and event)."""
+    spans = [(iso(w.start), iso(w.end)) for w in windows]
+    created = {
+        message_id
+        for message_id, at in reader.created_at(among).items()
+        if any(start <= at <= end for start, end in spans)  # as SQL's BETWEEN on the text
+    }
+    happened = {
+        message_id
+        for message_id, start, end in reader.happened_of(space, among)
         if any(w.overlaps(_moment(start or end), _moment(end or start)) for w in windows)
-    ]
-    return created, reader.event_messages(events)
+    }
+    return created, happened
 
 
 def _moment(value: str | None) -> datetime:

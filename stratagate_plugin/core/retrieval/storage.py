@@ -193,16 +193,15 @@ class RetrievalReader(EventsReader, Protocol):
         """Those events whose source block or a source message is in ``thread_id``."""
         ...
 
-    def created_between(self, space: str, spans: Sequence[tuple[str, str]]) -> set[str]:
-        """Messages (open tails' too) created within any (start, end) span, inclusive."""
+    def created_at(self, message_ids: Sequence[str]) -> dict[str, str]:
+        """When each of these messages (open tails' too) was created, as stored."""
         ...
 
-    def happened_ranges(self, space: str) -> list[tuple[str, str | None, str | None]]:
-        """(id, start, end) of when each visible event that gives either happened."""
-        ...
-
-    def event_messages(self, event_ids: Sequence[str]) -> set[str]:
-        """The messages these events cite."""
+    def happened_of(
+        self, space: str, message_ids: Sequence[str]
+    ) -> list[tuple[str, str | None, str | None]]:
+        """(message id, start, end): when each visible event of ``space`` that cites one of
+        these messages and gives either bound happened, a row per citation."""
         ...
 
     def bypass(self, space: str) -> tuple[int, list[BypassRow]]:

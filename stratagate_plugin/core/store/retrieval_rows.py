@@ -201,47 +201,30 @@ def latest_message_time(raw: sqlite3.Connection, space: str) -> datetime | None:
     return parse_iso(row[0]) if row and row[0] else None
 
 
-def created_between(
-    raw: sqlite3.Connection, space: str, spans: Sequence[tuple[str, str]]
-) -> set[str]:
-    """Messages (open tails' too) created within any (start, end) span, inclusive."""
-    created: set[str] = set()
-    for start, end in spans:
-        created.update(
-            row[0]
-            for row in raw.execute(
-                "SELECT id FROM messages WHERE namespace = ? AND created_at BETWEEN ? AND ?",
-                (space, start, end),
-            )
-        )
-    return created
-
-
-def happened_ranges(
-    raw: sqlite3.Connection, space: str
-) -> list[tuple[str, str | None, str | None]]:
-    """(id, happened start, happened end) of the visible events that give either."""
+def created_at(raw: sqlite3.Connection, message_ids: Sequence[str]) -> dict[str, str]:
+    """When each of these messages (open tails' too) was created (one index read each)."""
     rows = raw.execute(
-        "SELECT e.id, json_extract(e.temporal_json, '$.happened_start'), "
-        "json_extract(e.temporal_json, '$.happened_end') FROM events e "
-        "WHERE e.namespace = ? AND e.status IN ('active', 'superseded') "
-        "AND coalesce(json_extract(e.temporal_json, '$.happened_start'), "
-        "json_extract(e.temporal_json, '$.happened_end')) IS NOT NULL",
-        (space,),
+        "SELECT id, created_at FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(message_ids)),),
+    )
+    return {message_id: at for message_id, at in rows}
+
+
+def happened_of(
+    raw: sqlite3.Connection, space: str, message_ids: Sequence[str]
+) -> list[tuple[str, str | None, str | None]]:
+    """(message id, happened start, happened end) of each visible event of ``space`` citing
+    one of these messages that gives either bound (through ``event_sources_message``)."""
+    start = "json_extract(e.temporal_json, '$.happened_start')"
+    end = "json_extract(e.temporal_json, '$.happened_end')"
+    rows = raw.execute(
+        f"SELECT s.message_id, {start}, {end} FROM event_sources s "
+        "JOIN events e ON e.id = s.event_id "
+        "WHERE s.message_id IN (SELECT value FROM json_each(?)) AND e.namespace = ? "
+        f"AND e.status IN ('active', 'superseded') AND coalesce({start}, {end}) IS NOT NULL",
+        (json.dumps(list(message_ids)), space),
     ).fetchall()
-    return [(event_id, start, end) for event_id, start, end in rows]
-
-
-def event_messages(raw: sqlite3.Connection, event_ids: Sequence[str]) -> set[str]:
-    """The messages these events cite."""
-    return {
-        row[0]
-        for row in raw.execute(
-            "SELECT message_id FROM event_sources "
-            "WHERE event_id IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(event_ids)),),
-        )
-    }
+    return [(message_id, first, last) for message_id, first, last in rows]
 
 
 def ready_block_texts(raw: sqlite3.Connection, message_ids: Sequence[str]) -> dict[str, str]:

@@ -74,14 +74,13 @@ class SqliteRetrievalReader(SqliteEventsReader):
     def from_thread(self, event_ids: Sequence[str], thread_id: str) -> set[str]:
         return event_reads.events_from_thread(self.raw, event_ids, thread_id)
 
-    def created_between(self, space: str, spans: Sequence[tuple[str, str]]) -> set[str]:
-        return retrieval_rows.created_between(self.raw, space, spans)
+    def created_at(self, message_ids: Sequence[str]) -> dict[str, str]:
+        return retrieval_rows.created_at(self.raw, message_ids)
 
-    def happened_ranges(self, space: str) -> list[tuple[str, str | None, str | None]]:
-        return retrieval_rows.happened_ranges(self.raw, space)
-
-    def event_messages(self, event_ids: Sequence[str]) -> set[str]:
-        return retrieval_rows.event_messages(self.raw, event_ids)
+    def happened_of(
+        self, space: str, message_ids: Sequence[str]
+    ) -> list[tuple[str, str | None, str | None]]:
+        return retrieval_rows.happened_of(self.raw, space, message_ids)
 
     def bypass(self, space: str) -> tuple[int, list[BypassRow]]:
         return _bypass(self.raw, space)
