@@ -217,9 +217,9 @@ def happened_of(
     one of these messages that gives either bound (through ``event_sources_message``)."""
     start = "json_extract(e.temporal_json, '$.happened_start')"
     end = "json_extract(e.temporal_json, '$.happened_end')"
-    rows = raw.execute(
+    rows = raw.execute(  # CROSS JOIN: from the messages out (SQLite began at every event)
         f"SELECT s.message_id, {start}, {end} FROM event_sources s "
-        "JOIN events e ON e.id = s.event_id "
+        "CROSS JOIN events e ON e.id = s.event_id "
         "WHERE s.message_id IN (SELECT value FROM json_each(?)) AND e.namespace = ? "
         f"AND e.status IN ('active', 'superseded') AND coalesce({start}, {end}) IS NOT NULL",
         (json.dumps(list(message_ids)), space),
