@@ -156,3 +156,19 @@ async def test_db_commands_migrate_and_copy_through_the_cli(tmp_path: Path, pg_u
     back = cli("db", "copy", pg_url, str(second))
     assert back.returncode == 0, back.stderr
     assert dump(second) == dump(first)
+
+
+async def test_a_nul_left_in_an_older_sqlite_file_stops_the_copy_in_one_line(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Text written before NUL became U+FFFD on entry: PostgreSQL cannot hold it, so the
+    copy stops whole, naming the table, and the server keeps no half memory."""
+    first = tmp_path / "first.db"
+    await made_memory(first)
+    with sqlite3.connect(first) as raw:
+        raw.execute("UPDATE messages SET content = ? WHERE pk = 1", ("gate\x00code",))
+    done = cli("db", "copy", str(first), pg_url)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and "messages" in done.stderr and "NUL" in done.stderr
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT count(*) FROM messages").fetchone() == (0,)

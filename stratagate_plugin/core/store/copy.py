@@ -292,10 +292,13 @@ class PostgresSide:
             sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
         )
         written = 0
-        with self.conn.cursor() as cursor, cursor.copy(statement) as copy:
-            for row in rows:
-                copy.write_row(row)
-                written += 1
+        try:
+            with self.conn.cursor() as cursor, cursor.copy(statement) as copy:
+                for row in rows:
+                    copy.write_row(row)
+                    written += 1
+        except psycopg.DataError as error:  # the transaction is rolled back whole
+            raise InvalidInput(_refused(table, error)) from None
         return written
 
 
@@ -346,6 +349,17 @@ class _PostgresCopy:
                 ).format(sql.Identifier(column), sql.Identifier(table)),
                 (table, column),
             )
+
+
+def _refused(table: str, error: psycopg.DataError) -> str:
+    """One line for a row PostgreSQL cannot store: a NUL character, written into a SQLite
+    memory before text entering StrataGate had NUL replaced (``text/clean.py``)."""
+    if "NUL" in str(error):
+        return (
+            f"table {table} holds a NUL character, which PostgreSQL text cannot hold: nothing "
+            "was copied (replace it in the source first, e.g. with U+FFFD)"
+        )
+    return f"table {table} holds a value PostgreSQL refuses: {str(error).splitlines()[0]}"
 
 
 def _batches(rows: Iterator[Sequence[Any]]) -> Iterator[list[Sequence[Any]]]:
