@@ -8,12 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from imports import candidate, document, imported
-from test_event_term_index import POOLS, _store
-from test_offline_fallback import Echoing, derived_offline
+from test_event_term_index import POOLS, each_write_path, kiln_events
+from test_offline_fallback import derived_offline
 
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.purge.words import Needles
 from stratagate_plugin.core.store import event_search_rows, event_term_index
 from stratagate_plugin.core.text.search_terms import query_tokens
 
@@ -33,33 +31,21 @@ async def _assert_kept(memory: StrataGate) -> list[tuple[Any, ...]]:
 
 async def test_every_write_path_keeps_the_states_as_a_rebuild_would(db_path: Path) -> None:
     memory = await derived_offline(db_path)  # sealing and extraction (offline model)
-    assert await _assert_kept(memory)
-    await memory.blocks.append_turn("other", "t", user="hello")
-    await _store(memory, "other", "Lisbon kiln notes", "kiln kiln glaze")
-    await _assert_kept(memory)
-    memory.model = Echoing()
-    await memory.derivation.rederive_offline()  # old cards removed, the model's written
-    await _assert_kept(memory)
-    some = (await memory.events.cards("ns"))[0]
-    await memory.gate.forget_event(some.id)
-    assert ("forgotten",) in {(row[4],) for row in await _assert_kept(memory)}
-    await memory.purge.words(Needles(["Lisbon"]))
-    await _assert_kept(memory)
-    batch = await imported(memory, document(candidate("Loves sourdough baking on Sundays")))
-    await _assert_kept(memory)
-    await memory.imports.undo(batch.id)
-    await _assert_kept(memory)
-    await memory.purge.delete_space("other")
-    assert not any(row[1] == "other" for row in await _assert_kept(memory))
+    steps = []
+    async for step in each_write_path(memory):
+        kept, steps = await _assert_kept(memory), [*steps, step]
+        if step == "forgotten":
+            assert ("forgotten",) in {(row[4],) for row in kept}
+        if step == "deleted":
+            assert not any(row[1] == "other" for row in kept)
+    assert steps[-1] == "deleted"
     await memory.close()
 
 
 async def test_a_plain_querys_rows_are_those_fts5_would_find(
     memory: StrataGate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await memory.blocks.append_turn("ns", "t", user="hello")
-    await _store(memory, "ns", *[f"kiln glaze {n}" for n in range(12)], "oven", "kiln oven")
-    await _store(memory, "ns", "kiln agent", pool="agent")
+    await kiln_events(memory)
     await memory.db.write(
         lambda raw: raw.execute("UPDATE events SET status = 'forgotten' WHERE pk % 3 = 1")
     )

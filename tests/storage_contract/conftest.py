@@ -13,10 +13,8 @@ file in it is not run on PostgreSQL at all (no skip to hide a failure among the 
 ``STRATAGATE_CONTRACT_ALL=1`` runs every file there, to see what is left.
 """
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +23,6 @@ from pg_cluster import Cluster
 
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
-from stratagate_plugin.core.store.postgres.engine_db import EngineDatabase
 
 NOT_YET_ON_POSTGRESQL: dict[str, str] = {}  # every capability's file runs on both
 
@@ -56,24 +53,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("engine", backends, indirect=True)
 
 
-@pytest.fixture(scope="session")
-def pg_migrated(pg_cluster: Cluster) -> Iterator[str]:
-    """A database migrated once per session, the template of each test's (copying it is
-    ~10× faster than migrating a fresh one: the CI time of the PostgreSQL half)."""
-    with pg_cluster.database("contract_template") as name:
-        with ThreadPoolExecutor(1) as thread:  # the session's loop may already run
-            thread.submit(asyncio.run, _migrated(pg_cluster.url(name))).result()
-        yield name
-
-
-async def _migrated(url: str) -> None:
-    await (await EngineDatabase(url).open()).close()
-
-
 @pytest.fixture
-def pg_contract_url(pg_cluster: Cluster, pg_migrated: str) -> Iterator[str]:
+def pg_contract_url(pg_cluster: Cluster, pg_template: str) -> Iterator[str]:
     """A fresh database for one test, copied from the migrated template."""
-    with pg_cluster.database("contract", template=pg_migrated) as name:
+    with pg_cluster.database("contract", template=pg_template) as name:
         yield pg_cluster.url(name)
 
 
