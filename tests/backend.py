@@ -60,8 +60,8 @@ BOTH_BY_DESIGN: dict[str, str] = {
     ),
 }
 
-# Tests failing on PostgreSQL for a reason still to fix (a file, or a test by its name): not
-# run there. The set only shrinks.
+# Tests failing on PostgreSQL for a reason still to fix (a file, a folder or a test by its
+# name): not run there. The set only shrinks (empty now).
 NOT_YET_ON_POSTGRESQL: dict[str, str] = {}
 
 
@@ -97,24 +97,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def not_on_postgresql(item: pytest.Item) -> str | None:
     """Why ``item`` is not run on PostgreSQL, or None."""
-    test = getattr(item, "originalname", item.name)
-    both = next(
-        (
-            BOTH_BY_DESIGN[key]
-            for key in (item.path.name, item.path.parent.name, test)
-            if key in BOTH_BY_DESIGN
-        ),
-        None,
-    )
+    both = _listed(BOTH_BY_DESIGN, item)
     if both is not None:
         return f"both backends already: {both}"
-    pending = NOT_YET_ON_POSTGRESQL.get(item.path.name) or NOT_YET_ON_POSTGRESQL.get(test)
+    pending = _listed(NOT_YET_ON_POSTGRESQL, item)
     if pending is not None:
         return f"not yet on PostgreSQL: {pending}"
     marker = item.get_closest_marker("sqlite_only")
     if marker is None:
         return None
     return f"sqlite_only: {marker.kwargs.get('reason') or ''.join(marker.args)}"
+
+
+def _listed(reasons: dict[str, str], item: pytest.Item) -> str | None:
+    """The reason ``reasons`` gives for ``item``'s file, folder or test name, if any."""
+    keys = (item.path.name, item.path.parent.name, getattr(item, "originalname", item.name))
+    return next((reasons[key] for key in keys if key in reasons), None)
 
 
 @pytest.fixture(scope="session")
