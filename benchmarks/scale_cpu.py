@@ -18,7 +18,9 @@ each call's statements, units and round trips are counted too (``statement_count
 deterministic where latency is not; mean per call). ``--results FILE`` writes what each
 call returned, to compare two commits' answers with ``cmp``: run each on a fresh copy of the
 same corpus (calls write: they stamp what they found), with the clock fixed per call
-(``fix_clock``) so that the stamps' times match too.
+(``fix_clock``) so that the stamps' times match too, and on PostgreSQL over one connection:
+with a pool's concurrent snapshots, when a page's old row versions are pruned depends on
+timing, so rows equal in rank come back in another order from run to run.
 """
 
 import argparse
@@ -38,6 +40,8 @@ from stratagate_plugin.core import clock
 from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.store import Database
+from stratagate_plugin.core.store.postgres.db import DEFAULT_CONNECTIONS
+from stratagate_plugin.core.store.postgres.engine_db import EngineDatabase
 from stratagate_plugin.core.store.units import URL_SCHEMES
 
 WARM_UP = 5
@@ -59,10 +63,11 @@ def timed(queries: list[str]) -> list[str]:
     return [f"{query} {TIMES[i % len(TIMES)]}" for i, query in enumerate(queries)]
 
 
-async def open_corpus(where: str) -> StrataGate:
-    """The corpus file, or its copy on a PostgreSQL server."""
+async def open_corpus(where: str, connections: int = DEFAULT_CONNECTIONS) -> StrataGate:
+    """The corpus file, or its copy on a PostgreSQL server (``connections`` in the pool)."""
     if where.startswith(URL_SCHEMES):
-        return await StrataGate.open(where)
+        server = EngineDatabase(where, events=EVENT_RULES, connections=connections)
+        return StrataGate(await server.open())
     return StrataGate(await Database(Path(where), events=EVENT_RULES).open())
 
 
@@ -86,7 +91,7 @@ async def measure(
 ) -> dict[str, dict[str, Any]]:
     """Per operation (``only`` those named): CPU and wall p50/p95 in ms, and on PostgreSQL
     the statements each call sent; each call's result into ``answers`` when given."""
-    sg = await open_corpus(where)
+    sg = await open_corpus(where, DEFAULT_CONNECTIONS if answers is None else 1)
     if settle:
         settle_heap()
     rows = {}
