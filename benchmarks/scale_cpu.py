@@ -19,8 +19,8 @@ deterministic where latency is not; mean per call). ``--results FILE`` writes wh
 call returned, to compare two commits' answers with ``cmp``: run each on a fresh copy of the
 same corpus (calls write: they stamp what they found), with the clock fixed per call
 (``fix_clock``) so that the stamps' times match too, and on PostgreSQL over one connection:
-with a pool's concurrent snapshots, when a page's old row versions are pruned depends on
-timing, so rows equal in rank come back in another order from run to run.
+over a pool of four, rows equal in rank came back in another order from run to run
+(probably as old row versions are pruned at times the other connections' snapshots set).
 """
 
 import argparse
