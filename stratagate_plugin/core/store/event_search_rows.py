@@ -18,6 +18,7 @@ from ..text.search_terms import tokenize
 from . import event_term_index
 from .rows import message_from_row
 from .search_index import Prefilter, document_stamp, event_row_text, prefilter
+from .units import has_table
 
 _VISIBLE = "e.status IN ('active', 'superseded')"
 _BYPASS = (
@@ -31,10 +32,7 @@ _LEXICAL = (
 
 
 def has_event_index(raw: sqlite3.Connection) -> bool:
-    row = raw.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_fts'"
-    ).fetchone()
-    return row is not None
+    return has_table(raw, "event_fts")
 
 
 def current_turn(raw: sqlite3.Connection, space: str) -> int:

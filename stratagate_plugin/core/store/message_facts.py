@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..records import IMPORT_THREAD_PREFIX
+from .units import has_table
 
 FACTS_VERSION = 1
 TABLE_NAMES = ("message_facts",)
@@ -116,10 +117,7 @@ def _insert(raw: sqlite3.Connection, rows: Iterable[Any], lengths: dict[int, int
 
 
 def _has_table(raw: sqlite3.Connection) -> bool:
-    row = raw.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'message_facts'"
-    ).fetchone()
-    return row is not None
+    return has_table(raw, "message_facts")
 
 
 _READ = (  # ``retrieval_rows``' order of a ``ChannelMessage``, the label as its content

@@ -25,6 +25,11 @@ _COLUMNS = (
 )
 _FROM = "FROM messages m JOIN blocks b ON b.id = m.block_id"
 _ANY = "FROM messages m LEFT JOIN blocks b ON b.id = m.block_id"  # open tails too
+_NEIGHBOUR = (
+    "LEFT JOIN messages {side} ON {side}.namespace = m.namespace "
+    "AND {side}.thread_id = m.thread_id AND {side}.position = m.position {step} 1"
+)
+_NEIGHBOUR_COLUMNS = ("id", "thread_id", "position", "role", "content", "created_at")
 NOT_IMPORT_SOURCE = f"m.thread_id NOT LIKE '{IMPORT_THREAD_PREFIX}%'"
 """An import's source block is provenance, not conversation: its text (a whole mem0 or
 Letta file) is found through the events made from it, never as a raw hit, so it cannot
@@ -33,15 +38,17 @@ outrank them and a forgotten event's words are not found through it."""
 
 def hits_for(raw: sqlite3.Connection, scored: Sequence[tuple[str, float]]) -> list[RawHit]:
     """``RawHit``s for messages given as (id, score), in the order given; one still in an
-    open tail has no block and its own turn as the range."""
+    open tail has no block and its own turn as the range. Each hit's thread neighbours
+    come in the same statement (one round trip on a server, not two per hit)."""
     ids = [message_id for message_id, _ in scored]
     rows = fetch_rows(
         raw,
-        f"{_COLUMNS} {_ANY} WHERE m.id IN (SELECT value FROM json_each(?))",
+        f"{_COLUMNS}, {_side('p')}, {_side('n')} {_ANY} {_NEIGHBOUR.format(side='p', step='-')} "
+        f"{_NEIGHBOUR.format(side='n', step='+')} WHERE m.id IN (SELECT value FROM json_each(?))",
         [json.dumps(ids)],
     )
     by_id = {row["id"]: row for row in rows}
-    return [_hit(raw, by_id[mid], score) for mid, score in scored if mid in by_id]
+    return [_hit(by_id[mid], score) for mid, score in scored if mid in by_id]
 
 
 def sealed_candidates(
@@ -93,38 +100,36 @@ def _scope(space: str, thread_id: str | None) -> tuple[str, list[object]]:
     return f"m.namespace = ? AND m.thread_id = ? AND {NOT_IMPORT_SOURCE}", [space, thread_id]
 
 
-def _hit(raw: sqlite3.Connection, row: sqlite3.Row, score: float) -> RawHit:
+def _hit(row: sqlite3.Row, score: float) -> RawHit:
     return RawHit(
         block_id=row["block_id"],
         turn_range=(int(row["start_turn"]), int(row["end_turn"])),
         message=hit_message(row),
-        previous=_neighbour(raw, row, -1),
-        next=_neighbour(raw, row, 1),
+        previous=_neighbour(row, "p"),
+        next=_neighbour(row, "n"),
         score=score,
     )
 
 
-def hit_message(row: sqlite3.Row) -> HitMessage:
+def hit_message(row: sqlite3.Row, side: str = "") -> HitMessage:
+    """The message of ``row``, or its neighbour's columns (``p_id``…) when ``side``."""
     return HitMessage(
-        id=row["id"],
-        role=row["role"],
-        content=row["content"],
-        created_at=parse_iso(row["created_at"]),
-        thread_id=row["thread_id"],
-        position=row["position"],
+        id=row[f"{side}id"],
+        role=row[f"{side}role"],
+        content=row[f"{side}content"],
+        created_at=parse_iso(row[f"{side}created_at"]),
+        thread_id=row[f"{side}thread_id"],
+        position=row[f"{side}position"],
     )
 
 
-def _neighbour(raw: sqlite3.Connection, row: sqlite3.Row, step: int) -> HitMessage | None:
+def _side(alias: str) -> str:
+    return ", ".join(f"{alias}.{column} AS {alias}_{column}" for column in _NEIGHBOUR_COLUMNS)
+
+
+def _neighbour(row: sqlite3.Row, alias: str) -> HitMessage | None:
     """The adjacent message in the same thread (open tail included: it is context only)."""
-    found = fetch_rows(
-        raw,
-        "SELECT id, thread_id, position, role, content, created_at FROM messages "
-        "WHERE namespace = (SELECT namespace FROM messages WHERE pk = ?) "
-        "AND thread_id = ? AND position = ?",
-        [row["pk"], row["thread_id"], int(row["position"]) + step],
-    )
-    return hit_message(found[0]) if found else None
+    return hit_message(row, f"{alias}_") if row[f"{alias}_id"] is not None else None
 
 
 def fetch_rows(raw: sqlite3.Connection, sql: str, params: list[object]) -> list[sqlite3.Row]:

@@ -23,7 +23,7 @@ from ..text.search_terms import (
     tokenize,
 )
 from . import event_term_index, message_facts, term_index
-from .units import on_postgres
+from .units import has_table, on_postgres
 
 POSTING_BUDGET = 2000
 MAX_PREFILTER_TERMS = 16
@@ -54,10 +54,7 @@ def fts5_available(raw: sqlite3.Connection) -> bool:
 
 
 def has_index(raw: sqlite3.Connection) -> bool:
-    row = raw.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'message_fts'"
-    ).fetchone()
-    return row is not None
+    return has_table(raw, "message_fts")
 
 
 def index_is_current(raw: sqlite3.Connection) -> bool:

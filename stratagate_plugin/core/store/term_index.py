@@ -30,6 +30,7 @@ import numpy as np
 from ..records import IMPORT_THREAD_PREFIX
 from ..retrieval.storage import LENGTH_CAP, TermPostings
 from . import message_facts
+from .units import has_table
 
 INDEX_VERSION = 2
 CHUNK_BITS = 11  # 2,048 rowids a chunk: a block's append rewrites at most ~12 KB a term
@@ -406,10 +407,7 @@ def has_index(raw: sqlite3.Connection) -> bool:
 
 
 def _has_tables(raw: sqlite3.Connection) -> bool:
-    row = raw.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'term_postings'"
-    ).fetchone()
-    return row is not None
+    return has_table(raw, "term_postings")
 
 
 def _json_list(values: Sequence[object]) -> str:

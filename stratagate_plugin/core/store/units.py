@@ -71,6 +71,18 @@ def on_postgres(raw: sqlite3.Connection) -> bool:
     return getattr(raw, "backend", "sqlite") == "postgresql"
 
 
+def has_table(raw: sqlite3.Connection, name: str) -> bool:
+    """Whether the table ``name`` (SQLite's name: ``message_fts``) exists. PostgreSQL's
+    schema is made whole by its migrations before the tables are read at open, so there
+    the answer is that read's (``dialect.Schema``), not a catalog query on every search."""
+    if on_postgres(raw):
+        return bool(raw.schema.has_table(name))  # type: ignore[attr-defined]
+    row = raw.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return row is not None
+
+
 def alone(raw: sqlite3.Connection, unit: str, space: str = "") -> None:
     """Run the rest of this transaction alone among the transactions naming the same
     ``unit`` and ``space`` (``""``: the whole database): what SQLite's single writer gives

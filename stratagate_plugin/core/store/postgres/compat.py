@@ -46,16 +46,19 @@ class NumericLoader(Loader):
 
 
 def read_schema(conn: psycopg.Connection[Any]) -> Schema:
-    """The tables' identity columns and unique keys, read once when the database opens."""
+    """The tables, their identity columns and unique keys, read once when the database
+    opens (after its migrations)."""
     identity: dict[str, str] = {}
     keys: dict[str, dict[int, list[str]]] = {}
+    tables: set[str] = set()
     for table, column, ident, _primary, index, _position in conn.execute(_SCHEMA_SQL):
+        tables.add(table)
         if ident:
             identity[table] = column
         if index is not None:
             keys.setdefault(table, {}).setdefault(index, []).append(column)
     ordered = {table: [tuple(cols) for cols in found.values()] for table, found in keys.items()}
-    return Schema(identity, ordered)
+    return Schema(identity, ordered, frozenset(tables))
 
 
 class CompatCursor:

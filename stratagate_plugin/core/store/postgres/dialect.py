@@ -102,11 +102,17 @@ _KINDS = {PLAIN: None, JSON_ARRAY: "json", FTS_QUERY: "fts", JSON_PATH: "path", 
 @dataclass(frozen=True, eq=False)
 class Schema:
     """What the rewriter must know of the tables: each one's identity column (its
-    ``lastrowid``) and the columns of each unique key (an upsert's conflict target).
+    ``lastrowid``) and the columns of each unique key (an upsert's conflict target); and
+    which tables exist (``units.has_table``).
     Hashed by identity: one database's schema keys its statements' translations."""
 
     identity: dict[str, str] = field(default_factory=dict)
     keys: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+    tables: frozenset[str] = frozenset()
+
+    def has_table(self, name: str) -> bool:
+        """Whether the table SQLite calls ``name`` exists (FTS5's by their search tables)."""
+        return _FTS_KEYS.get(name, (name,))[0] in self.tables
 
     def conflict_key(self, table: str, columns: list[str]) -> tuple[str, ...] | None:
         """The first unique key (primary first) whose columns the insert names."""
