@@ -173,19 +173,32 @@ async def test_a_node_links_each_alias_to_the_events_that_gave_it(tmp_path: Path
 
 
 async def test_the_list_and_the_canvas_read_only_what_they_show(tmp_path: Path) -> None:
-    """The page's list reads nodes alone and the canvas nodes and edges: the same nodes,
-    importance and edges as the whole views, no facts read."""
+    """The page's list reads nodes alone and the canvas nodes and the edges among them:
+    the same nodes and importance as the whole views (the stored count, no sources read),
+    the whole views' edges with both ends listed, no facts read."""
     async with web_app(tmp_path) as (_, host, client):
         memory, space = await told(host, client)
         whole = await memory.graph.nodes(space)
         assert any(view.current_facts for view in whole)
         assert any(view.current_edges for view in whole)
+        listed = {view.node.id for view in whole}
+        assert [v.importance for v in whole] == [len(v.source_event_ids) for v in whole]
         for parts in ("nodes", "edges"):
             views = await memory.graph.nodes(space, parts=parts)
-            assert [(v.node, v.importance) for v in views] == [
-                (v.node, v.importance) for v in whole
-            ]
-            assert not any(v.current_facts or v.historical_facts for v in views)
+            assert [
+                (v.node.model_copy(update={"source_event_ids": ()}), v.importance) for v in whole
+            ] == [(v.node, v.importance) for v in views]
+            assert not any(
+                v.current_facts or v.historical_facts or v.source_event_ids for v in views
+            )
             edges = [(v.current_edges, v.historical_edges) for v in views]
-            kept = [(v.current_edges, v.historical_edges) for v in whole]
+            kept = [
+                tuple(
+                    tuple(e for e in side if e.other_id in listed)
+                    for side in (v.current_edges, v.historical_edges)
+                )
+                for v in whole
+            ]
             assert edges == (kept if parts == "edges" else [((), ())] * len(whole))
+            if parts == "edges":
+                assert any(v.current_edges for v in views)

@@ -201,7 +201,8 @@ async def test_the_rail_reads_the_window_the_rules_choose(engine: StrataGate) ->
     assert asked == [3] and rows.total == 3
     assert [e.block.id for e in rows.entries] == ids[1:]
     assert rows.tail.turns == 1 and rows.tail.capacity == 2
-    assert rows.entries[0].transcript[0].content == "Turn 1 one."
+    sized = (await engine.blocks.view(ids[1])).view_tokens["L5"]  # from its messages
+    assert rows.entries[0].raw_tokens == sized and rows.entries[0].transcript == []  # stored
     assert [j.kind for j in rows.entries[0].jobs] == ["block_summary"]
     assert (await store.rail(NS, THREAD, lambda total: (5, 4))).entries == []
     single = await store.rail_entry(ids[0])

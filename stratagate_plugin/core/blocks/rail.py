@@ -92,9 +92,12 @@ def percent_of(tokens: int, whole: int) -> int:
     return round(100 * tokens / whole) if whole > 0 else 0
 
 
-def level_sizes(block: Block, messages: Sequence[TranscriptMessage]) -> tuple[LevelSize, ...]:
-    """L0–L5 tokens (0 for a model view not derived yet) and each one's % of L5."""
-    tokens = block_rules.view_token_sizes(block, messages)
+def level_sizes(
+    block: Block, messages: Sequence[TranscriptMessage], raw_tokens: int | None = None
+) -> tuple[LevelSize, ...]:
+    """L0–L5 tokens (0 for a model view not derived yet) and each one's % of L5; L5's
+    from ``raw_tokens`` where it was stored, else from ``messages``."""
+    tokens = block_rules.view_token_sizes(block, messages, raw_tokens)
     raw = tokens["L5"]
     return tuple(LevelSize(n, tokens[f"L{n}"], percent_of(tokens[f"L{n}"], raw)) for n in range(6))
 
@@ -118,6 +121,7 @@ def rail_block(
     job_states: Sequence[str] = (),
     events: Sequence[EventLink] = (),
     error: str | None = None,
+    raw_tokens: int | None = None,
 ) -> RailBlock:
     status = rail_status(block, job_states)
     return RailBlock(
@@ -125,7 +129,7 @@ def rail_block(
         status=status,
         current_level=level_now(block, context.latest_ready, context.decay_lambda),
         distance=max(0, context.newest_sequence - block.thread_sequence),
-        sizes=level_sizes(block, messages),
+        sizes=level_sizes(block, messages, raw_tokens),
         events=tuple(events),
         error=error if status == "failed" else None,
     )

@@ -109,10 +109,16 @@ def _model_view(block: Block, level: int) -> str | None:
     return None
 
 
-def view_token_sizes(block: Block, messages: Sequence[TranscriptMessage]) -> dict[str, int]:
-    """Estimated tokens of every view (0 for a model view not derived yet)."""
+def view_token_sizes(
+    block: Block, messages: Sequence[TranscriptMessage], raw_tokens: int | None = None
+) -> dict[str, int]:
+    """Estimated tokens of every view (0 for a model view not derived yet); L5's is
+    ``raw_tokens`` when given (stored as the block sealed: its messages need not be read)."""
     sizes = {}
     for level in range(6):
+        if level == 5 and raw_tokens is not None:
+            sizes["L5"] = raw_tokens
+            continue
         text = render_level(block, level, messages)
         sizes[f"L{level}"] = 0 if text == UNAVAILABLE else estimate_tokens(text)
     return sizes

@@ -3,11 +3,13 @@
 A tail is sealed once it holds a block's user turns (``block_turn_size``); the block takes
 the tail's head up to just before the next user message after that many, so a block
 always ends with a whole turn. L4 and L3 are computed from its messages (``transcript``)
-when it seals. The storage asks these rules inside the recording transaction (``SEALER``).
+when it seals, and L5's token size with them (the rail shows it without the messages).
+The storage asks these rules inside the recording transaction (``SEALER``).
 """
 
 from collections.abc import Sequence
 
+from ..text.token_budget import estimate_tokens
 from .storage import NewBlock
 from .transcript import TranscriptMessage, layer_texts
 
@@ -22,8 +24,8 @@ class BlockSealer:
 
     def cut(self, tail: Sequence[TranscriptMessage], block_turn_size: int) -> NewBlock:
         members = tail[: cut_index(tail, block_turn_size)]
-        _raw, readable, condensed = layer_texts(members)
-        return NewBlock(len(members), readable, condensed)
+        raw, readable, condensed = layer_texts(members)
+        return NewBlock(len(members), readable, condensed, estimate_tokens(raw))
 
 
 def cut_index(tail: Sequence[TranscriptMessage], block_turn_size: int) -> int:

@@ -73,6 +73,8 @@ class NewBlock:
     """How many of the tail's messages (in position order) the block takes."""
     readable: str
     condensed: str
+    raw_tokens: int
+    """Its L5 view's estimated tokens (stored, so the rail reads no messages to size it)."""
 
 
 class Sealer(Protocol):
@@ -112,10 +114,13 @@ class BlockParts(NamedTuple):
 class RailEntry(NamedTuple):
     block: Block
     transcript: Sequence[TranscriptMessage]
+    """Its messages, read only where its L5 size was not stored (``raw_tokens`` None)."""
     jobs: list[Job]
     """Its derivation jobs (summary, extraction), oldest first."""
     events: list[EventLink]
     """The events extracted from it, forgotten ones left out."""
+    raw_tokens: int | None = None
+    """Its L5 view's estimated tokens as stored when it sealed."""
 
 
 class RailRows(NamedTuple):

@@ -47,6 +47,14 @@ def rail_blocks(rows: RailRows) -> list[RailBlock]:
         error = next((job.last_error for job in entry.jobs if job.status == "failed"), None)
         states = [job.status for job in entry.jobs]
         out.append(
-            rail.rail_block(entry.block, entry.transcript, context, states, entry.events, error)
+            rail.rail_block(
+                entry.block,
+                entry.transcript,
+                context,
+                states,
+                entry.events,
+                error,
+                entry.raw_tokens,
+            )
         )
     return out

@@ -18,6 +18,7 @@ from ..blocks.transcript import TranscriptMessage, layer_texts
 from ..clock import iso
 from ..events.cards import RELATION_LISTS, EventCard
 from ..gate.evidence import receipt_payload
+from ..text.token_budget import estimate_tokens
 from .records import ActionKind, EventDetails, LinkedEvent, PurgePlan
 from .storage import EventRows
 
@@ -105,9 +106,9 @@ class PurgeRederivation:
     receipt's payload by the gate's canonical form (so an identical replay is still
     recognised)."""
 
-    def block_layers(self, messages: Sequence[TranscriptMessage]) -> tuple[str, str]:
-        _raw, readable, condensed = layer_texts(messages)
-        return readable, condensed
+    def block_layers(self, messages: Sequence[TranscriptMessage]) -> tuple[str, str, int]:
+        raw, readable, condensed = layer_texts(messages)
+        return readable, condensed, estimate_tokens(raw)
 
     def purged_temporal(self, temporal: Mapping[str, Any]) -> dict[str, Any]:
         return purged_temporal(temporal)

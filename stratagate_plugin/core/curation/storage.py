@@ -86,8 +86,9 @@ class PurgeRules(Protocol):
     rules of the capabilities owning each view (handed in; applied to rows read inside
     the transaction, so nothing between read and write can change them)."""
 
-    def block_layers(self, messages: Sequence[Message]) -> tuple[str, str]:
-        """A block's L4 (readable) and L3 (condensed) texts from its messages as they are."""
+    def block_layers(self, messages: Sequence[Message]) -> tuple[str, str, int]:
+        """A block's L4 (readable) and L3 (condensed) texts and its L5's estimated tokens
+        from its messages as they are."""
         ...
 
     def purged_temporal(self, temporal: Mapping[str, Any]) -> dict[str, Any]:

@@ -176,6 +176,9 @@ class GraphNode(_Record):
     status: RecordStatus = "active"
     confidence: float = DEFAULT_CONFIDENCE
     source_event_ids: tuple[str, ...] = ()
+    visible_sources: int = 0
+    """How many of its sources are visible events (active or superseded): kept by the
+    store with every write that changes them, so a listing need not read the sources."""
     created_at: UtcDatetime
     updated_at: UtcDatetime
 
@@ -190,7 +193,8 @@ class PossibleDuplicate(_Record):
 
 RecordParts = Literal["nodes", "edges", "all"]
 """What a listing reads beside its nodes: nothing more (the graph page's list: names and
-importance), their edges (the canvas), or facts, edges and fields' sources (a whole view)."""
+importance), the edges among them (the canvas), or their sources, facts, edges and fields'
+sources (a whole view)."""
 
 
 class NodeRecords(NamedTuple):

@@ -70,7 +70,9 @@ class NodeView(BaseModel):
 
     @property
     def importance(self) -> int:
-        return len(self.source_event_ids)
+        """How many visible events the node cites (the stored count: a listing's views
+        hold no sources)."""
+        return self.node.visible_sources
 
     def current_state(self) -> str:
         """Current facts as ``key: value`` lines (disputed ones marked)."""

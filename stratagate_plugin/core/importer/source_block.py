@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from ..blocks.transcript import layer_texts
 from ..ids import new_id
 from ..records import Role, ToolTrace
+from ..text.token_budget import estimate_tokens
 from .storage import SourceBlock
 
 IMPORT_TAG = "external-memory-import"
@@ -26,8 +27,9 @@ class _Imported:
 def source_block(text: str) -> SourceBlock:
     """The block (new ids) holding ``text``, with every view it is shown by."""
     block_id, message_id = new_id("blk"), new_id("msg")
-    _raw, readable, condensed = layer_texts([_Imported("user", text)])
-    return SourceBlock(block_id, message_id, text, readable, condensed, _derived(text))
+    raw, readable, condensed = layer_texts([_Imported("user", text)])
+    derived, tokens = _derived(text), estimate_tokens(raw)
+    return SourceBlock(block_id, message_id, text, readable, condensed, derived, tokens)
 
 
 def _derived(text: str) -> dict[str, object]:

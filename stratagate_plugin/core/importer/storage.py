@@ -72,6 +72,8 @@ class SourceBlock(NamedTuple):
     condensed: str
     derived: dict[str, object]
     """L0–L2 (``l0_title``, ``l0_tags``, ``l1_summary``, ``l2_keypoints``)."""
+    raw_tokens: int
+    """Its L5 view's estimated tokens."""
 
 
 class BatchWrite(NamedTuple):

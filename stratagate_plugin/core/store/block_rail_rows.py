@@ -107,8 +107,18 @@ class Said:
     tool_calls: tuple[ToolTrace, ...]
 
 
+def raw_tokens_of(raw: sqlite3.Connection, block_ids: Sequence[str]) -> dict[str, int | None]:
+    """Each block's L5 size as stored when it sealed (None: not stored)."""
+    rows = raw.execute(
+        f"SELECT id, raw_tokens FROM blocks WHERE id IN ({_marks(block_ids)})", list(block_ids)
+    )
+    return {row[0]: row[1] for row in rows}
+
+
 def transcripts_of(raw: sqlite3.Connection, block_ids: Sequence[str]) -> dict[str, list[Said]]:
     """Each block's messages, in order, as the transcript rules read them."""
+    if not block_ids:
+        return {}
     rows = raw.execute(
         f"SELECT block_id, role, content, tool_calls_json FROM messages "
         f"WHERE block_id IN ({_marks(block_ids)}) ORDER BY block_id, position",

@@ -222,13 +222,14 @@ def purge(
 
 
 def rederive_block(raw: sqlite3.Connection, block_id: str, now: str, rules: PurgeRules) -> None:
-    """L4/L3 again from the tombstoned L5; L0–L2 blank until the summary job runs again."""
-    readable, condensed = rules.block_layers(block_rows.block_messages(raw, block_id))
+    """L4/L3 (and L5's size) again from the tombstoned L5; L0–L2 blank until the summary job
+    runs again."""
+    readable, condensed, tokens = rules.block_layers(block_rows.block_messages(raw, block_id))
     raw.execute(
-        "UPDATE blocks SET l4_readable = ?, l3_condensed = ?, l0_title = NULL, "
+        "UPDATE blocks SET l4_readable = ?, l3_condensed = ?, raw_tokens = ?, l0_title = NULL, "
         "l0_tags_json = NULL, l1_summary = NULL, l2_keypoints_json = NULL, updated_at = ? "
         "WHERE id = ?",
-        (readable, condensed, now, block_id),
+        (readable, condensed, tokens, now, block_id),
     )
     jobs.requeue_block(raw, block_id, parse_iso(now))
 

@@ -15,6 +15,7 @@ from ..graph.storage import CurrentFact, Stated
 from ..ids import new_id
 from ..text.search_terms import tokenize
 from . import graph_reads as reads
+from . import graph_statements
 from .rows import dump_json
 
 _LIVE = "status IN ('active', 'disputed') AND superseded_at IS NULL"
@@ -180,7 +181,7 @@ def recount(raw: sqlite3.Connection, node_ids: Sequence[str]) -> None:
 
 def _with_neighbours(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[str]:
     """The nodes and the other ends of their edges (whose endpoint terms name them)."""
-    edges = reads.edges_of(raw, node_ids)
+    edges = graph_statements.edges_of(raw, node_ids)
     ends = {e.from_node_id for e in edges} | {e.to_node_id for e in edges}
     return list(dict.fromkeys([*node_ids, *sorted(ends)]))
 
@@ -193,8 +194,8 @@ def rebuild_terms(raw: sqlite3.Connection, node_ids: Sequence[str]) -> None:
         return
     found = [node for node in reads.nodes(raw, node_ids) if node.status in _LIVE_NODES]
     ids = [node.id for node in found]
-    facts = [f for f in reads.facts_of(raw, ids) if f.status != "archived"]
-    edges = [e for e in reads.edges_of(raw, ids) if e.status != "archived"]
+    facts = [f for f in graph_statements.facts_of(raw, ids) if f.status != "archived"]
+    edges = [e for e in graph_statements.edges_of(raw, ids) if e.status != "archived"]
     names = reads.names_of(
         raw, list({e.from_node_id for e in edges} | {e.to_node_id for e in edges})
     )

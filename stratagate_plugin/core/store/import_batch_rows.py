@@ -70,9 +70,19 @@ def insert_source_block(
     ).fetchone()[0]
     raw.execute(
         "INSERT INTO blocks(id, namespace, thread_id, sequence, thread_sequence, start_turn, "
-        "end_turn, l4_readable, l3_condensed, should_extract, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, 1, 1, 1, ?, ?, 0, ?, ?)",
-        (block_id, space, thread_id, sequence, source.readable, source.condensed, now, now),
+        "end_turn, l4_readable, l3_condensed, raw_tokens, should_extract, created_at, "
+        "updated_at) VALUES (?, ?, ?, ?, 1, 1, 1, ?, ?, ?, 0, ?, ?)",
+        (
+            block_id,
+            space,
+            thread_id,
+            sequence,
+            source.readable,
+            source.condensed,
+            source.raw_tokens,
+            now,
+            now,
+        ),
     )
     raw.execute(
         "UPDATE threads SET turn_count = 1, message_count = 1, sealed_position = 1, "

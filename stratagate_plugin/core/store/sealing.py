@@ -117,8 +117,8 @@ def _seal_one(
     sequence, thread_sequence = _count_block(raw, space, thread_id, members, now)
     raw.execute(
         "INSERT INTO blocks(id, namespace, thread_id, sequence, thread_sequence, start_turn, "
-        "end_turn, l4_readable, l3_condensed, created_at, updated_at) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        "end_turn, l4_readable, l3_condensed, raw_tokens, created_at, updated_at) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             block_id,
             space,
@@ -129,6 +129,7 @@ def _seal_one(
             members[-1].turn,
             cut.readable,
             cut.condensed,
+            cut.raw_tokens,
             now,
             now,
         ),

@@ -2,12 +2,13 @@
 
 Opening an older database applies the missing steps in order, each in its own
 transaction; opening a database written by newer code is refused. The steps live in
-``steps_001.py`` (1–12), ``steps_013.py`` (13–18) and ``steps_019.py`` (19 onward), each
-frozen: its DDL written out, importing nothing of the package but ``script`` (checked by
-``tests/test_import_layers.py``), so a change to live code never rewrites history.
+``steps_001.py`` (1–12), ``steps_013.py`` (13–18), ``steps_019.py`` (19–29) and
+``steps_030.py`` (30 onward), each frozen: its DDL written out, importing nothing of the
+package but ``script`` (checked by ``tests/test_import_layers.py``), so a change to live
+code never rewrites history.
 
 A new step: a function ``mNNN_what_it_does`` (the next number) at the end of
-``steps_019.py``, and its name at the end of ``MIGRATIONS`` below.
+``steps_030.py``, and its name at the end of ``MIGRATIONS`` below.
 """
 
 import sqlite3
@@ -18,7 +19,7 @@ from ...errors import SchemaTooNew
 from ...events.storage import EventRules
 from ...rebuilds import RebuildReport, quiet
 from ..search_index import ensure_index, index_is_current
-from . import steps_001, steps_013, steps_019
+from . import steps_001, steps_013, steps_019, steps_030
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     steps_001.m001_conversation,
@@ -50,6 +51,8 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     steps_019.m027_marks_follow_the_event_type,
     steps_019.m028_page_indexes,
     steps_019.m029_event_states,
+    steps_030.m030_node_visible_sources,
+    steps_030.m031_block_raw_tokens,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -178,16 +178,20 @@ def _rail_rows(
     tail: OpenTail,
     blocks: list[Block],
 ) -> RailRows:
-    """One query each for the messages, jobs and events of all the page's blocks."""
+    """One query each for the jobs and events of all the page's blocks, their stored L5
+    sizes, and the messages of only those whose size was not stored."""
     latest = block_rows.latest_ready_position(raw, space, thread_id)
     decay = block_rows.decay_lambda(raw, space)
     if not blocks:
         return RailRows(total, tail, [], latest, decay)
     ids = [block.id for block in blocks]
-    messages, jobs = rail_rows.transcripts_of(raw, ids), rail_rows.jobs_of(raw, ids)
-    events = rail_rows.events_of(raw, ids)
+    sizes = rail_rows.raw_tokens_of(raw, ids)
+    messages = rail_rows.transcripts_of(raw, [i for i in ids if sizes.get(i) is None])
+    jobs, events = rail_rows.jobs_of(raw, ids), rail_rows.events_of(raw, ids)
     entries = [
-        RailEntry(b, messages.get(b.id, []), jobs.get(b.id, []), events.get(b.id, []))
+        RailEntry(
+            b, messages.get(b.id, []), jobs.get(b.id, []), events.get(b.id, []), sizes.get(b.id)
+        )
         for b in blocks
     ]
     return RailRows(total, tail, entries, latest, decay)

@@ -10,7 +10,7 @@ from ...events.cards import EventCard
 from ...graph.shapes import Believed, FactValue, Known, NodeRecords, RecordParts, normalise_key
 from ...graph.storage import CurrentFact, GraphTransaction, ProjectionBatch, Stated, Written
 from ...records import Job
-from .. import derivation_marks, event_rows, graph_jobs, graph_reads, jobs
+from .. import derivation_marks, event_rows, graph_jobs, graph_reads, graph_statements, jobs
 from .. import graph_writes as writes
 from ..units import UnitDatabase, alone
 
@@ -199,7 +199,7 @@ def _records(
     raw: sqlite3.Connection,
     node_ids: Sequence[str],
     as_of: datetime | None,
-    history: int | None = graph_reads.HISTORY,
+    history: int | None = graph_statements.HISTORY,
     fields: bool = False,
     parts: RecordParts = "all",
 ) -> NodeRecords:

@@ -19,7 +19,7 @@ import psycopg
 
 from ....clock import iso, utc_now
 from ....errors import SchemaTooNew
-from . import steps_001, steps_002
+from . import steps_001, steps_002, steps_008
 
 MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [
     steps_001.m001_schema,
@@ -29,6 +29,8 @@ MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [
     steps_002.m005_term_postings_keyed,
     steps_002.m006_message_facts,
     steps_002.m007_event_states,
+    steps_008.m008_node_visible_sources,
+    steps_008.m009_block_raw_tokens,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 MIGRATION_LOCK = 0x5354_5241_5441_4741  # "STRATAGA": pg_advisory_xact_lock's key
