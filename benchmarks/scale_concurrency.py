@@ -40,6 +40,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+import psycopg
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -56,6 +57,7 @@ MCP_KINDS = {
 THROUGH = ("both", "mcp", "http")  # ``--through``: which of the two runs
 HTTP_KINDS = ("events_filter", "topics_query", "graph_page", "blocks_page")
 SERVING = re.compile(r"serving on (http://\S+?)/")
+Target = Path | str  # a SQLite file, or a ``postgresql://`` URL
 
 
 @dataclass
@@ -72,7 +74,7 @@ class Run:
         self.calls.setdefault(kind, []).append((time.perf_counter() - started) * 1000)
 
 
-def mcp_params(db: Path, home: Path) -> StdioServerParameters:
+def mcp_params(db: Target, home: Path) -> StdioServerParameters:
     """A ``stratagate mcp`` server on ``db``'s benchmark space, in a home of its own."""
     return StdioServerParameters(
         command=CLI[0],
@@ -116,16 +118,20 @@ async def mcp_reader(params: StdioServerParameters, queries: Sequence[str], run:
 
 
 async def mcp_writer(
-    params: StdioServerParameters, turns: Sequence[str], run: Run, gap: float
+    params: StdioServerParameters,
+    turns: Sequence[str],
+    run: Run,
+    gap: float,
+    session: str = "bench-writer",
 ) -> int:
-    """Record turns until the readers are done; returns how many it recorded."""
+    """Record turns into ``session`` until the readers are done; returns how many."""
     async with Client(params) as client:
         await client.list_tools()
         await run.go.wait()
         count = 0
         while not run.done.is_set():
             user = turns[count % len(turns)]
-            arguments = {"user": user, "assistant": f"Noted: {user}", "session": "bench-writer"}
+            arguments = {"user": user, "assistant": f"Noted: {user}", "session": session}
             started = time.perf_counter()
             await mcp_call(client, "memory_record_turn", arguments)
             run.writer_ms.append((time.perf_counter() - started) * 1000)
@@ -174,12 +180,17 @@ def client_queries(queries: Sequence[str], clients: int, calls: int) -> list[lis
     ]
 
 
-def pending_jobs(db: Path) -> int:
+def pending_jobs(db: Target) -> int:
+    """Jobs waiting, in a SQLite file or on a server (a ``postgresql://`` URL)."""
+    question = "SELECT COUNT(*) FROM jobs WHERE status = 'pending'"
+    if isinstance(db, str):
+        with psycopg.connect(db) as server:
+            return int(server.execute(question).fetchone()[0])  # type: ignore[index]
     with sqlite3.connect(db) as raw:
-        return int(raw.execute("SELECT COUNT(*) FROM jobs WHERE status = 'pending'").fetchone()[0])
+        return int(raw.execute(question).fetchone()[0])
 
 
-def report(name: str, run: Run, wall: float, turns: int, before: int, db: Path) -> dict[str, Any]:
+def report(name: str, run: Run, wall: float, turns: int, before: int, db: Target) -> dict[str, Any]:
     """One run's row: calls/s, p50/p95 per kind, the writer, the jobs before and after."""
     calls = sum(len(samples) for samples in run.calls.values())
     return {
@@ -245,7 +256,7 @@ class Serve:
 
 
 @contextmanager
-def served(db: Path, home: Path, how: Serve) -> Iterator[tuple[str, int]]:
+def served(db: Target, home: Path, how: Serve) -> Iterator[tuple[str, int]]:
     """``stratagate serve`` on a free loopback port, on ``db`` (a profile naming it), until
     the block ends; its base URL and process id."""
     write_profile(db, home)
@@ -269,7 +280,7 @@ def served(db: Path, home: Path, how: Serve) -> Iterator[tuple[str, int]]:
         log.close()
 
 
-def write_profile(db: Path, home: Path) -> None:
+def write_profile(db: Target, home: Path) -> None:
     """The ``bench`` profile: the memory plugin on ``db``, no idle sealing in the run."""
     settings = {"database": str(db), "seal_idle_minutes": 10**9}
     profile = {

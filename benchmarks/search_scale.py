@@ -17,6 +17,9 @@ from their own seed, so a reused database gets the same queries). Three runs, on
   the p50 ratio; peak memory is the process's maximum resident set size (``getrusage``);
 - ``--growth``: the main table at each of ``--growth-sizes`` messages, events 1:5
   (``scale_growth.py``), then one table of p50/p95 per operation and size;
+- ``--apps 1,2``: that many ``serve`` processes on one database, ``--clients`` HTTP clients
+  and a writer each, counts alternating over ``--rounds`` (``scale_apps.py``): requests/s
+  and the ratio to one app, on the SQLite file and (``--db``) on the server;
 - ``--concurrency``: ``--clients`` clients at once through MCP and through HTTP, each
   run with a writer recording turns (``scale_concurrency.py``): calls/s, p50/p95 per call;
   ``--through http`` (or ``mcp``) runs one path only (the MCP run takes minutes at 100k).
@@ -40,7 +43,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.scale_concurrency import THROUGH, Serve, concurrency
+from benchmarks.scale_apps import apps_run, drain, print_ratios
+from benchmarks.scale_concurrency import THROUGH, Serve, Target, concurrency
 from benchmarks.scale_concurrency import print_table as print_concurrency
 from benchmarks.scale_corpus import CorpusSize, corpus_queries, ensure_corpus
 from benchmarks.scale_growth import GROWTH_SIZES, growth, print_growth
@@ -68,6 +72,13 @@ def parse_args() -> argparse.Namespace:
     runs = parser.add_mutually_exclusive_group()
     runs.add_argument("--growth", action="store_true", help="the table at growing sizes")
     runs.add_argument("--concurrency", action="store_true", help="many clients at once")
+    runs.add_argument(
+        "--apps",
+        type=lambda text: [int(part) for part in text.split(",")],
+        help="`serve` processes on one database, e.g. 1,2: throughput of each (scale_apps.py)",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="--apps: rounds of every count")
+    parser.add_argument("--drain", action="store_true", help="--apps: run the pending jobs first")
     parser.add_argument(
         "--growth-sizes",
         type=lambda text: [int(part) for part in text.split(",")],
@@ -104,7 +115,7 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     queries = corpus_queries(args.seed, args.queries)
-    unsaid = ("json", "keep", "growth_dir", "growth", "concurrency", "serve_code", "db")
+    unsaid = ("json", "keep", "growth_dir", "growth", "concurrency", "serve_code", "db", "apps")
     settings = {k: v for k, v in vars(args).items() if k not in unsaid}
     if args.growth:
         rows = growth(
@@ -120,6 +131,8 @@ def main() -> None:
             if args.concurrency:
                 result = {**settings, "build": build}
                 result |= concurrent_run(args, path, Path(tmp), queries)
+            elif args.apps:
+                result = {**settings, "build": build, **apps_table(args, path, Path(tmp), queries)}
             else:
                 result = {**settings, "build": build, **main_table(args, path, queries)}
                 if args.db:
@@ -163,6 +176,31 @@ async def server_copy(path: Path, url: str) -> float | None:
     finally:
         await database.close()
     return copied
+
+
+def apps_table(
+    args: argparse.Namespace, path: Path, folder: Path, queries: list[str]
+) -> dict[str, Any]:
+    """``--apps``: the counts of ``serve`` on the SQLite file, and on the server's copy."""
+    targets: dict[str, Target] = {"sqlite": path}
+    if args.db:
+        targets["postgresql"] = args.db
+        asyncio.run(server_copy(path, args.db))
+    how = Serve(args.serve_processes or 1, args.serve_code)
+    drained = {name: drain(db, folder) for name, db in targets.items()} if args.drain else {}
+    result = apps_run(
+        targets,
+        folder,
+        queries,
+        args.apps,
+        args.rounds,
+        args.clients,
+        args.calls,
+        args.writer_interval,
+        how,
+    )
+    print_ratios(result)
+    return {"run": "apps", "drain_s": drained, **result}
 
 
 def concurrent_run(
