@@ -179,6 +179,8 @@ async def test_migration_19_fills_the_index_from_a_version_18_database(tmp_path:
         "ALTER TABLE messages DROP COLUMN adopted_refs_json",
         "ALTER TABLE threads DROP COLUMN title",
         "DROP INDEX blocks_derived_offline",
+        "ALTER TABLE graph_nodes DROP COLUMN visible_sources",  # migration 30's
+        "ALTER TABLE blocks DROP COLUMN raw_tokens",  # migration 31's
         *[
             f"ALTER TABLE {table} DROP COLUMN {column}"
             for table, column in (
@@ -203,4 +205,4 @@ async def test_migration_19_fills_the_index_from_a_version_18_database(tmp_path:
 
 def _triggers(raw: sqlite3.Connection) -> list[str]:
     rows = raw.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
-    return [row[0] for row in rows if row[0].startswith("topic_")]
+    return [row[0] for row in rows if row[0].startswith(("topic_", "graph_visible_"))]

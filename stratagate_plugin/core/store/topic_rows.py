@@ -54,6 +54,16 @@ def chapter_keys(raw: sqlite3.Connection, space: str) -> list[tuple[str, datetim
     return [(row[0], parse_iso(row[1]), bool(row[2])) for row in rows]
 
 
+def pending_chapters(raw: sqlite3.Connection, space: str) -> list[str]:
+    """The space's pending chapters' ids in chapter order: a sync's rebuild pass needs no
+    more (every chapter read whole there cost ~0.3 s a write at 7,000 chapters)."""
+    rows = raw.execute(
+        "SELECT id FROM topics WHERE namespace = ? AND status = 'pending' ORDER BY created_at, id",
+        (space,),
+    )
+    return [row[0] for row in rows]
+
+
 def members_of(raw: sqlite3.Connection, topic_ids: Sequence[str]) -> dict[str, list[str]]:
     """Chapter id → its members in order, for those chapters."""
     held: dict[str, list[str]] = {}

@@ -164,6 +164,10 @@ class TopicsTransaction(Protocol):
         """Every chapter's (id, created_at, has_agent), in no particular order."""
         ...
 
+    def pending_chapters(self, space: str) -> list[str]:
+        """The ids of the space's chapters waiting for a rebuild, in chapter order."""
+        ...
+
     def get_topic(self, topic_id: str) -> Topic | None:
         """The chapter with its members in order."""
         ...

@@ -86,14 +86,12 @@ def stale_members(tx: TopicsTransaction, space: str, write: bool = False) -> dic
 def queue_rebuilds(tx: TopicsTransaction, space: str, now: datetime) -> None:
     """A pending chapter's members not in a batch: changed ones as new work, the others
     as a historical rebuild, both continuing the chapter."""
-    for topic in tx.load_topics(space):
-        if topic.status != "pending":
-            continue
-        waiting = tx.unqueued_members(topic.id)
+    for topic_id in tx.pending_chapters(space):
+        waiting = tx.unqueued_members(topic_id)
         for historical in (False, True):
             ids = [event_id for event_id, changed in waiting if changed != historical]
             cards = tx.visible_cards(space, ids)
-            _queue(tx, space, _in_order(cards, ids), historical, now, topic.id)
+            _queue(tx, space, _in_order(cards, ids), historical, now, topic_id)
 
 
 def queue_unplaced(tx: TopicsTransaction, space: str, now: datetime, *, historical: bool) -> int:

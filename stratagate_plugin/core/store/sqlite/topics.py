@@ -128,6 +128,9 @@ class SqliteTopicsTransaction:
     def chapter_keys(self, space: str) -> list[tuple[str, datetime, bool]]:
         return rows.chapter_keys(self.raw, space)
 
+    def pending_chapters(self, space: str) -> list[str]:
+        return rows.pending_chapters(self.raw, space)
+
     def get_topic(self, topic_id: str) -> Topic | None:
         return rows.get_topic(self.raw, topic_id)
 
