@@ -14,7 +14,10 @@ from their own seed, so a reused database gets the same queries). Three runs, on
   included): ~200 queries through each operation of ``scale_measure.py`` (p50/p95 ms),
   the same queries through bm25s over the same texts (``scale_bm25s.py``: its own
   ``retrieve`` and top-k over the non-zero scores, the faster taken as the baseline) and
-  the p50 ratio; peak memory is the process's maximum resident set size (``getrusage``);
+  the p50 ratio (``--drain``: after the jobs that opening the corpus queues have run, so
+  ``list_topics`` and recall's directory read the whole projected catalog, thousands of
+  chapters, rather than the ``--chapters`` written before them); peak memory is the
+  process's maximum resident set size (``getrusage``);
 - ``--growth``: the main table at each of ``--growth-sizes`` messages, events 1:5
   (``scale_growth.py``), then one table of p50/p95 per operation and size;
 - ``--apps 1,2``: that many ``serve`` processes on one database, ``--clients`` HTTP clients
@@ -78,7 +81,11 @@ def parse_args() -> argparse.Namespace:
         help="`serve` processes on one database, e.g. 1,2: throughput of each (scale_apps.py)",
     )
     parser.add_argument("--rounds", type=int, default=2, help="--apps: rounds of every count")
-    parser.add_argument("--drain", action="store_true", help="--apps: run the pending jobs first")
+    parser.add_argument(
+        "--drain",
+        action="store_true",
+        help="run the jobs opening the corpus queued first (its graph and topic back-fill)",
+    )
     parser.add_argument(
         "--growth-sizes",
         type=lambda text: [int(part) for part in text.split(",")],
@@ -128,6 +135,8 @@ def main() -> None:
             path = args.keep or Path(tmp) / "scale.db"
             size = CorpusSize(args.events, args.messages, args.nodes, args.chapters, args.seed)
             build = ensure_corpus(path, size)
+            if args.drain and not args.apps:  # --apps drains each of its databases
+                build["drain_s"] = drain(path, Path(tmp))
             if args.concurrency:
                 result = {**settings, "build": build}
                 result |= concurrent_run(args, path, Path(tmp), queries)
