@@ -39,7 +39,7 @@ def shown_texts(
     agent_weight: float,
     category: str | None,
     window: tuple[int, int] | None,
-) -> list[sqlite3.Row]:
+) -> list[tuple[Any, ...]]:
     """``id, title, description, category, status`` of the shown chapters in chapter
     order (of one ``category``; ``window``: (offset, limit) of them only)."""
     sql = f"SELECT {_TEXT} FROM topics t WHERE {_SHOWN}"
@@ -51,7 +51,9 @@ def shown_texts(
     if window is not None:
         sql += " LIMIT ? OFFSET ?"
         params += [window[1], window[0]]
-    return raw.execute(sql, params).fetchall()
+    cursor = raw.cursor()
+    cursor.row_factory = None  # plain tuples: a query reads every chapter's
+    return cursor.execute(sql, params).fetchall()
 
 
 def category_firsts(

@@ -172,7 +172,7 @@ class SqliteTopicsTransaction:
         window: tuple[int, int] | None = None,
     ) -> list[ChapterText]:
         found = topic_reads.shown_texts(self.raw, space, agent_weight, category, window)
-        return [ChapterText(*row) for row in found]
+        return list(map(ChapterText._make, found))
 
     def category_firsts(self, space: str, agent_weight: float) -> list[tuple[ChapterText, int]]:
         found = topic_reads.category_firsts(self.raw, space, agent_weight)
