@@ -2,13 +2,19 @@
 failures and retries, the budget's state, and the catalog's record reads and writes inside
 one read or write transaction (all or nothing)."""
 
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.text.search_terms import query_tokens
-from stratagate_plugin.core.topics.storage import QueuedBatch, SpareEntry, TopicsTransaction
+from stratagate_plugin.core.topics.storage import (
+    ChapterText,
+    QueuedBatch,
+    SpareEntry,
+    TopicsTransaction,
+)
 from stratagate_plugin.core.topics.unfiled import refile
 
 NS = "contract"
@@ -129,18 +135,31 @@ async def test_chapters_their_members_and_the_unfiled_events_are_read_back(
     await _drained(engine)
 
     def read(tx: TopicsTransaction) -> tuple[object, ...]:
-        heads = tx.shown_heads(NS, 1.0)
+        heads = tx.shown_texts(NS, 1.0)
         topics = tx.load_topics(NS)
         whole = tx.get_topic(heads[0].id)
         return heads, topics, whole, tx.topics_holding(ids), tx.chapter_titles(NS)
 
     heads, topics, whole, holding, titles = await engine.storage.topics.read(read)
     assert [h.id for h in heads] == [t.id for t in topics]  # type: ignore[attr-defined]
-    assert sum(h.members for h in heads) == len(ids)  # type: ignore[attr-defined]
+    assert await engine.storage.topics.read(_listed) == len(ids)
     assert whole.member_ids and set(holding) == set(ids)  # type: ignore[attr-defined]
     assert set(titles.values()) == {t.id for t in topics}  # type: ignore[attr-defined]
     assert await engine.storage.topics.read(lambda tx: tx.get_topic("topic_unknown")) is None
     assert await engine.storage.topics.read(lambda tx: tx.fallback_counts(NS, 1.0)) == {}
+
+
+def _listed(tx: TopicsTransaction) -> int:
+    """A page's reads agree with the whole list of chapters: how many members they hold."""
+    heads = tx.shown_texts(NS, 1.0)
+    same = [h for h in heads if h.category == heads[0].category]
+    assert tx.shown_texts(NS, 1.0, heads[0].category, (1, 2)) == same[1:3]
+    first: dict[str, ChapterText] = {}
+    for head in heads:
+        first.setdefault(head.category, head)
+    counted = Counter(h.category for h in heads)
+    assert tx.category_firsts(NS, 1.0) == [(h, counted[h.category]) for h in first.values()]
+    return sum(tx.member_counts([h.id for h in heads]).values())
 
 
 async def test_unfiled_events_are_counted_paged_and_matched(engine: StrataGate) -> None:

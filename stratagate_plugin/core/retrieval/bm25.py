@@ -59,14 +59,20 @@ def bm25_rank_counted(
         return []
     avgdl = sum(length for _, length in docs.values()) / len(docs) or 1.0
     df = dict.fromkeys(terms, 0)
-    for counts, _ in docs.values():
+    held_any = []  # a document holding no query term scores 0: never scored
+    for doc_id, (counts, _) in docs.items():
+        found = False
         for term in counts:
             if term in df:
                 df[term] += 1
+                found = True
+        if found:
+            held_any.append(doc_id)
     weights = {t: idf(len(docs), df[t]) for t in terms}
     place = {term: n for n, term in enumerate(terms)}
     scored = []
-    for doc_id, (tf, length) in docs.items():
+    for doc_id in held_any:
+        tf, length = docs[doc_id]
         held = weights
         if len(tf) < len(weights):
             held = {

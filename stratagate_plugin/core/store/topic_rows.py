@@ -17,7 +17,6 @@ from ..topics.model import PROJECTOR_VERSION, Topic
 from .event_rows import VISIBLE
 from .rows import dump_json, record_from_row
 
-_SHOWN = "(? > 0 OR t.has_agent = 0)"
 _TOUCHED = "(m.touched = 1 OR m.fingerprint IS NULL)"
 
 
@@ -244,16 +243,4 @@ def touched_members(raw: sqlite3.Connection, space: str) -> list[sqlite3.Row]:
         "(e.id IS NULL OR e.status NOT IN (?, ?) OR e.updated_at != m.seen_at OR "
         "m.fingerprint IS NULL)",
         (space, *VISIBLE),
-    ).fetchall()
-
-
-def shown_heads(raw: sqlite3.Connection, space: str, agent_weight: float) -> list[sqlite3.Row]:
-    """The chapters the directory shows (those holding agent events hidden at weight 0), in
-    chapter order: ``id, title, description, category, status, members`` only (the reads
-    on every turn need no sections, overview or keywords)."""
-    return raw.execute(
-        "SELECT t.id, t.title, t.description, t.category, t.status, (SELECT COUNT(*) FROM "
-        "topic_members m WHERE m.topic_id = t.id) AS members FROM topics t "
-        f"WHERE t.namespace = ? AND {_SHOWN} ORDER BY t.created_at, t.id",
-        (space, agent_weight),
     ).fetchall()

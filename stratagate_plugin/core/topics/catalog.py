@@ -8,7 +8,7 @@ Each function runs inside the caller's ``TopicsTransaction`` (one consistent rea
 """
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +16,7 @@ from ..clock import iso
 from ..errors import NotFound
 from ..text.search_terms import query_tokens
 from .categories import CATEGORIES, event_category
-from .directory import Entry, Listing, rank_entries
+from .directory import Entry, Listing, rank_texts
 from .merge import order_topics, ordered_paragraphs, ordered_sections
 from .model import (
     FALLBACK_DESCRIPTION,
@@ -26,7 +26,7 @@ from .model import (
     fallback_id,
     is_fallback,
 )
-from .storage import TopicsTransaction
+from .storage import ChapterText, TopicsTransaction
 from .sync import stale_members
 
 
@@ -39,35 +39,66 @@ def listing(
     limit: int,
     query: str = "",
 ) -> Listing:
+    """One page of entries with every category's count and first entry. Reads the
+    chapters it shows, not all of them (the directory is read on every model call); only
+    a query reads every chapter's words, as BM25 weighs a word by all of them."""
     stale = stale_members(tx, space)
-    entries = [
-        _Head(head.id, head.title, head.description, head.category, head.status).shown(
-            head.members, head.id in stale
-        )
-        for head in tx.shown_heads(space, weight)
-    ]
+    heads = tx.category_firsts(space, weight)
+    chapters = {text.category: count for text, count in heads}
     spare = fallback_counts(tx, space, weight)
-    totals = Counter(e.category for e in entries) + Counter(spare)
-    firsts: dict[str, Entry] = {}
-    for entry in entries:
-        firsts.setdefault(entry.category, entry)
+    totals = Counter(chapters) + Counter(spare)
+    firsts = {entry.category: entry for entry in _entries(tx, [t for t, _ in heads], stale)}
     for name in CATEGORIES:
         if name not in firsts and spare.get(name):
             rows = tx.fallback_rows(space, weight, name, (1, 0))
             firsts[name] = _fallbacks(rows)[0]
-    mine = [e for e in entries if category is None or e.category == category]
     if query:
-        tokens = query_tokens(query)
-        found = tx.matching_fallbacks(space, weight, category, tokens)
-        ranked = rank_entries(query, [*mine, *_fallbacks(found)])
-        return Listing(len(ranked), ranked[offset : offset + limit], dict(totals), firsts)
-    total = len(mine) + (spare.get(category, 0) if category else sum(spare.values()))
-    page = mine[offset : offset + limit]
+        total, page = _ranked(tx, space, (weight, category), query, stale, (offset, limit))
+        return Listing(total, page, dict(totals), firsts)
+    mine = chapters.get(category, 0) if category else sum(chapters.values())
+    total = mine + (spare.get(category, 0) if category else sum(spare.values()))
+    page = _entries(tx, tx.shown_texts(space, weight, category, (offset, limit)), stale)
     if len(page) < limit:
-        window = (limit - len(page), max(0, offset - len(mine)))
-        rows = tx.fallback_rows(space, weight, category, window)
-        page += _fallbacks(rows)
+        window = (limit - len(page), max(0, offset - mine))
+        page += _fallbacks(tx.fallback_rows(space, weight, category, window))
     return Listing(total, page, dict(totals), firsts)
+
+
+def _ranked(
+    tx: TopicsTransaction,
+    space: str,
+    shown: tuple[float, str | None],
+    query: str,
+    stale: Mapping[str, set[str]],
+    window: tuple[int, int],
+) -> tuple[int, list[Entry]]:
+    """How many entries match ``query`` and the ``window`` (offset, limit) of them: every
+    shown chapter's words ranked with the matching fallbacks, entries made for the page."""
+    weight, category = shown
+    texts = tx.shown_texts(space, weight, category)
+    found = _fallbacks(tx.matching_fallbacks(space, weight, category, query_tokens(query)))
+    words = [_words(text, text.id in stale) for text in texts]
+    ranked = rank_texts(query, [*words, *((e.title, e.description) for e in found)])
+    offset, limit = window
+    places = ranked[offset : offset + limit]
+    chapters = iter(_entries(tx, [texts[p] for p in places if p < len(texts)], stale))
+    page = [next(chapters) if p < len(texts) else found[p - len(texts)] for p in places]
+    return len(ranked), page
+
+
+def _words(text: ChapterText, stale: bool) -> tuple[str, str]:
+    """The title and description a chapter's entry shows (``_Head.shown``'s)."""
+    if stale or text.status == "pending":
+        return PENDING_TITLE, ""
+    return text.title, text.description
+
+
+def _entries(
+    tx: TopicsTransaction, texts: Sequence[ChapterText], stale: Mapping[str, set[str]]
+) -> list[Entry]:
+    """The entries of those chapters, their members counted for them alone."""
+    counts = tx.member_counts([text.id for text in texts])
+    return [_Head(*text).shown(counts.get(text.id, 0), text.id in stale) for text in texts]
 
 
 @dataclass(frozen=True)

@@ -256,11 +256,15 @@ def _tokens(value: Any) -> int:
 
 def rank_entries(query: str, entries: Sequence[Entry]) -> list[Entry]:
     """Entries matching ``query`` by BM25 over title ×4 and description ×2, best first."""
-    docs = {
-        place: _entry_document(entry.title, entry.description)
-        for place, entry in enumerate(entries)
-    }
-    return [entries[place] for place, _ in bm25_rank_counted(query_tokens(query), docs)]
+    texts = [(entry.title, entry.description) for entry in entries]
+    return [entries[place] for place in rank_texts(query, texts)]
+
+
+def rank_texts(query: str, texts: Sequence[tuple[str, str]]) -> list[int]:
+    """The places of the (title, description) pairs matching ``query``, best first (ties
+    by place): ranking needs the words only, not the entries they become."""
+    docs = {place: _entry_document(*text) for place, text in enumerate(texts)}
+    return [place for place, _ in bm25_rank_counted(query_tokens(query), docs)]
 
 
 @lru_cache(maxsize=8_192)

@@ -18,7 +18,7 @@ from ..records import Job
 from .model import Topic
 
 __all__ = [
-    "ChapterHead",
+    "ChapterText",
     "Member",
     "QueuedBatch",
     "SpareEntry",
@@ -33,15 +33,14 @@ Marks = tuple[dict[str, str], dict[str, str]]  # (fingerprints, categories) by e
 Fallback = tuple[str, str, str]  # (event id, title, category) of an event in no chapter
 
 
-class ChapterHead(NamedTuple):
-    """What the directory shows of a chapter (its light row) and how many events it holds."""
+class ChapterText(NamedTuple):
+    """What the directory shows of a chapter: its light row (no sections, overview, members)."""
 
     id: str
     title: str
     description: str
     category: str
     status: str
-    members: int
 
 
 class Member(NamedTuple):
@@ -210,8 +209,24 @@ class TopicsTransaction(Protocol):
         """Every chapter title of the space → its id."""
         ...
 
-    def shown_heads(self, space: str, agent_weight: float) -> list[ChapterHead]:
-        """The chapters shown at ``agent_weight`` (agent chapters hidden at 0), in order."""
+    def shown_texts(
+        self,
+        space: str,
+        agent_weight: float,
+        category: str | None = None,
+        window: tuple[int, int] | None = None,
+    ) -> list[ChapterText]:
+        """The chapters shown at ``agent_weight`` (agent chapters hidden at 0), in chapter
+        order, optionally of one category; with ``window`` (offset, limit) only those."""
+        ...
+
+    def category_firsts(self, space: str, agent_weight: float) -> list[tuple[ChapterText, int]]:
+        """Each category's first shown chapter and how many it has, in chapter order: a
+        page's totals and firsts without reading every chapter."""
+        ...
+
+    def member_counts(self, topic_ids: Sequence[str]) -> dict[str, int]:
+        """How many events each of those chapters holds (absent: none)."""
         ...
 
     def fallback_counts(self, space: str, agent_weight: float) -> dict[str, int]:

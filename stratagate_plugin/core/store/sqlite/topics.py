@@ -9,7 +9,7 @@ from ...events.cards import EventCard
 from ...records import Job
 from ...topics.model import Topic
 from ...topics.storage import (
-    ChapterHead,
+    ChapterText,
     Fallback,
     Marks,
     Member,
@@ -167,8 +167,22 @@ class SqliteTopicsTransaction:
     def chapter_titles(self, space: str) -> dict[str, str]:
         return topic_reads.chapter_titles(self.raw, space)
 
-    def shown_heads(self, space: str, agent_weight: float) -> list[ChapterHead]:
-        return [ChapterHead(*row) for row in rows.shown_heads(self.raw, space, agent_weight)]
+    def shown_texts(
+        self,
+        space: str,
+        agent_weight: float,
+        category: str | None = None,
+        window: tuple[int, int] | None = None,
+    ) -> list[ChapterText]:
+        found = topic_reads.shown_texts(self.raw, space, agent_weight, category, window)
+        return list(map(ChapterText._make, found))
+
+    def category_firsts(self, space: str, agent_weight: float) -> list[tuple[ChapterText, int]]:
+        found = topic_reads.category_firsts(self.raw, space, agent_weight)
+        return [(ChapterText(*row), count) for row, count in found]
+
+    def member_counts(self, topic_ids: Sequence[str]) -> dict[str, int]:
+        return topic_reads.member_counts(self.raw, topic_ids)
 
     def fallback_counts(self, space: str, agent_weight: float) -> dict[str, int]:
         return unfiled.fallback_counts(self.raw, space, agent_weight)

@@ -1,0 +1,128 @@
+"""The catalog's listing reads only the page it shows (issue #29): its window of chapters,
+grouped category counts and firsts, members counted for the shown rows. Every page must
+equal the listing made from every chapter materialised, as it was made before: with mixed
+categories, pending and stale chapters, agent chapters hidden at weight 0, ties in
+creation time, offsets past the chapters into the fallback entries, and queries."""
+
+from collections import Counter
+from datetime import timedelta
+
+from cards import T0
+from topic_data import add_events, new_space
+
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.text.search_terms import query_tokens
+from stratagate_plugin.core.topics import catalog
+from stratagate_plugin.core.topics.categories import CATEGORIES
+from stratagate_plugin.core.topics.directory import Entry, Listing, rank_entries
+from stratagate_plugin.core.topics.model import Topic
+from stratagate_plugin.core.topics.storage import TopicsTransaction
+from stratagate_plugin.core.topics.sync import stale_members
+
+NS = "window"
+CHAPTERS = 260
+WORDS = ["kiln", "glaze", "harbor", "violin", "orchard", "ledger", "comet", "saddle"]
+WINDOWS = [(0, 20), (5, 7), (60, 20), (150, 20), (240, 20), (250, 30), (400, 20)]
+QUERIES = ["kiln", "glaze harbor", "violin orchard comet", "event kiln", "subject0605", "nothing"]
+
+
+def _chapter(n: int, members: list[str]) -> Topic:
+    """Chapter ``n``: categories uneven (the first rare), every 7th pending, every 5th
+    holding agent events, pairs created at the same time (ties broken by id)."""
+    a, b = WORDS[n % len(WORDS)], WORDS[(n * 3 + 1) % len(WORDS)]
+    when = T0 + timedelta(minutes=n // 2)
+    return Topic(
+        id=f"topic_{(n * 37) % 1000:04d}",
+        namespace=NS,
+        title=f"{a} notes {n}" + (f" {b}" if n % 3 else ""),
+        description=f"about {b} and {a} " * (1 + n % 4),
+        category=CATEGORIES[1 + n % (len(CATEGORIES) - 1)] if n % 29 else CATEGORIES[0],
+        status="pending" if n % 7 == 0 else "ready",
+        member_ids=members,
+        has_agent=n % 5 == 0,
+        created_at=when,
+        updated_at=when,
+    )
+
+
+async def _catalog(memory: StrataGate) -> None:
+    """260 chapters of 1–3 events, 3 of them stale; 90 events unfiled (10 agent ones)."""
+    await new_space(memory, NS)
+    ids = await add_events(memory, NS, 600, distinct=True)
+    await add_events(memory, NS, 10, start=600, distinct=True, pool="agent")
+    chapters, used = [], 0
+    for n in range(CHAPTERS):
+        size = 1 + n % 3
+        chapters.append(_chapter(n, ids[used : used + size]))
+        used += size
+
+    def write(tx: TopicsTransaction) -> None:
+        for topic in reversed(chapters):  # ties in time broken by id, not by insertion
+            tx.save_topic(topic)
+            cards = tx.visible_cards(NS, topic.member_ids)
+            marks = ({c.id: "f" for c in cards}, {c.id: topic.category for c in cards})
+            tx.set_members(topic, cards, marks)
+        tx.mark_for_projection([chapters[k].member_ids[0] for k in (3, 40, 200)])
+
+    await memory.storage.topics.write(write)
+    await memory.topics.refile_unfiled()
+
+
+def _materialised(
+    tx: TopicsTransaction, weight: float, category: str | None, window: tuple[int, int], query: str
+) -> Listing:
+    """The listing as it was made: every shown chapter an entry, then counted and paged."""
+    stale = stale_members(tx, NS)
+    shown = [t for t in tx.load_topics(NS, members=True) if weight > 0 or not t.has_agent]
+    entries = [catalog._entry(t, len(t.member_ids), t.id in stale) for t in shown]
+    spare = catalog.fallback_counts(tx, NS, weight)
+    totals = Counter(e.category for e in entries) + Counter(spare)
+    firsts: dict[str, Entry] = {}
+    for entry in entries:
+        firsts.setdefault(entry.category, entry)
+    for name in CATEGORIES:
+        if name not in firsts and spare.get(name):
+            firsts[name] = catalog._fallbacks(tx.fallback_rows(NS, weight, name, (1, 0)))[0]
+    mine = [e for e in entries if category is None or e.category == category]
+    offset, limit = window
+    if query:
+        found = tx.matching_fallbacks(NS, weight, category, query_tokens(query))
+        ranked = rank_entries(query, [*mine, *catalog._fallbacks(found)])
+        return Listing(len(ranked), ranked[offset : offset + limit], dict(totals), firsts)
+    total = len(mine) + (spare.get(category, 0) if category else sum(spare.values()))
+    page = mine[offset : offset + limit]
+    if len(page) < limit:
+        rows = tx.fallback_rows(
+            NS, weight, category, (limit - len(page), max(0, offset - len(mine)))
+        )
+        page += catalog._fallbacks(rows)
+    return Listing(total, page, dict(totals), firsts)
+
+
+def _compared(tx: TopicsTransaction) -> int:
+    compared = 0
+    for weight in (1.0, 0.0):
+        for category in [None, *CATEGORIES]:
+            for query in ["", *QUERIES]:
+                for window in WINDOWS:
+                    args = (weight, category, window, query)
+                    got = catalog.listing(tx, NS, weight, category, *window, query)
+                    want = _materialised(tx, *args)
+                    assert got == want, args
+                    assert list(got.category_counts) == list(want.category_counts), args
+                    assert list(got.firsts) == list(want.firsts), args
+                    compared += bool(got.entries)
+    return compared
+
+
+async def test_a_windowed_listing_equals_every_chapter_materialised(memory: StrataGate) -> None:
+    await _catalog(memory)
+    assert await memory.storage.topics.read(lambda tx: len(stale_members(tx, NS))) == 3
+    pages = await memory.storage.topics.read(_compared)
+    assert pages > 100  # a category's pages past its chapters show none
+    listing = await memory.storage.topics.read(
+        lambda tx: catalog.listing(tx, NS, 1.0, None, 250, 20)
+    )
+    kinds = [e.is_fallback for e in listing.entries]
+    assert kinds == [False] * 10 + [True] * 10  # the last chapters, then the fallbacks
+    assert {e.status for e in listing.entries[:10]} == {"ready", "pending"}
