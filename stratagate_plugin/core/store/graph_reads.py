@@ -1,17 +1,17 @@
-"""Graph reads: nodes with their aliases and sources, facts, edges, views at a moment,
-search candidates by term, the importance listing and resolution candidates."""
+"""Graph reads: nodes with their aliases and sources, facts, edges (a view's records in few
+statements: ``graph_records.py``), search candidates by term, the importance listing and
+resolution candidates."""
 
 import sqlite3
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..graph.shapes import GraphEdge, GraphFact, GraphNode, Known, NodeRecords, RecordParts
+from ..graph.shapes import GraphEdge, GraphFact, GraphNode, Known
+from .graph_records import EDGE_ENDS, FACT_ENDS, _bounded
 from .rows import record_from_row
 
 CANDIDATES = 60  # the most a search reads (``graph.service.candidate_cap``)
 KIN_EDGES = 200  # kinship edges a projection batch is handed (its speakers')
-HISTORY = 100  # replaced statements a view holds per node (newest first); search reads these
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -75,90 +75,6 @@ def nodes(
     return [by_id[i] for i in ids if i in by_id]
 
 
-_CURRENT = "status IN ('active', 'disputed') AND superseded_at IS NULL"
-
-
-def _bounded(
-    raw: sqlite3.Connection,
-    table: str,
-    ends: tuple[str, ...],
-    node_ids: Sequence[str],
-    history: int | None,
-    learned_by: str | None,
-) -> list[sqlite3.Row]:
-    """Each node's rows: every current one, then (with ``history``) only the newest others;
-    ``learned_by``: only rows learned by then (an as-of read)."""
-    if history is None:
-        clause = " OR ".join(f"{end} IN ({_marks(node_ids)})" for end in ends)
-        return raw.execute(
-            f"SELECT * FROM {table} WHERE ({clause}) ORDER BY learned_at, id",
-            [*node_ids] * len(ends),
-        ).fetchall()
-    rows = _learned_rows(raw, table, ends, node_ids, learned_by)
-    if _over_history(rows.values(), ends, set(node_ids), history):
-        rows = _newest_rows(raw, table, ends, node_ids, history, learned_by)
-    return sorted(rows.values(), key=lambda row: (row["learned_at"], row["id"]))
-
-
-def _learned_rows(
-    raw: sqlite3.Connection,
-    table: str,
-    ends: tuple[str, ...],
-    node_ids: Sequence[str],
-    learned_by: str | None,
-) -> dict[str, sqlite3.Row]:
-    """Every row of the nodes learned by ``learned_by``, by id: plain index reads."""
-    rows: dict[str, sqlite3.Row] = {}
-    for start in range(0, len(node_ids), 500):
-        chunk = list(node_ids[start : start + 500])
-        for end in ends:
-            found = raw.execute(
-                f"SELECT * FROM {table} WHERE {end} IN ({_marks(chunk)}) "
-                "AND (? IS NULL OR learned_at <= ?)",
-                [*chunk, learned_by, learned_by],
-            )
-            rows.update((row["id"], row) for row in found)
-    return rows
-
-
-def _over_history(
-    rows: Iterable[sqlite3.Row], ends: tuple[str, ...], node_ids: set[str], history: int
-) -> bool:
-    """Whether some node holds more than ``history`` replaced rows at one of its ends: only
-    then does the window of ``_newest_rows`` drop any (nearly never: a node's replaced
-    statements are few), so the rows read plainly are its answer otherwise."""
-    replaced: Counter[tuple[str, str]] = Counter()
-    for row in rows:
-        if row["status"] in ("active", "disputed") and row["superseded_at"] is None:
-            continue
-        replaced.update((end, row[end]) for end in ends if row[end] in node_ids)
-    return any(count > history for count in replaced.values())
-
-
-def _newest_rows(
-    raw: sqlite3.Connection,
-    table: str,
-    ends: tuple[str, ...],
-    node_ids: Sequence[str],
-    history: int,
-    learned_by: str | None,
-) -> dict[str, sqlite3.Row]:
-    """Every current row and the ``history`` newest others of each node, by id."""
-    rows: dict[str, sqlite3.Row] = {}
-    for start in range(0, len(node_ids), 500):
-        chunk = list(node_ids[start : start + 500])
-        for end in ends:  # one query per end for all the nodes, not one per node
-            found = raw.execute(
-                f"SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY {end}, "
-                f"({_CURRENT}) ORDER BY learned_at DESC) AS history_rank FROM {table} "
-                f"WHERE {end} IN ({_marks(chunk)}) AND (? IS NULL OR learned_at <= ?)) "
-                f"WHERE ({_CURRENT}) OR history_rank <= ?",
-                [*chunk, learned_by, learned_by, history],
-            )
-            rows.update((row["id"], row) for row in found)
-    return rows
-
-
 def facts_of(
     raw: sqlite3.Connection,
     node_ids: Sequence[str],
@@ -167,7 +83,7 @@ def facts_of(
     statuses: dict[str, str] | None = None,
 ) -> list[GraphFact]:
     """The nodes' facts: all of them, or every current one and the ``history`` newest others."""
-    rows = _bounded(raw, "graph_facts", ("node_id",), list(node_ids), history, learned_by)
+    rows = _bounded(raw, "graph_facts", FACT_ENDS, list(node_ids), history, learned_by)
     sources = sources_of(raw, "fact", [row["id"] for row in rows], statuses)
     return [
         record_from_row(GraphFact, row, source_event_ids=tuple(sources[row["id"]])) for row in rows
@@ -182,8 +98,7 @@ def edges_of(
     statuses: dict[str, str] | None = None,
 ) -> list[GraphEdge]:
     """Edges in both directions of the nodes (bounded as ``facts_of``)."""
-    ends = ("from_node_id", "to_node_id")
-    rows = _bounded(raw, "graph_edges", ends, list(node_ids), history, learned_by)
+    rows = _bounded(raw, "graph_edges", EDGE_ENDS, list(node_ids), history, learned_by)
     sources = sources_of(raw, "edge", [row["id"] for row in rows], statuses)
     return [
         record_from_row(GraphEdge, row, source_event_ids=tuple(sources[row["id"]])) for row in rows
@@ -224,32 +139,6 @@ def event_statuses(raw: sqlite3.Connection, event_ids: Iterable[str]) -> dict[st
         )
         found.update({row[0]: row[1] for row in rows})
     return found
-
-
-def records(
-    raw: sqlite3.Connection,
-    node_ids: Sequence[str],
-    learned_by: str | None = None,
-    history: int | None = HISTORY,
-    fields: bool = False,
-    parts: RecordParts = "all",
-) -> NodeRecords:
-    """The nodes (in the order given) with their facts and edges (every current one and the
-    ``history`` newest others, learned by ``learned_by``), the names of their edges' ends
-    and the status of every event they cite: what ``graph.views`` makes views of; with
-    ``fields``, the sources of their aliases and tags too. ``parts`` below ``all`` reads
-    no facts and no fields' sources (``edges``), or no edges either (``nodes``)."""
-    statuses: dict[str, str] = {}  # of every event cited, filled as the sources are read
-    found = nodes(raw, node_ids, statuses)
-    whole = parts == "all"
-    if not found:
-        return NodeRecords([], [], [], {}, {}, {} if fields and whole else None)
-    ids = [node.id for node in found]
-    facts = facts_of(raw, ids, history, learned_by, statuses) if whole else []
-    edges = edges_of(raw, ids, history, learned_by, statuses) if parts != "nodes" else []
-    names = names_of(raw, list({e.from_node_id for e in edges} | {e.to_node_id for e in edges}))
-    sources = field_sources(raw, found) if fields and whole else None
-    return NodeRecords(found, facts, edges, names, statuses, sources)
 
 
 def names_of(raw: sqlite3.Connection, node_ids: list[str]) -> dict[str, str]:
@@ -377,23 +266,3 @@ def cited_messages(raw: sqlite3.Connection, space: str, event_ids: Sequence[str]
     for event_id, message_id in rows:
         by_event.setdefault(event_id, []).append(message_id)
     return list(dict.fromkeys(m for i in ids for m in by_event.get(i, [])))
-
-
-def field_sources(
-    raw: sqlite3.Connection, found: Sequence[GraphNode]
-) -> dict[tuple[str, str, str], tuple[str, ...]]:
-    """(node id, field, value key) → the visible events behind each alias and tag of the
-    nodes that have any, oldest first, in one read per 500 nodes."""
-    sources: dict[tuple[str, str, str], list[str]] = {}
-    ids = [node.id for node in found if node.aliases or node.tags]
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        rows = raw.execute(
-            "SELECT f.node_id, f.field, f.value_key, f.event_id FROM graph_field_sources f "
-            "JOIN events e ON e.id = f.event_id AND e.status IN ('active', 'superseded') "
-            f"WHERE f.node_id IN ({_marks(chunk)}) ORDER BY e.pk",
-            chunk,
-        )
-        for node_id, field, key, event_id in rows:
-            sources.setdefault((node_id, field, key), []).append(event_id)
-    return {key: tuple(events) for key, events in sources.items()}
