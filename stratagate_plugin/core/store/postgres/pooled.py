@@ -96,8 +96,12 @@ def returned(conn: UnitConnection) -> None:
 
 
 def _has_news(conn: psycopg.Connection[Any]) -> bool:
-    """Whether the idle connection's socket has anything to read (an error, its end)."""
+    """Whether the idle connection's socket has anything to read (an error, its end);
+    ``poll``, not ``select``: a server process's descriptors may pass ``FD_SETSIZE``."""
     if conn.closed:
         return True
-    readable, _, _ = select.select([conn.fileno()], [], [], 0)
-    return bool(readable)
+    if not hasattr(select, "poll"):  # Windows
+        return bool(select.select([conn.fileno()], [], [], 0)[0])
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN)
+    return bool(poller.poll(0))
