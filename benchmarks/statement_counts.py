@@ -6,7 +6,9 @@ its noisy latency (issue #30). ``counting()`` wraps ``psycopg.Cursor.execute`` a
 ``executemany`` for the block: every statement the engine sends passes through them
 (``Connection.execute`` opens a cursor and calls its ``execute``), whether a row module's
 translated SQL, a PostgreSQL module's own, or the unit's ``BEGIN`` / ``COMMIT`` and the
-pool's check of a connection as it is taken (an empty statement).
+pool's check of a connection as it is taken (an empty statement). A ``BEGIN`` sent in a
+pipeline with the unit's first statement (``postgres/pooled.py``) is a unit but no round
+trip of its own.
 """
 
 from collections.abc import Iterator
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
+from psycopg import pq
 
 _CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
 
@@ -29,9 +32,9 @@ class Counts:
     trips: int = 0
     texts: list[str] = field(default_factory=list)
 
-    def add(self, query: Any) -> None:
+    def add(self, query: Any, pipelined: bool = False) -> None:
         text = str(query).strip()
-        self.trips += 1
+        self.trips += not (pipelined and text.startswith("BEGIN"))
         if text.startswith("BEGIN"):
             self.units += 1
         if text and not text.startswith(_CONTROL):
@@ -47,7 +50,7 @@ def counting() -> Iterator[Counts]:
     execute, executemany = psycopg.Cursor.execute, psycopg.Cursor.executemany
 
     def counted_execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        counts.add(query)
+        counts.add(query, self.connection.pgconn.pipeline_status != pq.PipelineStatus.OFF)
         return execute(self, query, *args, **kwargs)
 
     def counted_many(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:

@@ -1,12 +1,12 @@
 """A view's read holds every current statement of a node and only its ``history`` newest
-replaced ones (``graph_statements._bounded``): read plainly while no node has more than
-that, through the window query when one does; both give what the window alone gave."""
+replaced ones (``graph_records._bounded``): read plainly while no node has more than that,
+through the window query when one does; both give what the window alone gave."""
 
 import sqlite3
 
 import pytest
 
-from stratagate_plugin.core.store import graph_statements
+from stratagate_plugin.core.store import graph_records
 from stratagate_plugin.core.store.migrations import migrate
 from stratagate_plugin.core.store.search_index import register_functions
 
@@ -41,7 +41,7 @@ def graph_file(replaced: int, current: int) -> sqlite3.Connection:
 
 
 def window_only(raw: sqlite3.Connection, table: str, ends: tuple[str, ...], history: int) -> list:
-    rows = graph_statements._newest_rows(raw, table, ends, ["n1", "n2"], history, None)
+    rows = graph_records._newest_rows(raw, table, ends, ["n1", "n2"], history, None)
     return sorted(rows.values(), key=lambda row: (row["learned_at"], row["id"]))
 
 
@@ -52,7 +52,7 @@ def test_the_bounded_read_equals_the_window_query(replaced: int) -> None:
         ("graph_facts", ("node_id",)),
         ("graph_edges", ("from_node_id", "to_node_id")),
     ):
-        read = graph_statements._bounded(raw, table, ends, ["n1", "n2"], 4, None)
+        read = graph_records._bounded(raw, table, ends, ["n1", "n2"], 4, None)
         assert [row["id"] for row in read] == [
             row["id"] for row in window_only(raw, table, ends, 4)
         ]

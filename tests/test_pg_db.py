@@ -2,7 +2,8 @@
 
 A write commits whole or not at all; a read sees one snapshot while a write commits beside
 it; a connection lost mid-unit (its backend terminated, the server restarted) is one
-``StorageError`` line, nothing of the unit is kept, and the next unit works.
+``StorageError`` line, nothing of the unit is kept, and the next unit works. A unit's
+round trips are its statements and its ``COMMIT`` (``pooled.py``).
 """
 
 import asyncio
@@ -17,6 +18,7 @@ import pytest
 from pg_cluster import Cluster
 from psycopg import IsolationLevel
 
+from benchmarks.statement_counts import counting
 from stratagate_plugin.core.errors import StorageError
 from stratagate_plugin.core.store.postgres import PostgresDatabase
 from stratagate_plugin.core.store.postgres.db import Row
@@ -153,6 +155,40 @@ async def assert_lost_unit_then_recovered(db: PostgresDatabase, lose: Any) -> No
     assert message.startswith(f"{db.name}:")
     await db.write(add_note(3))
     assert await db.read(note_ids) == [3]
+
+
+async def test_pg_unit_sends_begin_with_its_first_statement(pg_url: str) -> None:
+    """No check of the connection, no ``BEGIN`` of its own: a unit of two statements is
+    three round trips; one that runs none sends nothing; ``executemany`` first still runs
+    inside the unit (all or nothing)."""
+    async with PostgresDatabase(pg_url, connections=1) as db:
+        await db.write(lambda conn: conn.execute("CREATE TABLE notes (id bigint)"))
+        with counting() as two:
+            await db.read(lambda conn: (note_ids(conn), note_ids(conn)))
+        with counting() as none:
+            assert await db.read(lambda conn: 7) == 7
+
+        def many_then_fail(conn: Conn) -> None:
+            conn.cursor().executemany("INSERT INTO notes VALUES (%s)", [(1,), (2,)])
+            raise ValueError("the rule refused")
+
+        with pytest.raises(ValueError):
+            await db.write(many_then_fail)
+        assert await db.read(note_ids) == []
+    assert (two.units, two.trips, none.trips) == (1, 3, 0)
+
+
+async def test_pg_connection_ended_while_idle_is_replaced_unseen(
+    pg_url: str, pg_cluster: Cluster
+) -> None:
+    """Its socket says so: the pool's check asks the server then, and connects again."""
+    async with PostgresDatabase(pg_url, connections=1) as db:
+        pid = await db.read(lambda conn: conn.execute("SELECT pg_backend_pid()").fetchone())
+        with psycopg.connect(pg_url, autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s, 5000)", (pid[0],))
+        assert await db.read(lambda conn: conn.execute("SELECT 1").fetchone()[0]) == 1
+        pg_cluster.restart()
+        assert await db.read(lambda conn: conn.execute("SELECT 2").fetchone()[0]) == 2
 
 
 async def test_pg_terminated_backend_mid_unit_is_one_line(

@@ -60,13 +60,15 @@ def block_messages(raw: sqlite3.Connection, block_id: str) -> list[Message]:
     return [message_from_row(row) for row in rows]
 
 
+_OPEN_TAIL = (
+    "FROM messages m JOIN threads t ON t.namespace = m.namespace "
+    "AND t.thread_id = m.thread_id WHERE m.namespace = ? AND m.thread_id = ? "
+    "AND m.position > t.sealed_position"
+)
+
+
 def open_tail(raw: sqlite3.Connection, space: str, thread_id: str) -> list[Message]:
-    rows = raw.execute(
-        "SELECT m.* FROM messages m JOIN threads t ON t.namespace = m.namespace "
-        "AND t.thread_id = m.thread_id WHERE m.namespace = ? AND m.thread_id = ? "
-        "AND m.position > t.sealed_position ORDER BY m.position",
-        (space, thread_id),
-    ).fetchall()
+    rows = raw.execute(f"SELECT m.* {_OPEN_TAIL} ORDER BY m.position", (space, thread_id))
     return [message_from_row(row) for row in rows]
 
 
@@ -81,14 +83,21 @@ One primary-key probe a thread: tails are short (under a block's turns) and few,
 idle and ended sessions have theirs sealed."""
 
 
-def open_tails(
-    raw: sqlite3.Connection, space: str, except_thread: str | None = None
-) -> list[Message]:
-    """Every thread's open-tail messages but ``except_thread``'s, by thread and position."""
+def thread_and_other_tails(
+    raw: sqlite3.Connection, space: str, thread_id: str
+) -> tuple[list[Message], list[Message]]:
+    """``open_tail`` of that thread, and every other thread's open-tail messages by thread
+    and position: one statement (recall reads both; on PostgreSQL a statement is a round
+    trip), each part read by the index probes it took alone."""
     rows = raw.execute(
-        f"SELECT m.* {OPEN_TAILS} ORDER BY m.thread_id, m.position", (space, except_thread)
-    ).fetchall()
-    return [message_from_row(row) for row in rows]
+        f"SELECT 0 AS part, m.* {_OPEN_TAIL} UNION ALL SELECT 1 AS part, m.* {OPEN_TAILS} "
+        "ORDER BY part, thread_id, position",
+        (space, thread_id, space, thread_id),
+    )
+    tails: tuple[list[Message], list[Message]] = ([], [])
+    for row in rows:
+        tails[row["part"]].append(message_from_row(row))
+    return tails
 
 
 def latest_ready_position(raw: sqlite3.Connection, space: str, thread_id: str) -> int:

@@ -21,8 +21,9 @@ from .search_index import Prefilter, document_stamp, event_row_text, prefilter
 from .units import has_table
 
 _VISIBLE = "e.status IN ('active', 'superseded')"
-_BYPASS = (
-    f"FROM events e WHERE e.namespace = ? AND {_VISIBLE} "
+_TURN_AND_BYPASS = (
+    "SELECT (SELECT current_turn FROM namespaces WHERE namespace = ?) AS turn_now, e.* "
+    f"FROM (SELECT 1) AS one LEFT JOIN events e ON e.namespace = ? AND {_VISIBLE} "
     "AND (e.pinned = 1 OR e.criticality = 'safety')"
 )
 _LEXICAL = (
@@ -257,9 +258,13 @@ def structured_rows(
     return pool_rows(raw, space, pool, ids) if ids else []
 
 
-def bypass_rows(raw: sqlite3.Connection, space: str) -> list[sqlite3.Row]:
-    """Every visible pinned or safety event's row (their weights are computed without cards)."""
-    return _rows(raw, f"SELECT e.* {_BYPASS}", [space])
+def turn_and_bypass_rows(raw: sqlite3.Connection, space: str) -> tuple[int, list[sqlite3.Row]]:
+    """The space's current turn and every visible pinned or safety event's row (their
+    weights are computed without cards) in one statement: the events joined to one row
+    that carries the turn, so it comes back when there are none."""
+    rows = _rows(raw, _TURN_AND_BYPASS, [space, space])
+    turn = rows[0]["turn_now"] if rows else None
+    return int(turn or 0), [row for row in rows if row["id"] is not None]
 
 
 def events_from_thread(

@@ -1,12 +1,13 @@
-"""Graph reads: nodes with their aliases and sources, facts, edges, views at a moment,
-search candidates by term, the importance listing and resolution candidates."""
+"""Graph reads: nodes with their aliases and sources, facts, edges (a view's records in few
+statements: ``graph_records.py``), search candidates by term, the importance listing and
+resolution candidates."""
 
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..graph.shapes import GraphNode, Known, NodeRecords, RecordParts
-from .graph_statements import HISTORY, edges_among, edges_of, facts_of, sources_of
+from ..graph.shapes import GraphNode, Known
+from .graph_statements import sources_of
 from .rows import record_from_row
 
 CANDIDATES = 60  # the most a search reads (``graph.service.candidate_cap``)
@@ -18,14 +19,10 @@ def _marks(values: Sequence[Any]) -> str:
 
 
 def nodes(
-    raw: sqlite3.Connection,
-    node_ids: Sequence[str],
-    statuses: dict[str, str] | None = None,
-    sources: bool = True,
+    raw: sqlite3.Connection, node_ids: Sequence[str], statuses: dict[str, str] | None = None
 ) -> list[GraphNode]:
     """The nodes by id, in the order given (missing ids skipped); ``statuses`` as
-    ``sources_of``; without ``sources`` none are read (a listing's importance is the
-    stored ``visible_sources``)."""
+    ``sources_of``."""
     ids = list(dict.fromkeys(node_ids))
     if not ids:
         return []
@@ -36,7 +33,7 @@ def nodes(
         ids,
     ):
         aliases[node_id].append(alias)
-    cited = sources_of(raw, "node", ids, statuses) if sources else {i: [] for i in ids}
+    cited = sources_of(raw, "node", ids, statuses)
     by_id = {
         row["id"]: record_from_row(
             GraphNode,
@@ -83,37 +80,6 @@ def event_statuses(raw: sqlite3.Connection, event_ids: Iterable[str]) -> dict[st
         )
         found.update({row[0]: row[1] for row in rows})
     return found
-
-
-def records(
-    raw: sqlite3.Connection,
-    node_ids: Sequence[str],
-    learned_by: str | None = None,
-    history: int | None = HISTORY,
-    fields: bool = False,
-    parts: RecordParts = "all",
-) -> NodeRecords:
-    """The nodes (in the order given) with their facts and edges (every current one and the
-    ``history`` newest others, learned by ``learned_by``), the names of their edges' ends
-    and the status of every event they cite: what ``graph.views`` makes views of; with
-    ``fields``, the sources of their aliases and tags too. ``parts`` below ``all`` reads
-    no node sources, facts or fields' sources, and only the edges among the nodes
-    (``edges``) or none (``nodes``)."""
-    statuses: dict[str, str] = {}  # of every event cited, filled as the sources are read
-    whole = parts == "all"
-    found = nodes(raw, node_ids, statuses, sources=whole)
-    if not found:
-        return NodeRecords([], [], [], {}, {}, {} if fields and whole else None)
-    ids = [node.id for node in found]
-    facts = facts_of(raw, ids, history, learned_by, statuses) if whole else []
-    if parts == "edges":  # among the nodes: both ends' names are the nodes'
-        edges = edges_among(raw, ids, history, learned_by, statuses)
-        names = {node.id: node.name for node in found}
-    else:
-        edges = edges_of(raw, ids, history, learned_by, statuses) if whole else []
-        names = names_of(raw, list({e.from_node_id for e in edges} | {e.to_node_id for e in edges}))
-    sources = field_sources(raw, found) if fields and whole else None
-    return NodeRecords(found, facts, edges, names, statuses, sources)
 
 
 def names_of(raw: sqlite3.Connection, node_ids: list[str]) -> dict[str, str]:
@@ -241,23 +207,3 @@ def cited_messages(raw: sqlite3.Connection, space: str, event_ids: Sequence[str]
     for event_id, message_id in rows:
         by_event.setdefault(event_id, []).append(message_id)
     return list(dict.fromkeys(m for i in ids for m in by_event.get(i, [])))
-
-
-def field_sources(
-    raw: sqlite3.Connection, found: Sequence[GraphNode]
-) -> dict[tuple[str, str, str], tuple[str, ...]]:
-    """(node id, field, value key) → the visible events behind each alias and tag of the
-    nodes that have any, oldest first, in one read per 500 nodes."""
-    sources: dict[tuple[str, str, str], list[str]] = {}
-    ids = [node.id for node in found if node.aliases or node.tags]
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        rows = raw.execute(
-            "SELECT f.node_id, f.field, f.value_key, f.event_id FROM graph_field_sources f "
-            "JOIN events e ON e.id = f.event_id AND e.status IN ('active', 'superseded') "
-            f"WHERE f.node_id IN ({_marks(chunk)}) ORDER BY e.pk",
-            chunk,
-        )
-        for node_id, field, key, event_id in rows:
-            sources.setdefault((node_id, field, key), []).append(event_id)
-    return {key: tuple(events) for key, events in sources.items()}

@@ -15,7 +15,9 @@ it or rolls it back whole. Rows are ``Row``: by name or by index, like ``sqlite3
 A connection lost mid-unit (the backend terminated, the server restarted, the network
 gone) raises one ``StorageError`` line naming the database (never its password); the
 unit is rolled back by the server, the broken connection is dropped by the pool, and each
-connection is checked as it is taken, so the next unit works once the server answers.
+connection is checked as it is taken (``pooled.checked``: a round trip only when its
+socket says the server ended it, or after a long idle), so the next unit works once the
+server answers. A unit's ``BEGIN`` travels with its first statement (``pooled.py``).
 Errors that are the caller's (a constraint, bad SQL) are raised as they are.
 """
 
@@ -33,6 +35,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ...errors import StorageError, StrataGateError
 from ..units import has_password, shown_location
 from .migrations import migrate
+from .pooled import UnitConnection, UnitCursor, checked, returned
 
 T = TypeVar("T")
 DEFAULT_CONNECTIONS = 4
@@ -87,7 +90,7 @@ class PostgresDatabase:
         self.url = url
         self.name = database_label(url)
         self.connections = connections
-        self._pool: ConnectionPool[psycopg.Connection[Row]] | None = None
+        self._pool: ConnectionPool[UnitConnection] | None = None
         self._threads: ThreadPoolExecutor | None = None
 
     async def open(self) -> "PostgresDatabase":
@@ -96,11 +99,14 @@ class PostgresDatabase:
         self._threads = ThreadPoolExecutor(self.connections, thread_name_prefix="stratagate-pg")
         self._pool = ConnectionPool(
             self.url,
-            kwargs={"autocommit": True, "row_factory": row_factory},
+            connection_class=UnitConnection,
+            kwargs={"autocommit": True, "row_factory": row_factory, "cursor_factory": UnitCursor},
             min_size=self.connections,
             max_size=self.connections,
             open=False,
-            check=ConnectionPool.check_connection,
+            configure=returned,
+            check=checked,
+            reset=returned,
             timeout=POOL_TIMEOUT_S,
             name=self.name,
         )
@@ -195,15 +201,25 @@ class PostgresDatabase:
 
 
 def _in_transaction(
-    conn: psycopg.Connection[Row], begin: str, unit: Callable[[psycopg.Connection[Row]], T]
+    conn: UnitConnection, begin: str, unit: Callable[[psycopg.Connection[Row]], T]
 ) -> T:
-    conn.execute(begin)
+    """``unit`` in one transaction opened by ``begin``, sent with its first statement: a
+    unit that sent none has nothing to commit or roll back."""
+    conn.pending_begin = begin
     try:
         result = unit(conn)
     except BaseException:
-        if not (conn.broken or conn.closed):
+        if conn.pending_begin is None and not (conn.broken or conn.closed):
             conn.execute("ROLLBACK")
         raise
+    finally:
+        began, conn.pending_begin = conn.pending_begin is None, None
+    if began:
+        _commit(conn)
+    return result
+
+
+def _commit(conn: UnitConnection) -> None:
     try:
         conn.execute("COMMIT")
     except psycopg.OperationalError as error:
@@ -213,7 +229,6 @@ def _in_transaction(
                 "whether the unit was committed is unknown"
             ) from error
         raise
-    return result
 
 
 def database_label(url: str) -> str:

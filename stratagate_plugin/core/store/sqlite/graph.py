@@ -10,7 +10,7 @@ from ...events.cards import EventCard
 from ...graph.shapes import Believed, FactValue, Known, NodeRecords, RecordParts, normalise_key
 from ...graph.storage import CurrentFact, GraphTransaction, ProjectionBatch, Stated, Written
 from ...records import Job
-from .. import derivation_marks, event_rows, graph_jobs, graph_reads, graph_statements, jobs
+from .. import derivation_marks, event_rows, graph_jobs, graph_reads, graph_records, jobs
 from .. import graph_writes as writes
 from ..units import UnitDatabase, alone
 
@@ -78,7 +78,7 @@ def candidate_records(
 ) -> NodeRecords:
     """Up to ``cap`` nodes sharing ``terms`` with their records as they stand now, inside a
     caller's read (retrieval reads graph views in the same read as its other channels)."""
-    return graph_reads.records(raw, graph_reads.candidates(raw, space, terms, cap))
+    return graph_records.records(raw, graph_reads.candidates(raw, space, terms, cap))
 
 
 def _batch(
@@ -199,10 +199,10 @@ def _records(
     raw: sqlite3.Connection,
     node_ids: Sequence[str],
     as_of: datetime | None,
-    history: int | None = graph_statements.HISTORY,
+    history: int | None = graph_records.HISTORY,
     fields: bool = False,
     parts: RecordParts = "all",
 ) -> NodeRecords:
     """The nodes' records as learned by ``as_of`` (``graph.views.assemble`` makes views)."""
     bound = iso(as_of) if as_of else None
-    return graph_reads.records(raw, node_ids, bound, history, fields, parts)
+    return graph_records.records(raw, node_ids, bound, history, fields, parts)

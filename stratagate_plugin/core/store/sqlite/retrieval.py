@@ -112,14 +112,12 @@ class SqliteRetrievalStorage:
 
     async def tails(self, space: str, thread_id: str) -> tuple[list[Message], list[Message]]:
         return await self.db.read(
-            lambda raw: (
-                block_rows.open_tail(raw, space, thread_id),
-                block_rows.open_tails(raw, space, thread_id),
-            )
+            lambda raw: block_rows.thread_and_other_tails(raw, space, thread_id)
         )
 
 
 def _bypass(raw: sqlite3.Connection, space: str) -> tuple[int, list[BypassRow]]:
+    turn, rows = event_reads.turn_and_bypass_rows(raw, space)
     found = [
         BypassRow(
             row["id"],
@@ -132,6 +130,6 @@ def _bypass(raw: sqlite3.Connection, space: str) -> tuple[int, list[BypassRow]]:
             row["floor_weight"],
             row["updated_at"],
         )
-        for row in event_reads.bypass_rows(raw, space)
+        for row in rows
     ]
-    return event_reads.current_turn(raw, space), found
+    return turn, found
