@@ -18,11 +18,9 @@ def _marks(values: Sequence[Any]) -> str:
     return ",".join("?" * len(values))
 
 
-def nodes(
-    raw: sqlite3.Connection, node_ids: Sequence[str], statuses: dict[str, str] | None = None
-) -> list[GraphNode]:
-    """The nodes by id, in the order given (missing ids skipped); ``statuses`` as
-    ``sources_of``."""
+def nodes(raw: sqlite3.Connection, node_ids: Sequence[str]) -> list[GraphNode]:
+    """The nodes by id with their aliases and sources, in the order given (missing ids
+    skipped)."""
     ids = list(dict.fromkeys(node_ids))
     if not ids:
         return []
@@ -33,7 +31,7 @@ def nodes(
         ids,
     ):
         aliases[node_id].append(alias)
-    cited = sources_of(raw, "node", ids, statuses)
+    cited = sources_of(raw, "node", ids)
     by_id = {
         row["id"]: record_from_row(
             GraphNode,
