@@ -7,6 +7,7 @@ from ..errors import BlockNotReady, NotFound
 from ..records import Block, BlockMark, LiftSource, Message
 from ..text.secrets import redact_secrets, redact_value
 from .rows import block_from_row, dump_json, maybe_json, message_from_row, record_from_row
+from .units import on_postgres
 
 
 def get_block(raw: sqlite3.Connection, block_id: str) -> Block:
@@ -82,6 +83,21 @@ OPEN_TAILS = (
 One primary-key probe a thread: tails are short (under a block's turns) and few, since
 idle and ended sessions have theirs sealed."""
 
+_OPEN_TAILS_LATERAL = (
+    "FROM threads t CROSS JOIN LATERAL (SELECT * FROM messages WHERE namespace = t.namespace "
+    "AND thread_id = t.thread_id AND position > t.sealed_position OFFSET 0) m "
+    "WHERE t.namespace = ? AND t.message_count > t.sealed_position AND t.thread_id IS NOT ?"
+)
+
+
+def open_tails(raw: sqlite3.Connection) -> str:
+    """``OPEN_TAILS`` as this backend runs it as one probe a thread. PostgreSQL cannot
+    estimate ``message_count > sealed_position`` (two columns: it guesses a third of the
+    threads, not the few open ones) and hashed all of ``messages`` for it, ~20 ms a call
+    at 100k; a ``LATERAL`` subquery that it cannot pull up (``OFFSET 0``) leaves it only
+    the per-thread index probe, in generic plans too."""
+    return _OPEN_TAILS_LATERAL if on_postgres(raw) else OPEN_TAILS
+
 
 def thread_and_other_tails(
     raw: sqlite3.Connection, space: str, thread_id: str
@@ -90,7 +106,7 @@ def thread_and_other_tails(
     and position: one statement (recall reads both; on PostgreSQL a statement is a round
     trip), each part read by the index probes it took alone."""
     rows = raw.execute(
-        f"SELECT 0 AS part, m.* {_OPEN_TAIL} UNION ALL SELECT 1 AS part, m.* {OPEN_TAILS} "
+        f"SELECT 0 AS part, m.* {_OPEN_TAIL} UNION ALL SELECT 1 AS part, m.* {open_tails(raw)} "
         "ORDER BY part, thread_id, position",
         (space, thread_id, space, thread_id),
     )

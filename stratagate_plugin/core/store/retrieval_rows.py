@@ -17,7 +17,7 @@ from typing import Any
 from ..clock import parse_iso
 from ..retrieval.storage import OPEN_TAIL, ChannelMessage, CorpusStats
 from . import message_facts, term_index
-from .block_rows import OPEN_TAILS
+from .block_rows import open_tails
 from .raw_search import NOT_IMPORT_SOURCE, fetch_rows
 from .search_index import FTS_CONTENT, token_count
 
@@ -29,7 +29,7 @@ _SEALED = f"JOIN blocks b ON b.id = m.block_id WHERE m.namespace = ? AND {NOT_IM
 _TAILS = (  # an open tail is a block of its own, newer than every sealed one
     f"SELECT m.id, m.thread_id, '{OPEN_TAIL}:' || m.thread_id AS block_id, m.position, "
     "(SELECT block_count + 1 FROM namespaces WHERE namespace = t.namespace) AS block_sequence, "
-    f"m.composed_from_memory, m.content {OPEN_TAILS}"
+    "m.composed_from_memory, m.content "
 )
 
 
@@ -143,7 +143,9 @@ def tail_messages(
     raw: sqlite3.Connection, space: str, current_thread: str | None
 ) -> list[ChannelMessage]:
     """The open-tail messages of every thread but ``current_thread``."""
-    return [_message(row) for row in fetch_rows(raw, _TAILS, [space, current_thread])]
+    return [
+        _message(row) for row in fetch_rows(raw, _TAILS + open_tails(raw), [space, current_thread])
+    ]
 
 
 def _message(row: sqlite3.Row) -> ChannelMessage:

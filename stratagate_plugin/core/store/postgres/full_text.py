@@ -4,9 +4,10 @@ The search tables (``message_search``, ``event_search``) hold the engine's own e
 tokens with a generated ``simple`` tsvector under GIN, written by the same row modules as
 FTS5's (the dialect maps the tables, ``MATCH`` and ``rank``), so Chinese and English are
 split as on SQLite. What is PostgreSQL's own: counting a term's documents up to a budget
-is one GIN probe per term, with no per-file cache (several processes write one database,
-so a count remembered here could be stale; SQLite's cache is keyed by the file), and making
-the search rows and the impact index current at open without FTS5's DDL.
+is one GIN probe per term, remembered per database as SQLite remembers them per file (until
+the table gains a row: its newest key is read in the same statement, so a row another
+process added is seen there too), and making the search rows and the impact index current
+at open without FTS5's DDL.
 """
 
 import sqlite3
@@ -18,6 +19,7 @@ from ...text.search_terms import TOKENIZER_VERSION, fts_document, fts_encode
 from .. import message_facts, search_index, term_index
 
 _TABLES = {"message_fts": "message_search", "event_fts": "event_search"}
+_KEYS = {"message_fts": "fts_rowid", "event_fts": "event_pk"}
 
 
 def term_counts(
@@ -25,17 +27,54 @@ def term_counts(
 ) -> dict[str, int]:
     """Documents of ``table`` (FTS5's name) per token, counted up to ``budget + 1``: one
     statement for all the tokens (a recall's query has dozens; a round trip each was most
-    of its statements), each token's count still its own bounded GIN probe."""
+    of its statements), each token's count still its own bounded GIN probe, and only for
+    the tokens not remembered (a common term's probe reads ~2,000 rows: most of a
+    recall's statement time at 100k events, where its query repeats the conversation's).
+
+    As SQLite's ``search_index.term_counts``: positive counts are kept until the table's
+    newest key changes (they only choose which terms pre-filter), a zero is counted
+    afresh; when the table has gained a row, the remembered ones are counted again."""
     if not tokens:
         return {}
+    stamp, known = _COUNTS.get(_key(raw, table), (None, {}))
+    unknown = [token for token in tokens if not known.get(token)]
+    newest, counted = _counted(raw, table, unknown, budget)
+    if newest != stamp or len(known) > search_index.COUNT_CACHE_TERMS:
+        stale = [token for token in tokens if token not in counted]
+        counted.update(_counted(raw, table, stale, budget)[1] if stale else {})
+        known = {}
+        _COUNTS[_key(raw, table)] = (newest, known)
+    known.update(counted)
+    return {token: known[token] for token in tokens}
+
+
+_COUNTS: dict[tuple[str, ...], tuple[str | None, dict[str, int]]] = {}
+
+
+def _key(raw: sqlite3.Connection, table: str) -> tuple[str, ...]:
+    """The database (server and name) and table the counts are of."""
+    info = raw.raw.info  # type: ignore[attr-defined]  # postgres/compat.py's connection
+    return (str(info.host), str(info.port), str(info.dbname), table)
+
+
+def _counted(
+    raw: sqlite3.Connection, table: str, tokens: Sequence[str], budget: int
+) -> tuple[str, dict[str, int]]:
+    """The table's stamp (its database's oid, as a database made again under the same name
+    must not inherit counts, and its newest key) and those tokens' bounded counts, in one
+    statement."""
+    name, key = _TABLES[table], _KEYS[table]
     sql = (
-        "SELECT t.token, (SELECT count(*) FROM (SELECT 1 FROM "
-        f"{_TABLES[table]} WHERE terms @@ to_tsquery('simple', t.term) LIMIT ?) AS found) "
+        f"SELECT CAST(d.oid AS text), (SELECT max({key}) FROM {name}) FROM pg_database d "
+        "WHERE d.datname = current_database() UNION ALL "
+        f"SELECT t.token, (SELECT count(*) FROM (SELECT 1 FROM {name} "
+        "WHERE terms @@ to_tsquery('simple', t.term) LIMIT ?) AS found) "
         "FROM unnest(CAST(? AS text[]), CAST(? AS text[])) AS t(token, term)"
     )
     terms = [fts_encode(token) for token in tokens]
     rows = raw.execute(sql, (budget + 1, list(tokens), terms)).fetchall()
-    return {token: int(count) for token, count in rows}
+    (database, newest), counts = rows[0], rows[1:]
+    return f"{database}:{newest}", {token: int(count) for token, count in counts}
 
 
 def ensure_current(

@@ -1,0 +1,100 @@
+"""PostgreSQL's remembered term counts (``postgres/full_text.term_counts``).
+
+A common term's bounded count reads ~2,000 rows, so counts are remembered per database as
+SQLite remembers them per file: kept until the search table gains a row (seen in the same
+statement, also when another process added it), a zero always counted afresh, and never
+inherited by a database made again under the same name.
+"""
+
+from collections.abc import AsyncIterator, Sequence
+
+import pytest
+from pg_cluster import Cluster
+
+from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.store.postgres.full_text import term_counts
+from stratagate_plugin.core.text.search_terms import fts_encode
+
+BUDGET = 2000
+
+
+async def _open(url: str) -> StrataGate:
+    return await StrataGate.open(url, MemoryConfig())
+
+
+@pytest.fixture
+async def memory(pg_url: str) -> AsyncIterator[StrataGate]:
+    sg = await _open(pg_url)
+    yield sg
+    await sg.close()
+
+
+async def _add(memory: StrataGate, rows: Sequence[tuple[int, list[str]]]) -> None:
+    """Search rows written straight into ``event_search`` (as the event writes leave them)."""
+
+    def write(raw: object) -> None:
+        for pk, tokens in rows:
+            raw.raw.execute(  # type: ignore[attr-defined]
+                "INSERT INTO event_search(event_pk, tokens) VALUES (%s, %s)",
+                (pk, " ".join(fts_encode(token) for token in tokens)),
+            )
+
+    await memory.db.write(write)
+
+
+async def _delete(memory: StrataGate, pk: int) -> None:
+    await memory.db.write(
+        lambda raw: raw.raw.execute("DELETE FROM event_search WHERE event_pk = %s", (pk,))
+    )
+
+
+async def _counts(memory: StrataGate, tokens: list[str]) -> dict[str, int]:
+    return await memory.db.read(lambda raw: term_counts(raw, "event_fts", tokens, BUDGET))
+
+
+async def test_counts_are_remembered_until_the_table_gains_a_row(memory: StrataGate) -> None:
+    await _add(memory, [(1, ["w:violin", "w:case"]), (2, ["w:violin"]), (3, ["w:park"])])
+    assert await _counts(memory, ["w:violin", "w:cello"]) == {"w:violin": 2, "w:cello": 0}
+    await _delete(memory, 1)  # no new row: the remembered count stands
+    assert await _counts(memory, ["w:violin"]) == {"w:violin": 2}
+    await _add(memory, [(4, ["w:cello", "w:violin"])])  # a new row: counted again
+    assert await _counts(memory, ["w:violin", "w:cello"]) == {"w:violin": 2, "w:cello": 1}
+
+
+async def test_a_zero_is_counted_afresh(memory: StrataGate) -> None:
+    await _add(memory, [(5, ["w:oboe"])])
+    assert await _counts(memory, ["w:harp"]) == {"w:harp": 0}
+    await memory.db.write(
+        lambda raw: raw.raw.execute("UPDATE event_search SET tokens = %s", (fts_encode("w:harp"),))
+    )
+    assert await _counts(memory, ["w:harp"]) == {"w:harp": 1}
+
+
+async def test_another_process_row_is_seen(pg_url: str, memory: StrataGate) -> None:
+    await _add(memory, [(1, ["w:violin"])])
+    assert await _counts(memory, ["w:violin"]) == {"w:violin": 1}
+    other = await _open(pg_url)
+    try:
+        await _add(other, [(2, ["w:violin"])])
+    finally:
+        await other.close()
+    assert await _counts(memory, ["w:violin"]) == {"w:violin": 2}
+
+
+async def test_a_database_made_again_under_its_name_inherits_nothing(
+    pg_cluster: Cluster,
+) -> None:
+    name = "test_counts_again"
+    for tokens, expected in ((["w:violin", "w:violin"], 2), (["w:violin", "w:harp"], 1)):
+        with pg_cluster.admin() as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name}")
+            admin.execute(f"CREATE DATABASE {name}")
+        memory = await _open(pg_cluster.url(name))
+        try:  # the same newest key (2) both times
+            await _add(memory, [(1, [tokens[0]]), (2, [tokens[1]])])
+            assert await _counts(memory, ["w:violin"]) == {"w:violin": expected}
+        finally:
+            await memory.close()
+    with pg_cluster.admin() as admin:
+        admin.execute(f"DROP DATABASE {name}")
