@@ -154,9 +154,9 @@ _ALIASES = (
     "SELECT 'alias' AS part, node_id AS record_id, alias AS value, NULL AS status, "
     f"rowid AS seq FROM graph_aliases WHERE node_id IN {IDS}"
 )
-_SOURCES = (
-    "SELECT s.record_kind, s.record_id, s.event_id, e.status, NULL FROM graph_sources s "
-    "LEFT JOIN events e INDEXED BY events_id_status ON e.id = s.event_id "
+_SOURCES = (  # each event's status by one probe: PostgreSQL merge-joined all of events
+    "SELECT s.record_kind, s.record_id, s.event_id, (SELECT e.status FROM events e "
+    "INDEXED BY events_id_status WHERE e.id = s.event_id), NULL FROM graph_sources s "
     f"WHERE s.record_kind = '{{kind}}' AND s.record_id IN {IDS}"
 )
 _NAMES = f"SELECT 'name', id, name, NULL, NULL FROM graph_nodes WHERE id IN {IDS}"
