@@ -18,7 +18,7 @@ from ..text.search_terms import tokenize
 from . import event_term_index
 from .rows import message_from_row
 from .search_index import Prefilter, document_stamp, event_row_text, prefilter
-from .units import has_table
+from .units import has_table, on_postgres
 
 _VISIBLE = "e.status IN ('active', 'superseded')"
 _TURN_AND_BYPASS = (
@@ -163,6 +163,7 @@ def stored_documents(
     }
     wanted = sorted(set(tokens))
     read = _extracted_counts if len(wanted) <= EXTRACT_TOKENS else _walked_counts
+    read = _parsed_counts if on_postgres(raw) else read
     found: dict[str, Document] = {}
     pks = list(stamps)
     for start in range(0, len(pks), 500):
@@ -203,6 +204,31 @@ def _walked_counts(raw: sqlite3.Connection, pks: Sequence[int], wanted: list[str
     for (pk, stamp, length), keys in groupby(rows, key=lambda row: (row[0], row[1], row[2])):
         counts = {token: int(n) for _, _, _, token, n in keys if token is not None}
         yield pk, stamp, length, counts
+
+
+def _parsed_counts(raw: sqlite3.Connection, pks: Sequence[int], wanted: list[str]) -> StoredCounts:
+    """Each document's JSON parsed here, once: PostgreSQL parsed the text column again for
+    every asked token (``::jsonb #>``) or expanded every key (``json_each``), 5–9 ms a
+    recall's ~200 documents where ``json.loads`` takes ~1 ms."""
+    rows = raw.execute(
+        "SELECT pk, stamp, length, counts_json FROM event_documents "
+        "WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY pk",
+        (json.dumps(list(pks)),),
+    )
+    for pk, stamp, length, text in rows:
+        stored = _json_object(text)
+        counts = {token: int(stored[token]) for token in wanted if token in stored}
+        yield pk, stamp, length, counts
+
+
+def _json_object(text: str | None) -> dict[str, Any]:
+    """A stored counts document, or nothing (as ``json_each`` skips one that is not an
+    object)."""
+    try:
+        found = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def rows_by_pk(
