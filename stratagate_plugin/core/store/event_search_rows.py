@@ -311,7 +311,11 @@ def events_from_thread(
 
 def stamp_retrieved(raw: sqlite3.Connection, event_ids: Sequence[str], now: str) -> None:
     """Observability only: ``last_retrieved_at``; never counters, never ``updated_at``.
-    One statement for all of them (on PostgreSQL a statement each was a round trip each)."""
+    One statement for all of them (on PostgreSQL a statement each was a round trip each).
+    On PostgreSQL its commit does not wait for the WAL's flush (a crash may lose the last
+    stamps, as SQLite's ``synchronous=NORMAL`` may): every search's wait on the disk."""
+    if on_postgres(raw):
+        raw.execute("SET LOCAL synchronous_commit = off")
     raw.execute(
         "UPDATE events SET last_retrieved_at = ? WHERE id IN (SELECT value FROM json_each(?))",
         (now, json.dumps(list(event_ids))),
