@@ -21,6 +21,7 @@ from stratagate_plugin.core.store import (
     event_rows,
     event_search_rows,
     event_term_index,
+    gate_rows,
     search_index,
 )
 from stratagate_plugin.core.store.term_index import fts_terms
@@ -250,3 +251,16 @@ async def test_newest_first_reads_every_page(
         return list(event_term_index.newest_pks(raw, "w:kiln", "ns", POOLS[0]))
 
     assert await memory.db.read(newest) == sorted(held, reverse=True) and len(held) == 13
+
+
+async def test_a_merge_rewriting_an_event_reindexes_it(memory: StrataGate) -> None:
+    await kiln_events(memory)
+    target = (await memory.events.cards("ns"))[0]
+
+    def merged(raw: sqlite3.Connection) -> None:
+        now = "2025-01-01T00:00:00+00:00"
+        gate_rows.merge_into(raw, target.id, "sourdough starter", ["bread"], 9, now, EVENT_RULES)
+
+    await memory.db.write(merged)
+    stored = await _assert_true(memory)
+    assert {"w:sourdough", "w:bread"} <= _terms(stored)
