@@ -73,6 +73,8 @@ class PlainConnection:
         if not self._autocommit and not self.in_transaction and _CHANGE.match(sql):
             self.raw.execute("BEGIN")
         cursor = self._compat.execute(sql, params)
+        if not self.in_transaction:
+            self._compat.finish()
         return PlainCursor(cursor, self.row_factory is sqlite3.Row)
 
     def executemany(self, sql: str, rows: Any) -> PlainCursor:
@@ -88,10 +90,12 @@ class PlainConnection:
         return self.raw.info.transaction_status != TransactionStatus.IDLE
 
     def commit(self) -> None:
+        self._compat.finish()  # what the row modules deferred to the commit
         if self.in_transaction:
             self.raw.execute("COMMIT")
 
     def rollback(self) -> None:
+        self._compat = CompatConnection(self.raw, self._compat.schema)  # nothing deferred
         if self.in_transaction:
             self.raw.execute("ROLLBACK")
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from test_event_term_index import stored_and_recomputed
 
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.errors import InvalidInput, NotFound
@@ -100,12 +101,15 @@ async def test_the_copy_answers_as_the_original_and_goes_on_writing(
     await copy_between(str(first), pg_url, EVENT_RULES)
     await copy_between(pg_url, str(second), EVENT_RULES)
     answers = []
-    for path in (first, second):
+    for path in (first, pg_url, second):  # PostgreSQL ranks events as SQLite does
         async with await StrataGate.open(path) as memory:
             hits = await memory.events.search("en", "kiln firing Saturday", track_retrieval=False)
             raw = await memory.retrieval.search_raw("zh", "杭州 外婆")
-            answers.append(([h.card.id for h in hits], [h.message.id for h in raw]))
-    assert answers[0] == answers[1] and answers[0][0] and answers[0][1]
+            answers.append(([(h.card.id, h.rank_score) for h in hits], [h.message.id for h in raw]))
+    assert answers[0] == answers[1] == answers[2] and answers[0][0] and answers[0][1]
+    async with await StrataGate.open(pg_url) as memory:  # the copied event index is whole
+        stored, recomputed = await stored_and_recomputed(memory)
+    assert stored == recomputed and stored["postings"]
     async with await StrataGate.open(second, MemoryConfig(block_turn_size=1)) as memory:
         await memory.blocks.append_turn(
             "en", "t", user="The kiln is fixed.", assistant="Good.", receipt_id="r9"

@@ -42,6 +42,7 @@ async def test_every_write_path_keeps_the_states_as_a_rebuild_would(db_path: Pat
     await memory.close()
 
 
+@pytest.mark.sqlite_only(reason="compared with FTS5's own ORDER BY rank (ts_rank on PostgreSQL)")
 async def test_a_plain_querys_rows_are_those_fts5_would_find(
     memory: StrataGate, monkeypatch: pytest.MonkeyPatch
 ) -> None:

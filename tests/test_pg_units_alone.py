@@ -8,14 +8,20 @@ races two engines over one database and counts the work: none done twice.
 """
 
 import asyncio
+import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from cards import event_card
+from test_event_term_index import stored_and_recomputed
 
 from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.purge.words import Needles
+from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.topics.storage import QueuedBatch
 
 SPACES = ("north", "south", "east")
@@ -152,3 +158,31 @@ async def test_a_purge_across_spaces_beside_another_engines_topic_work_never_dea
     await first.storage.purge.compact()  # old versions a snapshot beside it still saw
     await first.storage.purge.checkpoint()
     assert not any((await first.purge.check(Needles(["Braga"]))).values())
+
+
+async def test_an_event_write_does_not_wait_for_another_units_event_index_totals(
+    engines: tuple[StrataGate, StrataGate],
+) -> None:
+    """The event index's totals row, which every event write moves, is moved as a write's
+    last statement: a unit that wrote an event and is still open holds no lock on it, so
+    the other engine's event write commits meanwhile (and neither can deadlock on it)."""
+    first, second = engines
+    await first.blocks.append_turn("north", "t", user="hello")
+    wrote, other_done = threading.Event(), threading.Event()
+
+    def store(raw: sqlite3.Connection, event_id: str) -> None:
+        card = event_card(event_id, title="kiln glaze", summary="kiln", namespace="north")
+        event_rows.insert_event(raw, card, EVENT_RULES)
+
+    def slow(raw: sqlite3.Connection) -> None:
+        store(raw, "slow")
+        wrote.set()
+        assert other_done.wait(5), "the other engine's event write waited for this unit"
+
+    slow_write = asyncio.create_task(first.db.write(slow))
+    assert await asyncio.to_thread(wrote.wait, 5)
+    await asyncio.wait_for(second.db.write(lambda raw: store(raw, "quick")), 5)
+    other_done.set()
+    await slow_write
+    stored, recomputed = await stored_and_recomputed(first)
+    assert stored == recomputed and stored["totals"][0][0] == 2

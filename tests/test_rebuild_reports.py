@@ -87,7 +87,6 @@ def facts_file(path: Path) -> Path:
     return path
 
 
-@pytest.mark.sqlite_only(reason="the event search index is SQLite's tables (PostgreSQL's: below)")
 def test_an_open_that_rebuilds_reports_to_its_callback(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     assert main(["ingest", str(facts_file(tmp_path / "m.json")), "--db", str(db)]) == 0
@@ -130,10 +129,15 @@ async def test_an_open_on_postgresql_that_refills_the_index_reports_it(
     assert cli("db", "copy", str(tmp_path / "m.db"), pg_url).returncode == 0
     with psycopg.connect(pg_url) as conn:
         conn.execute("UPDATE meta SET value = '0' WHERE key = 'term_index_version'")
+        conn.execute("UPDATE meta SET value = '0' WHERE key = %s", (event_term_index._VERSION_KEY,))
+        events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
     said: list[Rebuild] = []
     async with await StrataGate.open(pg_url, on_rebuild=said.append):
         pass
     assert [(r.index, r.items, r.unit, r.seconds is None) for r in said] == [
         ("the search index", 10, "messages", True),
         ("the search index", 10, "messages", False),
+        ("the event search index", events, "events", True),
+        ("the event search index", events, "events", False),
     ]
+    assert events > 0

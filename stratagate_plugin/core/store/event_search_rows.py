@@ -1,7 +1,9 @@
 """Reads for event search and recall: candidate rows per pool, retrieval stamps, sources.
 
 Lexical candidates come from the FTS5 ``event_fts`` index (best FTS rank on the query's
-rarest terms first, capped; the rank computed from the impact index, ``event_term_index``);
+rarest terms first, capped; the rank computed from the impact index, ``event_term_index``,
+on PostgreSQL too, so both backends find the same candidates in the same order; the
+index's SQL ``ORDER BY rank``, ``ts_rank`` there, only while it is absent);
 without FTS5 a scan keeps every visible event sharing a query token, so both paths feed
 the same ranking. Structured-filter candidates are found by a light column scan.
 """

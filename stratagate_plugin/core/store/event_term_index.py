@@ -15,6 +15,13 @@ Kept wherever an ``event_fts`` row is written or deleted, in the same transactio
 from the FTS row's own text, so the two indexes never disagree. Derived, not history:
 created and rebuilt by live code when ``INDEX_VERSION`` is not the stored one, never by a
 migration; readers fall back to FTS5 while it is absent.
+
+The same on PostgreSQL (its migrations make the tables; ``event_search`` holds the FTS rows'
+text), so events rank there exactly as on SQLite. One difference: the totals row is moved
+once, as a write's last statement (``CompatConnection.before_commit``), not at each event:
+PostgreSQL's writers run side by side, and a row every event write updates, locked midway,
+would make one writer wait for another's whole unit, or deadlock with a row the other
+holds; locked last, it is held only while the commit travels.
 """
 
 import json
@@ -29,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .term_index import fts_terms
-from .units import on_postgres
+from .units import has_table, on_postgres
 
 INDEX_VERSION = 1
 TABLE_NAMES = ("event_terms", "event_term_totals")
@@ -43,6 +50,8 @@ _TABLES = (
 _VERSION_KEY = "event_term_index_version"
 FTS5_K1, FTS5_B, FTS5_MIN_IDF = 1.2, 0.75, 1e-6  # fts5_aux.c: fts5Bm25Function
 REBUILD_BATCH = 5000
+NEWEST_PAGE = 256
+_MOVED = "event_term_totals"
 
 
 def index_is_current(raw: sqlite3.Connection) -> bool:
@@ -56,24 +65,19 @@ def has_index(raw: sqlite3.Connection) -> bool:
 
 
 def _has_tables(raw: sqlite3.Connection) -> bool:
-    """False on PostgreSQL: it ranks events through its own ``event_search`` and keeps
-    these tables (made for the schemas' parity) empty."""
-    if on_postgres(raw):
-        return False
-    row = raw.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_terms'"
-    ).fetchone()
-    return row is not None
+    return has_table(raw, "event_terms")
 
 
 def rebuild(raw: sqlite3.Connection) -> None:
     """The whole index anew from ``event_fts``'s rows, a batch of events at a time, each
-    batch's postings inserted in key order."""
-    for statement in _TABLES:
-        raw.execute(statement)
+    batch's postings inserted in key order (PostgreSQL's tables are its migrations')."""
+    if not on_postgres(raw):
+        for statement in _TABLES:
+            raw.execute(statement)
     for table in TABLE_NAMES:
         raw.execute(f"DELETE FROM {table}")
     raw.execute("INSERT INTO event_term_totals(id, rows, tokens) VALUES (1, 0, 0)")
+    _pending(raw)[:] = [0, 0]
     last = 0
     while True:
         rows = raw.execute(
@@ -134,7 +138,7 @@ def remove(raw: sqlite3.Connection, pks: Iterable[int]) -> None:
     if not wanted or not _has_tables(raw):
         return
     rows = raw.execute(
-        "SELECT id, c0 FROM event_fts_content WHERE id IN (SELECT value FROM json_each(?))",
+        "SELECT c.id, c.c0 FROM event_fts_content c WHERE c.id IN (SELECT value FROM json_each(?))",
         (json.dumps(wanted),),
     ).fetchall()
     documents = [(int(pk), fts_terms(text or "")) for pk, text in rows]
@@ -153,10 +157,29 @@ def remove_space(raw: sqlite3.Connection, space: str) -> None:
 
 
 def _move_totals(raw: sqlite3.Connection, rows: int, tokens: int) -> None:
-    raw.execute(
-        "UPDATE event_term_totals SET rows = rows + ?, tokens = tokens + ? WHERE id = 1",
-        (rows, tokens),
-    )
+    """The totals moved now (SQLite: one writer at a time) or, on PostgreSQL, at the
+    unit's end, once for all its events (the module's docstring says why)."""
+    if not on_postgres(raw):
+        _update_totals(raw, rows, tokens)
+        return
+    moved = _pending(raw)
+    moved[0], moved[1] = moved[0] + rows, moved[1] + tokens
+    at_end = raw.before_commit  # type: ignore[attr-defined]
+    at_end(_MOVED, lambda: _update_totals(raw, *_pending(raw)))
+
+
+def _update_totals(raw: sqlite3.Connection, rows: int, tokens: int) -> None:
+    if rows or tokens:
+        raw.execute(
+            "UPDATE event_term_totals SET rows = rows + ?, tokens = tokens + ? WHERE id = 1",
+            (rows, tokens),
+        )
+
+
+def _pending(raw: sqlite3.Connection) -> list[int]:
+    """This PostgreSQL unit's rows and tokens not moved yet (on SQLite, none)."""
+    pending: dict[str, list[int]] | None = getattr(raw, "pending", None)
+    return [0, 0] if pending is None else pending.setdefault(_MOVED, [0, 0])
 
 
 def ranked_pks(
@@ -166,12 +189,11 @@ def ranked_pks(
     FTS5's ``ORDER BY rank`` for the MATCH ``term OR term …`` (the terms in that order):
     best bm25 first (scored over every space's rows, as FTS5 does), ties by pk."""
     phrases = list(dict.fromkeys(terms))
-    totals = raw.execute("SELECT rows, tokens FROM event_term_totals WHERE id = 1").fetchone()
-    postings = {term: _postings(raw, term, space, pools) for term in phrases}
+    totals, postings = _postings(raw, phrases, space, pools)
     held = [found for found in postings.values() if len(found)]
     if totals is None or not held:
         return {pool: [] for pool in pools}
-    n_rows, avgdl = int(totals[0]), float(totals[1]) / float(totals[0])
+    n_rows, avgdl = totals[0], float(totals[1]) / float(totals[0])
     pks = np.unique(np.concatenate([found[:, 0] for found in held]))
     score, owner = np.zeros(len(pks)), np.full(len(pks), -1)
     for found in (postings[phrase] for phrase in phrases if len(postings[phrase])):
@@ -195,24 +217,38 @@ def _bm25(found: npt.NDArray[np.int64], n_rows: int, avgdl: float) -> npt.NDArra
 
 
 def _postings(
-    raw: sqlite3.Connection, term: str, space: str, pools: Sequence[str]
-) -> npt.NDArray[np.int64]:
-    """The term's postings over every space, pk order: (pk, count, length, owner) rows,
-    owner the index in ``pools`` of the event's pool when it is in ``space``, else -1."""
+    raw: sqlite3.Connection, phrases: Sequence[str], space: str, pools: Sequence[str]
+) -> tuple[tuple[int, int] | None, dict[str, npt.NDArray[np.int64]]]:
+    """The totals (rows, tokens: this unit's unmoved share included), and each phrase's
+    postings over every space: (pk, count, length, owner) rows, owner the index in
+    ``pools`` of the event's pool when it is in ``space``, else -1. One statement for all
+    (on PostgreSQL a statement is a round trip): each row says its phrase, -1 the totals."""
+    phrase = " ".join(f"WHEN ? THEN {n}" for n in range(len(phrases)))
     owner = " ".join(f"WHEN ? THEN {n}" for n in range(len(pools)))
     rows = raw.execute(
-        "SELECT pk, count, length, CASE WHEN namespace IS NOT ? THEN -1 "
-        f"ELSE CASE pool {owner} ELSE -1 END END FROM event_terms WHERE term = ? ORDER BY pk",
-        (space, *pools, term),
+        "SELECT -1, rows, tokens, 0, 0 FROM event_term_totals WHERE id = 1 UNION ALL "
+        f"SELECT CASE term {phrase} END, pk, count, length, CASE WHEN namespace IS NOT ? "
+        f"THEN -1 ELSE CASE pool {owner} ELSE -1 END END FROM event_terms "
+        "WHERE term IN (SELECT value FROM json_each(?))",
+        (*phrases, space, *pools, json.dumps(list(phrases))),
     ).fetchall()  # flattened for numpy: ~3x faster than converting a list of tuples
-    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=4 * len(rows))
-    return flat.reshape(-1, 4)
+    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=5 * len(rows))
+    found = flat.reshape(-1, 5)
+    stored, moved = found[found[:, 0] == -1, 1:3], _pending(raw)
+    totals = (int(stored[0, 0]) + moved[0], int(stored[0, 1]) + moved[1]) if len(stored) else None
+    return totals, {term: found[found[:, 0] == n, 1:] for n, term in enumerate(phrases)}
 
 
 def newest_pks(raw: sqlite3.Connection, term: str, space: str, pool: str) -> Iterator[int]:
-    """The pks of ``space``'s ``pool`` holding ``term``, newest (highest pk) first."""
-    rows = raw.execute(
-        "SELECT pk FROM event_terms WHERE term = ? AND namespace = ? AND pool = ? ORDER BY pk DESC",
-        (term, space, pool),
-    )
-    return (int(row[0]) for row in rows)
+    """The pks of ``space``'s ``pool`` holding ``term``, newest (highest pk) first: read a
+    page at a time (a common term's postings are many; PostgreSQL reads a result whole)."""
+    sql = "SELECT pk FROM event_terms WHERE term = ? AND namespace = ? AND pool = ? "
+    rows = raw.execute(f"{sql}ORDER BY pk DESC LIMIT ?", (term, space, pool, NEWEST_PAGE))
+    while found := [int(row[0]) for row in rows.fetchall()]:
+        yield from found
+        if len(found) < NEWEST_PAGE:
+            return
+        rows = raw.execute(
+            f"{sql}AND pk < ? ORDER BY pk DESC LIMIT ?",
+            (term, space, pool, found[-1], NEWEST_PAGE),
+        )

@@ -104,6 +104,20 @@ class CompatConnection:
         self.raw = conn
         self.schema = schema
         self.functions: Functions = {}
+        self.pending: dict[str, Any] = {}  # what a row module defers to ``finish``, by name
+        self._at_end: dict[str, Callable[[], None]] = {}
+
+    def before_commit(self, name: str, action: Callable[[], None]) -> None:
+        """``action`` run once, by ``finish``, as the unit's last statements: a row many
+        writers update (a total) locked only while the commit travels."""
+        self._at_end.setdefault(name, action)
+
+    def finish(self) -> None:
+        """The unit's deferred statements (``before_commit``), each once, in order."""
+        actions, self._at_end = list(self._at_end.values()), {}
+        for action in actions:
+            action()
+        self.pending.clear()
 
     def create_function(self, name: str, narg: int, function: Callable[[Any], Any]) -> None:
         """sqlite3's application-defined function of one column, for this unit's statements

@@ -91,7 +91,7 @@ _FTS_TABLE = re.compile(
     rf"\b(message_fts|event_fts)\b(?:\s+(?:AS\s+)?(?!(?:{_NOT_ALIAS})\b)(\w+))?",
     re.IGNORECASE,
 )
-_CONTENT = re.compile(r"\bmessage_fts_content\s+(?:AS\s+)?(\w+)", re.IGNORECASE)
+_CONTENT = re.compile(r"\b(message|event)_fts_content\s+(?:AS\s+)?(\w+)", re.IGNORECASE)
 # Parameter marks while rewriting: a plain one, a JSON array bound as a list, an FTS5
 # expression bound as a tsquery, and the last FTS5 expression bound again (its rank).
 PLAIN, JSON_ARRAY, FTS_QUERY, FTS_AGAIN = "?", "\x00", "\x01", "\x02"
@@ -185,13 +185,15 @@ def _parameters(text: str) -> tuple[str, tuple[tuple[int, str | None], ...]]:
 
 def _full_text(text: str) -> str:
     """FTS5's tables are the schema's search tables (``rowid`` their key, ``MATCH`` a
-    tsquery over the ``simple`` tsvector, ``rank`` ``ts_rank`` best first)."""
+    tsquery over the ``simple`` tsvector, ``rank`` ``ts_rank`` best first), and an FTS5
+    table's ``_content`` (aliased; ``id``, ``c0``) is its search table (key, ``tokens``)."""
     content = _CONTENT.search(text)
     if content:
-        alias = content.group(1)
-        text = _CONTENT.sub(f"message_search {alias}", text)
+        alias = content.group(2)
+        name, key = _FTS_KEYS[f"{content.group(1).lower()}_fts"]
+        text = _CONTENT.sub(f"{name} {alias}", text)
         text = re.sub(rf"\b{alias}\.c0\b", f"{alias}.tokens", text)
-        text = re.sub(rf"\b{alias}\.id\b", f"{alias}.fts_rowid", text)
+        text = re.sub(rf"\b{alias}\.id\b", f"{alias}.{key}", text)
     found = list(_FTS_TABLE.finditer(text))
     for match in found:
         table, alias = match.group(1).lower(), match.group(2)

@@ -60,8 +60,9 @@ class EngineDatabase:
         await self.server.close()
 
     async def write(self, unit: Callable[[sqlite3.Connection], T]) -> T:
-        """``unit`` as one READ COMMITTED transaction over the row modules' view."""
-        return await self.server.write(lambda conn: unit(self._view(conn)))
+        """``unit`` as one READ COMMITTED transaction over the row modules' view, its
+        deferred statements (``CompatConnection.before_commit``) last."""
+        return await self.server.write(lambda conn: _finished(unit, self._view(conn)))
 
     async def exclusive(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """What SQLite runs outside a transaction (``VACUUM``, checkpoints) has its own
@@ -75,3 +76,9 @@ class EngineDatabase:
     def _view(self, conn: psycopg.Connection[Row]) -> sqlite3.Connection:
         # The adapter offers the part of sqlite3.Connection the row modules call.
         return cast(sqlite3.Connection, CompatConnection(conn, self._schema))
+
+
+def _finished(unit: Callable[[sqlite3.Connection], T], view: sqlite3.Connection) -> T:
+    result = unit(view)
+    cast(CompatConnection, view).finish()
+    return result

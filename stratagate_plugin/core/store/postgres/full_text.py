@@ -6,8 +6,8 @@ FTS5's (the dialect maps the tables, ``MATCH`` and ``rank``), so Chinese and Eng
 split as on SQLite. What is PostgreSQL's own: counting a term's documents up to a budget
 is one GIN probe per term, remembered per database as SQLite remembers them per file (until
 the table gains a row: its newest key is read in the same statement, so a row another
-process added is seen there too), and making the search rows and the impact index current
-at open without FTS5's DDL.
+process added is seen there too), and making the search rows and the impact indexes
+current at open without FTS5's DDL.
 """
 
 import sqlite3
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from ...events.storage import EventRules
 from ...rebuilds import RebuildReport, quiet, rebuilding
 from ...text.search_terms import TOKENIZER_VERSION, fts_document, fts_encode
-from .. import message_facts, search_index, term_index
+from .. import event_term_index, message_facts, search_index, term_index
 
 _TABLES = {"message_fts": "message_search", "event_fts": "event_search"}
 _KEYS = {"message_fts": "fts_rowid", "event_fts": "event_pk"}
@@ -82,7 +82,7 @@ def ensure_current(
 ) -> None:
     """At open, as SQLite's ``search_index.ensure_index``: the search rows made again when
     the tokenizer changed (the engine's tokens, computed here: PostgreSQL has no
-    ``sg_fts_document``), then the impact index refilled when its version is not current;
+    ``sg_fts_document``), then each impact index refilled when its version is not current;
     each said to ``report``."""
     row = raw.execute("SELECT value FROM meta WHERE key = 'fts_tokenizer_version'").fetchone()
     if row is None or int(row[0]) != TOKENIZER_VERSION:
@@ -97,6 +97,10 @@ def ensure_current(
             term_index.refill(raw)
     if not message_facts.is_current(raw):
         message_facts.refill(raw)
+    if not event_term_index.index_is_current(raw):
+        events = search_index.count_rows(raw, search_index.EVENT_ROWS)
+        with rebuilding(report, search_index.EVENT_INDEX, events, "events"):
+            event_term_index.rebuild(raw)
 
 
 def _refill(raw: sqlite3.Connection, rules: EventRules | None) -> None:
@@ -110,6 +114,7 @@ def _refill(raw: sqlite3.Connection, rules: EventRules | None) -> None:
     )
     search_index.recount_index_stats(raw)
     raw.execute("DELETE FROM event_fts")
+    event_term_index.rebuild(raw)  # empty now; each event's row is added to it below
     for event in raw.execute("SELECT * FROM events").fetchall():
         search_index.index_event(raw, event["pk"], search_index.event_row_text(event), rules)
     raw.execute(

@@ -33,8 +33,8 @@ CREATE TRIGGER topic_marks_event_changed AFTER UPDATE ON events FOR EACH ROW
 
 def m003_event_impact_index_tables(conn: psycopg.Connection[Any]) -> None:
     """SQLite's event impact index (``event_term_index``, live code's derived tables, no
-    SQLite step): the same tables here, as the raw index's are, so the schemas stay alike;
-    PostgreSQL ranks events through its own ``event_search`` and leaves them empty."""
+    SQLite step): the same tables here, as the raw index's are, so the schemas stay alike.
+    Left empty when written (events ranked by ``ts_rank``); live code fills them since."""
     conn.execute(
         """
 CREATE TABLE event_terms (
