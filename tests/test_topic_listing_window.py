@@ -12,7 +12,7 @@ from topic_data import add_events, new_space
 
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.text.search_terms import query_tokens
-from stratagate_plugin.core.topics import catalog
+from stratagate_plugin.core.topics import catalog, chapter_index
 from stratagate_plugin.core.topics.categories import CATEGORIES
 from stratagate_plugin.core.topics.directory import Entry, Listing, rank_entries
 from stratagate_plugin.core.topics.model import Topic
@@ -126,3 +126,51 @@ async def test_a_windowed_listing_equals_every_chapter_materialised(memory: Stra
     kinds = [e.is_fallback for e in listing.entries]
     assert kinds == [False] * 10 + [True] * 10  # the last chapters, then the fallbacks
     assert {e.status for e in listing.entries[:10]} == {"ready", "pending"}
+
+
+def _ranked_pages(tx: TopicsTransaction) -> int:
+    """``_compared`` for the queries only (the path through the word index)."""
+    compared = 0
+    for weight in (1.0, 0.0):
+        for category in [None, *CATEGORIES]:
+            for query in [*QUERIES, "topic pending update", "harbor zebra", "斑马 港口"]:
+                for window in WINDOWS[:4]:
+                    got = catalog.listing(tx, NS, weight, category, *window, query)
+                    assert got == _materialised(tx, weight, category, window, query), query
+                    compared += bool(got.entries)
+    return compared
+
+
+def _rewritten(tx: TopicsTransaction) -> None:
+    """Chapters written as a projection and a sync do: renamed (new words, one Chinese),
+    moved to another category, made agent, cleared to pending, emptied and deleted."""
+    topics = tx.load_topics(NS, members=True)
+    for n, topic in enumerate(topics[:12]):
+        changed = {"title": f"{topic.title} zebra", "description": "harbor 斑马 港口 " * n}
+        if n % 3 == 1:
+            changed["category"] = CATEGORIES[0]
+        if n % 4 == 2:
+            changed["has_agent"] = True
+        tx.save_topic(topic.model_copy(update=changed))
+    for topic in topics[20:24]:
+        tx.clear_language(topic.id, "2026-01-02T00:00:00+00:00")
+    tx.drop_members(topics[30].id, topics[30].member_ids)
+    assert tx.delete_empty_topics(NS) == 1
+
+
+async def test_a_ranked_listing_follows_every_chapter_write(memory: StrataGate) -> None:
+    """The word index a query ranks through is kept between reads and rebuilt once a
+    chapter is written (by any process: the token is the database's), never stale."""
+    await _catalog(memory)
+    assert await memory.storage.topics.read(_ranked_pages) > 50
+    kept = [await memory.storage.topics.read(lambda tx: chapter_index.current(tx, NS))]
+    kept.append(await memory.storage.topics.read(lambda tx: chapter_index.current(tx, NS)))
+    assert kept[0] is kept[1]  # no chapter written between: the same index
+    await memory.storage.topics.write(_rewritten)
+    assert await memory.storage.topics.read(lambda tx: chapter_index.current(tx, NS)) is not kept[0]
+    assert await memory.storage.topics.read(_ranked_pages) > 50
+    zebra = await memory.storage.topics.read(
+        lambda tx: catalog.listing(tx, NS, 1.0, None, 0, 50, "zebra")
+    )
+    assert zebra.total >= 6  # the renamed chapters neither pending nor stale
+    assert {e.is_fallback for e in zebra.entries} == {False}

@@ -220,6 +220,16 @@ class TopicsTransaction(Protocol):
         order, optionally of one category; with ``window`` (offset, limit) only those."""
         ...
 
+    def chapter_generation(self, space: str) -> int | None:
+        """A token drawn anew whenever any chapter row of the space is written (``None``:
+        none ever was): what was derived from the chapters at one token holds while the
+        token is the same, in any process on the database."""
+        ...
+
+    def indexed_texts(self, space: str) -> list[tuple[ChapterText, bool]]:
+        """Every chapter of the space in chapter order, with whether it holds agent events."""
+        ...
+
     def category_firsts(self, space: str, agent_weight: float) -> list[tuple[ChapterText, int]]:
         """Each category's first shown chapter and how many it has, in chapter order: a
         page's totals and firsts without reading every chapter."""

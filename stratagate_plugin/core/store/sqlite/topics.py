@@ -177,6 +177,13 @@ class SqliteTopicsTransaction:
         found = topic_reads.shown_texts(self.raw, space, agent_weight, category, window)
         return list(map(ChapterText._make, found))
 
+    def chapter_generation(self, space: str) -> int | None:
+        return topic_reads.chapter_generation(self.raw, space)
+
+    def indexed_texts(self, space: str) -> list[tuple[ChapterText, bool]]:
+        found = topic_reads.indexed_texts(self.raw, space)
+        return [(ChapterText(*row[:5]), bool(row[5])) for row in found]
+
     def category_firsts(self, space: str, agent_weight: float) -> list[tuple[ChapterText, int]]:
         found = topic_reads.category_firsts(self.raw, space, agent_weight)
         return [(ChapterText(*row), count) for row, count in found]
