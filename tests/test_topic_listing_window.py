@@ -146,7 +146,8 @@ def _rewritten(tx: TopicsTransaction) -> None:
     moved to another category, made agent, cleared to pending, emptied and deleted."""
     topics = tx.load_topics(NS, members=True)
     for n, topic in enumerate(topics[:12]):
-        changed = {"title": f"{topic.title} zebra", "description": "harbor 斑马 港口 " * n}
+        changed: dict[str, object] = {"title": f"{topic.title} zebra"}
+        changed["description"] = "harbor 斑马 港口 " * n
         if n % 3 == 1:
             changed["category"] = CATEGORIES[0]
         if n % 4 == 2:
@@ -174,3 +175,20 @@ async def test_a_ranked_listing_follows_every_chapter_write(memory: StrataGate) 
     )
     assert zebra.total >= 6  # the renamed chapters neither pending nor stale
     assert {e.is_fallback for e in zebra.entries} == {False}
+
+
+async def test_a_book_window_equals_the_whole_book(memory: StrataGate) -> None:
+    """The topics page's window of the book (placed through the chapter order's index,
+    counted in SQL) is that slice of the whole book: ties in time, agent chapters."""
+    await _catalog(memory)
+    await memory.storage.topics.read(_books)
+
+
+def _books(tx: TopicsTransaction) -> None:
+    for weight in (1.0, 0.0):
+        whole = catalog.book(tx, NS, weight)
+        listed = sum(not chapter["hidden"] for chapter in whole["chapters"])
+        for offset, count in [(0, 20), (13, 20), (250, 20), (300, 5), (0, 0)]:
+            got = catalog.book(tx, NS, weight, window=(offset, count))
+            assert got["chapters"] == whole["chapters"][offset : offset + count]
+            assert (got["chapterCount"], got["listedChapters"]) == (CHAPTERS, listed)

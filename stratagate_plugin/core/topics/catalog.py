@@ -206,14 +206,11 @@ def book(
 def _window(
     tx: TopicsTransaction, space: str, weight: float, window: tuple[int, int]
 ) -> tuple[int, list[Topic], dict[str, int]]:
-    """The window's chapters (placed by the order of all: ``order_topics``' key, read
-    without the chapters themselves) and the counts of all."""
-    keys = sorted(tx.chapter_keys(space), key=lambda key: (key[1], key[0]))
-    start, count = window
-    ids = [key[0] for key in keys[start : start + count]]
+    """The window's chapters (placed by the chapter order, ``order_topics``' key, read
+    from its index without the chapters themselves) and the counts of all."""
+    ids, count, listed = tx.chapter_window(space, weight, window)
     shown = order_topics(tx.load_topics(space, members=True, only=ids)) if ids else []
-    listed = sum(1 for _, _, has_agent in keys if not (has_agent and weight <= 0))
-    return start, shown, {"chapterCount": len(keys), "listedChapters": listed}
+    return window[0], shown, {"chapterCount": count, "listedChapters": listed}
 
 
 def _hidden(topic: Topic, weight: float) -> bool:

@@ -159,8 +159,11 @@ class TopicsTransaction(Protocol):
         them in order, read for the whole space at once); ``only``: just those chapters."""
         ...
 
-    def chapter_keys(self, space: str) -> list[tuple[str, datetime, bool]]:
-        """Every chapter's (id, created_at, has_agent), in no particular order."""
+    def chapter_window(
+        self, space: str, agent_weight: float, window: tuple[int, int]
+    ) -> tuple[list[str], int, int]:
+        """The ids of the ``window`` (offset, count) of the space's chapters in chapter
+        order, how many chapters it has and how many are shown at ``agent_weight``."""
         ...
 
     def pending_chapters(self, space: str) -> list[str]:

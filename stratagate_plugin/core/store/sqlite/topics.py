@@ -125,8 +125,10 @@ class SqliteTopicsTransaction:
     ) -> list[Topic]:
         return rows.load_topics(self.raw, space, members, only)
 
-    def chapter_keys(self, space: str) -> list[tuple[str, datetime, bool]]:
-        return rows.chapter_keys(self.raw, space)
+    def chapter_window(
+        self, space: str, agent_weight: float, window: tuple[int, int]
+    ) -> tuple[list[str], int, int]:
+        return rows.chapter_window(self.raw, space, agent_weight, window)
 
     def pending_chapters(self, space: str) -> list[str]:
         return rows.pending_chapters(self.raw, space)
