@@ -93,9 +93,10 @@ def m009_block_raw_tokens(conn: psycopg.Connection[Any]) -> None:
 
 
 def m010_topic_generations(conn: psycopg.Connection[Any]) -> None:
-    """SQLite's step 32: ``topic_generations``, per space a random token drawn anew by a
-    trigger whenever a chapter row is inserted, updated or deleted (what a process caches
-    of a space's chapters is reused while the token is the one it was built at)."""
+    """SQLite's step 32: ``topic_generations``, per space a random token drawn anew by
+    triggers (SQLite's names) whenever a chapter row is inserted, updated or deleted
+    (what a process caches of a space's chapters is reused while the token is the one it
+    was built at)."""
     token = "(floor(random() * 9.2e18) - 4.6e18)::bigint"
     conn.execute(
         f"""
@@ -116,7 +117,11 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$;
-CREATE TRIGGER topic_generation_kept AFTER INSERT OR UPDATE OR DELETE ON topics
+CREATE TRIGGER topic_generation_added AFTER INSERT ON topics
+    FOR EACH ROW EXECUTE FUNCTION topic_generation_keep();
+CREATE TRIGGER topic_generation_changed AFTER UPDATE ON topics
+    FOR EACH ROW EXECUTE FUNCTION topic_generation_keep();
+CREATE TRIGGER topic_generation_deleted AFTER DELETE ON topics
     FOR EACH ROW EXECUTE FUNCTION topic_generation_keep();
 """
     )
