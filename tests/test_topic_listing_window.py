@@ -142,8 +142,8 @@ def _ranked_pages(tx: TopicsTransaction) -> int:
 
 
 def _rewritten(tx: TopicsTransaction) -> None:
-    """Chapters written as a projection and a sync do: renamed (new words, one Chinese),
-    moved to another category, made agent, cleared to pending, emptied and deleted."""
+    """Chapters written as a projection does: renamed (new words, one Chinese), moved to
+    another category, made agent, cleared to pending, and a new one after the others."""
     topics = tx.load_topics(NS, members=True)
     for n, topic in enumerate(topics[:12]):
         changed: dict[str, object] = {"title": f"{topic.title} zebra"}
@@ -155,26 +155,51 @@ def _rewritten(tx: TopicsTransaction) -> None:
         tx.save_topic(topic.model_copy(update=changed))
     for topic in topics[20:24]:
         tx.clear_language(topic.id, "2026-01-02T00:00:00+00:00")
-    tx.drop_members(topics[30].id, topics[30].member_ids)
-    assert tx.delete_empty_topics(NS) == 1
+    last = topics[-1]
+    moved = {"id": "topic_zebra", "title": "zebra kiln", "created_at": T0 + timedelta(days=9)}
+    tx.save_topic(last.model_copy(update=moved))
+
+
+def _emptied(tx: TopicsTransaction) -> None:
+    """A chapter emptied and deleted, as a sync does: the chapters after it move up."""
+    topic = tx.load_topics(NS, members=True)[30]
+    tx.drop_members(topic.id, topic.member_ids)
+    assert tx.delete_empty_topics(NS) >= 1
+
+
+def _patched_as_built(tx: TopicsTransaction) -> None:
+    """The kept index patched by the writes is the index built from every chapter."""
+    patched, built = chapter_index.current(tx, NS), chapter_index.build(tx.indexed_texts(NS))
+    assert (patched.texts, patched.agent, patched.docs) == (built.texts, built.agent, built.docs)
+    assert patched.places == built.places
+    assert {t: sorted(p) for t, p in patched.postings.items()} == built.postings
+    assert {k: v for k, v in patched.sizes.items() if v != (0, 0)} == built.sizes
 
 
 async def test_a_ranked_listing_follows_every_chapter_write(memory: StrataGate) -> None:
-    """The word index a query ranks through is kept between reads and rebuilt once a
-    chapter is written (by any process: the token is the database's), never stale."""
+    """The word index a query ranks through is kept between reads, patched after a few
+    chapters are written and built again once one is deleted (by any process: the token
+    is the database's), never stale."""
     await _catalog(memory)
-    assert await memory.storage.topics.read(_ranked_pages) > 50
-    kept = [await memory.storage.topics.read(lambda tx: chapter_index.current(tx, NS))]
-    kept.append(await memory.storage.topics.read(lambda tx: chapter_index.current(tx, NS)))
+    topics = memory.storage.topics
+    assert await topics.read(_ranked_pages) > 50
+    kept = [await topics.read(lambda tx: chapter_index.current(tx, NS)) for _ in range(2)]
     assert kept[0] is kept[1]  # no chapter written between: the same index
-    await memory.storage.topics.write(_rewritten)
-    assert await memory.storage.topics.read(lambda tx: chapter_index.current(tx, NS)) is not kept[0]
-    assert await memory.storage.topics.read(_ranked_pages) > 50
-    zebra = await memory.storage.topics.read(
-        lambda tx: catalog.listing(tx, NS, 1.0, None, 0, 50, "zebra")
-    )
-    assert zebra.total >= 6  # the renamed chapters neither pending nor stale
+    await topics.write(_rewritten)
+    rows = await topics.read(lambda tx: tx.indexed_texts(NS))
+    assert 12 < len(chapter_index._changed(kept[0], rows) or []) <= 17  # patched, not built
+    assert await topics.read(lambda tx: chapter_index.current(tx, NS)) is not kept[0]
+    await topics.read(_patched_as_built)
+    assert await topics.read(_ranked_pages) > 50
+    zebra = await topics.read(lambda tx: catalog.listing(tx, NS, 1.0, None, 0, 50, "zebra"))
+    assert zebra.total >= 6  # the renamed chapters neither pending nor stale, the new one
     assert {e.is_fallback for e in zebra.entries} == {False}
+    await topics.write(_emptied)
+    rows = await topics.read(lambda tx: tx.indexed_texts(NS))
+    assert chapter_index._changed(chapter_index.build(rows[:-1]), rows[:-1]) == []
+    assert chapter_index._changed(kept[0], rows) is None  # the places moved: built anew
+    await topics.read(_patched_as_built)
+    assert await topics.read(_ranked_pages) > 50
 
 
 async def test_a_book_window_equals_the_whole_book(memory: StrataGate) -> None:

@@ -28,6 +28,7 @@ from .model import PENDING_TITLE
 from .storage import ChapterText, TopicsTransaction
 
 SPACES_KEPT = 8  # spaces whose index a process keeps (the least recently used goes)
+MOST_PATCHED = 64  # chapters changed since the kept index that are patched into it
 Document = tuple[Mapping[str, int], int]  # (token counts, length)
 Key = tuple[int, int]  # (0, chapter place) or (1, fallback place): the listing's order
 
@@ -59,6 +60,75 @@ def build(rows: Sequence[tuple[ChapterText, bool]]) -> ChapterIndex:
     return index
 
 
+def rebuilt(
+    previous: ChapterIndex | None, rows: Sequence[tuple[ChapterText, bool]]
+) -> ChapterIndex:
+    """The index of ``rows`` made from the one kept before them: patched where a few
+    chapters changed in their places or came after the others (a projection's commit:
+    building all again cost more than the old ranking of every chapter), else built anew."""
+    changed = _changed(previous, rows)
+    if previous is None or changed is None:
+        return build(rows)
+    index = ChapterIndex(
+        [text for text, _ in rows],
+        [agent for _, agent in rows],
+        list(previous.docs),
+        dict(previous.places),
+        dict(previous.postings),  # the lists a patch changes are copied, never changed
+        dict(previous.sizes),
+    )
+    for place in changed:
+        if place < len(previous.texts):
+            _unlisted(index, place, previous)
+        _listed(index, place)
+    return index
+
+
+def _changed(
+    previous: ChapterIndex | None, rows: Sequence[tuple[ChapterText, bool]]
+) -> list[int] | None:
+    """The places whose chapter changed or is new, when every chapter kept is still in its
+    place and they are few (``MOST_PATCHED``); ``None`` otherwise."""
+    if previous is None or len(rows) < len(previous.texts):
+        return None
+    old = range(len(previous.texts))
+    changed = [p for p in old if rows[p] != (previous.texts[p], previous.agent[p])]
+    if any(rows[p][0].id != previous.texts[p].id for p in changed):
+        return None  # a chapter went or moved: the places after it shift
+    changed += range(len(previous.texts), len(rows))
+    return changed if len(changed) <= MOST_PATCHED else None
+
+
+def _unlisted(index: ChapterIndex, place: int, previous: ChapterIndex) -> None:
+    """The chapter kept at ``place`` taken out of the postings and sizes."""
+    counts, length = previous.docs[place]
+    for term in counts:
+        left = [p for p in index.postings[term] if p != place]
+        if left:
+            index.postings[term] = left
+        else:
+            del index.postings[term]
+    key = (previous.agent[place], previous.texts[place].category)
+    count, total = index.sizes[key]
+    index.sizes[key] = (count - 1, total - length)
+
+
+def _listed(index: ChapterIndex, place: int) -> None:
+    """The chapter now at ``place`` added: its document, postings and size."""
+    text = index.texts[place]
+    doc = _shown_document(text, False)
+    if place < len(index.docs):
+        index.docs[place] = doc
+    else:
+        index.docs.append(doc)
+    index.places[text.id] = place
+    for term in doc[0]:
+        index.postings[term] = [*index.postings.get(term, ()), place]
+    key = (index.agent[place], text.category)
+    count, total = index.sizes.get(key, (0, 0))
+    index.sizes[key] = (count + 1, total + doc[1])
+
+
 def _shown_document(text: ChapterText, stale: bool) -> Document:
     """The document of the words a chapter's entry shows (``catalog._words``')."""
     if stale or text.status == "pending":
@@ -72,7 +142,7 @@ _LOCK = threading.Lock()
 
 def current(tx: TopicsTransaction, space: str) -> ChapterIndex:
     """The space's index as ``tx`` sees its chapters: the kept one while the token is the
-    same, else built anew from every chapter (and kept)."""
+    same, else made again from every chapter's row (``rebuilt``) and kept."""
     token = tx.chapter_generation(space)
     with _LOCK:
         kept = _KEPT.get(space)
@@ -80,7 +150,7 @@ def current(tx: TopicsTransaction, space: str) -> ChapterIndex:
         with _LOCK:
             _KEPT.move_to_end(space)
         return kept[1]
-    index = build(tx.indexed_texts(space))
+    index = rebuilt(kept[1] if kept else None, tx.indexed_texts(space))
     if token is not None:
         with _LOCK:
             _KEPT[space] = (token, index)
