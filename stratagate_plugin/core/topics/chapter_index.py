@@ -13,7 +13,8 @@ the same floats and the same order as ranking every entry.
 An index is kept per space in this process and reused while the space's chapter token
 (``TopicsTransaction.chapter_generation``, drawn anew by every write of a chapter row, in
 any process) is the one it was built at; it is read in the caller's transaction, so what
-it says is what that transaction sees.
+it says is what that transaction sees. Once the token changed, it is patched where a few
+chapters changed in place or came after the others (``rebuilt``), else built again.
 """
 
 import threading
