@@ -12,7 +12,7 @@ from topic_data import add_events, new_space
 
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.text.search_terms import query_tokens
-from stratagate_plugin.core.topics import catalog
+from stratagate_plugin.core.topics import catalog, chapter_index
 from stratagate_plugin.core.topics.categories import CATEGORIES
 from stratagate_plugin.core.topics.directory import Entry, Listing, rank_entries
 from stratagate_plugin.core.topics.model import Topic
@@ -126,3 +126,94 @@ async def test_a_windowed_listing_equals_every_chapter_materialised(memory: Stra
     kinds = [e.is_fallback for e in listing.entries]
     assert kinds == [False] * 10 + [True] * 10  # the last chapters, then the fallbacks
     assert {e.status for e in listing.entries[:10]} == {"ready", "pending"}
+
+
+def _ranked_pages(tx: TopicsTransaction) -> int:
+    """``_compared`` for the queries only (the path through the word index)."""
+    compared = 0
+    for weight in (1.0, 0.0):
+        for category in [None, *CATEGORIES]:
+            for query in [*QUERIES, "topic pending update", "harbor zebra", "斑马 港口"]:
+                for window in WINDOWS[:4]:
+                    got = catalog.listing(tx, NS, weight, category, *window, query)
+                    assert got == _materialised(tx, weight, category, window, query), query
+                    compared += bool(got.entries)
+    return compared
+
+
+def _rewritten(tx: TopicsTransaction) -> None:
+    """Chapters written as a projection does: renamed (new words, one Chinese), moved to
+    another category, made agent, cleared to pending, and a new one after the others."""
+    topics = tx.load_topics(NS, members=True)
+    for n, topic in enumerate(topics[:12]):
+        changed: dict[str, object] = {"title": f"{topic.title} zebra"}
+        changed["description"] = "harbor 斑马 港口 " * n
+        if n % 3 == 1:
+            changed["category"] = CATEGORIES[0]
+        if n % 4 == 2:
+            changed["has_agent"] = True
+        tx.save_topic(topic.model_copy(update=changed))
+    for topic in topics[20:24]:
+        tx.clear_language(topic.id, "2026-01-02T00:00:00+00:00")
+    last = topics[-1]
+    moved = {"id": "topic_zebra", "title": "zebra kiln", "created_at": T0 + timedelta(days=9)}
+    tx.save_topic(last.model_copy(update=moved))
+
+
+def _emptied(tx: TopicsTransaction) -> None:
+    """A chapter emptied and deleted, as a sync does: the chapters after it move up."""
+    topic = tx.load_topics(NS, members=True)[30]
+    tx.drop_members(topic.id, topic.member_ids)
+    assert tx.delete_empty_topics(NS) >= 1
+
+
+def _patched_as_built(tx: TopicsTransaction) -> None:
+    """The kept index patched by the writes is the index built from every chapter."""
+    patched, built = chapter_index.current(tx, NS), chapter_index.build(tx.indexed_texts(NS))
+    assert (patched.texts, patched.agent, patched.docs) == (built.texts, built.agent, built.docs)
+    assert patched.places == built.places
+    assert {t: sorted(p) for t, p in patched.postings.items()} == built.postings
+    assert {k: v for k, v in patched.sizes.items() if v != (0, 0)} == built.sizes
+
+
+async def test_a_ranked_listing_follows_every_chapter_write(memory: StrataGate) -> None:
+    """The word index a query ranks through is kept between reads, patched after a few
+    chapters are written and built again once one is deleted (by any process: the token
+    is the database's), never stale."""
+    await _catalog(memory)
+    topics = memory.storage.topics
+    assert await topics.read(_ranked_pages) > 50
+    kept = [await topics.read(lambda tx: chapter_index.current(tx, NS)) for _ in range(2)]
+    assert kept[0] is kept[1]  # no chapter written between: the same index
+    await topics.write(_rewritten)
+    rows = await topics.read(lambda tx: tx.indexed_texts(NS))
+    assert 12 < len(chapter_index._changed(kept[0], rows) or []) <= 17  # patched, not built
+    assert await topics.read(lambda tx: chapter_index.current(tx, NS)) is not kept[0]
+    await topics.read(_patched_as_built)
+    assert await topics.read(_ranked_pages) > 50
+    zebra = await topics.read(lambda tx: catalog.listing(tx, NS, 1.0, None, 0, 50, "zebra"))
+    assert zebra.total >= 6  # the renamed chapters neither pending nor stale, the new one
+    assert {e.is_fallback for e in zebra.entries} == {False}
+    await topics.write(_emptied)
+    rows = await topics.read(lambda tx: tx.indexed_texts(NS))
+    assert chapter_index._changed(chapter_index.build(rows[:-1]), rows[:-1]) == []
+    assert chapter_index._changed(kept[0], rows) is None  # the places moved: built anew
+    await topics.read(_patched_as_built)
+    assert await topics.read(_ranked_pages) > 50
+
+
+async def test_a_book_window_equals_the_whole_book(memory: StrataGate) -> None:
+    """The topics page's window of the book (placed through the chapter order's index,
+    counted in SQL) is that slice of the whole book: ties in time, agent chapters."""
+    await _catalog(memory)
+    await memory.storage.topics.read(_books)
+
+
+def _books(tx: TopicsTransaction) -> None:
+    for weight in (1.0, 0.0):
+        whole = catalog.book(tx, NS, weight)
+        listed = sum(not chapter["hidden"] for chapter in whole["chapters"])
+        for offset, count in [(0, 20), (13, 20), (250, 20), (300, 5), (0, 0)]:
+            got = catalog.book(tx, NS, weight, window=(offset, count))
+            assert got["chapters"] == whole["chapters"][offset : offset + count]
+            assert (got["chapterCount"], got["listedChapters"]) == (CHAPTERS, listed)

@@ -56,6 +56,27 @@ def shown_texts(
     return cursor.execute(sql, params).fetchall()
 
 
+def chapter_generation(raw: sqlite3.Connection, space: str) -> int | None:
+    """The space's chapter token (``topic_generations``: drawn anew by triggers whenever a
+    chapter row changes); ``None`` when no chapter row of the space was ever written."""
+    row = raw.execute(
+        "SELECT token FROM topic_generations WHERE namespace = ?", (space,)
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def indexed_texts(raw: sqlite3.Connection, space: str) -> list[tuple[Any, ...]]:
+    """``shown_texts``' columns and ``has_agent`` of every chapter of the space, in chapter
+    order: what the directory's word index is built from."""
+    cursor = raw.cursor()
+    cursor.row_factory = None
+    return cursor.execute(
+        f"SELECT {_TEXT}, t.has_agent FROM topics t WHERE t.namespace = ? "
+        "ORDER BY t.created_at, t.id",
+        (space,),
+    ).fetchall()
+
+
 def category_firsts(
     raw: sqlite3.Connection, space: str, agent_weight: float
 ) -> list[tuple[tuple[Any, ...], int]]:

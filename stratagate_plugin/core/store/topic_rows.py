@@ -9,9 +9,8 @@ Fallback entries (visible events no shown chapter holds) have their own index: `
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 
-from ..clock import iso, parse_iso
+from ..clock import iso
 from ..events.cards import EventCard
 from ..topics.model import PROJECTOR_VERSION, Topic
 from .event_rows import VISIBLE
@@ -46,11 +45,24 @@ def load_topics(
     return [topic_from_row(row, held.get(row["id"])) for row in rows]
 
 
-def chapter_keys(raw: sqlite3.Connection, space: str) -> list[tuple[str, datetime, bool]]:
-    """Every chapter's id, creation time and whether it holds agent events: enough to
-    place and count the chapters without reading them."""
-    rows = raw.execute("SELECT id, created_at, has_agent FROM topics WHERE namespace = ?", (space,))
-    return [(row[0], parse_iso(row[1]), bool(row[2])) for row in rows]
+def chapter_window(
+    raw: sqlite3.Connection, space: str, agent_weight: float, window: tuple[int, int]
+) -> tuple[list[str], int, int]:
+    """The ids of the ``window`` (offset, count) of the space's chapters in chapter order
+    (the order's index walked, no chapter read), how many chapters there are and how many
+    are shown at ``agent_weight`` (agent chapters hidden at 0)."""
+    offset, count = window
+    ids = raw.execute(
+        "SELECT id FROM topics WHERE namespace = ? ORDER BY created_at, id LIMIT ? OFFSET ?",
+        (space, count, offset),
+    ).fetchall()
+    total, plain = raw.execute(
+        "SELECT COUNT(*), COUNT(CASE WHEN has_agent = 0 THEN 1 END) FROM topics "
+        "WHERE namespace = ?",
+        (space,),
+    ).fetchone()
+    listed = total if agent_weight > 0 else plain
+    return [row[0] for row in ids], int(total), int(listed)
 
 
 def pending_chapters(raw: sqlite3.Connection, space: str) -> list[str]:

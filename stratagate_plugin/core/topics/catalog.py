@@ -15,8 +15,10 @@ from typing import Any
 from ..clock import iso
 from ..errors import NotFound
 from ..text.search_terms import query_tokens
+from . import chapter_index
 from .categories import CATEGORIES, event_category
-from .directory import Entry, Listing, rank_texts
+from .chapter_index import Shown
+from .directory import Entry, Listing
 from .merge import order_topics, ordered_paragraphs, ordered_sections
 from .model import (
     FALLBACK_DESCRIPTION,
@@ -40,8 +42,9 @@ def listing(
     query: str = "",
 ) -> Listing:
     """One page of entries with every category's count and first entry. Reads the
-    chapters it shows, not all of them (the directory is read on every model call); only
-    a query reads every chapter's words, as BM25 weighs a word by all of them."""
+    chapters it shows, not all of them (the directory is read on every model call); a
+    query ranks the chapters holding its words through the space's word index, which
+    reads every chapter only when a chapter was written since it was built."""
     stale = stale_members(tx, space)
     heads = tx.category_firsts(space, weight)
     chapters = {text.category: count for text, count in heads}
@@ -72,25 +75,19 @@ def _ranked(
     stale: Mapping[str, set[str]],
     window: tuple[int, int],
 ) -> tuple[int, list[Entry]]:
-    """How many entries match ``query`` and the ``window`` (offset, limit) of them: every
-    shown chapter's words ranked with the matching fallbacks, entries made for the page."""
+    """How many entries match ``query`` and the ``window`` (offset, limit) of them: the
+    shown chapters holding its words (``chapter_index``) ranked with the matching
+    fallbacks, entries made for the page."""
     weight, category = shown
-    texts = tx.shown_texts(space, weight, category)
+    index = chapter_index.current(tx, space)
     found = _fallbacks(tx.matching_fallbacks(space, weight, category, query_tokens(query)))
-    words = [_words(text, text.id in stale) for text in texts]
-    ranked = rank_texts(query, [*words, *((e.title, e.description) for e in found)])
+    words = [(e.title, e.description) for e in found]
+    keys = chapter_index.ranked(index, query, Shown(weight > 0, category), stale, words)
     offset, limit = window
-    places = ranked[offset : offset + limit]
-    chapters = iter(_entries(tx, [texts[p] for p in places if p < len(texts)], stale))
-    page = [next(chapters) if p < len(texts) else found[p - len(texts)] for p in places]
-    return len(ranked), page
-
-
-def _words(text: ChapterText, stale: bool) -> tuple[str, str]:
-    """The title and description a chapter's entry shows (``_Head.shown``'s)."""
-    if stale or text.status == "pending":
-        return PENDING_TITLE, ""
-    return text.title, text.description
+    places = keys[offset : offset + limit]
+    chapters = iter(_entries(tx, [index.texts[p] for kind, p in places if kind == 0], stale))
+    page = [next(chapters) if kind == 0 else found[p] for kind, p in places]
+    return len(keys), page
 
 
 def _entries(
@@ -209,14 +206,11 @@ def book(
 def _window(
     tx: TopicsTransaction, space: str, weight: float, window: tuple[int, int]
 ) -> tuple[int, list[Topic], dict[str, int]]:
-    """The window's chapters (placed by the order of all: ``order_topics``' key, read
-    without the chapters themselves) and the counts of all."""
-    keys = sorted(tx.chapter_keys(space), key=lambda key: (key[1], key[0]))
-    start, count = window
-    ids = [key[0] for key in keys[start : start + count]]
+    """The window's chapters (placed by the chapter order, ``order_topics``' key, read
+    from its index without the chapters themselves) and the counts of all."""
+    ids, count, listed = tx.chapter_window(space, weight, window)
     shown = order_topics(tx.load_topics(space, members=True, only=ids)) if ids else []
-    listed = sum(1 for _, _, has_agent in keys if not (has_agent and weight <= 0))
-    return start, shown, {"chapterCount": len(keys), "listedChapters": listed}
+    return window[0], shown, {"chapterCount": count, "listedChapters": listed}
 
 
 def _hidden(topic: Topic, weight: float) -> bool:

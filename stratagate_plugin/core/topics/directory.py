@@ -263,12 +263,12 @@ def rank_entries(query: str, entries: Sequence[Entry]) -> list[Entry]:
 def rank_texts(query: str, texts: Sequence[tuple[str, str]]) -> list[int]:
     """The places of the (title, description) pairs matching ``query``, best first (ties
     by place): ranking needs the words only, not the entries they become."""
-    docs = {place: _entry_document(*text) for place, text in enumerate(texts)}
+    docs = {place: entry_document(*text) for place, text in enumerate(texts)}
     return [place for place, _ in bm25_rank_counted(query_tokens(query), docs)]
 
 
 @lru_cache(maxsize=8_192)
-def _entry_document(title: str, description: str) -> tuple[Mapping[str, int], int]:
+def entry_document(title: str, description: str) -> tuple[Mapping[str, int], int]:
     """An entry's BM25 document (token counts, length). Kept across calls: every query of
     ``memory_list_topics`` ranks all chapters again, and their words rarely change."""
     tokens = weighted_tokens([(title, 4), (description, 2)])

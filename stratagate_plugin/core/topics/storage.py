@@ -159,8 +159,11 @@ class TopicsTransaction(Protocol):
         them in order, read for the whole space at once); ``only``: just those chapters."""
         ...
 
-    def chapter_keys(self, space: str) -> list[tuple[str, datetime, bool]]:
-        """Every chapter's (id, created_at, has_agent), in no particular order."""
+    def chapter_window(
+        self, space: str, agent_weight: float, window: tuple[int, int]
+    ) -> tuple[list[str], int, int]:
+        """The ids of the ``window`` (offset, count) of the space's chapters in chapter
+        order, how many chapters it has and how many are shown at ``agent_weight``."""
         ...
 
     def pending_chapters(self, space: str) -> list[str]:
@@ -218,6 +221,16 @@ class TopicsTransaction(Protocol):
     ) -> list[ChapterText]:
         """The chapters shown at ``agent_weight`` (agent chapters hidden at 0), in chapter
         order, optionally of one category; with ``window`` (offset, limit) only those."""
+        ...
+
+    def chapter_generation(self, space: str) -> int | None:
+        """A token drawn anew whenever any chapter row of the space is written (``None``:
+        none ever was): what was derived from the chapters at one token holds while the
+        token is the same, in any process on the database."""
+        ...
+
+    def indexed_texts(self, space: str) -> list[tuple[ChapterText, bool]]:
+        """Every chapter of the space in chapter order, with whether it holds agent events."""
         ...
 
     def category_firsts(self, space: str, agent_weight: float) -> list[tuple[ChapterText, int]]:

@@ -53,6 +53,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     steps_019.m029_event_states,
     steps_030.m030_node_visible_sources,
     steps_030.m031_block_raw_tokens,
+    steps_030.m032_topic_generations,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

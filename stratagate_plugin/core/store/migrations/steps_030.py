@@ -1,6 +1,7 @@
 """Migration steps 30 onward: the pages' stored sizes (a node's visible sources, a block's
-L5 tokens). Frozen: each step's DDL, and the one rule a back-fill needs, is written out as
-it was when the step was made, and nothing of the package is imported.
+L5 tokens), the spaces' chapter tokens. Frozen: each step's DDL, and the one rule a
+back-fill needs, is written out as it was when the step was made, and nothing of the
+package is imported.
 
 A new step goes at the end of this module (``mNNN_what_it_does``, the next number) and at
 the end of ``MIGRATIONS`` in ``__init__.py``.
@@ -67,6 +68,37 @@ def m031_block_raw_tokens(raw: sqlite3.Connection) -> None:
         "UPDATE blocks SET raw_tokens = ? WHERE id = ?",
         [(raw_tokens(messages), block_id) for block_id, messages in said.items()],
     )
+
+
+_NEW_TOKEN = (
+    "INSERT INTO topic_generations(namespace, token) VALUES ({0}.namespace, random()) "
+    "ON CONFLICT(namespace) DO UPDATE SET token = excluded.token;"
+)
+_GENERATION_TRIGGERS = (
+    "CREATE TRIGGER topic_generation_added AFTER INSERT ON topics "
+    f"BEGIN {_NEW_TOKEN.format('NEW')} END",
+    "CREATE TRIGGER topic_generation_changed AFTER UPDATE ON topics "
+    f"BEGIN {_NEW_TOKEN.format('OLD')} {_NEW_TOKEN.format('NEW')} END",
+    "CREATE TRIGGER topic_generation_deleted AFTER DELETE ON topics "
+    f"BEGIN {_NEW_TOKEN.format('OLD')} END",
+)
+
+
+def m032_topic_generations(raw: sqlite3.Connection) -> None:
+    """``topic_generations``: per space, a random token drawn anew by triggers whenever a
+    chapter row is inserted, updated or deleted. A process caching what it derived from a
+    space's chapters (the directory's word index) reuses it while the token is the one it
+    was built at: random rather than counted, so a rolled-back write's token never returns
+    for other rows, and a copy of the file shares its token only with the same rows."""
+    raw.execute(
+        "CREATE TABLE topic_generations (namespace TEXT PRIMARY KEY, token INTEGER NOT NULL)"
+    )
+    raw.execute(
+        "INSERT INTO topic_generations(namespace, token) "
+        "SELECT namespace, random() FROM topics GROUP BY namespace"
+    )
+    for statement in _GENERATION_TRIGGERS:
+        raw.execute(statement)
 
 
 def raw_tokens(messages: list[tuple[str, str, str]]) -> int:

@@ -125,8 +125,10 @@ class SqliteTopicsTransaction:
     ) -> list[Topic]:
         return rows.load_topics(self.raw, space, members, only)
 
-    def chapter_keys(self, space: str) -> list[tuple[str, datetime, bool]]:
-        return rows.chapter_keys(self.raw, space)
+    def chapter_window(
+        self, space: str, agent_weight: float, window: tuple[int, int]
+    ) -> tuple[list[str], int, int]:
+        return rows.chapter_window(self.raw, space, agent_weight, window)
 
     def pending_chapters(self, space: str) -> list[str]:
         return rows.pending_chapters(self.raw, space)
@@ -176,6 +178,13 @@ class SqliteTopicsTransaction:
     ) -> list[ChapterText]:
         found = topic_reads.shown_texts(self.raw, space, agent_weight, category, window)
         return list(map(ChapterText._make, found))
+
+    def chapter_generation(self, space: str) -> int | None:
+        return topic_reads.chapter_generation(self.raw, space)
+
+    def indexed_texts(self, space: str) -> list[tuple[ChapterText, bool]]:
+        found = topic_reads.indexed_texts(self.raw, space)
+        return [(ChapterText(*row[:5]), bool(row[5])) for row in found]
 
     def category_firsts(self, space: str, agent_weight: float) -> list[tuple[ChapterText, int]]:
         found = topic_reads.category_firsts(self.raw, space, agent_weight)

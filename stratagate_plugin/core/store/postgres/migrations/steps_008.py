@@ -1,6 +1,6 @@
 """PostgreSQL steps 8 onward, each beside the SQLite step that makes the same change (30
-onward: the pages' stored sizes). Frozen: DDL and the one rule a back-fill needs written
-out, nothing live imported."""
+onward: the pages' stored sizes, the spaces' chapter tokens). Frozen: DDL and the one
+rule a back-fill needs written out, nothing live imported."""
 
 import json
 import re
@@ -90,6 +90,41 @@ def m009_block_raw_tokens(conn: psycopg.Connection[Any]) -> None:
             "UPDATE blocks SET raw_tokens = %s WHERE id = %s",
             [(raw_tokens(messages), block_id) for block_id, messages in said.items()],
         )
+
+
+def m010_topic_generations(conn: psycopg.Connection[Any]) -> None:
+    """SQLite's step 32: ``topic_generations``, per space a random token drawn anew by
+    triggers (SQLite's names) whenever a chapter row is inserted, updated or deleted
+    (what a process caches of a space's chapters is reused while the token is the one it
+    was built at)."""
+    token = "(floor(random() * 9.2e18) - 4.6e18)::bigint"
+    conn.execute(
+        f"""
+CREATE TABLE topic_generations (namespace text PRIMARY KEY, token bigint NOT NULL);
+INSERT INTO topic_generations(namespace, token)
+    SELECT namespace, {token} FROM topics GROUP BY namespace;
+CREATE FUNCTION topic_generation_draw(space text) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO topic_generations(namespace, token) VALUES (space, {token})
+    ON CONFLICT (namespace) DO UPDATE SET token = EXCLUDED.token
+$$;
+CREATE FUNCTION topic_generation_keep() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        PERFORM topic_generation_draw(OLD.namespace);
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        PERFORM topic_generation_draw(NEW.namespace);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER topic_generation_added AFTER INSERT ON topics
+    FOR EACH ROW EXECUTE FUNCTION topic_generation_keep();
+CREATE TRIGGER topic_generation_changed AFTER UPDATE ON topics
+    FOR EACH ROW EXECUTE FUNCTION topic_generation_keep();
+CREATE TRIGGER topic_generation_deleted AFTER DELETE ON topics
+    FOR EACH ROW EXECUTE FUNCTION topic_generation_keep();
+"""
+    )
 
 
 def raw_tokens(messages: list[tuple[str, str, str]]) -> int:
