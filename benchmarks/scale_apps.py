@@ -77,7 +77,8 @@ async def apps_at_once(
         def mark() -> None:
             cpu.append(cpu_seconds(pids, server))
 
-        wall, turns = await clients_at_once(readers, _all_turns(writers), run, len(readers), mark)
+        ready = len(readers) + len(writers)
+        wall, turns = await clients_at_once(readers, _all_turns(writers), run, ready, mark)
         mark()
         row = report(f"{apps} app(s)", run, wall, turns, before, db)
         spent = {role: cpu[1][role] - cpu[0][role] for role in cpu[1]}

@@ -124,10 +124,12 @@ async def mcp_writer(
     gap: float,
     session: str = "bench-writer",
 ) -> int:
-    """Record turns into ``session`` until the readers are done; returns how many."""
+    """Record turns into ``session`` until the readers are done; returns how many. Ready
+    like a reader (counted in ``clients_at_once``'s start): a writer whose server came up
+    after a short run had ended recorded nothing."""
     async with Client(params) as client:
         await client.list_tools()
-        await run.go.wait()
+        await _ready(run)
         count = 0
         while not run.done.is_set():
             user = turns[count % len(turns)]
@@ -152,13 +154,13 @@ async def clients_at_once(
     count: int,
     at_start: Callable[[], Any] = lambda: None,
 ) -> tuple[float, int]:
-    """Start every reader and the writer; once all readers are warm, the clock starts
-    (``at_start`` called then). Returns the wall time from the start to the last reader's
-    end, and the writer's turns."""
+    """Start every reader and the writer; once all readers and writers (``count`` in all)
+    are warm, the clock starts (``at_start`` called then). Returns the wall time from the
+    start to the last reader's end, and the writer's turns."""
     tasks = [asyncio.ensure_future(reader) for reader in readers]
     writing = asyncio.ensure_future(writer)
     while run.ready < count:
-        failed = [task for task in tasks if task.done() and task.exception()]
+        failed = [task for task in [*tasks, writing] if task.done() and task.exception()]
         if failed:
             raise failed[0].exception()  # type: ignore[misc]
         await asyncio.sleep(0.05)
@@ -219,7 +221,7 @@ async def through_mcp(
         for home, share in zip(homes, shares, strict=False)
     ]
     writer = mcp_writer(mcp_params(db, homes[-1]), queries, run, gap)
-    wall, turns = await clients_at_once(readers, writer, run, clients)
+    wall, turns = await clients_at_once(readers, writer, run, clients + 1)
     return report("mcp", run, wall, turns, before, db)
 
 
@@ -314,7 +316,7 @@ async def through_http(
         def mark() -> None:
             cpu.append(tree_cpu(pid))
 
-        wall, turns = await clients_at_once(readers, writer, run, clients, mark)
+        wall, turns = await clients_at_once(readers, writer, run, clients + 1, mark)
         mark()
         row = report("http", run, wall, turns, before, db)
         row["cpu_ms_per_call"] = {
