@@ -164,8 +164,10 @@ def stored_documents(
         int(row["pk"]): (row["id"], document_stamp(row["updated_at"], version)) for row in rows
     }
     wanted = sorted(set(tokens))
-    read = _extracted_counts if len(wanted) <= EXTRACT_TOKENS else _walked_counts
-    read = _parsed_counts if on_postgres(raw) else read
+    if on_postgres(raw):
+        read = _parsed_counts
+    else:
+        read = _extracted_counts if len(wanted) <= EXTRACT_TOKENS else _walked_counts
     found: dict[str, Document] = {}
     pks = list(stamps)
     for start in range(0, len(pks), 500):

@@ -36,14 +36,16 @@ def term_counts(
     afresh; when the table has gained a row, the remembered ones are counted again."""
     if not tokens:
         return {}
-    stamp, known = _COUNTS.get(_key(raw, table), (None, {}))
+    key = _key(raw, table)
+    stamp, known = _COUNTS.get(key, (None, {}))
     unknown = [token for token in tokens if not known.get(token)]
     newest, counted = _counted(raw, table, unknown, budget)
     if newest != stamp or len(known) > search_index.COUNT_CACHE_TERMS:
         stale = [token for token in tokens if token not in counted]
-        counted.update(_counted(raw, table, stale, budget)[1] if stale else {})
+        if stale:
+            counted.update(_counted(raw, table, stale, budget)[1])
         known = {}
-        _COUNTS[_key(raw, table)] = (newest, known)
+        _COUNTS[key] = (newest, known)
     known.update(counted)
     return {token: known[token] for token in tokens}
 
