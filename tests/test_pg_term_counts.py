@@ -1,7 +1,7 @@
 """PostgreSQL's remembered term counts (``postgres/full_text.term_counts``).
 
 A common term's bounded count reads ~2,000 rows, so counts are remembered per database as
-SQLite remembers them per file: kept until the search table gains a row (seen in the same
+SQLite remembers them per file: kept until the search table's rows change (seen in the same
 statement, also when another process added it), a zero always counted afresh, and never
 inherited by a database made again under the same name.
 """
@@ -53,11 +53,11 @@ async def _counts(memory: StrataGate, tokens: list[str]) -> dict[str, int]:
     return await memory.db.read(lambda raw: term_counts(raw, "event_fts", tokens, BUDGET))
 
 
-async def test_counts_are_remembered_until_the_table_gains_a_row(memory: StrataGate) -> None:
+async def test_counts_are_counted_again_when_the_table_changes(memory: StrataGate) -> None:
     await _add(memory, [(1, ["w:violin", "w:case"]), (2, ["w:violin"]), (3, ["w:park"])])
     assert await _counts(memory, ["w:violin", "w:cello"]) == {"w:violin": 2, "w:cello": 0}
-    await _delete(memory, 1)  # no new row: the remembered count stands
-    assert await _counts(memory, ["w:violin"]) == {"w:violin": 2}
+    await _delete(memory, 1)  # the table's rows changed: counted again
+    assert await _counts(memory, ["w:violin"]) == {"w:violin": 1}
     await _add(memory, [(4, ["w:cello", "w:violin"])])  # a new row: counted again
     assert await _counts(memory, ["w:violin", "w:cello"]) == {"w:violin": 2, "w:cello": 1}
 

@@ -5,7 +5,7 @@ tokens with a generated ``simple`` tsvector under GIN, written by the same row m
 FTS5's (the dialect maps the tables, ``MATCH`` and ``rank``), so Chinese and English are
 split as on SQLite. What is PostgreSQL's own: counting a term's documents up to a budget
 is one GIN probe per term, remembered per database as SQLite remembers them per file (until
-the table gains a row: its newest key is read in the same statement, so a row another
+the table's row count or newest key changes, read in the same statement, so a row another
 process added is seen there too), and making the search rows and the impact indexes
 current at open without FTS5's DDL.
 """
@@ -32,8 +32,8 @@ def term_counts(
     recall's statement time at 100k events, where its query repeats the conversation's).
 
     As SQLite's ``search_index.term_counts``: positive counts are kept until the table's
-    newest key changes (they only choose which terms pre-filter), a zero is counted
-    afresh; when the table has gained a row, the remembered ones are counted again."""
+    row count or newest key changes (they only choose which terms pre-filter), a zero is
+    counted afresh; when the table has changed, the remembered ones are counted again."""
     if not tokens:
         return {}
     key = _key(raw, table)
@@ -63,11 +63,13 @@ def _counted(
     raw: sqlite3.Connection, table: str, tokens: Sequence[str], budget: int
 ) -> tuple[str, dict[str, int]]:
     """The table's stamp (its database's oid, as a database made again under the same name
-    must not inherit counts, and its newest key) and those tokens' bounded counts, in one
-    statement."""
+    must not inherit counts; its row count and newest key: keys are not handed out in
+    commit order, so a row another writer commits late can sit below the newest) and those
+    tokens' bounded counts, in one statement."""
     name, key = _TABLES[table], _KEYS[table]
     sql = (
-        f"SELECT CAST(d.oid AS text), (SELECT max({key}) FROM {name}) FROM pg_database d "
+        f"SELECT CAST(d.oid AS text) || ':' || (SELECT count(*) FROM {name}), "
+        f"(SELECT max({key}) FROM {name}) FROM pg_database d "
         "WHERE d.datname = current_database() UNION ALL "
         f"SELECT t.token, (SELECT count(*) FROM (SELECT 1 FROM {name} "
         "WHERE terms @@ to_tsquery('simple', t.term) LIMIT ?) AS found) "
