@@ -4,16 +4,13 @@
 10k, 100k and 500k by default) with events at one per five messages, graph nodes and
 topic chapters scaled with the events from ``--nodes``/``--chapters`` at 100k events
 (at least 100 nodes and 10 chapters), and measures each as the main table does (same
-queries, bm25s in the same run, each size in a process of its own so that its peak
+queries, bm25s in the same run, each side in a process of its own so that its peak
 memory is its own). ``--growth-dir`` keeps the databases (``scale-N.db``, reused when
 present). A row per operation and size shows how latency grows with the corpus, ours
 against bm25s's.
 """
 
-import asyncio
-import multiprocessing
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -49,22 +46,10 @@ def growth(
             size = size_for(messages, nodes, chapters, seed)
             path = folder / f"scale-{messages}.db"
             build = ensure_corpus(path, size)
-            latency, figures = measure_in_child(path, queries)
+            latency, figures = measure_corpus(path, queries)
             print_table(latency, f"{messages // 1000}k messages")
             rows.append({**vars(size), "build": build, **figures, "latency": latency})
     return rows
-
-
-def measure_in_child(path: Path, queries: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``measure_corpus`` in a fresh process: a process's peak RSS only grows, so each size's
-    memory figures are its own, not the largest size's so far."""
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(measure_size, path, queries).result()
-
-
-def measure_size(path: Path, queries: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    return asyncio.run(measure_corpus(path, queries))
 
 
 def print_growth(rows: list[dict[str, Any]]) -> None:

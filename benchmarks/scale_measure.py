@@ -1,6 +1,6 @@
 """One corpus measured: every agent-facing read through the engine, bm25s beside it.
 
-The operations run in this process through the façade on the corpus of
+The operations run through the façade, in a fresh process (``scale_apart``), on the corpus of
 ``scale_corpus.py``: ``search_events``, ``search_raw``, ``search_raw_ranked`` (the agent's
 raw search tool: the fused ``retrieve()`` order), ``build_auto_context``, ``search_graph``,
 ``list_topics(query=...)`` and ``memory_directory``. The event-side operations are then
@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.scale_bm25s import baselines
-from benchmarks.scale_corpus import SPACE, THREADS, corpus_texts
-from benchmarks.scale_stats import peak_mb, summary
+from benchmarks.scale_apart import run_side
+from benchmarks.scale_corpus import SPACE, THREADS
+from benchmarks.scale_stats import summary
 from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.retrieval.recall import activation_query
@@ -62,26 +62,31 @@ async def measure_ours(
     return results, [activation_query(q, tail, 2) for q in queries]
 
 
-async def measure_corpus(
+def measure_corpus(
     path: Path, queries: list[str], only: Sequence[str] = ()
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Rows (ours, bm25s where it applies, the p50 ratio) and the run's memory and index
-    figures. ``only`` is a focused run: no bm25s."""
-    ours, auto_queries = await measure_ours(path, queries, only)
-    figures: dict[str, Any] = {"peak_rss_mb_after_stratagate": peak_mb()}
-    rows: dict[str, Any] = {name: summary(samples) for name, samples in ours.items()}
+    figures, each side measured in a fresh process of its own (``scale_apart``). ``only``
+    is a focused run: no bm25s."""
+    side = run_side("ours", path, {"queries": queries, "only": list(only)})
+    rows = {name: summary(samples) for name, samples in side["samples"].items()}
+    figures: dict[str, Any] = {"peak_rss_mb_stratagate": side["peak_rss_mb"]}
     if only:
         return rows, figures
     asked = {
         "search_events": queries,
         "search_raw": queries,
         "search_raw_ranked": queries,
-        "build_auto_context": auto_queries,
+        "build_auto_context": side["auto_queries"],
     }
-    event_texts, message_texts = corpus_texts(path)
-    theirs, built = baselines(event_texts, message_texts, asked)
-    figures |= {"peak_rss_mb_after_bm25s": peak_mb(), "bm25s_index_s": built}
-    for name, baseline in theirs.items():
+    bm25s = run_side("bm25s", path, asked)
+    figures |= {
+        "peak_rss_mb_bm25s": bm25s["peak_rss_mb"],
+        "peak_rss_mb_bm25s_texts_only": bm25s["texts_peak_mb"],
+        "peak_rss_ratio_vs_bm25s": round(side["peak_rss_mb"] / bm25s["peak_rss_mb"], 2),
+        "bm25s_index_s": bm25s["built"],
+    }
+    for name, baseline in bm25s["rows"].items():
         ratio = rows[name]["p50_ms"] / max(baseline["p50_ms"], 1e-9)
         rows[name] |= {"bm25s": baseline, "p50_ratio_vs_bm25s": round(ratio, 2)}
     return rows, figures
@@ -100,3 +105,16 @@ def print_table(rows: dict[str, Any], title: str = "operation") -> None:
         else:  # graph and topic reads: no bm25s counterpart
             cells += ["-"] * 4
         print(f"{name:<20}" + "".join(f"{cell:>11}" for cell in cells))
+
+
+def print_memory(figures: dict[str, Any]) -> None:
+    """Each side's own process peak, and their ratio (the issue's aim: at most 0.5)."""
+    if "peak_rss_mb_bm25s" not in figures:
+        print(f"peak RSS: StrataGate {figures['peak_rss_mb_stratagate']} MB")
+        return
+    print(
+        f"peak RSS: StrataGate {figures['peak_rss_mb_stratagate']} MB, bm25s "
+        f"{figures['peak_rss_mb_bm25s']} MB (its texts alone "
+        f"{figures['peak_rss_mb_bm25s_texts_only']} MB): "
+        f"ratio {figures['peak_rss_ratio_vs_bm25s']}"
+    )

@@ -2,6 +2,7 @@
 
 import resource
 import statistics
+from pathlib import Path
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -12,5 +13,12 @@ def summary(values: list[float]) -> dict[str, float]:
 
 
 def peak_mb() -> float:
-    """This process's peak resident set size so far, in MB."""
+    """This process's peak resident set size so far, in MB: Linux's ``VmHWM``, which is
+    this program's own. ``ru_maxrss`` is not: Linux carries it over ``exec``, so a child
+    started by a large parent reports the parent's peak."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)

@@ -51,8 +51,8 @@ from benchmarks.scale_concurrency import THROUGH, Serve, Target, concurrency
 from benchmarks.scale_concurrency import print_table as print_concurrency
 from benchmarks.scale_corpus import CorpusSize, corpus_queries, ensure_corpus
 from benchmarks.scale_growth import GROWTH_SIZES, growth, print_growth
-from benchmarks.scale_measure import measure_corpus, measure_ours, print_table
-from benchmarks.scale_stats import peak_mb, summary
+from benchmarks.scale_measure import measure_corpus, measure_ours, print_memory, print_table
+from benchmarks.scale_stats import summary
 from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.store.copy import copy_between, migrate
 from stratagate_plugin.core.store.postgres import PostgresDatabase
@@ -152,10 +152,10 @@ def main() -> None:
 
 
 def main_table(args: argparse.Namespace, path: Path, queries: list[str]) -> dict[str, Any]:
-    before = peak_mb()
-    latency, figures = asyncio.run(measure_corpus(path, queries, args.only))
+    latency, figures = measure_corpus(path, queries, args.only)
     print_table(latency)
-    return {"run": "main", "peak_rss_mb_after_build": before, **figures, "latency": latency}
+    print_memory(figures)
+    return {"run": "main", **figures, "latency": latency}
 
 
 def server_table(args: argparse.Namespace, path: Path, queries: list[str]) -> dict[str, Any]:

@@ -10,15 +10,26 @@ test races against a sleep. Imports nothing of the package (the web shell uses i
 ``serve`` runs its worker in a process of its own: each web process then ``publish``es its
 count (to a board the processes share) and the worker's ``others`` reads their sum, so it
 yields to their requests as it yielded to its own process's (the same bounded wait).
+Processes that open one database each on their own (an MCP server per client) share a
+board the same way, ``shared_foreground.py``: the runtime adds it to ``boards``.
 """
 
 import asyncio
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Protocol
 
 MAX_BACKOFF_S = 0.1
 OTHERS_POLL_S = 0.005
+
+
+class Board(Protocol):
+    """Where this process's count is shown to other processes, and theirs read."""
+
+    def publish(self, count: int) -> None: ...
+
+    def others(self) -> int: ...
 
 
 class Foreground:
@@ -29,26 +40,25 @@ class Foreground:
         self._waiters: list[asyncio.Future[None]] = []
         self.publish: Callable[[int], None] | None = None  # this process's count, shared
         self.others: Callable[[], int] | None = None  # the other processes' requests
+        self.boards: list[Board] = []  # shared with other processes on the same database
 
     @contextmanager
     def serving(self) -> Iterator[None]:
         """Count one request in for the ``with`` block."""
         self.busy += 1
-        if self.publish is not None:
-            self.publish(self.busy)
+        self._show(self.busy)
         try:
             yield
         finally:
             self.busy -= 1
-            if self.publish is not None:
-                self.publish(self.busy)
+            self._show(self.busy)
             if self.busy == 0:
                 self._wake_all()
 
     async def yield_to(self, max_backoff_s: float = MAX_BACKOFF_S) -> None:
         """One loop turn; then, while requests are in flight, wait for them (bounded)."""
         await asyncio.sleep(0)
-        if self.others is not None and self.others() > 0:
+        if self._others_busy() > 0:
             await self._wait_for_others(max_backoff_s)
         if self.busy == 0:
             return
@@ -64,10 +74,19 @@ class Foreground:
 
     async def _wait_for_others(self, max_backoff_s: float) -> None:
         """Poll the other processes' count (a read of shared memory) until it is zero."""
-        assert self.others is not None
         deadline = time.monotonic() + max_backoff_s
-        while self.others() > 0 and time.monotonic() < deadline:
+        while self._others_busy() > 0 and time.monotonic() < deadline:
             await asyncio.sleep(OTHERS_POLL_S)
+
+    def _show(self, count: int) -> None:
+        if self.publish is not None:
+            self.publish(count)
+        for board in self.boards:
+            board.publish(count)
+
+    def _others_busy(self) -> int:
+        total = self.others() if self.others is not None else 0
+        return total + sum(board.others() for board in self.boards)
 
     def _wake_all(self) -> None:
         waiters, self._waiters = self._waiters, []

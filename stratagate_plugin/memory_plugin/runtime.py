@@ -22,8 +22,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
+from ..core import shared_foreground
 from ..core.clock import utc_now
-from ..core.foreground import yield_to_foreground
+from ..core.foreground import FOREGROUND, yield_to_foreground
 from ..core.llm.select import model_from_settings
 from ..core.memory import StrataGate
 from ..core.profile.spaces import display_name
@@ -104,6 +105,7 @@ class MemoryRuntime:
     idle_check_s: float = IDLE_CHECK_S
     job_poll_s: float = JOB_POLL_S
     saved: SavedSettings | None = None
+    board: shared_foreground.SharedBoard | None = None  # other processes on the database
     kick_pipe: ClassVar[int | None] = None
     """Set (before the plugin starts): runtimes of this process derive nothing themselves,
     a kick is a byte on this pipe to the process that does (``serve``'s web processes)."""
@@ -114,12 +116,13 @@ class MemoryRuntime:
     @classmethod
     async def start(cls, settings: dict[str, Any], cwd: Path) -> Self:
         settings = validated(settings)
-        memory = await StrataGate.open(
-            chosen_database(settings, cls.database_given),
-            memory_config(settings),
-            model_from_settings(settings.get("model"), os.environ),
-        )
+        database = chosen_database(settings, cls.database_given)
+        model = model_from_settings(settings.get("model"), os.environ)
+        memory = await StrataGate.open(database, memory_config(settings), model)
         runtime = cls(memory, settings, cwd, job_poll_s=float(settings["job_poll_s"]))
+        runtime.board = shared_foreground.join(database)
+        if runtime.board is not None:
+            FOREGROUND.boards.append(runtime.board)
         if cls.kick_pipe is None:
             runtime.worker = asyncio.create_task(runtime._derive_forever())
         else:
@@ -202,7 +205,9 @@ class MemoryRuntime:
                 log.debug("StrataGate derivation pass failed", exc_info=True)
 
     async def _derive(self) -> None:
-        report = await self.memory.derivation.process_pending(pause=yield_to_foreground)
+        """One pass, while no other process on the database runs one (``one_pass``)."""
+        async with self.board.one_pass() if self.board else contextlib.nullcontext():
+            report = await self.memory.derivation.process_pending(pause=yield_to_foreground)
         for error in report.errors:
             log.warning("StrataGate derivation: %s", error)
 
@@ -215,6 +220,10 @@ class MemoryRuntime:
             self.worker.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(self.worker, timeout=5)
+        if self.board is not None:
+            FOREGROUND.boards.remove(self.board)
+            shared_foreground.leave(self.board)
+            self.board = None
         await self.memory.close()
 
 
