@@ -1,18 +1,20 @@
 """PostgreSQL's remembered term counts (``postgres/full_text.term_counts``).
 
 A common term's bounded count reads ~2,000 rows, so counts are remembered per database as
-SQLite remembers them per file: kept until the search table's rows change (seen in the same
-statement, also when another process added it), a zero always counted afresh, and never
-inherited by a database made again under the same name.
+SQLite remembers them per file: kept until the search table's document and token totals
+change (read in the same statement, also when another process added a row), a zero always
+counted afresh, and never inherited by a database made again under the same name.
 """
 
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import pytest
 from pg_cluster import Cluster
 
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.store import event_term_index
 from stratagate_plugin.core.store.postgres.full_text import term_counts
 from stratagate_plugin.core.text.search_terms import fts_encode
 
@@ -31,22 +33,26 @@ async def memory(pg_url: str) -> AsyncIterator[StrataGate]:
 
 
 async def _add(memory: StrataGate, rows: Sequence[tuple[int, list[str]]]) -> None:
-    """Search rows written straight into ``event_search`` (as the event writes leave them)."""
+    """Search rows written into ``event_search`` and the impact index, as an event's write
+    leaves them (its totals moved as the unit ends)."""
 
-    def write(raw: object) -> None:
+    def write(raw: Any) -> None:
         for pk, tokens in rows:
-            raw.raw.execute(  # type: ignore[attr-defined]
+            raw.raw.execute(
                 "INSERT INTO event_search(event_pk, tokens) VALUES (%s, %s)",
                 (pk, " ".join(fts_encode(token) for token in tokens)),
             )
+            event_term_index.add(raw, pk, tokens)
 
     await memory.db.write(write)
 
 
 async def _delete(memory: StrataGate, pk: int) -> None:
-    await memory.db.write(
-        lambda raw: raw.raw.execute("DELETE FROM event_search WHERE event_pk = %s", (pk,))
-    )
+    def delete(raw: Any) -> None:
+        event_term_index.remove(raw, [pk])
+        raw.raw.execute("DELETE FROM event_search WHERE event_pk = %s", (pk,))
+
+    await memory.db.write(delete)
 
 
 async def _counts(memory: StrataGate, tokens: list[str]) -> dict[str, int]:
@@ -91,7 +97,7 @@ async def test_a_database_made_again_under_its_name_inherits_nothing(
             admin.execute(f"DROP DATABASE IF EXISTS {name}")
             admin.execute(f"CREATE DATABASE {name}")
         memory = await _open(pg_cluster.url(name))
-        try:  # the same newest key (2) both times
+        try:  # the same totals (2 rows of 1 token) both times
             await _add(memory, [(1, [tokens[0]]), (2, [tokens[1]])])
             assert await _counts(memory, ["w:violin"]) == {"w:violin": expected}
         finally:

@@ -5,7 +5,7 @@ tokens with a generated ``simple`` tsvector under GIN, written by the same row m
 FTS5's (the dialect maps the tables, ``MATCH`` and ``rank``), so Chinese and English are
 split as on SQLite. What is PostgreSQL's own: counting a term's documents up to a budget
 is one GIN probe per term, remembered per database as SQLite remembers them per file (until
-the table's row count or newest key changes, read in the same statement, so a row another
+the table's document and token totals change, read in the same statement, so a row another
 process added is seen there too), and making the search rows and the impact indexes
 current at open without FTS5's DDL.
 """
@@ -19,7 +19,12 @@ from ...text.search_terms import TOKENIZER_VERSION, fts_document, fts_encode
 from .. import event_term_index, message_facts, search_index, term_index
 
 _TABLES = {"message_fts": "message_search", "event_fts": "event_search"}
-_KEYS = {"message_fts": "fts_rowid", "event_fts": "event_pk"}
+_TOTALS = {  # rows and tokens: moved in the transaction that adds or removes a document
+    "message_fts": "SELECT coalesce(sum(messages), 0) || '/' || coalesce(sum(tokens), 0) "
+    "FROM message_index_stats",
+    "event_fts": "SELECT coalesce(max(rows), 0) || '/' || coalesce(max(tokens), 0) "
+    "FROM event_term_totals",
+}
 
 
 def term_counts(
@@ -32,20 +37,20 @@ def term_counts(
     recall's statement time at 100k events, where its query repeats the conversation's).
 
     As SQLite's ``search_index.term_counts``: positive counts are kept until the table's
-    row count or newest key changes (they only choose which terms pre-filter), a zero is
+    document or token totals change (they only choose which terms pre-filter), a zero is
     counted afresh; when the table has changed, the remembered ones are counted again."""
     if not tokens:
         return {}
     key = _key(raw, table)
     stamp, known = _COUNTS.get(key, (None, {}))
     unknown = [token for token in tokens if not known.get(token)]
-    newest, counted = _counted(raw, table, unknown, budget)
-    if newest != stamp or len(known) > search_index.COUNT_CACHE_TERMS:
+    current, counted = _counted(raw, table, unknown, budget)
+    if current != stamp or len(known) > search_index.COUNT_CACHE_TERMS:
         stale = [token for token in tokens if token not in counted]
         if stale:
             counted.update(_counted(raw, table, stale, budget)[1])
         known = {}
-        _COUNTS[key] = (newest, known)
+        _COUNTS[key] = (current, known)
     known.update(counted)
     return {token: known[token] for token in tokens}
 
@@ -63,22 +68,21 @@ def _counted(
     raw: sqlite3.Connection, table: str, tokens: Sequence[str], budget: int
 ) -> tuple[str, dict[str, int]]:
     """The table's stamp (its database's oid, as a database made again under the same name
-    must not inherit counts; its row count and newest key: keys are not handed out in
-    commit order, so a row another writer commits late can sit below the newest) and those
-    tokens' bounded counts, in one statement."""
-    name, key = _TABLES[table], _KEYS[table]
+    must not inherit counts; its documents' and tokens' totals, which the transaction that
+    adds or removes a document moves, so a row another writer commits late is seen: keys
+    are not handed out in commit order, and ``count(*)`` read 500k rows each recall) and
+    those tokens' bounded counts, in one statement."""
     sql = (
-        f"SELECT CAST(d.oid AS text) || ':' || (SELECT count(*) FROM {name}), "
-        f"(SELECT max({key}) FROM {name}) FROM pg_database d "
+        f"SELECT CAST(d.oid AS text) || ':' || ({_TOTALS[table]}), 0 FROM pg_database d "
         "WHERE d.datname = current_database() UNION ALL "
-        f"SELECT t.token, (SELECT count(*) FROM (SELECT 1 FROM {name} "
+        f"SELECT t.token, (SELECT count(*) FROM (SELECT 1 FROM {_TABLES[table]} "
         "WHERE terms @@ to_tsquery('simple', t.term) LIMIT ?) AS found) "
         "FROM unnest(CAST(? AS text[]), CAST(? AS text[])) AS t(token, term)"
     )
     terms = [fts_encode(token) for token in tokens]
     rows = raw.execute(sql, (budget + 1, list(tokens), terms)).fetchall()
-    (database, newest), counts = rows[0], rows[1:]
-    return f"{database}:{newest}", {token: int(count) for token, count in counts}
+    (stamp, _), counts = rows[0], rows[1:]
+    return stamp, {token: int(count) for token, count in counts}
 
 
 def ensure_current(
