@@ -110,7 +110,10 @@ async def test_two_process_runs_and_repeated_opens_derive_each_block_once(
     # then exits 1 naming it. Derivation itself must never fail here.
     codes = [run.returncode for run in runs]
     projection_failed = set(codes) <= {0, 1} and failed_kinds(db) <= PROJECTIONS
-    assert codes == [0, 0] or (projection_failed and failed_kinds(db)), outputs
+    said = "\n".join(
+        f"exit {run.returncode}: {err.strip()}" for run, (_, err) in zip(runs, outputs, strict=True)
+    )
+    assert codes == [0, 0] or (projection_failed and failed_kinds(db)), said  # stderr, whole
     async with await StrataGate.open(alone) as memory:
         report = await memory.derivation.process_pending()
     assert report.ran == 2 * BLOCKS and opens >= 1
