@@ -237,3 +237,13 @@ async def test_a_runtime_derives_only_while_no_other_process_runs_a_pass(
         board = runtime.board
         await runtime.stop()
     assert board not in FOREGROUND.boards and runtime.board is None
+
+
+def test_a_folder_others_can_write_is_not_used(tmp_path: Path, folder: Path) -> None:
+    folder.mkdir(mode=0o700)
+    folder.chmod(0o777)  # another user could hold the pass lock and stop every worker
+    assert shared_foreground.join(tmp_path / "memory.db") is None
+    folder.chmod(0o700)
+    board = shared_foreground.join(tmp_path / "memory.db")
+    assert board is not None
+    shared_foreground.leave(board)

@@ -23,8 +23,10 @@ import asyncio
 import contextlib
 import fcntl
 import hashlib
+import logging
 import mmap
 import os
+import stat
 import struct
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -35,12 +37,19 @@ SLOTS = 128
 SLOT = struct.Struct("ii")  # a process id, its requests in flight
 PASS_POLL_S = 0.05  # how often a worker waiting for the pass lock tries again
 
+log = logging.getLogger(__name__)
+
 
 def board_folder() -> Path:
-    """This user's folder for boards: the runtime folder (a tmpfs) when there is one."""
+    """This user's folder for boards: the runtime folder (a tmpfs) when there is one. One
+    another user made, or could write to, is refused: whoever holds a board's pass lock
+    holds back every worker on the database."""
     base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
     folder = Path(base) / f"stratagate-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
+    found = os.lstat(folder)
+    if found.st_uid != os.getuid() or found.st_mode & 0o077 or not stat.S_ISDIR(found.st_mode):
+        raise PermissionError(f"{folder} is not this user's alone: no shared board")
     return folder
 
 
@@ -141,7 +150,8 @@ def join(database: Path | str) -> SharedBoard | None:
     if board is None:
         try:
             board = _JOINED[key] = SharedBoard(board_folder(), key)
-        except OSError:
+        except OSError as error:
+            log.warning("StrataGate's worker yields to this process only: %s", error)
             return None
     board.users += 1
     return board
