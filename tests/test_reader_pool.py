@@ -8,12 +8,13 @@ old single-connection store.
 import asyncio
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from stratagate_plugin.core.errors import StrataGateError
-from stratagate_plugin.core.foreground import Foreground
+from stratagate_plugin.core.foreground import JOB_SHARE, MAX_SHARE_BACKOFF_S, Foreground
 from stratagate_plugin.core.store.db import Database
 
 GUARD_S = 30  # only a failing test waits this long: the events normally fire at once
@@ -151,3 +152,17 @@ async def test_foreground_yield_waits_for_the_request_in_flight() -> None:
         assert not waiting.done()
     await waiting  # woken by the request's end, not by the back-off
     assert foreground.busy == 0
+
+
+async def test_a_worker_waits_longer_after_a_longer_job() -> None:
+    """While requests keep coming, a worker waits up to ``JOB_SHARE`` times its last job (so a
+    worker of 100 ms jobs takes at most a quarter of the CPU), never more than the cap."""
+    foreground = Foreground()
+    task = asyncio.current_task()
+    assert task is not None and foreground._share(task) == 0.0  # no job yet: the plain bound
+    await foreground.yield_to()
+    assert task in foreground._resumed  # its next job starts now
+    foreground._resumed[task] = time.monotonic() - 0.2  # a job of 0.2 s since
+    assert JOB_SHARE * 0.2 <= foreground._share(task) <= MAX_SHARE_BACKOFF_S
+    foreground._resumed[task] = time.monotonic() - 3600  # an hour idle: still the cap
+    assert foreground._share(task) == MAX_SHARE_BACKOFF_S
