@@ -69,9 +69,9 @@ def _counted(
 ) -> tuple[str, dict[str, int]]:
     """The table's stamp (its database's oid, as a database made again under the same name
     must not inherit counts; its documents' and tokens' totals, which the transaction that
-    adds or removes a document moves, so a row another writer commits late is seen: keys
-    are not handed out in commit order, and ``count(*)`` read 500k rows each recall) and
-    those tokens' bounded counts, in one statement."""
+    adds or removes a document moves, so a row another writer commits late is seen, as a
+    newest key is not: keys are not handed out in commit order) and those tokens' bounded
+    counts, in one statement."""
     sql = (
         f"SELECT CAST(d.oid AS text) || ':' || ({_TOTALS[table]}), 0 FROM pg_database d "
         "WHERE d.datname = current_database() UNION ALL "
