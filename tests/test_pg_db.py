@@ -137,6 +137,25 @@ def test_pg_rows_read_by_name_and_by_position(pg_url: str) -> None:
     )
 
 
+async def test_pg_units_run_without_jit_and_keep_the_urls_own_options(pg_url: str) -> None:
+    """JIT compiling cost a short statement ~14 ms whenever the planner's estimate passed
+    ``jit_above_cost``: the engine's connections turn it off, beside the URL's own
+    ``options``."""
+    joiner = "&" if "?" in pg_url else "?"
+    own = f"{pg_url}{joiner}options=-c%20statement_timeout%3D12345"
+
+    def settings(conn: Conn) -> tuple[str, str]:
+        jit = conn.execute("SHOW jit").fetchone()
+        timeout = conn.execute("SHOW statement_timeout").fetchone()
+        assert jit is not None and timeout is not None
+        return str(jit[0]), str(timeout[0])
+
+    async with PostgresDatabase(pg_url, connections=1) as plain:
+        assert (await plain.read(settings))[0] == "off"
+    async with PostgresDatabase(own, connections=1) as with_options:
+        assert await with_options.read(settings) == ("off", "12345ms")
+
+
 async def assert_lost_unit_then_recovered(db: PostgresDatabase, lose: Any) -> None:
     """``lose(backend_pid)`` breaks the unit's connection after it wrote a row."""
 

@@ -22,7 +22,7 @@ Errors that are the caller's (a constraint, bad SQL) are raised as they are.
 """
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -61,6 +61,11 @@ class Row(Sequence[Any]):
     def __getitem__(self, key: Any) -> Any:
         return self._values[self._names[key] if isinstance(key, str) else key]
 
+    def __iter__(self) -> Iterator[Any]:
+        """The values themselves: ``Sequence``'s own walk calls ``__getitem__`` a value at a
+        time, which cost bulk reads (an index's postings, flattened for numpy) ~1 µs each."""
+        return iter(self._values)
+
     def __len__(self) -> int:
         return len(self._values)
 
@@ -82,6 +87,15 @@ def row_factory(cursor: psycopg.Cursor[Any]) -> RowMaker[Row]:
     return lambda values: Row(names, values)
 
 
+def session_options(url: str) -> str:
+    """The URL's own ``options``, then ``jit=off``. The engine's statements are short, but
+    the planner's cost of one over a large table (an open tail's estimate at 500k
+    messages) passed ``jit_above_cost``, and compiling it took ~14 ms of a 0.1 ms
+    statement, in every recall."""
+    own = str(conninfo_to_dict(url).get("options") or "")
+    return f"{own} -c jit=off".strip()
+
+
 class PostgresDatabase:
     """An open StrataGate database on a PostgreSQL server, named by a libpq URL."""
 
@@ -100,7 +114,12 @@ class PostgresDatabase:
         self._pool = ConnectionPool(
             self.url,
             connection_class=UnitConnection,
-            kwargs={"autocommit": True, "row_factory": row_factory, "cursor_factory": UnitCursor},
+            kwargs={
+                "autocommit": True,
+                "row_factory": row_factory,
+                "cursor_factory": UnitCursor,
+                "options": session_options(self.url),
+            },
             min_size=self.connections,
             max_size=self.connections,
             open=False,
