@@ -130,6 +130,25 @@ def test_another_process_requests_are_seen_until_it_ends(
     shared_foreground.leave(board)
 
 
+def test_a_slot_whose_pid_now_names_another_process_is_not_counted(
+    pair: tuple[SharedBoard, Other],
+) -> None:
+    """A process killed while serving leaves its count; the system may give its pid to a
+    new process, which must not make the old slot count again. The slot says when its
+    process started, and a live pid that started at another time is not it."""
+    board, other = pair
+    pid = other.process.pid
+    started = shared_foreground.start_time(pid)
+    assert started > 0  # Linux: read from /proc
+    spare = next(n for n in range(shared_foreground.SLOTS) if n not in (board.slot, other.slot))
+    at = spare * shared_foreground.SLOT.size
+    shared_foreground.SLOT.pack_into(board.map, at, pid, 3, started + 1)
+    assert board.others() == 0  # the pid is live, but not the process that took the slot
+    shared_foreground.SLOT.pack_into(board.map, at, pid, 3, started)
+    assert board.others() == 3
+    shared_foreground.SLOT.pack_into(board.map, at, 0, 0, 0)
+
+
 def test_a_different_database_has_its_own_board(
     tmp_path: Path, folder: Path, others: list[Other]
 ) -> None:
@@ -185,7 +204,7 @@ def test_the_last_process_to_leave_removes_the_board(
     other = Other(database)
     others.append(other)
     shared_foreground.leave(board)
-    assert sorted(p.suffix for p in folder.iterdir()) == [".busy", ".pass"]  # still in use
+    assert sorted(p.suffixes for p in folder.iterdir()) == [[".v2", ".busy"], [".v2", ".pass"]]
     other.say("leave")
     assert list(folder.iterdir()) == []
     again = shared_foreground.join(database)  # a later process makes a fresh one

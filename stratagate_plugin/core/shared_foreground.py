@@ -15,8 +15,10 @@ in the user's runtime folder named by a hash of the database:
   queued it, so nothing waits for its own process's turn, and the next worker's pass
   starts as soon as the lock is free.
 
-A slot whose process is gone is taken by the next to join and never counted; the lock is
-the kernel's, released when its holder ends however it ends. Standard library only.
+A slot whose process is gone is taken by the next to join and never counted: a slot holds
+its process's start time beside its pid, so a pid the system has since given to another
+process does not keep a dead slot counted. The lock is the kernel's, released when its
+holder ends however it ends. Standard library only.
 """
 
 import asyncio
@@ -34,7 +36,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 SLOTS = 128
-SLOT = struct.Struct("ii")  # a process id, its requests in flight
+SLOT = struct.Struct("iiQ")  # a process id, its requests in flight, its start time
+BOARD_VERSION = 2  # in the files' names: a board of another slot layout is another file
 PASS_POLL_S = 0.05  # how often a worker waiting for the pass lock tries again
 
 log = logging.getLogger(__name__)
@@ -70,10 +73,11 @@ class SharedBoard:
     """This process's slot on one database's board, and the board's pass lock."""
 
     def __init__(self, folder: Path, key: str) -> None:
-        self.key, self.pid = key, os.getpid()
+        self.key, self.pid, self.started = key, os.getpid(), start_time(os.getpid())
         self.users = 0  # runtimes of this process on the database (tests open several)
         self.passing = False  # a pass of this process holds the lock
-        self.busy_path, self.pass_path = folder / f"{key}.busy", folder / f"{key}.pass"
+        named = f"{key}.v{BOARD_VERSION}"
+        self.busy_path, self.pass_path = folder / f"{named}.busy", folder / f"{named}.pass"
         self.busy_fd = _open_locked(self.busy_path)  # the board's files, as they are now
         try:
             self.lock_fd = os.open(self.pass_path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -87,13 +91,13 @@ class SharedBoard:
     def publish(self, count: int) -> None:
         """This process's requests in flight, for the other processes' workers to see."""
         if self.slot is not None:
-            SLOT.pack_into(self.map, self.slot * SLOT.size, self.pid, count)
+            SLOT.pack_into(self.map, self.slot * SLOT.size, self.pid, count, self.started)
 
     def others(self) -> int:
         """Requests in flight in the other live processes on the database."""
         total = 0
-        for pid, count in SLOT.iter_unpack(self.map):
-            if count > 0 and pid != self.pid and _alive(pid):
+        for pid, count, started in self._slots():
+            if count > 0 and pid != self.pid and _alive(pid, started):
                 total += count
         return total
 
@@ -114,8 +118,9 @@ class SharedBoard:
         boards of databases long gone do not pile up (the pass lock goes with its file)."""
         with _locked(self.busy_fd):
             if self.slot is not None:
-                SLOT.pack_into(self.map, self.slot * SLOT.size, 0, 0)
-            if not any(pid and _alive(pid) for pid, _ in SLOT.iter_unpack(self.map)):
+                SLOT.pack_into(self.map, self.slot * SLOT.size, 0, 0, 0)
+            live = (pid and _alive(pid, started) for pid, _, started in self._slots())
+            if not any(live):
                 for path in (self.pass_path, self.busy_path):
                     path.unlink(missing_ok=True)
         self.map.close()
@@ -132,11 +137,15 @@ class SharedBoard:
     def _free_slot(self) -> int | None:
         """A slot never used, or whose process is gone (taken under the board file's lock,
         so two processes joining at once take two); None when all are live: no sharing."""
-        for slot, (pid, _) in enumerate(SLOT.iter_unpack(self.map)):
-            if pid in (0, self.pid) or not _alive(pid):
-                SLOT.pack_into(self.map, slot * SLOT.size, self.pid, 0)
+        for slot, (pid, _, started) in enumerate(self._slots()):
+            if pid in (0, self.pid) or not _alive(pid, started):
+                SLOT.pack_into(self.map, slot * SLOT.size, self.pid, 0, self.started)
                 return slot
         return None
+
+    def _slots(self) -> list[tuple[int, int, int]]:
+        """Every slot, read whole: an unfinished ``iter_unpack`` holds the map open."""
+        return list(SLOT.iter_unpack(self.map))
 
 
 _JOINED: dict[str, SharedBoard] = {}
@@ -186,7 +195,20 @@ def _locked(fd: int) -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def _alive(pid: int) -> bool:
+def start_time(pid: int) -> int:
+    """When the process started, in clock ticks since boot (``/proc/PID/stat``'s 22nd
+    field); 0 where it cannot be read (no ``/proc``: then the pid alone is checked)."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_bytes()
+        return int(stat_line.rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _alive(pid: int, started: int) -> bool:
+    """``pid`` runs and is the process that took the slot (not a later one given its pid)."""
+    if started and start_time(pid) not in (0, started):
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
