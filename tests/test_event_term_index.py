@@ -210,7 +210,7 @@ async def test_an_open_builds_an_index_that_is_missing(db_path: Path) -> None:
     def emptied(raw: sqlite3.Connection) -> None:
         for table in event_term_index.TABLE_NAMES:
             raw.execute(f"DELETE FROM {table}")
-        raw.execute("DELETE FROM meta WHERE key = ?", (event_term_index._VERSION_KEY,))
+        raw.execute("DELETE FROM meta WHERE key = ?", (event_term_index.VERSION_KEY,))
 
     await memory.db.write(emptied)
     assert not await memory.db.read(event_term_index.has_index)

@@ -71,10 +71,50 @@ async def test_counts_are_counted_again_when_the_table_changes(memory: StrataGat
 async def test_a_zero_is_counted_afresh(memory: StrataGate) -> None:
     await _add(memory, [(5, ["w:oboe"])])
     assert await _counts(memory, ["w:harp"]) == {"w:harp": 0}
-    await memory.db.write(
-        lambda raw: raw.raw.execute("UPDATE event_search SET tokens = %s", (fts_encode("w:harp"),))
+    await memory.db.write(  # the impact index gains a posting, the totals stay as they were
+        lambda raw: raw.raw.execute(
+            "INSERT INTO event_terms(term, pk, count, length, namespace, pool) "
+            "VALUES ('w:harp', 5, 1, 1, NULL, NULL)"
+        )
     )
     assert await _counts(memory, ["w:harp"]) == {"w:harp": 1}
+
+
+async def test_counts_come_from_the_search_table_while_the_impact_index_is_not_current(
+    memory: StrataGate,
+) -> None:
+    """The impact index holds the search table's terms, so either gives the same counts;
+    here they differ on purpose, to show which one was read."""
+    await _add(memory, [(1, ["w:violin", "w:cello"]), (2, ["w:violin", "w:cello"])])
+    await memory.db.write(lambda raw: raw.raw.execute("DELETE FROM event_terms WHERE pk = 2"))
+    assert await _counts(memory, ["w:violin"]) == {"w:violin": 1}  # the impact index
+    key = event_term_index.VERSION_KEY
+    await memory.db.write(lambda raw: raw.raw.execute("DELETE FROM meta WHERE key = %s", (key,)))
+    assert await _counts(memory, ["w:cello"]) == {"w:cello": 2}  # GIN over event_search
+
+
+async def test_message_counts_sum_every_space_up_to_the_budget(memory: StrataGate) -> None:
+    """A message term's documents are its count in each space's impact index, summed (the
+    search table is one for every space), bounded as the GIN probe was."""
+
+    def write(raw: Any) -> None:
+        for space, messages in (("one", 1500), ("two", 700), ("three", 4)):
+            raw.raw.execute(
+                "INSERT INTO namespaces(namespace, block_turn_size, block_decay_lambda, "
+                "created_at, updated_at) VALUES (%s, 12, 0.3, '', '')",
+                (space,),
+            )
+            raw.raw.execute(
+                "INSERT INTO term_counts(namespace, term, messages, blocks) "
+                "VALUES (%s, 'w:fjord', %s, 1), (%s, 'w:skerry', 2, 1)",
+                (space, messages, space),
+            )
+
+    await memory.db.write(write)
+    counted = await memory.db.read(
+        lambda raw: term_counts(raw, "message_fts", ["w:fjord", "w:skerry", "w:cove"], BUDGET)
+    )
+    assert counted == {"w:fjord": BUDGET + 1, "w:skerry": 6, "w:cove": 0}
 
 
 async def test_another_process_row_is_seen(pg_url: str, memory: StrataGate) -> None:

@@ -65,7 +65,7 @@ def made_stale(db: Path) -> None:
     raw = sqlite3.connect(db)
     with raw:
         raw.execute("UPDATE meta SET value = '0' WHERE key = 'term_index_version'")
-        raw.execute("UPDATE meta SET value = '0' WHERE key = ?", (event_term_index._VERSION_KEY,))
+        raw.execute("UPDATE meta SET value = '0' WHERE key = ?", (event_term_index.VERSION_KEY,))
     raw.close()
 
 
@@ -129,7 +129,7 @@ async def test_an_open_on_postgresql_that_refills_the_index_reports_it(
     assert cli("db", "copy", str(tmp_path / "m.db"), pg_url).returncode == 0
     with psycopg.connect(pg_url) as conn:
         conn.execute("UPDATE meta SET value = '0' WHERE key = 'term_index_version'")
-        conn.execute("UPDATE meta SET value = '0' WHERE key = %s", (event_term_index._VERSION_KEY,))
+        conn.execute("UPDATE meta SET value = '0' WHERE key = %s", (event_term_index.VERSION_KEY,))
         events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
     said: list[Rebuild] = []
     async with await StrataGate.open(pg_url, on_rebuild=said.append):

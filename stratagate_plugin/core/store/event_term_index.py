@@ -47,7 +47,7 @@ _TABLES = (
     "CREATE TABLE IF NOT EXISTS event_term_totals (id INTEGER PRIMARY KEY CHECK (id = 1), "
     "rows INTEGER NOT NULL, tokens INTEGER NOT NULL)",
 )
-_VERSION_KEY = "event_term_index_version"
+VERSION_KEY = "event_term_index_version"
 FTS5_K1, FTS5_B, FTS5_MIN_IDF = 1.2, 0.75, 1e-6  # fts5_aux.c: fts5Bm25Function
 REBUILD_BATCH = 5000
 NEWEST_PAGE = 256
@@ -55,7 +55,7 @@ _MOVED = "event_term_totals"
 
 
 def index_is_current(raw: sqlite3.Connection) -> bool:
-    row = raw.execute("SELECT value FROM meta WHERE key = ?", (_VERSION_KEY,)).fetchone()
+    row = raw.execute("SELECT value FROM meta WHERE key = ?", (VERSION_KEY,)).fetchone()
     return row is not None and int(row[0]) == INDEX_VERSION
 
 
@@ -90,7 +90,7 @@ def rebuild(raw: sqlite3.Connection) -> None:
         _insert(raw, [Indexed(int(pk), fts_terms(text or ""), *owner) for pk, text, *owner in rows])
         last = int(rows[-1][0])
     raw.execute(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_VERSION_KEY, str(INDEX_VERSION))
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (VERSION_KEY, str(INDEX_VERSION))
     )
 
 

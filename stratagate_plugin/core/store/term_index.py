@@ -61,8 +61,11 @@ class IndexedMessage:
     searchable: bool
 
 
+VERSION_KEY = "term_index_version"
+
+
 def index_is_current(raw: sqlite3.Connection) -> bool:
-    row = raw.execute("SELECT value FROM meta WHERE key = 'term_index_version'").fetchone()
+    row = raw.execute("SELECT value FROM meta WHERE key = ?", (VERSION_KEY,)).fetchone()
     return row is not None and int(row[0]) == INDEX_VERSION
 
 
@@ -84,8 +87,8 @@ def refill(raw: sqlite3.Connection) -> None:
     _rebuild_counts(raw)
     _rebuild_postings(raw)
     raw.execute(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES ('term_index_version', ?)",
-        (str(INDEX_VERSION),),
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+        (VERSION_KEY, str(INDEX_VERSION)),
     )
 
 
