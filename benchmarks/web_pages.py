@@ -48,9 +48,7 @@ import httpx
 
 from benchmarks.scale_corpus import SPACE, THREADS, CorpusSize, Vocabulary, ensure_corpus
 from benchmarks.scale_stats import summary
-from stratagate_plugin.cli.serve_child import BOARD
-from stratagate_plugin.cli.serve_processes import BusyBoard, Child, Children
-from stratagate_plugin.core.foreground import FOREGROUND
+from stratagate_plugin.cli.serve_processes import Child, Children
 from stratagate_plugin.core.store.timeline_rows import CHRONOLOGY, CONFLICTED
 from stratagate_plugin.harness.chat import EchoChatModel
 from stratagate_plugin.harness.profiles import Profile, save_profile
@@ -58,7 +56,6 @@ from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.memory_plugin.hooks import MemoryPlugin
 from stratagate_plugin.memory_plugin.runtime import MemoryRuntime
 from stratagate_plugin.web.shell.app import build_app
-from stratagate_plugin.web.shell.handoff import private_folder, remove_folder
 
 Plain = Callable[[sqlite3.Connection], Any]
 
@@ -242,14 +239,12 @@ async def measure(path: Path, home: Path, rounds: int, worker: str, gap: float) 
 
 @contextlib.asynccontextmanager
 async def worker_apart(worker: str, kick_read: int) -> Any:
-    """With ``apart``: ``serve``'s worker process on the bench profile, until the block ends."""
+    """With ``apart``: ``serve``'s worker process on the bench profile, until the block ends
+    (it yields to these pages through the database's board, which both runtimes join)."""
     if worker != "apart":
         yield
         return
-    shared = private_folder()  # the busy board: the worker yields to these pages
-    FOREGROUND.publish = BusyBoard(shared / BOARD).writer(0)
     command = [sys.executable, "-m", "stratagate_plugin.cli.main", "serve", "--profile", "bench"]
-    command += ["--shared", str(shared)]
     role = f"worker:{kick_read}"
     children = Children(
         [Child("worker", [*command, "--child", role], (kick_read,), dict(os.environ))]
@@ -259,8 +254,6 @@ async def worker_apart(worker: str, kick_read: int) -> Any:
         yield
     finally:
         children.stop(grace_s=30)
-        FOREGROUND.publish = None
-        remove_folder(shared)
 
 
 async def measure_page(

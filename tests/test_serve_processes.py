@@ -20,6 +20,8 @@ import httpx
 import pytest
 from browser import App, start, stop
 
+from stratagate_plugin.core import shared_foreground
+
 WAIT_S = 90.0  # a loaded CI machine starts a Python process slowly
 SAME_ORIGIN = {"sec-fetch-site": "same-origin"}
 
@@ -73,6 +75,30 @@ def test_the_worker_process_derives_what_a_web_process_recorded(tmp_path: Path) 
         wait_for(lambda: blocks(app) == {"ready": 1}, "the worker derives the block")
     finally:
         stop(app)
+
+
+def test_the_worker_and_every_web_process_share_the_databases_board(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker yields to the web processes' requests through the database's board
+    (``core/shared_foreground.py``), so each of the three must hold a slot on one board."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    (tmp_path / "run").mkdir()
+    app = serving(tmp_path, "--processes", "2")
+    try:
+        family = {app.process.pid, *children(app, "web"), *children(app, "worker")}
+        wait_for(lambda: board_pids(tmp_path / "run") == family, "all three joined one board")
+    finally:
+        stop(app)
+
+
+def board_pids(run: Path) -> set[int] | None:
+    """The processes holding slots on the one board in the runtime folder ``run``."""
+    boards = list(run.glob("stratagate-*/*.busy"))
+    if len(boards) != 1:
+        return None
+    slots = shared_foreground.SLOT.iter_unpack(boards[0].read_bytes())
+    return {pid for pid, _, _ in slots if pid}
 
 
 def test_a_killed_worker_is_started_again_and_loses_nothing(tmp_path: Path) -> None:

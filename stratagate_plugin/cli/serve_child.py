@@ -21,7 +21,6 @@ from typing import Any
 
 import uvicorn
 
-from ..core.foreground import FOREGROUND
 from ..harness.pm import await_me_maybe
 from ..harness.profiles import load_profile
 from ..harness.runtime import Host
@@ -30,10 +29,9 @@ from ..web.shell.app import build_app
 from ..web.shell.security import GuardPolicy
 from .chat_command import chat_model
 from .common import settle_heap
-from .serve_processes import BusyBoard, lower_priority, parse_role
+from .serve_processes import lower_priority, parse_role
 
 MEMORY_PLUGIN = "stratagate-memory"
-BOARD = "busy"  # the busy board's file in the shared folder
 HANDOFF = "handoff"  # the one-time tokens' folder in it
 
 
@@ -111,11 +109,8 @@ async def serve_app(app: Any, listener: socket.socket, child: bool = False) -> N
 
 async def run_child(args: argparse.Namespace, policy: GuardPolicy) -> int:
     role, fds = parse_role(args.child)
-    board = BusyBoard(args.shared / BOARD) if args.shared is not None else None
     if role == "worker":
-        FOREGROUND.others = board.total if board is not None else None
         return await run_worker(args, fds[0])
-    FOREGROUND.publish = board.writer(fds[2]) if board is not None else None
     return await run_web(args, policy, fds[0], fds[1])
 
 

@@ -23,7 +23,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.foreground import FOREGROUND
 from ..harness.errors import HostError
 from ..harness.pm import await_me_maybe
 from ..harness.profiles import DEFAULT_PROFILE, load_profile
@@ -34,8 +33,8 @@ from ..web.shell.handoff import private_folder, remove_folder
 from ..web.shell.security import WILDCARD_BINDS, GuardPolicy, policy_for
 from .chat_command import chat_model
 from .common import add_db_option, database_location, plugin_database
-from .serve_child import BOARD, handoff_folder, run_child, serve_app
-from .serve_processes import CHILD_DATABASE, MAX_PROCESSES, BusyBoard, Children, spawn_children
+from .serve_child import handoff_folder, run_child, serve_app
+from .serve_processes import CHILD_DATABASE, MAX_PROCESSES, Children, spawn_children
 
 DEFAULT_PORT = 8377
 MAX_DEFAULT_PROCESSES = 4
@@ -118,13 +117,11 @@ async def run_parent(args: argparse.Namespace, policy: GuardPolicy) -> int:
     if args.worker == "process":
         MemoryRuntime.kick_pipe = kick_write
         os.set_blocking(kick_write, False)
-    args.shared = private_folder() if args.worker == "process" or args.processes > 1 else None
-    if args.worker == "process":
-        FOREGROUND.publish = BusyBoard(args.shared / BOARD).writer(0)
+    args.shared = private_folder() if args.processes > 1 else None
     try:
         return await serve_parent(args, policy, listener, kick_read, kick_write)
     finally:
-        MemoryRuntime.kick_pipe = FOREGROUND.publish = None
+        MemoryRuntime.kick_pipe = None
         if args.shared is not None:
             remove_folder(args.shared)
 

@@ -24,23 +24,20 @@ profile without the memory plugin has no worker to run) is left ended.
 import argparse
 import asyncio
 import contextlib
-import mmap
 import os
 import socket
-import struct
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 WORKER_NICENESS = 10
 SUPERVISE_EVERY_S = 0.25
 STOP_GRACE_S = 8.0
 MAX_RESTART_DELAY_S = 30.0
 STEADY_S = 60.0  # a child up this long has stopped dying: its next restart is immediate
-MAX_PROCESSES = 64  # the busy board's slots: one per web process
+MAX_PROCESSES = 64  # web processes at most (each takes a slot on the database's board)
 CHILD_DATABASE = "STRATAGATE_SERVE_DATABASE"  # serve's --db, as its children receive it
 
 
@@ -126,32 +123,6 @@ class Children:
         return [c.process.pid for c in self.children if c.role == role and c.process]
 
 
-class BusyBoard:
-    """Each web process's requests in flight, one slot each in a small shared-memory file:
-    the worker process yields to them (``core/foreground.py``) as to its own process's."""
-
-    def __init__(self, path: Path) -> None:
-        if not path.exists():
-            path.write_bytes(bytes(4 * MAX_PROCESSES))
-        fd = os.open(path, os.O_RDWR)
-        try:
-            self.map = mmap.mmap(fd, 4 * MAX_PROCESSES)
-        finally:
-            os.close(fd)
-
-    def writer(self, slot: int) -> Callable[[int], None]:
-        """What web process ``slot`` publishes its count with (reset to 0 now)."""
-
-        def publish(count: int) -> None:
-            struct.pack_into("i", self.map, 4 * slot, count)
-
-        publish(0)
-        return publish
-
-    def total(self) -> int:
-        return sum(struct.unpack_from(f"{MAX_PROCESSES}i", self.map))
-
-
 def describe(role: str) -> str:
     return "derivation worker process" if role == "worker" else "web process"
 
@@ -174,8 +145,8 @@ def spawn_children(
         children.append(
             Child("worker", child_command(args, f"worker:{kick_read}"), (kick_read,), env)
         )
-    for slot in range(1, args.processes):  # the parent's slot on the busy board is 0
-        web = f"web:{listener.fileno()}:{kick_write}:{slot}"
+    for _ in range(1, args.processes):
+        web = f"web:{listener.fileno()}:{kick_write}"
         children.append(
             Child("web", child_command(args, web), (listener.fileno(), kick_write), env)
         )
@@ -198,10 +169,9 @@ def child_command(args: argparse.Namespace, role: str) -> list[str]:
 
 
 def parse_role(role: str) -> tuple[str, list[int]]:
-    """``web:LISTEN:KICK:SLOT`` or ``worker:KICK``: the role, its inherited descriptors
-    (and a web process's slot on the busy board)."""
+    """``web:LISTEN:KICK`` or ``worker:KICK``: the role and its inherited descriptors."""
     name, *numbers = role.split(":")
-    if name not in ("web", "worker") or len(numbers) != (3 if name == "web" else 1):
+    if name not in ("web", "worker") or len(numbers) != (2 if name == "web" else 1):
         raise ValueError(f"not a serve child role: {role!r}")
     return name, [int(number) for number in numbers]
 

@@ -10,17 +10,16 @@ CPU; so a long stream slows the worker without starving it). With nothing in fli
 costs one loop turn, so no test races against a sleep. Imports nothing of the package (the
 web shell uses it).
 
-``serve`` runs its worker in a process of its own: each web process then ``publish``es its
-count (to a board the processes share) and the worker's ``others`` reads their sum, so it
-yields to their requests as it yielded to its own process's (the same bounded wait).
-Processes that open one database each on their own (an MCP server per client) share a
-board the same way, ``shared_foreground.py``: the runtime adds it to ``boards``.
+Other processes on the same database (``serve``'s web processes beside its worker
+process, an MCP server per client) share a board, ``shared_foreground.py``: each shows its
+count there and a worker yields to theirs as to its own process's (the same bounded wait).
+The plugin's runtime adds the board to ``boards``.
 """
 
 import asyncio
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
@@ -44,8 +43,6 @@ class Foreground:
     def __init__(self) -> None:
         self.busy = 0
         self._waiters: list[asyncio.Future[None]] = []
-        self.publish: Callable[[int], None] | None = None  # this process's count, shared
-        self.others: Callable[[], int] | None = None  # the other processes' requests
         self.boards: list[Board] = []  # shared with other processes on the same database
         self._resumed: weakref.WeakKeyDictionary[asyncio.Task[object], float] = (
             weakref.WeakKeyDictionary()
@@ -116,14 +113,11 @@ class Foreground:
         return self.busy > 0 or self._others_busy() > 0
 
     def _show(self, count: int) -> None:
-        if self.publish is not None:
-            self.publish(count)
         for board in self.boards:
             board.publish(count)
 
     def _others_busy(self) -> int:
-        total = self.others() if self.others is not None else 0
-        return total + sum(board.others() for board in self.boards)
+        return sum(board.others() for board in self.boards)
 
     def _wake_all(self) -> None:
         waiters, self._waiters = self._waiters, []
