@@ -185,7 +185,8 @@ def _parameters(text: str) -> tuple[str, tuple[tuple[int, str | None], ...]]:
 
 def _full_text(text: str) -> str:
     """FTS5's tables are the schema's search tables (``rowid`` their key, ``MATCH`` a
-    tsquery over the ``simple`` tsvector, ``rank`` ``ts_rank`` best first), and an FTS5
+    tsquery over the ``simple`` tsvector, ``rank`` ``ts_rank`` best first, ties by key as
+    FTS5's sorter leaves them: the same rows in the same order every time), and an FTS5
     table's ``_content`` (aliased; ``id``, ``c0``) is its search table (key, ``tokens``)."""
     content = _CONTENT.search(text)
     if content:
@@ -207,7 +208,7 @@ def _full_text(text: str) -> str:
         )
         if alias:
             text = re.sub(rf"\b{alias}\.rowid\b", f"{alias}.{key}", text)
-            rank = f"ts_rank({alias}.terms, to_tsquery('simple', {FTS_AGAIN})) DESC"
+            rank = f"ts_rank({alias}.terms, to_tsquery('simple', {FTS_AGAIN})) DESC, {alias}.{key}"
             text = re.sub(rf"\b{alias}\.rank\b", rank, text)
         if len({m.group(1).lower() for m in found}) == 1:
             text = re.sub(r"(?<![.\w])rowid\b", key, text)
