@@ -51,6 +51,7 @@ _TESTS = itertools.count(1)
 BOTH_BY_DESIGN: dict[str, str] = {
     "storage_contract": "the storage contract's suite runs each file on both backends",
     "test_db_copy.py": "copies between a SQLite file and a PostgreSQL database, both ways",
+    "test_message_rank.py": "compares a SQLite file's FTS5 with its copy on the private server",
     "test_pg_db.py": "PostgreSQL's unit of work on the private server, in either pass",
     "test_pg_doctor.py": "doctor on SQLite and on the private server, in either pass",
     "test_pg_schema.py": "the two schemas side by side, in either pass",

@@ -30,7 +30,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -198,19 +198,22 @@ def ranked_pks(
     score, owner = np.zeros(len(pks)), np.full(len(pks), -1)
     for found in (postings[phrase] for phrase in phrases if len(postings[phrase])):
         at = np.searchsorted(pks, found[:, 0])
-        score[at] += _bm25(found, n_rows, avgdl)
+        score[at] += fts5_bm25(found[:, 1], found[:, 2], n_rows, len(found), avgdl)
         owner[at] = found[:, 3]
     order = np.lexsort((pks, -score))
     pks, owner = pks[order], owner[order]
     return {pool: pks[owner == n].tolist() for n, pool in enumerate(pools)}
 
 
-def _bm25(found: npt.NDArray[np.int64], n_rows: int, avgdl: float) -> npt.NDArray[np.float64]:
+def fts5_bm25(
+    counts: npt.NDArray[Any], lengths: npt.NDArray[Any], n_rows: int, n_hit: int, avgdl: float
+) -> npt.NDArray[np.float64]:
     """One phrase's term of FTS5's bm25 for each row holding it (``fts5Bm25Function``:
-    ``idf * tf(k1+1) / (tf + k1(1-b+bD/avgdl))``, the same operations in the same order)."""
-    idf = math.log((n_rows - len(found) + 0.5) / (len(found) + 0.5))
+    ``idf * tf(k1+1) / (tf + k1(1-b+bD/avgdl))``, the same operations in the same order),
+    ``n_hit`` the rows of the whole table that hold it."""
+    idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
     idf = idf if idf > 0.0 else FTS5_MIN_IDF
-    tf, length = found[:, 1].astype(np.float64), found[:, 2].astype(np.float64)
+    tf, length = counts.astype(np.float64), lengths.astype(np.float64)
     return idf * (
         (tf * (FTS5_K1 + 1.0)) / (tf + FTS5_K1 * ((1 - FTS5_B) + FTS5_B * length / avgdl))
     )
