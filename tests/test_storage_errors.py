@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from stratagate_plugin.cli.main import main
-from stratagate_plugin.core.errors import StorageError
+from stratagate_plugin.core.errors import StorageError, StrataGateError
 from stratagate_plugin.core.store import Database, db
 
 pytestmark = pytest.mark.sqlite_only(
@@ -91,6 +91,20 @@ def _as_unprivileged() -> list[str]:
     if setpriv is None:
         pytest.skip("root without setpriv cannot drop capabilities here")
     return [setpriv, f"--bounding-set={ROOT_OVERRIDES}", f"--inh-caps={ROOT_OVERRIDES}"]
+
+
+def test_a_server_url_is_not_opened_as_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Database`` is SQLite's: given a server's URL it would make a file (a folder named
+    ``postgresql:``) in the current one. It refuses, without the password."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StrataGateError) as refused:
+        Database("postgresql://mara:secret@db.example.org/memory")
+    message = str(refused.value)
+    assert "\n" not in message and "secret" not in message
+    assert "StrataGate.open" in message and "postgresql://mara:***@db.example.org" in message
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_read_only_database_can_be_read_and_a_write_is_one_line(tmp_path: Path) -> None:

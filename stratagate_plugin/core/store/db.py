@@ -37,6 +37,7 @@ from .checkpoint import WRITER_SAFETY_NET_PAGES, Checkpointer
 from .migrations import migrate
 from .readers import ReaderPool
 from .search_index import register_functions
+from .units import is_database_url, shown_location
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -70,7 +71,12 @@ class Database:
         ``events``: the events capability's rules, for the stored search documents of an
         index rebuilt at open (without them it stores none, and search tokenises).
         ``readers``: read-only connections (default ``reader_count()``). ``on_rebuild``:
-        told when an index is rebuilt at open (default: the process's, ``rebuilds``)."""
+        told when an index is rebuilt at open (default: the process's, ``rebuilds``).
+        A server's URL is refused: as a path it would make a SQLite file of that name."""
+        if is_database_url(path):
+            raise StrataGateError(
+                f"{shown_location(path)} is a server: open it with StrataGate.open, not as a file"
+            )
         self.path = Path(path)
         self.events = events
         self.backups = backups
