@@ -193,16 +193,41 @@ def ranked_pks(
     held = [found for found in postings.values() if len(found)]
     if totals is None or not held:
         return {pool: [] for pool in pools}
-    n_rows, avgdl = totals[0], float(totals[1]) / float(totals[0])
-    pks = np.unique(np.concatenate([found[:, 0] for found in held]))
-    score, owner = np.zeros(len(pks)), np.full(len(pks), -1)
-    for found in (postings[phrase] for phrase in phrases if len(postings[phrase])):
-        at = np.searchsorted(pks, found[:, 0])
-        score[at] += fts5_bm25(found[:, 1], found[:, 2], n_rows, len(found), avgdl)
+    ordered = [postings[phrase] for phrase in phrases if len(postings[phrase])]
+    phrase_rows = [Phrase(f[:, 0], f[:, 1], f[:, 2], len(f)) for f in ordered]
+    pks, score, places = fts5_scored(phrase_rows, totals[0], totals[1])
+    owner = np.full(len(pks), -1)
+    for found, at in zip(ordered, places, strict=True):
         owner[at] = found[:, 3]
     order = np.lexsort((pks, -score))
     pks, owner = pks[order], owner[order]
     return {pool: pks[owner == n].tolist() for n, pool in enumerate(pools)}
+
+
+class Phrase(NamedTuple):
+    """One MATCH phrase's rows: their keys, its count and their lengths in each, and the
+    rows of the whole table that hold it."""
+
+    rows: npt.NDArray[Any]
+    counts: npt.NDArray[Any]
+    lengths: npt.NDArray[Any]
+    n_hit: int
+
+
+def fts5_scored(
+    phrases: Sequence[Phrase], n_rows: int, n_tokens: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], list[npt.NDArray[np.intp]]]:
+    """(the rows holding any phrase, ascending; their FTS5 bm25, summed phrase by phrase in
+    the MATCH's order as FTS5 sums it; where each phrase's rows sit among them)."""
+    avgdl = float(n_tokens) / float(n_rows)
+    rows = np.unique(np.concatenate([p.rows.astype(np.int64) for p in phrases]))
+    score = np.zeros(len(rows))
+    places = []
+    for phrase in phrases:
+        at = np.searchsorted(rows, phrase.rows)
+        score[at] += fts5_bm25(phrase.counts, phrase.lengths, n_rows, phrase.n_hit, avgdl)
+        places.append(at)
+    return rows, score, places
 
 
 def fts5_bm25(

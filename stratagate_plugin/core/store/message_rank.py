@@ -6,8 +6,9 @@ most of the search at 500k messages. The message impact index (``term_index``) h
 its bm25 reads: each term's postings in the space (count, message length), the messages
 holding it in every space (``term_counts``, summed) and the table's totals
 (``message_index_stats``), written in the same transactions as the FTS rows. So the same
-ranking is computed in bulk, with FTS5's arithmetic in its order (``fts5_bm25``), and ties
-go to the lower rowid as FTS5's sorter leaves them: the same messages in the same order.
+ranking is computed in bulk, with FTS5's arithmetic in its order (``fts5_scored``, shared
+with the event index), and ties go to the lower rowid as FTS5's sorter leaves them: the
+same messages in the same order.
 On PostgreSQL this replaces ``ts_rank``, so both backends find the same candidates.
 
 Exact or nothing: where the index cut a count or a length (``LENGTH_CAP``), ``None``, and
@@ -22,7 +23,7 @@ import numpy as np
 
 from ..retrieval.storage import LENGTH_CAP
 from . import term_index
-from .event_term_index import fts5_bm25
+from .event_term_index import Phrase, fts5_scored
 
 
 def ranked_rowids(
@@ -41,13 +42,12 @@ def ranked_rowids(
     n_rows, n_tokens, n_hits = _statistics(raw, phrases)
     if n_rows <= 0:
         return None
-    avgdl = float(n_tokens) / float(n_rows)
-    rowids = np.unique(np.concatenate([p.rowids.astype(np.int64) for p in held]))
-    score = np.zeros(len(rowids))
-    for phrase in (phrase for phrase in phrases if phrase in found):
-        posted = found[phrase]
-        at = np.searchsorted(rowids, posted.rowids)
-        score[at] += fts5_bm25(posted.counts, posted.lengths, n_rows, n_hits[phrase], avgdl)
+    scored = [
+        Phrase(found[p].rowids, found[p].counts, found[p].lengths, n_hits[p])
+        for p in phrases
+        if p in found
+    ]
+    rowids, score, _ = fts5_scored(scored, n_rows, n_tokens)
     order = np.lexsort((rowids, -score))[:cap]
     return [int(rowid) for rowid in rowids[order]]
 
