@@ -25,7 +25,7 @@ from stratagate_plugin.core.events.ranking import (
 )
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.retrieval.bm25 import bm25_rank
-from stratagate_plugin.core.store import event_rows, event_search_rows, search_index
+from stratagate_plugin.core.store import event_documents, event_rows, search_index
 from stratagate_plugin.core.text.search_terms import fts_match_any, query_tokens
 
 
@@ -400,10 +400,10 @@ async def test_stored_counts_read_alike_for_few_and_many_asked_tokens(
     await store(memory, card("evt_a", "kiln glaze", "ash kiln"), card("evt_b", "oven"))
     rows = plain.execute("SELECT * FROM events ORDER BY pk").fetchall()
     few = query_tokens("kiln oven zebra")
-    many = few + [f"w:pad{i}" for i in range(event_search_rows.EXTRACT_TOKENS)]
+    many = few + [f"w:pad{i}" for i in range(event_documents.EXTRACT_TOKENS)]
     version = EVENT_RULES.document_version
-    extracted = event_search_rows.stored_documents(plain, rows, few, version)
-    walked = event_search_rows.stored_documents(plain, rows, many, version)
+    extracted = event_documents.stored_documents(plain, rows, few, version)
+    walked = event_documents.stored_documents(plain, rows, many, version)
     kiln, oven, _ = few
     assert extracted == walked
     assert set(extracted["evt_a"][0]) == {kiln} and set(extracted["evt_b"][0]) == {oven}

@@ -11,15 +11,15 @@ the same ranking. Structured-filter candidates are found by a light column scan.
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import groupby, islice
+from itertools import islice
 from typing import Any
 
-from ..events.storage import Document, FieldCheck
+from ..events.storage import FieldCheck
 from ..records import Message
 from ..text.search_terms import tokenize
 from . import event_term_index
 from .rows import message_from_row
-from .search_index import Prefilter, document_stamp, event_row_text, prefilter
+from .search_index import Prefilter, event_row_text, prefilter
 from .units import has_table, on_postgres
 
 _VISIBLE = "e.status IN ('active', 'superseded')"
@@ -144,95 +144,6 @@ def _best_per_pool(
             if all(len(found) == cap for found in best.values()):
                 break
     return best
-
-
-EXTRACT_TOKENS = 16
-"""Up to this many asked tokens, each is one ``json_extract`` of a stored document (~0.5 µs
-a token); above it (a recall query's dozens), one ``json_each`` walk of all its keys
-(~14 µs a document) is cheaper. Both read the same counts."""
-
-
-def stored_documents(
-    raw: sqlite3.Connection, rows: Sequence[sqlite3.Row], tokens: Sequence[str], version: int
-) -> dict[str, Document]:
-    """Stored BM25 documents of these rows, by id, counting only ``tokens`` (all BM25 reads).
-
-    Stale or missing documents (an older ``updated_at``, another document ``version``) are
-    left out; the caller tokenises those.
-    """
-    stamps = {
-        int(row["pk"]): (row["id"], document_stamp(row["updated_at"], version)) for row in rows
-    }
-    wanted = sorted(set(tokens))
-    if on_postgres(raw):
-        read = _parsed_counts
-    else:
-        read = _extracted_counts if len(wanted) <= EXTRACT_TOKENS else _walked_counts
-    found: dict[str, Document] = {}
-    pks = list(stamps)
-    for start in range(0, len(pks), 500):
-        for pk, stamp, length, counts in read(raw, pks[start : start + 500], wanted):
-            event_id, current = stamps[pk]
-            if stamp == current:
-                found[event_id] = (counts, int(length))
-    return found
-
-
-StoredCounts = Iterator[tuple[int, str, int, dict[str, int]]]
-"""(pk, stamp, length, the asked tokens' counts) of each stored document, by pk."""
-
-
-def _extracted_counts(
-    raw: sqlite3.Connection, pks: Sequence[int], wanted: list[str]
-) -> StoredCounts:
-    """One ``json_extract`` per token (a token is word characters and a prefix: a safe key)."""
-    columns = ", ".join(["pk", "stamp", "length", *["json_extract(counts_json, ?)"] * len(wanted)])
-    rows = raw.execute(
-        f"SELECT {columns} FROM event_documents "
-        "WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY pk",
-        (*[f'$."{token}"' for token in wanted], json.dumps(list(pks))),
-    )
-    for pk, stamp, length, *counts in rows:
-        counted = zip(wanted, counts, strict=True)
-        yield pk, stamp, length, {token: int(n) for token, n in counted if n is not None}
-
-
-def _walked_counts(raw: sqlite3.Connection, pks: Sequence[int], wanted: list[str]) -> StoredCounts:
-    """Each document's keys walked once, the asked ones kept."""
-    rows = raw.execute(
-        "SELECT d.pk, d.stamp, d.length, c.key, c.value FROM event_documents d "
-        "LEFT JOIN json_each(d.counts_json) c ON c.key IN (SELECT value FROM json_each(?)) "
-        "WHERE d.pk IN (SELECT value FROM json_each(?)) ORDER BY d.pk, c.id",
-        (json.dumps(wanted), json.dumps(list(pks))),
-    )
-    for (pk, stamp, length), keys in groupby(rows, key=lambda row: (row[0], row[1], row[2])):
-        counts = {token: int(n) for _, _, _, token, n in keys if token is not None}
-        yield pk, stamp, length, counts
-
-
-def _parsed_counts(raw: sqlite3.Connection, pks: Sequence[int], wanted: list[str]) -> StoredCounts:
-    """Each document's JSON parsed here, once: PostgreSQL parsed the text column again for
-    every asked token (``::jsonb #>``) or expanded every key (``json_each``), 5–9 ms a
-    recall's ~200 documents where ``json.loads`` takes ~1 ms."""
-    rows = raw.execute(
-        "SELECT pk, stamp, length, counts_json FROM event_documents "
-        "WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY pk",
-        (json.dumps(list(pks)),),
-    )
-    for pk, stamp, length, text in rows:
-        stored = _json_object(text)
-        counts = {token: int(stored[token]) for token in wanted if token in stored}
-        yield pk, stamp, length, counts
-
-
-def _json_object(text: str | None) -> dict[str, Any]:
-    """A stored counts document, or nothing (as ``json_each`` skips one that is not an
-    object)."""
-    try:
-        found = json.loads(text or "{}")
-    except ValueError:
-        return {}
-    return found if isinstance(found, dict) else {}
 
 
 def rows_by_pk(

@@ -17,6 +17,7 @@ from ...retrieval.storage import RetrievalStorage
 from ...spaces.storage import SpacesStorage
 from ...timeline.storage import TimelineStorage
 from ...topics.storage import TopicsStorage
+from ..event_documents import ParsedDocuments
 from ..units import UnitDatabase
 from .blocks import SqliteBlocksStorage
 from .curation import SqliteCurationStorage
@@ -46,7 +47,8 @@ class SqliteStorage:
         self.timeline: TimelineStorage = SqliteTimelineStorage(db)
         self.spaces: SpacesStorage = SqliteSpacesStorage(db)
         self.blocks: BlocksStorage = SqliteBlocksStorage(db)
-        self.events: EventsStorage = SqliteEventsStorage(db, events)
+        documents = ParsedDocuments()  # one per database: searches fill it, purges empty it
+        self.events: EventsStorage = SqliteEventsStorage(db, events, documents)
         self.retrieval: RetrievalStorage = SqliteRetrievalStorage(db, events)
         self.gate: GateStorage = SqliteGateStorage(db)
         self.profile: ProfileStorage = SqliteProfileStorage(db)
@@ -56,9 +58,9 @@ class SqliteStorage:
         self.remember: RememberStorage = SqliteRememberStorage(db, events)
         self.imports: ImportsStorage = SqliteImportsStorage(db, events)
         self.curation: CurationStorage = SqliteCurationStorage(db, events)
-        self.purge: PurgeStorage = SqlitePurgeStorage(db, events)
+        self.purge: PurgeStorage = SqlitePurgeStorage(db, events, documents)
         if getattr(db, "backend", "sqlite") == "postgresql":  # its files are the server's
             from ..postgres.purge import PostgresPurgeStorage  # psycopg only when asked for
 
-            self.purge = PostgresPurgeStorage(db, events)
+            self.purge = PostgresPurgeStorage(db, events, documents)
         self.overview: OverviewStorage = SqliteOverviewStorage(db)

@@ -22,6 +22,7 @@ from ...events.storage import (
 from ...records import Message
 from .. import event_rows
 from .. import event_search_rows as rows
+from ..event_documents import ParsedDocuments, stored_documents
 from ..search_index import document_fields
 from ..units import UnitDatabase
 
@@ -32,12 +33,15 @@ class SqliteEventsReader:
     """``EventsReader`` over the connection of one ``Database`` unit (a read, or another
     capability's write that compares with what search finds)."""
 
-    def __init__(self, raw: sqlite3.Connection, rules: EventRules) -> None:
+    def __init__(
+        self, raw: sqlite3.Connection, rules: EventRules, documents: ParsedDocuments | None = None
+    ) -> None:
         self.raw = raw
         self.rules = rules
+        self.documents = documents
 
     def candidates(self, space: str, query: CandidateQuery) -> SearchCandidates:
-        return _candidates(self.raw, space, query, self.rules.document_version)
+        return _candidates(self.raw, space, query, self.rules.document_version, self.documents)
 
     def links(self, space: str, event_ids: Sequence[str]) -> dict[str, str | None]:
         found = event_rows.visible_rows(self.raw, space, event_ids)
@@ -48,12 +52,17 @@ class SqliteEventsReader:
 
 
 class SqliteEventsStorage:
-    def __init__(self, db: UnitDatabase, rules: EventRules) -> None:
+    def __init__(
+        self, db: UnitDatabase, rules: EventRules, documents: ParsedDocuments | None = None
+    ) -> None:
         self.db = db
         self.rules = rules
+        self.documents = documents if documents is not None else ParsedDocuments()
 
     async def read(self, work: Callable[[EventsReader], T]) -> T:
-        return await self.db.read(lambda raw: work(SqliteEventsReader(raw, self.rules)))
+        return await self.db.read(
+            lambda raw: work(SqliteEventsReader(raw, self.rules, self.documents))
+        )
 
     async def stamp_retrieved(self, event_ids: Sequence[str], now: str) -> None:
         await self.db.write(lambda raw: rows.stamp_retrieved(raw, event_ids, now))
@@ -83,20 +92,24 @@ class SqliteEventsStorage:
 
 
 def _candidates(
-    raw: sqlite3.Connection, space: str, query: CandidateQuery, version: int
+    raw: sqlite3.Connection,
+    space: str,
+    query: CandidateQuery,
+    version: int,
+    documents: ParsedDocuments | None,
 ) -> SearchCandidates:
     """``EventsReader.candidates``: stored documents of ``version`` only; the current turn
     only where cards are asked for (a plain query's ranking needs none)."""
     unique = list({row["id"]: row for row in _candidate_rows(raw, space, query)}.values())
     tokens = query.tokens
-    documents = rows.stored_documents(raw, unique, tokens, version) if tokens else {}
+    stored = stored_documents(raw, unique, tokens, version, documents) if tokens else {}
     cards: Sequence[EventCard | None] = (
         event_rows.events_from_rows(raw, unique) if query.with_cards else [None] * len(unique)
     )
     if not query.with_cards:  # narrow rows: whole ones only where fields must be tokenised
-        unique = _whole_where_undocumented(raw, unique, documents)
+        unique = _whole_where_undocumented(raw, unique, stored)
     found = [
-        _candidate(row, documents.get(row["id"]), card, need_fields=not query.with_cards)
+        _candidate(row, stored.get(row["id"]), card, need_fields=not query.with_cards)
         for row, card in zip(unique, cards, strict=True)
     ]
     turn = rows.current_turn(raw, space) if query.with_cards else 0

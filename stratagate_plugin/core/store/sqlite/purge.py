@@ -27,14 +27,21 @@ from .. import curation_rows, event_rows
 from .. import purge_files as files
 from .. import purge_rows as rows
 from .. import space_purge_rows as space_rows
+from ..event_documents import ParsedDocuments
 from ..units import UnitDatabase
 from .topics import SqliteTopicsTransaction
 
 
 class SqlitePurgeStorage:
-    def __init__(self, db: UnitDatabase, events: EventRules) -> None:
+    """``documents``: the events' parsed documents of this process, emptied by every erase
+    (a purged word's counts leave memory with it)."""
+
+    def __init__(
+        self, db: UnitDatabase, events: EventRules, documents: ParsedDocuments | None = None
+    ) -> None:
         self.db = db
         self.events = events
+        self.documents = documents if documents is not None else ParsedDocuments()
 
     async def event_card(self, event_id: str) -> EventCard:
         return await self.db.read(lambda raw: event_rows.get_event(raw, event_id))
@@ -68,7 +75,10 @@ class SqlitePurgeStorage:
             erased = rows.erase_words(raw, words, fresh, now, rederive)
             return _receipted(raw, receipt(fresh, erased), iso(now)), erased
 
-        return await self.db.write(unit)
+        try:
+            return await self.db.write(unit)
+        finally:
+            self.documents.forget_all()
 
     async def leftovers(self, words: Words) -> dict[str, int]:
         """On the writer: the check reads the index through temp ``fts5vocab`` tables, which
@@ -139,7 +149,10 @@ class SqlitePurgeStorage:
             deleted = space_rows.delete_space(raw, space)
             return _receipted(raw, receipt(deleted), now), deleted
 
-        return await self.db.write(unit)
+        try:
+            return await self.db.write(unit)
+        finally:
+            self.documents.forget_all()
 
     async def actions(self, limit: int) -> list[MemoryAction]:
         return await self.db.read(lambda raw: curation_rows.list_actions(raw, limit=limit))
