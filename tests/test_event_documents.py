@@ -1,6 +1,6 @@
-"""Stored event documents read through the process's parsed-documents cache give exactly what
-a fresh read gives, after every write path and when a row is rewritten under the same stamp;
-a purge empties the cache."""
+"""Stored event documents read through the process's parsed-documents cache (a query of many
+terms, as recall's) give exactly what a fresh read gives, after every write path and when a
+row is rewritten under the same stamp; a purge empties the cache."""
 
 import sqlite3
 from pathlib import Path
@@ -65,9 +65,10 @@ async def test_a_document_rewritten_under_the_same_stamp_is_parsed_again(
     await memory.blocks.append_turn("ns", "t", user="hello")
     await memory.remember.save("ns", "t", "Ana glazes the kiln pots on Fridays")
     cache = ParsedDocuments()
-    tokens = query_tokens("kiln pots ferry")
-    kiln, pots, ferry = tokens
+    kiln, pots, ferry = asked = query_tokens("kiln pots ferry")
+    tokens = asked + [f"w:pad{i}" for i in range(event_documents.EXTRACT_TOKENS)]
     before, _ = await _read_both(memory, cache, tokens)
+    assert len(cache) == 1
     [(event_id, (counts, _length))] = before.items()
     assert set(counts) == {kiln, pots}
 
@@ -91,9 +92,12 @@ async def test_searches_fill_the_engine_cache_and_a_purge_empties_it(
     await memory.remember.save("ns", "t", "Ana glazes the kiln pots on Fridays in Lisbon")
     await memory.remember.save("ns", "t", "The ferry to Lisbon leaves at nine")
     cache = _engine_cache(memory)
-    first = await memory.events.search("ns", "Lisbon kiln")
+    few = await memory.events.search("ns", "Lisbon kiln")
+    assert len(few) == 2 and len(cache) == 0  # a few words: SQL extracts their counts
+    long = "Lisbon kiln " + " ".join(f"word{n}" for n in range(event_documents.EXTRACT_TOKENS))
+    first = await memory.events.search("ns", long)
     assert len(cache) == 2
-    again = await memory.events.search("ns", "Lisbon kiln")
+    again = await memory.events.search("ns", long)
     assert [(hit.card.id, hit.rank_score) for hit in again] == [
         (hit.card.id, hit.rank_score) for hit in first
     ]

@@ -3,10 +3,13 @@ JSON parsed once per process.
 
 Automatic recall asks with the conversation's last turns, so consecutive calls rank mostly
 the same candidates (96% of a recall's documents had been read by an earlier call in the
-search-scale run), and walking each one's JSON in SQL cost ~2.3 ms a recall where reading
-the texts costs ~0.5. With a ``ParsedDocuments`` the texts are read and each is parsed
-once, kept by its text: a kept parse is used only for the very text the table holds now,
-so it cannot differ from parsing it again, whatever wrote the row and whenever.
+search-scale run), and walking each one's JSON in SQL for its dozens of terms cost ~2.3 ms
+a recall where reading the texts costs ~0.5. For such queries, with a ``ParsedDocuments``,
+the texts are read and each is parsed once, kept by its text: a kept parse is used only for
+the very text the table holds now, so it cannot differ from parsing it again, whatever
+wrote the row and whenever. A search of a few words keeps ``json_extract`` (~0.5 µs a
+term), cheaper than parsing a document that missed, and its candidates recur less (a third
+of them in the same run).
 
 The cache is bounded (least recently used out first) and holds stored counts documents
 (terms and numbers, never an event's own text). A purge in this process empties it
@@ -106,15 +109,17 @@ def stored_documents(
     """Stored BM25 documents of these rows, by id, counting only ``tokens`` (all BM25 reads).
 
     Stale or missing documents (an older ``updated_at``, another document ``version``) are
-    left out; the caller tokenises those. With a ``cache`` (either backend), each text is
-    parsed once and kept; without, SQL extracts the counts (SQLite) or Python parses them.
+    left out; the caller tokenises those. A query of many tokens (a recall's) reads through
+    ``cache`` when given (either backend): each text parsed once and kept. Otherwise SQL
+    extracts the few asked counts (SQLite: cheaper than parsing a document that missed)
+    or Python parses them (PostgreSQL).
     """
     stamps = {
         int(row["pk"]): (row["id"], document_stamp(row["updated_at"], version)) for row in rows
     }
     wanted = sorted(set(tokens))
     read: Callable[[sqlite3.Connection, Sequence[int], list[str]], StoredCounts]
-    if cache is not None:
+    if cache is not None and len(wanted) > EXTRACT_TOKENS:
         read = partial(_through_cache, cache=cache)
     elif on_postgres(raw):
         read = _parsed_counts
