@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from webapp import worker_on_request
 
 from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.llm.base import ScriptedModel
@@ -231,7 +232,8 @@ async def test_ready_blocks_replace_their_native_turns(tmp_path: Path) -> None:
     async with make_host(tmp_path / "m.db", tmp_path) as host:
         for fact, reply in zip(facts, replies, strict=True):
             await turn(host, ScriptedChatModel.of(reply), fact)
-        await runtime_of(host).memory.derivation.process_pending()
+        runtime = await worker_on_request(host)  # no pass of its own beside the test's
+        await runtime.memory.derivation.process_pending()
         model = ScriptedChatModel.of("ok")
         await turn(host, model, "What did we plan?")
     sent = [m for m in model.requests[0].messages if m.role != "system"]
