@@ -47,22 +47,18 @@ class ParsedDocuments:
 
     def parse_all(self, texts: Sequence[str | None]) -> list[dict[str, int]]:
         """Each text's counts, parsed here only when no kept parse of that text exists."""
+        keys = [text or "" for text in texts]
         with self._lock:
-            found = [self._take(text or "") for text in texts]
-        fresh = {
-            text or "": parsed_counts(text)
-            for text, parsed in zip(texts, found, strict=True)
-            if parsed is None
-        }
+            found = [self._take(key) for key in keys]
+        missed = [key for key, parsed in zip(keys, found, strict=True) if parsed is None]
+        fresh = {key: parsed_counts(key) for key in missed}
         if fresh:
             with self._lock:
                 self._parsed.update(fresh)
                 while len(self._parsed) > self.capacity:
                     self._parsed.popitem(last=False)
-        return [
-            parsed if parsed is not None else fresh[text or ""]
-            for text, parsed in zip(texts, found, strict=True)
-        ]
+        pairs = zip(keys, found, strict=True)
+        return [fresh[key] if parsed is None else parsed for key, parsed in pairs]
 
     def _take(self, text: str) -> dict[str, int] | None:
         parsed = self._parsed.get(text)
@@ -97,6 +93,12 @@ a token); above it (a recall query's dozens), one ``json_each`` walk of all its 
 
 StoredCounts = Iterator[tuple[int, str, int, dict[str, int]]]
 """(pk, stamp, length, the asked tokens' counts) of each stored document, by pk."""
+
+_TEXTS = (
+    "SELECT pk, stamp, length, counts_json FROM event_documents "
+    "WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY pk"
+)
+"""The stored documents' texts, parsed in Python (through the cache, or on PostgreSQL)."""
 
 
 def stored_documents(
@@ -139,11 +141,7 @@ def _through_cache(
     raw: sqlite3.Connection, pks: Sequence[int], wanted: list[str], *, cache: ParsedDocuments
 ) -> StoredCounts:
     """Each stored document's text read, its parse taken from ``cache`` or made and kept."""
-    rows = raw.execute(
-        "SELECT pk, stamp, length, counts_json FROM event_documents "
-        "WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY pk",
-        (json.dumps(list(pks)),),
-    ).fetchall()
+    rows = raw.execute(_TEXTS, (json.dumps(list(pks)),)).fetchall()
     parsed = cache.parse_all([row[3] for row in rows])
     asked = set(wanted)
     for (pk, stamp, length, _), counts in zip(rows, parsed, strict=True):
@@ -190,12 +188,7 @@ def _parsed_counts(raw: sqlite3.Connection, pks: Sequence[int], wanted: list[str
     """Each document's JSON parsed here, once: PostgreSQL parsed the text column again for
     every asked token (``::jsonb #>``) or expanded every key (``json_each``), 5–9 ms a
     recall's ~200 documents where ``json.loads`` takes ~1 ms."""
-    rows = raw.execute(
-        "SELECT pk, stamp, length, counts_json FROM event_documents "
-        "WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY pk",
-        (json.dumps(list(pks)),),
-    )
-    for pk, stamp, length, text in rows:
+    for pk, stamp, length, text in raw.execute(_TEXTS, (json.dumps(list(pks)),)):
         stored = _json_object(text)
         counts = {token: int(stored[token]) for token in wanted if token in stored}
         yield pk, stamp, length, counts

@@ -52,12 +52,10 @@ class SqliteEventsReader:
 
 
 class SqliteEventsStorage:
-    def __init__(
-        self, db: UnitDatabase, rules: EventRules, documents: ParsedDocuments | None = None
-    ) -> None:
+    def __init__(self, db: UnitDatabase, rules: EventRules, documents: ParsedDocuments) -> None:
         self.db = db
         self.rules = rules
-        self.documents = documents if documents is not None else ParsedDocuments()
+        self.documents = documents
 
     async def read(self, work: Callable[[EventsReader], T]) -> T:
         return await self.db.read(

@@ -36,12 +36,10 @@ class SqlitePurgeStorage:
     """``documents``: the events' parsed documents of this process, emptied by every erase
     (a purged word's counts leave memory with it)."""
 
-    def __init__(
-        self, db: UnitDatabase, events: EventRules, documents: ParsedDocuments | None = None
-    ) -> None:
+    def __init__(self, db: UnitDatabase, events: EventRules, documents: ParsedDocuments) -> None:
         self.db = db
         self.events = events
-        self.documents = documents if documents is not None else ParsedDocuments()
+        self.documents = documents
 
     async def event_card(self, event_id: str) -> EventCard:
         return await self.db.read(lambda raw: event_rows.get_event(raw, event_id))
