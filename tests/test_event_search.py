@@ -252,6 +252,7 @@ async def test_search_stamps_retrieval_but_never_reinforces(
     hits = await memory.events.search("ns", "kiln")
     assert [h.card.id for h in hits] == ["evt_a"]
     assert counters(plain) == before
+    await memory.events.stamps.flush()
     stamped = dict(plain.execute("SELECT id, last_retrieved_at FROM events").fetchall())
     assert stamped["evt_a"] is not None and stamped["evt_b"] is None
 
@@ -263,6 +264,7 @@ async def test_untracked_and_unmatched_searches_stamp_nothing(
     await store(memory, card("evt_a", "kiln"))
     assert await memory.events.search("ns", "zebra") == []
     assert len(await memory.events.search("ns", "kiln", track_retrieval=False)) == 1
+    await memory.events.stamps.flush()
     assert plain.execute("SELECT last_retrieved_at FROM events").fetchone()[0] is None
 
 

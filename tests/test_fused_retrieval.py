@@ -92,6 +92,7 @@ async def test_retrieve_never_reinforces_or_stamps_events(
     columns = "SELECT id, mention_count, last_adopted_turn, last_retrieved_at FROM events"
     before = [tuple(row) for row in plain.execute(columns)]
     assert await memory.retrieval.retrieve(NS, "pottery kiln")
+    await memory.events.stamps.flush()
     assert [tuple(row) for row in plain.execute(columns)] == before
 
 

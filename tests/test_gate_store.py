@@ -679,5 +679,6 @@ async def test_a_loop_of_a_thousand_searches_changes_no_adoption_counter(
             await memory.retrieval.auto_context(NS, "another-thread", "event summary")
     assert hits >= 3000
     assert counters(plain) == before
+    await memory.events.stamps.flush()
     stamped = plain.execute("SELECT COUNT(*) FROM events WHERE last_retrieved_at IS NOT NULL")
     assert stamped.fetchone()[0] == 3  # searches record retrieval time only

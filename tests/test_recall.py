@@ -153,6 +153,7 @@ async def test_auto_context_excludes_the_current_thread_and_never_reinforces(
         "SELECT id, mention_count, last_adopted_turn FROM events ORDER BY id"
     ).fetchall()
     assert [tuple(r) for r in after] == [tuple(r) for r in before]
+    await memory.events.stamps.flush()
     stamped = plain.execute("SELECT id FROM events WHERE last_retrieved_at IS NOT NULL")
     assert {row[0] for row in stamped} == {"evt_here", "evt_there", "evt_safe"}
 

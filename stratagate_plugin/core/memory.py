@@ -107,8 +107,12 @@ class StrataGate(SharedParts):
         return memory
 
     async def close(self) -> None:
-        """Close the file, and the model's HTTP client if it has one."""
-        await self.db.close()
+        """Write the retrieval stamps still pending, close the file, and the model's HTTP
+        client if it has one."""
+        try:
+            await self.events.stamps.flush()
+        finally:
+            await self.db.close()
         aclose = getattr(self.model, "aclose", None)
         if aclose is not None:
             await aclose()

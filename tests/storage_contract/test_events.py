@@ -111,8 +111,8 @@ async def test_a_card_its_expansion_and_listings(engine: StrataGate) -> None:
 async def test_stamping_retrieval_sets_only_the_stamp(engine: StrataGate) -> None:
     [event_id] = await _remember(engine, "The kiln fires on Fridays.")
     before = await engine.storage.events.card(event_id)
-    await engine.storage.events.stamp_retrieved([event_id], "2026-01-02T03:04:05+00:00")
-    await engine.storage.events.stamp_retrieved([event_id], "2026-01-02T03:04:05+00:00")
+    await engine.storage.events.stamp_retrieved({event_id: "2026-01-02T03:04:05+00:00"})
+    await engine.storage.events.stamp_retrieved({event_id: "2026-01-02T03:04:05+00:00"})
     after = await engine.storage.events.card(event_id)
     assert after.last_retrieved_at is not None and after.last_retrieved_at.year == 2026
     assert (after.updated_at, after.mention_count) == (before.updated_at, before.mention_count)

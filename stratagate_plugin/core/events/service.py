@@ -1,8 +1,9 @@
 """Event use cases: search, expansion, listing, and the agent's block listing.
 
 Searching reads candidates, ranks them, folds superseded cards under their newer ones and
-pages (``search``) in one consistent read of ``EventsStorage``; stamping
-``last_retrieved_at`` is a separate small write (skipped with ``track_retrieval=False``).
+pages (``search``) in one consistent read of ``EventsStorage``; ``last_retrieved_at`` is
+stamped behind it (``stamps.py``: the search never waits for a write; skipped with
+``track_retrieval=False``).
 Nothing here reinforces: ``mention_count`` and ``last_adopted_turn`` move only on adoption.
 """
 
@@ -21,6 +22,7 @@ from ..service_base import EngineParts, ServiceBase
 from .cards import EventCard
 from .ranking import EventFilters, EventHit, EventSearch, TemporalIntent
 from .search import search_with_history
+from .stamps import RetrievalStamps
 from .storage import EventsStorage
 
 VISIBLE = ("active", "superseded")
@@ -97,6 +99,7 @@ class EventsService(ServiceBase):
     def __init__(self, parts: EngineParts, blocks: BlocksService) -> None:
         super().__init__(parts)
         self.blocks = blocks
+        self.stamps = RetrievalStamps(self.store.stamp_retrieved)
 
     @property
     def store(self) -> EventsStorage:
@@ -119,7 +122,7 @@ class EventsService(ServiceBase):
         request = EventSearch(query.terms, limit, offset, filters, agent_weight)
         hits = await self.store.read(lambda reader: search_with_history(reader, space, request))
         if track_retrieval and hits:
-            await self.store.stamp_retrieved([hit.card.id for hit in hits], iso(utc_now()))
+            self.stamps.note([hit.card.id for hit in hits], iso(utc_now()))
         return hits
 
     async def search(

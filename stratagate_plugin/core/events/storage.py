@@ -130,8 +130,10 @@ class EventsStorage(Protocol):
         """``work`` run in one consistent read."""
         ...
 
-    async def stamp_retrieved(self, event_ids: Sequence[str], now: str) -> None:
-        """Sets ``last_retrieved_at`` (observability only: no counter, no ``updated_at``)."""
+    async def stamp_retrieved(self, stamps: Mapping[str, str]) -> None:
+        """Sets each visible event's ``last_retrieved_at`` to its time in ``stamps``, in one
+        write (observability only: no counter, no ``updated_at``; a forgotten event keeps
+        none)."""
         ...
 
     async def card(self, event_id: str) -> EventCard:

@@ -81,9 +81,14 @@ class RetrievalService(ServiceBase):
         tokens = tokenize(query)
         if not tokens or limit < 1:
             return []
-        found = await self.store.sealed_matches(space, tokens, candidate_limit(limit), thread_id)
-        scored = rank_sealed([fts_encode(token) for token in tokens], found, limit)
-        return await self.store.raw_hits(scored) if scored else []
+        terms = [fts_encode(token) for token in tokens]
+
+        def ranked_hits(reader: RetrievalReader) -> list[RawHit]:  # one snapshot, one trip
+            found = reader.sealed_matches(space, tokens, candidate_limit(limit), thread_id)
+            scored = rank_sealed(terms, found, limit)
+            return reader.raw_hits(scored) if scored else []
+
+        return await self.store.read(ranked_hits)
 
     async def search_raw_ranked(
         self, space: str, query: str, limit: int = 6, *, current_thread: str | None = None

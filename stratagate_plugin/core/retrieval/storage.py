@@ -139,6 +139,16 @@ class RetrievalReader(EventsReader, Protocol):
         impact index, or as a reference for it)."""
         ...
 
+    def sealed_matches(
+        self, space: str, tokens: Sequence[str], cap: int, thread_id: str | None
+    ) -> list[SealedMatch]:
+        """As ``RetrievalStorage.sealed_matches``, inside this read."""
+        ...
+
+    def raw_hits(self, scored: Sequence[tuple[str, float]]) -> list[RawHit]:
+        """As ``RetrievalStorage.raw_hits``, inside this read."""
+        ...
+
     def term_postings(self, space: str, terms: Sequence[str]) -> dict[str, TermPostings] | None:
         """Each term's postings in the space's impact index (a term no searchable message
         holds is absent); ``None`` when there is no impact index to read."""

@@ -10,7 +10,7 @@ the same ranking. Structured-filter candidates are found by a light column scan.
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
@@ -231,17 +231,23 @@ def events_from_thread(
     return {row[0] for row in rows}
 
 
-def stamp_retrieved(raw: sqlite3.Connection, event_ids: Sequence[str], now: str) -> None:
+def stamp_retrieved(raw: sqlite3.Connection, stamps: Mapping[str, str]) -> None:
     """Observability only: ``last_retrieved_at``; never counters, never ``updated_at``.
-    One statement for all of them (on PostgreSQL a statement each was a round trip each).
-    On PostgreSQL its commit does not wait for the WAL's flush (a crash may lose the last
-    stamps, as SQLite's ``synchronous=NORMAL`` may): every search's wait on the disk."""
+    One statement a distinct time (on PostgreSQL a statement an event was a round trip
+    each), visible events only: a stamp written behind a search must not mark an event
+    forgotten or erased since. On PostgreSQL its commit does not wait for the WAL's flush
+    (a crash may lose the last stamps, as SQLite's ``synchronous=NORMAL`` may)."""
     if on_postgres(raw):
         raw.execute("SET LOCAL synchronous_commit = off")
-    raw.execute(
-        "UPDATE events SET last_retrieved_at = ? WHERE id IN (SELECT value FROM json_each(?))",
-        (now, json.dumps(list(event_ids))),
-    )
+    by_time: dict[str, list[str]] = {}
+    for event_id, now in stamps.items():
+        by_time.setdefault(now, []).append(event_id)
+    for now, event_ids in sorted(by_time.items()):
+        raw.execute(
+            "UPDATE events SET last_retrieved_at = ? "
+            "WHERE id IN (SELECT value FROM json_each(?)) AND status IN ('active', 'superseded')",
+            (now, json.dumps(event_ids)),
+        )
 
 
 def source_messages(raw: sqlite3.Connection, event_id: str) -> list[Message]:

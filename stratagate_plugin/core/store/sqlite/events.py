@@ -62,8 +62,8 @@ class SqliteEventsStorage:
             lambda raw: work(SqliteEventsReader(raw, self.rules, self.documents))
         )
 
-    async def stamp_retrieved(self, event_ids: Sequence[str], now: str) -> None:
-        await self.db.write(lambda raw: rows.stamp_retrieved(raw, event_ids, now))
+    async def stamp_retrieved(self, stamps: Mapping[str, str]) -> None:
+        await self.db.write(lambda raw: rows.stamp_retrieved(raw, stamps))
 
     async def card(self, event_id: str) -> EventCard:
         return await self.db.read(lambda raw: event_rows.get_event(raw, event_id))

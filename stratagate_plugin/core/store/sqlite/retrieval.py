@@ -33,6 +33,14 @@ class SqliteRetrievalReader(SqliteEventsReader):
     def sealed_messages(self, space: str) -> list[ChannelMessage]:
         return retrieval_rows.scan_messages(self.raw, space)
 
+    def sealed_matches(
+        self, space: str, tokens: Sequence[str], cap: int, thread_id: str | None
+    ) -> list[SealedMatch]:
+        return raw_search.sealed_candidates(self.raw, space, tokens, cap, thread_id)
+
+    def raw_hits(self, scored: Sequence[tuple[str, float]]) -> list[RawHit]:
+        return raw_search.hits_for(self.raw, scored)
+
     def term_postings(self, space: str, terms: Sequence[str]) -> dict[str, TermPostings] | None:
         if not term_index.has_index(self.raw):
             return None
@@ -100,12 +108,10 @@ class SqliteRetrievalStorage:
     async def sealed_matches(
         self, space: str, tokens: Sequence[str], cap: int, thread_id: str | None
     ) -> list[SealedMatch]:
-        return await self.db.read(
-            lambda raw: raw_search.sealed_candidates(raw, space, tokens, cap, thread_id)
-        )
+        return await self.read(lambda reader: reader.sealed_matches(space, tokens, cap, thread_id))
 
     async def raw_hits(self, scored: Sequence[tuple[str, float]]) -> list[RawHit]:
-        return await self.db.read(lambda raw: raw_search.hits_for(raw, scored))
+        return await self.read(lambda reader: reader.raw_hits(scored))
 
     async def latest_message_time(self, space: str) -> datetime | None:
         return await self.db.read(lambda raw: retrieval_rows.latest_message_time(raw, space))
