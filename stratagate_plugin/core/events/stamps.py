@@ -40,9 +40,10 @@ class RetrievalStamps:
             self._task = asyncio.get_running_loop().create_task(self._drain())
 
     async def flush(self) -> None:
-        """Return once every stamp noted before the call is written (or dropped)."""
+        """Return once every stamp noted before the call is written (or dropped); a
+        drain cancelled with its loop's shutdown is not this caller's error."""
         while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
+            await asyncio.wait({self._task})
 
     @property
     def pending(self) -> int:
