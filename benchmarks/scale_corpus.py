@@ -4,7 +4,8 @@ A seeded generator writes one namespace (200 threads of sealed 12-turn blocks, t
 thread with a two-turn open tail) straight through the store's own insert code
 (``event_rows.insert_event``, ``search_index.index_messages`` and the message INSERT of
 ``store/turns.py``) in a few big transactions, so both FTS5 indexes are filled as in
-normal use. The counters sealing advances (``namespaces.block_count``, each thread's
+normal use; each block holds its L4, L3 and L5 size as sealing computes them
+(``SEALER.cut``). The counters sealing advances (``namespaces.block_count``, each thread's
 ``block_count`` and ``open_user_messages``) are set to what the rows hold, and
 ``check_sealing`` records turns into the open tail through ``turns.record_turn`` until it
 seals, then rolls back: a database the next real turn cannot seal into is refused here,
@@ -23,10 +24,12 @@ from typing import Any
 
 from benchmarks.scale_graph import build_structure
 from stratagate_plugin.core.blocks.sealing import SEALER
+from stratagate_plugin.core.blocks.storage import NewBlock
 from stratagate_plugin.core.events.cards import EVENT_TYPES, EventCard, event_search_text
 from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.records import MessageIn
 from stratagate_plugin.core.store import Database
+from stratagate_plugin.core.store.block_rail_rows import Said
 from stratagate_plugin.core.store.event_rows import insert_event
 from stratagate_plugin.core.store.search_index import index_messages, register_functions
 from stratagate_plugin.core.store.turns import NewSpaceDefaults, record_turn
@@ -100,7 +103,7 @@ def insert_thread(
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (SPACE, thread_id, turns, len(rows), open_users, sealed, len(firsts), now),
     )
-    _insert_blocks(raw, thread_id, firsts, now)
+    _insert_blocks(raw, thread_id, firsts, block_views(rows), now)
     raw.executemany(
         "INSERT INTO messages(id, namespace, thread_id, block_id, position, turn, namespace_turn, "
         "role, content, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -124,20 +127,59 @@ def insert_thread(
     return [(block_id, first[0]) for block_id, first in firsts.items()]
 
 
+def block_views(rows: list[Row]) -> dict[str, NewBlock]:
+    """Each block's L4 and L3 and its L5 size, by the sealing rules (``SEALER.cut``), as a
+    block sealed in use holds them: the blocks page reads them, never the messages."""
+    members: dict[str, list[Said]] = {}
+    for row in rows:
+        if row[2] is not None:
+            members.setdefault(row[2], []).append(Said(row[5], row[6], ()))
+    return {block: SEALER.cut(said, TURNS_PER_BLOCK) for block, said in members.items()}
+
+
 def _insert_blocks(
-    raw: sqlite3.Connection, thread_id: str, firsts: dict[str, tuple[str, int, int]], now: str
+    raw: sqlite3.Connection,
+    thread_id: str,
+    firsts: dict[str, tuple[str, int, int]],
+    views: dict[str, NewBlock],
+    now: str,
 ) -> None:
     count = raw.execute("SELECT COUNT(*) FROM blocks").fetchone()[0]
     raw.executemany(
         "INSERT INTO blocks(id, namespace, thread_id, sequence, thread_sequence, start_turn, "
-        "end_turn, l4_readable, l3_condensed, processing_status, ready_position, "
+        "end_turn, l4_readable, l3_condensed, raw_tokens, processing_status, ready_position, "
         "pointer_anchor_position, created_at, updated_at) "
-        "VALUES (?,?,?,?,?,?,?,'','','ready',?,?,?,?)",
+        "VALUES (?,?,?,?,?,?,?,?,?,?,'ready',?,?,?,?)",
         [
-            (bid, SPACE, thread_id, count + i + 1, i + 1, f[1], f[2], i + 1, i + 1, now, now)
+            (bid, SPACE, thread_id, count + i + 1, i + 1, f[1], f[2], *_views(views[bid], i, now))
             for i, (bid, f) in enumerate(firsts.items())
         ],
     )
+
+
+def _views(block: NewBlock, index: int, now: str) -> tuple[Any, ...]:
+    """The row's columns from ``l4_readable`` on."""
+    return block.readable, block.condensed, block.raw_tokens, index + 1, index + 1, now, now
+
+
+def fill_block_views(path: Path) -> int:
+    """A corpus kept by an older generator (empty L4/L3, no L5 size) gets its blocks'
+    views as ``_insert_blocks`` writes them now; returns the blocks filled."""
+    raw = sqlite3.connect(path)
+    with raw:
+        missing = {row[0] for row in raw.execute("SELECT id FROM blocks WHERE raw_tokens IS NULL")}
+        said: dict[str, list[Said]] = {}
+        sql = "SELECT block_id, role, content FROM messages WHERE block_id IS NOT NULL "
+        for block_id, role, content in raw.execute(f"{sql}ORDER BY block_id, position"):
+            if block_id in missing:
+                said.setdefault(block_id, []).append(Said(role, content, ()))
+        views = {block: SEALER.cut(members, TURNS_PER_BLOCK) for block, members in said.items()}
+        raw.executemany(
+            "UPDATE blocks SET l4_readable = ?, l3_condensed = ?, raw_tokens = ? WHERE id = ?",
+            [(v.readable, v.condensed, v.raw_tokens, block) for block, v in views.items()],
+        )
+    raw.close()
+    return len(views)
 
 
 def make_event(vocab: Vocabulary, index: int, source: tuple[str, str]) -> EventCard:
@@ -249,6 +291,7 @@ def ensure_corpus(path: Path, size: CorpusSize) -> dict[str, float]:
     namespace, then its graph and topic catalog (``scale_graph``, own seed). Returns the
     build timings (empty for a reused file)."""
     if path.exists():
+        fill_block_views(path)
         return {}
     asyncio.run(create_schema(path))
     vocab = Vocabulary(random.Random(size.seed))

@@ -117,9 +117,13 @@ def thread_and_other_tails(
 
 
 def latest_ready_position(raw: sqlite3.Connection, space: str, thread_id: str) -> int:
+    """The thread's newest ready position. ``ready_position IS NOT NULL`` changes no answer
+    (``MAX`` skips NULLs) but lets SQLite take the partial ``blocks_ready`` index for the
+    one thread: on ``(namespace, processing_status)`` it read every ready block of the
+    space, 17 ms at 21,000 blocks, in every rail page and block view."""
     row = raw.execute(
         "SELECT COALESCE(MAX(ready_position), 0) FROM blocks WHERE namespace = ? "
-        "AND thread_id = ? AND processing_status = 'ready'",
+        "AND thread_id = ? AND ready_position IS NOT NULL AND processing_status = 'ready'",
         (space, thread_id),
     ).fetchone()
     return int(row[0])
