@@ -46,11 +46,14 @@ def mark_job(raw: sqlite3.Connection, job_id: str, by: str, error: str | None) -
 
 
 def offline_blocks(raw: sqlite3.Connection, space: str | None = None) -> list[Block]:
-    """Blocks derived offline because the model failed, oldest first."""
+    """Blocks derived offline because the model failed, oldest first. ``+sequence`` keeps
+    SQLite on the partial ``blocks_derived_offline`` index, sorting the few it finds: to
+    save that sort it walked every block of the space by ``(namespace, sequence)``, 18 ms
+    at 21,000 blocks on every jobs page."""
     sql, params = "SELECT * FROM blocks WHERE derived_by = ?", [OFFLINE_FALLBACK]
     if space is not None:
         sql, params = f"{sql} AND namespace = ?", [*params, space]
-    rows = raw.execute(f"{sql} ORDER BY namespace, sequence", params).fetchall()
+    rows = raw.execute(f"{sql} ORDER BY namespace, +sequence", params).fetchall()
     return [block_from_row(row) for row in rows]
 
 

@@ -1,0 +1,80 @@
+"""Reads of a few blocks that SQLite's planner walked the whole space for: the thread's
+newest ready position (what every rail page and block view decays from) and the blocks
+derived offline (the jobs page). Each gives the right answer through its own index."""
+
+import sqlite3
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from stratagate_plugin.core.store.block_rows import latest_ready_position
+from stratagate_plugin.core.store.derivation_marks import OFFLINE_FALLBACK, offline_blocks
+from stratagate_plugin.core.store.migrations import migrate
+from stratagate_plugin.core.store.search_index import register_functions
+
+NOW = "2026-03-01T09:00:00+00:00"
+SPACE = "home"
+pytestmark = pytest.mark.sqlite_only(reason="SQLite's query plan (EXPLAIN QUERY PLAN)")
+
+
+@pytest.fixture
+def raw(tmp_path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(tmp_path / "blocks.db", isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    register_functions(conn)
+    migrate(conn)
+    conn.execute(
+        "INSERT INTO namespaces(namespace, current_turn, block_turn_size, block_decay_lambda, "
+        "created_at, updated_at) VALUES (?, 0, 6, 0.3, ?, ?)",
+        (SPACE, NOW, NOW),
+    )
+    # thread a: ready at 1 and 2, then a block sent back to pending that kept position 9;
+    # thread b: ready at 7; space "other" is not asked about
+    # blocks 2 and 4 fell back to the offline model, 3 was derived by it on purpose
+    blocks = [("a", 1, "ready", 1, "m"), ("a", 2, "ready", 2, OFFLINE_FALLBACK)]
+    blocks += [("a", 3, "pending", 9, "offline"), ("b", 1, "ready", 7, OFFLINE_FALLBACK)]
+    for n, (thread, sequence, status, position, by) in enumerate(blocks, start=1):
+        conn.execute(
+            "INSERT INTO blocks(id, namespace, thread_id, sequence, thread_sequence, start_turn, "
+            "end_turn, l4_readable, l3_condensed, processing_status, ready_position, "
+            "derived_by, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, 1, 1, '', '', ?, ?, ?, ?, ?)",
+            (f"blk{n}", SPACE, thread, n, sequence, status, position, by, NOW, NOW),
+        )
+    return conn
+
+
+def plan_of(raw: sqlite3.Connection, read: Callable[[], object]) -> str:
+    """SQLite's plan for the one statement ``read`` runs (its values bound as it bound them)."""
+    said: list[str] = []
+    raw.set_trace_callback(said.append)
+    read()
+    raw.set_trace_callback(None)
+    [sql] = said
+    return " ".join(row[3] for row in raw.execute(f"EXPLAIN QUERY PLAN {sql}"))
+
+
+def test_the_newest_ready_position_is_the_threads_own_and_ready(raw: sqlite3.Connection) -> None:
+    assert latest_ready_position(raw, SPACE, "a") == 2
+    assert latest_ready_position(raw, SPACE, "b") == 7
+    assert latest_ready_position(raw, SPACE, "never") == 0
+    assert latest_ready_position(raw, "elsewhere", "a") == 0
+
+
+def test_it_reads_one_threads_ready_blocks_not_the_whole_space(raw: sqlite3.Connection) -> None:
+    plan = plan_of(raw, lambda: latest_ready_position(raw, SPACE, "a"))
+    assert "blocks_ready" in plan and "blocks_space_status" not in plan
+
+
+def test_offline_blocks_are_the_fallbacks_in_sealing_order(raw: sqlite3.Connection) -> None:
+    assert [block.id for block in offline_blocks(raw, SPACE)] == ["blk2", "blk4"]
+    assert [block.id for block in offline_blocks(raw)] == ["blk2", "blk4"]
+    assert offline_blocks(raw, "elsewhere") == []
+
+
+def test_offline_blocks_read_their_partial_index(raw: sqlite3.Connection) -> None:
+    for space in (SPACE, None):
+        plan = plan_of(raw, partial(offline_blocks, raw, space))
+        assert "blocks_derived_offline" in plan
