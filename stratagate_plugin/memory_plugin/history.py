@@ -10,8 +10,11 @@ exactly stay native, and so does the open tail.
 import json
 from collections.abc import Sequence
 
+from ..core.blocks.rules import render_level
+from ..core.blocks.storage import BlockParts
+from ..core.blocks.views import current_level
 from ..core.memory import StrataGate
-from ..core.records import BlockView, Message
+from ..core.records import Block
 from ..core.text.token_budget import estimate_tokens
 from ..harness.types import ChatMessage
 
@@ -48,8 +51,7 @@ def message_tokens(messages: Sequence[ChatMessage]) -> int:
     return sum(estimate_tokens(json.dumps(m.wire(), ensure_ascii=False)) for m in messages)
 
 
-def checkpoint_message(view: BlockView, level: int, text: str) -> ChatMessage:
-    block = view.block
+def checkpoint_message(block: Block, level: int, text: str) -> ChatMessage:
     turns = f"{block.start_turn}-{block.end_turn}"
     header = f"{HEADER}\nBlock: {block.id} | Turns: {turns} | Level: L{level}"
     return ChatMessage(role="user", content=f"{header}\n\n{text}", source="plugin")
@@ -62,23 +64,25 @@ async def replace_with_blocks(
     history: list[ChatMessage],
     limit: int = CHECKPOINT_LIMIT,
 ) -> list[ChatMessage] | None:
-    """The history with every matchable ready block folded into one checkpoint message."""
-    views = [
-        v
-        for v in await memory.blocks.views(space, thread_id)
-        if v.block.processing_status == "ready"
-    ]
-    if not views:
+    """The history with every matchable ready block folded into one checkpoint message.
+
+    The thread's ready blocks and their messages are read once (``ready_parts``); each
+    block's match and each level's text are worked out from them. (A read a block for its
+    messages and one a level tried, each with the thread's ready position, took 3–5 s a
+    turn for a chat of 1,250 turns in a space of 21,000 blocks.)"""
+    ready = [parts for parts in await memory.blocks.ready_parts(space, thread_id) if parts.messages]
+    if not ready:
         return None
     prefix, turns = split_turns(history)
     replacements: dict[int, ChatMessage] = {}
     covered: set[int] = set()
-    for view in views:
-        span = range(view.block.start_turn, view.block.end_turn + 1)
+    for parts in ready:
+        block = parts.block
+        span = range(block.start_turn, block.end_turn + 1)
         original = [m for n in span if 0 < n <= len(turns) for m in turns[n - 1]]
-        if span.stop - 1 > len(turns) or not await _matches(memory, view, turns, span):
+        if span.stop - 1 > len(turns) or not _matches(parts, turns, span):
             continue
-        checkpoint = await _best_checkpoint(memory, view, message_tokens(original), limit)
+        checkpoint = _best_checkpoint(parts, message_tokens(original), limit)
         if checkpoint is not None:
             replacements[span.start] = checkpoint
             covered.update(span)
@@ -93,22 +97,19 @@ async def replace_with_blocks(
     return out
 
 
-async def _matches(
-    memory: StrataGate, view: BlockView, turns: list[list[ChatMessage]], span: range
-) -> bool:
+def _matches(parts: BlockParts, turns: list[list[ChatMessage]], span: range) -> bool:
     """The block's user messages must equal the host's human messages of those turns."""
-    stored: list[Message] = await memory.blocks.messages(view.block.id)
-    users = [m.content.strip() for m in stored if m.role == "user"]
+    users = [m.content.strip() for m in parts.messages if m.role == "user"]
     native = [turns[n - 1][0].text.strip() for n in span]
     return users == native
 
 
-async def _best_checkpoint(
-    memory: StrataGate, view: BlockView, original: int, limit: int
-) -> ChatMessage | None:
-    for level in range(view.current_level, -1, -1):
-        text = (await memory.blocks.view(view.block.id, level)).text
-        candidate = checkpoint_message(view, level, text)
+def _best_checkpoint(parts: BlockParts, original: int, limit: int) -> ChatMessage | None:
+    """The deepest view from the block's decayed level down that fits and saves enough."""
+    block, messages = parts.block, parts.messages
+    now, _ = current_level(block, parts.latest_ready, parts.decay_lambda)
+    for level in range(now, -1, -1):
+        candidate = checkpoint_message(block, level, render_level(block, level, messages))
         size = message_tokens([candidate])
         if size <= limit and original - size >= MIN_SAVING and size <= MAX_RATIO * original:
             return candidate

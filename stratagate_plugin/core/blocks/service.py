@@ -137,6 +137,13 @@ class BlocksService(ServiceBase):
         """Every block with its current decayed level and the token size of each view."""
         return [block_view(parts) for parts in await self.store.parts(space, thread_id)]
 
+    async def ready_parts(self, space: str, thread_id: str) -> list[BlockParts]:
+        """The thread's ready blocks with their messages, its newest ready position and λ,
+        in one read: what the history's checkpoints are worked out from (every view of
+        every level, with no read a block or a level)."""
+        listed = await self.store.parts(space, thread_id)
+        return [parts for parts in listed if parts.block.processing_status == "ready"]
+
     async def marks(self, space: str, thread_id: str) -> list[BlockMark]:
         """The thread's blocks with their turn ranges and when each was sealed and became
         ready, without their texts (the chat's status rows)."""
