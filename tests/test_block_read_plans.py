@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from stratagate_plugin.core.store.block_rows import latest_ready_position
+from stratagate_plugin.core.store import event_search_rows
+from stratagate_plugin.core.store.block_rows import latest_ready_position, recent_ready
 from stratagate_plugin.core.store.derivation_marks import OFFLINE_FALLBACK, offline_blocks
 from stratagate_plugin.core.store.migrations import migrate
 from stratagate_plugin.core.store.search_index import register_functions
@@ -78,3 +79,27 @@ def test_offline_blocks_read_their_partial_index(raw: sqlite3.Connection) -> Non
     for space in (SPACE, None):
         plan = plan_of(raw, partial(offline_blocks, raw, space))
         assert "blocks_derived_offline" in plan
+
+
+def test_the_block_listings_counts_read_keys_not_every_block(raw: sqlite3.Connection) -> None:
+    assert event_search_rows.thread_status(raw, SPACE) == (4, ["a", "b"])
+    status = plan_of(raw, partial(event_search_rows.thread_status, raw, SPACE))
+    assert "COVERING INDEX sqlite_autoindex_blocks_3" in status
+    assert recent_ready(raw, SPACE, "a", 1)[1] == 2  # a's ready blocks: 1 and 2
+    count = plan_of_last(raw, partial(recent_ready, raw, SPACE, "a", 1))
+    assert "blocks_space_status" not in count
+
+
+def test_the_open_tail_count_walks_the_threads_first(raw: sqlite3.Connection) -> None:
+    assert event_search_rows.open_tail_count(raw, SPACE, None) == 0
+    plan = plan_of(raw, partial(event_search_rows.open_tail_count, raw, SPACE, None))
+    assert plan.startswith("SEARCH t USING") and "position>?" in plan
+
+
+def plan_of_last(raw: sqlite3.Connection, read: Callable[[], object]) -> str:
+    """SQLite's plan for the last statement ``read`` runs."""
+    said: list[str] = []
+    raw.set_trace_callback(said.append)
+    read()
+    raw.set_trace_callback(None)
+    return " ".join(row[3] for row in raw.execute(f"EXPLAIN QUERY PLAN {said[-1]}"))

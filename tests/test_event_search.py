@@ -325,6 +325,26 @@ async def test_get_blocks_reports_levels_and_empty_reasons(memory: StrataGate) -
     assert len(everywhere.blocks) == 3 and everywhere.open_tail_count == 2
 
 
+async def test_get_blocks_lists_the_newest_ready_blocks_and_counts_the_rest(
+    memory: StrataGate,
+) -> None:
+    for thread in ("b", "a", "b", "c", "a", "b"):  # blocks sealed in this order
+        await seal_thread(memory, thread)
+        await memory.blocks.mark_ready((await memory.blocks.views("ns", thread))[-1].block.id)
+    await memory.blocks.append_turn("ns", "c", user="unsealed", assistant="ok")
+    here = await memory.events.agent_blocks("ns", "b", limit=2)
+    assert [v.block.thread_sequence for v in here.blocks] == [2, 3]  # oldest first
+    assert here.status()["omittedBlockCount"] == 1 and here.open_tail_count == 0
+    everywhere = await memory.events.agent_blocks("ns", "b", scope="namespace", limit=4)
+    assert [v.block.sequence for v in everywhere.blocks] == [3, 4, 5, 6]
+    assert everywhere.omitted_block_count == 2 and everywhere.open_tail_count == 2
+    assert everywhere.namespace_thread_ids == ["b", "a", "c"]  # by their first block
+    assert everywhere.namespace_block_count == 6
+    whole = await memory.events.agent_blocks("ns", "a")
+    assert [v.block.thread_id for v in whole.blocks] == ["a", "a"]
+    assert whole.omitted_block_count == 0
+
+
 async def test_long_queries_prefilter_on_their_rarest_tokens(memory: StrataGate) -> None:
     await memory.blocks.append_turn("ns", "t", user="hello")
     common = " ".join(f"word{i}" for i in range(20))

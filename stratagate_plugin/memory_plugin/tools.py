@@ -162,8 +162,9 @@ class RetrievalTools:
     async def memory_get_blocks(
         self, call: ToolCallContext, scope: Literal["session", "namespace"] = "session"
     ) -> dict[str, Any]:
-        """This tool is provided by the StrataGate plugin. List conversation blocks at their
-        current (decayed) levels, with the status of the open, not yet sealed tail."""
+        """This tool is provided by the StrataGate plugin. List the newest conversation
+        blocks (up to 40; omittedBlockCount counts the older ones) at their current
+        (decayed) levels, with the status of the open, not yet sealed tail."""
         space, thread = _where(self.runtime, call)
         report = await self.runtime.memory.events.agent_blocks(space, thread, scope)
         refs = [f"block:{v.block.id}:level:{v.current_level}" for v in report.blocks]

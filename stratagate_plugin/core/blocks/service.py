@@ -35,6 +35,9 @@ from .views import block_view, current_level, rail_blocks
 
 __all__ = ["BlocksService"]
 
+RECENT_BLOCKS = 40
+"""Ready blocks the agent's block listing shows at most, the newest (``recent_views``)."""
+
 
 class BlocksService(ServiceBase):
     """Recording and reading blocks."""
@@ -136,6 +139,16 @@ class BlocksService(ServiceBase):
     ) -> list[BlockView]:
         """Every block with its current decayed level and the token size of each view."""
         return [block_view(parts) for parts in await self.store.parts(space, thread_id)]
+
+    async def recent_views(
+        self, space: str, thread_id: str | None = None, limit: int = RECENT_BLOCKS
+    ) -> tuple[list[BlockView], int]:
+        """The newest ``limit`` ready blocks of the thread (``None``: of the space) at their
+        decayed levels, oldest first, and how many ready blocks there are in all: what the
+        agent lists, a page whatever the space holds (every block of a space of 21,000
+        took 17 s and would not fit a prompt)."""
+        listed, total = await self.store.recent_parts(space, thread_id, limit)
+        return [block_view(parts) for parts in listed], total
 
     async def ready_parts(self, space: str, thread_id: str) -> list[BlockParts]:
         """The thread's ready blocks with their messages, its newest ready position and λ,

@@ -181,6 +181,13 @@ class BlocksStorage(Protocol):
         """One block; ``NotFound`` when unknown."""
         ...
 
+    async def recent_parts(
+        self, space: str, thread_id: str | None, limit: int
+    ) -> tuple[list[BlockParts], int]:
+        """The newest ``limit`` ready blocks of the space (or of its thread), oldest first,
+        and how many ready blocks it holds in all."""
+        ...
+
     async def marks(self, space: str, thread_id: str) -> list[BlockMark]:
         """The thread's blocks oldest first, without their texts."""
         ...

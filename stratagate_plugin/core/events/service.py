@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ..blocks.service import BlocksService
+from ..blocks.service import RECENT_BLOCKS, BlocksService
 from ..clock import iso, parse_iso, to_utc, utc_now
 from ..errors import InvalidInput, NotFound
 from ..records import BlockView, Message
@@ -47,6 +47,8 @@ class BlocksReport(BaseModel):
     namespace: str
     thread_id: str
     blocks: list[BlockView]
+    omitted_block_count: int = 0
+    """Older ready blocks in scope not listed (the list holds the newest ``RECENT_BLOCKS``)."""
     namespace_block_count: int
     namespace_thread_ids: list[str]
     open_tail_count: int
@@ -59,6 +61,7 @@ class BlocksReport(BaseModel):
             "namespace": self.namespace,
             "threadId": self.thread_id,
             "blockCount": len(self.blocks),
+            "omittedBlockCount": self.omitted_block_count,
             "namespaceBlockCount": self.namespace_block_count,
             "namespaceThreadIds": self.namespace_thread_ids,
             "openTailCount": self.open_tail_count,
@@ -165,20 +168,25 @@ class EventsService(ServiceBase):
         return EventExpansion(card=card, messages=messages)
 
     async def agent_blocks(
-        self, space: str, thread_id: str, scope: BlockScope = "session"
+        self,
+        space: str,
+        thread_id: str,
+        scope: BlockScope = "session",
+        limit: int = RECENT_BLOCKS,
     ) -> BlocksReport:
-        """Ready blocks (this thread, or the namespace) at decayed levels, with status counts."""
+        """The newest ready blocks (this thread, or the namespace) at decayed levels, how many
+        older ones were left out, and status counts."""
         if scope not in ("session", "namespace"):
             raise InvalidInput("scope must be 'session' or 'namespace'")
         thread = thread_id if scope == "session" else None
-        listed = await self.blocks.views(space, thread)
-        views = [view for view in listed if view.block.processing_status == "ready"]
+        views, ready = await self.blocks.recent_views(space, thread, limit)
         counts = await self.store.block_counts(space, thread)
         return BlocksReport(
             scope=scope,
             namespace=space,
             thread_id=thread_id,
             blocks=views,
+            omitted_block_count=ready - len(views),
             namespace_block_count=counts.namespace_block_count,
             namespace_thread_ids=counts.namespace_thread_ids,
             open_tail_count=counts.open_tail_count,

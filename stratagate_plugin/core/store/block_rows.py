@@ -42,6 +42,38 @@ def list_blocks(
     return [block_from_row(row) for row in rows]
 
 
+def recent_ready(
+    raw: sqlite3.Connection, space: str, thread_id: str | None, limit: int
+) -> tuple[list[Block], int]:
+    """The newest ``limit`` ready blocks of the space (or its thread), oldest first, read
+    newest first along the sequence key; and how many ready blocks are there in all."""
+    scope, params = "namespace = ?", [space]
+    if thread_id is not None:
+        scope, params = f"{scope} AND thread_id = ?", [space, thread_id]
+    order = "sequence" if thread_id is None else "thread_sequence"
+    rows = raw.execute(
+        f"SELECT * FROM blocks WHERE {scope} AND processing_status = 'ready' "
+        f"ORDER BY {order} DESC LIMIT ?",
+        [*params, limit],
+    ).fetchall()
+    return [block_from_row(row) for row in reversed(rows)], _ready_count(raw, space, thread_id)
+
+
+def _ready_count(raw: sqlite3.Connection, space: str, thread_id: str | None) -> int:
+    """Ready blocks of the space (its status index covers the count) or of one thread
+    (its key, the status summed: with the status in the WHERE, SQLite walked the status
+    index over every ready block of the space, 21 ms at 21,000)."""
+    if thread_id is None:
+        sql = "SELECT COUNT(*) FROM blocks WHERE namespace = ? AND processing_status = 'ready'"
+        return int(raw.execute(sql, (space,)).fetchone()[0])
+    row = raw.execute(
+        "SELECT COALESCE(SUM(CASE WHEN processing_status = 'ready' THEN 1 ELSE 0 END), 0) "
+        "FROM blocks WHERE namespace = ? AND thread_id = ?",
+        (space, thread_id),
+    ).fetchone()
+    return int(row[0])
+
+
 def thread_block_marks(raw: sqlite3.Connection, space: str, thread_id: str) -> list[BlockMark]:
     """The thread's blocks oldest first, only their turns, status and times (one query
     over the ``(namespace, thread_id, thread_sequence)`` key; no texts read)."""

@@ -261,24 +261,33 @@ def source_messages(raw: sqlite3.Connection, event_id: str) -> list[Message]:
 
 
 def thread_status(raw: sqlite3.Connection, space: str) -> tuple[int, list[str]]:
-    """(blocks in the namespace, thread ids that have blocks)."""
+    """(blocks in the namespace, thread ids that have blocks, in the order their first
+    blocks sealed). Counted on the ``(namespace, thread_id, thread_sequence)`` key alone; a
+    thread's first block is its lowest thread sequence (sealing numbers a block's space and
+    thread sequences together). ``MIN(sequence)`` read every block's row: 24–32 ms at
+    21,000 blocks, in every ``memory_get_blocks``."""
     rows = raw.execute(
-        "SELECT thread_id, COUNT(*) FROM blocks WHERE namespace = ? GROUP BY thread_id "
-        "ORDER BY MIN(sequence)",
-        (space,),
+        "SELECT g.thread_id, g.n FROM (SELECT thread_id, COUNT(*) AS n FROM blocks "
+        "WHERE namespace = ? GROUP BY thread_id) AS g ORDER BY (SELECT b.sequence FROM blocks b "
+        "WHERE b.namespace = ? AND b.thread_id = g.thread_id ORDER BY b.thread_sequence LIMIT 1)",
+        (space, space),
     ).fetchall()
     return sum(int(row[1]) for row in rows), [row[0] for row in rows]
 
 
 def open_tail_count(raw: sqlite3.Connection, space: str, thread_id: str | None) -> int:
-    """Unsealed messages of one thread (or of every thread when ``thread_id`` is None)."""
+    """Unsealed messages of one thread (or of every thread when ``thread_id`` is None):
+    each thread's messages past its sealed position, the threads read first (``CROSS
+    JOIN`` keeps SQLite's order; led by the messages it walked the space's every message,
+    98 ms at 500,000)."""
     sql = (
-        "SELECT COUNT(*) FROM messages m JOIN threads t ON t.namespace = m.namespace "
-        "AND t.thread_id = m.thread_id WHERE m.namespace = ? AND m.position > t.sealed_position"
+        "SELECT COUNT(*) FROM threads t CROSS JOIN messages m WHERE t.namespace = ? "
+        "AND m.namespace = t.namespace AND m.thread_id = t.thread_id "
+        "AND m.position > t.sealed_position"
     )
     if thread_id is None:
         return int(raw.execute(sql, (space,)).fetchone()[0])
-    return int(raw.execute(f"{sql} AND m.thread_id = ?", (space, thread_id)).fetchone()[0])
+    return int(raw.execute(f"{sql} AND t.thread_id = ?", (space, thread_id)).fetchone()[0])
 
 
 def _rows(raw: sqlite3.Connection, sql: str, params: list[Any]) -> list[sqlite3.Row]:

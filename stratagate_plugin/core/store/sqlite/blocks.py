@@ -62,6 +62,11 @@ class SqliteBlocksStorage:
     ) -> list[BlockParts]:
         return await self.db.read(lambda raw: _listed_parts(raw, space, thread_id))
 
+    async def recent_parts(
+        self, space: str, thread_id: str | None, limit: int
+    ) -> tuple[list[BlockParts], int]:
+        return await self.db.read(lambda raw: _recent_parts(raw, space, thread_id, limit))
+
     async def block(self, block_id: str) -> BlockParts:
         return await self.db.read(
             lambda raw: block_rows.block_parts(raw, block_rows.get_block(raw, block_id))
@@ -129,6 +134,23 @@ def _listed_parts(
         latest, decay = standing[key]
         found.append(BlockParts(block, block_rows.block_messages(raw, block.id), latest, decay))
     return found
+
+
+def _recent_parts(
+    raw: sqlite3.Connection, space: str, thread_id: str | None, limit: int
+) -> tuple[list[BlockParts], int]:
+    """The newest ``limit`` ready blocks' parts, oldest first, and the ready blocks' count;
+    messages read for those blocks only."""
+    blocks, total = block_rows.recent_ready(raw, space, thread_id, limit)
+    decay = block_rows.decay_lambda(raw, space) if blocks else 0.0
+    latest: dict[str, int] = {}
+    found = []
+    for block in blocks:
+        if block.thread_id not in latest:
+            latest[block.thread_id] = block_rows.latest_ready_position(raw, space, block.thread_id)
+        messages = block_rows.block_messages(raw, block.id)
+        found.append(BlockParts(block, messages, latest[block.thread_id], decay))
+    return found, total
 
 
 def _messages(raw: sqlite3.Connection, block_id: str) -> list[Message]:
