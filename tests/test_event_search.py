@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from cards import T0, event_card
 
-from stratagate_plugin.core.errors import NotFound
+from stratagate_plugin.core.errors import InvalidInput, NotFound
 from stratagate_plugin.core.events.cards import EventCard
 from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.events.ranking import (
@@ -340,6 +340,11 @@ async def test_get_blocks_lists_the_newest_ready_blocks_and_counts_the_rest(
     assert everywhere.omitted_block_count == 2 and everywhere.open_tail_count == 2
     assert everywhere.namespace_thread_ids == ["b", "a", "c"]  # by their first block
     assert everywhere.namespace_block_count == 6
+    older = await memory.events.agent_blocks("ns", "b", scope="namespace", limit=4, offset=4)
+    assert [v.block.sequence for v in older.blocks] == [1, 2]
+    assert (older.status()["offset"], older.omitted_block_count) == (4, 0)
+    with pytest.raises(InvalidInput, match="offset"):
+        await memory.events.agent_blocks("ns", "b", offset=-1)
     whole = await memory.events.agent_blocks("ns", "a")
     assert [v.block.thread_id for v in whole.blocks] == ["a", "a"]
     assert whole.omitted_block_count == 0

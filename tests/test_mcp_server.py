@@ -282,8 +282,10 @@ async def test_unknown_tools_and_bad_arguments_are_mcp_errors_and_write_nothing(
         assert "session" in bad_session
         unknown_event = await refused(client, "memory_expand_event", id="evt_missing")
         assert "evt_missing" in unknown_event
-        status = (await call(client, "memory_get_blocks"))["status"]
-    assert (status["blockCount"], status["openTailCount"]) == (0, 0)
+        negative = await refused(client, "memory_get_blocks", offset=-1)
+        assert negative.startswith("Error: invalid arguments for memory_get_blocks: offset:")
+        status = (await call(client, "memory_get_blocks", offset=3))["status"]
+    assert (status["blockCount"], status["openTailCount"], status["offset"]) == (0, 0, 3)
 
 
 async def test_spaces_keep_their_memory_apart(root: Path) -> None:

@@ -160,13 +160,17 @@ class RetrievalTools:
         return await _batch(self.runtime, call, "memory_search_raw", refs, {}, results)
 
     async def memory_get_blocks(
-        self, call: ToolCallContext, scope: Literal["session", "namespace"] = "session"
+        self,
+        call: ToolCallContext,
+        scope: Literal["session", "namespace"] = "session",
+        offset: Annotated[int, Field(ge=0)] = 0,
     ) -> dict[str, Any]:
-        """This tool is provided by the StrataGate plugin. List the newest conversation
-        blocks (up to 40; omittedBlockCount counts the older ones) at their current
-        (decayed) levels, with the status of the open, not yet sealed tail."""
+        """This tool is provided by the StrataGate plugin. List conversation blocks at their
+        current (decayed) levels, up to 40 newest first skipping offset newest
+        (omittedBlockCount counts the older ones), with the status of the open, not yet
+        sealed tail."""
         space, thread = _where(self.runtime, call)
-        report = await self.runtime.memory.events.agent_blocks(space, thread, scope)
+        report = await self.runtime.memory.events.agent_blocks(space, thread, scope, offset=offset)
         refs = [f"block:{v.block.id}:level:{v.current_level}" for v in report.blocks]
         results = [_block_card(v) for v in report.blocks]
         return await _batch(

@@ -141,13 +141,17 @@ class BlocksService(ServiceBase):
         return [block_view(parts) for parts in await self.store.parts(space, thread_id)]
 
     async def recent_views(
-        self, space: str, thread_id: str | None = None, limit: int = RECENT_BLOCKS
+        self,
+        space: str,
+        thread_id: str | None = None,
+        limit: int = RECENT_BLOCKS,
+        offset: int = 0,
     ) -> tuple[list[BlockView], int]:
-        """The newest ``limit`` ready blocks of the thread (``None``: of the space) at their
-        decayed levels, oldest first, and how many ready blocks there are in all: what the
-        agent lists, a page whatever the space holds (every block of a space of 21,000
-        took 17 s and would not fit a prompt)."""
-        listed, total = await self.store.recent_parts(space, thread_id, limit)
+        """The newest ``limit`` ready blocks of the thread (``None``: of the space) after the
+        ``offset`` newest, at their decayed levels, oldest first, and how many ready blocks
+        there are in all: what the agent lists, a page whatever the space holds (every
+        block of a space of 21,000 took 17 s and would not fit a prompt)."""
+        listed, total = await self.store.recent_parts(space, thread_id, limit, offset)
         return [block_view(parts) for parts in listed], total
 
     async def ready_parts(self, space: str, thread_id: str) -> list[BlockParts]:

@@ -182,10 +182,10 @@ class BlocksStorage(Protocol):
         ...
 
     async def recent_parts(
-        self, space: str, thread_id: str | None, limit: int
+        self, space: str, thread_id: str | None, limit: int, offset: int = 0
     ) -> tuple[list[BlockParts], int]:
-        """The newest ``limit`` ready blocks of the space (or of its thread), oldest first,
-        and how many ready blocks it holds in all."""
+        """The newest ``limit`` ready blocks of the space (or of its thread) after the
+        ``offset`` newest, oldest first, and how many ready blocks it holds in all."""
         ...
 
     async def marks(self, space: str, thread_id: str) -> list[BlockMark]:

@@ -47,8 +47,10 @@ class BlocksReport(BaseModel):
     namespace: str
     thread_id: str
     blocks: list[BlockView]
+    offset: int = 0
+    """Newest ready blocks skipped (the list holds up to ``RECENT_BLOCKS`` after them)."""
     omitted_block_count: int = 0
-    """Older ready blocks in scope not listed (the list holds the newest ``RECENT_BLOCKS``)."""
+    """Ready blocks in scope older than the list (the next page's, and beyond)."""
     namespace_block_count: int
     namespace_thread_ids: list[str]
     open_tail_count: int
@@ -61,6 +63,7 @@ class BlocksReport(BaseModel):
             "namespace": self.namespace,
             "threadId": self.thread_id,
             "blockCount": len(self.blocks),
+            "offset": self.offset,
             "omittedBlockCount": self.omitted_block_count,
             "namespaceBlockCount": self.namespace_block_count,
             "namespaceThreadIds": self.namespace_thread_ids,
@@ -173,20 +176,25 @@ class EventsService(ServiceBase):
         thread_id: str,
         scope: BlockScope = "session",
         limit: int = RECENT_BLOCKS,
+        offset: int = 0,
     ) -> BlocksReport:
-        """The newest ready blocks (this thread, or the namespace) at decayed levels, how many
-        older ones were left out, and status counts."""
+        """Up to ``limit`` ready blocks (this thread, or the namespace) at decayed levels,
+        newest first after the ``offset`` newest, shown oldest first; how many older ones
+        were left out, and status counts."""
         if scope not in ("session", "namespace"):
             raise InvalidInput("scope must be 'session' or 'namespace'")
         thread = thread_id if scope == "session" else None
-        views, ready = await self.blocks.recent_views(space, thread, limit)
+        if offset < 0:
+            raise InvalidInput("offset must be 0 or more")
+        views, ready = await self.blocks.recent_views(space, thread, limit, offset)
         counts = await self.store.block_counts(space, thread)
         return BlocksReport(
             scope=scope,
             namespace=space,
             thread_id=thread_id,
             blocks=views,
-            omitted_block_count=ready - len(views),
+            offset=offset,
+            omitted_block_count=max(0, ready - offset - len(views)),
             namespace_block_count=counts.namespace_block_count,
             namespace_thread_ids=counts.namespace_thread_ids,
             open_tail_count=counts.open_tail_count,

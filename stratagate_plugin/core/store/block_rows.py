@@ -43,18 +43,19 @@ def list_blocks(
 
 
 def recent_ready(
-    raw: sqlite3.Connection, space: str, thread_id: str | None, limit: int
+    raw: sqlite3.Connection, space: str, thread_id: str | None, limit: int, offset: int = 0
 ) -> tuple[list[Block], int]:
-    """The newest ``limit`` ready blocks of the space (or its thread), oldest first, read
-    newest first along the sequence key; and how many ready blocks are there in all."""
+    """The newest ``limit`` ready blocks of the space (or its thread) after the ``offset``
+    newest, oldest first, read newest first along the sequence key; and how many ready
+    blocks there are in all."""
     scope, params = "namespace = ?", [space]
     if thread_id is not None:
         scope, params = f"{scope} AND thread_id = ?", [space, thread_id]
     order = "sequence" if thread_id is None else "thread_sequence"
     rows = raw.execute(
         f"SELECT * FROM blocks WHERE {scope} AND processing_status = 'ready' "
-        f"ORDER BY {order} DESC LIMIT ?",
-        [*params, limit],
+        f"ORDER BY {order} DESC LIMIT ? OFFSET ?",
+        [*params, limit, offset],
     ).fetchall()
     return [block_from_row(row) for row in reversed(rows)], _ready_count(raw, space, thread_id)
 

@@ -63,9 +63,9 @@ class SqliteBlocksStorage:
         return await self.db.read(lambda raw: _listed_parts(raw, space, thread_id))
 
     async def recent_parts(
-        self, space: str, thread_id: str | None, limit: int
+        self, space: str, thread_id: str | None, limit: int, offset: int = 0
     ) -> tuple[list[BlockParts], int]:
-        return await self.db.read(lambda raw: _recent_parts(raw, space, thread_id, limit))
+        return await self.db.read(lambda raw: _recent_parts(raw, space, thread_id, limit, offset))
 
     async def block(self, block_id: str) -> BlockParts:
         return await self.db.read(
@@ -137,11 +137,11 @@ def _listed_parts(
 
 
 def _recent_parts(
-    raw: sqlite3.Connection, space: str, thread_id: str | None, limit: int
+    raw: sqlite3.Connection, space: str, thread_id: str | None, limit: int, offset: int
 ) -> tuple[list[BlockParts], int]:
-    """The newest ``limit`` ready blocks' parts, oldest first, and the ready blocks' count;
+    """A page of the newest ready blocks' parts, oldest first, and the ready blocks' count;
     messages read for those blocks only."""
-    blocks, total = block_rows.recent_ready(raw, space, thread_id, limit)
+    blocks, total = block_rows.recent_ready(raw, space, thread_id, limit, offset)
     decay = block_rows.decay_lambda(raw, space) if blocks else 0.0
     latest: dict[str, int] = {}
     found = []
