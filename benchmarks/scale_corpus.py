@@ -17,6 +17,7 @@ import json
 import random
 import sqlite3
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,7 +28,7 @@ from stratagate_plugin.core.blocks.sealing import SEALER
 from stratagate_plugin.core.blocks.storage import NewBlock
 from stratagate_plugin.core.events.cards import EVENT_TYPES, EventCard, event_search_text
 from stratagate_plugin.core.events.documents import EVENT_RULES
-from stratagate_plugin.core.records import MessageIn
+from stratagate_plugin.core.records import MessageIn, Role
 from stratagate_plugin.core.store import Database
 from stratagate_plugin.core.store.block_rail_rows import Said
 from stratagate_plugin.core.store.event_rows import insert_event
@@ -128,13 +129,17 @@ def insert_thread(
 
 
 def block_views(rows: list[Row]) -> dict[str, NewBlock]:
-    """Each block's L4 and L3 and its L5 size, by the sealing rules (``SEALER.cut``), as a
-    block sealed in use holds them: the blocks page reads them, never the messages."""
+    """Each block's L4 and L3 and its L5 size, by the sealing rules, as a block sealed in
+    use holds them: the blocks page reads them, never the messages."""
+    return _cut_blocks((row[2], row[5], row[6]) for row in rows if row[2] is not None)
+
+
+def _cut_blocks(said: Iterable[tuple[str, Role, str]]) -> dict[str, NewBlock]:
+    """``SEALER.cut`` of each block's (block id, role, content) messages, in order."""
     members: dict[str, list[Said]] = {}
-    for row in rows:
-        if row[2] is not None:
-            members.setdefault(row[2], []).append(Said(row[5], row[6], ()))
-    return {block: SEALER.cut(said, TURNS_PER_BLOCK) for block, said in members.items()}
+    for block_id, role, content in said:
+        members.setdefault(block_id, []).append(Said(role, content, ()))
+    return {block: SEALER.cut(each, TURNS_PER_BLOCK) for block, each in members.items()}
 
 
 def _insert_blocks(
@@ -168,12 +173,9 @@ def fill_block_views(path: Path) -> int:
     raw = sqlite3.connect(path)
     with raw:
         missing = {row[0] for row in raw.execute("SELECT id FROM blocks WHERE raw_tokens IS NULL")}
-        said: dict[str, list[Said]] = {}
         sql = "SELECT block_id, role, content FROM messages WHERE block_id IS NOT NULL "
-        for block_id, role, content in raw.execute(f"{sql}ORDER BY block_id, position"):
-            if block_id in missing:
-                said.setdefault(block_id, []).append(Said(role, content, ()))
-        views = {block: SEALER.cut(members, TURNS_PER_BLOCK) for block, members in said.items()}
+        said = raw.execute(f"{sql}ORDER BY block_id, position")
+        views = _cut_blocks(row for row in said if row[0] in missing)
         raw.executemany(
             "UPDATE blocks SET l4_readable = ?, l3_condensed = ?, raw_tokens = ? WHERE id = ?",
             [(v.readable, v.condensed, v.raw_tokens, block) for block, v in views.items()],

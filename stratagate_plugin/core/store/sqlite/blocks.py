@@ -121,10 +121,24 @@ def _record_turn(raw: sqlite3.Connection, turn: TurnToRecord, sealer: Sealer) ->
 def _listed_parts(
     raw: sqlite3.Connection, space: str | None, thread_id: str | None
 ) -> list[BlockParts]:
-    """Every listed block's parts; the ready position and λ read once a thread."""
+    """Every listed block's parts."""
+    return _parts_of(raw, block_rows.list_blocks(raw, space, thread_id))
+
+
+def _recent_parts(
+    raw: sqlite3.Connection, space: str, thread_id: str | None, limit: int, offset: int
+) -> tuple[list[BlockParts], int]:
+    """A page of the newest ready blocks' parts, oldest first, and the ready blocks' count;
+    messages read for those blocks only."""
+    blocks, total = block_rows.recent_ready(raw, space, thread_id, limit, offset)
+    return _parts_of(raw, blocks), total
+
+
+def _parts_of(raw: sqlite3.Connection, blocks: list[Block]) -> list[BlockParts]:
+    """Each block with its messages; the ready position and λ read once a thread."""
     found: list[BlockParts] = []
     standing: dict[tuple[str, str], tuple[int, float]] = {}
-    for block in block_rows.list_blocks(raw, space, thread_id):
+    for block in blocks:
         key = (block.namespace, block.thread_id)
         if key not in standing:
             standing[key] = (
@@ -134,23 +148,6 @@ def _listed_parts(
         latest, decay = standing[key]
         found.append(BlockParts(block, block_rows.block_messages(raw, block.id), latest, decay))
     return found
-
-
-def _recent_parts(
-    raw: sqlite3.Connection, space: str, thread_id: str | None, limit: int, offset: int
-) -> tuple[list[BlockParts], int]:
-    """A page of the newest ready blocks' parts, oldest first, and the ready blocks' count;
-    messages read for those blocks only."""
-    blocks, total = block_rows.recent_ready(raw, space, thread_id, limit, offset)
-    decay = block_rows.decay_lambda(raw, space) if blocks else 0.0
-    latest: dict[str, int] = {}
-    found = []
-    for block in blocks:
-        if block.thread_id not in latest:
-            latest[block.thread_id] = block_rows.latest_ready_position(raw, space, block.thread_id)
-        messages = block_rows.block_messages(raw, block.id)
-        found.append(BlockParts(block, messages, latest[block.thread_id], decay))
-    return found, total
 
 
 def _messages(raw: sqlite3.Connection, block_id: str) -> list[Message]:
