@@ -1,6 +1,7 @@
 """Reads of a few blocks that SQLite's planner walked the whole space for: the thread's
-newest ready position (what every rail page and block view decays from) and the blocks
-derived offline (the jobs page). Each gives the right answer through its own index."""
+newest ready position (what every rail page and block view decays from), and the blocks
+and jobs derived offline (the jobs page). Each gives the right answer through its own
+index."""
 
 import sqlite3
 from collections.abc import Callable
@@ -11,7 +12,11 @@ import pytest
 
 from stratagate_plugin.core.store import event_search_rows
 from stratagate_plugin.core.store.block_rows import latest_ready_position, recent_ready
-from stratagate_plugin.core.store.derivation_marks import OFFLINE_FALLBACK, offline_blocks
+from stratagate_plugin.core.store.derivation_marks import (
+    OFFLINE_FALLBACK,
+    fallback_jobs,
+    offline_blocks,
+)
 from stratagate_plugin.core.store.migrations import migrate
 from stratagate_plugin.core.store.search_index import register_functions
 
@@ -43,6 +48,16 @@ def raw(tmp_path: Path) -> sqlite3.Connection:
             "derived_by, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, 1, 1, '', '', ?, ?, ?, ?, ?)",
             (f"blk{n}", SPACE, thread, n, sequence, status, position, by, NOW, NOW),
+        )
+    # jobs: two fell back in this space (made out of order), one elsewhere, the rest did not
+    jobs = [("j1", SPACE, "09:05", OFFLINE_FALLBACK), ("j2", SPACE, "09:01", OFFLINE_FALLBACK)]
+    jobs += [("j3", "other", "09:02", OFFLINE_FALLBACK), ("j4", SPACE, "09:00", "m")]
+    jobs += [(f"k{n}", SPACE, "09:03", None) for n in range(20)]
+    for job_id, space, at, by in jobs:
+        conn.execute(
+            "INSERT INTO jobs(id, namespace, kind, target_id, status, derived_by, created_at, "
+            "updated_at) VALUES (?, ?, 'extract', ?, 'succeeded', ?, ?, ?)",
+            (job_id, space, job_id, by, f"2026-03-01T{at}:00+00:00", NOW),
         )
     return conn
 
@@ -79,6 +94,18 @@ def test_offline_blocks_read_their_partial_index(raw: sqlite3.Connection) -> Non
     for space in (SPACE, None):
         plan = plan_of(raw, partial(offline_blocks, raw, space))
         assert "blocks_derived_offline" in plan
+
+
+def test_fallback_jobs_are_the_spaces_fallbacks_oldest_first(raw: sqlite3.Connection) -> None:
+    assert [job.id for job in fallback_jobs(raw, SPACE)] == ["j2", "j1"]
+    assert [job.id for job in fallback_jobs(raw)] == ["j2", "j3", "j1"]
+    assert fallback_jobs(raw, "elsewhere") == []
+
+
+def test_fallback_jobs_read_their_partial_index(raw: sqlite3.Connection) -> None:
+    for space in (SPACE, None):
+        plan = plan_of(raw, partial(fallback_jobs, raw, space))
+        assert "jobs_derived_offline" in plan
 
 
 def test_the_block_listings_counts_read_keys_not_every_block(raw: sqlite3.Connection) -> None:

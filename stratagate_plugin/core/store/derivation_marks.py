@@ -59,7 +59,8 @@ def offline_blocks(raw: sqlite3.Connection, space: str | None = None) -> list[Bl
 
 def fallback_jobs(raw: sqlite3.Connection, space: str | None = None) -> list[Job]:
     """Finished jobs whose result came from the offline model (the graph and topic
-    batches among them have no block to mark)."""
+    batches among them have no block to mark), oldest first: read from the partial
+    ``jobs_derived_offline`` index, not the space's every job."""
     sql, params = "SELECT * FROM jobs WHERE derived_by = ?", [OFFLINE_FALLBACK]
     if space is not None:
         sql, params = f"{sql} AND namespace = ?", [*params, space]

@@ -54,6 +54,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     steps_030.m030_node_visible_sources,
     steps_030.m031_block_raw_tokens,
     steps_030.m032_topic_generations,
+    steps_030.m033_offline_job_index,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

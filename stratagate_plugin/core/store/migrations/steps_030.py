@@ -129,3 +129,13 @@ def _valid(value: Any) -> Any:
     if isinstance(value, dict):
         return {_valid(str(key)): _valid(item) for key, item in value.items()}
     return value
+
+
+def m033_offline_job_index(raw: sqlite3.Connection) -> None:
+    """``jobs_derived_offline``: the jobs the offline model finished because the model
+    failed, by space and age, so the jobs page reads those few instead of every job of
+    the space (2.4 ms at 20,000 jobs, growing with every job a space ever ran)."""
+    raw.execute(
+        "CREATE INDEX jobs_derived_offline ON jobs(namespace, created_at, id) "
+        "WHERE derived_by = 'offline-fallback'"
+    )

@@ -32,6 +32,7 @@ MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [
     steps_008.m008_node_visible_sources,
     steps_008.m009_block_raw_tokens,
     steps_008.m010_topic_generations,
+    steps_008.m011_offline_job_index,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 MIGRATION_LOCK = 0x5354_5241_5441_4741  # "STRATAGA": pg_advisory_xact_lock's key

@@ -127,6 +127,15 @@ CREATE TRIGGER topic_generation_deleted AFTER DELETE ON topics
     )
 
 
+def m011_offline_job_index(conn: psycopg.Connection[Any]) -> None:
+    """SQLite's step 33: ``jobs_derived_offline``, the jobs the offline model finished
+    because the model failed, by space and age (the jobs page reads only those)."""
+    conn.execute(
+        "CREATE INDEX jobs_derived_offline ON jobs(namespace, created_at, id) "
+        "WHERE derived_by = 'offline-fallback'"
+    )
+
+
 def raw_tokens(messages: list[tuple[str, str, str]]) -> int:
     """The L5 view's estimated tokens (the transcript's and the token budget's rules as
     they were): each message ``role: content`` and a raw JSON line per tool call."""
