@@ -19,6 +19,7 @@ import pytest
 
 from stratagate_plugin.core.errors import SchemaTooNew
 from stratagate_plugin.core.store import db as sqlite_db
+from stratagate_plugin.core.store.derivation_marks import fallback_jobs, offline_blocks
 from stratagate_plugin.core.store.postgres import PostgresDatabase
 from stratagate_plugin.core.store.postgres import migrations as pg_migrations
 from stratagate_plugin.core.text.search_terms import fts_document, fts_encode, tokenize
@@ -300,3 +301,40 @@ async def test_pg_triggers_keep_the_same_derived_rows_as_sqlite(
                 found = [tuple(row) for row in conn.execute(query)]
                 assert found == raw.execute(query).fetchall(), (statement, query)
     raw.close()
+
+
+# -- partial indexes under a prepared statement's generic plan ---------------------------------
+
+
+class StatementRecorder:
+    """Stands in for a connection: keeps each statement a row function runs, finds nothing."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    def execute(self, sql: str, params: Any = ()) -> "StatementRecorder":
+        self.said.append(sql)
+        return self
+
+    def fetchall(self) -> list[Any]:
+        return []
+
+
+async def test_pg_offline_reads_use_their_partial_indexes_in_a_generic_plan(pg_url: str) -> None:
+    """psycopg prepares a statement run often, and PostgreSQL then may plan it once for any
+    parameter: the partial indexes' condition must be in the text, not a parameter."""
+    conn = await pg_schema(pg_url)
+    with conn:
+        conn.execute("SET enable_seqscan = off")
+        conn.execute("SET plan_cache_mode = force_generic_plan")
+        for read, index in [
+            (offline_blocks, "blocks_derived_offline"),
+            (fallback_jobs, "jobs_derived_offline"),
+        ]:
+            recorder = StatementRecorder()
+            read(recorder, "home")  # type: ignore[arg-type]
+            [sql] = recorder.said
+            conn.execute(f"PREPARE offline_read AS {sql.replace('?', '$1')}")
+            plan = "\n".join(row[0] for row in conn.execute("EXPLAIN EXECUTE offline_read('home')"))
+            conn.execute("DEALLOCATE offline_read")
+            assert index in plan, plan
