@@ -46,9 +46,9 @@ from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.store.event_documents import parsed_counts
 from stratagate_plugin.core.store.event_term_index import Phrase, fts5_scored
 from stratagate_plugin.core.store.search_index import (
-    MAX_PREFILTER_TERMS,
     POSTING_BUDGET,
     document_stamp,
+    prefilter_terms,
 )
 
 T = TypeVar("T")
@@ -118,14 +118,7 @@ class HeldReader:
     def _ranked(self, query: CandidateQuery) -> list[list[int]]:
         """Per pool, the pks in the engine's prefilter order (``event_search_rows``)."""
         counts = {token: self.held.count(token) for token in dict.fromkeys(query.tokens)}
-        rarest = sorted((n, t) for t, n in counts.items() if n > 0)[:MAX_PREFILTER_TERMS]
-        chosen: list[str] = []
-        total = 0
-        for count, token in rarest:
-            if chosen and total + count > POSTING_BUDGET:
-                break
-            chosen.append(token)
-            total += count
+        chosen, total = prefilter_terms(counts)
         if not chosen:
             return []
         if total > POSTING_BUDGET:  # one common term: its newest first

@@ -9,7 +9,7 @@ bounded by ``POSTING_BUDGET`` postings however common the other query words are.
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..events.cards import event_search_text
@@ -295,7 +295,15 @@ def prefilter(raw: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Pre
     small database), this is the plain OR of all indexed query terms, ranked by FTS5 as
     before; when even the rarest term is over budget, candidates come newest first.
     """
-    counts = term_counts(raw, table, list(dict.fromkeys(tokens)))
+    chosen, total = prefilter_terms(term_counts(raw, table, list(dict.fromkeys(tokens))))
+    if not chosen:
+        return None
+    return Prefilter(fts_match_any(chosen), total <= POSTING_BUDGET, tuple(chosen))
+
+
+def prefilter_terms(counts: Mapping[str, int]) -> tuple[list[str], int]:
+    """(the rarest terms that fit ``POSTING_BUDGET``, at least one; their postings in
+    all), from each term's ``term_counts``."""
     rarest = sorted((n, token) for token, n in counts.items() if n > 0)[:MAX_PREFILTER_TERMS]
     chosen: list[str] = []
     total = 0
@@ -304,9 +312,7 @@ def prefilter(raw: sqlite3.Connection, table: str, tokens: Sequence[str]) -> Pre
             break
         chosen.append(token)
         total += count
-    if not chosen:
-        return None
-    return Prefilter(fts_match_any(chosen), total <= POSTING_BUDGET, tuple(chosen))
+    return chosen, total
 
 
 def term_counts(raw: sqlite3.Connection, table: str, tokens: Sequence[str]) -> dict[str, int]:
