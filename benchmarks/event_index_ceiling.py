@@ -24,10 +24,10 @@ import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import chain
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -45,13 +45,13 @@ from stratagate_plugin.core.retrieval.query import parse_query
 from stratagate_plugin.core.store import event_rows
 from stratagate_plugin.core.store.event_documents import parsed_counts
 from stratagate_plugin.core.store.event_term_index import Phrase, fts5_scored
+from stratagate_plugin.core.store.readers import in_snapshot
 from stratagate_plugin.core.store.search_index import (
     POSTING_BUDGET,
     document_stamp,
     prefilter_terms,
 )
 
-T = TypeVar("T")
 VISIBLE = ("active", "superseded")
 State = tuple[int, str, str, str, str | None, str]  # pk, id, pool, status, superseded_by, at
 Postings = npt.NDArray[np.int64]  # rows of (pk, count, length, pool index in space or -1)
@@ -167,14 +167,6 @@ class HeldReader:
         return event_rows.visible_cards(self.raw, space, event_ids)
 
 
-def in_snapshot(raw: sqlite3.Connection, read: Callable[[], T]) -> T:
-    raw.execute("BEGIN")
-    try:
-        return read()
-    finally:
-        raw.execute("ROLLBACK")
-
-
 def page_key(hits: Sequence[EventHit]) -> list[tuple[str, float, list[str]]]:
     return [(hit.card.id, hit.rank_score, [card.id for card in hit.history]) for hit in hits]
 
@@ -183,7 +175,7 @@ async def measure_both(path: Path, queries: Sequence[str], rounds: int) -> dict[
     """The engine's event search and the held reads over the same questions, alternating."""
     raw = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     raw.row_factory = sqlite3.Row
-    held = in_snapshot(raw, lambda: HeldIndex(raw, SPACE))
+    held = in_snapshot(raw, lambda snapshot: HeldIndex(snapshot, SPACE))
     reader = HeldReader(held, raw)
     memory = await StrataGate.open(path)
     weight = memory.config.agent_memory_weight
@@ -191,7 +183,7 @@ async def measure_both(path: Path, queries: Sequence[str], rounds: int) -> dict[
 
     async def held_search(query: str) -> list[EventHit]:
         request = EventSearch(parse_query(query).terms, agent_weight=weight)
-        search = lambda: search_with_history(reader, SPACE, request)  # noqa: E731
+        search = lambda _: search_with_history(reader, SPACE, request)  # noqa: E731
         return await loop.run_in_executor(None, in_snapshot, raw, search)
 
     same = 0

@@ -90,22 +90,21 @@ def test_offline_blocks_are_the_fallbacks_in_sealing_order(raw: sqlite3.Connecti
     assert offline_blocks(raw, "elsewhere") == []
 
 
-def test_offline_blocks_read_their_partial_index(raw: sqlite3.Connection) -> None:
+@pytest.mark.parametrize(
+    ("read", "index"),
+    [(offline_blocks, "blocks_derived_offline"), (fallback_jobs, "jobs_derived_offline")],
+)
+def test_offline_reads_use_their_partial_index(
+    raw: sqlite3.Connection, read: Callable[..., object], index: str
+) -> None:
     for space in (SPACE, None):
-        plan = plan_of(raw, partial(offline_blocks, raw, space))
-        assert "blocks_derived_offline" in plan
+        assert index in plan_of(raw, partial(read, raw, space))
 
 
 def test_fallback_jobs_are_the_spaces_fallbacks_oldest_first(raw: sqlite3.Connection) -> None:
     assert [job.id for job in fallback_jobs(raw, SPACE)] == ["j2", "j1"]
     assert [job.id for job in fallback_jobs(raw)] == ["j2", "j3", "j1"]
     assert fallback_jobs(raw, "elsewhere") == []
-
-
-def test_fallback_jobs_read_their_partial_index(raw: sqlite3.Connection) -> None:
-    for space in (SPACE, None):
-        plan = plan_of(raw, partial(fallback_jobs, raw, space))
-        assert "jobs_derived_offline" in plan
 
 
 def test_the_block_listings_counts_read_keys_not_every_block(raw: sqlite3.Connection) -> None:

@@ -54,10 +54,7 @@ def offline_blocks(raw: sqlite3.Connection, space: str | None = None) -> list[Bl
     SQLite on the partial ``blocks_derived_offline`` index, sorting the few it finds: to
     save that sort it walked every block of the space by ``(namespace, sequence)``, 18 ms
     at 21,000 blocks on every jobs page."""
-    sql, params = f"SELECT * FROM blocks WHERE {_FELL_BACK}", []
-    if space is not None:
-        sql, params = f"{sql} AND namespace = ?", [space]
-    rows = raw.execute(f"{sql} ORDER BY namespace, +sequence", params).fetchall()
+    rows = _fell_back(raw, "blocks", space, "namespace, +sequence")
     return [block_from_row(row) for row in rows]
 
 
@@ -65,8 +62,15 @@ def fallback_jobs(raw: sqlite3.Connection, space: str | None = None) -> list[Job
     """Finished jobs whose result came from the offline model (the graph and topic
     batches among them have no block to mark), oldest first: read from the partial
     ``jobs_derived_offline`` index, not the space's every job."""
-    sql, params = f"SELECT * FROM jobs WHERE {_FELL_BACK}", []
+    return [job_from_row(row) for row in _fell_back(raw, "jobs", space, "created_at, id")]
+
+
+def _fell_back(
+    raw: sqlite3.Connection, table: str, space: str | None, order: str
+) -> list[sqlite3.Row]:
+    """``table``'s rows derived offline because the model failed (in ``space``, or every
+    space's), in ``order``."""
+    sql, params = f"SELECT * FROM {table} WHERE {_FELL_BACK}", []
     if space is not None:
         sql, params = f"{sql} AND namespace = ?", [space]
-    rows = raw.execute(f"{sql} ORDER BY created_at, id", params).fetchall()
-    return [job_from_row(row) for row in rows]
+    return raw.execute(f"{sql} ORDER BY {order}", params).fetchall()
