@@ -15,8 +15,10 @@ event texts) are timed in the same run, the first two alternating question by qu
 What the held reads do not have is what a product needs: staying current while other
 processes write (a token every write to the events or their index draws anew, read once a
 search) and a compact form: loaded here in ~6.5 s, they add ~290 MB to the process at 100k
-events (the postings as int64 rows, 123 MB; the stored documents as Python dicts), where
-narrow arrays (int32 pks, uint16 counts and lengths, term ids) would take tens of MB.
+events (measured in session 18, the postings then int64 rows of every space, 123 MB; the
+stored documents as Python dicts), where narrow arrays (int32 pks, uint16 counts and
+lengths, term ids) would take tens of MB. The postings are now read from the chunks the
+engine keeps (``event_chunks``), the space's own.
 """
 
 import argparse
@@ -25,7 +27,6 @@ import json
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from stratagate_plugin.core.events.search import search_with_history
 from stratagate_plugin.core.events.storage import Candidate, CandidateQuery, SearchCandidates
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.retrieval.query import parse_query
-from stratagate_plugin.core.store import event_rows
+from stratagate_plugin.core.store import event_chunks, event_rows
 from stratagate_plugin.core.store.event_documents import parsed_counts
 from stratagate_plugin.core.store.event_term_index import Phrase, fts5_scored
 from stratagate_plugin.core.store.readers import in_snapshot
@@ -53,6 +54,7 @@ from stratagate_plugin.core.store.search_index import (
 )
 
 VISIBLE = ("active", "superseded")
+POOLS = ("conversation", "agent")
 State = tuple[int, str, str, str, str | None, str]  # pk, id, pool, status, superseded_by, at
 Postings = npt.NDArray[np.int64]  # rows of (pk, count, length, pool index in space or -1)
 
@@ -65,6 +67,7 @@ class HeldIndex:
         self.totals: tuple[int, int] = raw.execute(
             "SELECT rows, tokens FROM event_term_totals"
         ).fetchone()
+        self.rows_of = event_chunks.term_rows(raw)
         self.postings = _postings(raw, space)
         self.states: dict[int, State] = {}
         self.pk_of: dict[str, int] = {}
@@ -83,24 +86,26 @@ class HeldIndex:
 
     def count(self, term: str) -> int:
         """What the prefilter counts: the FTS rows holding ``term``, up to its budget + 1."""
-        found = self.postings.get(term)
-        return 0 if found is None else min(len(found), POSTING_BUDGET + 1)
+        return min(self.rows_of.get(term, 0), POSTING_BUDGET + 1)
 
 
 def _postings(raw: sqlite3.Connection, space: str) -> dict[str, Postings]:
-    """Each term's ``event_terms`` rows as one array (the engine's ``_postings`` columns)."""
-    terms = raw.execute("SELECT term, count(*) FROM event_terms GROUP BY term ORDER BY term")
-    sizes = terms.fetchall()
+    """Each term's postings in ``space`` as one array, its pools' chunks in pk order (the
+    engine's ``event_chunks.read`` columns)."""
+    chunks: dict[str, list[Postings]] = {}
     rows = raw.execute(
-        "SELECT pk, count, length, CASE WHEN namespace IS NOT ? THEN -1 ELSE "
-        "CASE pool WHEN 'conversation' THEN 0 WHEN 'agent' THEN 1 ELSE -1 END END "
-        "FROM event_terms ORDER BY term, pk",
+        "SELECT term, pool, pks, counts, lengths FROM event_postings WHERE namespace = ? "
+        "ORDER BY term, pool, chunk",
         (space,),
     )
-    total = sum(n for _, n in sizes)
-    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=4 * total).reshape(-1, 4)
-    bounds = np.cumsum([0, *(n for _, n in sizes)])
-    return {term: flat[bounds[i] : bounds[i + 1]] for i, (term, _) in enumerate(sizes)}
+    for term, pool, pks, counts, lengths in rows:
+        found = np.empty((len(pks) // 8, 4), np.int64)
+        found[:, 0] = np.frombuffer(pks, "<i8")
+        found[:, 1] = np.frombuffer(counts, "<u4")
+        found[:, 2] = np.frombuffer(lengths, "<u4")
+        found[:, 3] = POOLS.index(pool) if pool in POOLS else -1
+        chunks.setdefault(term, []).append(found)
+    return {term: np.concatenate(parts) for term, parts in chunks.items()}
 
 
 class HeldReader:
@@ -121,11 +126,14 @@ class HeldReader:
         chosen, total = prefilter_terms(counts)
         if not chosen:
             return []
+        empty = np.empty((0, 4), np.int64)
         if total > POSTING_BUDGET:  # one common term: its newest first
-            found = self.held.postings[chosen[0]]
+            found = self.held.postings.get(chosen[0], empty)
             return [found[found[:, 3] == n, 0][::-1].tolist() for n in range(len(query.pools))]
-        ordered = [self.held.postings[token] for token in chosen]
-        phrases = [Phrase(f[:, 0], f[:, 1], f[:, 2], len(f)) for f in ordered]
+        ordered = [self.held.postings.get(token, empty) for token in chosen]
+        rows_of = [self.held.rows_of[token] for token in chosen]
+        held = zip(ordered, rows_of, strict=True)
+        phrases = [Phrase(f[:, 0], f[:, 1], f[:, 2], n) for f, n in held]
         pks, score, places = fts5_scored(phrases, *self.held.totals)
         owner = np.full(len(pks), -1)
         for found, at in zip(ordered, places, strict=True):

@@ -18,6 +18,7 @@ from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.purge.words import Needles
 from stratagate_plugin.core.store import (
+    event_chunks,
     event_rows,
     event_search_rows,
     event_term_index,
@@ -33,9 +34,16 @@ POOLS = ("conversation", "agent")
 
 
 def _snapshot(raw: sqlite3.Connection) -> dict[str, Any]:
-    postings = raw.execute("SELECT term, pk, count, length, namespace, pool FROM event_terms")
+    postings = event_term_index.stored_postings(raw)
     totals = [tuple(row) for row in raw.execute("SELECT rows, tokens FROM event_term_totals")]
-    return {"postings": sorted(tuple(row) for row in postings), "totals": totals}
+    return {"postings": postings, "totals": totals, "term_rows": _term_rows(raw, postings)}
+
+
+def _term_rows(raw: sqlite3.Connection, postings: list[tuple[Any, ...]]) -> dict[str, int]:
+    """Each term's FTS rows as kept (SQLite's ``event_term_rows``), else as counted."""
+    if event_term_index.current_version(raw) == event_term_index.CHUNKED_VERSION:
+        return event_chunks.term_rows(raw)
+    return dict(Counter(row[0] for row in postings))
 
 
 def _recomputed(raw: sqlite3.Connection) -> dict[str, Any]:
@@ -51,7 +59,12 @@ def _recomputed(raw: sqlite3.Connection) -> dict[str, Any]:
         for term, count in Counter(tokens).items()
     ]
     tokens = sum(len(document[1]) for document in documents)
-    return {"postings": sorted(postings), "totals": [(len(documents), tokens)]}
+    term_rows = dict(Counter(row[0] for row in postings))
+    return {
+        "postings": sorted(postings),
+        "totals": [(len(documents), tokens)],
+        "term_rows": term_rows,
+    }
 
 
 async def stored_and_recomputed(memory: StrataGate) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -208,7 +221,7 @@ async def test_an_open_builds_an_index_that_is_missing(db_path: Path) -> None:
     built = await _assert_true(memory)
 
     def emptied(raw: sqlite3.Connection) -> None:
-        for table in event_term_index.TABLE_NAMES:
+        for table in event_term_index.layout_tables(raw):
             raw.execute(f"DELETE FROM {table}")
         raw.execute("DELETE FROM meta WHERE key = ?", (event_term_index.VERSION_KEY,))
 

@@ -30,6 +30,9 @@ FTS5_REPLACED = {
     "event_fts": ("event_search", "event_pk"),
 }
 FTS5_SHADOWS = ("data", "idx", "content", "docsize", "config")
+# The event index's postings in SQLite's layout (``event_chunks``): PostgreSQL keeps a row a
+# posting (``event_term_index``'s docstring says why).
+LAYOUT_REPLACED = {"event_postings": "event_terms", "event_term_rows": "event_terms"}
 # Tables whose hidden SQLite rowid live code reads: PostgreSQL spells it out.
 ROWID_KEPT = {"batches", "usage_receipts", "graph_aliases", "graph_batch_events"}
 PG_TYPES = {"INTEGER": "bigint", "TEXT": "text", "REAL": "double precision", "BLOB": "bytea"}
@@ -92,7 +95,12 @@ def schema_differences(raw: sqlite3.Connection, conn: psycopg.Connection[Any]) -
         f"FTS5 table {name} has no replacement listed" for name in virtual - set(FTS5_REPLACED)
     ]
     shadows = {f"{name}_{suffix}" for name in virtual for suffix in FTS5_SHADOWS}
-    for table in sorted(set(tables) - virtual - shadows):
+    for table, replacement in LAYOUT_REPLACED.items():
+        if table not in tables:
+            problems.append(f"{table}: SQLite no longer keeps it")
+        if conn.execute("SELECT to_regclass(%s)", (replacement,)).fetchone() == (None,):
+            problems.append(f"{replacement}: no such table in PostgreSQL")
+    for table in sorted(set(tables) - virtual - shadows - set(LAYOUT_REPLACED)):
         if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone() == (None,):
             problems.append(f"{table}: no such table in PostgreSQL")
             continue

@@ -5,7 +5,8 @@ keeps them so), so a copy is table by table, row by row, ids and times as they a
 things differ and are mapped here: FTS5's ``message_fts`` / ``event_fts`` are PostgreSQL's
 ``message_search`` / ``event_search`` (same rowid, same token text); the hidden ``rowid``
 SQLite keeps for four tables is a spelled-out column on PostgreSQL; a generated column
-(the ``tsvector``) is the server's to fill.
+(the ``tsvector``) is the server's to fill. The event index's postings are kept in each
+backend's own layout (``EVENT_POSTINGS``): not copied, but rebuilt on the destination.
 
 The destination is migrated first and must hold no memory. The whole copy is one
 transaction on it, with its triggers off (they keep derived tables, which are copied as
@@ -29,8 +30,10 @@ from psycopg import sql
 
 from ..errors import InvalidInput, NotFound
 from ..events.storage import EventRules
+from . import event_term_index
 from .db import Database
 from .postgres import PostgresDatabase
+from .postgres.engine_db import EngineDatabase
 from .units import is_database_url
 
 CHUNK_ROWS = 2000
@@ -38,6 +41,9 @@ SKIPPED = {"schema_migrations"}  # each side's own history
 FTS_TABLES = {"message_fts": "message_search", "event_fts": "event_search"}
 FTS_KEYS = {"message_search": "fts_rowid", "event_search": "event_pk"}
 MEMORY_TABLES = ("namespaces", "messages", "events", "import_jobs")  # what a memory holds
+EVENT_POSTINGS = ("event_postings", "event_terms")
+"""The event index's postings, each backend in its own layout (``event_term_index``): not
+copied between backends; the destination's index is marked stale and rebuilt."""
 # A fresh database writes rows of its own (meta, an index's totals): the source's replace them.
 
 
@@ -72,7 +78,19 @@ async def copy_between(
         raise NotFound(f"no memory at {source}")
     for location in (source, destination):
         await migrate(location, events)
-    return await asyncio.to_thread(_copy_now, source, destination)
+    report = await asyncio.to_thread(_copy_now, source, destination)
+    if not report.mismatched and not set(EVENT_POSTINGS) & set(report.rows):
+        await _rebuild_event_index(destination, events)
+    return report
+
+
+async def _rebuild_event_index(location: str, events: EventRules | None) -> None:
+    """The destination opened as the engine opens it, which rebuilds its event index in
+    its own layout (``_mark_event_index_stale``)."""
+    if is_database_url(location):
+        await (await EngineDatabase(location, events, connections=1).open()).close()
+    else:
+        await migrate(location, events)
 
 
 async def migrate(location: str, events: EventRules | None = None) -> None:
@@ -91,9 +109,19 @@ def _copy_now(source: str, destination: str) -> CopyReport:
         read, written = (_side(c) for c in sides)
         _begin_snapshot(sides[0])
         try:
-            return copy_memory(read, written)
+            report = copy_memory(read, written)
         finally:
             sides[0].rollback()
+        if not set(EVENT_POSTINGS) & set(report.rows):
+            _mark_event_index_stale(sides[1])
+        return report
+
+
+def _mark_event_index_stale(conn: Any) -> None:
+    """The copied version of the source's event index names the source's layout: dropped,
+    so the destination's next open rebuilds its own."""
+    mark = "%s" if isinstance(conn, psycopg.Connection) else "?"
+    conn.execute(f"DELETE FROM meta WHERE key = {mark}", (event_term_index.VERSION_KEY,))
 
 
 def _connect(location: str) -> Any:

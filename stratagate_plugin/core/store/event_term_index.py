@@ -22,6 +22,11 @@ once, as a write's last statement (``CompatConnection.before_commit``), not at e
 PostgreSQL's writers run side by side, and a row every event write updates, locked midway,
 would make one writer wait for another's whole unit, or deadlock with a row the other
 holds; locked last, it is held only while the commit travels.
+
+On SQLite the postings are kept as arrays in chunks (``event_chunks``, version 2), which a
+search reads a blob a term, of its own space; PostgreSQL keeps a row a posting (version 1),
+since its writers run side by side and a chunk every event write rewrites would make them
+wait on each other's common words.
 """
 
 import json
@@ -35,17 +40,18 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from . import event_chunks
+from .event_chunks import Posting
 from .term_index import fts_terms
 from .units import has_table, on_postgres
 
-INDEX_VERSION = 1
-TABLE_NAMES = ("event_terms", "event_term_totals")
-_TABLES = (
-    "CREATE TABLE IF NOT EXISTS event_terms (term TEXT NOT NULL, pk INTEGER NOT NULL, "
-    "count INTEGER NOT NULL, length INTEGER NOT NULL, namespace TEXT, pool TEXT, "
-    "PRIMARY KEY (term, pk)) WITHOUT ROWID",
+INDEX_VERSION = 1  # PostgreSQL's layout: a row a posting
+CHUNKED_VERSION = 2  # SQLite's: ``event_chunks``
+TABLE_NAMES = (*event_chunks.TABLE_NAMES, "event_term_totals")
+ROW_TABLE_NAMES = ("event_terms", "event_term_totals")
+_TOTALS = (
     "CREATE TABLE IF NOT EXISTS event_term_totals (id INTEGER PRIMARY KEY CHECK (id = 1), "
-    "rows INTEGER NOT NULL, tokens INTEGER NOT NULL)",
+    "rows INTEGER NOT NULL, tokens INTEGER NOT NULL)"
 )
 VERSION_KEY = "event_term_index_version"
 FTS5_K1, FTS5_B, FTS5_MIN_IDF = 1.2, 0.75, 1e-6  # fts5_aux.c: fts5Bm25Function
@@ -54,9 +60,19 @@ NEWEST_PAGE = 256
 _MOVED = "event_term_totals"
 
 
+def current_version(raw: sqlite3.Connection) -> int:
+    """The layout this backend keeps (the module's docstring says why they differ)."""
+    return INDEX_VERSION if on_postgres(raw) else CHUNKED_VERSION
+
+
+def layout_tables(raw: sqlite3.Connection) -> tuple[str, ...]:
+    """The index's tables on this backend."""
+    return ROW_TABLE_NAMES if on_postgres(raw) else TABLE_NAMES
+
+
 def index_is_current(raw: sqlite3.Connection) -> bool:
     row = raw.execute("SELECT value FROM meta WHERE key = ?", (VERSION_KEY,)).fetchone()
-    return row is not None and int(row[0]) == INDEX_VERSION
+    return row is not None and int(row[0]) == current_version(raw)
 
 
 def has_index(raw: sqlite3.Connection) -> bool:
@@ -65,19 +81,34 @@ def has_index(raw: sqlite3.Connection) -> bool:
 
 
 def _has_tables(raw: sqlite3.Connection) -> bool:
-    return has_table(raw, "event_terms")
+    return has_table(raw, "event_terms" if on_postgres(raw) else "event_postings")
 
 
 def rebuild(raw: sqlite3.Connection) -> None:
-    """The whole index anew from ``event_fts``'s rows, a batch of events at a time, each
-    batch's postings inserted in key order (PostgreSQL's tables are its migrations')."""
+    """The whole index anew from ``event_fts``'s rows, a batch of events at a time
+    (PostgreSQL's tables are its migrations'; SQLite's are made anew, an older layout's
+    dropped)."""
     if not on_postgres(raw):
-        for statement in _TABLES:
+        drop(raw)
+        for statement in (*event_chunks.TABLES, _TOTALS):
             raw.execute(statement)
-    for table in TABLE_NAMES:
+    for table in layout_tables(raw):
         raw.execute(f"DELETE FROM {table}")
     raw.execute("INSERT INTO event_term_totals(id, rows, tokens) VALUES (1, 0, 0)")
     _pending(raw)[:] = [0, 0]
+    if on_postgres(raw):
+        for batch in _fts_batches(raw):
+            _insert(raw, batch)
+    else:
+        _fill_chunks(raw)
+    raw.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+        (VERSION_KEY, str(current_version(raw))),
+    )
+
+
+def _fts_batches(raw: sqlite3.Connection) -> Iterator[list["Indexed"]]:
+    """Every FTS row as the index holds it, ``REBUILD_BATCH`` at a time in pk order."""
     last = 0
     while True:
         rows = raw.execute(
@@ -86,12 +117,39 @@ def rebuild(raw: sqlite3.Connection) -> None:
             (last, REBUILD_BATCH),
         ).fetchall()
         if not rows:
-            break
-        _insert(raw, [Indexed(int(pk), fts_terms(text or ""), *owner) for pk, text, *owner in rows])
+            return
+        yield [Indexed(int(pk), fts_terms(text or ""), *owner) for pk, text, *owner in rows]
         last = int(rows[-1][0])
+
+
+def _fill_chunks(raw: sqlite3.Connection) -> None:
+    """SQLite's chunks from every FTS row: the postings gathered in a temporary table, then
+    read back in key order (memory holds a batch of rows, then a group's postings)."""
     raw.execute(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (VERSION_KEY, str(INDEX_VERSION))
+        "CREATE TEMP TABLE IF NOT EXISTS sg_event_postings (term TEXT, namespace TEXT, "
+        "pool TEXT, pk INTEGER, count INTEGER, length INTEGER)"
     )
+    raw.execute("DELETE FROM temp.sg_event_postings")
+    for batch in _fts_batches(raw):
+        raw.executemany(
+            "INSERT INTO temp.sg_event_postings VALUES (?, ?, ?, ?, ?, ?)", _postings_of(batch)
+        )
+        _move_totals(raw, len(batch), sum(len(row.tokens) for row in batch))
+    ordered = raw.execute(
+        "SELECT term, namespace, pool, pk, count, length FROM temp.sg_event_postings "
+        "ORDER BY term, namespace, pool, pk"
+    )
+    event_chunks.fill(raw, (Posting(*row) for row in ordered))
+    raw.execute("DROP TABLE temp.sg_event_postings")
+
+
+def _postings_of(documents: Sequence["Indexed"]) -> list[Posting]:
+    """Each term of each FTS row, a row without an event under the empty space and pool."""
+    return [
+        Posting(term, row.namespace or "", row.pool or "", row.pk, count, len(row.tokens))
+        for row in documents
+        for term, count in Counter(row.tokens).items()
+    ]
 
 
 class Indexed(NamedTuple):
@@ -106,7 +164,7 @@ class Indexed(NamedTuple):
 
 def drop(raw: sqlite3.Connection) -> None:
     """No index at all (writes skip it, readers use FTS5) until ``rebuild``."""
-    for table in TABLE_NAMES:
+    for table in dict.fromkeys((*TABLE_NAMES, *ROW_TABLE_NAMES)):
         raw.execute(f"DROP TABLE IF EXISTS {table}")
 
 
@@ -118,35 +176,55 @@ def add(raw: sqlite3.Connection, pk: int, tokens: Sequence[str]) -> None:
 
 
 def _insert(raw: sqlite3.Connection, documents: Sequence[Indexed]) -> None:
-    postings = sorted(
-        (term, row.pk, count, len(row.tokens), row.namespace, row.pool)
-        for row in documents
-        for term, count in Counter(row.tokens).items()
-    )
-    raw.executemany(
-        "INSERT INTO event_terms(term, pk, count, length, namespace, pool) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        postings,
-    )
+    if not on_postgres(raw):
+        event_chunks.add(raw, _postings_of(documents))
+    else:
+        postings = sorted(
+            (term, row.pk, count, len(row.tokens), row.namespace, row.pool)
+            for row in documents
+            for term, count in Counter(row.tokens).items()
+        )
+        raw.executemany(
+            "INSERT INTO event_terms(term, pk, count, length, namespace, pool) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            postings,
+        )
     _move_totals(raw, len(documents), sum(len(row.tokens) for row in documents))
 
 
 def remove(raw: sqlite3.Connection, pks: Iterable[int]) -> None:
     """Take events' FTS rows out, read before FTS5 deletes them (a pk without a row is
-    skipped): their postings and their share of the totals."""
+    skipped), with their events' space and pool (read before the events are deleted):
+    their postings and their share of the totals."""
     wanted = list(pks)
     if not wanted or not _has_tables(raw):
         return
     rows = raw.execute(
-        "SELECT c.id, c.c0 FROM event_fts_content c WHERE c.id IN (SELECT value FROM json_each(?))",
+        "SELECT c.id, c.c0, e.namespace, e.pool FROM event_fts_content c "
+        "LEFT JOIN events e ON e.pk = c.id WHERE c.id IN (SELECT value FROM json_each(?))",
         (json.dumps(wanted),),
     ).fetchall()
-    documents = [(int(pk), fts_terms(text or "")) for pk, text in rows]
-    raw.executemany(
-        "DELETE FROM event_terms WHERE term = ? AND pk = ?",
-        [(term, pk) for pk, tokens in documents for term in set(tokens)],
+    documents = [Indexed(int(pk), fts_terms(text or ""), *owner) for pk, text, *owner in rows]
+    if not on_postgres(raw):
+        event_chunks.remove(raw, _postings_of(documents))
+    else:
+        raw.executemany(
+            "DELETE FROM event_terms WHERE term = ? AND pk = ?",
+            [(term, row.pk) for row in documents for term in set(row.tokens)],
+        )
+    _move_totals(raw, -len(documents), -sum(len(row.tokens) for row in documents))
+
+
+def stored_postings(raw: sqlite3.Connection) -> list[tuple[object, ...]]:
+    """Every posting as (term, pk, count, length, space, pool), space and pool ``None`` for a
+    row without an event, sorted: the same on both layouts (what checks compare)."""
+    if on_postgres(raw):
+        rows = raw.execute("SELECT term, pk, count, length, namespace, pool FROM event_terms")
+        return sorted(tuple(row) for row in rows)
+    return sorted(
+        (p.term, p.pk, p.times, p.length, p.namespace or None, p.pool or None)
+        for p in event_chunks.every_posting(raw)
     )
-    _move_totals(raw, -len(documents), -sum(len(tokens) for _, tokens in documents))
 
 
 def remove_space(raw: sqlite3.Connection, space: str) -> None:
@@ -187,21 +265,38 @@ def ranked_pks(
 ) -> dict[str, list[int]]:
     """Per pool, the pks of ``space``'s events holding any of ``terms``, in the order of
     FTS5's ``ORDER BY rank`` for the MATCH ``term OR term …`` (the terms in that order):
-    best bm25 first (scored over every space's rows, as FTS5 does), ties by pk."""
+    best bm25 first (scored with statistics over every space, as FTS5 does), ties by pk."""
     phrases = list(dict.fromkeys(terms))
-    totals, postings = _postings(raw, phrases, space, pools)
-    held = [found for found in postings.values() if len(found)]
+    totals, held = _phrase_postings(raw, phrases, space, pools)
     if totals is None or not held:
         return {pool: [] for pool in pools}
-    ordered = [postings[phrase] for phrase in phrases if len(postings[phrase])]
-    phrase_rows = [Phrase(f[:, 0], f[:, 1], f[:, 2], len(f)) for f in ordered]
+    phrase_rows = [Phrase(f[:, 0], f[:, 1], f[:, 2], n_hit) for f, n_hit in held]
     pks, score, places = fts5_scored(phrase_rows, totals[0], totals[1])
     owner = np.full(len(pks), -1)
-    for found, at in zip(ordered, places, strict=True):
+    for (found, _), at in zip(held, places, strict=True):
         owner[at] = found[:, 3]
     order = np.lexsort((pks, -score))
     pks, owner = pks[order], owner[order]
     return {pool: pks[owner == n].tolist() for n, pool in enumerate(pools)}
+
+
+Held = list[tuple[npt.NDArray[np.int64], int]]
+"""Per phrase held by some FTS row, in the MATCH's order: its postings in the space's pools
+as (pk, count, length, the pool's index) rows, and the rows of every space holding it."""
+
+
+def _phrase_postings(
+    raw: sqlite3.Connection, phrases: Sequence[str], space: str, pools: Sequence[str]
+) -> tuple[tuple[int, int] | None, Held]:
+    """(the totals, rows and tokens, this unit's unmoved share included; ``Held``)."""
+    if on_postgres(raw):
+        totals, postings = _postings(raw, phrases, space, pools)
+        found = [postings[phrase] for phrase in phrases if len(postings[phrase])]
+        return totals, [(rows[rows[:, 3] >= 0], len(rows)) for rows in found]
+    stored = raw.execute("SELECT rows, tokens FROM event_term_totals WHERE id = 1").fetchone()
+    counts, postings = event_chunks.read(raw, phrases, space, pools)
+    held = [(postings[phrase], counts[phrase]) for phrase in phrases if counts.get(phrase)]
+    return (None if stored is None else (int(stored[0]), int(stored[1]))), held
 
 
 class Phrase(NamedTuple):
@@ -269,7 +364,11 @@ def _postings(
 
 def newest_pks(raw: sqlite3.Connection, term: str, space: str, pool: str) -> Iterator[int]:
     """The pks of ``space``'s ``pool`` holding ``term``, newest (highest pk) first: read a
-    page at a time (a common term's postings are many; PostgreSQL reads a result whole)."""
+    page (a chunk on SQLite) at a time (a common term's postings are many; PostgreSQL reads
+    a result whole)."""
+    if not on_postgres(raw):
+        yield from event_chunks.newest_pks(raw, term, space, pool)
+        return
     sql = "SELECT pk FROM event_terms WHERE term = ? AND namespace = ? AND pool = ? "
     rows = raw.execute(f"{sql}ORDER BY pk DESC LIMIT ?", (term, space, pool, NEWEST_PAGE))
     while found := [int(row[0]) for row in rows.fetchall()]:

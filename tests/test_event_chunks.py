@@ -1,0 +1,106 @@
+"""SQLite's chunked event postings (``event_chunks``) hold exactly the postings written,
+through appends, splits, edits in the middle, removals that empty a chunk and a pk before
+every chunk, and read them back per space and pool: checked against a plain model of the
+postings after every step, with chunks of three so every path runs."""
+
+import random
+import sqlite3
+from collections import Counter
+
+import pytest
+
+from stratagate_plugin.core.store import event_chunks
+from stratagate_plugin.core.store.event_chunks import Posting
+
+POOLS = ("conversation", "agent")
+TERMS = ("w:kiln", "w:glaze", "w:oven")
+SPACES = ("ns", "other", "")
+
+
+@pytest.fixture
+def raw(monkeypatch: pytest.MonkeyPatch) -> sqlite3.Connection:
+    monkeypatch.setattr(event_chunks, "CHUNK", 3)
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    for statement in event_chunks.TABLES:
+        conn.execute(statement)
+    return conn
+
+
+Model = dict[tuple[str, int], Posting]  # (term, pk) → posting
+
+
+def _posting(rng: random.Random, term: str, pk: int) -> Posting:
+    space = rng.choice(SPACES)
+    pool = "" if not space else rng.choice(POOLS)
+    return Posting(term, space, pool, pk, rng.randint(1, 4), rng.randint(4, 40))
+
+
+def _check(raw: sqlite3.Connection, model: Model) -> None:
+    assert sorted(event_chunks.every_posting(raw)) == sorted(model.values())
+    assert event_chunks.term_rows(raw) == dict(Counter(term for term, _ in model))
+    for term in TERMS:
+        for space in ("ns", "other"):
+            rows, found = event_chunks.read(raw, [term], space, POOLS)
+            expected = sorted(
+                (p.pk, p.times, p.length, POOLS.index(p.pool))
+                for p in model.values()
+                if p.term == term and p.namespace == space
+            )
+            got = sorted(tuple(int(v) for v in row) for row in found[term])
+            assert got == expected
+            assert rows.get(term, 0) == sum(1 for t, _ in model if t == term)
+            for pool in POOLS:
+                newest = list(event_chunks.newest_pks(raw, term, space, pool))
+                assert newest == sorted(
+                    (pk for pk, _, _, n in expected if POOLS[n] == pool), reverse=True
+                )
+    sizes = [len(blob) // 8 for (blob,) in raw.execute("SELECT pks FROM event_postings")]
+    assert all(0 < size <= event_chunks.CHUNK for size in sizes)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_writes_keep_exactly_the_postings_written(
+    raw: sqlite3.Connection, seed: int
+) -> None:
+    rng = random.Random(seed)
+    model: Model = {}
+    next_pk = 50
+    for _ in range(60):
+        action = rng.random()
+        if action < 0.5 or not model:  # new events, after every other
+            new = [
+                _posting(rng, term, next_pk + n)
+                for n in range(rng.randint(1, 4))
+                for term in rng.sample(TERMS, 2)
+            ]
+            next_pk += 5
+        elif action < 0.7:  # an edit's re-index: an old pk, or one before every chunk
+            pk = rng.choice([pk for _, pk in model] + [rng.randint(1, 49)])
+            gone = [p for (_, at), p in model.items() if at == pk]
+            event_chunks.remove(raw, gone)
+            for p in gone:
+                del model[(p.term, p.pk)]
+            new = [_posting(rng, term, pk) for term in rng.sample(TERMS, rng.randint(1, 3))]
+        else:  # events deleted, several at once
+            held = sorted({pk for _, pk in model})
+            pks = set(rng.sample(held, min(3, len(held))))
+            gone = [p for (_, at), p in model.items() if at in pks]
+            event_chunks.remove(raw, gone)
+            for p in gone:
+                del model[(p.term, p.pk)]
+            _check(raw, model)
+            continue
+        event_chunks.add(raw, new)
+        model.update(((p.term, p.pk), p) for p in new)
+        _check(raw, model)
+
+
+def test_a_rebuild_fill_makes_what_the_writes_made(raw: sqlite3.Connection) -> None:
+    rng = random.Random(11)
+    postings = [_posting(rng, term, pk) for pk in range(1, 40) for term in rng.sample(TERMS, 2)]
+    event_chunks.add(raw, postings)
+    written = sorted(event_chunks.every_posting(raw)), event_chunks.term_rows(raw)
+    for table in event_chunks.TABLE_NAMES:
+        raw.execute(f"DELETE FROM {table}")
+    event_chunks.fill(raw, sorted(postings, key=lambda p: (p.term, p.namespace, p.pool, p.pk)))
+    assert (sorted(event_chunks.every_posting(raw)), event_chunks.term_rows(raw)) == written
