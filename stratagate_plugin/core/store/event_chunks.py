@@ -24,7 +24,10 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-CHUNK = 512  # postings: a write rewrites at most ~8 KB a term
+CHUNK = 128
+"""Postings a chunk holds at most: an event's write rewrites at most ~2 KB a term (1.33 ms an
+event at 100k events against 1.64 with 512; a search reads 0.52 ms of postings against
+0.51, a 47-term recall's; the row layout wrote an event in ~0.7 ms and read 2.35)."""
 _PKS, _NUMBERS = np.dtype("<i8"), np.dtype("<u4")
 TABLE_NAMES = ("event_postings", "event_term_rows")
 TABLES = (
