@@ -104,3 +104,21 @@ def test_a_rebuild_fill_makes_what_the_writes_made(raw: sqlite3.Connection) -> N
         raw.execute(f"DELETE FROM {table}")
     event_chunks.fill(raw, sorted(postings, key=lambda p: (p.term, p.namespace, p.pool, p.pk)))
     assert (sorted(event_chunks.every_posting(raw)), event_chunks.term_rows(raw)) == written
+
+
+@pytest.mark.parametrize(
+    ("sql", "params"),
+    [
+        (event_chunks.READ, ('["w:kiln"]', "ns", '["conversation"]')),
+        (event_chunks.LAST_CHUNKS, ('[["w:kiln", "ns", "conversation"]]',)),
+    ],
+    ids=["search read", "an event's append"],
+)
+def test_reads_probe_the_key(raw: sqlite3.Connection, sql: str, params: tuple[str, ...]) -> None:
+    """Both statements reach a group's chunks by the primary key, never by a scan (a common
+    word's chunks are many; every search and every event write runs one)."""
+    steps = [row[3] for row in raw.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
+    reads = [s for s in steps if s.startswith(("SEARCH", "SCAN")) and "json_each" not in s]
+    reads = [s for s in reads if s != "SCAN j VIRTUAL TABLE INDEX 1:"]  # the asked groups
+    assert reads, steps
+    assert all(s.startswith("SEARCH") and "USING PRIMARY KEY" in s for s in reads), steps

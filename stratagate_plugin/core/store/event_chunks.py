@@ -80,13 +80,7 @@ def _append_lone(raw: sqlite3.Connection, groups: dict[Group, Entries]) -> set[G
     if not groups:
         return set()
     asked = [list(group) for group in sorted(groups)]
-    rows = raw.execute(
-        "SELECT p.term, p.namespace, p.pool, p.chunk, p.pks, p.counts, p.lengths "
-        f"FROM json_each(?) j CROSS JOIN event_postings p ON {_ASKED.format('p')} AND p.chunk = "
-        f"(SELECT q.chunk FROM event_postings q WHERE {_ASKED.format('q')} "
-        "ORDER BY q.chunk DESC LIMIT 1)",
-        (json.dumps(asked),),
-    ).fetchall()
+    rows = raw.execute(LAST_CHUNKS, (json.dumps(asked),)).fetchall()
     writes = []
     for term, space, pool, key, *blobs in rows:
         group, stored = (term, space, pool), (bytes(blobs[0]), bytes(blobs[1]), bytes(blobs[2]))
@@ -100,6 +94,15 @@ def _append_lone(raw: sqlite3.Connection, groups: dict[Group, Entries]) -> set[G
         [values for _, values in writes],
     )
     return {group for group, _ in writes}
+
+
+LAST_CHUNKS = (
+    "SELECT p.term, p.namespace, p.pool, p.chunk, p.pks, p.counts, p.lengths "
+    f"FROM json_each(?) j CROSS JOIN event_postings p ON {_ASKED.format('p')} AND p.chunk = "
+    f"(SELECT q.chunk FROM event_postings q WHERE {_ASKED.format('q')} "
+    "ORDER BY q.chunk DESC LIMIT 1)"
+)
+"""Each asked (term, space, pool) group's last chunk: a key probe a group."""
 
 
 def _last_pk(pks: bytes) -> int:
@@ -262,6 +265,12 @@ def _insert_chunks(raw: sqlite3.Connection, batch: list[tuple[object, ...]]) -> 
 
 
 Arrays = npt.NDArray[np.int64]  # rows of (pk, count, length, pool's index)
+READ = (
+    "SELECT term, pool, pks, counts, lengths FROM event_postings WHERE term IN "
+    "(SELECT value FROM json_each(?)) AND namespace = ? AND pool IN "
+    "(SELECT value FROM json_each(?)) ORDER BY term, pool, chunk"
+)
+"""A search's postings: the asked terms' chunks in one space's pools, by key."""
 
 
 def read(
@@ -278,10 +287,7 @@ def read(
     )
     chunks: dict[str, list[Arrays]] = {}
     for term, pool, pks, counts, lengths in raw.execute(
-        "SELECT term, pool, pks, counts, lengths FROM event_postings WHERE term IN "
-        "(SELECT value FROM json_each(?)) AND namespace = ? AND pool IN "
-        "(SELECT value FROM json_each(?)) ORDER BY term, pool, chunk",
-        (asked, space, json.dumps(list(pools))),
+        READ, (asked, space, json.dumps(list(pools)))
     ):
         found = np.empty((len(pks) // _PKS.itemsize, 4), np.int64)
         found[:, 0] = np.frombuffer(pks, _PKS)
