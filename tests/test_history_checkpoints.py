@@ -3,14 +3,17 @@ block's checkpoint is its view at the deepest level that fits, the same text a b
 of that level gives, and the whole history is worked out from one read of the thread's
 ready blocks, however many there are."""
 
+import json
 import re
 from typing import Any
 
 import pytest
 
 from stratagate_plugin.core.memory import StrataGate
+from stratagate_plugin.core.text.token_budget import estimate_tokens
+from stratagate_plugin.harness.chat import ToolCall
 from stratagate_plugin.harness.types import ChatMessage
-from stratagate_plugin.memory_plugin.history import HEADER, replace_with_blocks
+from stratagate_plugin.memory_plugin.history import HEADER, message_tokens, replace_with_blocks
 
 SPACE, THREAD = "home", "long-chat"
 TOPICS = ["pottery", "marathon", "garden", "violin", "sourdough", "kayak", "chess", "tiles"]
@@ -91,3 +94,26 @@ def counted(read: Any, name: str, reads: dict[str, int]) -> Any:
         return await read(*args, **kwargs)
 
     return counting
+
+
+def tool_call() -> ToolCall:
+    return ToolCall(id="c1", name="memory_search", arguments='{"query": "kiln"}')
+
+
+WEIGHED = [
+    ChatMessage(role="user", content='plain words, 中文 and "quotes"\n'),
+    ChatMessage(role="assistant", content='plain words, 中文 and "quotes"\n'),
+    ChatMessage(role="user", content=[{"type": "text", "text": "a part"}]),
+    ChatMessage(role="assistant", content=None, tool_calls=(tool_call(),)),
+    ChatMessage(role="tool", content='{"ok": true}', tool_call_id="c1", name="memory_search"),
+    ChatMessage(role="user", content="steered", source="plugin"),
+]
+
+
+@pytest.mark.parametrize("message", WEIGHED, ids=lambda m: f"{m.role}-{type(m.content).__name__}")
+def test_a_message_weighs_its_wire_form_whether_kept_or_not(message: ChatMessage) -> None:
+    """Plain messages' tokens are kept between turns; every message still weighs what its
+    wire JSON weighs, the first time and after."""
+    wire = estimate_tokens(json.dumps(message.wire(), ensure_ascii=False))
+    assert message_tokens([message]) == wire
+    assert message_tokens([message, message]) == 2 * wire

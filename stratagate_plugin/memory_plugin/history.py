@@ -9,6 +9,7 @@ exactly stay native, and so does the open tail.
 
 import json
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ..core.blocks.rules import render_level
 from ..core.blocks.storage import BlockParts
@@ -19,6 +20,9 @@ from ..core.text.token_budget import estimate_tokens
 from ..harness.types import ChatMessage
 
 CHECKPOINT_LIMIT = 4096
+TOKEN_CACHE = 16_384
+"""Plain messages whose tokens are kept (the host's history holds their texts anyway): a
+chat of 1,250 turns weighs 2,500 each turn, and an LRU smaller than a chat keeps none."""
 MIN_SAVING = 32
 MAX_RATIO = 0.9
 HEADER = (
@@ -48,7 +52,22 @@ def split_turns(
 
 
 def message_tokens(messages: Sequence[ChatMessage]) -> int:
-    return sum(estimate_tokens(json.dumps(m.wire(), ensure_ascii=False)) for m in messages)
+    """The messages' tokens as sent (their wire JSON estimated)."""
+    return sum(_tokens(message) for message in messages)
+
+
+def _tokens(message: ChatMessage) -> int:
+    """A plain text message (its wire form is just role and content) through
+    ``_plain_tokens``: every turn weighs the whole history again, message by message."""
+    plain = not message.tool_calls and message.tool_call_id is None and message.role != "tool"
+    if plain and isinstance(message.content, str):
+        return _plain_tokens(message.role, message.content)
+    return estimate_tokens(json.dumps(message.wire(), ensure_ascii=False))
+
+
+@lru_cache(maxsize=TOKEN_CACHE)
+def _plain_tokens(role: str, content: str) -> int:
+    return estimate_tokens(json.dumps({"role": role, "content": content}, ensure_ascii=False))
 
 
 def checkpoint_message(block: Block, level: int, text: str) -> ChatMessage:

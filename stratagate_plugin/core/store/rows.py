@@ -17,7 +17,16 @@ def maybe_time(text: str | None) -> Any:
 
 
 def maybe_json(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    """The column's JSON value; an empty list or object without the decoder (most messages'
+    tool calls and adopted references: ``json.loads`` was a third of reading a chat's
+    2,500 messages for its history's checkpoints)."""
+    if text is None:
+        return None
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    return json.loads(text)
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
