@@ -122,3 +122,56 @@ def test_reads_probe_the_key(raw: sqlite3.Connection, sql: str, params: tuple[st
     reads = [s for s in reads if s != "SCAN j VIRTUAL TABLE INDEX 1:"]  # the asked groups
     assert reads, steps
     assert all(s.startswith("SEARCH") and "USING PRIMARY KEY" in s for s in reads), steps
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_held_appends_write_at_the_end_or_before_a_read(raw: sqlite3.Connection, seed: int) -> None:
+    """Inside a unit's ``held_appends`` the postings wait, and every read or removal on the
+    connection sees them written first: the same postings as writing each at once."""
+    rng = random.Random(seed)
+    model: Model = {}
+    written = 0  # the model's size when a read or a removal last wrote what was held
+    with event_chunks.held_appends(raw):
+        for pk in range(1, 30):
+            new = [_posting(rng, term, pk) for term in rng.sample(TERMS, 2)]
+            event_chunks.add(raw, new)
+            model.update(((p.term, p.pk), p) for p in new)
+            if rng.random() < 0.2:  # an edit of a held event takes its postings out
+                gone = [p for (_, at), p in model.items() if at == pk]
+                event_chunks.remove(raw, gone)
+                for p in gone:
+                    del model[(p.term, p.pk)]
+                written = len(model)
+            if rng.random() < 0.2:
+                _check(raw, model)
+                written = len(model)
+        last = [_posting(rng, term, 30) for term in TERMS]
+        event_chunks.add(raw, last)
+        model.update(((p.term, p.pk), p) for p in last)
+        stored = sum(len(pks) // 8 for (pks,) in raw.execute("SELECT pks FROM event_postings"))
+        assert stored == written < len(model)  # what came since waits for the unit's end
+    _check(raw, model)
+
+
+def test_held_appends_write_each_chunk_once(raw: sqlite3.Connection) -> None:
+    """Twelve events sharing a term in one unit: its chunks written once, not an event at a
+    time (with chunks of three: four inserts, no update)."""
+    statements: list[str] = []
+    raw.set_trace_callback(statements.append)
+    with event_chunks.held_appends(raw):
+        for pk in range(1, 13):
+            event_chunks.add(raw, [Posting("w:kiln", "ns", "agent", pk, 1, 9)])
+    writes = [s for s in statements if "event_postings" in s and not s.startswith("SELECT")]
+    assert [s.split()[0] for s in writes] == ["INSERT"] * 4
+    assert [pk for pk, *_ in event_chunks.read(raw, ["w:kiln"], "ns", POOLS)[1]["w:kiln"]] == list(
+        range(1, 13)
+    )
+
+
+def test_a_unit_left_by_an_error_writes_nothing_it_held(raw: sqlite3.Connection) -> None:
+    with pytest.raises(RuntimeError), event_chunks.held_appends(raw):
+        event_chunks.add(raw, [Posting("w:kiln", "ns", "agent", 7, 1, 9)])
+        raise RuntimeError("the unit failed")
+    assert event_chunks.every_posting(raw) == []
+    event_chunks.add(raw, [Posting("w:kiln", "ns", "agent", 8, 1, 9)])  # outside: at once
+    assert [p.pk for p in event_chunks.every_posting(raw)] == [8]

@@ -234,8 +234,9 @@ async def test_an_open_builds_an_index_that_is_missing(db_path: Path) -> None:
 
 
 async def test_totals_written_in_a_unit_count_in_its_own_ranking(memory: StrataGate) -> None:
-    """On PostgreSQL the totals move at the unit's end: a ranking later in the same unit
-    still sees the events it wrote (as SQLite's, moved at once)."""
+    """On PostgreSQL the totals move at the unit's end, on SQLite the postings are held
+    (``event_chunks.held_appends``): a ranking later in the same unit still sees the events
+    it wrote."""
     await kiln_events(memory)
 
     def stored_then_ranked(raw: sqlite3.Connection) -> dict[str, list[int]]:

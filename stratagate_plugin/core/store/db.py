@@ -32,7 +32,7 @@ from ..clock import utc_now
 from ..errors import StorageError, StrataGateError
 from ..events.storage import EventRules
 from ..rebuilds import RebuildReport, default_report
-from . import health
+from . import event_chunks, health
 from .checkpoint import WRITER_SAFETY_NET_PAGES, Checkpointer
 from .migrations import migrate
 from .readers import ReaderPool
@@ -232,7 +232,8 @@ def _prepare_reader(busy_timeout_ms: int) -> Callable[[sqlite3.Connection], None
 def _in_transaction(raw: sqlite3.Connection, unit: Callable[[sqlite3.Connection], T]) -> T:
     raw.execute("BEGIN IMMEDIATE")
     try:
-        result = unit(raw)
+        with event_chunks.held_appends(raw):  # the unit's new postings written together
+            result = unit(raw)
     except BaseException:
         raw.execute("ROLLBACK")
         raise

@@ -12,12 +12,17 @@ A new event's pk comes after every other, so its write appends to each term's la
 an edit's re-index puts its pk back in the chunk whose range holds it. A chunk grown past
 ``CHUNK`` is split, an emptied one deleted. An FTS row without an event (none is searched)
 keeps its postings under the empty space and pool.
+
+Inside a write unit (``held_appends``) new postings are held and written together at its
+end, or before anything on the connection reads or removes postings: a unit that writes
+many events (an import's commit) rewrites each term's last chunk once, not once an event.
 """
 
 import json
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import groupby
 from typing import NamedTuple
 
@@ -59,10 +64,52 @@ Group = tuple[str, str, str]  # term, namespace, pool
 Entries = dict[int, tuple[int, int]]  # pk → (count, length)
 
 
+_HELD: dict[int, list[Posting]] = {}
+"""Per connection (by ``id``, for the unit's length: sqlite3 connections take neither
+attributes nor weak references), the postings its write unit has added and not written."""
+
+
+@contextmanager
+def held_appends(raw: sqlite3.Connection) -> Iterator[None]:
+    """Within: ``add`` holds the postings; at the end they are written in one ``add`` (8,000
+    imported events: 0.37 s against 1.86 one event at a time). Left by an exception, they
+    are dropped with the transaction it rolls back."""
+    _HELD[id(raw)] = []
+    try:
+        yield
+        write_held(raw)
+    finally:
+        _HELD.pop(id(raw), None)
+
+
+def write_held(raw: sqlite3.Connection) -> None:
+    """The held postings written now (before a read, a removal or the unit's end)."""
+    held = _HELD.get(id(raw))
+    if held:
+        postings = held[:]
+        held.clear()
+        _write(raw, postings)
+
+
+def drop_held(raw: sqlite3.Connection) -> None:
+    """Forget the held postings (a rebuild reads every FTS row, theirs included)."""
+    if (held := _HELD.get(id(raw))) is not None:
+        held.clear()
+
+
 def add(raw: sqlite3.Connection, postings: Sequence[Posting]) -> None:
-    """Index new postings (events' FTS rows written) and count their terms' rows. A group
-    given one pk past its last chunk's (an event's write: every group) is appended in bulk:
-    its chunk read and written by one statement each for all of them."""
+    """Index new postings (events' FTS rows written) and count their terms' rows: held
+    inside ``held_appends``, else written now."""
+    held = _HELD.get(id(raw))
+    if held is None:
+        _write(raw, postings)
+    else:
+        held.extend(postings)
+
+
+def _write(raw: sqlite3.Connection, postings: Sequence[Posting]) -> None:
+    """A group given one pk past its last chunk's (an event's write: every group) is
+    appended in bulk: its chunk read and written by one statement each for all of them."""
     groups: dict[Group, Entries] = {}
     for posting in postings:
         groups.setdefault(_group(posting), {})[posting.pk] = (posting.times, posting.length)
@@ -111,6 +158,9 @@ def _last_pk(pks: bytes) -> int:
 
 def remove(raw: sqlite3.Connection, postings: Sequence[Posting]) -> None:
     """Take postings out (events' FTS rows deleted; only term, space, pool and pk matter)."""
+    if not postings:
+        return  # a new event's index first takes out the row it never had
+    write_held(raw)
     for group, found in groupby(sorted(postings), key=_group):
         for chunk, inside in _segments(raw, group, sorted({p.pk for p in found})):
             if chunk is not None:
@@ -240,6 +290,7 @@ def _count_rows(raw: sqlite3.Connection, terms: Counter[str], sign: int = 1) -> 
 def fill(raw: sqlite3.Connection, ordered: Iterable[Posting]) -> None:
     """Every chunk and row count made from postings in (term, space, pool, pk) order, into
     empty tables (a rebuild): one pass, a group's postings held at a time."""
+    drop_held(raw)
     rows: Counter[str] = Counter()
     batch: list[tuple[object, ...]] = []
     for group, found in groupby(ordered, key=_group):
@@ -278,6 +329,7 @@ def read(
 ) -> tuple[dict[str, int], dict[str, Arrays]]:
     """(each term's FTS rows over every space, each term's postings in ``space``'s
     ``pools``: (pk, count, length, the pool's index) rows, by pk within a pool)."""
+    write_held(raw)
     asked = json.dumps(list(terms))
     rows = dict(
         raw.execute(
@@ -301,6 +353,7 @@ def read(
 
 def newest_pks(raw: sqlite3.Connection, term: str, space: str, pool: str) -> Iterator[int]:
     """The group's pks, highest first, a chunk read at a time."""
+    write_held(raw)
     before = None
     while True:
         where = "" if before is None else " AND chunk < ?"
@@ -317,6 +370,7 @@ def newest_pks(raw: sqlite3.Connection, term: str, space: str, pool: str) -> Ite
 
 def every_posting(raw: sqlite3.Connection) -> list[Posting]:
     """Every stored posting (what a check compares with a rebuild's)."""
+    write_held(raw)
     found = []
     rows = raw.execute(
         "SELECT term, namespace, pool, pks, counts, lengths FROM event_postings"
@@ -328,4 +382,5 @@ def every_posting(raw: sqlite3.Connection) -> list[Posting]:
 
 
 def term_rows(raw: sqlite3.Connection) -> dict[str, int]:
+    write_held(raw)
     return dict(raw.execute("SELECT term, rows FROM event_term_rows").fetchall())

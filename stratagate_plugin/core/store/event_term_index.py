@@ -164,6 +164,7 @@ class Indexed(NamedTuple):
 
 def drop(raw: sqlite3.Connection) -> None:
     """No index at all (writes skip it, readers use FTS5) until ``rebuild``."""
+    event_chunks.drop_held(raw)
     for table in dict.fromkeys((*TABLE_NAMES, *ROW_TABLE_NAMES)):
         raw.execute(f"DROP TABLE IF EXISTS {table}")
 
