@@ -8,11 +8,14 @@ races two engines over one database and counts the work: none done twice.
 """
 
 import asyncio
+import json
 import sqlite3
 import threading
+import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
+import psycopg
 import pytest
 from cards import event_card
 from test_event_term_index import stored_and_recomputed
@@ -21,7 +24,7 @@ from stratagate_plugin.core.config import MemoryConfig
 from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.purge.words import Needles
-from stratagate_plugin.core.store import event_rows
+from stratagate_plugin.core.store import event_rows, graph_writes
 from stratagate_plugin.core.topics.storage import QueuedBatch
 
 SPACES = ("north", "south", "east")
@@ -186,3 +189,54 @@ async def test_an_event_write_does_not_wait_for_another_units_event_index_totals
     await slow_write
     stored, recomputed = await stored_and_recomputed(first)
     assert stored == recomputed and stored["totals"][0][0] == 2
+
+
+async def test_a_restatement_beside_the_graphs_write_back_keeps_both_fields(
+    engines: tuple[StrataGate, StrataGate], pg_url: str
+) -> None:
+    """Both rewrite an event's temporal fields whole: the graph's ``participant_node_ids``
+    and a restatement's ``last_mentioned_at``. The restatement starts while the graph's unit
+    holds its write uncommitted; once that commits, the event keeps both (read and written
+    back without the row locked, the restatement wrote the temporal fields it had read
+    before, and the participants were lost: 2 runs in 14 of the scrambled derivation test)."""
+    first, second = engines
+    await first.blocks.append_turn("north", "t", user="hello")
+    card = event_card("pixel", title="grey cat Pixel", summary="adopted", namespace="north")
+    await first.db.write(lambda raw: event_rows.insert_event(raw, card, EVENT_RULES))
+    wrote, release = threading.Event(), threading.Event()
+
+    def projected(raw: sqlite3.Connection) -> None:
+        raw.execute(
+            "INSERT INTO graph_sources(record_kind, record_id, event_id) VALUES (?, ?, ?)",
+            ("node", "node-pixel", "pixel"),
+        )
+        graph_writes.write_back(raw, ["pixel"])
+        wrote.set()
+        assert release.wait(60), "the restatement never came to wait for this unit"
+
+    def restated(raw: sqlite3.Connection) -> None:
+        event_rows.add_mention(raw, "pixel", [], 3, "2026-03-03T09:02:00+00:00", "now")
+
+    projecting = asyncio.create_task(first.db.write(projected))
+    assert await asyncio.to_thread(wrote.wait, 60)
+    restating = asyncio.create_task(second.db.write(restated))
+    await asyncio.to_thread(_until_a_backend_waits_on_a_lock, pg_url)
+    release.set()
+    await asyncio.gather(projecting, restating)
+    [(temporal,)] = await _rows(first, "SELECT temporal_json FROM events WHERE id = 'pixel'")
+    fields = json.loads(str(temporal))
+    assert fields["participant_node_ids"] == ["node-pixel"]
+    assert fields["last_mentioned_at"] == "2026-03-03T09:02:00+00:00"
+
+
+def _until_a_backend_waits_on_a_lock(url: str, bound_s: float = 60.0) -> None:
+    """Returns once some session of the server waits for a row lock (the restatement
+    blocked by the projection's uncommitted write), looked for every 10 ms."""
+    deadline = time.monotonic() + bound_s
+    with psycopg.connect(url, autocommit=True) as conn:
+        while time.monotonic() < deadline:
+            query = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            if conn.execute(query).fetchone() != (0,):
+                return
+            time.sleep(0.01)
+    raise AssertionError("no session came to wait on the event's row")

@@ -18,6 +18,7 @@ from ..text.search_terms import fts_match_all, fts_match_any, query_tokens
 from ..text.secrets import redact_secrets, redact_value
 from .rows import dump_json, record_from_row
 from .search_index import index_event
+from .units import on_postgres
 
 VISIBLE = ("active", "superseded")
 
@@ -77,11 +78,22 @@ def _apply_links(raw: sqlite3.Connection, card: EventCard, cap: float) -> None:
         _add_conflict_backlink(raw, target, card.id, now)
 
 
+def locked_temporal(raw: sqlite3.Connection, event_id: str) -> dict[str, Any] | None:
+    """An event's temporal fields read to be rewritten whole (``None``: no such event). On
+    PostgreSQL the row is locked to the commit first (``FOR UPDATE``): writers run side by
+    side there, and a restatement's ``last_mentioned_at`` and the graph's
+    ``participant_node_ids``, each read and written back, lost one another's (SQLite's one
+    writer never races)."""
+    lock = " FOR UPDATE" if on_postgres(raw) else ""
+    sql = f"SELECT temporal_json FROM events WHERE id = ?{lock}"
+    row = raw.execute(sql, (event_id,)).fetchone()
+    return None if row is None else dict(json.loads(row[0]))
+
+
 def _add_conflict_backlink(raw: sqlite3.Connection, target: str, source: str, now: str) -> None:
-    row = raw.execute("SELECT temporal_json FROM events WHERE id = ?", (target,)).fetchone()
-    if row is None:
+    temporal = locked_temporal(raw, target)
+    if temporal is None:
         return
-    temporal = json.loads(row[0])
     links = temporal.setdefault("conflicts_with_event_ids", [])
     if source not in links:
         links.append(source)
@@ -255,10 +267,9 @@ def add_mention(
     """A restatement of a live event: its messages join the sources (after the ones it
     has), ``mention_count + 1``, the last adoption moves to ``turn`` (§8, as a duplicate
     agent memory does) and ``temporal.last_mentioned_at`` records when it was said again."""
-    row = raw.execute("SELECT temporal_json FROM events WHERE id = ?", (event_id,)).fetchone()
-    if row is None:
+    temporal = locked_temporal(raw, event_id)
+    if temporal is None:
         return
-    temporal = json.loads(row[0])
     mentioned = [temporal.get("last_mentioned_at") or "", mentioned_at]
     temporal["last_mentioned_at"] = max(mentioned)
     raw.execute(

@@ -16,6 +16,7 @@ from ..ids import new_id
 from ..text.search_terms import tokenize
 from . import graph_reads as reads
 from . import graph_statements
+from .event_rows import locked_temporal
 from .rows import dump_json
 
 _LIVE = "status IN ('active', 'disputed') AND superseded_at IS NULL"
@@ -221,10 +222,9 @@ def write_back(raw: sqlite3.Connection, event_ids: Sequence[str]) -> None:
                 (event_id,),
             )
         ]
-        row = raw.execute("SELECT temporal_json FROM events WHERE id = ?", (event_id,)).fetchone()
-        if row is None:
+        temporal = locked_temporal(raw, event_id)
+        if temporal is None:
             continue
-        temporal = json.loads(row[0])
         if cited:
             temporal["participant_node_ids"] = cited
         else:
