@@ -12,8 +12,9 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import psycopg
 import pytest
@@ -21,6 +22,7 @@ from cards import event_card
 from test_event_term_index import stored_and_recomputed
 
 from stratagate_plugin.core.config import MemoryConfig
+from stratagate_plugin.core.events.cards import EventCard
 from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.purge.words import Needles
@@ -200,9 +202,44 @@ async def test_a_restatement_beside_the_graphs_write_back_keeps_both_fields(
     back without the row locked, the restatement wrote the temporal fields it had read
     before, and the participants were lost: 2 runs in 14 of the scrambled derivation test)."""
     first, second = engines
-    await first.blocks.append_turn("north", "t", user="hello")
-    card = event_card("pixel", title="grey cat Pixel", summary="adopted", namespace="north")
-    await first.db.write(lambda raw: event_rows.insert_event(raw, card, EVENT_RULES))
+    await _stored(first, event_card("pixel", title="grey cat Pixel", namespace="north"))
+
+    def restated(raw: sqlite3.Connection) -> None:
+        event_rows.add_mention(raw, "pixel", [], 3, "2026-03-03T09:02:00+00:00", "now")
+
+    fields = await _beside_a_held_write_back(first, pg_url, second.db.write(restated))
+    assert fields["participant_node_ids"] == ["node-pixel"]
+    assert fields["last_mentioned_at"] == "2026-03-03T09:02:00+00:00"
+
+
+async def test_a_conflicts_resolution_beside_the_graphs_write_back_keeps_both(
+    engines: tuple[StrataGate, StrataGate], pg_url: str
+) -> None:
+    """A resolution reads both cards whole and writes their temporal fields back: it waits
+    for the graph's write-back in flight and keeps its participants."""
+    first, second = engines
+    await _stored(first, event_card("kiln", title="the kiln fires Fridays", namespace="north"))
+    links = {"conflicts_with_event_ids": ["kiln"]}
+    await _stored(
+        first, event_card("pixel", title="kiln Mondays", namespace="north", temporal=links)
+    )
+    resolving = second.curation.resolve_conflict("pixel", "kiln", "keep_both")
+    fields = await _beside_a_held_write_back(first, pg_url, resolving)
+    assert fields["participant_node_ids"] == ["node-pixel"]
+    assert "conflicts_with_event_ids" not in fields
+
+
+async def _stored(engine: StrataGate, card: EventCard) -> None:
+    await engine.blocks.append_turn("north", "t", user="hello")
+    await engine.db.write(lambda raw: event_rows.insert_event(raw, card, EVENT_RULES))
+
+
+async def _beside_a_held_write_back(
+    first: StrataGate, pg_url: str, other: Awaitable[object]
+) -> dict[str, Any]:
+    """Event ``pixel``'s temporal fields after ``other`` (the second engine's write) ran
+    while the first engine's graph write-back of a node citing it was written and not yet
+    committed, and came to wait on a lock."""
     wrote, release = threading.Event(), threading.Event()
 
     def projected(raw: sqlite3.Connection) -> None:
@@ -212,21 +249,16 @@ async def test_a_restatement_beside_the_graphs_write_back_keeps_both_fields(
         )
         graph_writes.write_back(raw, ["pixel"])
         wrote.set()
-        assert release.wait(60), "the restatement never came to wait for this unit"
-
-    def restated(raw: sqlite3.Connection) -> None:
-        event_rows.add_mention(raw, "pixel", [], 3, "2026-03-03T09:02:00+00:00", "now")
+        assert release.wait(60), "the other write never came to wait for this unit"
 
     projecting = asyncio.create_task(first.db.write(projected))
     assert await asyncio.to_thread(wrote.wait, 60)
-    restating = asyncio.create_task(second.db.write(restated))
+    racing = asyncio.ensure_future(other)
     await asyncio.to_thread(_until_a_backend_waits_on_a_lock, pg_url)
     release.set()
-    await asyncio.gather(projecting, restating)
+    await asyncio.gather(projecting, racing)
     [(temporal,)] = await _rows(first, "SELECT temporal_json FROM events WHERE id = 'pixel'")
-    fields = json.loads(str(temporal))
-    assert fields["participant_node_ids"] == ["node-pixel"]
-    assert fields["last_mentioned_at"] == "2026-03-03T09:02:00+00:00"
+    return dict(json.loads(str(temporal)))
 
 
 def _until_a_backend_waits_on_a_lock(url: str, bound_s: float = 60.0) -> None:

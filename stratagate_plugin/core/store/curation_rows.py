@@ -31,7 +31,7 @@ from ..errors import NotFound
 from ..events.storage import EventRules
 from ..ids import new_id
 from . import block_rows, jobs
-from .event_rows import VISIBLE, get_event
+from .event_rows import VISIBLE, get_event, locked_temporal
 from .graph_writes import strip_event_provenance
 from .rows import dump_json, message_from_row, record_from_row
 from .search_index import reindex_event, unindex_messages
@@ -244,14 +244,14 @@ def blank_event(
 ) -> None:
     """The event forgotten with its texts blanked (``text`` for its summary), in the search
     index, the graph's provenance and wherever its title was recorded."""
-    row = raw.execute("SELECT temporal_json FROM events WHERE id = ?", (event_id,)).fetchone()
-    if row is None:
+    temporal = locked_temporal(raw, event_id)
+    if temporal is None:
         raise NotFound(f"no event with id {event_id!r}")
     raw.execute(
         "UPDATE events SET title = ?, summary = ?, tags_json = '[]', quotes_json = '[]', "
         "catalog_hints_json = '[]', temporal_json = ?, updated_at = ?, status = CASE WHEN "
         "status IN ('active', 'superseded') THEN 'forgotten' ELSE status END WHERE id = ?",
-        (PURGED_TITLE, text, dump_json(rules.purged_temporal(json.loads(row[0]))), now, event_id),
+        (PURGED_TITLE, text, dump_json(rules.purged_temporal(temporal)), now, event_id),
     )
     reindex_event(raw, event_id, events)
     strip_event_provenance(raw, [event_id])

@@ -90,6 +90,18 @@ def locked_temporal(raw: sqlite3.Connection, event_id: str) -> dict[str, Any] | 
     return None if row is None else dict(json.loads(row[0]))
 
 
+def lock_events(raw: sqlite3.Connection, event_ids: Sequence[str]) -> None:
+    """On PostgreSQL, the events' rows locked to the commit (in id order, so two such units
+    cannot deadlock): a unit that reads whole cards and writes their temporal fields back
+    later (a conflict's resolution) waits for a write-back in flight, then reads it."""
+    if on_postgres(raw):
+        raw.execute(
+            "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id "
+            "FOR UPDATE",
+            (json.dumps(sorted(set(event_ids))),),
+        ).fetchall()
+
+
 def _add_conflict_backlink(raw: sqlite3.Connection, target: str, source: str, now: str) -> None:
     temporal = locked_temporal(raw, target)
     if temporal is None:

@@ -47,6 +47,7 @@ class SqliteCurationStorage:
         self, event_id: str, other_id: str, actor: Actor, now: str, decide: Decide
     ) -> ActionResult:
         def unit(raw: sqlite3.Connection) -> ActionResult:
+            event_rows.lock_events(raw, [event_id, other_id])  # their temporal fields rewritten
             event, other = event_rows.get_event(raw, event_id), event_rows.get_event(raw, other_id)
             resolved = decide(event, other)
             if resolved.superseded_cap is not None:
