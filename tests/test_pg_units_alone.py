@@ -267,7 +267,10 @@ def _until_a_backend_waits_on_a_lock(url: str, bound_s: float = 60.0) -> None:
     deadline = time.monotonic() + bound_s
     with psycopg.connect(url, autocommit=True) as conn:
         while time.monotonic() < deadline:
-            query = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            query = (
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()"
+            )
             if conn.execute(query).fetchone() != (0,):
                 return
             time.sleep(0.01)

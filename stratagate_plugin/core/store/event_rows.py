@@ -16,6 +16,7 @@ from ..events.cards import EventCard, event_search_text
 from ..events.storage import EventRules
 from ..text.search_terms import fts_match_all, fts_match_any, query_tokens
 from ..text.secrets import redact_secrets, redact_value
+from .postgres.job_claims import HOLDS_TO_COMMIT
 from .rows import dump_json, record_from_row
 from .search_index import index_event
 from .units import on_postgres
@@ -84,7 +85,7 @@ def locked_temporal(raw: sqlite3.Connection, event_id: str) -> dict[str, Any] | 
     side there, and a restatement's ``last_mentioned_at`` and the graph's
     ``participant_node_ids``, each read and written back, lost one another's (SQLite's one
     writer never races)."""
-    lock = " FOR UPDATE" if on_postgres(raw) else ""
+    lock = HOLDS_TO_COMMIT if on_postgres(raw) else ""
     sql = f"SELECT temporal_json FROM events WHERE id = ?{lock}"
     row = raw.execute(sql, (event_id,)).fetchone()
     return None if row is None else dict(json.loads(row[0]))
@@ -96,8 +97,8 @@ def lock_events(raw: sqlite3.Connection, event_ids: Sequence[str]) -> None:
     later (a conflict's resolution) waits for a write-back in flight, then reads it."""
     if on_postgres(raw):
         raw.execute(
-            "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id "
-            "FOR UPDATE",
+            "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id"
+            + HOLDS_TO_COMMIT,
             (json.dumps(sorted(set(event_ids))),),
         ).fetchall()
 

@@ -181,9 +181,8 @@ def _insert(raw: sqlite3.Connection, documents: Sequence[Indexed]) -> None:
         event_chunks.add(raw, _postings_of(documents))
     else:
         postings = sorted(
-            (term, row.pk, count, len(row.tokens), row.namespace, row.pool)
-            for row in documents
-            for term, count in Counter(row.tokens).items()
+            (p.term, p.pk, p.times, p.length, p.namespace or None, p.pool or None)
+            for p in _postings_of(documents)
         )
         raw.executemany(
             "INSERT INTO event_terms(term, pk, count, length, namespace, pool) "
