@@ -26,7 +26,7 @@ from stratagate_plugin.core.events.cards import EventCard
 from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.memory import StrataGate
 from stratagate_plugin.core.purge.words import Needles
-from stratagate_plugin.core.store import event_rows, graph_writes
+from stratagate_plugin.core.store import event_rows, graph_writes, import_batch_rows
 from stratagate_plugin.core.topics.storage import QueuedBatch
 
 SPACES = ("north", "south", "east")
@@ -225,6 +225,26 @@ async def test_a_conflicts_resolution_beside_the_graphs_write_back_keeps_both(
     )
     resolving = second.curation.resolve_conflict("pixel", "kiln", "keep_both")
     fields = await _beside_a_held_write_back(first, pg_url, resolving)
+    assert fields["participant_node_ids"] == ["node-pixel"]
+    assert "conflicts_with_event_ids" not in fields
+
+
+async def test_an_imports_undo_beside_the_graphs_write_back_keeps_both(
+    engines: tuple[StrataGate, StrataGate], pg_url: str
+) -> None:
+    """An undo takes the removed event's id out of every other event's links, rewriting
+    their temporal fields whole: it waits for the graph's write-back in flight."""
+    first, second = engines
+    await _stored(first, event_card("gone", title="the kiln fires Fridays", namespace="north"))
+    links = {"conflicts_with_event_ids": ["gone"]}
+    await _stored(
+        first, event_card("pixel", title="kiln Mondays", namespace="north", temporal=links)
+    )
+
+    def undone(raw: sqlite3.Connection) -> None:
+        import_batch_rows.remove_events(raw, ["gone"], "2026-03-03T09:02:00+00:00")
+
+    fields = await _beside_a_held_write_back(first, pg_url, second.db.write(undone))
     assert fields["participant_node_ids"] == ["node-pixel"]
     assert "conflicts_with_event_ids" not in fields
 

@@ -91,6 +91,17 @@ def locked_temporal(raw: sqlite3.Connection, event_id: str) -> dict[str, Any] | 
     return None if row is None else dict(json.loads(row[0]))
 
 
+def locked_temporals(
+    raw: sqlite3.Connection, event_ids: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """Several events' temporal fields read to be rewritten whole, by id; on PostgreSQL
+    their rows locked to the commit first, in id order (``locked_temporal``, ``lock_events``)."""
+    lock = HOLDS_TO_COMMIT if on_postgres(raw) else ""
+    sql = "SELECT id, temporal_json FROM events WHERE id IN (SELECT value FROM json_each(?))"
+    rows = raw.execute(f"{sql} ORDER BY id{lock}", (json.dumps(sorted(set(event_ids))),))
+    return {row[0]: dict(json.loads(row[1])) for row in rows.fetchall()}
+
+
 def lock_events(raw: sqlite3.Connection, event_ids: Sequence[str]) -> None:
     """On PostgreSQL, the events' rows locked to the commit (in id order, so two such units
     cannot deadlock): a unit that reads whole cards and writes their temporal fields back

@@ -27,6 +27,7 @@ from ..events.cards import RELATION_LISTS
 from ..importer.storage import SourceBlock
 from ..records import GRAPH_JOB, IMPORT_THREAD_PREFIX
 from . import block_rows, topic_rows
+from .event_rows import locked_temporals
 from .graph_writes import strip_event_provenance
 from .rows import dump_json
 from .sealing import next_fts_rowid
@@ -198,26 +199,26 @@ def _other_superseder(raw: sqlite3.Connection, event_id: str, ids: Sequence[str]
 
 
 def _scrub_links(raw: sqlite3.Connection, ids: Sequence[str], now: str) -> None:
-    """Relation ids naming the batch's events leave every other event's temporal fields."""
+    """Relation ids naming the batch's events leave every other event's temporal fields
+    (read again under the rows' locks: a graph write-back may be rewriting them too)."""
     if not ids:
         return
     gone = set(ids)
-    rows = raw.execute(
-        f"SELECT DISTINCT e.pk, e.temporal_json FROM events e, json_each(e.temporal_json) t, "
+    linking = raw.execute(
+        f"SELECT DISTINCT e.id FROM events e, json_each(e.temporal_json) t, "
         f"json_each(t.value) j WHERE t.type = 'array' AND j.value IN ({_marks(ids)}) "
         f"AND e.id NOT IN ({_marks(ids)})",
         [*ids, *ids],
     ).fetchall()
-    for pk, temporal_json in rows:
-        temporal = json.loads(temporal_json)
+    for event_id, temporal in locked_temporals(raw, [row[0] for row in linking]).items():
         for key in RELATION_LISTS:
             if key in temporal:
                 temporal[key] = [i for i in temporal[key] if i not in gone]
                 if not temporal[key]:
                     del temporal[key]
         raw.execute(
-            "UPDATE events SET temporal_json = ?, updated_at = ? WHERE pk = ?",
-            (dump_json(temporal), now, pk),
+            "UPDATE events SET temporal_json = ?, updated_at = ? WHERE id = ?",
+            (dump_json(temporal), now, event_id),
         )
 
 
