@@ -79,3 +79,34 @@ async def test_every_retry_path_queues_a_fresh_job_under_the_budget(
         assert book["pending"] == [] and book["fallbackEntries"] == 0
         with pytest.raises(InvalidInput, match="only failed jobs"):
             await memory.derivation.retry_job(fresh["jobId"])
+
+
+async def test_a_topic_batch_is_due_for_an_idle_worker_only_within_the_budget(
+    tmp_path: Path,
+) -> None:
+    """What an idle worker's poll asks (``topics.jobs_due``): a historical batch counts
+    while the budget has a slot, or always with a free projector; none queued, none due."""
+    async with await StrataGate.open(tmp_path / "empty.db") as memory:
+        await new_space(memory, NS)
+        assert not await memory.topics.jobs_due()
+    await old_space(tmp_path / "m.db")
+    config = MemoryConfig(topic_projector="model")
+    async with await StrataGate.open(tmp_path / "m.db", config, TopicScript()) as memory:
+        memory.topics.clock = lambda: at(11)  # type: ignore[method-assign]
+        assert await memory.topics.jobs_due()
+        spent = json.dumps({"reset_at": iso(at(30)), "used": 2})
+        await memory.db.write(
+            lambda raw: raw.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
+                "value = excluded.value",
+                (LEDGER_KEY, spent),
+            )
+        )
+        assert not await memory.topics.jobs_due()
+        memory.topics.clock = lambda: at(30)  # type: ignore[method-assign]
+        assert await memory.topics.jobs_due()
+    async with await StrataGate.open(tmp_path / "m.db") as memory:  # the offline grouper
+        memory.topics.clock = lambda: at(11)  # type: ignore[method-assign]
+        assert await memory.topics.jobs_due()
+        assert (await memory.topics.process()).succeeded == 1
+        assert not await memory.topics.jobs_due()

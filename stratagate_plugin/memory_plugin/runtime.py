@@ -197,12 +197,17 @@ class MemoryRuntime:
                 if woken or loop.time() >= next_seal_check:
                     sealed = await self.seal_idle_tails()
                     next_seal_check = loop.time() + self.idle_check_s
-                if sealed or woken or await self.memory.derivation.jobs_due():
+                if sealed or woken or await self._jobs_due():
                     await self._derive()
                 await self.memory.imports.advance_pending()
             except Exception as failure:
                 log.error("StrataGate derivation pass failed: %s", failure)
                 log.debug("StrataGate derivation pass failed", exc_info=True)
+
+    async def _jobs_due(self) -> bool:
+        """Derivation or topic work another process queued (a pass runs both)."""
+        memory = self.memory
+        return await memory.derivation.jobs_due() or await memory.topics.jobs_due()
 
     async def _derive(self) -> None:
         """One pass, while no other process on the database runs one (``one_pass``)."""

@@ -160,6 +160,20 @@ def claim(
     return None
 
 
+def due_now(raw: sqlite3.Connection, now: datetime) -> tuple[int, int]:
+    """Topic jobs a claim could take at ``now`` (a lease run out counts as taken back):
+    how many incremental, how many historical (those wait on the budget)."""
+    rows = raw.execute(
+        "SELECT b.historical, COUNT(*) FROM jobs j JOIN topic_batches b ON b.id = j.target_id "
+        f"WHERE j.kind = ? AND ({jobs.due_clause('j')} OR (j.status = 'running' AND "
+        "(j.lease_expires_at IS NULL OR j.lease_expires_at <= ?) AND j.attempts < ?)) "
+        "GROUP BY b.historical",
+        (TOPIC_JOB, MAX_ATTEMPTS, iso(now), iso(now), MAX_ATTEMPTS),
+    ).fetchall()
+    counts = {bool(historical): int(count) for historical, count in rows}
+    return counts.get(False, 0), counts.get(True, 0)
+
+
 def ledger_of(raw: sqlite3.Connection) -> str | None:
     """The historical budget's ledger as stored (``None``: never used)."""
     row = raw.execute("SELECT value FROM meta WHERE key = ?", (LEDGER_KEY,)).fetchone()

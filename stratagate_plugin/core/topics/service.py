@@ -241,6 +241,17 @@ class TopicsService(ServiceBase):
         book["waiting"] = await self.budget_wait(space)
         return book
 
+    async def jobs_due(self) -> bool:
+        """Would a topic pass claim a job now? An idle worker asks every few seconds,
+        beside derivation's ``jobs_due``: a topic job queued or given back by another
+        process (a CLI retry, a write lock it lost) otherwise waited for the next turn.
+        Historical batches count only while the budget has a slot for one."""
+        now = self.clock()
+        incremental, historical, ledger = await self.store.due_now(now)
+        if incremental or not historical:
+            return bool(incremental)
+        return self._topic_projector_is_free() or budget.next_slot(ledger, now) is None
+
     async def budget_wait(self, space: str | None) -> dict[str, Any] | None:
         """The space's (``None``: every space's) historical batches held back by the
         budget (``budget.waiting``); ``None`` when none are, and always with a free

@@ -326,6 +326,11 @@ class TopicsStorage(Protocol):
         """Each exhausted batch of the space queued again as a fresh job; how many."""
         ...
 
+    async def due_now(self, now: datetime) -> tuple[int, int, str | None]:
+        """(incremental, historical) topic jobs a claim could take at ``now``, and the
+        budget's ledger: one read, asked by an idle worker every few seconds."""
+        ...
+
     async def budget_state(self, space: str | None) -> tuple[int, str | None]:
         """(historical batches not yet run of the space or every space, the ledger)."""
         ...

@@ -58,6 +58,12 @@ class SqliteTopicsStorage:
     async def retry_failed(self, space: str, now: datetime) -> int:
         return await self.db.write(lambda raw: topic_jobs.retry_failed(raw, space, now))
 
+    async def due_now(self, now: datetime) -> tuple[int, int, str | None]:
+        def read(raw: sqlite3.Connection) -> tuple[int, int, str | None]:
+            return (*topic_jobs.due_now(raw, now), topic_jobs.ledger_of(raw))
+
+        return await self.db.read(read)
+
     async def budget_state(self, space: str | None) -> tuple[int, str | None]:
         def read(raw: sqlite3.Connection) -> tuple[int, str | None]:
             return topic_jobs.historical_waiting(raw, space), topic_jobs.ledger_of(raw)
