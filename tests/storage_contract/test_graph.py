@@ -57,7 +57,8 @@ async def test_a_node_has_its_current_and_replaced_facts_or_is_none(engine: Stra
     ana = (await _names(engine))["Ana"]
     view = await _node(engine, ana, 1000)
     assert view is not None and view.node.name == "Ana"
-    assert [(f.key, f.value) for f in view.current_facts] == [("lives_in", "Lisbon")]
+    current = [(f.key, f.value) for f in view.current_facts]  # the dog: Ana's node was there
+    assert current == [("lives_in", "Lisbon"), ("pet:dog", "Biscuit")]
     assert [(f.key, f.value) for f in view.historical_facts] == [("lives_in", "Porto")]
     assert (await _node(engine, ana, 0)).historical_facts == ()  # type: ignore[union-attr]
     assert await _node(engine, "node_unknown", 10) is None

@@ -21,7 +21,7 @@ from ..errors import InvalidInput, NotFound
 from ..records import MAX_ATTEMPTS, SUMMARY_JOB, Job
 from .postgres.job_claims import HOLDS_TO_COMMIT, SKIP_LOCKED
 from .rows import job_from_row
-from .units import on_postgres
+from .units import alone, on_postgres
 
 INTERRUPTED = "interrupted before completion"
 _HELD = "id = ? AND status = 'running' AND owner = ? AND claims = ?"
@@ -47,6 +47,11 @@ _WAITING = (  # from the space's unfinished jobs (few), those of earlier blocks 
     "AND prior.thread_sequence BETWEEN mine.thread_sequence AND mine.thread_sequence + 1)) "
     f"AND {_UNFINISHED})"
 )
+_SPACE_RUNNING = (
+    "EXISTS (SELECT 1 FROM jobs other WHERE other.namespace = due.namespace "
+    "AND other.kind = due.kind AND other.status = 'running')"
+)
+ONE_PER_SPACE = "one job a space"
 _RETRY = (
     "UPDATE jobs SET status = 'pending', attempts = 0, next_retry_at = NULL, updated_at = ? "
     "WHERE status = 'failed'"
@@ -65,6 +70,7 @@ def claim_next(
     lease: timedelta,
     in_space_order: str | None = None,
     order: str = "created_at, id",
+    one_per_space: bool = False,
 ) -> Job | None:
     """Lease the first due job in ``order`` (default: the oldest) to ``owner`` (one more
     attempt), expired leases taken back first.
@@ -78,7 +84,14 @@ def claim_next(
     same on every run; other spaces and summaries still run side by side. A job
     that failed (the model's or the block's fault) holds nothing back: its retry may fail
     again, and the thread's later blocks would wait for all its attempts (issue 24).
+
+    With ``one_per_space`` a job is due only while no job of its kind and space runs (the
+    claims made alone, ``ONE_PER_SPACE``): a graph projection reads the nodes the space's
+    earlier projections made, so two side by side each missed the other's (a dog adopted
+    by "Ana" was lost when Ana's node was not yet there, 57 runs in 60).
     """
+    if one_per_space:
+        alone(raw, ONE_PER_SPACE)
     recover_expired(raw, now)
     marks = ",".join("?" * len(kinds))
     sql = f"SELECT id FROM jobs AS due WHERE kind IN ({marks}) AND {_DUE}"
@@ -86,6 +99,8 @@ def claim_next(
     if in_space_order is not None:
         sql += f" AND (kind != ? OR NOT {_WAITING.format(marks=marks)})"
         params += [in_space_order, *kinds, SUMMARY_JOB, MAX_ATTEMPTS, INTERRUPTED]
+    if one_per_space:
+        sql += f" AND NOT {_SPACE_RUNNING}"
     lock = SKIP_LOCKED if on_postgres(raw) else ""  # a claimant per job across processes
     row = raw.execute(f"{sql} ORDER BY {order} LIMIT 1{lock}", params).fetchone()
     if row is None:

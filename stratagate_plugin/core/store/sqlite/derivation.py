@@ -178,7 +178,7 @@ def _claim(
             in_space_order=EXTRACTION_JOB, order=EXTRACTIONS_FIRST,
         )  # fmt: skip
     return found or jobs.claim_next(
-        raw, now, (GRAPH_JOB,), owner, lease, order=graph_jobs.CLAIM_ORDER
+        raw, now, (GRAPH_JOB,), owner, lease, order=graph_jobs.CLAIM_ORDER, one_per_space=True
     )
 
 
