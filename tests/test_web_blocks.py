@@ -2,6 +2,7 @@
 summary; through the real app over a fresh plugin."""
 
 import asyncio
+import dataclasses
 import html
 import re
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 import httpx
 
 from stratagate_plugin.core.llm.base import ScriptedModel
+from stratagate_plugin.web.memory.blocks import card_fingerprint
 from tests.webapp import memory_of, post, web_app, worker_on_request
 
 THREAD = "sess-rail"
@@ -292,3 +294,25 @@ async def test_blocks_cards_render_again_when_the_block_or_the_language_changes(
         assert 'data-distance="3"' in card_of(await rail_page(client, space), oldest.id)
         assert "当前层级" in card_of(await rail_page(client, space, lang="zh"), oldest.id)
         assert "Current level" in card_of(await rail_page(client, space, lang="en"), oldest.id)
+
+
+async def test_a_cards_fingerprint_follows_every_field_it_shows(tmp_path: Path) -> None:
+    """The fragment cache's key: the same for the same entry, another when the block's
+    text, its status, level, distance, sizes, events or error changes."""
+    async with web_app(tmp_path) as (_, host, _client):
+        memory, space = await rail_world(host, 1)
+        [entry] = (await memory.blocks.rail(space, THREAD, 0)).blocks
+        same = card_fingerprint(space, dataclasses.replace(entry))
+        assert same == card_fingerprint(space, entry)
+        block = entry.block.model_copy(update={"l1_summary": f"{entry.block.l1_summary}!"})
+        changed = [
+            dataclasses.replace(entry, block=block),
+            dataclasses.replace(entry, current_level=entry.current_level - 1),
+            dataclasses.replace(entry, distance=entry.distance + 1),
+            dataclasses.replace(entry, sizes=entry.sizes[1:]),
+            dataclasses.replace(entry, events=()),
+            dataclasses.replace(entry, error="the model timed out"),
+        ]
+        keys = {card_fingerprint(space, other) for other in changed}
+        assert same not in keys and len(keys) == len(changed)
+        assert card_fingerprint("other", entry) != same

@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from webapp import BASE_URL, SAME_ORIGIN, new_chat, post, say, web_app
 
+from stratagate_plugin.core.text.secrets import redact_secrets
 from stratagate_plugin.harness.chat import EchoChatModel
 from stratagate_plugin.harness.hookspecs import hookimpl
 from stratagate_plugin.harness.pm import make_plugin_manager
@@ -18,6 +19,7 @@ from stratagate_plugin.harness.profiles import Profile
 from stratagate_plugin.harness.runtime import Host
 from stratagate_plugin.harness.sessions import read_session, session_path
 from stratagate_plugin.harness.types import NavLink, WebSection
+from stratagate_plugin.web.shell import security
 from stratagate_plugin.web.shell.app import build_app
 from stratagate_plugin.web.shell.security import GuardPolicy, policy_for
 from stratagate_plugin.web.shell.templating import render
@@ -109,6 +111,27 @@ async def test_secrets_are_redacted_from_json_and_html(demo: httpx.AsyncClient) 
     leaked = await demo.get("/demo/leak")
     assert SECRET not in leaked.text and "[redacted secret]" in leaked.text
     assert int(leaked.headers["content-length"]) == len(leaked.content)
+
+
+def test_a_body_scanned_clean_is_not_scanned_again_and_one_with_a_secret_always_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The redaction's cache of clean bodies (by digest) never lets a secret through."""
+    scans: list[str] = []
+
+    def counted(text: str) -> str:
+        scans.append(text)
+        return redact_secrets(text)
+
+    monkeypatch.setattr(security, "redact_secrets", counted)
+    clean = b"<p>a page of block cards, 1,024 tokens each</p>"
+    assert security.redacted_body(clean) == clean and security.redacted_body(clean) == clean
+    leaking = f"<p>my key: {SECRET}</p>".encode()
+    for _ in range(2):
+        assert SECRET.encode() not in security.redacted_body(leaking)
+    odd = b"<p>caf\xe9</p>"  # not UTF-8: replaced, each time
+    assert security.redacted_body(odd) == security.redacted_body(odd) == "<p>caf\ufffd</p>".encode()
+    assert len(scans) == 1 + 2 + 2
 
 
 async def test_a_failing_view_is_a_500_page_without_traceback(demo: httpx.AsyncClient) -> None:

@@ -14,9 +14,11 @@
   script; HTML and JSON answers pass the secret redaction once more, as a last net.
 """
 
+import hashlib
 import hmac
 import ipaddress
 import socket
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -211,13 +213,33 @@ def _secured(send: Send) -> Send:
         chunks.append(message.get("body", b""))
         if message.get("more_body"):
             return
-        body = redact_secrets(b"".join(chunks).decode("utf-8", "replace")).encode()
+        body = redacted_body(b"".join(chunks))
         headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
         headers.append((b"content-length", str(len(body)).encode()))
         await send({**start, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
     return secured_send
+
+
+SCANNED_KEPT = 256  # the bodies whose scan changed nothing, by digest (16 bytes each)
+_SCANNED: OrderedDict[bytes, None] = OrderedDict()
+
+
+def redacted_body(body: bytes) -> bytes:
+    """``redact_secrets`` over a response body; a body the same as one scanned lately and
+    found clean is sent as it is (the scan is a pass over the page per key prefix and
+    label: ~8 ms for a 150 KB page of block cards, which a reader opens again and again)."""
+    digest = hashlib.blake2b(body, digest_size=16).digest()
+    if digest in _SCANNED:
+        _SCANNED.move_to_end(digest)
+        return body
+    redacted = redact_secrets(body.decode("utf-8", "replace")).encode()
+    if redacted == body:  # clean (and valid UTF-8): the next such body is not scanned
+        _SCANNED[digest] = None
+        if len(_SCANNED) > SCANNED_KEPT:
+            _SCANNED.popitem(last=False)
+    return redacted
 
 
 def _redacted_type(headers: list[tuple[bytes, bytes]]) -> bool:
