@@ -12,7 +12,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -249,6 +249,69 @@ async def test_an_imports_undo_beside_the_graphs_write_back_keeps_both(
     assert "conflicts_with_event_ids" not in fields
 
 
+def _tagged(raw: sqlite3.Connection) -> None:
+    """A projection's tag on Ana's node: its list read, then written back whole."""
+    tags = graph_writes.node_tags(raw, "node-ana")
+    graph_writes.set_tags(raw, "node-ana", [*tags, "kiln"], "2026-03-03T09:02:00+00:00")
+
+
+def _forgotten(raw: sqlite3.Connection) -> None:
+    graph_writes.strip_event_provenance(raw, ["gone"])
+
+
+@pytest.mark.parametrize("held", ["the projection's", "the forget's"])
+async def test_a_tag_added_beside_a_forget_of_another_tag_keeps_both_changes(
+    engines: tuple[StrataGate, StrataGate], pg_url: str, held: str
+) -> None:
+    """A projection adds a tag to a node while a forget takes the forgotten event's tag
+    off it; whichever writes first, the other waits for its row and reads it again. Read
+    without the lock, the forgotten tag came back (or the new one was lost)."""
+    first, second = engines
+    await _stored(first, event_card("gone", title="pottery class", namespace="north"))
+
+    def ana(raw: sqlite3.Connection) -> None:
+        raw.execute(
+            "INSERT INTO graph_nodes(id, namespace, name, type, name_key, tags_json, "
+            "created_at, updated_at) VALUES ('node-ana', 'north', 'Ana', 'person', 'ana', "
+            "'[\"pottery\"]', '2026-03-03T09:00:00+00:00', '2026-03-03T09:00:00+00:00')"
+        )
+        raw.execute(
+            "INSERT INTO graph_field_sources(node_id, field, value_key, event_id) "
+            "VALUES ('node-ana', 'tag', 'pottery', 'gone')"
+        )
+
+    await first.db.write(ana)
+    holding, waiting = (
+        (_tagged, _forgotten) if held == "the projection's" else (_forgotten, _tagged)
+    )
+    await _held_while_another_waits(first, pg_url, holding, second.db.write(waiting))
+    [(tags,)] = await _rows(first, "SELECT tags_json FROM graph_nodes WHERE id = 'node-ana'")
+    assert json.loads(str(tags)) == ["kiln"]
+
+
+async def _held_while_another_waits(
+    first: StrataGate,
+    pg_url: str,
+    unit: Callable[[sqlite3.Connection], None],
+    other: Awaitable[object],
+) -> None:
+    """``unit`` written by the first engine and held uncommitted until ``other`` (the
+    second engine's write) comes to wait on a lock; then both run to their end."""
+    wrote, release = threading.Event(), threading.Event()
+
+    def held(raw: sqlite3.Connection) -> None:
+        unit(raw)
+        wrote.set()
+        assert release.wait(60), "the other write never came to wait for this unit"
+
+    holding = asyncio.create_task(first.db.write(held))
+    assert await asyncio.to_thread(wrote.wait, 60)
+    racing = asyncio.ensure_future(other)
+    await asyncio.to_thread(_until_a_backend_waits_on_a_lock, pg_url)
+    release.set()
+    await asyncio.gather(holding, racing)
+
+
 async def _stored(engine: StrataGate, card: EventCard) -> None:
     await engine.blocks.append_turn("north", "t", user="hello")
     await engine.db.write(lambda raw: event_rows.insert_event(raw, card, EVENT_RULES))
@@ -260,7 +323,6 @@ async def _beside_a_held_write_back(
     """Event ``pixel``'s temporal fields after ``other`` (the second engine's write) ran
     while the first engine's graph write-back of a node citing it was written and not yet
     committed, and came to wait on a lock."""
-    wrote, release = threading.Event(), threading.Event()
 
     def projected(raw: sqlite3.Connection) -> None:
         raw.execute(
@@ -268,15 +330,8 @@ async def _beside_a_held_write_back(
             ("node", "node-pixel", "pixel"),
         )
         graph_writes.write_back(raw, ["pixel"])
-        wrote.set()
-        assert release.wait(60), "the other write never came to wait for this unit"
 
-    projecting = asyncio.create_task(first.db.write(projected))
-    assert await asyncio.to_thread(wrote.wait, 60)
-    racing = asyncio.ensure_future(other)
-    await asyncio.to_thread(_until_a_backend_waits_on_a_lock, pg_url)
-    release.set()
-    await asyncio.gather(projecting, racing)
+    await _held_while_another_waits(first, pg_url, projected, other)
     [(temporal,)] = await _rows(first, "SELECT temporal_json FROM events WHERE id = 'pixel'")
     return dict(json.loads(str(temporal)))
 

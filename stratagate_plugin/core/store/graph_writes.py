@@ -17,7 +17,9 @@ from ..text.search_terms import tokenize
 from . import graph_reads as reads
 from . import graph_statements
 from .event_rows import locked_temporal
+from .postgres.job_claims import HOLDS_TO_COMMIT
 from .rows import dump_json
+from .units import on_postgres
 
 _LIVE = "status IN ('active', 'disputed') AND superseded_at IS NULL"
 _LIVE_NODES = ("active", "disputed")
@@ -42,8 +44,17 @@ def insert_node(
 
 
 def node_tags(raw: sqlite3.Connection, node_id: str) -> list[str]:
-    row = raw.execute("SELECT tags_json FROM graph_nodes WHERE id = ?", (node_id,)).fetchone()
-    return list(json.loads(row[0]))
+    """The node's tags, read to be written back whole (``set_tags``): on PostgreSQL its row
+    is locked to the commit first, as a forget's ``_strip_fields`` locks it (each rewrote
+    the list it had read, so a tag added or a forgotten one removed could be lost)."""
+    return list(json.loads(_locked_tags(raw, node_id) or "[]"))
+
+
+def _locked_tags(raw: sqlite3.Connection, node_id: str) -> str | None:
+    lock = HOLDS_TO_COMMIT if on_postgres(raw) else ""
+    row = raw.execute(f"SELECT tags_json FROM graph_nodes WHERE id = ?{lock}", (node_id,))
+    found = row.fetchone()
+    return None if found is None else str(found[0])
 
 
 def set_tags(raw: sqlite3.Connection, node_id: str, tags: Sequence[str], now: str) -> None:
@@ -291,9 +302,9 @@ def _strip_fields(raw: sqlite3.Connection, event_ids: Sequence[str]) -> set[str]
                 "DELETE FROM graph_aliases WHERE node_id = ? AND alias_key = ?", (node_id, key)
             )
             continue
-        row = raw.execute("SELECT tags_json FROM graph_nodes WHERE id = ?", (node_id,)).fetchone()
-        if row is not None:
-            tags = [tag for tag in json.loads(row[0]) if tag != key]
+        held = _locked_tags(raw, node_id)
+        if held is not None:
+            tags = [tag for tag in json.loads(held) if tag != key]
             raw.execute(
                 "UPDATE graph_nodes SET tags_json = ? WHERE id = ?", (dump_json(tags), node_id)
             )
