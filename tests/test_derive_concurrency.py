@@ -28,7 +28,7 @@ from stratagate_plugin.core.derivation.service import (
     DerivationReport,
     Deriver,
 )
-from stratagate_plugin.core.derivation.workers import run_all
+from stratagate_plugin.core.derivation.workers import Pass, run_all
 from stratagate_plugin.core.llm.base import StructuredModel
 from stratagate_plugin.core.llm.http import HttpModel, HttpModelConfig
 from stratagate_plugin.core.memory import StrataGate
@@ -263,6 +263,37 @@ async def test_a_failing_worker_stops_the_others_and_its_own_error_is_raised() -
     with pytest.raises(sqlite3.OperationalError, match="disk I/O"):  # not an ExceptionGroup
         await run_all([holds_a_job(), breaks()])
     assert stopped == ["gave back"]
+
+
+@pytest.mark.parametrize("max_jobs", [None, 7])
+async def test_a_jobs_end_wakes_one_waiting_worker_and_the_pass_still_ends(
+    max_jobs: int | None,
+) -> None:
+    """A chain of twelve jobs, each due once the one before ended (a space's graph jobs):
+    four workers claim about twice a job (the one that ran it, and one waiter), not four
+    times; every worker leaves when the chain (or ``max_jobs``) is done."""
+    chain, held, claims = list(range(12)), [False], [0]
+    run = Pass(max_jobs)
+
+    async def claim() -> Job | None:
+        claims[0] += 1
+        await asyncio.sleep(0)
+        if chain and not held[0]:
+            held[0] = True
+            return Job.model_construct(id=f"job-{chain[0]}")
+        return None
+
+    async def worker() -> None:
+        while await run.next_job(claim) is not None:
+            await asyncio.sleep(0.001)
+            chain.pop(0)
+            held[0] = False
+            run.job_done()
+
+    await asyncio.wait_for(asyncio.gather(*(worker() for _ in range(4))), timeout=30)
+    done = 12 - len(chain)
+    assert done == (max_jobs or 12) and run.running == 0
+    assert claims[0] <= 2 * done + 8  # and the first and last rounds: a claim a worker
 
 
 async def test_requests_in_flight_share_one_adaptation_of_the_request_shape(
