@@ -107,11 +107,7 @@ def lock_events(raw: sqlite3.Connection, event_ids: Sequence[str]) -> None:
     cannot deadlock): a unit that reads whole cards and writes their temporal fields back
     later (a conflict's resolution) waits for a write-back in flight, then reads it."""
     if on_postgres(raw):
-        raw.execute(
-            "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id"
-            + HOLDS_TO_COMMIT,
-            (json.dumps(sorted(set(event_ids))),),
-        ).fetchall()
+        locked_temporals(raw, event_ids)
 
 
 def _add_conflict_backlink(raw: sqlite3.Connection, target: str, source: str, now: str) -> None:

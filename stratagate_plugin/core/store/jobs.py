@@ -12,6 +12,7 @@ timeline and commit-time checks read the space's earlier events) waits for the s
 earlier blocks, so what it derives does not depend on which worker was faster.
 """
 
+import re
 import sqlite3
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -30,6 +31,8 @@ _DUE = (
     "AND next_retry_at <= ?))"
 )
 _EXPIRED = "status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)"
+_CLAIMABLE = f"({_DUE} OR ({_EXPIRED} AND attempts < ?))"
+_JOB_COLUMNS = re.compile(r"\b(?:status|attempts|next_retry_at|lease_expires_at)\b")
 _INTERRUPT = (
     "UPDATE jobs SET status = 'failed', last_error = ?, lease_expires_at = NULL, "
     "updated_at = ?, next_retry_at = CASE WHEN attempts < ? THEN ? ELSE NULL END WHERE "
@@ -128,11 +131,18 @@ def lease_job(
 
 def due_clause(alias: str) -> str:
     """The SQL condition of a job row ``alias`` that may be claimed (params: attempts cap, now)."""
-    return (
-        _DUE.replace("status", f"{alias}.status")
-        .replace("attempts", f"{alias}.attempts")
-        .replace("next_retry_at", f"{alias}.next_retry_at")
-    )
+    return _aliased(_DUE, alias)
+
+
+def claimable_clause(alias: str) -> str:
+    """``due_clause``, or running under a lease that ran out with attempts left: what a
+    claim would take, expired leases counted as taken back (params: attempts cap, now,
+    now, attempts cap)."""
+    return _aliased(_CLAIMABLE, alias)
+
+
+def _aliased(condition: str, alias: str) -> str:
+    return _JOB_COLUMNS.sub(lambda found: f"{alias}.{found.group(0)}", condition)
 
 
 def holds(raw: sqlite3.Connection, job: Job) -> bool:
@@ -265,8 +275,7 @@ def due_counts(raw: sqlite3.Connection, now: datetime, kinds: tuple[str, ...]) -
     """Jobs a worker could claim now, by kind (expired leases counted as taken back)."""
     marks = ",".join("?" * len(kinds))
     rows = raw.execute(
-        f"SELECT kind, COUNT(*) FROM jobs WHERE kind IN ({marks}) AND ({_DUE} OR "
-        f"({_EXPIRED} AND attempts < ?)) GROUP BY kind",
+        f"SELECT kind, COUNT(*) FROM jobs WHERE kind IN ({marks}) AND {_CLAIMABLE} GROUP BY kind",
         (*kinds, MAX_ATTEMPTS, iso(now), iso(now), MAX_ATTEMPTS),
     ).fetchall()
     return {kind: count for kind, count in rows}

@@ -165,9 +165,7 @@ def due_now(raw: sqlite3.Connection, now: datetime) -> tuple[int, int]:
     how many incremental, how many historical (those wait on the budget)."""
     rows = raw.execute(
         "SELECT b.historical, COUNT(*) FROM jobs j JOIN topic_batches b ON b.id = j.target_id "
-        f"WHERE j.kind = ? AND ({jobs.due_clause('j')} OR (j.status = 'running' AND "
-        "(j.lease_expires_at IS NULL OR j.lease_expires_at <= ?) AND j.attempts < ?)) "
-        "GROUP BY b.historical",
+        f"WHERE j.kind = ? AND {jobs.claimable_clause('j')} GROUP BY b.historical",
         (TOPIC_JOB, MAX_ATTEMPTS, iso(now), iso(now), MAX_ATTEMPTS),
     ).fetchall()
     counts = {bool(historical): int(count) for historical, count in rows}

@@ -248,8 +248,10 @@ class TopicsService(ServiceBase):
         Historical batches count only while the budget has a slot for one."""
         now = self.clock()
         incremental, historical, ledger = await self.store.due_now(now)
-        if incremental or not historical:
-            return bool(incremental)
+        if incremental:
+            return True
+        if not historical:
+            return False
         return self._topic_projector_is_free() or budget.next_slot(ledger, now) is None
 
     async def budget_wait(self, space: str | None) -> dict[str, Any] | None:

@@ -44,8 +44,8 @@ async def blocks_page(pages: MemoryPages, request: Request) -> Response:
 
 def block_card(request: Request, entry: RailBlock, space: str) -> Markup:
     """A block's card, rendered again only when the block or its place changed (its
-    ``repr`` holds every field the card shows: the block's, its status, level, distance,
-    sizes, events and error)."""
+    ``card_fingerprint`` holds every field the card shows: the block's, its status, level,
+    distance, sizes, events and error)."""
     context = {"entry": entry, "levels": LEVELS, "base": SECTION_PATH, "space": space}
     key = hashlib.blake2b(card_fingerprint(space, entry).encode(), digest_size=16).hexdigest()
     return fragment(request, CARD, context, key)
