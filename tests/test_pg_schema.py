@@ -17,8 +17,11 @@ from typing import Any
 import psycopg
 import pytest
 
+from stratagate_plugin.core.clock import utc_now
 from stratagate_plugin.core.errors import SchemaTooNew
+from stratagate_plugin.core.records import GRAPH_JOB
 from stratagate_plugin.core.store import db as sqlite_db
+from stratagate_plugin.core.store import graph_jobs, jobs
 from stratagate_plugin.core.store.derivation_marks import fallback_jobs, offline_blocks
 from stratagate_plugin.core.store.postgres import PostgresDatabase
 from stratagate_plugin.core.store.postgres import migrations as pg_migrations
@@ -327,6 +330,9 @@ class StatementRecorder:
     def fetchall(self) -> list[Any]:
         return []
 
+    def fetchone(self) -> None:
+        return None
+
 
 async def test_pg_offline_reads_use_their_partial_indexes_in_a_generic_plan(pg_url: str) -> None:
     """psycopg prepares a statement run often, and PostgreSQL then may plan it once for any
@@ -346,3 +352,19 @@ async def test_pg_offline_reads_use_their_partial_indexes_in_a_generic_plan(pg_u
             plan = "\n".join(row[0] for row in conn.execute("EXPLAIN EXECUTE offline_read('home')"))
             conn.execute("DEALLOCATE offline_read")
             assert index in plan, plan
+
+
+async def test_pg_a_claim_reads_the_first_pending_job_in_order(pg_url: str) -> None:
+    """A claim's read of a kind's first pending job walks ``jobs_pending`` in claim order,
+    whatever the kind (a generic plan), and sorts nothing: it never orders the queue."""
+    recorder = StatementRecorder()
+    jobs.first_due(recorder, utc_now(), (GRAPH_JOB,), graph_jobs.CLAIM_ORDER)  # type: ignore[arg-type]
+    [sql] = [said for said in recorder.said if "status = 'pending'" in said]
+    conn = await pg_schema(pg_url)
+    with conn:
+        conn.execute("SET enable_seqscan = off")
+        conn.execute("SET plan_cache_mode = force_generic_plan")
+        conn.execute(f"PREPARE first_pending AS {sql.replace('?', '$1')}")
+        rows = conn.execute(f"EXPLAIN EXECUTE first_pending('{GRAPH_JOB}')")
+        plan = "\n".join(row[0] for row in rows)
+        assert "jobs_pending" in plan and "Sort" not in plan, plan

@@ -13,15 +13,13 @@ from collections.abc import Sequence
 from ..graph.shapes import PROJECTOR_VERSION
 from ..ids import new_id
 from ..records import GRAPH_JOB
+from .jobs import BY_PRIORITY
 from .rows import dump_json
 from .sealing import enqueue_job
 
 BATCH_SIZE = 8
 CONVERSATION_PRIORITY, AGENT_PRIORITY = 1000, 2000
-CLAIM_ORDER = (
-    "(status = 'failed'), (SELECT -b.priority FROM graph_batches b WHERE b.id = due.target_id), "
-    "created_at, id"
-)
+CLAIM_ORDER = f"(status = 'failed'), {BY_PRIORITY}"  # the job's priority is its batch's
 _MARK = "graph_backfill_pk"
 MARK_STRETCH = 5000  # events checked again on every open before the mark moves
 _BACKLOG = (
@@ -61,7 +59,7 @@ def _queue_batch(
         "INSERT INTO graph_batch_events(batch_id, event_id) VALUES (?, ?)",
         [(batch_id, event_id) for event_id in event_ids],
     )
-    enqueue_job(raw, space, GRAPH_JOB, batch_id)
+    enqueue_job(raw, space, GRAPH_JOB, batch_id, priority)
     return batch_id
 
 

@@ -26,10 +26,12 @@ from .units import alone, on_postgres
 
 INTERRUPTED = "interrupted before completion"
 _HELD = "id = ? AND status = 'running' AND owner = ? AND claims = ?"
-_DUE = (
-    "(status = 'pending' OR (status = 'failed' AND attempts < ? AND next_retry_at IS NOT NULL "
-    "AND next_retry_at <= ?))"
+_RETRY_DUE = (
+    "status = 'failed' AND attempts < ? AND next_retry_at IS NOT NULL AND next_retry_at <= ?"
 )
+_DUE = f"(status = 'pending' OR ({_RETRY_DUE}))"
+BY_PRIORITY = "priority DESC, created_at, id"
+"""Claim order of queued work of one kind (``jobs_pending`` is in this order)."""
 _EXPIRED = "status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)"
 _CLAIMABLE = f"({_DUE} OR ({_EXPIRED} AND attempts < ?))"
 _JOB_COLUMNS = re.compile(r"\b(?:status|attempts|next_retry_at|lease_expires_at)\b")
@@ -86,32 +88,60 @@ def claim_next(
 
     With ``one_per_space`` a job is due only while no job of these kinds runs in its space
     (the claims made alone, ``ONE_PER_SPACE``; the busy spaces read first, a few running
-    rows, so a claim that finds its one space busy skips the ordering of its backlog, where
-    a per-row ``NOT EXISTS`` made every such claim dearer): a graph projection reads the
-    nodes the space's earlier projections made, so two side by side each missed the
-    other's (a dog adopted by "Ana" was lost when Ana's node was not yet there, 57 runs in
-    60).
+    rows): a graph projection reads the nodes the space's earlier projections made, so two
+    side by side each missed the other's (a dog adopted by "Ana" was lost when Ana's node
+    was not yet there, 57 runs in 60).
     """
     if one_per_space:
         alone(raw, ONE_PER_SPACE)
     recover_expired(raw, now)
+    busy = running_spaces(raw, kinds) if one_per_space else []
+    found = first_due(raw, now, kinds, order, in_space_order=in_space_order, leave_out=busy)
+    return None if found is None else lease_job(raw, found, owner, lease, now)
+
+
+def first_due(
+    raw: sqlite3.Connection,
+    now: datetime,
+    kinds: tuple[str, ...],
+    order: str,
+    *,
+    in_space_order: str | None = None,
+    leave_out: list[str] | None = None,
+) -> str | None:
+    """The id of the first due job of ``kinds`` in ``order``, of no space in ``leave_out``
+    (locked on PostgreSQL, others' locked rows skipped).
+
+    Of each kind, the first pending job (read in ``BY_PRIORITY`` order from
+    ``jobs_pending``) and the first failed one due for a retry (few) are read, and the
+    first of those in ``order`` is taken, so ``order`` must agree with ``BY_PRIORITY``
+    within a kind. No claim orders the whole queue: that cost 11 ms in the write lock with
+    20,000 back-fill jobs queued."""
     marks = ",".join("?" * len(kinds))
-    sql = f"SELECT id FROM jobs AS due WHERE kind IN ({marks}) AND {_DUE}"
-    params: list[object] = [*kinds, MAX_ATTEMPTS, iso(now)]
+    where, params = "", list[object]()
     if in_space_order is not None:
-        sql += f" AND (kind != ? OR NOT {_WAITING.format(marks=marks)})"
+        where += f" AND (kind != ? OR NOT {_WAITING.format(marks=marks)})"
         params += [in_space_order, *kinds, SUMMARY_JOB, MAX_ATTEMPTS, INTERRUPTED]
-    if one_per_space and (busy := _running_spaces(raw, kinds)):
-        sql += f" AND namespace NOT IN ({','.join('?' * len(busy))})"
-        params += busy
+    if leave_out:
+        where += f" AND namespace NOT IN ({','.join('?' * len(leave_out))})"
+        params += leave_out
     lock = SKIP_LOCKED if on_postgres(raw) else ""  # a claimant per job across processes
-    row = raw.execute(f"{sql} ORDER BY {order} LIMIT 1{lock}", params).fetchone()
-    if row is None:
-        return None
-    return lease_job(raw, row["id"], owner, lease, now)
+    found: list[str] = []
+    for kind in kinds:
+        for status, values in (("status = 'pending'", ()), (_RETRY_DUE, (MAX_ATTEMPTS, iso(now)))):
+            sql = f"SELECT id FROM jobs AS due WHERE kind = ? AND {status}{where} "
+            row = raw.execute(
+                f"{sql}ORDER BY {BY_PRIORITY} LIMIT 1{lock}", [kind, *values, *params]
+            ).fetchone()
+            found += [] if row is None else [str(row[0])]
+    if len(found) < 2:
+        return found[0] if found else None
+    first = f"SELECT id FROM jobs AS due WHERE id IN ({','.join('?' * len(found))}) "
+    return str(raw.execute(f"{first}ORDER BY {order} LIMIT 1", found).fetchone()[0])
 
 
-def _running_spaces(raw: sqlite3.Connection, kinds: tuple[str, ...]) -> list[str]:
+def running_spaces(raw: sqlite3.Connection, kinds: tuple[str, ...]) -> list[str]:
+    """The spaces with a job of ``kinds`` running (a few rows of ``jobs_due``)."""
     marks = ",".join("?" * len(kinds))
     sql = f"SELECT DISTINCT namespace FROM jobs WHERE status = 'running' AND kind IN ({marks})"
     return [row[0] for row in raw.execute(sql, kinds)]

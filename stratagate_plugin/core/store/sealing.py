@@ -176,11 +176,14 @@ def _count_block(
     return int(sequence), int(thread_sequence)
 
 
-def enqueue_job(raw: sqlite3.Connection, space: str, kind: str, target_id: str) -> None:
-    """Queue a job once per kind and target; ``created_at`` is wall-clock time."""
+def enqueue_job(
+    raw: sqlite3.Connection, space: str, kind: str, target_id: str, priority: int = 0
+) -> None:
+    """Queue a job once per kind and target (claimed higher ``priority`` first, where its
+    kind's claim orders by it); ``created_at`` is wall-clock time."""
     now = iso(utc_now())
     raw.execute(
-        "INSERT OR IGNORE INTO jobs(id, namespace, kind, target_id, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        (new_id("job"), space, kind, target_id, now, now),
+        "INSERT OR IGNORE INTO jobs(id, namespace, kind, target_id, priority, created_at, "
+        "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (new_id("job"), space, kind, target_id, priority, now, now),
     )

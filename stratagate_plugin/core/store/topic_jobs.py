@@ -22,6 +22,7 @@ from .sealing import enqueue_job
 from .units import alone
 
 CLAIMING = "topic claim"
+INCREMENTAL = 1  # a job's priority: incremental batches before historical ones (0)
 QUEUEING = "topic queue"  # syncs, bootstraps, retries (then REFILING, never before)
 _UNPLACED = (  # topic_spare rows no agent chapter holds: visible events in no chapter
     "FROM topic_spare s JOIN events e ON e.pk = s.event_pk WHERE s.namespace = ? AND "
@@ -106,7 +107,7 @@ def queue_batch(
         "INSERT INTO topic_queue(event_id, namespace, batch_id, position) VALUES (?, ?, ?, ?)",
         [(event_id, space, batch_id, i) for i, event_id in enumerate(event_ids)],
     )
-    enqueue_job(raw, space, TOPIC_JOB, batch_id)
+    enqueue_job(raw, space, TOPIC_JOB, batch_id, INCREMENTAL if not historical else 0)
     return batch_id
 
 
@@ -139,25 +140,28 @@ def claim(
     so two claims never start two jobs of a space."""
     alone(raw, CLAIMING)
     jobs.recover_expired(raw, now)
-    rows = raw.execute(
-        f"SELECT j.id, b.historical FROM jobs j JOIN topic_batches b ON b.id = j.target_id "
-        f"WHERE j.kind = ? AND {jobs.due_clause('j')} AND NOT EXISTS (SELECT 1 FROM jobs r "
-        "WHERE r.kind = j.kind AND r.namespace = j.namespace AND r.status = 'running') "
-        "ORDER BY b.historical, j.created_at, j.id",
-        (TOPIC_JOB, MAX_ATTEMPTS, iso(now)),
-    ).fetchall()
-    for job_id, historical in rows:
-        if historical and reserve is not None:
-            granted, ledger = reserve(ledger_of(raw))
-            raw.execute(
-                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
-                "value = excluded.value",
-                (LEDGER_KEY, ledger),
-            )
-            if not granted:
-                return None
-        return jobs.lease_job(raw, job_id, owner, lease, now)
-    return None
+    busy = jobs.running_spaces(raw, (TOPIC_JOB,))
+    job_id = jobs.first_due(raw, now, (TOPIC_JOB,), jobs.BY_PRIORITY, leave_out=busy)
+    if job_id is None:
+        return None
+    if _historical(raw, job_id) and reserve is not None:
+        granted, ledger = reserve(ledger_of(raw))
+        raw.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
+            "value = excluded.value",
+            (LEDGER_KEY, ledger),
+        )
+        if not granted:
+            return None
+    return jobs.lease_job(raw, job_id, owner, lease, now)
+
+
+def _historical(raw: sqlite3.Connection, job_id: str) -> bool:
+    row = raw.execute(
+        "SELECT b.historical FROM jobs j JOIN topic_batches b ON b.id = j.target_id WHERE j.id = ?",
+        (job_id,),
+    ).fetchone()
+    return row is not None and bool(row[0])
 
 
 def due_now(raw: sqlite3.Connection, now: datetime) -> tuple[int, int]:

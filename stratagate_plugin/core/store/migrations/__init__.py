@@ -55,6 +55,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     steps_030.m031_block_raw_tokens,
     steps_030.m032_topic_generations,
     steps_030.m033_offline_job_index,
+    steps_030.m034_job_priority,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -139,3 +139,24 @@ def m033_offline_job_index(raw: sqlite3.Connection) -> None:
         "CREATE INDEX jobs_derived_offline ON jobs(namespace, created_at, id) "
         "WHERE derived_by = 'offline-fallback'"
     )
+
+
+def m034_job_priority(raw: sqlite3.Connection) -> None:
+    """``jobs.priority`` (higher first: a graph batch's priority, 1 for an incremental
+    topic batch, 0 for a historical one) and ``jobs_pending``, the pending jobs of a kind
+    in claim order, so a claim reads its first due job instead of ordering every pending
+    one (11 ms a claim, in the write lock, with 20,000 back-fill jobs queued)."""
+    raw.execute("ALTER TABLE jobs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0")
+    raw.execute(
+        "UPDATE jobs SET priority = (SELECT b.priority FROM graph_batches b "
+        "WHERE b.id = jobs.target_id) WHERE kind = 'graph_projection' "
+        "AND EXISTS (SELECT 1 FROM graph_batches b WHERE b.id = jobs.target_id)"
+    )
+    raw.execute(
+        "UPDATE jobs SET priority = 1 WHERE kind = 'topic_projection' AND EXISTS "
+        "(SELECT 1 FROM topic_batches b WHERE b.id = jobs.target_id AND NOT b.historical)"
+    )
+    raw.execute(
+        "CREATE INDEX jobs_pending ON jobs(kind, priority DESC, created_at, id) "
+        "WHERE status = 'pending'"
+    )

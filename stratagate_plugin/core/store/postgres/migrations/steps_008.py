@@ -136,6 +136,22 @@ def m011_offline_job_index(conn: psycopg.Connection[Any]) -> None:
     )
 
 
+def m012_job_priority(conn: psycopg.Connection[Any]) -> None:
+    """SQLite's step 34: ``jobs.priority`` (higher first: a graph batch's priority, 1 for
+    an incremental topic batch, 0 for a historical one) and ``jobs_pending``, the pending
+    jobs of a kind in claim order (a claim reads its first due job, not every one)."""
+    conn.execute(
+        """
+ALTER TABLE jobs ADD COLUMN priority bigint NOT NULL DEFAULT 0;
+UPDATE jobs SET priority = b.priority FROM graph_batches b
+    WHERE jobs.kind = 'graph_projection' AND b.id = jobs.target_id;
+UPDATE jobs SET priority = 1 FROM topic_batches b
+    WHERE jobs.kind = 'topic_projection' AND b.id = jobs.target_id AND b.historical = 0;
+CREATE INDEX jobs_pending ON jobs(kind, priority DESC, created_at, id) WHERE status = 'pending';
+"""
+    )
+
+
 def raw_tokens(messages: list[tuple[str, str, str]]) -> int:
     """The L5 view's estimated tokens (the transcript's and the token budget's rules as
     they were): each message ``role: content`` and a raw JSON line per tool call."""
