@@ -179,6 +179,25 @@ def test_no_claim_sorts_the_pending_queue(raw: sqlite3.Connection) -> None:
         assert all("TEMP B-TREE" not in plan for plan in pending), plans
 
 
+def test_the_topics_page_reads_a_page_of_unfinished_jobs_in_order(
+    raw: sqlite3.Connection,
+) -> None:
+    batches = [  # queued in this order: a job's age is when it was queued
+        topic_jobs.queue_batch(raw, space, [f"e{n}a", f"e{n}b"], False, NOW)
+        for n, space in enumerate(["home", "work", "home", "home", "home"])
+    ]
+    raw.execute("UPDATE jobs SET status = 'succeeded' WHERE target_id = ?", (batches[4],))
+    raw.execute("UPDATE jobs SET status = 'failed' WHERE target_id = ?", (batches[2],))
+    page = topic_jobs.topic_jobs(raw, "home", 2)
+    assert [(job.target_id, job.status, ids) for job, ids in page] == [
+        (batches[0], "pending", ["e0a", "e0b"]),  # the oldest unfinished first
+        (batches[2], "failed", ["e2a", "e2b"]),
+    ]
+    plans = plans_of(raw, lambda: topic_jobs.topic_jobs(raw, "home", 2))
+    [(_, jobs_plan)] = [(sql, plan) for sql, plan in plans if "FROM jobs" in sql]
+    assert "jobs_unfinished" in jobs_plan and "TEMP B-TREE" not in jobs_plan
+
+
 def plans_of(raw: sqlite3.Connection, claim: Callable[[], object]) -> list[tuple[str, str]]:
     """Each SELECT the claim ran with SQLite's plan for it (parameters bound as text)."""
     said: list[str] = []

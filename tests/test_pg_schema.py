@@ -19,9 +19,9 @@ import pytest
 
 from stratagate_plugin.core.clock import utc_now
 from stratagate_plugin.core.errors import SchemaTooNew
-from stratagate_plugin.core.records import GRAPH_JOB
+from stratagate_plugin.core.records import GRAPH_JOB, TOPIC_JOB
 from stratagate_plugin.core.store import db as sqlite_db
-from stratagate_plugin.core.store import graph_jobs, jobs
+from stratagate_plugin.core.store import graph_jobs, jobs, topic_jobs
 from stratagate_plugin.core.store.derivation_marks import fallback_jobs, offline_blocks
 from stratagate_plugin.core.store.postgres import PostgresDatabase
 from stratagate_plugin.core.store.postgres import migrations as pg_migrations
@@ -360,11 +360,29 @@ async def test_pg_a_claim_reads_the_first_pending_job_in_order(pg_url: str) -> N
     recorder = StatementRecorder()
     jobs.first_due(recorder, utc_now(), (GRAPH_JOB,), graph_jobs.CLAIM_ORDER)  # type: ignore[arg-type]
     [sql] = [said for said in recorder.said if "status = 'pending'" in said]
+    plan = await generic_plan(pg_url, sql, f"'{GRAPH_JOB}'")
+    assert "jobs_pending" in plan and "Sort" not in plan, plan
+
+
+async def test_pg_the_topics_page_reads_its_unfinished_jobs_by_their_index(pg_url: str) -> None:
+    """The topics page's first unfinished jobs walk ``jobs_unfinished`` in age order (a
+    generic plan: the status list is in the text), sorting nothing."""
+    recorder = StatementRecorder()
+    topic_jobs.topic_jobs(recorder, "home", 20)  # type: ignore[arg-type]
+    [sql] = recorder.said
+    plan = await generic_plan(pg_url, sql, f"'{TOPIC_JOB}', 'home', 20")
+    assert "jobs_unfinished" in plan and "Sort" not in plan, plan
+
+
+async def generic_plan(pg_url: str, sql: str, arguments: str) -> str:
+    """PostgreSQL's plan of ``sql`` (``?`` placeholders) prepared once for any parameters,
+    executed with ``arguments`` (SQL literals), sequential scans off."""
+    for number in range(1, sql.count("?") + 1):
+        sql = sql.replace("?", f"${number}", 1)
     conn = await pg_schema(pg_url)
     with conn:
         conn.execute("SET enable_seqscan = off")
         conn.execute("SET plan_cache_mode = force_generic_plan")
-        conn.execute(f"PREPARE first_pending AS {sql.replace('?', '$1')}")
-        rows = conn.execute(f"EXPLAIN EXECUTE first_pending('{GRAPH_JOB}')")
-        plan = "\n".join(row[0] for row in rows)
-        assert "jobs_pending" in plan and "Sort" not in plan, plan
+        conn.execute(f"PREPARE asked AS {sql}")
+        rows = conn.execute(f"EXPLAIN EXECUTE asked({arguments})")
+        return "\n".join(row[0] for row in rows)

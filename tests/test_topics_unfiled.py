@@ -183,6 +183,7 @@ async def test_migration_19_fills_the_index_from_a_version_18_database(tmp_path:
         "ALTER TABLE blocks DROP COLUMN raw_tokens",  # migration 31's
         "DROP TABLE topic_generations",  # migration 32's
         "DROP INDEX jobs_derived_offline",  # migration 33's
+        "DROP INDEX jobs_unfinished",  # migration 35's
         "DROP INDEX jobs_pending",  # migration 34's
         "ALTER TABLE jobs DROP COLUMN priority",
         *[

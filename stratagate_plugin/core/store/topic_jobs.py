@@ -204,10 +204,24 @@ def topic_jobs(
         "('pending', 'running', 'failed') ORDER BY created_at, id LIMIT ?",
         (TOPIC_JOB, space, -1 if limit is None else limit),
     ).fetchall()
-    found = []
-    for row in rows:
-        job = job_from_row(row)
-        found.append((job, batch_of(raw, job.target_id)[2]))
+    queued = queued_events(raw, [row["target_id"] for row in rows])
+    return [(job_from_row(row), queued[row["target_id"]]) for row in rows]
+
+
+def queued_events(raw: sqlite3.Connection, batch_ids: Sequence[str]) -> dict[str, list[str]]:
+    """Each batch's queued event ids in order, a page of batches in one read (a page of
+    20 jobs read them in 40 statements)."""
+    found: dict[str, list[str]] = {batch_id: [] for batch_id in batch_ids}
+    ids = list(found)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows = raw.execute(
+            f"SELECT batch_id, event_id FROM topic_queue WHERE batch_id IN "
+            f"({','.join('?' * len(chunk))}) ORDER BY batch_id, position",
+            chunk,
+        )
+        for batch_id, event_id in rows:
+            found[batch_id].append(event_id)
     return found
 
 

@@ -56,6 +56,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     steps_030.m032_topic_generations,
     steps_030.m033_offline_job_index,
     steps_030.m034_job_priority,
+    steps_030.m035_unfinished_jobs_index,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -34,6 +34,7 @@ MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [
     steps_008.m010_topic_generations,
     steps_008.m011_offline_job_index,
     steps_008.m012_job_priority,
+    steps_008.m013_unfinished_jobs_index,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 MIGRATION_LOCK = 0x5354_5241_5441_4741  # "STRATAGA": pg_advisory_xact_lock's key

@@ -152,6 +152,15 @@ CREATE INDEX jobs_pending ON jobs(kind, priority DESC, created_at, id) WHERE sta
     )
 
 
+def m013_unfinished_jobs_index(conn: psycopg.Connection[Any]) -> None:
+    """SQLite's step 35: ``jobs_unfinished``, a space's pending, running and failed jobs
+    of a kind by age (the topics page reads a page of them and their counts)."""
+    conn.execute(
+        "CREATE INDEX jobs_unfinished ON jobs(namespace, kind, created_at, id) "
+        "WHERE status IN ('pending', 'running', 'failed')"
+    )
+
+
 def raw_tokens(messages: list[tuple[str, str, str]]) -> int:
     """The L5 view's estimated tokens (the transcript's and the token budget's rules as
     they were): each message ``role: content`` and a raw JSON line per tool call."""
