@@ -9,8 +9,9 @@ each claim the workers make (derivation, then graph; a topic claim, with a free 
 and with a budget that refuses historical batches) is timed inside a savepoint rolled back,
 so every round claims the same job. The baseline, in the same run, is the query the claims
 ran before ``jobs_pending``: every due job of the kinds ordered, the first taken (the
-graph's priority read from its batch, the topic's from its batch's ``historical``). Each
-row checks that both pick the same job. Medians of ``--rounds``.
+graph's priority read from its batch, the topic's from its batch's ``historical``). The
+"space busy" row has the space's first graph batch running (another worker's): a graph claim
+then finds nothing. Each row checks that both pick the same job. Medians of ``--rounds``.
 """
 
 import argparse
@@ -46,6 +47,13 @@ WHOLE_QUEUE = {  # the claims' reads before ``jobs_pending``: every due job orde
         "LIMIT 1",
         (GRAPH_JOB,),
     ),
+    "graph, space busy": (
+        f"SELECT id FROM jobs AS due WHERE kind IN (?) AND {_DUE} AND namespace NOT IN "
+        "(SELECT namespace FROM jobs WHERE kind = 'graph_projection' AND status = 'running') "
+        "ORDER BY (status = 'failed'), (SELECT -b.priority FROM graph_batches b "
+        "WHERE b.id = due.target_id), created_at, id LIMIT 1",
+        (GRAPH_JOB,),
+    ),
     "topic": (
         "SELECT j.id FROM jobs j JOIN topic_batches b ON b.id = j.target_id WHERE j.kind IN (?) "
         f"AND {jobs.due_clause('j')} AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.kind = j.kind "
@@ -77,13 +85,25 @@ def claims(now: datetime) -> dict[str, Callable[[sqlite3.Connection], str | None
         job = topic_jobs.claim(raw, now, "bench", LEASE, None)
         return None if job is None else job.id
 
-    return {"derivation": derive, "graph": graph, "topic": topic}
+    return {"derivation": derive, "graph": graph, "graph, space busy": graph, "topic": topic}
 
 
-def timed(raw: sqlite3.Connection, run: Callable[[], Any], rounds: int) -> tuple[float, Any]:
-    """Median ms of ``run`` in a savepoint rolled back each round, and its last answer."""
+BUSY = (  # another worker projects the space's first graph batch: nothing else is due there
+    "UPDATE jobs SET status = 'running', lease_expires_at = '9999-01-01T00:00:00+00:00' "
+    "WHERE id = (SELECT id FROM jobs WHERE kind = 'graph_projection' AND status = 'pending' "
+    "ORDER BY priority DESC, created_at, id LIMIT 1)"
+)
+
+
+def timed(
+    raw: sqlite3.Connection, run: Callable[[], Any], rounds: int, setup: str = ""
+) -> tuple[float, Any]:
+    """Median ms of ``run`` in a savepoint rolled back each round (after ``setup``, in the
+    same transaction), and its last answer."""
     samples, answer = [], None
     raw.execute("BEGIN")
+    if setup:
+        raw.execute(setup)
     for _ in range(rounds):
         raw.execute("SAVEPOINT claim")
         started = time.perf_counter()
@@ -103,8 +123,9 @@ def measure(path: Path, rounds: int) -> dict[str, dict[str, Any]]:
     for name, claim in claims(now).items():
         sql, kinds = WHOLE_QUEUE[name]
         params = [*kinds, MAX_ATTEMPTS, now.isoformat()]
-        whole_ms, first = timed(raw, partial(_first, raw, sql, params), rounds)
-        claim_ms, taken = timed(raw, partial(claim, raw), rounds)
+        setup = BUSY if "busy" in name else ""
+        whole_ms, first = timed(raw, partial(_first, raw, sql, params), rounds, setup)
+        claim_ms, taken = timed(raw, partial(claim, raw), rounds, setup)
         table[name] = {
             "claim_ms": round(claim_ms, 3),
             "whole_queue_ms": round(whole_ms, 3),
@@ -130,11 +151,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     table = measure(args.db, args.rounds)
-    print(f"{'claim':<12}{'claim ms':>10}{'whole queue ms':>16}{'ratio':>8}  same job")
+    print(f"{'claim':<20}{'claim ms':>10}{'whole queue ms':>16}{'ratio':>8}  same job")
     for name, row in table.items():
         if name != "queued":
             cells = f"{row['claim_ms']:>10}{row['whole_queue_ms']:>16}{row['ratio']:>8}"
-            print(f"{name:<12}{cells}  {row['same_job']}")
+            print(f"{name:<20}{cells}  {row['same_job']}")
     print(f"pending jobs: {table['queued']}")
     if args.json:
         args.json.write_text(json.dumps(table, indent=2))

@@ -18,6 +18,7 @@ from stratagate_plugin.core.records import (
     MAX_ATTEMPTS,
     SUMMARY_JOB,
     TOPIC_JOB,
+    Job,
 )
 from stratagate_plugin.core.store import graph_jobs, jobs, topic_jobs
 from stratagate_plugin.core.store.migrations import migrate
@@ -132,6 +133,30 @@ def test_claims_come_in_the_order_of_the_whole_queue(
     assert claimed_in_turn(raw, kinds, order) == expected
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_graph_claims_one_a_space_come_in_the_order_of_the_free_spaces_queues(
+    raw: sqlite3.Connection, seed: int
+) -> None:
+    queue = random_queue(seed, (GRAPH_JOB, TOPIC_JOB), 90)
+    insert(raw, queue)
+    graph = [job for job in queue if job["kind"] == GRAPH_JOB]
+    busy = {job["namespace"] for job in graph if job["status"] == "running"}
+    expected = []
+    for job in sorted(filter(due, graph), key=graph_key):
+        if job["namespace"] not in busy:  # taken: its space is busy from now on
+            expected.append(job["id"])
+            busy.add(job["namespace"])
+    taken = []
+    while (job := claim_one_a_space(raw)) is not None:
+        taken.append(job.id)
+    assert taken == expected
+
+
+def claim_one_a_space(raw: sqlite3.Connection) -> Job | None:
+    order = graph_jobs.CLAIM_ORDER
+    return jobs.claim_next(raw, NOW, (GRAPH_JOB,), "me", LEASE, order=order, one_per_space=True)
+
+
 def test_a_graph_claim_skips_the_spaces_with_a_projection_running(
     raw: sqlite3.Connection,
 ) -> None:
@@ -141,6 +166,11 @@ def test_a_graph_claim_skips_the_spaces_with_a_projection_running(
     busy = {job["namespace"] for job in queue if job["status"] == "running"}
     assert busy == {"home"}  # its best due job is not the one taken
     assert min(filter(due, queue), key=graph_key)["namespace"] == "home"
+    plans = plans_of(raw, lambda: claim_one_a_space(raw))  # rolled back
+    firsts = [plan for sql, plan in plans if "namespace = " in sql and "LIMIT 1" in sql]
+    assert len(firsts) == 2  # work's first job, club's: home's queue is not walked
+    assert all("jobs_pending_spaces (kind=? AND namespace=?)" in plan for plan in firsts)
+    assert all("TEMP B-TREE" not in plan for plan in firsts), plans
     job = jobs.claim_next(
         raw, NOW, (GRAPH_JOB,), "me", LEASE, order=graph_jobs.CLAIM_ORDER, one_per_space=True
     )
@@ -176,6 +206,7 @@ def test_no_claim_sorts_the_pending_queue(raw: sqlite3.Connection) -> None:
         plans = plans_of(raw, claim)
         pending = [plan for sql, plan in plans if "status = 'pending'" in sql]
         assert pending and all("USING INDEX jobs_pending" in plan for plan in pending), plans
+        assert all("USING INDEX" in plan for plan in pending), plans  # no walk of the table
         assert all("TEMP B-TREE" not in plan for plan in pending), plans
 
 

@@ -138,8 +138,9 @@ def m011_offline_job_index(conn: psycopg.Connection[Any]) -> None:
 
 def m012_job_priority(conn: psycopg.Connection[Any]) -> None:
     """SQLite's step 34: ``jobs.priority`` (higher first: a graph batch's priority, 1 for
-    an incremental topic batch, 0 for a historical one) and ``jobs_pending``, the pending
-    jobs of a kind in claim order (a claim reads its first due job, not every one)."""
+    an incremental topic batch, 0 for a historical one), ``jobs_pending``, the pending
+    jobs of a kind in claim order, and ``jobs_pending_spaces``, the same per space (a
+    claim reads its first due job, not every one)."""
     conn.execute(
         """
 ALTER TABLE jobs ADD COLUMN priority bigint NOT NULL DEFAULT 0;
@@ -148,6 +149,8 @@ UPDATE jobs SET priority = b.priority FROM graph_batches b
 UPDATE jobs SET priority = 1 FROM topic_batches b
     WHERE jobs.kind = 'topic_projection' AND b.id = jobs.target_id AND b.historical = 0;
 CREATE INDEX jobs_pending ON jobs(kind, priority DESC, created_at, id) WHERE status = 'pending';
+CREATE INDEX jobs_pending_spaces ON jobs(kind, namespace, priority DESC, created_at, id)
+    WHERE status = 'pending';
 """
     )
 
