@@ -185,6 +185,7 @@ async def test_migration_19_fills_the_index_from_a_version_18_database(tmp_path:
         "DROP INDEX jobs_derived_offline",  # migration 33's
         "DROP INDEX jobs_unfinished",  # migration 35's
         "DROP INDEX jobs_pending",  # migration 34's
+        "DROP INDEX jobs_pending_spaces",
         "ALTER TABLE jobs DROP COLUMN priority",
         *[
             f"ALTER TABLE {table} DROP COLUMN {column}"

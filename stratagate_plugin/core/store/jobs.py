@@ -120,7 +120,7 @@ def first_due(
     within a kind. No claim orders the whole queue: that cost 11 ms in the write lock with
     20,000 back-fill jobs queued."""
     marks = ",".join("?" * len(kinds))
-    where, params = "", list[object]()
+    where, params = "", []  # the in-space-order condition and its parameters
     if in_space_order is not None:
         where += f" AND (kind != ? OR NOT {_WAITING.format(marks=marks)})"
         params += [in_space_order, *kinds, SUMMARY_JOB, MAX_ATTEMPTS, INTERRUPTED]
