@@ -31,10 +31,7 @@ from stratagate_plugin.core.store.search_index import register_functions
 from stratagate_plugin.core.store.sqlite import derivation
 
 LEASE = timedelta(minutes=1)
-_DUE = (
-    "(status = 'pending' OR (status = 'failed' AND attempts < ? AND next_retry_at IS NOT NULL "
-    "AND next_retry_at <= ?))"
-)
+_DUE = jobs.due_clause("due")  # pending, or failed with a retry due
 WHOLE_QUEUE = {  # the claims' reads before ``jobs_pending``: every due job ordered
     "derivation": (
         f"SELECT id FROM jobs AS due WHERE kind IN (?, ?) AND {_DUE} "

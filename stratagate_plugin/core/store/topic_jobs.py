@@ -7,6 +7,7 @@ topic job of a space runs at a time. Each space's bootstrap (the visible events 
 the historical set) is recorded once per projector version in ``topic_state``.
 """
 
+import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
@@ -107,7 +108,7 @@ def queue_batch(
         "INSERT INTO topic_queue(event_id, namespace, batch_id, position) VALUES (?, ?, ?, ?)",
         [(event_id, space, batch_id, i) for i, event_id in enumerate(event_ids)],
     )
-    enqueue_job(raw, space, TOPIC_JOB, batch_id, INCREMENTAL if not historical else 0)
+    enqueue_job(raw, space, TOPIC_JOB, batch_id, 0 if historical else INCREMENTAL)
     return batch_id
 
 
@@ -212,16 +213,13 @@ def queued_events(raw: sqlite3.Connection, batch_ids: Sequence[str]) -> dict[str
     """Each batch's queued event ids in order, a page of batches in one read (a page of
     20 jobs read them in 40 statements)."""
     found: dict[str, list[str]] = {batch_id: [] for batch_id in batch_ids}
-    ids = list(found)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        rows = raw.execute(
-            f"SELECT batch_id, event_id FROM topic_queue WHERE batch_id IN "
-            f"({','.join('?' * len(chunk))}) ORDER BY batch_id, position",
-            chunk,
-        )
-        for batch_id, event_id in rows:
-            found[batch_id].append(event_id)
+    rows = raw.execute(
+        "SELECT batch_id, event_id FROM topic_queue WHERE batch_id IN "
+        "(SELECT value FROM json_each(?)) ORDER BY batch_id, position",
+        (json.dumps(list(found)),),
+    )
+    for batch_id, event_id in rows:
+        found[batch_id].append(event_id)
     return found
 
 
