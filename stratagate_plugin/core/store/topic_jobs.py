@@ -213,6 +213,8 @@ def queued_events(raw: sqlite3.Connection, batch_ids: Sequence[str]) -> dict[str
     """Each batch's queued event ids in order, a page of batches in one read (a page of
     20 jobs read them in 40 statements)."""
     found: dict[str, list[str]] = {batch_id: [] for batch_id in batch_ids}
+    if not found:
+        return found
     rows = raw.execute(
         "SELECT batch_id, event_id FROM topic_queue WHERE batch_id IN "
         "(SELECT value FROM json_each(?)) ORDER BY batch_id, position",
