@@ -53,6 +53,7 @@ from benchmarks.scale_corpus import CorpusSize, corpus_queries, ensure_corpus
 from benchmarks.scale_growth import GROWTH_SIZES, growth, print_growth
 from benchmarks.scale_measure import measure_corpus, measure_ours, print_memory, print_table
 from benchmarks.scale_stats import summary
+from benchmarks.scale_verdict import as_json, concurrency_checks, main_checks, print_verdict
 from stratagate_plugin.core.events.documents import EVENT_RULES
 from stratagate_plugin.core.store.copy import copy_between, migrate
 from stratagate_plugin.core.store.postgres import PostgresDatabase
@@ -155,7 +156,10 @@ def main_table(args: argparse.Namespace, path: Path, queries: list[str]) -> dict
     latency, figures = measure_corpus(path, queries, args.only)
     print_table(latency)
     print_memory(figures)
-    return {"run": "main", **figures, "latency": latency}
+    result = {"run": "main", **figures, "latency": latency}
+    checks = main_checks(result)
+    print_verdict(checks)
+    return result | {"verdict": as_json(checks)}
 
 
 def server_table(args: argparse.Namespace, path: Path, queries: list[str]) -> dict[str, Any]:
@@ -226,7 +230,9 @@ def concurrent_run(
         Serve(args.serve_processes, args.serve_code),
     )
     print_concurrency(rows)
-    return {"run": "concurrency", "clients_at_once": rows}
+    checks = concurrency_checks(rows)
+    print_verdict(checks)
+    return {"run": "concurrency", "clients_at_once": rows, "verdict": as_json(checks)}
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ import httpx
 
 from benchmarks.scale_corpus import SPACE, THREADS, CorpusSize, Vocabulary, ensure_corpus
 from benchmarks.scale_stats import summary
+from benchmarks.scale_verdict import as_json, page_checks, print_verdict
 from stratagate_plugin.cli.serve_processes import Child, Children
 from stratagate_plugin.core.store.timeline_rows import CHRONOLOGY, CONFLICTED
 from stratagate_plugin.harness.chat import EchoChatModel
@@ -356,7 +357,7 @@ def main() -> None:
     args = parser.parse_args()
     variants = ("stopped", "running") if args.worker == "both" else (args.worker,)
     size = CorpusSize(args.events, args.messages, args.nodes, args.chapters, args.seed)
-    runs = {}
+    runs, verdicts = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         path = args.keep or Path(tmp) / "scale.db"
         ensure_corpus(path, size)
@@ -366,7 +367,10 @@ def main() -> None:
                 measure(path, home, args.rounds, worker, args.writer_interval)
             )
             report(runs[worker])
-    output = {**vars(args), "json": None, "keep": None, "worker_runs": runs}
+            checks = page_checks(runs[worker], worker)
+            print_verdict(checks)
+            verdicts[worker] = as_json(checks)
+    output = {**vars(args), "json": None, "keep": None, "worker_runs": runs, "verdict": verdicts}
     print(json.dumps(output, indent=2))
     if args.json:
         args.json.write_text(json.dumps(output, indent=2))
