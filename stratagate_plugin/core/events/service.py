@@ -127,9 +127,14 @@ class EventsService(ServiceBase):
         A superseded card is folded under the card that replaced it (``history.py``)."""
         request = EventSearch(query.terms, limit, offset, filters, agent_weight)
         hits = await self.store.read(lambda reader: search_with_history(reader, space, request))
-        if track_retrieval and hits:
-            self.stamps.note([hit.card.id for hit in hits], iso(utc_now()))
+        if track_retrieval:
+            self.note_found(hits)
         return hits
+
+    def note_found(self, hits: Sequence[EventHit]) -> None:
+        """Stamp these hits' events as retrieved now, behind the caller (``stamps.py``)."""
+        if hits:
+            self.stamps.note([hit.card.id for hit in hits], iso(utc_now()))
 
     async def search(
         self,

@@ -7,33 +7,29 @@ channel; the rules live in ``fused``, ``raw_channel`` and ``recall``, the reads 
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
 from functools import partial
 from typing import Any
 
-from ..clock import iso, parse_iso, utc_now
+from ..clock import utc_now
 from ..events.history import head_of, history_of
-from ..events.ranking import EventHit, weight_key
-from ..events.search import chain_links
+from ..events.ranking import EventHit, EventSearch, weight_key
+from ..events.search import chain_links, search_with_history
 from ..events.service import EventsService
-from ..graph.search import GraphHit, candidate_cap, search_nodes, statement_events
-from ..graph.views import NOW, assemble
+from ..graph.search import GraphHit
+from ..records import Message
 from ..service_base import EngineParts, ServiceBase
-from ..text.search_terms import fts_encode, query_tokens, tokenize
+from ..text.search_terms import fts_encode, tokenize
 from ..text.temporal.resolve import names_a_time
+from . import fused_read
 from .fused import (
     CHANNELS,
     FUSION,
     FusionConfig,
     Retrieved,
-    event_boost,
     fuse,
-    matching_messages,
-    top_blocks,
-    window_votes,
 )
 from .hits import RawHit
-from .query import Query, Window, parse_query, question_windows
+from .query import Query, parse_query, question_windows
 from .raw_channel import (
     RAW_CHANNEL,
     ChannelDoc,
@@ -93,12 +89,22 @@ class RetrievalService(ServiceBase):
         self, space: str, query: str, limit: int = 6, *, current_thread: str | None = None
     ) -> list[RawHit]:
         """Messages in ``retrieve()``'s order with their neighbours: what the agent's raw
-        search shows at namespace scope, so it reads what the benchmark measures."""
+        search shows at namespace scope, so it reads what the benchmark measures. The
+        channels and the hits are read in one read (``fused_read``)."""
         if limit < 1:
             return []
-        found = await self.retrieve(space, query, limit, current_thread=current_thread)
-        scored = [(hit.message_id, hit.score) for hit in found]
-        return await self.store.raw_hits(scored)
+        parsed = await self._parsed(space, query)
+        if not parsed.terms:
+            return []
+
+        def ranked_hits(reader: RetrievalReader) -> list[RawHit]:
+            rankings = fused_read.channel_rankings(
+                reader, space, query, parsed, limit, FUSION, current_thread
+            )
+            scored = [(hit.message_id, hit.score) for hit in fuse(rankings, FUSION, limit)]
+            return reader.raw_hits(scored) if scored else []
+
+        return await self.store.read(ranked_hits)
 
     async def retrieve(
         self,
@@ -133,38 +139,23 @@ class RetrievalService(ServiceBase):
         ``current_thread``'s: the asking session has its own in view.
         """
         settings = config or FUSION
-        parsed = parse_query(query)
+        parsed = await self._parsed(space, query)
         if not parsed.terms:
             return {name: [] for name in CHANNELS}
-        if names_a_time(query):  # a window is resolved against the memory's "now"
+        return await self.store.read(
+            lambda reader: fused_read.channel_rankings(
+                reader, space, query, parsed, k, settings, current_thread
+            )
+        )
+
+    async def _parsed(self, space: str, query: str) -> Query:
+        """``query`` parsed; the windows of a time it names resolved against the memory's
+        "now" (its newest message), not the clock's."""
+        parsed = parse_query(query)
+        if parsed.terms and names_a_time(query):
             reference = await self.store.latest_message_time(space)
             parsed = replace(parsed, windows=question_windows(query, reference or utc_now()))
-        raw_query = channel_query(parsed, settings.raw_channel, current_thread)
-        hits = await self.events.ranked(  # not beside the raw read: both are mostly Python,
-            space,  # and two threads under one GIL took ~20% longer than one after the other
-            parsed,
-            limit=settings.event_limit,
-            agent_weight=settings.agent_weight,
-            track_retrieval=False,
-        )
-        docs, stats = await self.channel_docs(space, raw_query)
-        cited = [hit.source_message_ids for hit in hits]
-        boost = event_boost(cited, settings.event_boost)
-        if parsed.windows:
-            windows, among = parsed.windows, [doc.id for doc in docs]
-            created, happened = await self.store.read(
-                lambda reader: dated_messages(reader, space, windows, among)
-            )
-            boost = window_votes(boost, created, happened, settings)
-        rank = settings.raw_channel
-        ranked = context_rank(parsed.terms, docs, stats, rank, boost, parsed.weak)[: 2 * k]
-        raw_ids = [message_id for message_id, _ in ranked]
-        blocks = await self.block_channel(raw_ids, parsed, settings.block_limit)
-        events = list(dict.fromkeys(m for message_ids in cited for m in message_ids))
-        graph: list[str] = []
-        if settings.graph_weight > 0:
-            graph = await self.graph_channel(space, query, settings)
-        return {"raw": raw_ids, "event": events, "block": blocks, "graph": graph}
+        return parsed
 
     async def raw_channel(
         self,
@@ -183,7 +174,8 @@ class RetrievalService(ServiceBase):
         """
         if not query.terms or k < 1:
             return []
-        docs, stats = await self.channel_docs(space, channel_query(query, config, current_thread))
+        raw_query = fused_read.channel_query(query, config, current_thread)
+        docs, stats = await self.channel_docs(space, raw_query)
         return context_rank(query.terms, docs, stats, config, boost or {}, query.weak)[:k]
 
     async def channel_docs(
@@ -199,12 +191,9 @@ class RetrievalService(ServiceBase):
         namespace size."""
         if not query.terms or not found:
             return []
-        return await self.store.read(lambda reader: _block_channel(reader, found, query, limit))
-
-    async def graph_channel(self, space: str, query: str, config: FusionConfig) -> list[str]:
-        """The messages cited by the events of the matching nodes' facts and edges that
-        share a query term (``search.statement_events``)."""
-        return await self.store.read(lambda reader: _graph_channel(reader, space, query, config))
+        return await self.store.read(
+            lambda reader: fused_read.block_channel(reader, found, query, limit)
+        )
 
     async def auto_context(
         self,
@@ -220,28 +209,16 @@ class RetrievalService(ServiceBase):
         Without ``config``, the spec's budgets with the façade's agent memory weight.
         """
         settings = config or replace(DEFAULT_RECALL, agent_weight=self.config.agent_memory_weight)
-        tail, others = await self.store.tails(space, thread_id)
-        text = activation_query(latest_user_message, tail, settings.tail_turns)
-        relevance = await self.events.ranked(
-            space,
-            parse_query(text),
-            limit=settings.relevance_limit,
-            agent_weight=settings.agent_weight,
+        text, others, relevance, chosen, nodes = await self.store.read(
+            lambda reader: _recall_reads(reader, space, thread_id, latest_user_message, settings)
         )
-        chosen = await self.store.read(
-            lambda reader: _activated(reader, space, thread_id, relevance, settings)
-        )
+        self.events.note_found(relevance)
         events = [hit.card for hit in chosen]
         older = {hit.card.id: hit.history for hit in chosen if hit.history}
         recent = matching_tail_messages(  # the asked words alone: tail chatter matches chatter
             parse_query(latest_user_message).terms, others, settings.tail_message_limit
         )
         lines = [message_line(message, settings.tail_message_chars) for message in recent]
-        nodes = await self.store.read(
-            lambda reader: _graph_recall(
-                reader, space, thread_id, (latest_user_message, text), settings
-            )
-        )
         rendered, shown, noted, spoken = render_recall(
             events, nodes, settings.token_budget, lines, older
         )
@@ -257,70 +234,21 @@ class RetrievalService(ServiceBase):
         )
 
 
-def channel_query(
-    query: Query, config: RawChannelConfig, current_thread: str | None
-) -> ChannelQuery:
-    """What the raw channel reads for ``query``: its candidates by ``config``'s caps."""
-    return ChannelQuery(
-        tuple(query.terms),
-        config.candidate_cap,
-        config.context_reach,
-        tuple(query.weak),
-        config.category_cap,
-        current_thread,
-        context_cap=config.context_cap,
+def _recall_reads(
+    reader: RetrievalReader, space: str, thread_id: str, asked: str, config: RecallConfig
+) -> tuple[str, list[Message], list[EventHit], list[EventHit], list[dict[str, Any]]]:
+    """Recall's reads in one snapshot (one hop to a reader): the open tails, the activation
+    query made of them, its event relevance, the events activated, the graph's lines;
+    (query, other sessions' tail messages, relevance hits, chosen hits, node lines)."""
+    tail, others = reader.tails(space, thread_id)
+    text = activation_query(asked, tail, config.tail_turns)
+    request = EventSearch(
+        parse_query(text).terms, config.relevance_limit, 0, agent_weight=config.agent_weight
     )
-
-
-def dated_messages(
-    reader: RetrievalReader, space: str, windows: Sequence[Window], among: Sequence[str]
-) -> tuple[set[str], set[str]]:
-    """Of the messages ``among`` (the raw channel's loaded ones, sealed or in open tails:
-    only they are ranked, so only they can take a vote), (those created in a window, those
-    cited by a visible event that happened in one). Read per message, so a question naming
-    a time costs the same in a space of any size (it read every message and event)."""
-    spans = [(iso(w.start), iso(w.end)) for w in windows]
-    created = {
-        message_id
-        for message_id, at in reader.created_at(among).items()
-        if any(start <= at <= end for start, end in spans)  # as SQL's BETWEEN on the text
-    }
-    happened = {
-        message_id
-        for message_id, start, end in reader.happened_of(space, among)
-        if any(w.overlaps(_moment(start or end), _moment(end or start)) for w in windows)
-    }
-    return created, happened
-
-
-def _moment(value: str | None) -> datetime:
-    return parse_iso(value or "")
-
-
-def _block_channel(
-    reader: RetrievalReader, found: Sequence[str], query: Query, limit: int
-) -> list[str]:
-    top = top_blocks(query.terms, reader.block_texts(found), limit)
-    return [
-        message_id
-        for block_id in top
-        for message_id in matching_messages(query.terms, reader.block_messages(block_id))
-    ]
-
-
-def _graph_search(reader: RetrievalReader, space: str, query: str, limit: int) -> list[GraphHit]:
-    """§6.5 over the nodes sharing a term with the query, as they stand now."""
-    terms = query_tokens(query)
-    found = reader.graph_records(space, terms, candidate_cap(limit))
-    return search_nodes(terms, assemble(found, NOW), limit)
-
-
-def _graph_channel(
-    reader: RetrievalReader, space: str, query: str, config: FusionConfig
-) -> list[str]:
-    hits = _graph_search(reader, space, query, config.graph_nodes)
-    events = statement_events(hits, query_tokens(query), config.graph_events)
-    return reader.cited_messages(space, events)
+    relevance = search_with_history(reader, space, request)
+    chosen = _activated(reader, space, thread_id, relevance, config)
+    nodes = _graph_recall(reader, space, thread_id, (asked, text), config)
+    return text, others, relevance, chosen, nodes
 
 
 def _graph_recall(
@@ -337,7 +265,7 @@ def _graph_recall(
     query's dozens read hundreds."""
     kept: list[GraphHit] = []
     for query in dict.fromkeys(queries):
-        hits = _graph_search(reader, space, query, GRAPH_RELEVANCE)
+        hits = fused_read.graph_search(reader, space, query, GRAPH_RELEVANCE)
         kept = _hits_outside_thread(reader, hits, thread_id, config.node_limit)
         if kept:
             break

@@ -195,6 +195,10 @@ class RetrievalReader(EventsReader, Protocol):
         records as they stand now (``graph.views.assemble`` makes their views)."""
         ...
 
+    def tails(self, space: str, thread_id: str) -> tuple[list[Message], list[Message]]:
+        """As ``RetrievalStorage.tails``, inside this read."""
+        ...
+
     def cited_messages(self, space: str, event_ids: Sequence[str]) -> list[str]:
         """Messages the visible events cite, event by event in the order given, once each."""
         ...

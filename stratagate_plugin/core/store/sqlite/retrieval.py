@@ -56,6 +56,9 @@ class SqliteRetrievalReader(SqliteEventsReader):
     ) -> tuple[list[ChannelMessage], list[ChannelMessage]]:
         return retrieval_rows.indexed_messages(self.raw, space, rowids, reach, around, lengths)
 
+    def tails(self, space: str, thread_id: str) -> tuple[list[Message], list[Message]]:
+        return block_rows.thread_and_other_tails(self.raw, space, thread_id)
+
     def tail_messages(self, space: str, current_thread: str | None) -> list[ChannelMessage]:
         return retrieval_rows.tail_messages(self.raw, space, current_thread)
 
@@ -117,9 +120,7 @@ class SqliteRetrievalStorage:
         return await self.db.read(lambda raw: retrieval_rows.latest_message_time(raw, space))
 
     async def tails(self, space: str, thread_id: str) -> tuple[list[Message], list[Message]]:
-        return await self.db.read(
-            lambda raw: block_rows.thread_and_other_tails(raw, space, thread_id)
-        )
+        return await self.read(lambda reader: reader.tails(space, thread_id))
 
 
 def _bypass(raw: sqlite3.Connection, space: str) -> tuple[int, list[BypassRow]]:
