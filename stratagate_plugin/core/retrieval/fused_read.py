@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from ..clock import iso, parse_iso
-from ..events.ranking import EventFilters, EventSearch
+from ..events.ranking import EventSearch
 from ..events.search import search_with_history
 from ..graph.search import GraphHit, candidate_cap, search_nodes, statement_events
 from ..graph.views import NOW, assemble
@@ -21,8 +21,6 @@ from .query import Query, Window
 from .raw_channel import RawChannelConfig, context_rank
 from .raw_docs import channel_docs
 from .storage import ChannelQuery, RetrievalReader
-
-NONE = EventFilters()
 
 
 def channel_rankings(
@@ -36,9 +34,7 @@ def channel_rankings(
 ) -> dict[str, list[str]]:
     """Each channel's ranked message ids for ``query`` (parsed from ``question``, with
     its time windows resolved); the raw channel leaves ``current_thread``'s open tail out."""
-    request = EventSearch(
-        query.terms, settings.event_limit, 0, EventFilters(), settings.agent_weight
-    )
+    request = EventSearch(query.terms, settings.event_limit, agent_weight=settings.agent_weight)
     hits = search_with_history(reader, space, request)
     docs, stats = channel_docs(
         reader, space, channel_query(query, settings.raw_channel, current_thread)
